@@ -1,0 +1,94 @@
+// Package formats defines the files the pipeline reads and writes, and reads
+// and writes them.
+//
+// Every table is a set of Parquet files named <name>-SSSSS-of-NNNNN.parquet
+// (see ShardName) in one directory, local or gs://bucket/dir. The row types
+// of schema.go are the Parquet schemas and also the Beam element types of the
+// stages that produce them (they are registered with beam.RegisterType in
+// this package's init). Formats/parquetio writes and reads such sharded
+// tables from a pipeline; this package does it from plain Go.
+//
+// # Schemas
+//
+// images-*.parquet (Image): one row per image the pipeline was asked to
+// process. Columns: image_id (string, unique in a run), uri (string, local
+// path or gs:// URL), label (string, may be empty), tags (list<string>).
+//
+// dead-letters-*.parquet (DeadLetter): one row per input a stage refused.
+// Columns: image_id, uri, stage (string, e.g. "decode", "sift"), reason
+// (string). One image can have several rows, one per refusing stage.
+//
+// features-*.parquet (Features): one row per image, holding all its SIFT
+// keypoints as parallel lists. Columns: image_id, label, width and height
+// (int32, pixels of the image the keypoints were found in), x, y, scale,
+// angle (list<float>; keypoint i is x[i], y[i], scale[i], angle[i]) and
+// descriptors (list<binary>, each DescriptorSize bytes).
+//
+// codebook-*.parquet (Word): one row per visual word. Columns: word_id
+// (uint32), centroid (list<float>, DescriptorSize values).
+//
+// idf-*.parquet (WordStat): one row per visual word. Columns: word_id
+// (uint32), df (int64, indexed images containing the word), idf (float).
+//
+// bow-*.parquet (BoW): one row per image, its TF-IDF weighted, L2-normalised
+// bag of visual words. Columns: image_id, label, word_ids (list<uint32>,
+// ascending), weights (list<float>, weights[i] belongs to word_ids[i]).
+//
+// triplets-*.parquet (Triplet): one row per training triplet. Columns: seq
+// (int64, the order online learners consume triplets in), query, positive,
+// negative (string image ids; query is more similar to positive than to
+// negative).
+//
+// model-*.parquet (ModelWeight): one row per non-zero weight of a learned
+// diagonal similarity. Columns: learner (string), params (string, the
+// learner's hyper-parameters as JSON, repeated on every row), word_id
+// (uint32), weight (float). Absent words have weight zero.
+//
+// index-*.parquet (Posting): one row per (learner, visual word), its
+// inverted list. Columns: learner, word_id (uint32), weight (float, the
+// learned weight of the word), images (list<string>) and values
+// (list<float>, the BoW weight of the word in images[i]).
+//
+// report-*.parquet (ReportRow): one row per (method, relevance level).
+// Columns: method, relevance (string), queries (int64), map,
+// precision_at_10, ndcg_at_10, sparsity (double), vocabulary (int64),
+// train_seconds, query_seconds (double). The same report is also written as
+// report.json and report.html with WriteBytes.
+//
+// # Encoding
+//
+// Lists use the standard three-level LIST layout (<col> (LIST) { repeated
+// group list { element } }), which DuckDB, Spark and pyarrow read as lists.
+// Pages are compressed with zstd: better ratios than snappy for about the
+// same decoding speed, read by every common Parquet reader, and implemented
+// in pure Go, so workers still build with CGO_ENABLED=0. Lists are not
+// nullable: a nil and an empty list are the same on disk, and both read back
+// as an empty, non-nil slice. Row groups are cut at about 128 MiB of
+// buffered data. Reading matches columns to fields by name and converts
+// values where parquet-go can (a value that does not convert is an error); a
+// field whose column is missing, or has a different structure, reads as its
+// zero value.
+//
+// # Guarantees
+//
+//   - Atomic files: WriteFile, WriteFileOf and WriteBytes write to
+//     dir/.tmp-<random>-<base> and rename to the final name only after the
+//     Parquet writer and the file are closed (for GCS: the object
+//     committed). On any error, a cancelled context included, the temporary
+//     file is removed (a GCS upload is aborted) and the final path keeps its
+//     previous content, if any. Glob, and so ReadAll and parquetio.Read,
+//     skip files whose name starts with TempPrefix.
+//   - Determinism: writing the same rows in the same order writes the same
+//     bytes, whichever of WriteFile and WriteFileOf is used. Every row type
+//     implements Keyed; parquetio shards rows by ShardOf(Key()) and sorts
+//     each shard by Key (ties broken by the row's Beam encoding), so a re-run
+//     of a pipeline on the same input writes byte-identical files.
+//   - Sharded outputs written by parquetio are complete: every shard file
+//     exists (empty, schema-only files for shards without rows), and shard
+//     files of an earlier run with another shard count are removed.
+//   - Streaming reads: ReadEach and ReadEachOf decode one row at a time;
+//     a gs:// file is first copied to a local temporary file (removed
+//     afterwards), never held in memory. ReadFile and ReadAll return all
+//     rows and are meant for small tables.
+//   - Errors name the operation and the path: "formats: write <path>: ...".
+package formats

@@ -1,0 +1,195 @@
+package formats
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+)
+
+// WriteBytes writes data to path atomically: under a temporary name in the
+// same directory first, renamed to path once complete. On error path is
+// untouched and the temporary file removed.
+func WriteBytes(ctx context.Context, path string, data []byte) error {
+	err := writeAtomic(ctx, path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("formats: write %s: %w", path, err)
+	}
+	return nil
+}
+
+// ReadBytes returns the whole content of the file at path.
+func ReadBytes(ctx context.Context, path string) ([]byte, error) {
+	fsys, err := filesystem.New(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("formats: read %s: %w", path, err)
+	}
+	defer fsys.Close()
+	data, err := filesystem.Read(ctx, fsys, path)
+	if err != nil {
+		return nil, fmt.Errorf("formats: read %s: %w", path, err)
+	}
+	return data, nil
+}
+
+// Remove deletes the file at path. A file that does not exist is not an
+// error: the caller wants it gone, and it is.
+func Remove(ctx context.Context, path string) error {
+	fsys, err := filesystem.New(ctx, path)
+	if err != nil {
+		return fmt.Errorf("formats: remove %s: %w", path, err)
+	}
+	defer fsys.Close()
+	matches, err := fsys.List(ctx, path)
+	if err != nil {
+		return fmt.Errorf("formats: remove %s: %w", path, err)
+	}
+	if len(matches) == 0 {
+		return nil
+	}
+	rm, ok := fsys.(filesystem.Remover)
+	if !ok {
+		return fmt.Errorf("formats: remove %s: the file system cannot remove files", path)
+	}
+	if err := rm.Remove(ctx, path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("formats: remove %s: %w", path, err)
+	}
+	return nil
+}
+
+// randomHex returns 16 random hex digits.
+func randomHex() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// tempName returns a fresh temporary name for path, in the same directory:
+// dir/.tmp-<16 random hex digits>-<base>.
+func tempName(path string) string {
+	dir, base := split(path)
+	return Join(dir, TempPrefix+randomHex()+"-"+base)
+}
+
+// protect runs f, turning a panic into an error: parquet-go panics on some
+// schema problems instead of returning errors.
+func protect(f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return f()
+}
+
+// writeAtomic writes the file at path with body, through a temporary file
+// that is renamed to path only after body returned and the file was closed
+// (for GCS: committed). On any error, including a panic in body or a
+// cancelled ctx, the temporary file is removed and path is left untouched.
+func writeAtomic(ctx context.Context, path string, body func(w io.Writer) error) (err error) {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	fsys, err := filesystem.New(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer fsys.Close()
+
+	tmp := tempName(path)
+	// Cancelling the context the writer was opened with aborts a GCS upload
+	// so that a failed write never commits an object.
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := fsys.OpenWrite(wctx, tmp)
+	if err != nil {
+		return err
+	}
+	open := true
+	defer func() {
+		if err == nil {
+			return
+		}
+		cancel()
+		if open {
+			w.Close()
+		}
+		removeQuietly(ctx, fsys, tmp)
+	}()
+
+	if err := protect(func() error { return body(w) }); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if f, ok := w.(interface{ Sync() error }); ok {
+		if err := f.Sync(); err != nil {
+			return err
+		}
+	}
+	open = false
+	if err := w.Close(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return filesystem.Rename(ctx, fsys, tmp, path)
+}
+
+// removeQuietly removes path, ignoring errors (it may not exist). It uses a
+// fresh context because ctx may be the reason for the clean-up.
+func removeQuietly(ctx context.Context, fsys filesystem.Interface, path string) {
+	if rm, ok := fsys.(filesystem.Remover); ok {
+		rm.Remove(context.WithoutCancel(ctx), path)
+	}
+}
+
+// withReaderAt calls fn with random access to the file at path. Local files
+// are opened directly; other files are copied to a local temporary file that
+// is removed when fn returns, so a big file is never held in memory.
+func withReaderAt(ctx context.Context, path string, fn func(r io.ReaderAt, size int64) error) error {
+	if !isRemote(path) {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		st, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		return fn(f, st.Size())
+	}
+
+	fsys, err := filesystem.New(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer fsys.Close()
+	r, err := fsys.OpenRead(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	spill, err := os.CreateTemp("", "bowline-formats-*.parquet")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(spill.Name())
+	defer spill.Close()
+	size, err := io.Copy(spill, r)
+	if err != nil {
+		return errors.Join(errors.New("copying to a local temporary file"), err)
+	}
+	return fn(spill, size)
+}

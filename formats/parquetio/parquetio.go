@@ -1,0 +1,374 @@
+// Package parquetio reads and writes sharded Parquet outputs from Beam
+// pipelines, in the layout package formats describes:
+// dir/<name>-00000-of-00004.parquet, ...
+//
+// Write assigns each row to shard fnv32a(row.Key()) % shards, sorts each
+// shard by Key, writes it to a temporary file, and then, in a single
+// finalise step that runs after every shard is written (even when there were
+// no rows), renames the temporary files to their final names, writes empty
+// files for shards that got no rows and deletes shard files of an earlier
+// run with another shard count. A re-run on the same input therefore writes
+// byte-identical files, and a reader never sees a half-written file under a
+// final name (it may see a mix of old and new shards while the finalise step
+// is renaming).
+//
+// Read lists the files at execution time, reshuffles the list and streams
+// each file.
+//
+// The DoFns are registered with beam.RegisterType rather than the generic
+// register helpers, which cost seconds of compile time each; they run
+// through Beam's reflective call path.
+package parquetio
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+	"github.com/bowline/bowline/formats"
+	"github.com/parquet-go/parquet-go"
+)
+
+func init() {
+	beam.RegisterType(reflect.TypeOf((*shardFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*writeShardFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*finalizeFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*globFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*readFn)(nil)).Elem())
+}
+
+var keyedType = reflect.TypeOf((*formats.Keyed)(nil)).Elem()
+
+// checkRowType panics unless t is a struct type implementing formats.Keyed
+// that parquet-go can make a schema of.
+func checkRowType(t reflect.Type, needKey bool) {
+	if t.Kind() != reflect.Struct {
+		panic(fmt.Sprintf("parquetio: element type %v is not a struct", t))
+	}
+	if needKey && !t.Implements(keyedType) {
+		panic(fmt.Sprintf("parquetio: element type %v does not implement formats.Keyed", t))
+	}
+	// The DoFns carry t as a beam.EncodedType; an unregistered struct type
+	// would decode on the worker as an anonymous struct without methods.
+	if key, ok := runtime.TypeKey(t); !ok {
+		panic(fmt.Sprintf("parquetio: element type %v is not a named type", t))
+	} else if _, ok := runtime.LookupType(key); !ok {
+		panic(fmt.Sprintf("parquetio: element type %v is not registered: call beam.RegisterType(reflect.TypeFor[%v]()) in an init function", t, t))
+	}
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				panic(fmt.Sprintf("parquetio: element type %v has no parquet schema: %v", t, r))
+			}
+		}()
+		parquet.SchemaOf(reflect.Zero(t).Interface())
+	}()
+}
+
+func randomHex() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Write writes col, a PCollection of a row type implementing formats.Keyed,
+// to shards Parquet files dir/ShardName(name, i, shards), and returns a
+// PCollection<string> of the final paths, emitted only once every file is in
+// place (use it as a side input to wait for the output). The row type must
+// be registered with beam.RegisterType (package formats registers its own). Name must not hold
+// "/" or glob metacharacters. Rows of one shard are held in memory while the
+// shard is sorted and written.
+//
+// Counters (namespace "parquetio"): rows_written_<name>,
+// files_written_<name>.
+func Write(s beam.Scope, dir, name string, shards int, col beam.PCollection) beam.PCollection {
+	s = s.Scope("parquetio.Write")
+	if shards < 1 {
+		panic(fmt.Sprintf("parquetio.Write: %d shards", shards))
+	}
+	if name == "" || strings.ContainsAny(name, `/\*?[]`) {
+		panic(fmt.Sprintf("parquetio.Write: invalid output name %q", name))
+	}
+	filesystem.ValidateScheme(dir)
+	t := col.Type().Type()
+	checkRowType(t, true)
+
+	out := output{Dir: dir, Name: name, Shards: shards, Run: randomHex(), Type: beam.EncodedType{T: t}}
+	keyed := beam.ParDo(s, &shardFn{Shards: shards}, col)
+	grouped := beam.GroupByKey(s, keyed)
+	temps := beam.ParDo(s, &writeShardFn{Out: out}, grouped)
+	return beam.ParDo(s, &finalizeFn{Out: out}, beam.Impulse(s), beam.SideInput{Input: temps})
+}
+
+// output describes one sharded output; it is carried in the DoFns.
+type output struct {
+	Dir    string `json:"dir"`
+	Name   string `json:"name"`
+	Shards int    `json:"shards"`
+	// Run tags this pipeline's temporary files, so that the finalise step
+	// can sweep the leftovers of failed attempts.
+	Run  string           `json:"run"`
+	Type beam.EncodedType `json:"type"`
+}
+
+func (o output) final(shard int) string {
+	return formats.Join(o.Dir, formats.ShardName(o.Name, shard, o.Shards))
+}
+
+// shardFn keys each row by its shard.
+type shardFn struct {
+	Shards int `json:"shards"`
+}
+
+func (f *shardFn) ProcessElement(row beam.T) (int, beam.T) {
+	return formats.ShardOf(row.(formats.Keyed).Key(), f.Shards), row
+}
+
+// writeShardFn sorts the rows of one shard and writes them to a temporary
+// file, returning (shard, temporary path).
+type writeShardFn struct {
+	Out  output `json:"out"`
+	rows beam.Counter
+}
+
+func (f *writeShardFn) Setup() {
+	f.rows = beam.NewCounter("parquetio", "rows_written_"+f.Out.Name)
+}
+
+func (f *writeShardFn) ProcessElement(ctx context.Context, shard int, iter func(*beam.T) bool) (int, string, error) {
+	t := f.Out.Type.T
+	var (
+		keys []string
+		vals = reflect.MakeSlice(reflect.SliceOf(t), 0, 64)
+		row  beam.T
+	)
+	for iter(&row) {
+		keys = append(keys, row.(formats.Keyed).Key())
+		vals = reflect.Append(vals, reflect.ValueOf(row))
+	}
+	order, err := sortOrder(keys, vals)
+	if err != nil {
+		return 0, "", err
+	}
+	sorted := reflect.MakeSlice(reflect.SliceOf(t), len(order), len(order))
+	for i, j := range order {
+		sorted.Index(i).Set(vals.Index(j))
+	}
+	tmp := formats.Join(f.Out.Dir, fmt.Sprintf("%s%s-%s-%s", formats.TempPrefix, f.Out.Run, randomHex(),
+		formats.ShardName(f.Out.Name, shard, f.Out.Shards)))
+	if err := formats.WriteFileOf(ctx, tmp, sorted.Interface()); err != nil {
+		return 0, "", fmt.Errorf("parquetio: shard %d of %s: %w", shard, f.Out.Name, err)
+	}
+	f.rows.Inc(ctx, int64(len(order)))
+	return shard, tmp, nil
+}
+
+// sortOrder returns the indices of rows in Key order. Rows with equal keys
+// are ordered by their Beam encoding, so that the order never depends on the
+// order the runner delivered them in.
+func sortOrder(keys []string, rows reflect.Value) ([]int, error) {
+	order := make([]int, len(keys))
+	for i := range order {
+		order[i] = i
+	}
+	var (
+		enc     beam.ElementEncoder
+		encoded = map[int][]byte{}
+		encErr  error
+	)
+	encoding := func(i int) []byte {
+		if b, ok := encoded[i]; ok {
+			return b
+		}
+		if enc == nil {
+			enc = beam.NewElementEncoder(rows.Type().Elem())
+		}
+		var buf bytes.Buffer
+		if err := enc.Encode(rows.Index(i).Interface(), &buf); err != nil && encErr == nil {
+			encErr = err
+		}
+		encoded[i] = buf.Bytes()
+		return buf.Bytes()
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if c := cmp.Compare(keys[a], keys[b]); c != 0 {
+			return c
+		}
+		return bytes.Compare(encoding(a), encoding(b))
+	})
+	return order, encErr
+}
+
+// finalizeFn runs once, after every shard is written: it moves the
+// temporary files to their final names, writes empty files for empty shards,
+// removes stale shards and leftover temporary files, and emits the final
+// paths.
+type finalizeFn struct {
+	Out   output `json:"out"`
+	files beam.Counter
+}
+
+func (f *finalizeFn) Setup() {
+	f.files = beam.NewCounter("parquetio", "files_written_"+f.Out.Name)
+}
+
+func (f *finalizeFn) ProcessElement(ctx context.Context, _ []byte, temps func(*int, *string) bool, emit func(string)) error {
+	o := f.Out
+	fsys, err := filesystem.New(ctx, o.Dir)
+	if err != nil {
+		return fmt.Errorf("parquetio: finalise %s: %w", o.Name, err)
+	}
+	defer fsys.Close()
+
+	tempOf := map[int]string{}
+	var (
+		shard int
+		tmp   string
+	)
+	for temps(&shard, &tmp) {
+		// A runner delivers each committed shard once; should one come
+		// twice, either copy is right and the sweep below removes the other.
+		if prev, ok := tempOf[shard]; !ok || tmp < prev {
+			tempOf[shard] = tmp
+		}
+	}
+
+	finals := make([]string, o.Shards)
+	keep := map[string]bool{}
+	for i := range o.Shards {
+		finals[i] = o.final(i)
+		keep[filepath.Base(finals[i])] = true
+		if tmp, ok := tempOf[i]; ok {
+			if err := rename(ctx, fsys, tmp, finals[i]); err != nil {
+				return fmt.Errorf("parquetio: finalise %s: rename %s to %s: %w", o.Name, tmp, finals[i], err)
+			}
+			continue
+		}
+		empty := reflect.MakeSlice(reflect.SliceOf(o.Type.T), 0, 0).Interface()
+		if err := formats.WriteFileOf(ctx, finals[i], empty); err != nil {
+			return fmt.Errorf("parquetio: finalise %s: %w", o.Name, err)
+		}
+	}
+
+	// Shards of an earlier run with another shard count.
+	stale := regexp.MustCompile(`^` + regexp.QuoteMeta(o.Name) + `-\d{5,}-of-\d{5,}\.parquet$`)
+	old, err := formats.Glob(ctx, formats.Join(o.Dir, o.Name+"-*-of-*.parquet"))
+	if err != nil {
+		return fmt.Errorf("parquetio: finalise %s: %w", o.Name, err)
+	}
+	for _, p := range old {
+		if base := filepath.Base(p); stale.MatchString(base) && !keep[base] {
+			if err := remove(ctx, fsys, p); err != nil {
+				return fmt.Errorf("parquetio: finalise %s: remove stale %s: %w", o.Name, p, err)
+			}
+		}
+	}
+
+	// Temporary files of failed attempts of this run (formats.Glob hides
+	// temporary files, so list directly).
+	left, err := fsys.List(ctx, formats.Join(o.Dir, formats.TempPrefix+"*"+o.Run+"-*"))
+	if err != nil {
+		return fmt.Errorf("parquetio: finalise %s: %w", o.Name, err)
+	}
+	for _, p := range left {
+		if err := remove(ctx, fsys, p); err != nil {
+			log.Warnf(ctx, "parquetio: finalise %s: removing leftover %s: %v", o.Name, p, err)
+		}
+	}
+
+	f.files.Inc(ctx, int64(o.Shards))
+	for _, p := range finals {
+		emit(p)
+	}
+	return nil
+}
+
+// rename moves from to to. If from is gone and to exists, an earlier attempt
+// of the finalise step already moved it, and that is success.
+func rename(ctx context.Context, fsys filesystem.Interface, from, to string) error {
+	err := filesystem.Rename(ctx, fsys, from, to)
+	if err == nil {
+		return nil
+	}
+	if _, ferr := fsys.Size(ctx, from); ferr != nil {
+		if _, terr := fsys.Size(ctx, to); terr == nil {
+			return nil
+		}
+	}
+	return err
+}
+
+func remove(ctx context.Context, fsys filesystem.Interface, path string) error {
+	rm, ok := fsys.(filesystem.Remover)
+	if !ok {
+		return fmt.Errorf("%T cannot remove files", fsys)
+	}
+	return rm.Remove(ctx, path)
+}
+
+// Read reads the rows of every Parquet file matching pattern (see
+// formats.Glob; listed when the pipeline runs) as elements of type t, a
+// struct row type such as reflect.TypeFor[formats.BoW](). A pattern matching
+// nothing gives an empty PCollection and logs a warning.
+//
+// Counter (namespace "parquetio"): rows_read.
+func Read(s beam.Scope, pattern string, t reflect.Type) beam.PCollection {
+	s = s.Scope("parquetio.Read")
+	filesystem.ValidateScheme(pattern)
+	checkRowType(t, false)
+	files := beam.ParDo(s, &globFn{Pattern: pattern}, beam.Impulse(s))
+	files = beam.Reshuffle(s, files)
+	return beam.ParDo(s, &readFn{Type: beam.EncodedType{T: t}}, files, beam.TypeDefinition{Var: beam.TType, T: t})
+}
+
+// globFn lists the files matching Pattern.
+type globFn struct {
+	Pattern string `json:"pattern"`
+}
+
+func (f *globFn) ProcessElement(ctx context.Context, _ []byte, emit func(string)) error {
+	files, err := formats.Glob(ctx, f.Pattern)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		log.Warnf(ctx, "parquetio.Read: no file matches %s", f.Pattern)
+	}
+	for _, p := range files {
+		emit(p)
+	}
+	return nil
+}
+
+// readFn streams the rows of one file.
+type readFn struct {
+	Type beam.EncodedType `json:"type"`
+	rows beam.Counter
+}
+
+func (f *readFn) Setup() {
+	f.rows = beam.NewCounter("parquetio", "rows_read")
+}
+
+func (f *readFn) ProcessElement(ctx context.Context, path string, emit func(beam.T)) error {
+	n := int64(0)
+	err := formats.ReadEachOf(ctx, path, f.Type.T, func(row any) error {
+		emit(row)
+		n++
+		return nil
+	})
+	f.rows.Inc(ctx, n)
+	return err
+}

@@ -1,0 +1,137 @@
+package formats
+
+// The row types below are both the Parquet schemas of the pipeline's files and
+// the element types that flow between its Beam stages, so a stage's output can
+// be written or read back without conversion. Field tags follow parquet-go:
+// `list` gives the standard three-level LIST layout, which DuckDB and Spark
+// read natively.
+
+// Image is one row of the images manifest (images-*.parquet): an image the
+// pipeline was asked to process.
+type Image struct {
+	// ImageID is unique within a run; it defaults to the file name without
+	// its extension.
+	ImageID string `parquet:"image_id"`
+	// URI is the image's location: a local path or gs://bucket/object.
+	URI string `parquet:"uri"`
+	// Label is the class used to sample triplets and to judge relevance;
+	// empty for unlabelled images.
+	Label string `parquet:"label"`
+	// Tags are free-text tags, for learners that use text.
+	Tags []string `parquet:"tags,list"`
+}
+
+// DeadLetter is one row of dead-letters-*.parquet: an input that a stage
+// refused, with the reason, so a bad image never fails the job silently or
+// loudly.
+type DeadLetter struct {
+	ImageID string `parquet:"image_id"`
+	URI     string `parquet:"uri"`
+	// Stage names the stage that refused the input (for example "decode" or
+	// "sift").
+	Stage  string `parquet:"stage"`
+	Reason string `parquet:"reason"`
+}
+
+// DescriptorSize is the length of a SIFT descriptor in bytes.
+const DescriptorSize = 128
+
+// Features is one row of features-*.parquet: the SIFT keypoints of one image.
+// The i-th keypoint is (X[i], Y[i], Scale[i], Angle[i]) with descriptor
+// Descriptors[i] of DescriptorSize bytes.
+type Features struct {
+	ImageID string `parquet:"image_id"`
+	Label   string `parquet:"label"`
+	// Width and Height are those of the image the keypoints were found in
+	// (after any downscaling), in pixels.
+	Width  int32 `parquet:"width"`
+	Height int32 `parquet:"height"`
+	// X and Y are pixel coordinates, origin at the top-left pixel's centre.
+	X []float32 `parquet:"x,list"`
+	Y []float32 `parquet:"y,list"`
+	// Scale is the keypoint's σ in pixels of the input image.
+	Scale []float32 `parquet:"scale,list"`
+	// Angle is the dominant orientation in radians, in [0, 2π).
+	Angle       []float32 `parquet:"angle,list"`
+	Descriptors [][]byte  `parquet:"descriptors,list"`
+}
+
+// Word is one row of codebook-*.parquet: a visual word's centroid in
+// descriptor space.
+type Word struct {
+	WordID   uint32    `parquet:"word_id"`
+	Centroid []float32 `parquet:"centroid,list"`
+}
+
+// WordStat is one row of idf-*.parquet: how many indexed images contain a
+// word, and the inverse document frequency derived from it.
+type WordStat struct {
+	WordID uint32  `parquet:"word_id"`
+	DF     int64   `parquet:"df"`
+	IDF    float32 `parquet:"idf"`
+}
+
+// BoW is one row of bow-*.parquet: an image's TF-IDF weighted,
+// L2-normalised bag of visual words. WordIDs is sorted ascending and
+// Weights[i] belongs to WordIDs[i].
+type BoW struct {
+	ImageID string    `parquet:"image_id"`
+	Label   string    `parquet:"label"`
+	WordIDs []uint32  `parquet:"word_ids,list"`
+	Weights []float32 `parquet:"weights,list"`
+}
+
+// Triplet is one row of triplets-*.parquet: Query is more similar to
+// Positive than to Negative. Seq orders triplets for online learners, so a
+// re-run feeds them in the same order.
+type Triplet struct {
+	Seq      int64  `parquet:"seq"`
+	Query    string `parquet:"query"`
+	Positive string `parquet:"positive"`
+	Negative string `parquet:"negative"`
+}
+
+// ModelWeight is one row of model-*.parquet: a non-zero weight of a learned
+// diagonal similarity. Words absent from the file have weight zero.
+type ModelWeight struct {
+	// Learner names the algorithm, e.g. "solis-ada".
+	Learner string `parquet:"learner"`
+	// Params is the learner's hyper-parameters as JSON, repeated on every
+	// row so that each file describes itself.
+	Params string  `parquet:"params"`
+	WordID uint32  `parquet:"word_id"`
+	Weight float32 `parquet:"weight"`
+}
+
+// Posting is one row of index-*.parquet: the inverted list of one visual
+// word. Images[i] holds the word with BoW weight Values[i]; Weight is the
+// learned weight the word's contributions are multiplied by.
+type Posting struct {
+	Learner string    `parquet:"learner"`
+	WordID  uint32    `parquet:"word_id"`
+	Weight  float32   `parquet:"weight"`
+	Images  []string  `parquet:"images,list"`
+	Values  []float32 `parquet:"values,list"`
+}
+
+// ReportRow is one row of report-*.parquet: the evaluation of one method
+// (a learner, or the TF-IDF cosine baseline) on one relevance level.
+type ReportRow struct {
+	Method string `parquet:"method"`
+	// Relevance names what counts as relevant, e.g. "label".
+	Relevance     string  `parquet:"relevance"`
+	Queries       int64   `parquet:"queries"`
+	MAP           float64 `parquet:"map"`
+	PrecisionAt10 float64 `parquet:"precision_at_10"`
+	NDCGAt10      float64 `parquet:"ndcg_at_10"`
+	// Sparsity is the share of exactly-zero weights over the vocabulary.
+	Sparsity     float64 `parquet:"sparsity"`
+	Vocabulary   int64   `parquet:"vocabulary"`
+	TrainSeconds float64 `parquet:"train_seconds"`
+	// IndexPostings counts the index's (word, image) entries; words with a
+	// zero weight have none.
+	IndexPostings int64   `parquet:"index_postings"`
+	IndexSeconds  float64 `parquet:"index_seconds"`
+	// QuerySeconds is the time to answer all Queries.
+	QuerySeconds float64 `parquet:"query_seconds"`
+}
