@@ -1,0 +1,58 @@
+// Package learners defines what every online similarity learner of the
+// pipeline offers, so the trainer, the model writer and the report can treat
+// them alike.
+//
+// An online diagonal learner keeps a weight vector w ∈ R^d and scores a pair
+// of bag-of-words vectors with the diagonal bilinear similarity
+//
+//	S_w(a, b) = Σ_i w_i a_i b_i.
+//
+// It learns from triplets (x, x⁺, x⁻), x being more similar to x⁺ than to x⁻,
+// through the per-triplet feature
+//
+//	u = x ⊙ (x⁺ − x⁻),  so that  S_w(x, x⁺) − S_w(x, x⁻) = w·u,
+//
+// and the hinge loss L = max(0, 1 − w·u). Callers build u once per triplet
+// with sparse.TripletFeature and hand it to Update.
+package learners
+
+import "github.com/bowline/bowline/transforms/sparse"
+
+// Online learns a diagonal bilinear similarity S_w(a,b) = Σ_i w_i a_i b_i from
+// triplets, one at a time.
+//
+// Implementations are not safe for concurrent use; a sharded trainer gives
+// each shard its own learner.
+type Online interface {
+	// Name identifies the algorithm, e.g. "solis-ada".
+	Name() string
+	// Dim is the number of weights, i.e. the vocabulary size.
+	Dim() int
+	// Update takes one triplet feature u = x ⊙ (x⁺ − x⁻) and returns the
+	// hinge loss max(0, 1 − w·u) suffered before the update. Every index
+	// of u must be below Dim(); implementations document what happens
+	// otherwise.
+	Update(u sparse.Vector) float64
+	// Weights materialises the current weights into dst (grown if short)
+	// and returns it; len = Dim().
+	Weights(dst []float32) []float32
+	// Params returns the hyper-parameters by name (for the model file and
+	// the report).
+	Params() map[string]float64
+}
+
+// Sparsity returns the share of exactly-zero weights in w, the measure of
+// the SOLIS paper's Tables II and V (ALGORITHMS.md, SOLIS item 5). Negative
+// zero counts as zero. An empty w has sparsity 0.
+func Sparsity(w []float32) float64 {
+	if len(w) == 0 {
+		return 0
+	}
+	zeros := 0
+	for _, v := range w {
+		if v == 0 {
+			zeros++
+		}
+	}
+	return float64(zeros) / float64(len(w))
+}

@@ -1,0 +1,555 @@
+package solis
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/bowline/bowline/learners"
+	"github.com/bowline/bowline/transforms/sparse"
+)
+
+// naiveADA is the reference: the paper's Algorithm 4 loop with dense vectors,
+// as corrected by ALGORITHMS.md (true subgradient g = −u when L > 0; ḡ over
+// all steps), re-materialising every weight from the closed form (22a) after
+// every step.
+type naiveADA struct {
+	p    ADAParams
+	t    int64
+	s, G []float64 // Σ g, Σ g²
+	w    []float64 // dense w_t
+}
+
+func newNaiveADA(dim int, p ADAParams) *naiveADA {
+	n := &naiveADA{p: p, s: make([]float64, dim), G: make([]float64, dim), w: make([]float64, dim)}
+	n.materialise()
+	return n
+}
+
+func sgn(x float64) float64 {
+	switch {
+	case x > 0:
+		return 1
+	case x < 0:
+		return -1
+	}
+	return 0
+}
+
+// materialise sets every w_i = sign(−ḡ_i)·(η t/H_ii)·max(0, |ḡ_i| − λ) with
+// ḡ = s/t and H_ii = δ + √G_i (0 where s_i = 0 or H_ii = 0).
+func (n *naiveADA) materialise() {
+	t := float64(n.t)
+	for i := range n.w {
+		H := n.p.Delta + math.Sqrt(n.G[i])
+		if n.s[i] == 0 || H == 0 {
+			n.w[i] = 0
+			continue
+		}
+		gbar := n.s[i] / t
+		n.w[i] = sgn(-gbar) * (n.p.Eta * t / H) * math.Max(0, math.Abs(gbar)-n.p.Lambda)
+	}
+}
+
+func (n *naiveADA) update(u sparse.Vector) float64 {
+	ud := make([]float64, len(n.w))
+	for k, i := range u.Idx {
+		ud[i] = float64(u.Val[k])
+	}
+	var dot float64
+	for i := range n.w {
+		dot += float64(n.w[i] * ud[i])
+	}
+	loss := math.Max(0, 1-dot)
+	g := make([]float64, len(n.w)) // subgradient: −u if L > 0, else 0
+	if loss > 0 {
+		for i := range g {
+			g[i] = -ud[i]
+		}
+	}
+	for i := range g {
+		n.s[i] += g[i]
+		n.G[i] += float64(g[i] * g[i])
+	}
+	n.t++
+	n.materialise()
+	return loss
+}
+
+// randomU returns a random sparse vector with about nnz non-zeros of mixed
+// sign below dim.
+func randomU(r *rand.Rand, dim, nnz int) sparse.Vector {
+	var u sparse.Vector
+	p := float64(nnz) / float64(dim)
+	for i := 0; i < dim; i++ {
+		if r.Float64() < p {
+			v := float32(r.NormFloat64()*0.5 + 0.2)
+			if r.IntN(10) == 0 {
+				v = float32(r.IntN(5)-2) / 4 // exact quarters, to get exact cancellations in s
+			}
+			if v == 0 {
+				continue
+			}
+			u.Idx = append(u.Idx, uint32(i))
+			u.Val = append(u.Val, v)
+		}
+	}
+	return u
+}
+
+func scaled(u sparse.Vector, f float32) sparse.Vector {
+	v := sparse.Vector{Idx: slices.Clone(u.Idx), Val: slices.Clone(u.Val)}
+	for k := range v.Val {
+		v.Val[k] *= f
+	}
+	return v
+}
+
+// randomStream returns n triplet features over dim coordinates: fresh random
+// ones and repeats of earlier ones scaled up (mostly easy, so that L = 0
+// happens once the learner has seen them) or negated, all on the first
+// dim−20 coordinates. The next 10 coordinates each get one pair of
+// single-word triplets {i: v}, {i: −v}: both have a positive loss (w_i = 0
+// before the first, w_i·(−v) ≤ 0 before the second), so s_i returns to
+// exactly 0 with G_i > 0. The last 10 are never touched (G_i = 0, so
+// H_ii = 0 when δ = 0).
+func randomStream(r *rand.Rand, dim, n int) []sparse.Vector {
+	var us, fresh []sparse.Vector
+	cancel := dim - 20
+	for len(us) < n {
+		switch k := r.IntN(20); {
+		case len(fresh) > 10 && k < 8:
+			us = append(us, scaled(fresh[r.IntN(len(fresh))], float32(5+r.IntN(20))))
+		case len(fresh) > 10 && k == 8:
+			us = append(us, scaled(fresh[r.IntN(len(fresh))], -1))
+		case k == 9 && cancel < dim-10 && len(us)+2 <= n:
+			v := float32(0.25 + r.Float64())
+			us = append(us,
+				sparse.Vector{Idx: []uint32{uint32(cancel)}, Val: []float32{v}},
+				sparse.Vector{Idx: []uint32{uint32(cancel)}, Val: []float32{-v}})
+			cancel++
+		default:
+			fresh = append(fresh, randomU(r, dim-20, 4+r.IntN(30)))
+			us = append(us, fresh[len(fresh)-1])
+		}
+	}
+	return us
+}
+
+var lazyVsNaiveParams = []ADAParams{
+	{Eta: 1, Lambda: 0, Delta: 0},
+	{Eta: 0.5, Lambda: 0.01, Delta: 1e-3},
+	{Eta: 2, Lambda: 0.1, Delta: 1},
+	{Eta: 0.1, Lambda: 0.003, Delta: 0},
+}
+
+// TestLazyMatchesNaive checks ALGORITHMS.md SOLIS 4: the O(nnz) lazy learner
+// gives exactly, bit for bit, the weights and losses of the dense loop, after
+// every step.
+func TestLazyMatchesNaive(t *testing.T) {
+	const dim, steps = 300, 600
+	for pi, p := range lazyVsNaiveParams {
+		for seed := uint64(1); seed <= 5; seed++ {
+			r := rand.New(rand.NewPCG(seed, uint64(pi)))
+			us := randomStream(r, dim, steps)
+			lazy, err := NewADA(dim, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			naive := newNaiveADA(dim, p)
+			var w []float32
+			zeroLoss, zeroW, exactCancel := 0, 0, 0
+			for step, u := range us {
+				if err := u.Validate(dim); err != nil {
+					t.Fatal(err)
+				}
+				got, want := lazy.Update(u), naive.update(u)
+				if got != want {
+					t.Fatalf("params %+v seed %d step %d: loss %v (lazy) != %v (naive)", p, seed, step, got, want)
+				}
+				if got == 0 {
+					zeroLoss++
+				}
+				w = lazy.Weights(w)
+				if len(w) != dim {
+					t.Fatalf("len(Weights) = %d, want %d", len(w), dim)
+				}
+				for i := range dim {
+					if w64 := lazy.weight(i); w64 != naive.w[i] || math.IsNaN(w64) {
+						t.Fatalf("params %+v seed %d step %d: w[%d] = %v (lazy, float64) != %v (naive)", p, seed, step, i, w64, naive.w[i])
+					}
+					if w[i] != float32(naive.w[i]) || math.Signbit(float64(w[i])) && w[i] == 0 {
+						t.Fatalf("params %+v seed %d step %d: Weights()[%d] = %v != float32(%v) (or −0)", p, seed, step, i, w[i], naive.w[i])
+					}
+				}
+			}
+			for i := range dim {
+				if w[i] == 0 {
+					zeroW++
+				}
+				if naive.s[i] == 0 && naive.G[i] > 0 {
+					exactCancel++
+				}
+			}
+			// The data must exercise the zero-loss branch, and both zero and
+			// non-zero weights, or the comparison proves little.
+			if zeroLoss < steps/20 {
+				t.Errorf("params %+v seed %d: only %d of %d steps had zero loss", p, seed, zeroLoss, steps)
+			}
+			if zeroW == 0 || zeroW == dim {
+				t.Errorf("params %+v seed %d: %d of %d weights are zero; want some of each", p, seed, zeroW, dim)
+			}
+			if exactCancel < 5 {
+				t.Errorf("params %+v seed %d: only %d coordinates with s = 0 < G", p, seed, exactCancel)
+			}
+			t.Logf("params %+v seed %d: %d zero-loss steps, sparsity %.2f, %d coordinates with s = 0 < G", p, seed, zeroLoss, learners.Sparsity(w), exactCancel)
+		}
+	}
+}
+
+// TestZeroLossStepShrinks pins the decision that every step, zero-loss ones
+// included, redefines w (adaptive RDA), unlike Algorithm 4, which writes w
+// only when L > 0: with λ > 0 a zero-loss step shrinks |w_i| by ηλ/H_ii.
+func TestZeroLossStepShrinks(t *testing.T) {
+	p := ADAParams{Eta: 1, Lambda: 0.01, Delta: 0}
+	a, err := NewADA(3, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := sparse.Vector{Idx: []uint32{0, 2}, Val: []float32{0.5, 0.25}}
+	if loss := a.Update(u); loss != 1 {
+		t.Fatalf("first loss = %v, want 1", loss)
+	}
+	// t = 1, s = (−0.5, 0, −0.25), G = (0.25, 0, 0.0625): w_0 = 1/0.5·(0.5−0.01) = 0.98.
+	if got := a.weight(0); math.Abs(got-0.98) > 1e-15 {
+		t.Fatalf("w_0 = %v, want 0.98", got)
+	}
+	// A triplet scaled so that w·u ≥ 1: zero loss, s and G unchanged, t = 2.
+	big := sparse.Vector{Idx: []uint32{0}, Val: []float32{4}}
+	if loss := a.Update(big); loss != 0 {
+		t.Fatalf("loss = %v, want 0", loss)
+	}
+	if got, want := a.weight(0), 1/0.5*(0.5-2*0.01); math.Abs(got-want) > 1e-15 {
+		t.Fatalf("after a zero-loss step w_0 = %v, want %v (shrunk by ηλ/H = 0.02)", got, want)
+	}
+	if a.weight(1) != 0 {
+		t.Fatalf("untouched w_1 = %v, want 0", a.weight(1))
+	}
+}
+
+// toyTriplet draws a triplet over a vocabulary where words 0..k-1 are
+// informative and words k..V-1 are noise. The query has one informative word,
+// which its positive shares and its negative does not (the negative has
+// another one), and 20 noise words; the positive and the negative each keep
+// every one of those with probability 1/2 and add 10 random noise words. So
+// u is positive on the informative word and of either sign, with mean 0, on
+// the noise words.
+func toyTriplet(r *rand.Rand, vocab, k int, dst sparse.Vector) sparse.Vector {
+	words := func(ids []int) sparse.Vector {
+		slices.Sort(ids)
+		ids = slices.Compact(ids)
+		var v sparse.Vector
+		for _, i := range ids {
+			v.Idx = append(v.Idx, uint32(i))
+			v.Val = append(v.Val, float32(0.5+0.5*r.Float64()))
+		}
+		return v
+	}
+	perm := r.Perm(k)
+	x := []int{perm[0]}
+	pos := []int{perm[0]}
+	neg := []int{perm[1]}
+	for range 20 {
+		w := k + r.IntN(vocab-k)
+		x = append(x, w)
+		if r.IntN(2) == 0 {
+			pos = append(pos, w)
+		}
+		if r.IntN(2) == 0 {
+			neg = append(neg, w)
+		}
+	}
+	for range 10 {
+		pos = append(pos, k+r.IntN(vocab-k))
+		neg = append(neg, k+r.IntN(vocab-k))
+	}
+	return sparse.TripletFeature(dst, words(x), words(pos), words(neg))
+}
+
+// TestSeparableToy checks ALGORITHMS.md SOLIS 1 on a separable problem: the
+// loss falls, informative words get positive weights and, with λ > 0, pure
+// noise words get exactly zero.
+func TestSeparableToy(t *testing.T) {
+	const vocab, k, steps = 200, 40, 10000
+	for _, tc := range []struct {
+		lambda float64
+		seed   uint64
+	}{{0, 1}, {0, 2}, {0.004, 1}, {0.004, 2}, {0.004, 3}, {0.004, 4}, {0.004, 5}, {0.004, 6}} {
+		lambda := tc.lambda
+		p := ADAParams{Eta: 1, Lambda: lambda, Delta: 1e-8}
+		a, err := NewADA(vocab, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rand.New(rand.NewPCG(tc.seed, 11))
+		var u sparse.Vector
+		losses := make([]float64, steps)
+		zeroLoss := 0
+		for s := range steps {
+			u = toyTriplet(r, vocab, k, u)
+			losses[s] = a.Update(u)
+			if losses[s] == 0 {
+				zeroLoss++
+			}
+		}
+		mean := func(xs []float64) float64 {
+			var m float64
+			for _, x := range xs {
+				m += x
+			}
+			return m / float64(len(xs))
+		}
+		first, last := mean(losses[:steps/5]), mean(losses[steps-steps/5:])
+		if !(last < first) {
+			t.Errorf("λ=%v: mean loss over the last 20%% %v, not below the first 20%% %v", lambda, last, first)
+		}
+		if zeroLoss == 0 {
+			t.Errorf("λ=%v: loss never reached 0", lambda)
+		}
+		w := a.Weights(nil)
+		for i := range k {
+			if !(w[i] > 0) {
+				t.Errorf("λ=%v: informative word %d has weight %v, want > 0", lambda, i, w[i])
+			}
+		}
+		nonzeroNoise, maxNoise := 0, float32(0)
+		for i := k; i < vocab; i++ {
+			if w[i] != 0 {
+				nonzeroNoise++
+			}
+			maxNoise = max(maxNoise, w[i], -w[i])
+		}
+		if lambda > 0 && nonzeroNoise != 0 {
+			t.Errorf("λ=%v: %d noise words have non-zero weight, want 0", lambda, nonzeroNoise)
+		}
+		// Without ℓ1 the noise words keep non-zero weights: it is λ that
+		// zeroes them, not the data.
+		if lambda == 0 && nonzeroNoise < (vocab-k)/2 {
+			t.Errorf("λ=0: only %d noise words non-zero; the toy problem does not exercise λ", nonzeroNoise)
+		}
+		t.Logf("λ=%v: mean loss first 20%% %.4f, last 20%% %.4f; %d zero-loss steps; informative w in [%.3f, %.3f]; %d non-zero noise words, max |w| %.3f; sparsity %.3f",
+			lambda, first, last, zeroLoss, slices.Min(w[:k]), slices.Max(w[:k]), nonzeroNoise, maxNoise, learners.Sparsity(w))
+	}
+}
+
+func TestParamsValidate(t *testing.T) {
+	if err := DefaultADAParams().Validate(); err != nil {
+		t.Fatalf("default params: %v", err)
+	}
+	nan, inf := math.NaN(), math.Inf(1)
+	for _, tc := range []struct {
+		p    ADAParams
+		want string // substring of the error; "" for valid
+	}{
+		{ADAParams{Eta: 1, Lambda: 0, Delta: 0}, ""},
+		{ADAParams{Eta: 0.1, Lambda: 0.5, Delta: 2}, ""},
+		{ADAParams{Eta: -1, Lambda: 0, Delta: 0}, "Eta"},
+		{ADAParams{Eta: 0, Lambda: 0, Delta: 0}, "Eta"},
+		{ADAParams{Eta: nan, Lambda: 0, Delta: 0}, "Eta"},
+		{ADAParams{Eta: inf, Lambda: 0, Delta: 0}, "Eta"},
+		{ADAParams{Eta: 1, Lambda: nan, Delta: 0}, "Lambda"},
+		{ADAParams{Eta: 1, Lambda: -0.1, Delta: 0}, "Lambda"},
+		{ADAParams{Eta: 1, Lambda: 0, Delta: -1}, "Delta"},
+		{ADAParams{Eta: 1, Lambda: 0, Delta: nan}, "Delta"},
+	} {
+		err := tc.p.Validate()
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%+v: unexpected error %v", tc.p, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%+v: error %v, want one about %s", tc.p, err, tc.want)
+		}
+		if _, nerr := NewADA(10, tc.p); (nerr == nil) != (err == nil) {
+			t.Errorf("%+v: NewADA error %v disagrees with Validate %v", tc.p, nerr, err)
+		}
+	}
+	// All problems are reported at once.
+	if err := (ADAParams{Eta: -1, Lambda: nan, Delta: -1}).Validate(); err == nil ||
+		!strings.Contains(err.Error(), "Eta") || !strings.Contains(err.Error(), "Lambda") || !strings.Contains(err.Error(), "Delta") {
+		t.Errorf("want all three parameters named, got %v", err)
+	}
+	for _, dim := range []int{0, -3} {
+		if _, err := NewADA(dim, DefaultADAParams()); err == nil || !strings.Contains(err.Error(), "dimension") {
+			t.Errorf("NewADA(%d): error %v, want a dimension error", dim, err)
+		}
+	}
+}
+
+func mustPanic(t *testing.T, what, want string, f func()) {
+	t.Helper()
+	defer func() {
+		t.Helper()
+		r := recover()
+		if r == nil {
+			t.Fatalf("%s: no panic", what)
+		}
+		if msg, _ := r.(string); !strings.Contains(msg, want) {
+			t.Fatalf("%s: panic %v, want one containing %q", what, r, want)
+		}
+	}()
+	f()
+}
+
+// TestUpdateBadInputPanics: an index ≥ Dim (or mismatched lengths) is a
+// programmer error; Update panics before touching any state.
+func TestUpdateBadInputPanics(t *testing.T) {
+	a, err := NewADA(10, DefaultADAParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Update(sparse.Vector{Idx: []uint32{1, 9}, Val: []float32{1, -1}})
+	before := a.State()
+	mustPanic(t, "index = Dim", "out of range", func() {
+		a.Update(sparse.Vector{Idx: []uint32{1, 2, 10}, Val: []float32{1, 1, 1}})
+	})
+	mustPanic(t, "index ≫ Dim", "out of range", func() {
+		a.Update(sparse.Vector{Idx: []uint32{math.MaxUint32}, Val: []float32{1}})
+	})
+	mustPanic(t, "lengths", "values", func() {
+		a.Update(sparse.Vector{Idx: []uint32{1, 2}, Val: []float32{1}})
+	})
+	after := a.State()
+	if after.T != before.T || !slices.Equal(after.S, before.S) || !slices.Equal(after.G, before.G) {
+		t.Fatalf("state changed by a rejected Update: %+v -> %+v", before, after)
+	}
+	// The empty triplet is valid: zero loss margin, loss 1, only t advances.
+	if loss := a.Update(sparse.Vector{}); loss != 1 || a.Steps() != before.T+1 {
+		t.Fatalf("empty u: loss %v, steps %d", loss, a.Steps())
+	}
+}
+
+func TestStateRoundTrip(t *testing.T) {
+	const dim = 200
+	p := ADAParams{Eta: 0.7, Lambda: 0.005, Delta: 0.01}
+	r := rand.New(rand.NewPCG(3, 4))
+	us := randomStream(r, dim, 800)
+	a, _ := NewADA(dim, p)
+	for _, u := range us[:400] {
+		a.Update(u)
+	}
+	st := a.State()
+	if st.T != 400 || len(st.S) != dim || len(st.G) != dim {
+		t.Fatalf("State: T=%d len(S)=%d len(G)=%d", st.T, len(st.S), len(st.G))
+	}
+	b, _ := NewADA(dim, p)
+	if err := b.SetState(st); err != nil {
+		t.Fatal(err)
+	}
+	// State and SetState copy: scribbling on st changes neither learner.
+	for i := range st.S {
+		st.S[i], st.G[i] = 1e9, 1e9
+	}
+	st.T = 1
+	wa, wb := a.Weights(nil), b.Weights(nil)
+	if !slices.Equal(wa, wb) {
+		t.Fatal("weights differ right after SetState")
+	}
+	for step, u := range us[400:] {
+		la, lb := a.Update(u), b.Update(u)
+		if la != lb {
+			t.Fatalf("step %d: losses %v != %v", step, la, lb)
+		}
+		if !slices.Equal(a.Weights(wa), b.Weights(wb)) {
+			t.Fatalf("step %d: weights differ", step)
+		}
+	}
+	sa, sb := a.State(), b.State()
+	if sa.T != sb.T || !slices.Equal(sa.S, sb.S) || !slices.Equal(sa.G, sb.G) {
+		t.Fatal("final states differ")
+	}
+}
+
+func TestSetStateErrors(t *testing.T) {
+	const dim = 4
+	a, _ := NewADA(dim, DefaultADAParams())
+	a.Update(sparse.Vector{Idx: []uint32{0, 3}, Val: []float32{0.5, -0.25}})
+	good := a.State()
+	bad := func(mod func(*ADAState)) ADAState {
+		st := ADAState{T: good.T, S: slices.Clone(good.S), G: slices.Clone(good.G)}
+		mod(&st)
+		return st
+	}
+	for _, tc := range []struct {
+		name string
+		st   ADAState
+	}{
+		{"short S", bad(func(s *ADAState) { s.S = s.S[:dim-1] })},
+		{"long G", bad(func(s *ADAState) { s.G = append(s.G, 0) })},
+		{"nil", ADAState{}},
+		{"negative T", bad(func(s *ADAState) { s.T = -1 })},
+		{"NaN S", bad(func(s *ADAState) { s.S[1] = math.NaN() })},
+		{"Inf S", bad(func(s *ADAState) { s.S[1] = math.Inf(-1) })},
+		{"negative G", bad(func(s *ADAState) { s.G[2] = -1 })},
+		{"NaN G", bad(func(s *ADAState) { s.G[2] = math.NaN() })},
+		{"T=0 with S≠0", bad(func(s *ADAState) { s.T = 0 })},
+		{"G=0 with S≠0", bad(func(s *ADAState) { s.G[0] = 0 })},
+	} {
+		b, _ := NewADA(dim, DefaultADAParams())
+		b.Update(sparse.Vector{Idx: []uint32{2}, Val: []float32{1}})
+		before := b.State()
+		if err := b.SetState(tc.st); err == nil {
+			t.Errorf("%s: no error", tc.name)
+		}
+		after := b.State()
+		if after.T != before.T || !slices.Equal(after.S, before.S) || !slices.Equal(after.G, before.G) {
+			t.Errorf("%s: failed SetState changed the learner", tc.name)
+		}
+	}
+	if err := a.SetState(good); err != nil {
+		t.Errorf("own state rejected: %v", err)
+	}
+}
+
+func TestInterface(t *testing.T) {
+	p := ADAParams{Eta: 0.5, Lambda: 0.25, Delta: 0.125}
+	var l learners.Online
+	l, err := NewADA(7, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Name() != "solis-ada" || l.Dim() != 7 {
+		t.Fatalf("Name %q Dim %d", l.Name(), l.Dim())
+	}
+	if got := l.Params(); len(got) != 3 || got["eta"] != 0.5 || got["lambda"] != 0.25 || got["delta"] != 0.125 {
+		t.Fatalf("Params() = %v", got)
+	}
+	// Weights starts at 0, grows a short dst and reuses a long one.
+	w := l.Weights(make([]float32, 2, 3))
+	if len(w) != 7 || learners.Sparsity(w) != 1 {
+		t.Fatalf("initial weights %v", w)
+	}
+	long := make([]float32, 20)
+	long[0] = 42
+	if w := l.Weights(long); len(w) != 7 || &w[0] != &long[0] || w[0] != 0 {
+		t.Fatalf("Weights(long) = %v", w)
+	}
+}
+
+func TestUpdateDoesNotAllocate(t *testing.T) {
+	const dim = 1000
+	a, _ := NewADA(dim, ADAParams{Eta: 1, Lambda: 0.01, Delta: 0.1})
+	us := randomStream(rand.New(rand.NewPCG(5, 6)), dim, 100)
+	k := 0
+	if n := testing.AllocsPerRun(1000, func() {
+		a.Update(us[k%len(us)])
+		k++
+	}); n != 0 {
+		t.Errorf("Update: %v allocs per run, want 0", n)
+	}
+	w := make([]float32, dim)
+	if n := testing.AllocsPerRun(10, func() { w = a.Weights(w) }); n != 0 {
+		t.Errorf("Weights into a big enough dst: %v allocs per run, want 0", n)
+	}
+}
