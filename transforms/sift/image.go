@@ -1,0 +1,251 @@
+package sift
+
+import (
+	"image"
+	"math"
+)
+
+// Rec. 601 luma weights, as OpenCV's COLOR_BGR2GRAY and JPEG's Y.
+const (
+	lumaR = 0.299
+	lumaG = 0.587
+	lumaB = 0.114
+)
+
+// u8 maps a byte to [0,1].
+var u8 = func() (t [256]float32) {
+	for i := range t {
+		t[i] = float32(i) / 255
+	}
+	return t
+}()
+
+// FromImage converts img to gray with Rec. 601 luma in [0,1], reusing dst's
+// Pix if it is large enough; dst may be nil. Alpha is treated as
+// premultiplied colour over black, as image/color's RGBA() defines it.
+// YCbCr images (decoded JPEGs) use their Y plane directly, which is that same
+// luma.
+func FromImage(img image.Image, dst *Image) *Image {
+	b := img.Bounds()
+	w, h := b.Dx(), b.Dy()
+	if dst == nil {
+		dst = &Image{}
+	}
+	dst.Width, dst.Height = w, h
+	dst.Pix = grow(dst.Pix, w*h)
+	if w == 0 || h == 0 {
+		return dst
+	}
+	out := dst.Pix
+	switch src := img.(type) {
+	case *image.Gray:
+		for y := 0; y < h; y++ {
+			i := src.PixOffset(b.Min.X, b.Min.Y+y)
+			row := src.Pix[i : i+w]
+			o := out[y*w : y*w+w]
+			for x, v := range row {
+				o[x] = u8[v]
+			}
+		}
+	case *image.YCbCr:
+		for y := 0; y < h; y++ {
+			i := src.YOffset(b.Min.X, b.Min.Y+y)
+			row := src.Y[i : i+w]
+			o := out[y*w : y*w+w]
+			for x, v := range row {
+				o[x] = u8[v]
+			}
+		}
+	case *image.RGBA:
+		for y := 0; y < h; y++ {
+			i := src.PixOffset(b.Min.X, b.Min.Y+y)
+			row := src.Pix[i : i+4*w]
+			o := out[y*w : y*w+w]
+			for x := range o {
+				p := row[4*x : 4*x+3]
+				o[x] = float32((lumaR*float64(p[0]) + lumaG*float64(p[1]) + lumaB*float64(p[2])) / 255)
+			}
+		}
+	case *image.NRGBA:
+		for y := 0; y < h; y++ {
+			i := src.PixOffset(b.Min.X, b.Min.Y+y)
+			row := src.Pix[i : i+4*w]
+			o := out[y*w : y*w+w]
+			for x := range o {
+				p := row[4*x : 4*x+4]
+				l := lumaR*float64(p[0]) + lumaG*float64(p[1]) + lumaB*float64(p[2])
+				o[x] = float32(l * float64(p[3]) / (255 * 255))
+			}
+		}
+	case *image.Gray16:
+		for y := 0; y < h; y++ {
+			i := src.PixOffset(b.Min.X, b.Min.Y+y)
+			row := src.Pix[i : i+2*w]
+			o := out[y*w : y*w+w]
+			for x := range o {
+				o[x] = float32(float64(uint16(row[2*x])<<8|uint16(row[2*x+1])) / 65535)
+			}
+		}
+	case *image.Paletted: // PNG and GIF
+		var lut [256]float32
+		for i, c := range src.Palette[:min(len(src.Palette), len(lut))] {
+			lut[i] = luma16(c.RGBA())
+		}
+		for y := 0; y < h; y++ {
+			i := src.PixOffset(b.Min.X, b.Min.Y+y)
+			row := src.Pix[i : i+w]
+			o := out[y*w : y*w+w]
+			for x, v := range row {
+				o[x] = lut[v]
+			}
+		}
+	default:
+		for y := 0; y < h; y++ {
+			o := out[y*w : y*w+w]
+			for x := range o {
+				o[x] = luma16(img.At(b.Min.X+x, b.Min.Y+y).RGBA())
+			}
+		}
+	}
+	// Luma weights sum to 1 only up to rounding; keep the documented range.
+	for i, v := range out {
+		if v > 1 {
+			out[i] = 1
+		}
+	}
+	return dst
+}
+
+// luma16 is the luma in [0,1] of a colour as color.Color.RGBA returns it.
+func luma16(r, g, b, _ uint32) float32 {
+	return float32((lumaR*float64(r) + lumaG*float64(g) + lumaB*float64(b)) / 65535)
+}
+
+// upsample2 writes the 2w×2h bilinear upsampling of src (w×h) to dst such
+// that dst pixel (2x, 2y) is src pixel (x, y) exactly and odd pixels are the
+// means of their neighbours (OpenCV's "precise upscale": warpAffine with
+// scale ½, INTER_LINEAR, BORDER_REFLECT). This keeps the mapping between the
+// doubled and the original frame an exact factor 2, unlike a centre-aligned
+// resize, which would shift every keypoint by a quarter pixel.
+func upsample2(src []float32, w, h int, dst []float32) {
+	W := 2 * w
+	for y := 0; y < h; y++ {
+		s := src[y*w : y*w+w]
+		d := dst[2*y*W : 2*y*W+W]
+		for x := 0; x < w-1; x++ {
+			d[2*x] = s[x]
+			d[2*x+1] = (s[x] + s[x+1]) * 0.5
+		}
+		d[W-2] = s[w-1]
+		d[W-1] = s[w-1] // reflect: the sample past the edge is the edge
+	}
+	for y := 0; y < h; y++ {
+		a := dst[2*y*W : 2*y*W+W]
+		m := dst[(2*y+1)*W : (2*y+1)*W+W]
+		if y == h-1 {
+			copy(m, a)
+			continue
+		}
+		b := dst[(2*y+2)*W : (2*y+2)*W+W]
+		m = m[:len(a)]
+		b = b[:len(a)]
+		for x := range a {
+			m[x] = (a[x] + b[x]) * 0.5
+		}
+	}
+}
+
+// downsample2 takes every other sample of src (sw×sh), starting at (0, 0),
+// into dst (dw×dh, dw = sw/2, dh = sh/2), as OpenCV's INTER_NEAREST resize
+// does for an exact factor 2.
+func downsample2(src []float32, sw, sh int, dst []float32, dw, dh int) {
+	for y := 0; y < dh; y++ {
+		s := src[2*y*sw : 2*y*sw+sw]
+		d := dst[y*dw : y*dw+dw]
+		for x := range d {
+			d[x] = s[2*x]
+		}
+	}
+}
+
+// resampler shrinks images by area averaging: each destination pixel is the
+// mean of the source area it covers, with fractional coverage at its edges.
+// That is the box prefilter a downscale needs against aliasing, and for
+// integer factors it is the plain block mean.
+type resampler struct {
+	xs, ys taps
+	tmp    []float32
+}
+
+// taps holds, for each destination index, the first source index and its
+// weights (stored with stride n).
+type taps struct {
+	first []int32
+	w     []float32
+	n     int
+}
+
+func (t *taps) build(srcN, dstN int) {
+	f := float64(srcN) / float64(dstN)
+	t.n = int(math.Ceil(f)) + 1
+	if cap(t.first) < dstN {
+		t.first = make([]int32, dstN)
+	}
+	t.first = t.first[:dstN]
+	t.w = grow(t.w, dstN*t.n)
+	clear(t.w)
+	for d := 0; d < dstN; d++ {
+		lo, hi := float64(d)*f, float64(d+1)*f
+		i0 := int(math.Floor(lo))
+		t.first[d] = int32(i0)
+		for k := 0; k < t.n; k++ {
+			i := i0 + k
+			if i >= srcN {
+				break
+			}
+			ov := math.Min(hi, float64(i+1)) - math.Max(lo, float64(i))
+			if ov > 0 {
+				t.w[d*t.n+k] = float32(ov / f)
+			}
+		}
+	}
+}
+
+// resize area-averages src (sw×sh) into dst (dw×dh); dw ≤ sw, dh ≤ sh.
+func (r *resampler) resize(src []float32, sw, sh int, dst []float32, dw, dh int) {
+	r.xs.build(sw, dw)
+	r.ys.build(sh, dh)
+	r.tmp = grow(r.tmp, dw*sh)
+	n := r.xs.n
+	for y := 0; y < sh; y++ {
+		s := src[y*sw : y*sw+sw]
+		o := r.tmp[y*dw : y*dw+dw]
+		for x := range o {
+			i0 := int(r.xs.first[x])
+			ws := r.xs.w[x*n : x*n+n]
+			var acc float32
+			for k, wk := range ws {
+				if wk != 0 {
+					acc += wk * s[i0+k]
+				}
+			}
+			o[x] = acc
+		}
+	}
+	n = r.ys.n
+	for y := 0; y < dh; y++ {
+		o := dst[y*dw : y*dw+dw]
+		clear(o)
+		i0 := int(r.ys.first[y])
+		for k, wk := range r.ys.w[y*n : y*n+n] {
+			if wk == 0 {
+				continue
+			}
+			s := r.tmp[(i0+k)*dw : (i0+k)*dw+dw]
+			s = s[:len(o)]
+			for x := range o {
+				o[x] += wk * s[x]
+			}
+		}
+	}
+}

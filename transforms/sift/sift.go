@@ -1,0 +1,435 @@
+// Package sift extracts DoG SIFT keypoints and 128-byte descriptors (Lowe,
+// "Distinctive Image Features from Scale-Invariant Keypoints", IJCV 2004),
+// following the conventions of OpenCV's cv::SIFT so that its output can be
+// compared with, and substituted for, OpenCV's.
+//
+// The pipeline, per image:
+//
+//  1. Optionally area-downscale so the longer side is at most MaxSide, and
+//     optionally upsample ×2 (DoubleImage). The input is assumed to carry a
+//     blur of σ_in = 0.5 pixels (2·0.5 after doubling), so the base image is
+//     blurred by sqrt(σ² − σ_in²) to reach σ.
+//  2. Build a Gaussian scale space of S+3 images per octave (S =
+//     ScalesPerOctave) with σ_i = σ·2^(i/S), each made from the previous one
+//     by an incremental blur sqrt(σ_i² − σ_{i−1}²); the next octave starts
+//     from image S (σ = 2σ) subsampled by 2.
+//  3. Difference of Gaussians D_i = L_{i+1} − L_i approximates (k−1)σ²∇²G,
+//     the scale-normalised Laplacian, so its extrema over (x, y, σ) are blob
+//     centres at their characteristic scale.
+//  4. Keep 3×3×3 extrema with |D| > 0.5·C/S, refine them to sub-pixel and
+//     sub-scale accuracy with a quadratic fit, reject low contrast and edges.
+//  5. Assign one or more orientations from a gradient histogram, and compute
+//     the 4×4×8 gradient descriptor in the rotated frame.
+//
+// Everything runs on flat []float32 planes owned by an Extractor, which is
+// reused across images; the per-image cost is dominated by the separable
+// Gaussian blurs and the descriptor sampling.
+//
+// Deliberate differences from OpenCV's float SIFT path, none of which changes
+// the algorithm:
+//   - the ×2 upsampling is OpenCV's "precise upscale" (doubled pixel 2x is
+//     input pixel x), not the older centre-aligned INTER_LINEAR resize, so
+//     coordinates map back exactly;
+//   - the extremum pre-filter is 0.5·C/S exactly, not floored to whole grey
+//     levels (OpenCV: ⌊0.5·C/S·255⌋/255);
+//   - OpenCV builds one more octave, which is always too small to hold an
+//     extremum; it is skipped;
+//   - MaxKeypoints is a hard cap (OpenCV keeps every tie at the boundary);
+//   - the 3×3 refinement system is solved in float64, and Gaussian window
+//     weights come from separable exp tables, which changes rounding only.
+package sift
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Image is a grayscale image, row-major, values in [0,1].
+type Image struct {
+	Width, Height int
+	Pix           []float32
+}
+
+// Options configures an Extractor. The zero value is not valid; start from
+// DefaultOptions.
+type Options struct {
+	// ScalesPerOctave is S, the number of DoG layers per octave searched for
+	// extrema (Lowe's and OpenCV's default 3).
+	ScalesPerOctave int
+	// Sigma is the blur of the first scale of each octave (1.6).
+	Sigma float64
+	// ContrastThreshold rejects weak extrema, OpenCV convention: a keypoint
+	// survives if |D(x̂)|·S ≥ ContrastThreshold, and only samples with
+	// |D| > 0.5·ContrastThreshold/S are refined at all (0.04).
+	ContrastThreshold float64
+	// EdgeThreshold is r in Lowe's edge test trace(H)²/det(H) < (r+1)²/r (10).
+	EdgeThreshold float64
+	// DoubleImage upsamples the image ×2 before building the pyramid, which
+	// roughly quadruples the number of stable keypoints (true).
+	DoubleImage bool
+	// MaxKeypoints keeps only the strongest keypoints by |response|; 0 keeps
+	// all.
+	MaxKeypoints int
+	// MaxSide, if positive, area-downscales the image so that its longer side
+	// is at most MaxSide before extraction; coordinates and scales are still
+	// reported in the frame of the image passed to Extract.
+	MaxSide int
+}
+
+// DefaultOptions returns OpenCV's SIFT defaults.
+func DefaultOptions() Options {
+	return Options{
+		ScalesPerOctave:   3,
+		Sigma:             1.6,
+		ContrastThreshold: 0.04,
+		EdgeThreshold:     10,
+		DoubleImage:       true,
+	}
+}
+
+// MinImageSide is the shortest side, in pixels of the working image (after
+// any MaxSide downscale), below which Extract returns no keypoints: the
+// descriptor window of even the finest keypoint would not fit.
+const MinImageSide = 16
+
+const (
+	maxScalesPerOctave = 16
+	maxSigma           = 10
+)
+
+// Validate reports whether o is usable.
+func (o Options) Validate() error {
+	var errs []error
+	if o.ScalesPerOctave < 1 || o.ScalesPerOctave > maxScalesPerOctave {
+		errs = append(errs, fmt.Errorf("sift: ScalesPerOctave = %d, want 1..%d", o.ScalesPerOctave, maxScalesPerOctave))
+	}
+	if !(o.Sigma > 0 && o.Sigma <= maxSigma) {
+		errs = append(errs, fmt.Errorf("sift: Sigma = %v, want in (0, %d]", o.Sigma, maxSigma))
+	}
+	if !(o.ContrastThreshold >= 0 && o.ContrastThreshold < 1) {
+		errs = append(errs, fmt.Errorf("sift: ContrastThreshold = %v, want in [0, 1)", o.ContrastThreshold))
+	}
+	if !(o.EdgeThreshold > 0) || math.IsInf(o.EdgeThreshold, 0) {
+		errs = append(errs, fmt.Errorf("sift: EdgeThreshold = %v, want finite and > 0", o.EdgeThreshold))
+	}
+	if o.MaxKeypoints < 0 {
+		errs = append(errs, fmt.Errorf("sift: MaxKeypoints = %d, want >= 0 (0 = no cap)", o.MaxKeypoints))
+	}
+	if o.MaxSide != 0 && o.MaxSide < MinImageSide {
+		errs = append(errs, fmt.Errorf("sift: MaxSide = %d, want 0 (no cap) or >= %d", o.MaxSide, MinImageSide))
+	}
+	return errors.Join(errs...)
+}
+
+// Keypoint is a detected feature.
+//
+// X, Y are pixel coordinates in the frame of the image passed to Extract,
+// with the centre of pixel (i, j) at (i, j) as in OpenCV; MaxSide
+// downscaling and DoubleImage upsampling are undone. Scale is the Gaussian σ
+// of the keypoint in those pixels (OpenCV's KeyPoint.size is 2·Scale).
+// Angle is the dominant gradient direction in radians in [0, 2π), measured
+// from +x towards +y in image coordinates (y down), i.e. OpenCV's
+// KeyPoint.angle converted to radians. Response is |D(x̂)|, the interpolated
+// DoG contrast in units of image intensity [0,1]. Octave is OpenCV's
+// unpacked octave: −1 for the ×2 upsampled octave, 0 for the working image
+// (after any MaxSide downscale), o for the working image subsampled by 2^o.
+type Keypoint struct {
+	X, Y, Scale, Angle, Response float32
+	Octave                       int32
+}
+
+// DescriptorSize is the length in bytes of one descriptor.
+const DescriptorSize = descWidth * descWidth * descBins
+
+// Constants from Lowe 2004 as used by OpenCV.
+const (
+	initSigma      = 0.5 // blur assumed present in the input image
+	imgBorder      = 5   // extrema this close to an octave's edge are ignored
+	maxInterpSteps = 5
+	oriHistBins    = 36
+	oriSigFactor   = 1.5 // orientation window σ, in units of keypoint σ
+	oriRadius      = 3 * oriSigFactor
+	oriPeakRatio   = 0.8
+	descWidth      = 4   // descriptor is descWidth×descWidth histograms
+	descBins       = 8   // of descBins orientations each
+	descSclFactor  = 3.0 // one histogram cell spans 3σ
+	descMagThr     = 0.2
+	descIntFactor  = 512.0
+	flt32Epsilon   = 1.1920928955078125e-07
+)
+
+// Extractor computes SIFT features. It owns all scratch buffers, which grow
+// to fit the largest image seen and are reused, so steady-state extraction
+// allocates only the returned slices. Not safe for concurrent use: give each
+// goroutine its own Extractor.
+type Extractor struct {
+	opt Options
+
+	// Gaussian kernels (half, centre first): kern[0] brings the base image to
+	// Sigma, kern[i] takes scale i−1 to scale i.
+	kern [][]float32
+
+	work  Image     // MaxSide-downscaled input
+	gauss []float32 // all octaves' Gaussian scales, octave after octave
+	octs  []octave
+	dog   []float32 // DoG layers of the current octave
+	tmp   []float32 // blur intermediate
+	pad   []float32 // one reflected row
+	rs    resampler
+
+	kps  []kpoint
+	desc descScratch
+	ori  oriScratch
+}
+
+// octave is the geometry of one octave's planes inside Extractor.gauss.
+type octave struct {
+	w, h int
+	off  int // offset of scale 0; scale i starts at off + i*w*h
+}
+
+// kpoint is a keypoint in its octave's own frame, as the descriptor needs it.
+type kpoint struct {
+	x, y     float32 // octave pixel coordinates
+	sigma    float32 // σ in octave pixels
+	angle    float32 // OpenCV KeyPoint.angle, degrees in [0, 360)
+	response float32
+	octave   int32 // pyramid index, 0 = base (doubled) image
+	layer    int32 // Gaussian scale the keypoint was refined to
+}
+
+// NewExtractor validates opt and precomputes the blur kernels.
+func NewExtractor(opt Options) (*Extractor, error) {
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	S := opt.ScalesPerOctave
+	e := &Extractor{opt: opt}
+	e.kern = make([][]float32, S+3)
+
+	inBlur := initSigma
+	if opt.DoubleImage {
+		inBlur *= 2
+	}
+	e.kern[0] = gaussianKernel(math.Sqrt(math.Max(opt.Sigma*opt.Sigma-inBlur*inBlur, 0.01)))
+	// Blurring by σ_a then σ_b equals blurring by sqrt(σ_a²+σ_b²), so each
+	// scale is reached from the previous one by the difference in variance;
+	// computed like OpenCV to get the same kernels.
+	k := math.Pow(2, 1/float64(S))
+	for i := 1; i < S+3; i++ {
+		prev := math.Pow(k, float64(i-1)) * opt.Sigma
+		total := prev * k
+		e.kern[i] = gaussianKernel(math.Sqrt(total*total - prev*prev))
+	}
+	return e, nil
+}
+
+// Options returns the options the Extractor was built with.
+func (e *Extractor) Options() Options { return e.opt }
+
+// Extract returns the keypoints of img and their descriptors, DescriptorSize
+// bytes each, row-major (len(desc) == DescriptorSize*len(kps)). Both slices
+// are newly allocated and owned by the caller. The order is deterministic:
+// by Octave, then Y, X, Scale, Angle. Images with a side shorter than
+// MinImageSide (after any MaxSide downscale), and flat images, give no
+// keypoints. Extract panics if len(img.Pix) < img.Width*img.Height.
+func (e *Extractor) Extract(img *Image) ([]Keypoint, []byte) {
+	if img == nil || img.Width <= 0 || img.Height <= 0 {
+		return nil, nil
+	}
+	if len(img.Pix) < img.Width*img.Height {
+		panic(fmt.Sprintf("sift: image is %dx%d but has %d pixels", img.Width, img.Height, len(img.Pix)))
+	}
+
+	// Work on a downscaled copy if asked; remember how to map back.
+	src := img
+	fx, fy := 1.0, 1.0
+	if m := e.opt.MaxSide; m > 0 && max(img.Width, img.Height) > m {
+		w, h := m, m
+		if img.Width >= img.Height {
+			h = max(1, int(math.Round(float64(img.Height)*float64(m)/float64(img.Width))))
+		} else {
+			w = max(1, int(math.Round(float64(img.Width)*float64(m)/float64(img.Height))))
+		}
+		e.work.Width, e.work.Height = w, h
+		e.work.Pix = grow(e.work.Pix, w*h)
+		e.rs.resize(img.Pix[:img.Width*img.Height], img.Width, img.Height, e.work.Pix, w, h)
+		src = &e.work
+		fx = float64(img.Width) / float64(w)
+		fy = float64(img.Height) / float64(h)
+	}
+	if min(src.Width, src.Height) < MinImageSide {
+		return nil, nil
+	}
+
+	e.kps = e.kps[:0]
+	e.buildAndDetect(src)
+	if len(e.kps) == 0 {
+		return nil, nil
+	}
+	e.selectKeypoints()
+
+	kps := make([]Keypoint, len(e.kps))
+	desc := make([]byte, DescriptorSize*len(e.kps))
+	first := int32(0)
+	baseToWork := 1.0 // base image pixel → working image pixel
+	if e.opt.DoubleImage {
+		first = -1
+		baseToWork = 0.5
+	}
+	for i := range e.kps {
+		k := &e.kps[i]
+		oc := e.octs[k.octave]
+		plane := oc.w * oc.h
+		g := e.gauss[oc.off+int(k.layer)*plane : oc.off+(int(k.layer)+1)*plane]
+		e.desc.compute(g, oc.w, oc.h, k, desc[i*DescriptorSize:(i+1)*DescriptorSize])
+
+		// Octave pixel c is base pixel c·2^o exactly, because octaves are
+		// made by taking every other sample starting at 0, and base pixel 2c
+		// is working pixel c for the same reason (see upsample2). The MaxSide
+		// resize is centre-aligned instead: working pixel c covers input
+		// [c·f, (c+1)·f), whose centre is input pixel (c+0.5)·f − 0.5.
+		s := math.Ldexp(baseToWork, int(k.octave))
+		x := float64(k.x) * s
+		y := float64(k.y) * s
+		if fx != 1 || fy != 1 {
+			x = (x+0.5)*fx - 0.5
+			y = (y+0.5)*fy - 0.5
+		}
+		a := float32(float64(k.angle) * (math.Pi / 180))
+		if a >= 2*math.Pi || a < 0 {
+			a = 0
+		}
+		kps[i] = Keypoint{
+			X:        float32(x),
+			Y:        float32(y),
+			Scale:    float32(float64(k.sigma) * s * math.Sqrt(fx*fy)),
+			Angle:    a,
+			Response: k.response,
+			Octave:   k.octave + first,
+		}
+	}
+	return kps, desc
+}
+
+// buildAndDetect builds the scale space of src octave by octave and appends
+// the oriented keypoints of each octave to e.kps.
+func (e *Extractor) buildAndDetect(src *Image) {
+	S := e.opt.ScalesPerOctave
+	nScales := S + 3
+
+	bw, bh := src.Width, src.Height
+	if e.opt.DoubleImage {
+		bw, bh = 2*bw, 2*bh
+	}
+	// OpenCV: cvRound(log2(min side) − 2) octaves (plus one more for the
+	// doubled image, which is always smaller than the 2·imgBorder+1 pixels
+	// needed for any extremum and so never yields keypoints).
+	nOct := int(math.RoundToEven(math.Log2(float64(min(bw, bh))) - 2))
+	if nOct < 1 {
+		return
+	}
+
+	// Lay out every octave's scales in one buffer.
+	e.octs = e.octs[:0]
+	total := 0
+	w, h := bw, bh
+	for o := 0; o < nOct; o++ {
+		e.octs = append(e.octs, octave{w: w, h: h, off: total})
+		total += nScales * w * h
+		w, h = w/2, h/2
+	}
+	e.gauss = grow(e.gauss, total)
+	e.dog = grow(e.dog, (S+2)*bw*bh)
+	e.tmp = grow(e.tmp, bw*bh)
+
+	// Base image.
+	base := e.gauss[:bw*bh]
+	if e.opt.DoubleImage {
+		up := e.dog[:bw*bh] // free until the first octave's DoG
+		upsample2(src.Pix[:src.Width*src.Height], src.Width, src.Height, up)
+		e.blur(up, base, bw, bh, e.kern[0])
+	} else {
+		e.blur(src.Pix[:src.Width*src.Height], base, bw, bh, e.kern[0])
+	}
+	// Non-finite pixels would turn whole neighbourhoods of the pyramid into
+	// NaN and NaN bin indices into panics; zero them once here instead of
+	// guarding every later step.
+	for i, v := range base {
+		if v-v != 0 {
+			base[i] = 0
+		}
+	}
+
+	for o, oc := range e.octs {
+		plane := oc.w * oc.h
+		g := e.gauss[oc.off : oc.off+nScales*plane]
+		if o > 0 {
+			// Scale S of the previous octave has blur 2σ, i.e. σ in pixels
+			// of half the size: subsampling it starts the next octave
+			// without any further blur.
+			p := e.octs[o-1]
+			prev := e.gauss[p.off+S*p.w*p.h : p.off+(S+1)*p.w*p.h]
+			downsample2(prev, p.w, p.h, g[:plane], oc.w, oc.h)
+		}
+		for i := 1; i < nScales; i++ {
+			e.blur(g[(i-1)*plane:i*plane], g[i*plane:(i+1)*plane], oc.w, oc.h, e.kern[i])
+		}
+		dog := e.dog[:(S+2)*plane]
+		for i := 0; i < S+2; i++ {
+			a := g[i*plane : (i+1)*plane]
+			b := g[(i+1)*plane : (i+2)*plane]
+			d := dog[i*plane : (i+1)*plane]
+			b = b[:len(a)]
+			d = d[:len(a)]
+			for j := range a {
+				d[j] = b[j] - a[j]
+			}
+		}
+		e.detectOctave(o, g, dog, oc.w, oc.h)
+	}
+}
+
+// selectKeypoints drops exact duplicates (two extrema that refine to the same
+// sample give the same keypoint, as OpenCV's removeDuplicatedSorted), applies
+// MaxKeypoints, and leaves e.kps in the canonical output order.
+func (e *Extractor) selectKeypoints() {
+	slices.SortFunc(e.kps, canonical)
+	e.kps = slices.CompactFunc(e.kps, func(a, b kpoint) bool {
+		return a.octave == b.octave && a.x == b.x && a.y == b.y && a.sigma == b.sigma && a.angle == b.angle
+	})
+	if n := e.opt.MaxKeypoints; n > 0 && len(e.kps) > n {
+		// Strongest first; ties broken by the canonical order so the cut is
+		// deterministic (OpenCV would keep every tie at the boundary).
+		slices.SortStableFunc(e.kps, func(a, b kpoint) int { return cmp.Compare(b.response, a.response) })
+		e.kps = e.kps[:n]
+		slices.SortFunc(e.kps, canonical)
+	}
+}
+
+// canonical orders keypoints by octave, y, x, σ, angle, response: the
+// output order, since within an octave these map monotonically to the
+// reported fields.
+func canonical(a, b kpoint) int {
+	return cmp.Or(
+		cmp.Compare(a.octave, b.octave),
+		cmp.Compare(a.y, b.y),
+		cmp.Compare(a.x, b.x),
+		cmp.Compare(a.sigma, b.sigma),
+		cmp.Compare(a.angle, b.angle),
+		cmp.Compare(a.response, b.response),
+		cmp.Compare(a.layer, b.layer),
+	)
+}
+
+// grow returns s resliced to n elements, reallocating only if its capacity is
+// too small. Contents are not preserved.
+func grow(s []float32, n int) []float32 {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]float32, n, n+n/8)
+}
