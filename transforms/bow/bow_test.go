@@ -1,0 +1,256 @@
+package bow
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/bowline/bowline/transforms/kmeans"
+	"github.com/bowline/bowline/transforms/sparse"
+)
+
+func vec(idx []uint32, val []float32) sparse.Vector { return sparse.Vector{Idx: idx, Val: val} }
+
+func equal(a, b sparse.Vector) bool {
+	return slices.Equal(a.Idx, b.Idx) && slices.Equal(a.Val, b.Val)
+}
+
+func TestQuantizeKnownCounts(t *testing.T) {
+	// Four 2-D words; word 3 is never nearest.
+	cent := []float32{0, 0, 10, 10, 0, 20, 200, 200}
+	q, err := NewQuantizer(cent, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		desc []byte
+		want sparse.Vector
+	}{
+		{"none", nil, vec([]uint32{}, []float32{})},
+		{"one", []byte{9, 9}, vec([]uint32{1}, []float32{1})},
+		{"mixed", []byte{1, 1, 9, 9, 0, 18, 2, 0, 10, 11, 11, 10}, vec([]uint32{0, 1, 2}, []float32{2, 3, 1})},
+		// (5,5) is equidistant from words 0 and 1: the lower id wins.
+		{"tie", []byte{5, 5, 5, 5, 0, 21}, vec([]uint32{0, 2}, []float32{2, 1})},
+		{"byte range", []byte{255, 255, 12, 12}, vec([]uint32{1, 3}, []float32{1, 1})},
+	} {
+		got := q.Quantize(tc.desc)
+		if !equal(got, tc.want) {
+			t.Errorf("%s: Quantize = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestQuantizeMatchesNearest(t *testing.T) {
+	const k, dim, n = 40, 128, 300
+	rng := rand.New(rand.NewPCG(1, 2))
+	cent := make([]float32, k*dim)
+	for i := range cent {
+		cent[i] = float32(rng.IntN(256))
+	}
+	desc := make([]byte, n*dim)
+	for i := range desc {
+		desc[i] = byte(rng.IntN(256))
+	}
+	q, err := NewQuantizer(cent, dim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := make([]float32, k)
+	x := make([]float32, dim)
+	for i := range n {
+		for j := range x {
+			x[j] = float32(desc[i*dim+j])
+		}
+		w, _ := kmeans.Nearest(cent, dim, x)
+		counts[w]++
+	}
+	got := q.Quantize(desc)
+	if err := got.Validate(k); err != nil {
+		t.Fatal(err)
+	}
+	var total float32
+	for m, i := range got.Idx {
+		if got.Val[m] != counts[i] {
+			t.Errorf("word %d: count %v, want %v", i, got.Val[m], counts[i])
+		}
+		total += got.Val[m]
+	}
+	if total != n {
+		t.Errorf("counts sum to %v, want %d", total, n)
+	}
+}
+
+func TestQuantizeToReuses(t *testing.T) {
+	q, err := NewQuantizer([]float32{0, 0, 10, 10, 0, 20}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := []byte{1, 1, 9, 9, 0, 18}
+	b := []byte{9, 9}
+	first := q.Quantize(a)
+	second := q.Quantize(b)
+	if !equal(first, vec([]uint32{0, 1, 2}, []float32{1, 1, 1})) || !equal(second, vec([]uint32{1}, []float32{1})) {
+		t.Errorf("Quantize results %v, %v; want the first unchanged by the second call", first, second)
+	}
+	var dst sparse.Vector
+	dst = q.QuantizeTo(dst, a)
+	if allocs := testing.AllocsPerRun(100, func() { dst = q.QuantizeTo(dst, a) }); allocs != 0 {
+		t.Errorf("QuantizeTo allocates %v times per call once grown", allocs)
+	}
+	if !equal(dst, first) {
+		t.Errorf("QuantizeTo = %v, want %v", dst, first)
+	}
+}
+
+func TestNewQuantizerErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cent []float32
+		dim  int
+		want string
+	}{
+		{"zero dim", []float32{1}, 0, "dimension 0"},
+		{"no centroids", nil, 2, "positive whole number"},
+		{"ragged", []float32{1, 2, 3}, 2, "positive whole number"},
+		{"NaN", []float32{1, 2, 3, float32(math.NaN())}, 2, "centroid 1 coordinate 1"},
+		{"Inf", []float32{float32(math.Inf(1)), 2}, 2, "centroid 0 coordinate 0"},
+	} {
+		_, err := NewQuantizer(tc.cent, tc.dim)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one mentioning %q", tc.name, err, tc.want)
+		}
+	}
+	q, err := NewQuantizer(make([]float32, 6), 3)
+	if err != nil || q.K() != 2 || q.Dim() != 3 {
+		t.Errorf("NewQuantizer(6 values, 3) = K %d Dim %d, %v; want 2, 3, nil", q.K(), q.Dim(), err)
+	}
+}
+
+func mustPanic(t *testing.T, name, want string, f func()) {
+	t.Helper()
+	defer func() {
+		t.Helper()
+		r := recover()
+		if s, _ := r.(string); r == nil || !strings.Contains(s, want) {
+			t.Errorf("%s: panic %v, want one mentioning %q", name, r, want)
+		}
+	}()
+	f()
+}
+
+func TestQuantizeRaggedPanics(t *testing.T) {
+	q, err := NewQuantizer(make([]float32, 8), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustPanic(t, "ragged", "whole number", func() { q.Quantize(make([]byte, 6)) })
+}
+
+func TestIDF(t *testing.T) {
+	ln := math.Log
+	for _, tc := range []struct {
+		name string
+		df   []int64
+		n    int64
+		want []float64
+	}{
+		{"hand", []int64{4, 2, 1, 0, 3}, 4, []float64{0, ln(2), ln(4), 0, ln(4.0 / 3)}},
+		{"empty collection", []int64{0, 0}, 0, []float64{0, 0}},
+		{"no words", nil, 7, []float64{}},
+	} {
+		got := IDF(tc.df, tc.n)
+		if len(got) != len(tc.want) {
+			t.Fatalf("%s: %d weights, want %d", tc.name, len(got), len(tc.want))
+		}
+		for i := range got {
+			if got[i] != float32(tc.want[i]) {
+				t.Errorf("%s: idf[%d] = %v, want %v", tc.name, i, got[i], float32(tc.want[i]))
+			}
+		}
+	}
+	mustPanic(t, "df > n", "outside [0, 4]", func() { IDF([]int64{1, 5}, 4) })
+	mustPanic(t, "negative df", "outside [0, 4]", func() { IDF([]int64{-1}, 4) })
+	mustPanic(t, "negative n", "-1 documents", func() { IDF(nil, -1) })
+}
+
+func TestTFIDF(t *testing.T) {
+	idf := []float32{0, 1, 2, 0.5, 3}
+	// Weights: word 0 → 3·0 (dropped), 1 → 1, 2 → 4, 3 → 2.5; word 4 unused.
+	norm := math.Sqrt(1 + 16 + 6.25)
+	for _, tc := range []struct {
+		name   string
+		counts sparse.Vector
+		want   sparse.Vector
+	}{
+		{"hand", vec([]uint32{0, 1, 2, 3}, []float32{3, 1, 2, 5}),
+			vec([]uint32{1, 2, 3}, []float32{float32(1 / norm), float32(4 / norm), float32(2.5 / norm)})},
+		{"single", vec([]uint32{4}, []float32{7}), vec([]uint32{4}, []float32{1})},
+		{"only zero idf", vec([]uint32{0}, []float32{9}), vec([]uint32{}, []float32{})},
+		{"zero count", vec([]uint32{1, 2}, []float32{0, 1}), vec([]uint32{2}, []float32{1})},
+		{"empty", vec(nil, nil), vec([]uint32{}, []float32{})},
+	} {
+		in := vec(slices.Clone(tc.counts.Idx), slices.Clone(tc.counts.Val))
+		got := TFIDF(tc.counts, idf)
+		if !equal(got, tc.want) {
+			t.Errorf("%s: TFIDF = %v, want %v", tc.name, got, tc.want)
+		}
+		if !equal(tc.counts, in) {
+			t.Errorf("%s: TFIDF modified its input", tc.name)
+		}
+		if err := got.Validate(len(idf)); err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+		if got.Len() > 0 {
+			if n := sparse.Norm(got); math.Abs(n-1) > 1e-6 {
+				t.Errorf("%s: norm %v, want 1", tc.name, n)
+			}
+		}
+		if slices.Contains(got.Val, 0) {
+			t.Errorf("%s: result stores a zero: %v", tc.name, got)
+		}
+	}
+	mustPanic(t, "out of vocabulary", "outside the vocabulary of 5", func() {
+		TFIDF(vec([]uint32{2, 5}, []float32{1, 1}), idf)
+	})
+	mustPanic(t, "ragged", "2 indices and 1 values", func() {
+		TFIDF(vec([]uint32{2, 3}, []float32{1}), idf)
+	})
+}
+
+func TestTFIDFCosine(t *testing.T) {
+	idf := []float32{1, 2, 0.5}
+	a := TFIDF(vec([]uint32{0, 1, 2}, []float32{1, 2, 3}), idf)
+	if d := sparse.Dot(a, a); math.Abs(d-1) > 1e-6 {
+		t.Errorf("self similarity %v, want 1", d)
+	}
+	b := TFIDF(vec([]uint32{0}, []float32{4}), idf)
+	// a = (1, 4, 1.5)/‖·‖, b = e₀: cosine = 1/√(1+16+2.25).
+	if d, want := sparse.Dot(a, b), 1/math.Sqrt(19.25); math.Abs(d-want) > 1e-6 {
+		t.Errorf("cosine %v, want %v", d, want)
+	}
+}
+
+func BenchmarkQuantize(b *testing.B) {
+	const k, dim, n = 1000, 128, 500
+	rng := rand.New(rand.NewPCG(1, 2))
+	cent := make([]float32, k*dim)
+	for i := range cent {
+		cent[i] = float32(rng.IntN(256))
+	}
+	desc := make([]byte, n*dim)
+	for i := range desc {
+		desc[i] = byte(rng.IntN(256))
+	}
+	q, err := NewQuantizer(cent, dim)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var dst sparse.Vector
+	b.ReportAllocs()
+	for b.Loop() {
+		dst = q.QuantizeTo(dst, desc)
+	}
+}

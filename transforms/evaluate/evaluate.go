@@ -1,0 +1,163 @@
+// Package evaluate computes retrieval metrics for one query's ranking —
+// average precision, precision at k and normalised discounted cumulative
+// gain — and averages them over queries.
+//
+// A ranking is described position by position, best first: rel[i] (or
+// gains[i]) belongs to the i-th ranked result. The query itself should be
+// left out of both the ranking and the relevance totals.
+package evaluate
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// AveragePrecision returns the non-interpolated average precision of a
+// ranking, the area under its precision–recall curve:
+//
+//	AP = (1/R) Σ_{k : rel[k]} precision@(k+1),
+//
+// where R = totalRelevant is the number of relevant items in the collection.
+// Dividing by R rather than by the relevant items retrieved charges a
+// truncated ranking for every relevant item it misses: each contributes 0.
+//
+// A query with no relevant items (R = 0) has no meaningful AP; it returns 0
+// rather than NaN so that a sum stays finite, and callers computing a mean
+// AP should normally leave such queries out.
+//
+// AveragePrecision panics if totalRelevant is negative or smaller than the
+// number of relevant results in rel.
+func AveragePrecision(rel []bool, totalRelevant int) float64 {
+	if totalRelevant < 0 {
+		panic(fmt.Sprintf("evaluate: totalRelevant = %d", totalRelevant))
+	}
+	var found int
+	var sum float64
+	for i, r := range rel {
+		if r {
+			found++
+			sum += float64(found) / float64(i+1)
+		}
+	}
+	if found > totalRelevant {
+		panic(fmt.Sprintf("evaluate: %d relevant results ranked but totalRelevant = %d", found, totalRelevant))
+	}
+	if totalRelevant == 0 {
+		return 0
+	}
+	return sum / float64(totalRelevant)
+}
+
+// PrecisionAt returns the fraction of the first k results that are
+// relevant. It divides by k even when rel holds fewer than k results, so
+// a short ranking is not rewarded for returning less. It panics if k < 1.
+func PrecisionAt(rel []bool, k int) float64 {
+	if k < 1 {
+		panic(fmt.Sprintf("evaluate: PrecisionAt k = %d, want at least 1", k))
+	}
+	var found int
+	for _, r := range rel[:min(k, len(rel))] {
+		if r {
+			found++
+		}
+	}
+	return float64(found) / float64(k)
+}
+
+// NDCGAt returns the normalised discounted cumulative gain of the first k
+// results, DCG@k(gains) / DCG@k(ideal sorted descending), where
+//
+//	DCG@k(g) = Σ_{i<k} (2^g_i − 1) / log₂(i + 2).
+//
+// gains[i] is the graded relevance of the i-th ranked result; missing
+// positions (len(gains) < k) gain nothing. ideal holds the gains of every
+// item in the collection for this query — at least all those in gains — in
+// any order; it is sorted (in a copy) here, and its best k give the
+// largest DCG@k achievable, so the result lies in [0, 1]. If the ideal
+// DCG is 0 (nothing relevant) NDCGAt returns 0.
+//
+// NDCGAt panics if k < 1 or a gain is negative or NaN.
+func NDCGAt(gains []float64, ideal []float64, k int) float64 {
+	if k < 1 {
+		panic(fmt.Sprintf("evaluate: NDCGAt k = %d, want at least 1", k))
+	}
+	best := slices.Clone(ideal)
+	slices.SortFunc(best, func(a, b float64) int {
+		switch {
+		case a > b:
+			return -1
+		case a < b:
+			return 1
+		}
+		return 0
+	})
+	idcg := dcgAt(best, k)
+	dcg := dcgAt(gains, k)
+	if idcg == 0 {
+		return 0
+	}
+	return dcg / idcg
+}
+
+// dcgAt returns DCG@k of g, panicking on a negative or NaN gain, whose
+// 2^g − 1 would be negative or undefined.
+func dcgAt(g []float64, k int) float64 {
+	var s float64
+	for i, x := range g[:min(k, len(g))] {
+		if !(x >= 0) {
+			panic(fmt.Sprintf("evaluate: gain %v at position %d, want a non-negative number", x, i))
+		}
+		s += (math.Exp2(x) - 1) / math.Log2(float64(i+2))
+	}
+	return s
+}
+
+// Summary accumulates per-query metrics. The zero value is an empty
+// summary. Its fields are exported so that it can serve as a combiner's
+// accumulator; partial summaries combine with Merge.
+type Summary struct {
+	Queries          int     // number of queries added
+	SumAP            float64 // Σ average precision
+	SumPrecisionAt10 float64 // Σ precision@10
+	SumNDCGAt10      float64 // Σ NDCG@10
+}
+
+// Add records one query's average precision, precision@10 and NDCG@10.
+func (s *Summary) Add(ap, p10, ndcg10 float64) {
+	s.Queries++
+	s.SumAP += ap
+	s.SumPrecisionAt10 += p10
+	s.SumNDCGAt10 += ndcg10
+}
+
+// Merge adds the queries of o to s.
+func (s *Summary) Merge(o Summary) {
+	s.Queries += o.Queries
+	s.SumAP += o.SumAP
+	s.SumPrecisionAt10 += o.SumPrecisionAt10
+	s.SumNDCGAt10 += o.SumNDCGAt10
+}
+
+// Means are per-query metrics averaged over Queries queries.
+type Means struct {
+	Queries       int
+	MAP           float64 // mean average precision
+	PrecisionAt10 float64 // mean precision@10
+	NDCGAt10      float64 // mean NDCG@10
+}
+
+// Mean returns the means of the recorded metrics; with no queries they are
+// all 0 rather than NaN.
+func (s Summary) Mean() Means {
+	if s.Queries == 0 {
+		return Means{}
+	}
+	n := float64(s.Queries)
+	return Means{Queries: s.Queries, MAP: s.SumAP / n, PrecisionAt10: s.SumPrecisionAt10 / n, NDCGAt10: s.SumNDCGAt10 / n}
+}
+
+// String formats m for logs and reports.
+func (m Means) String() string {
+	return fmt.Sprintf("queries=%d mAP=%.4f P@10=%.4f NDCG@10=%.4f", m.Queries, m.MAP, m.PrecisionAt10, m.NDCGAt10)
+}

@@ -1,0 +1,401 @@
+package kmeans
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// planted returns m points around each of k centres spread over a cube of
+// side 100 in dim dimensions, with per-coordinate N(0, sigma²) noise.
+func planted(rng *rand.Rand, k, m, dim int, sigma float64) (data, centres []float32) {
+	centres = make([]float32, k*dim)
+	for i := range centres {
+		centres[i] = float32(100 * rng.Float64())
+	}
+	for c := range k {
+		for range m {
+			for j := range dim {
+				data = append(data, centres[c*dim+j]+float32(sigma*rng.NormFloat64()))
+			}
+		}
+	}
+	// Shuffle points so clusters are not contiguous.
+	n := k * m
+	rng.Shuffle(n, func(a, b int) {
+		for j := range dim {
+			data[a*dim+j], data[b*dim+j] = data[b*dim+j], data[a*dim+j]
+		}
+	})
+	return data, centres
+}
+
+func TestOptionsValidate(t *testing.T) {
+	ok := Options{K: 2, MaxIter: 10}
+	for _, tc := range []struct {
+		name string
+		mod  func(*Options)
+		want string // substring of the error; "" for valid
+	}{
+		{"ok", func(*Options) {}, ""},
+		{"tol and workers", func(o *Options) { o.Tol, o.Workers = 1e-4, 3 }, ""},
+		{"zero K", func(o *Options) { o.K = 0 }, "K = 0"},
+		{"negative K", func(o *Options) { o.K = -1 }, "K = -1"},
+		{"zero MaxIter", func(o *Options) { o.MaxIter = 0 }, "MaxIter"},
+		{"negative Tol", func(o *Options) { o.Tol = -1 }, "Tol"},
+		{"NaN Tol", func(o *Options) { o.Tol = math.NaN() }, "Tol"},
+		{"negative Workers", func(o *Options) { o.Workers = -2 }, "Workers"},
+	} {
+		o := ok
+		tc.mod(&o)
+		err := o.Validate()
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: unexpected error %v", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: error %v, want one mentioning %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestTrainErrors(t *testing.T) {
+	opt := Options{K: 2, MaxIter: 5}
+	nan := float32(math.NaN())
+	for _, tc := range []struct {
+		name string
+		data []float32
+		dim  int
+		opt  Options
+		want string
+	}{
+		{"options", []float32{1, 2}, 1, Options{K: 2}, "MaxIter"},
+		{"dim", []float32{1, 2}, 0, opt, "dimension"},
+		{"ragged", []float32{1, 2, 3}, 2, opt, "whole number"},
+		{"empty", nil, 2, opt, "no points"},
+		{"K > n", []float32{1, 2}, 2, opt, "exceeds"},
+		{"NaN", []float32{1, 2, nan, 4}, 2, opt, "point 1 coordinate 0"},
+	} {
+		_, err := Train(tc.data, tc.dim, tc.opt)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one mentioning %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestTrainRecoversPlantedClusters(t *testing.T) {
+	const (
+		k, m, dim = 8, 400, 16
+		sigma     = 1.0
+	)
+	rng := rand.New(rand.NewPCG(7, 8))
+	data, centres := planted(rng, k, m, dim, sigma)
+	res, err := Train(data, dim, Options{K: k, MaxIter: 100, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.K != k || res.Dim != dim || len(res.Centroids) != k*dim {
+		t.Fatalf("shape K=%d Dim=%d len=%d, want %d, %d, %d", res.K, res.Dim, len(res.Centroids), k, dim, k*dim)
+	}
+	if !res.Converged {
+		t.Errorf("did not converge in %d iterations", res.Iterations)
+	}
+	// A centroid is the mean of m noisy points: its distance to the true
+	// centre is about σ·√(dim/m) = 0.2.
+	for c := range k {
+		_, d := Nearest(res.Centroids, dim, centres[c*dim:(c+1)*dim])
+		if math.Sqrt(float64(d)) > 0.5 {
+			t.Errorf("true centre %d: nearest centroid at distance %.3f", c, math.Sqrt(float64(d)))
+		}
+	}
+	// The objective is the per-point noise energy dim·σ², less the little
+	// the fitted means absorb.
+	if want := dim * sigma * sigma; math.Abs(res.Objective-want) > 0.05*want {
+		t.Errorf("objective %.3f, want ≈ %.3f", res.Objective, want)
+	}
+	// Objective must be the mean distance to the returned centroids.
+	var sse float64
+	for i := 0; i < len(data); i += dim {
+		_, d := Nearest(res.Centroids, dim, data[i:i+dim])
+		sse += float64(d)
+	}
+	if got := sse / float64(len(data)/dim); math.Abs(got-res.Objective) > 1e-9*got {
+		t.Errorf("Objective %v, recomputed %v", res.Objective, got)
+	}
+}
+
+func TestTrainDeterministic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	// Overlapping clusters so that Lloyd runs many iterations and sums
+	// carry real rounding.
+	data, _ := planted(rng, 20, 150, 10, 15)
+	base := Options{K: 20, MaxIter: 30, Seed: 42, Workers: 1}
+	want, err := Train(data, 10, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.Iterations < 3 {
+		t.Fatalf("only %d iterations; test data too easy", want.Iterations)
+	}
+	for _, tc := range []struct {
+		name string
+		opt  Options
+	}{
+		{"same seed", base},
+		{"workers 2", Options{K: 20, MaxIter: 30, Seed: 42, Workers: 2}},
+		{"workers 4", Options{K: 20, MaxIter: 30, Seed: 42, Workers: 4}},
+		{"workers 7", Options{K: 20, MaxIter: 30, Seed: 42, Workers: 7}},
+		{"workers GOMAXPROCS", Options{K: 20, MaxIter: 30, Seed: 42}},
+	} {
+		got, err := Train(data, 10, tc.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.Centroids, want.Centroids) || got.Objective != want.Objective || got.Iterations != want.Iterations {
+			t.Errorf("%s: result differs from Workers=1 (objective %v vs %v, iterations %d vs %d)",
+				tc.name, got.Objective, want.Objective, got.Iterations, want.Iterations)
+		}
+	}
+	other, err := Train(data, 10, Options{K: 20, MaxIter: 30, Seed: 43})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Equal(other.Centroids, want.Centroids) {
+		t.Errorf("seeds 42 and 43 gave identical centroids")
+	}
+}
+
+func TestTrainDegenerate(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		data     []float32
+		dim, k   int
+		distinct int
+	}{
+		{"duplicates K > distinct", []float32{1, 1, 5, 5, 1, 1, 9, 9, 5, 5, 1, 1}, 2, 5, 3},
+		{"all equal", []float32{2, 2, 2, 2}, 1, 3, 1},
+		{"K = n", []float32{0, 1, 3, 6, 10, 15}, 1, 6, 6},
+		{"K = n - 1", []float32{0, 1, 3, 6, 10, 15}, 1, 5, 6},
+		{"K = 1", []float32{0, 1, 3, 6, 10, 15}, 1, 1, 1},
+	} {
+		for _, w := range []int{1, 3} {
+			res, err := Train(tc.data, tc.dim, Options{K: tc.k, MaxIter: 20, Seed: 5, Workers: w})
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			for i, v := range res.Centroids {
+				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+					t.Fatalf("%s: centroid value %d is %v", tc.name, i, v)
+				}
+			}
+			if math.IsNaN(res.Objective) {
+				t.Fatalf("%s: objective is NaN", tc.name)
+			}
+			if tc.distinct <= tc.k && tc.k > 1 && res.Objective != 0 {
+				t.Errorf("%s: objective %v, want 0 with %d distinct points and K=%d", tc.name, res.Objective, tc.distinct, tc.k)
+			}
+		}
+	}
+}
+
+// TestReseed plants a centroid far from every point so that its cluster is
+// empty after the first assignment, and checks it is moved onto the point
+// farthest from its own centroid.
+func TestReseed(t *testing.T) {
+	data := []float32{0, 1, 2, 10, 11, 20} // 1-D
+	tr := &trainer{
+		data: data, dim: 1, n: len(data), workers: 1,
+		centroids: []float32{1, 11, 1000},
+		labels:    []int32{-1, -1, -1, -1, -1, -1},
+		dist:      make([]float32, len(data)),
+		sums:      NewSums(3, 1),
+	}
+	tr.assign()
+	tr.accumulate()
+	empty := Update(tr.centroids, tr.sums)
+	if !slices.Equal(empty, []int{2}) {
+		t.Fatalf("empty clusters %v, want [2]", empty)
+	}
+	// Cluster 1 = {10, 11, 20}, mean 41/3; the point 20 is farthest.
+	tr.reseed(empty)
+	if tr.centroids[2] != 20 {
+		t.Errorf("reseeded centroid %v, want 20", tr.centroids[2])
+	}
+	if tr.centroids[0] != 1 || tr.centroids[1] != float32(41.0/3) {
+		t.Errorf("updated centroids %v, want [1 %v ...]", tr.centroids[:2], float32(41.0/3))
+	}
+}
+
+func TestUpdateEmptyKeepsCentroid(t *testing.T) {
+	s := NewSums(3, 2)
+	s.Add([]float32{1, 2, 3, 4, 10, 10}, []int32{0, 0, 2}, []float32{0, 0, 0})
+	cent := []float32{9, 9, 7, 7, 9, 9}
+	empty := Update(cent, s)
+	if !slices.Equal(empty, []int{1}) {
+		t.Errorf("empty = %v, want [1]", empty)
+	}
+	if want := []float32{2, 3, 7, 7, 10, 10}; !slices.Equal(cent, want) {
+		t.Errorf("centroids %v, want %v", cent, want)
+	}
+}
+
+func TestSumsMerge(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	const k, dim, n = 4, 3, 50
+	data := make([]float32, n*dim)
+	for i := range data {
+		data[i] = float32(rng.IntN(100)) // integers: sums are exact in any order
+	}
+	labels := make([]int32, n)
+	dist := make([]float32, n)
+	for i := range labels {
+		labels[i] = int32(rng.IntN(k))
+		dist[i] = float32(rng.IntN(10))
+	}
+	whole := NewSums(k, dim)
+	whole.Add(data, labels, dist)
+	a, b := NewSums(k, dim), NewSums(k, dim)
+	a.Add(data[:20*dim], labels[:20], dist[:20])
+	b.Add(data[20*dim:], labels[20:], dist[20:])
+	a.Merge(b)
+	if !slices.Equal(a.Sum, whole.Sum) || !slices.Equal(a.Count, whole.Count) || a.SSE != whole.SSE {
+		t.Errorf("merged %+v, want %+v", a, whole)
+	}
+	a.Reset()
+	if slices.ContainsFunc(a.Sum, func(v float64) bool { return v != 0 }) || a.SSE != 0 {
+		t.Errorf("Reset left %+v", a)
+	}
+}
+
+func TestKMeansPPDistinct(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	const n, dim = 30, 3
+	data := make([]float32, n*dim)
+	for i := range data {
+		data[i] = float32(rng.NormFloat64())
+	}
+	// With k = n every point must be chosen exactly once: D² sampling gives
+	// already-chosen points zero weight.
+	c := KMeansPP(data, dim, n, rand.New(rand.NewPCG(1, 2)))
+	seen := make(map[[dim]float32]bool)
+	for i := 0; i < len(c); i += dim {
+		seen[[dim]float32(c[i:i+dim])] = true
+	}
+	if len(seen) != n {
+		t.Errorf("%d distinct centroids, want %d", len(seen), n)
+	}
+}
+
+func TestNearest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, dim := range []int{1, 3, 16, 37, 128} {
+		const k = 50
+		cent := make([]float32, k*dim)
+		for i := range cent {
+			cent[i] = float32(rng.NormFloat64())
+		}
+		inf := float32(math.Inf(1))
+		for range 100 {
+			x := make([]float32, dim)
+			for j := range x {
+				x[j] = float32(rng.NormFloat64())
+			}
+			got, gd := Nearest(cent, dim, x)
+			want, wd := 0, inf
+			for c := range k {
+				if d := sqDist(cent[c*dim:(c+1)*dim], x, inf); d < wd {
+					want, wd = c, d
+				}
+			}
+			if got != want || gd != wd {
+				t.Fatalf("dim %d: Nearest = (%d, %v), want (%d, %v)", dim, got, gd, want, wd)
+			}
+			var ref float64
+			for j := range x {
+				d := float64(cent[got*dim+j]) - float64(x[j])
+				ref += d * d
+			}
+			if math.Abs(float64(gd)-ref) > 1e-5*ref {
+				t.Fatalf("dim %d: distance %v, float64 reference %v", dim, gd, ref)
+			}
+		}
+	}
+}
+
+func TestNearestTies(t *testing.T) {
+	// Centroids 1 and 3 are both at distance 1 from x = (0,0); 2 is a
+	// duplicate of 1.
+	cent := []float32{5, 5, 1, 0, 1, 0, 0, -1}
+	if c, d := Nearest(cent, 2, []float32{0, 0}); c != 1 || d != 1 {
+		t.Errorf("Nearest = (%d, %v), want (1, 1)", c, d)
+	}
+	if c, d := Nearest(cent, 2, []float32{5, 5}); c != 0 || d != 0 {
+		t.Errorf("Nearest = (%d, %v), want (0, 0)", c, d)
+	}
+}
+
+func TestNearestAllocs(t *testing.T) {
+	cent := make([]float32, 100*128)
+	x := make([]float32, 128)
+	if a := testing.AllocsPerRun(100, func() { Nearest(cent, 128, x) }); a != 0 {
+		t.Errorf("Nearest allocates %v times per call", a)
+	}
+}
+
+func TestNearestPanics(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cent []float32
+		dim  int
+		x    []float32
+	}{
+		{"short x", make([]float32, 4), 2, make([]float32, 1)},
+		{"ragged centroids", make([]float32, 5), 2, make([]float32, 2)},
+		{"no centroids", nil, 2, make([]float32, 2)},
+		{"zero dim", make([]float32, 4), 0, nil},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", tc.name)
+				}
+			}()
+			Nearest(tc.cent, tc.dim, tc.x)
+		}()
+	}
+}
+
+func BenchmarkNearest(b *testing.B) {
+	const k, dim = 1000, 128
+	rng := rand.New(rand.NewPCG(1, 2))
+	// SIFT-like: non-negative byte-range coordinates.
+	cent := make([]float32, k*dim)
+	for i := range cent {
+		cent[i] = float32(rng.IntN(256))
+	}
+	xs := make([][]float32, 64)
+	for i := range xs {
+		xs[i] = make([]float32, dim)
+		for j := range xs[i] {
+			xs[i][j] = float32(rng.IntN(256))
+		}
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		Nearest(cent, dim, xs[i%len(xs)])
+		i++
+	}
+}
+
+func BenchmarkTrain(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	data, _ := planted(rng, 50, 200, 32, 5)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Train(data, 32, Options{K: 50, MaxIter: 20, Seed: 1}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
