@@ -1,0 +1,131 @@
+package ingest
+
+import (
+	"bytes"
+	"errors"
+	"image"
+	"image/color"
+	"image/gif"
+	"image/jpeg"
+	"image/png"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/bowline/bowline/formats"
+)
+
+func TestParseLabels(t *testing.T) {
+	csv := "image_id,path,label,tags\n" +
+		"a,img/a.jpg,cat,fluffy | small\n" +
+		",img/b.png,dog,\n" +
+		"c,,dog,\n" +
+		"a,img/a2.jpg,cat,\n" +
+		"d,gs://bucket/d.jpg,,\n"
+	images, dead, err := ParseLabels(strings.NewReader(csv), "/data", DefaultColumns())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []formats.Image{
+		{ImageID: "a", URI: filepath.Join("/data", "img/a.jpg"), Label: "cat", Tags: []string{"fluffy", "small"}},
+		{ImageID: "b", URI: filepath.Join("/data", "img/b.png"), Label: "dog"},
+		{ImageID: "d", URI: "gs://bucket/d.jpg"},
+	}
+	if !reflect.DeepEqual(images, want) {
+		t.Errorf("images =\n%+v\nwant\n%+v", images, want)
+	}
+	if len(dead) != 2 || dead[0].ImageID != "c" || !strings.Contains(dead[1].Reason, "duplicate") {
+		t.Errorf("dead letters = %+v, want an empty path for c and a duplicate a", dead)
+	}
+}
+
+func TestParseLabelsOtherColumnsAndGCSBase(t *testing.T) {
+	csv := "image_id,path,object,category\napple1-000-000,images/apple/apple1-000-000.jpg,apple1,apple\n"
+	cols := DefaultColumns()
+	cols.Label = "category"
+	images, _, err := ParseLabels(strings.NewReader(csv), "gs://b/eth80/", cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(images) != 1 || images[0].Label != "apple" || images[0].URI != "gs://b/eth80/images/apple/apple1-000-000.jpg" {
+		t.Errorf("images = %+v", images)
+	}
+	if _, _, err := ParseLabels(strings.NewReader(csv), "", DefaultColumns()); err == nil || !strings.Contains(err.Error(), `"label"`) {
+		t.Errorf("missing label column: err = %v, want it named", err)
+	}
+}
+
+func TestFromListing(t *testing.T) {
+	files := []string{"/r/dogs/x.jpg", "/r/cats/y.PNG", "/r/z.gif", "/r/cats/notes.txt", "/r/other/x.webp"}
+	images, dead := FromListing("/r/", files)
+	want := []formats.Image{
+		{ImageID: "x", URI: "/r/dogs/x.jpg", Label: "dogs"},
+		{ImageID: "y", URI: "/r/cats/y.PNG", Label: "cats"},
+		{ImageID: "z", URI: "/r/z.gif"},
+	}
+	if !reflect.DeepEqual(images, want) {
+		t.Errorf("images = %+v, want %+v", images, want)
+	}
+	if len(dead) != 1 || dead[0].URI != "/r/other/x.webp" {
+		t.Errorf("dead = %+v, want the second x", dead)
+	}
+}
+
+func encode(t *testing.T, format string, w, h int) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			img.Set(x, y, color.RGBA{uint8(x * 7), uint8(y * 5), 90, 255})
+		}
+	}
+	var buf bytes.Buffer
+	var err error
+	switch format {
+	case "jpeg":
+		err = jpeg.Encode(&buf, img, nil)
+	case "png":
+		err = png.Encode(&buf, img)
+	case "gif":
+		err = gif.Encode(&buf, img, nil)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestDecode(t *testing.T) {
+	for _, f := range []string{"jpeg", "png", "gif"} {
+		img, format, err := Decode(encode(t, f, 40, 30), 0)
+		if err != nil || format != f || img.Bounds().Dx() != 40 || img.Bounds().Dy() != 30 {
+			t.Errorf("%s: got %v %q %v", f, img.Bounds(), format, err)
+		}
+	}
+	jpg := encode(t, "jpeg", 64, 64)
+	bad := map[string][]byte{
+		"empty":     nil,
+		"not image": []byte("hello, world, this is text"),
+		"truncated": jpg[:len(jpg)/2],
+	}
+	for name, data := range bad {
+		if _, _, err := Decode(data, 0); err == nil {
+			t.Errorf("%s: decoded without error", name)
+		}
+	}
+}
+
+func TestDecodeRefusesBombBeforeDecoding(t *testing.T) {
+	g := encode(t, "gif", 8, 8)
+	// The GIF logical screen size sits at bytes 6..9, little endian; declare
+	// 60000×60000 while the data stays tiny.
+	g[6], g[7], g[8], g[9] = 0x60, 0xEA, 0x60, 0xEA
+	_, _, err := Decode(g, 50_000_000)
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("err = %v, want ErrTooLarge", err)
+	}
+	if _, _, err := Decode(encode(t, "png", 100, 100), 100*100); err != nil {
+		t.Fatalf("an image at the limit was refused: %v", err)
+	}
+}

@@ -1,0 +1,112 @@
+// Package report renders a run's evaluation as report.json, for machines,
+// and report.html, for people: one table comparing every method, as the
+// SOLIS paper's tables do, with the counts that say what the run saw.
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"sort"
+
+	"github.com/bowline/bowline/formats"
+)
+
+// Report is everything report.json holds.
+type Report struct {
+	Input  string `json:"input"`
+	Output string `json:"output"`
+	// Config is the run's configuration, flag by flag.
+	Config map[string]string `json:"config"`
+	Counts Counts            `json:"counts"`
+	// Methods are sorted with the TF-IDF baseline first, then by name.
+	Methods []formats.ReportRow `json:"methods"`
+}
+
+// Counts say how much data each stage saw.
+type Counts struct {
+	Images      int64 `json:"images"`
+	DeadLetters int64 `json:"dead_letters"`
+	Described   int64 `json:"images_described"`
+	Keypoints   int64 `json:"keypoints"`
+	Vocabulary  int64 `json:"vocabulary"`
+	Triplets    int64 `json:"triplets"`
+}
+
+// Baseline is the method name of the untrained TF-IDF cosine ranking.
+const Baseline = "tfidf"
+
+// Sort orders the methods: baseline first, then by name.
+func (r *Report) Sort() {
+	sort.Slice(r.Methods, func(i, j int) bool {
+		a, b := r.Methods[i], r.Methods[j]
+		if (a.Method == Baseline) != (b.Method == Baseline) {
+			return a.Method == Baseline
+		}
+		if a.Method != b.Method {
+			return a.Method < b.Method
+		}
+		return a.Relevance < b.Relevance
+	})
+}
+
+// JSON returns the report as indented JSON.
+func (r Report) JSON() ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// Method returns the row of the named method, and whether there is one.
+func (r Report) Method(name string) (formats.ReportRow, bool) {
+	for _, m := range r.Methods {
+		if m.Method == name {
+			return m, true
+		}
+	}
+	return formats.ReportRow{}, false
+}
+
+var page = template.Must(template.New("report").Funcs(template.FuncMap{
+	"pct": func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) },
+	"f4":  func(x float64) string { return fmt.Sprintf("%.4f", x) },
+	"sec": func(x float64) string { return fmt.Sprintf("%.3f s", x) },
+}).Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>bowline report</title>
+<style>
+body{font-family:system-ui,sans-serif;margin:2em;color:#222}
+table{border-collapse:collapse;margin:1em 0}
+th,td{border:1px solid #ccc;padding:.35em .8em;text-align:right}
+th:first-child,td:first-child{text-align:left}
+th{background:#f3f3f3}
+tr.best td{font-weight:bold}
+code{background:#f6f6f6;padding:0 .2em}
+</style></head><body>
+<h1>Retrieval report</h1>
+<p>Input <code>{{.Input}}</code>, output <code>{{.Output}}</code>.</p>
+<table>
+<tr><th>Images</th><th>Dead letters</th><th>Described</th><th>Keypoints</th><th>Vocabulary</th><th>Triplets</th></tr>
+<tr><td>{{.Counts.Images}}</td><td>{{.Counts.DeadLetters}}</td><td>{{.Counts.Described}}</td><td>{{.Counts.Keypoints}}</td><td>{{.Counts.Vocabulary}}</td><td>{{.Counts.Triplets}}</td></tr>
+</table>
+<h2>Methods</h2>
+<p>Every labelled image queries an index of all images, itself excluded; relevant = same label.</p>
+<table>
+<tr><th>Method</th><th>Queries</th><th>mAP</th><th>P@10</th><th>NDCG@10</th><th>Sparsity</th><th>Postings</th><th>Train</th><th>Index</th><th>Query (all)</th></tr>
+{{range .Methods}}<tr><td>{{.Method}}</td><td>{{.Queries}}</td><td>{{f4 .MAP}}</td><td>{{f4 .PrecisionAt10}}</td><td>{{f4 .NDCGAt10}}</td><td>{{pct .Sparsity}}</td><td>{{.IndexPostings}}</td><td>{{sec .TrainSeconds}}</td><td>{{sec .IndexSeconds}}</td><td>{{sec .QuerySeconds}}</td></tr>
+{{end}}</table>
+<h2>Configuration</h2>
+<table>{{range $k, $v := .Config}}<tr><td>{{$k}}</td><td><code>{{$v}}</code></td></tr>{{end}}</table>
+</body></html>
+`))
+
+// HTML returns the report as a self-contained HTML page.
+func (r Report) HTML() ([]byte, error) {
+	var b bytes.Buffer
+	if err := page.Execute(&b, r); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	return b.Bytes(), nil
+}
