@@ -1,0 +1,211 @@
+package bowline
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+
+	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/gcstest"
+	"github.com/bowline/bowline/transforms/report"
+)
+
+func TestMain(m *testing.M) { ptest.Main(m) }
+
+// shapes is the project's own labelled test set, made by cmd/mktestdata.
+var shapes = filepath.Join("..", "..", "testdata", "shapes", "labels.csv")
+
+// testConfig is the default configuration scaled to the 96-image test set.
+func testConfig(input, output string) Config {
+	c := DefaultConfig()
+	c.Input, c.Output = input, output
+	c.Shards = 2
+	c.Vocab.K = 200
+	return c
+}
+
+func run(t *testing.T, c Config) report.Report {
+	t.Helper()
+	p, s := beam.NewPipelineWithRoot()
+	if err := Build(s, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := ptest.Run(p); err != nil {
+		t.Fatalf("pipeline: %v", err)
+	}
+	js, err := formats.ReadBytes(context.Background(), formats.Join(c.Output, ReportJSON))
+	if err != nil {
+		t.Fatalf("no report: %v", err)
+	}
+	var r report.Report
+	if err := json.Unmarshal(js, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// withCorruptImage writes a copy of the shapes labels CSV into dir, with
+// absolute paths, plus one truncated JPEG labelled like the others.
+func withCorruptImage(t *testing.T, dir string) string {
+	t.Helper()
+	f, err := os.Open(shapes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := filepath.Abs(filepath.Dir(shapes))
+	for _, r := range rows[1:] {
+		r[1] = filepath.Join(base, r[1])
+	}
+	good, err := os.ReadFile(rows[1][1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	corrupt := filepath.Join(dir, "corrupt.jpg")
+	if err := os.WriteFile(corrupt, good[:len(good)/3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rows = append(rows, []string{"corrupt", corrupt, "class0", ""})
+	var buf bytes.Buffer
+	csv.NewWriter(&buf).WriteAll(rows)
+	in := filepath.Join(dir, "labels.csv")
+	if err := os.WriteFile(in, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+// TestEndToEnd runs the whole job on the shapes set plus one corrupt image:
+// the corrupt image costs one dead letter and nothing else, every output is
+// written whole, and the learned similarity beats TF-IDF.
+func TestEndToEnd(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	r := run(t, testConfig(withCorruptImage(t, dir), out))
+
+	if r.Counts.Images != 97 || r.Counts.DeadLetters != 1 || r.Counts.Described != 96 {
+		t.Errorf("counts = %+v, want 97 images, 1 dead letter, 96 described", r.Counts)
+	}
+	dead, err := formats.ReadAll[formats.DeadLetter](ctx, formats.Join(out, "dead-letters-*.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dead) != 1 || dead[0].ImageID != "corrupt" || dead[0].Stage != "decode" || dead[0].Reason == "" {
+		t.Errorf("dead letters = %+v, want one decode failure of corrupt", dead)
+	}
+
+	base, ok1 := r.Method(report.Baseline)
+	ada, ok2 := r.Method("solis-ada")
+	if !ok1 || !ok2 {
+		t.Fatalf("report methods = %+v, want tfidf and solis-ada", r.Methods)
+	}
+	t.Logf("tfidf mAP %.4f; solis-ada mAP %.4f, sparsity %.3f, postings %d of %d",
+		base.MAP, ada.MAP, ada.Sparsity, ada.IndexPostings, base.IndexPostings)
+	if base.Queries != 96 || ada.Queries != 96 {
+		t.Errorf("queries = %d and %d, want 96 (every described labelled image)", base.Queries, ada.Queries)
+	}
+	if ada.MAP <= base.MAP+0.05 {
+		t.Errorf("solis-ada mAP %.4f does not beat tfidf's %.4f by 0.05", ada.MAP, base.MAP)
+	}
+	if ada.Sparsity <= 0 || ada.IndexPostings >= base.IndexPostings {
+		t.Errorf("solis-ada sparsity %.3f with %d postings (tfidf %d): zero weights should shrink the index",
+			ada.Sparsity, ada.IndexPostings, base.IndexPostings)
+	}
+
+	// The model file holds exactly the non-zero weights, and the index has
+	// one posting per (non-zero-weight word, image holding it).
+	model, err := formats.ReadAll[formats.ModelWeight](ctx, formats.Join(out, "model-solis-ada-*.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int(float64(r.Counts.Vocabulary) * (1 - ada.Sparsity)); len(model) != want {
+		t.Errorf("model rows = %d, want %d non-zero weights", len(model), want)
+	}
+	postings, err := formats.ReadAll[formats.Posting](ctx, formats.Join(out, "index-solis-ada-*.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, p := range postings {
+		n += len(p.Images)
+		if p.Weight == 0 {
+			t.Errorf("word %d has weight 0 but a posting list", p.WordID)
+		}
+	}
+	if int64(n) != ada.IndexPostings || len(postings) != len(model) {
+		t.Errorf("index: %d postings over %d words, want %d over %d", n, len(postings), ada.IndexPostings, len(model))
+	}
+
+	for _, name := range []string{"images", "features", "codebook", "idf", "bow", "triplets", "report"} {
+		files, err := formats.Glob(ctx, formats.Join(out, name+"-*-of-*.parquet"))
+		if err != nil || len(files) == 0 {
+			t.Errorf("%s: no files (%v)", name, err)
+		}
+	}
+	entries, _ := os.ReadDir(out)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), formats.TempPrefix) {
+			t.Errorf("temporary file left behind: %s", e.Name())
+		}
+	}
+	html, err := os.ReadFile(filepath.Join(out, ReportHTML))
+	if err != nil || !bytes.Contains(html, []byte("solis-ada")) {
+		t.Errorf("report.html missing or without the learner (%v)", err)
+	}
+}
+
+// TestRerunIsIdentical runs the job twice and compares the files that
+// define the result: the same input and seed give the same bytes.
+func TestRerunIsIdentical(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two pipeline runs")
+	}
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	run(t, testConfig(shapes, a))
+	run(t, testConfig(shapes, b))
+	for _, pattern := range []string{"features-*", "codebook-*", "bow-*", "triplets-*", "model-solis-ada-*", "index-solis-ada-*"} {
+		fa, _ := filepath.Glob(filepath.Join(a, pattern))
+		fb, _ := filepath.Glob(filepath.Join(b, pattern))
+		if len(fa) == 0 || len(fa) != len(fb) {
+			t.Fatalf("%s: %d files vs %d", pattern, len(fa), len(fb))
+		}
+		for i := range fa {
+			x, _ := os.ReadFile(fa[i])
+			y, _ := os.ReadFile(fb[i])
+			if !bytes.Equal(x, y) {
+				t.Errorf("%s differs between runs", filepath.Base(fa[i]))
+			}
+		}
+	}
+}
+
+// TestGCSOutput runs the job with its output in a bucket on a GCS emulator.
+func TestGCSOutput(t *testing.T) {
+	ctx := context.Background()
+	gcstest.Start(t, "bowline-test")
+	out := "gs://bowline-test/run"
+	c := testConfig(shapes, out)
+	c.Vocab.K = 100
+	r := run(t, c)
+	if _, ok := r.Method("solis-ada"); !ok || r.Counts.Images != 96 {
+		t.Fatalf("report = %+v", r)
+	}
+	bows, err := formats.ReadAll[formats.BoW](ctx, out+"/bow-*.parquet")
+	if err != nil || len(bows) != 96 {
+		t.Fatalf("read %d bags of words from the bucket: %v", len(bows), err)
+	}
+}

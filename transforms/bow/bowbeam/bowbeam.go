@@ -1,0 +1,130 @@
+// Package bowbeam is the Beam wrapper of package bow: it quantises every
+// image's descriptors against the vocabulary, counts document frequencies
+// and emits TF-IDF weighted, L2-normalised bags of words.
+package bowbeam
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+
+	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/transforms/bow"
+	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
+	"github.com/bowline/bowline/transforms/sparse"
+)
+
+func init() {
+	beam.RegisterType(reflect.TypeOf((*quantizeFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*dfFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*DF)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*weightFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*formats.BoW)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*formats.WordStat)(nil)).Elem())
+	beam.RegisterFunction(statsFn)
+}
+
+// DF holds document frequencies: DF[i] images of N contain word i.
+type DF struct {
+	N  int64
+	DF []int64
+}
+
+// BoW quantises features against the single-element codebook and returns
+// the TF-IDF weighted bags of words (PCollection<formats.BoW>) and the word
+// statistics they were weighted with (PCollection<formats.WordStat>).
+// Images with no keypoints get an empty bag: they stay in the collection so
+// that every image can be indexed and queried.
+func BoW(s beam.Scope, features, codebook beam.PCollection) (bows, stats beam.PCollection) {
+	s = s.Scope("bow.BoW")
+	counts := beam.ParDo(s, &quantizeFn{}, features, beam.SideInput{Input: codebook})
+	df := beam.Combine(s, &dfFn{}, counts)
+	bows = beam.ParDo(s, &weightFn{}, counts, beam.SideInput{Input: df})
+	stats = beam.ParDo(s, statsFn, df)
+	return bows, stats
+}
+
+type quantizeFn struct {
+	q     *bow.Quantizer
+	words beam.Counter
+}
+
+func (f *quantizeFn) ProcessElement(ctx context.Context, feat formats.Features, codebook func(*kmeansbeam.Codebook) bool, emit func(formats.BoW)) error {
+	// The codebook is decoded once per worker, not once per image: at a
+	// million words it is half a gigabyte.
+	if f.q == nil {
+		var cb kmeansbeam.Codebook
+		if !codebook(&cb) {
+			return fmt.Errorf("bow: no codebook")
+		}
+		q, err := bow.NewQuantizer(cb.Centroids, cb.Dim)
+		if err != nil {
+			return fmt.Errorf("bow: %w", err)
+		}
+		f.q = q
+		f.words = beam.NewCounter("bow", "descriptors_quantised")
+	}
+	flat := make([]byte, 0, len(feat.Descriptors)*formats.DescriptorSize)
+	for _, d := range feat.Descriptors {
+		flat = append(flat, d...)
+	}
+	counts := f.q.Quantize(flat)
+	f.words.Inc(ctx, int64(len(feat.Descriptors)))
+	emit(formats.BoW{ImageID: feat.ImageID, Label: feat.Label, WordIDs: counts.Idx, Weights: counts.Val})
+	return nil
+}
+
+// dfFn counts, for every word, the images that contain it.
+type dfFn struct{}
+
+func (dfFn) CreateAccumulator() DF { return DF{} }
+
+func (dfFn) AddInput(a DF, b formats.BoW) DF {
+	a.N++
+	for _, w := range b.WordIDs {
+		for int(w) >= len(a.DF) {
+			a.DF = append(a.DF, 0)
+		}
+		a.DF[w]++
+	}
+	return a
+}
+
+func (dfFn) MergeAccumulators(a, b DF) DF {
+	a.N += b.N
+	if len(b.DF) > len(a.DF) {
+		a, b = b, a
+	}
+	for i, c := range b.DF {
+		a.DF[i] += c
+	}
+	return a
+}
+
+func (dfFn) ExtractOutput(a DF) DF { return a }
+
+type weightFn struct {
+	idf []float32
+}
+
+func (f *weightFn) ProcessElement(counts formats.BoW, df func(*DF) bool, emit func(formats.BoW)) error {
+	if f.idf == nil {
+		var d DF
+		if !df(&d) {
+			return fmt.Errorf("bow: no document frequencies")
+		}
+		f.idf = bow.IDF(d.DF, d.N)
+	}
+	v := bow.TFIDF(sparse.Vector{Idx: counts.WordIDs, Val: counts.Weights}, f.idf)
+	emit(formats.BoW{ImageID: counts.ImageID, Label: counts.Label, WordIDs: v.Idx, Weights: v.Val})
+	return nil
+}
+
+func statsFn(d DF, emit func(formats.WordStat)) {
+	idf := bow.IDF(d.DF, d.N)
+	for i, c := range d.DF {
+		emit(formats.WordStat{WordID: uint32(i), DF: c, IDF: idf[i]})
+	}
+}

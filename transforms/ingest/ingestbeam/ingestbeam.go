@@ -1,0 +1,105 @@
+// Package ingestbeam is the Beam wrapper of package ingest: it turns the
+// pipeline's input — a labels CSV or a directory, local or gs:// — into a
+// PCollection of formats.Image, spread over workers.
+package ingestbeam
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"reflect"
+	"strings"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+
+	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/transforms/ingest"
+)
+
+func init() {
+	// Types are registered for reflection rather than with the generic
+	// register.DoFnNxM helpers: those cost seconds of compile time per call,
+	// and the per-element work here dwarfs reflective dispatch.
+	beam.RegisterType(reflect.TypeOf((*listFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*formats.Image)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*formats.DeadLetter)(nil)).Elem())
+}
+
+// Images lists the images named by input: a file ending in .csv is a labels
+// CSV read with cols (paths relative to the CSV's directory); anything else
+// is a directory whose image files are taken, labelled by their parent
+// directory's name. The listing happens when the pipeline runs, not when it
+// is built. Rows that cannot be used come out as dead letters.
+func Images(s beam.Scope, input string, cols ingest.Columns) (images, dead beam.PCollection) {
+	s = s.Scope("ingest.Images")
+	images, dead = beam.ParDo2(s, &listFn{Input: input, Cols: cols}, beam.Impulse(s))
+	// The listing comes from one worker; spread it before the expensive
+	// per-image stages.
+	return beam.Reshuffle(s, images), dead
+}
+
+type listFn struct {
+	Input string
+	Cols  ingest.Columns
+}
+
+func (f *listFn) ProcessElement(ctx context.Context, _ []byte, emit func(formats.Image), emitDead func(formats.DeadLetter)) error {
+	images, dead, err := List(ctx, f.Input, f.Cols)
+	if err != nil {
+		return err
+	}
+	for _, d := range dead {
+		log.Warnf(ctx, "ingest: %s (%s): %s", d.ImageID, d.URI, d.Reason)
+		emitDead(d)
+	}
+	listed := beam.NewCounter("ingest", "images_listed")
+	for _, img := range images {
+		emit(img)
+	}
+	listed.Inc(ctx, int64(len(images)))
+	log.Infof(ctx, "ingest: %d images from %s, %d refused", len(images), f.Input, len(dead))
+	return nil
+}
+
+// List reads the labels CSV or lists the directory named by input.
+func List(ctx context.Context, input string, cols ingest.Columns) ([]formats.Image, []formats.DeadLetter, error) {
+	if strings.HasSuffix(strings.ToLower(input), ".csv") {
+		data, err := formats.ReadBytes(ctx, input)
+		if err != nil {
+			return nil, nil, fmt.Errorf("ingest: %w", err)
+		}
+		base := input[:strings.LastIndex(input, "/")+1]
+		if !strings.Contains(input, "://") {
+			base = filepath.Dir(input)
+		}
+		return ingest.ParseLabels(strings.NewReader(string(data)), base, cols)
+	}
+	var files []string
+	if strings.Contains(input, "://") {
+		var err error
+		files, err = formats.Glob(ctx, strings.TrimSuffix(input, "/")+"/**")
+		if err != nil {
+			return nil, nil, fmt.Errorf("ingest: list %s: %w", input, err)
+		}
+	} else {
+		err := filepath.WalkDir(input, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() {
+				files = append(files, p)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("ingest: list %s: %w", input, err)
+		}
+	}
+	if len(files) == 0 {
+		return nil, nil, fmt.Errorf("ingest: no files under %s", input)
+	}
+	images, dead := ingest.FromListing(input, files)
+	return images, dead, nil
+}

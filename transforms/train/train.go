@@ -1,0 +1,231 @@
+// Package train is the Beam wrapper of the similarity learners in
+// learners/: it joins triplet ids with bags of words into per-triplet
+// features and runs a learner over them in triplet order.
+package train
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+
+	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/learners"
+	"github.com/bowline/bowline/learners/solis"
+	"github.com/bowline/bowline/transforms/sparse"
+)
+
+func init() {
+	for _, t := range []any{
+		(*sparse.Vector)(nil), (*partial)(nil), (*Feature)(nil), (*Model)(nil), (*fillFn)(nil), (*finishFn)(nil), (*trainFn)(nil),
+	} {
+		beam.RegisterType(reflect.TypeOf(t).Elem())
+	}
+	beam.RegisterFunction(keyBoWFn)
+	beam.RegisterFunction(keyQueryFn)
+	beam.RegisterFunction(oneKeyFn)
+	beam.RegisterFunction(modelRowsFn)
+}
+
+// Feature is the learner's view of a triplet: u = x ⊙ (x+ − x−).
+type Feature struct {
+	Seq int64
+	U   sparse.Vector
+}
+
+// Model is a learned diagonal similarity. Weights has one entry per visual
+// word; nil means every weight is one, which makes the similarity the plain
+// TF-IDF cosine (the baseline the learners are compared with).
+type Model struct {
+	Learner string
+	// Params is the learner's hyper-parameters as JSON.
+	Params   string
+	Weights  []float32
+	Triplets int64
+	// MeanLoss is the mean hinge loss suffered over the pass; Violations
+	// counts the triplets with a positive loss.
+	MeanLoss   float64
+	Violations int64
+	Seconds    float64
+}
+
+// partial is a triplet on its way through the join: X and P are filled as
+// the query's and the positive's bags of words are met.
+type partial struct {
+	T    formats.Triplet
+	X, P sparse.Vector
+}
+
+// Features joins triplets (PCollection<formats.Triplet>) with bags of words
+// (PCollection<formats.BoW>) and returns PCollection<Feature>. The join is
+// three co-groupings by image id — query, then positive, then negative — so
+// no worker ever holds more than one image's bag and the triplets that name
+// it. Triplets that name an image without a bag are dropped and counted.
+func Features(s beam.Scope, triplets, bows beam.PCollection) beam.PCollection {
+	s = s.Scope("train.Features")
+	keyed := beam.ParDo(s, keyBoWFn, bows)
+	p := beam.ParDo(s, keyQueryFn, triplets)
+	for _, role := range []string{"query", "positive"} {
+		rs := s.Scope(role)
+		p = beam.ParDo(rs, &fillFn{Role: role}, beam.CoGroupByKey(rs, keyed, p))
+	}
+	ns := s.Scope("negative")
+	return beam.ParDo(ns, &finishFn{}, beam.CoGroupByKey(ns, keyed, p))
+}
+
+func keyBoWFn(b formats.BoW) (string, sparse.Vector) {
+	return b.ImageID, sparse.Vector{Idx: b.WordIDs, Val: b.Weights}
+}
+
+func keyQueryFn(t formats.Triplet) (string, partial) { return t.Query, partial{T: t} }
+
+// fillFn fills the query's or the positive's bag of words into each triplet
+// keyed by that image, and re-keys the triplet by the image of the next
+// role.
+type fillFn struct {
+	Role string
+
+	missing beam.Counter
+}
+
+func (f *fillFn) Setup() { f.missing = beam.NewCounter("train", "triplets_without_bow") }
+
+func (f *fillFn) ProcessElement(ctx context.Context, id string, bows func(*sparse.Vector) bool, parts func(*partial) bool, emit func(string, partial)) {
+	var v sparse.Vector
+	found := bows(&v)
+	var p partial
+	for parts(&p) {
+		if !found {
+			drop(ctx, f.missing, p.T, f.Role, id)
+		} else if f.Role == "query" {
+			p.X = v
+			emit(p.T.Positive, p)
+		} else {
+			p.P = v
+			emit(p.T.Negative, p)
+		}
+		p = partial{}
+	}
+}
+
+// finishFn meets each triplet with its negative's bag of words and emits
+// the finished Feature.
+type finishFn struct {
+	u       sparse.Vector
+	missing beam.Counter
+}
+
+func (f *finishFn) Setup() { f.missing = beam.NewCounter("train", "triplets_without_bow") }
+
+func (f *finishFn) ProcessElement(ctx context.Context, id string, bows func(*sparse.Vector) bool, parts func(*partial) bool, emit func(Feature)) {
+	var v sparse.Vector
+	found := bows(&v)
+	var p partial
+	for parts(&p) {
+		if !found {
+			drop(ctx, f.missing, p.T, "negative", id)
+			continue
+		}
+		f.u = sparse.TripletFeature(f.u, p.X, p.P, v)
+		emit(Feature{Seq: p.T.Seq, U: sparse.Vector{
+			Idx: append([]uint32(nil), f.u.Idx...),
+			Val: append([]float32(nil), f.u.Val...),
+		}})
+		p = partial{}
+	}
+}
+
+func drop(ctx context.Context, c beam.Counter, t formats.Triplet, role, id string) {
+	c.Inc(ctx, 1)
+	log.Warnf(ctx, "train: triplet %d: %s %s has no bag of words; dropped", t.Seq, role, id)
+}
+
+// ADA trains SOLIS-ADA over features (PCollection<Feature>) for a vocabulary
+// of dim words, in one pass in Seq order, and returns a single-element
+// PCollection<Model>. The learner is sequential: all features meet on one
+// worker (O(nnz) memory per triplet) and are sorted, so the model does not
+// depend on how the runner split the work.
+func ADA(s beam.Scope, features beam.PCollection, dim int, p solis.ADAParams) beam.PCollection {
+	s = s.Scope("train.ADA")
+	grouped := beam.GroupByKey(s, beam.ParDo(s, oneKeyFn, features))
+	return beam.ParDo(s, &trainFn{Dim: dim, ADA: p}, grouped)
+}
+
+func oneKeyFn(f Feature) (int, Feature) { return 0, f }
+
+type trainFn struct {
+	Dim int
+	ADA solis.ADAParams
+}
+
+func (f *trainFn) ProcessElement(ctx context.Context, _ int, iter func(*Feature) bool) (Model, error) {
+	var feats []Feature
+	var ft Feature
+	for iter(&ft) {
+		feats = append(feats, ft)
+		ft = Feature{}
+	}
+	sort.Slice(feats, func(i, j int) bool { return feats[i].Seq < feats[j].Seq })
+	l, err := solis.NewADA(f.Dim, f.ADA)
+	if err != nil {
+		return Model{}, fmt.Errorf("train: %w", err)
+	}
+	m, err := Run(l, feats)
+	if err != nil {
+		return Model{}, err
+	}
+	log.Infof(ctx, "train: %s over %d triplets in %.2fs: mean loss %.4f, %d violations, sparsity %.3f",
+		m.Learner, m.Triplets, m.Seconds, m.MeanLoss, m.Violations, learners.Sparsity(m.Weights))
+	return m, nil
+}
+
+// Run feeds feats to l in order and returns the model it learned.
+func Run(l learners.Online, feats []Feature) (Model, error) {
+	params, err := json.Marshal(l.Params())
+	if err != nil {
+		return Model{}, fmt.Errorf("train: %s params: %w", l.Name(), err)
+	}
+	start := time.Now()
+	var loss float64
+	var viol int64
+	for _, ft := range feats {
+		if err := ft.U.Validate(l.Dim()); err != nil {
+			return Model{}, fmt.Errorf("train: triplet %d: %w", ft.Seq, err)
+		}
+		if ls := l.Update(ft.U); ls > 0 {
+			loss += ls
+			viol++
+		}
+	}
+	m := Model{
+		Learner:    l.Name(),
+		Params:     string(params),
+		Weights:    l.Weights(nil),
+		Triplets:   int64(len(feats)),
+		Violations: viol,
+		Seconds:    time.Since(start).Seconds(),
+	}
+	if len(feats) > 0 {
+		m.MeanLoss = loss / float64(len(feats))
+	}
+	return m, nil
+}
+
+// ModelRows flattens models (PCollection<Model>) into their Parquet rows,
+// one per non-zero weight.
+func ModelRows(s beam.Scope, models beam.PCollection) beam.PCollection {
+	return beam.ParDo(s.Scope("train.ModelRows"), modelRowsFn, models)
+}
+
+func modelRowsFn(m Model, emit func(formats.ModelWeight)) {
+	for i, w := range m.Weights {
+		if w != 0 {
+			emit(formats.ModelWeight{Learner: m.Learner, Params: m.Params, WordID: uint32(i), Weight: w})
+		}
+	}
+}
