@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
-	"github.com/bowline/bowline/formats/internal/gcstest"
+	"github.com/bowline/bowline/formats/gcstest"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 )

@@ -16,7 +16,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/bowline/bowline/formats"
-	"github.com/bowline/bowline/formats/internal/gcstest"
+	"github.com/bowline/bowline/formats/gcstest"
 	"github.com/bowline/bowline/formats/parquetio"
 )
 
