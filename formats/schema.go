@@ -132,6 +132,7 @@ type ReportRow struct {
 	// zero weight have none.
 	IndexPostings int64   `parquet:"index_postings"`
 	IndexSeconds  float64 `parquet:"index_seconds"`
-	// QuerySeconds is the time to answer all Queries.
+	// QuerySeconds is the time to answer all Queries one after another:
+	// the sum of per-query search times, whatever the number of cores.
 	QuerySeconds float64 `parquet:"query_seconds"`
 }

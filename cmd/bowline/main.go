@@ -42,7 +42,7 @@ func main() {
 	flag.Float64Var(&c.ADA.Eta, "ada_eta", c.ADA.Eta, "SOLIS-ADA learning rate η")
 	flag.Float64Var(&c.ADA.Lambda, "ada_lambda", c.ADA.Lambda, "SOLIS-ADA L1 strength λ")
 	flag.Float64Var(&c.ADA.Delta, "ada_delta", c.ADA.Delta, "SOLIS-ADA δ in H = δI + diag(G)^½")
-	flag.IntVar(&c.Eval.MaxQueries, "eval_queries", c.Eval.MaxQueries, "evaluate with at most this many queries (0: every labelled image)")
+	flag.IntVar(&c.Eval.MaxQueries, "eval_queries", c.Eval.MaxQueries, "evaluate with at most this many queries, a fixed hash-chosen subset (0: every labelled image)")
 	seed := flag.Uint64("seed", 1, "seed for sampling, k-means and triplets")
 	flag.Parse()
 	beam.Init()

@@ -69,7 +69,7 @@ func DefaultConfig() Config {
 		// in mAP. λ's scale follows that of the average gradient, which
 		// shrinks as the vocabulary grows: larger vocabularies want smaller λ.
 		ADA: solis.ADAParams{Eta: 10, Lambda: 1e-5, Delta: 1e-8},
-		Eval:     evaluatebeam.Options{Seed: 1},
+		Eval:     evaluatebeam.Options{MaxQueries: 10_000, Seed: 1},
 	}
 }
 

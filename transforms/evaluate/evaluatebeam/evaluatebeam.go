@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"hash/fnv"
 	"reflect"
+	"runtime"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -29,7 +32,9 @@ func init() {
 
 // Options configures the evaluation.
 type Options struct {
-	// MaxQueries caps the number of queries (0: every labelled image). The
+	// MaxQueries caps the number of queries (0: every labelled image). Each
+	// query ranks the whole collection, so at a million images a full
+	// evaluation would take a million full rankings: cap it there. The
 	// queries kept are those with the smallest hash of (seed, id), so the
 	// same subset is used for every model and every re-run.
 	MaxQueries int
@@ -94,36 +99,66 @@ func Run(docs []formats.BoW, m train.Model, opt Options) (formats.ReportRow, err
 	row.IndexPostings = int64(ix.NNZ())
 
 	queries := selectQueries(docs, labelCount, opt)
-	start = time.Now()
-	srch := ix.NewSearcher()
-	var sum evaluate.Summary
-	rel := make([]bool, 0, len(docs))
-	gains := make([]float64, 0, len(docs))
-	for _, qi := range queries {
-		q := docs[qi]
-		hits := srch.Search(vecs[qi], ix.Docs(), qi)
-		rel, gains = rel[:0], gains[:0]
-		for _, h := range hits {
-			r := docs[h.Doc].Label == q.Label
-			rel = append(rel, r)
-			g := 0.0
-			if r {
-				g = 1
+	per := make([]queryScore, len(queries))
+	// Queries are independent: spread them over every core, one searcher
+	// each, and sum in query order so the means do not depend on timing.
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			srch := ix.NewSearcher()
+			var rel []bool
+			var gains, ideal []float64
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(queries) {
+					return
+				}
+				qi := queries[i]
+				start := time.Now()
+				hits := srch.Search(vecs[qi], ix.Docs(), qi)
+				per[i].seconds = time.Since(start).Seconds()
+				rel, gains = rel[:0], gains[:0]
+				for _, h := range hits {
+					r := docs[h.Doc].Label == docs[qi].Label
+					rel = append(rel, r)
+					gains = append(gains, b2f(r))
+				}
+				total := labelCount[docs[qi].Label] - 1
+				ideal = ideal[:0]
+				for range total {
+					ideal = append(ideal, 1)
+				}
+				per[i].ap = evaluate.AveragePrecision(rel, total)
+				per[i].p10 = evaluate.PrecisionAt(rel, 10)
+				per[i].ndcg10 = evaluate.NDCGAt(gains, ideal, 10)
 			}
-			gains = append(gains, g)
-		}
-		total := labelCount[q.Label] - 1
-		ideal := make([]float64, total)
-		for i := range ideal {
-			ideal[i] = 1
-		}
-		sum.Add(evaluate.AveragePrecision(rel, total), evaluate.PrecisionAt(rel, 10), evaluate.NDCGAt(gains, ideal, 10))
+		}()
 	}
-	row.QuerySeconds = time.Since(start).Seconds()
+	wg.Wait()
+	var sum evaluate.Summary
+	for _, q := range per {
+		sum.Add(q.ap, q.p10, q.ndcg10)
+		row.QuerySeconds += q.seconds
+	}
 	mean := sum.Mean()
 	row.Queries = int64(mean.Queries)
 	row.MAP, row.PrecisionAt10, row.NDCGAt10 = mean.MAP, mean.PrecisionAt10, mean.NDCGAt10
 	return row, nil
+}
+
+// queryScore is one query's metrics and the time its search took.
+type queryScore struct {
+	ap, p10, ndcg10, seconds float64
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // selectQueries selects the query docs: labelled, with at least one other relevant doc,

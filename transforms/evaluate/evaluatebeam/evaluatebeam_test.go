@@ -1,0 +1,74 @@
+package evaluatebeam
+
+import (
+	"math"
+	"runtime"
+	"testing"
+
+	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/transforms/train"
+)
+
+// Four images over three words; under unit weights the scores are dot
+// products. Worked by hand (relevant = same label, the query excluded):
+//
+//	a (x): b 0.6, c 0.48, d 0     → b✓ c✗ d✓  AP = (1/1 + 2/3)/2
+//	b (x): c 0.8, a 0.6, d 0      → c✗ a✓ d✓  AP = (1/2 + 2/3)/2
+//	c (y): no other y             → not a query
+//	d (x): c 0.48, a 0, b 0       → c✗ a✓ b✓  AP = (1/2 + 2/3)/2 (ties by ordinal)
+func docs() []formats.BoW {
+	return []formats.BoW{
+		{ImageID: "a", Label: "x", WordIDs: []uint32{0}, Weights: []float32{1}},
+		{ImageID: "b", Label: "x", WordIDs: []uint32{0, 1}, Weights: []float32{0.6, 0.8}},
+		{ImageID: "c", Label: "y", WordIDs: []uint32{0, 1, 2}, Weights: []float32{0.48, 0.64, 0.6}},
+		{ImageID: "d", Label: "x", WordIDs: []uint32{2}, Weights: []float32{0.8}},
+	}
+}
+
+func TestRunHandComputed(t *testing.T) {
+	want := ((1+2.0/3)/2 + (1.0/2+2.0/3)/2 + (1.0/2+2.0/3)/2) / 3
+	for _, procs := range []int{1, 4} {
+		old := runtime.GOMAXPROCS(procs)
+		row, err := Run(docs(), train.Model{Learner: "tfidf"}, Options{})
+		runtime.GOMAXPROCS(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if row.Queries != 3 {
+			t.Fatalf("queries = %d, want 3 (c has no other relevant image)", row.Queries)
+		}
+		if math.Abs(row.MAP-want) > 1e-12 {
+			t.Errorf("GOMAXPROCS=%d: mAP = %v, want %v", procs, row.MAP, want)
+		}
+		if row.IndexPostings != 7 || row.Vocabulary != 3 {
+			t.Errorf("postings %d vocabulary %d, want 7 and 3", row.IndexPostings, row.Vocabulary)
+		}
+	}
+}
+
+func TestRunWeightsDropWords(t *testing.T) {
+	// Weight 0 on word 0 removes its three postings and zeroes a third of
+	// the weights.
+	row, err := Run(docs(), train.Model{Learner: "m", Weights: []float32{0, 1, 1}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row.IndexPostings != 4 || math.Abs(row.Sparsity-1.0/3) > 1e-12 {
+		t.Errorf("postings %d sparsity %v, want 4 and 1/3", row.IndexPostings, row.Sparsity)
+	}
+}
+
+func TestSelectQueriesCap(t *testing.T) {
+	d := docs()
+	counts := map[string]int{"x": 3, "y": 1}
+	a := selectQueries(d, counts, Options{MaxQueries: 2, Seed: 1})
+	b := selectQueries(d, counts, Options{MaxQueries: 2, Seed: 1})
+	if len(a) != 2 || a[0] != b[0] || a[1] != b[1] {
+		t.Fatalf("capped queries %v and %v: want the same two", a, b)
+	}
+	for _, q := range a {
+		if d[q].Label != "x" {
+			t.Errorf("query %s has no other relevant image", d[q].ImageID)
+		}
+	}
+}
