@@ -68,8 +68,8 @@ func DefaultConfig() Config {
 		// best on both, and λ=1e-5 zeroes 10–40% of the words at no cost
 		// in mAP. λ's scale follows that of the average gradient, which
 		// shrinks as the vocabulary grows: larger vocabularies want smaller λ.
-		ADA: solis.ADAParams{Eta: 10, Lambda: 1e-5, Delta: 1e-8},
-		Eval:     evaluatebeam.Options{MaxQueries: 10_000, Seed: 1},
+		ADA:  solis.ADAParams{Eta: 10, Lambda: 1e-5, Delta: 1e-8},
+		Eval: evaluatebeam.Options{MaxQueries: 10_000, Seed: 1},
 	}
 }
 
