@@ -193,15 +193,31 @@ func TestRerunIsIdentical(t *testing.T) {
 	}
 }
 
-// TestGCSOutput runs the job with its output in a bucket on a GCS emulator.
-func TestGCSOutput(t *testing.T) {
+// TestGCS runs the job with its input (labels CSV and images) and its
+// output in a bucket on a GCS emulator.
+func TestGCS(t *testing.T) {
 	ctx := context.Background()
 	gcstest.Start(t, "bowline-test")
+	root := filepath.Dir(shapes)
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		return formats.WriteBytes(ctx, "gs://bowline-test/shapes/"+filepath.ToSlash(rel), data)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := "gs://bowline-test/run"
-	c := testConfig(shapes, out)
+	c := testConfig("gs://bowline-test/shapes/labels.csv", out)
 	c.Vocab.K = 100
 	r := run(t, c)
-	if _, ok := r.Method("solis-ada"); !ok || r.Counts.Images != 96 {
+	if _, ok := r.Method("solis-ada"); !ok || r.Counts.Images != 96 || r.Counts.DeadLetters != 0 {
 		t.Fatalf("report = %+v", r)
 	}
 	bows, err := formats.ReadAll[formats.BoW](ctx, out+"/bow-*.parquet")
