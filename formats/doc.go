@@ -52,8 +52,9 @@
 // report-*.parquet (ReportRow): one row per (method, relevance level).
 // Columns: method, relevance (string), queries (int64), map,
 // precision_at_10, ndcg_at_10, sparsity (double), vocabulary (int64),
-// train_seconds, query_seconds (double). The same report is also written as
-// report.json and report.html with WriteBytes.
+// train_seconds (double), index_postings (int64), index_seconds,
+// query_seconds (double; the sum of per-query search times). The same report
+// is also written as report.json and report.html with WriteBytes.
 //
 // # Encoding
 //
