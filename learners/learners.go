@@ -14,6 +14,16 @@
 //
 // and the hinge loss L = max(0, 1 − w·u). Callers build u once per triplet
 // with sparse.TripletFeature and hand it to Update.
+//
+// Learners that can be trained in shards implement Stateful: their State
+// is plain data that Average combines and SetState restores (ALGORITHMS.md,
+// "Sharded training with parameter averaging"). The packages that implement
+// learners register them by name, so that New can make one from a flag:
+//
+//	import _ "github.com/bowline/bowline/learners/solis" // solis-tg, solis-da, solis-afb, solis-ada
+//	import _ "github.com/bowline/bowline/learners/oasis" // oasis-diag
+//
+//	l, err := learners.New("solis-afb", dim, map[string]float64{"lambda": 1e-5})
 package learners
 
 import "github.com/bowline/bowline/transforms/sparse"

@@ -35,18 +35,11 @@ func DefaultADAParams() ADAParams {
 // Validate reports every parameter out of range: Eta must be finite and
 // > 0; Lambda and Delta must be finite and ≥ 0. NaN is always an error.
 func (p ADAParams) Validate() error {
-	var errs []error
-	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-	if !finite(p.Eta) || p.Eta <= 0 {
-		errs = append(errs, fmt.Errorf("solis: ADA learning rate Eta must be finite and > 0, got %v", p.Eta))
-	}
-	if !finite(p.Lambda) || p.Lambda < 0 {
-		errs = append(errs, fmt.Errorf("solis: ADA regularisation Lambda must be finite and >= 0, got %v", p.Lambda))
-	}
-	if !finite(p.Delta) || p.Delta < 0 {
-		errs = append(errs, fmt.Errorf("solis: ADA Delta must be finite and >= 0, got %v", p.Delta))
-	}
-	return errors.Join(errs...)
+	return errors.Join(
+		positive("ADA", "learning rate Eta", p.Eta),
+		nonNegative("ADA", "regularisation Lambda", p.Lambda),
+		nonNegative("ADA", "Delta", p.Delta),
+	)
 }
 
 // adaCell is the state of one coordinate. s and G sit side by side so that
@@ -57,7 +50,7 @@ type adaCell struct {
 
 // ADA is SOLIS-ADA, the sparse online learner by adaptive regularized dual
 // averaging (package doc). It stores only (s, G, t) and materialises weights
-// on demand. It implements learners.Online; it is not safe for concurrent
+// on demand. It implements learners.Stateful; it is not safe for concurrent
 // use.
 type ADA struct {
 	p     ADAParams
@@ -66,7 +59,7 @@ type ADA struct {
 	touch uint64    // sink for Update's prefetching loads
 }
 
-var _ learners.Online = (*ADA)(nil)
+var _ learners.Stateful = (*ADA)(nil)
 
 // NewADA returns a SOLIS-ADA learner over dim coordinates with w = 0.
 func NewADA(dim int, p ADAParams) (*ADA, error) {
@@ -220,59 +213,48 @@ func (a *ADA) Weights(dst []float32) []float32 {
 	return dst
 }
 
-// ADAState is everything that defines SOLIS-ADA's weights besides the
-// hyper-parameters: the step count T and, per coordinate, the running
-// subgradient sum S_i = Σ g_τ,i and squared sum G_i = Σ g_τ,i². A sharded
-// trainer averages and broadcasts it.
-type ADAState struct {
-	T    int64
-	S, G []float64
-}
-
-// State returns a copy of the learner's state: later Updates do not change
-// it, and changing it does not change the learner. (The learner stores S and
-// G interleaved, so a view is not possible.) It costs O(Dim()) time and
-// allocates 16·Dim() bytes.
-func (a *ADA) State() ADAState {
-	st := ADAState{T: a.t, S: make([]float64, len(a.cells)), G: make([]float64, len(a.cells))}
+// State returns the model (learners.State) with Steps = t and
+//
+//	Vectors[0] = s, the running subgradient sums s_i = Σ g_τ,i,
+//	Vectors[1] = G, the running squared sums G_i = Σ g_τ,i²;
+//
+// the weights are a function of the three. It does not change the learner.
+// (The learner stores s and G interleaved, so the vectors are copies.)
+func (a *ADA) State() learners.State {
+	s, g := make([]float64, len(a.cells)), make([]float64, len(a.cells))
 	for i, c := range a.cells {
-		st.S[i], st.G[i] = c.s, c.g
+		s[i], g[i] = c.s, c.g
 	}
-	return st
+	return learners.State{Learner: a.Name(), Steps: a.t, Vectors: [][]float64{s, g}}
 }
 
-// SetState replaces the learner's state by a copy of st; the
+// SetState replaces the model by st, laid out as State describes; the
 // hyper-parameters stay. It returns an error, leaving the learner as it was,
-// if len(st.S) or len(st.G) differs from Dim(), T < 0, an S_i is not finite,
-// a G_i is negative or not finite, or some S_i ≠ 0 while T = 0 (ḡ = S/T
-// would be undefined) or G_i = 0 (no state reached by Updates, or by
-// averaging such states, has that).
-func (a *ADA) SetState(st ADAState) error {
+// if st is not of "solis-ada", the vectors are not two of length Dim(), a
+// value is not finite, a G_i is negative, or some s_i ≠ 0 while Steps = 0
+// (ḡ = s/t would be undefined) or G_i = 0 (no state reached by Updates, or
+// by averaging such states, has that).
+func (a *ADA) SetState(st learners.State) error {
 	n := len(a.cells)
-	if len(st.S) != n || len(st.G) != n {
-		return fmt.Errorf("solis: ADA.SetState: state has %d sums and %d squared sums, learner has dimension %d", len(st.S), len(st.G), n)
+	if err := learners.CheckState(st, a.Name(), n, n); err != nil {
+		return err
 	}
-	if st.T < 0 {
-		return fmt.Errorf("solis: ADA.SetState: negative step count %d", st.T)
-	}
+	ss, gs := st.Vectors[0], st.Vectors[1]
 	for i := range n {
-		s, g := st.S[i], st.G[i]
-		if math.IsNaN(s) || math.IsInf(s, 0) {
-			return fmt.Errorf("solis: ADA.SetState: S[%d] = %v is not finite", i, s)
+		s, g := ss[i], gs[i]
+		if g < 0 {
+			return fmt.Errorf("solis-ada: SetState: G[%d] = %v is negative", i, g)
 		}
-		if math.IsNaN(g) || math.IsInf(g, 0) || g < 0 {
-			return fmt.Errorf("solis: ADA.SetState: G[%d] = %v is not finite and >= 0", i, g)
-		}
-		if st.T == 0 && s != 0 {
-			return fmt.Errorf("solis: ADA.SetState: S[%d] = %v with step count 0", i, s)
+		if st.Steps == 0 && s != 0 {
+			return fmt.Errorf("solis-ada: SetState: s[%d] = %v with step count 0", i, s)
 		}
 		if g == 0 && s != 0 {
-			return fmt.Errorf("solis: ADA.SetState: S[%d] = %v with G[%d] = 0", i, s, i)
+			return fmt.Errorf("solis-ada: SetState: s[%d] = %v with G[%d] = 0", i, s, i)
 		}
 	}
-	a.t = st.T
+	a.t = st.Steps
 	for i := range a.cells {
-		a.cells[i] = adaCell{s: st.S[i], g: st.G[i]}
+		a.cells[i] = adaCell{s: ss[i], g: gs[i] + 0} // −0 + 0 = +0, which adaWeight's G = 0 test needs
 	}
 	return nil
 }

@@ -1,8 +1,15 @@
 // Package solis implements the SOLIS learners (Sparse Online Learning of
 // Image Similarity, Gao et al.; seeds/SOLIS-…), which learn a sparse diagonal
 // bilinear similarity S_w(a,b) = Σ_i w_i a_i b_i over bag-of-words vectors
-// from triplets (x, x⁺, x⁻). Where the paper and the project's ALGORITHMS.md
-// differ, ALGORITHMS.md is followed and the code says so next to the formula.
+// from triplets (x, x⁺, x⁻): SOLIS-TG ([TG]), SOLIS-DA ([DA]), SOLIS-AFB
+// ([AFB]) and SOLIS-ADA ([ADA]). Where the paper and the project's
+// ALGORITHMS.md differ, ALGORITHMS.md is followed and the code says so next
+// to the formula.
+//
+// Every learner implements learners.Stateful and registers itself with
+// learners.New under its name ("solis-tg", "solis-da", "solis-afb",
+// "solis-ada") when the package is imported. Every Update costs O(nnz(u)),
+// never O(d) (ALGORITHMS.md, SOLIS 4), and does not allocate.
 //
 // # Common notation
 //
@@ -14,6 +21,66 @@
 // paper writes +u_t, which has the wrong sign):
 //
 //	g_t = −u_t  if L_t > 0,   g_t = 0  otherwise.
+//
+// Every learner starts from w_1 = 0.
+//
+// # SOLIS-TG (truncated gradient, paper §4.2, Algorithm 1)
+//
+// On a step with L_t > 0 every coordinate takes a gradient step and is
+// truncated towards 0 by α = ηλ (ALGORITHMS.md, SOLIS 3):
+//
+//	v = w − ηg_t,   w_i ← sign(v_i)·max(0, |v_i| − α)   for every i;
+//
+// a step with L_t = 0 changes nothing. For i ∉ supp(u_t) the step is the
+// truncation alone, and k truncations in a row are one of size kα (0 is a
+// fixed point). So TG counts the steps with L > 0, stores each w_i with the
+// count k_i it is up to date with, and when it next reads w_i — to compute a
+// loss, or to update it — first pays what is owed:
+//
+//	w_i ← sign(w_i)·max(0, |w_i| − (k − k_i)·α).
+//
+// # SOLIS-DA (regularized dual averaging, paper §4.3, Algorithm 2)
+//
+// With the running sum s_t = Σ_{τ≤t} g_τ and the average ḡ_t = s_t/t over
+// ALL t steps (ALGORITHMS.md, SOLIS 2; the paper's line 7 adds u on every
+// step), the weights are the closed form (16)
+//
+//	λ_t = λ + γρ/√t,
+//	w_t+1,i = 0                                  if |ḡ_t,i| ≤ λ_t,
+//	w_t+1,i = −(√t/γ)·(ḡ_t,i − λ_t·sign(ḡ_t,i))   otherwise,
+//
+// a pure function of (s_t, t): DA stores only s and t, and a step writes s on
+// supp(u_t) only. As for ADA below, t advances on every step, so every step
+// redefines w (Xiao's RDA); the paper's Algorithm 2 writes w only on steps
+// with L > 0.
+//
+// # SOLIS-AFB (adaptive FOBOS, paper §4.4, Algorithm 3)
+//
+// With G_t,i = Σ_{τ≤t} g_τ,i² and H_t,ii = δ + √G_t,i, a step with L_t > 0
+// sets, for every coordinate (ALGORITHMS.md, SOLIS 3),
+//
+//	v = w_i − (η/H_t,ii)·g_t,i,   w_i ← sign(v)·max(0, |v| − λη/H_t,ii),
+//
+// and a step with L_t = 0 changes nothing. For i ∉ supp(u_t), g_t,i = 0
+// leaves G_i, and so the shrink λη/H_ii, as they were: AFB owes and pays
+// shrinks as TG does, with a per-coordinate size that is constant between
+// two steps that touch the coordinate. λη/H_ii is evaluated as λ·(η/H_ii),
+// and η/H_ii is cached per coordinate. Where H_ii = 0 (δ = 0 and G_i = 0)
+// the formula reads 0/0; such a coordinate has never had a non-zero
+// subgradient, and its weight stays 0.
+//
+// The two families zero different words. TG and AFB keep w_i exactly 0
+// while every push |g_t,i| it gets is at most λ (TG: η|u_i| ≤ ηλ; AFB:
+// (η/H_ii)|g_t,i| ≤ λη/H_ii), but a word pushed harder keeps its last push
+// until enough shrinks have paid it off. DA and ADA keep w_i exactly 0 while
+// the average |ḡ_t,i| is at most λ (λ_t for DA), which zeroes words whose
+// pushes cancel out whatever their size.
+//
+// Paying k owed shrinks as one subtraction |w_i| − kα is exact in exact
+// arithmetic but rounds differently from k subtractions in a row: the lazy
+// TG and AFB agree with the dense loop to within a few ulps of |w|·k, not bit
+// for bit, when λ > 0 (TestLazyMatchesNaive states the bound it checks).
+// With λ = 0, and for DA and ADA, they agree bit for bit.
 //
 // # SOLIS-ADA (adaptive regularized dual averaging, paper §4.5, Algorithm 4)
 //
@@ -44,4 +111,18 @@
 // zero-loss step shrinks every |w_i| by ηλ/H_ii (clipped at 0); with λ = 0 it
 // changes nothing. The paper's Algorithm 4 writes w only on steps with L > 0,
 // so with λ > 0 its weights lag behind ours between two such steps.
+//
+// # Sharded training
+//
+// State exports, and SetState imports, what defines each learner's weights
+// (learners.State): DA the sums s; ADA s and G; TG the up-to-date w; AFB
+// the up-to-date w and G; each with the step count. learners.Average
+// averages them element-wise. TG and AFB also export each stored w_i with
+// the number of shrinks it is owed: when SetState is handed a state whose
+// stored values and owed counts reproduce its up-to-date weights exactly
+// (any state that State returned and Average did not mix with others), it
+// restores that representation rather than the paid-up weights, which would
+// round later shrinks differently. So State followed by SetState, and
+// sharded training with one shard and any number of rounds, continue bit for
+// bit as the learner would have (ALGORITHMS.md, "Sharded training").
 package solis

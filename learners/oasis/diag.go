@@ -1,0 +1,178 @@
+// Package oasis implements OASIS, the Online Algorithm for Scalable Image
+// Similarity (Chechik, Sharma, Shalit and Bengio; seeds/OASIS-…), which
+// learns a bilinear similarity S_W(a, b) = aᵀWb from triplets (x, x⁺, x⁻) by
+// passive-aggressive steps.
+//
+// With the hinge loss L = max(0, 1 − S_W(x, x⁺) + S_W(x, x⁻)), a step solves
+// Eq. (3),
+//
+//	W ← argmin ½‖W′ − W‖²_F + Cξ  s.t.  L_W′ ≤ ξ, ξ ≥ 0,
+//
+// whose solution is (ALGORITHMS.md, OASIS)
+//
+//	V = x(x⁺ − x⁻)ᵀ,   τ = min(C, L/‖V‖²_F),   W ← W + τV,
+//
+// from W₀ = I, and a step with L = 0 changes nothing.
+//
+// The package has two learners. [Diagonal] restricts W to diag(w) for
+// bag-of-words vectors of any dimension: V becomes diag(u) with
+// u = x ⊙ (x⁺ − x⁻), as the SOLIS paper compares against; it implements
+// learners.Stateful and registers with learners.New as "oasis-diag". [Full]
+// learns the whole d×d matrix for dense features of up to a few thousand
+// dimensions, with ‖V‖²_F = ‖x‖²‖x⁺ − x⁻‖², so that V is never formed.
+package oasis
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/bowline/bowline/learners"
+	"github.com/bowline/bowline/transforms/sparse"
+)
+
+// Params are OASIS's hyper-parameters.
+type Params struct {
+	// C (> 0) is the aggressiveness: it caps the step τ = min(C, L/‖V‖²_F),
+	// which binds when ‖V‖_F is small and the uncapped step would fit one
+	// triplet at any cost.
+	C float64
+}
+
+// DefaultParams returns C = 0.1, a usual passive-aggressive cap; the paper
+// picks C by cross-validation.
+func DefaultParams() Params { return Params{C: 0.1} }
+
+// Validate reports whether C is finite and > 0. NaN is an error.
+func (p Params) Validate() error {
+	if math.IsNaN(p.C) || math.IsInf(p.C, 0) || p.C <= 0 {
+		return fmt.Errorf("oasis: aggressiveness C must be finite and > 0, got %v", p.C)
+	}
+	return nil
+}
+
+// Diagonal is OASIS restricted to a diagonal W = diag(w), for sparse
+// bag-of-words vectors: with u = x ⊙ (x⁺ − x⁻),
+//
+//	L = max(0, 1 − w·u),   τ = min(C, L/‖u‖²),   w ← w + τu,   w₀ = 1.
+//
+// An Update costs O(nnz(u)); w is stored dense and is not sparse (w₀ = 1).
+// It implements learners.Stateful; it is not safe for concurrent use.
+type Diagonal struct {
+	p Params
+	t int64
+	w []float64
+}
+
+var _ learners.Stateful = (*Diagonal)(nil)
+
+// NewDiagonal returns a diagonal OASIS learner over dim coordinates with
+// w = 1, i.e. W₀ = I.
+func NewDiagonal(dim int, p Params) (*Diagonal, error) {
+	if dim <= 0 {
+		return nil, fmt.Errorf("oasis: dimension must be > 0, got %d", dim)
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	w := make([]float64, dim)
+	for i := range w {
+		w[i] = 1
+	}
+	return &Diagonal{p: p, w: w}, nil
+}
+
+// Name returns "oasis-diag".
+func (d *Diagonal) Name() string { return "oasis-diag" }
+
+// Dim returns the number of weights.
+func (d *Diagonal) Dim() int { return len(d.w) }
+
+// Steps returns the number of Updates so far (zero-loss steps included).
+func (d *Diagonal) Steps() int64 { return d.t }
+
+// Params returns "c".
+func (d *Diagonal) Params() map[string]float64 { return map[string]float64{"c": d.p.C} }
+
+// Update performs one passive-aggressive step on the triplet feature u and
+// returns the hinge loss max(0, 1 − w·u) suffered before it. It costs
+// O(nnz(u)) and does not allocate.
+//
+// u must satisfy u.Validate(Dim()); Update panics, as for a programmer
+// error, if len(u.Idx) ≠ len(u.Val) or an index is ≥ Dim(), before changing
+// any state. A u with ‖u‖ = 0 has loss 1 and changes nothing.
+func (d *Diagonal) Update(u sparse.Vector) float64 {
+	idx := u.Idx
+	if len(u.Val) != len(idx) {
+		panic(fmt.Sprintf("oasis: Diagonal.Update: %d indices but %d values", len(idx), len(u.Val)))
+	}
+	val := u.Val[:len(idx)]
+	w := d.w
+	n := uint64(len(w))
+	for _, i := range idx {
+		if uint64(i) >= n {
+			panic(fmt.Sprintf("oasis: Diagonal.Update: index %d out of range [0,%d)", i, n))
+		}
+	}
+	var dot, uu float64
+	for k, i := range idx {
+		v := float64(val[k])
+		dot += w[i] * v
+		uu += v * v
+	}
+	d.t++
+	loss := max(0, 1-dot)
+	if loss > 0 {
+		// ‖V‖²_F = ‖diag(u)‖²_F = ‖u‖². uu = 0 gives τ = C and a zero step.
+		tau := min(d.p.C, loss/uu)
+		for k, i := range idx {
+			w[i] += tau * float64(val[k])
+		}
+	}
+	return loss
+}
+
+// Weights writes w, rounded to float32, into dst (grown if its capacity is
+// short) and returns dst[:Dim()]. It costs O(Dim()).
+func (d *Diagonal) Weights(dst []float32) []float32 {
+	if cap(dst) < len(d.w) {
+		dst = make([]float32, len(d.w))
+	}
+	dst = dst[:len(d.w)]
+	for i, x := range d.w {
+		dst[i] = float32(x) + 0 // −0 + 0 = +0
+	}
+	return dst
+}
+
+// State returns the model (learners.State) with Steps = t and Vectors[0] =
+// w. It does not change the learner.
+func (d *Diagonal) State() learners.State {
+	return learners.State{Learner: d.Name(), Steps: d.t, Vectors: [][]float64{append([]float64(nil), d.w...)}}
+}
+
+// SetState replaces the model by st, laid out as State describes; C stays.
+// It returns an error, leaving the learner as it was, if st is not of
+// "oasis-diag", Vectors is not one vector of length Dim(), or a value is not
+// finite.
+func (d *Diagonal) SetState(st learners.State) error {
+	if err := learners.CheckState(st, d.Name(), len(d.w)); err != nil {
+		return err
+	}
+	d.t = st.Steps
+	copy(d.w, st.Vectors[0])
+	return nil
+}
+
+func init() {
+	learners.Register("oasis-diag", func(dim int, params map[string]float64) (learners.Stateful, error) {
+		p := DefaultParams()
+		if err := learners.AssignParams(map[string]*float64{"c": &p.C}, params); err != nil {
+			return nil, fmt.Errorf("oasis-diag: %w", err)
+		}
+		d, err := NewDiagonal(dim, p)
+		if err != nil {
+			return nil, err
+		}
+		return d, nil
+	})
+}

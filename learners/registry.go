@@ -1,0 +1,105 @@
+package learners
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// A Factory makes a learner of one algorithm over dim coordinates. params
+// holds hyper-parameters by the names the learner's Params method uses;
+// a missing name takes the algorithm's default and an unknown name is an
+// error, so that a misspelt flag does not silently keep a default.
+type Factory func(dim int, params map[string]float64) (Stateful, error)
+
+var registry struct {
+	sync.RWMutex
+	m map[string]Factory
+}
+
+// Register makes a learner available to New under name. The packages that
+// implement learners call it from their init functions, as image formats
+// and database drivers register themselves, because package learners
+// cannot import them (they import it). A program therefore links in the
+// learners it wants to pick by name, e.g. with
+//
+//	import _ "github.com/bowline/bowline/learners/oasis"
+//
+// Register panics, as for a programmer error, if name is empty, f is nil,
+// or name is already registered.
+func Register(name string, f Factory) {
+	if name == "" || f == nil {
+		panic("learners: Register with an empty name or a nil Factory")
+	}
+	registry.Lock()
+	defer registry.Unlock()
+	if _, dup := registry.m[name]; dup {
+		panic(fmt.Sprintf("learners: Register called twice for %q", name))
+	}
+	if registry.m == nil {
+		registry.m = make(map[string]Factory)
+	}
+	registry.m[name] = f
+}
+
+// New returns a new learner of the algorithm registered under name, over
+// dim coordinates, with the hyper-parameters params (see Factory).
+// New(l.Name(), l.Dim(), l.Params()) makes a learner like l before its
+// first Update.
+func New(name string, dim int, params map[string]float64) (Stateful, error) {
+	registry.RLock()
+	f, ok := registry.m[name]
+	registry.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("learners: unknown learner %q (registered: %s; is its package imported?)", name, strings.Join(Names(), ", "))
+	}
+	l, err := f(dim, params)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Names returns the names of the registered learners, sorted.
+func Names() []string {
+	registry.RLock()
+	defer registry.RUnlock()
+	names := make([]string, 0, len(registry.m))
+	for n := range registry.m {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// AssignParams stores params[name] into *fields[name] for every name in
+// params, and returns an error naming every name that fields lacks (sorted,
+// so the message does not depend on map order), in which case it stores
+// nothing. Factories apply their params over the defaults with it:
+//
+//	p := DefaultXParams()
+//	err := learners.AssignParams(map[string]*float64{"eta": &p.Eta}, params)
+//
+// It does not validate the values; the learner's constructor does.
+func AssignParams(fields map[string]*float64, params map[string]float64) error {
+	var unknown []string
+	for name := range params {
+		if _, ok := fields[name]; !ok {
+			unknown = append(unknown, fmt.Sprintf("%q", name))
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		known := make([]string, 0, len(fields))
+		for name := range fields {
+			known = append(known, name)
+		}
+		slices.Sort(known)
+		return fmt.Errorf("unknown parameter %s (want %s)", strings.Join(unknown, ", "), strings.Join(known, ", "))
+	}
+	for name, v := range params {
+		*fields[name] = v
+	}
+	return nil
+}

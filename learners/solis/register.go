@@ -1,0 +1,49 @@
+package solis
+
+import (
+	"fmt"
+
+	"github.com/bowline/bowline/learners"
+)
+
+// The four learners register with learners.New under their names, taking
+// their hyper-parameters by the names their Params methods return.
+func init() {
+	learners.Register("solis-tg", func(dim int, params map[string]float64) (learners.Stateful, error) {
+		p := DefaultTGParams()
+		if err := learners.AssignParams(map[string]*float64{"eta": &p.Eta, "lambda": &p.Lambda}, params); err != nil {
+			return nil, fmt.Errorf("solis-tg: %w", err)
+		}
+		return stateful(NewTG(dim, p))
+	})
+	learners.Register("solis-da", func(dim int, params map[string]float64) (learners.Stateful, error) {
+		p := DefaultDAParams()
+		if err := learners.AssignParams(map[string]*float64{"lambda": &p.Lambda, "gamma": &p.Gamma, "rho": &p.Rho}, params); err != nil {
+			return nil, fmt.Errorf("solis-da: %w", err)
+		}
+		return stateful(NewDA(dim, p))
+	})
+	learners.Register("solis-afb", func(dim int, params map[string]float64) (learners.Stateful, error) {
+		p := DefaultAFBParams()
+		if err := learners.AssignParams(map[string]*float64{"eta": &p.Eta, "lambda": &p.Lambda, "delta": &p.Delta}, params); err != nil {
+			return nil, fmt.Errorf("solis-afb: %w", err)
+		}
+		return stateful(NewAFB(dim, p))
+	})
+	learners.Register("solis-ada", func(dim int, params map[string]float64) (learners.Stateful, error) {
+		p := DefaultADAParams()
+		if err := learners.AssignParams(map[string]*float64{"eta": &p.Eta, "lambda": &p.Lambda, "delta": &p.Delta}, params); err != nil {
+			return nil, fmt.Errorf("solis-ada: %w", err)
+		}
+		return stateful(NewADA(dim, p))
+	})
+}
+
+// stateful converts a constructor's result, keeping a failed one a nil
+// interface rather than an interface holding a nil pointer.
+func stateful[L learners.Stateful](l L, err error) (learners.Stateful, error) {
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
