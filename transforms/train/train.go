@@ -1,6 +1,7 @@
 // Package train is the Beam wrapper of the similarity learners in
 // learners/: it joins triplet ids with bags of words into per-triplet
-// features and runs a learner over them in triplet order.
+// features and trains a learner over them in triplet order, sharded with
+// periodic parameter averaging (Sharded).
 package train
 
 import (
@@ -8,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"sort"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -16,19 +16,17 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/learners"
-	"github.com/bowline/bowline/learners/solis"
 	"github.com/bowline/bowline/transforms/sparse"
 )
 
 func init() {
 	for _, t := range []any{
-		(*sparse.Vector)(nil), (*partial)(nil), (*Feature)(nil), (*Model)(nil), (*fillFn)(nil), (*finishFn)(nil), (*trainFn)(nil),
+		(*sparse.Vector)(nil), (*partial)(nil), (*Feature)(nil), (*Model)(nil), (*fillFn)(nil), (*finishFn)(nil),
 	} {
 		beam.RegisterType(reflect.TypeOf(t).Elem())
 	}
 	beam.RegisterFunction(keyBoWFn)
 	beam.RegisterFunction(keyQueryFn)
-	beam.RegisterFunction(oneKeyFn)
 	beam.RegisterFunction(modelRowsFn)
 }
 
@@ -143,45 +141,6 @@ func (f *finishFn) ProcessElement(ctx context.Context, id string, bows func(*spa
 func drop(ctx context.Context, c beam.Counter, t formats.Triplet, role, id string) {
 	c.Inc(ctx, 1)
 	log.Warnf(ctx, "train: triplet %d: %s %s has no bag of words; dropped", t.Seq, role, id)
-}
-
-// ADA trains SOLIS-ADA over features (PCollection<Feature>) for a vocabulary
-// of dim words, in one pass in Seq order, and returns a single-element
-// PCollection<Model>. The learner is sequential: all features meet on one
-// worker (O(nnz) memory per triplet) and are sorted, so the model does not
-// depend on how the runner split the work.
-func ADA(s beam.Scope, features beam.PCollection, dim int, p solis.ADAParams) beam.PCollection {
-	s = s.Scope("train.ADA")
-	grouped := beam.GroupByKey(s, beam.ParDo(s, oneKeyFn, features))
-	return beam.ParDo(s, &trainFn{Dim: dim, ADA: p}, grouped)
-}
-
-func oneKeyFn(f Feature) (int, Feature) { return 0, f }
-
-type trainFn struct {
-	Dim int
-	ADA solis.ADAParams
-}
-
-func (f *trainFn) ProcessElement(ctx context.Context, _ int, iter func(*Feature) bool) (Model, error) {
-	var feats []Feature
-	var ft Feature
-	for iter(&ft) {
-		feats = append(feats, ft)
-		ft = Feature{}
-	}
-	sort.Slice(feats, func(i, j int) bool { return feats[i].Seq < feats[j].Seq })
-	l, err := solis.NewADA(f.Dim, f.ADA)
-	if err != nil {
-		return Model{}, fmt.Errorf("train: %w", err)
-	}
-	m, err := Run(l, feats)
-	if err != nil {
-		return Model{}, err
-	}
-	log.Infof(ctx, "train: %s over %d triplets in %.2fs: mean loss %.4f, %d violations, sparsity %.3f",
-		m.Learner, m.Triplets, m.Seconds, m.MeanLoss, m.Violations, learners.Sparsity(m.Weights))
-	return m, nil
 }
 
 // Run feeds feats to l in order and returns the model it learned.
