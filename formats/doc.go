@@ -21,8 +21,10 @@
 // features-*.parquet (Features): one row per image, holding all its SIFT
 // keypoints as parallel lists. Columns: image_id, label, width and height
 // (int32, pixels of the image the keypoints were found in), x, y, scale,
-// angle (list<float>; keypoint i is x[i], y[i], scale[i], angle[i]) and
-// descriptors (list<binary>, each DescriptorSize bytes).
+// angle (list<float>; keypoint i is x[i], y[i], scale[i], angle[i]),
+// descriptors (list<binary>, each DescriptorSize bytes), and the global
+// modalities colour (81), edge (37), gabor (120), lbp (59) and gist (512),
+// each a list<float>, empty unless the run extracted global features.
 //
 // codebook-*.parquet (Word): one row per visual word. Columns: word_id
 // (uint32), centroid (list<float>, DescriptorSize values).

@@ -36,7 +36,8 @@ type DeadLetter struct {
 // DescriptorSize is the length of a SIFT descriptor in bytes.
 const DescriptorSize = 128
 
-// Features is one row of features-*.parquet: the SIFT keypoints of one image.
+// Features is one row of features-*.parquet: the SIFT keypoints and the
+// global features of one image.
 // The i-th keypoint is (X[i], Y[i], Scale[i], Angle[i]) with descriptor
 // Descriptors[i] of DescriptorSize bytes.
 type Features struct {
@@ -54,6 +55,15 @@ type Features struct {
 	// Angle is the dominant orientation in radians, in [0, 2π).
 	Angle       []float32 `parquet:"angle,list"`
 	Descriptors [][]byte  `parquet:"descriptors,list"`
+
+	// The global features of the OMDML paper's section 5.3, one list per
+	// modality (see package transforms/global for their definitions);
+	// empty unless the run asked for them.
+	Colour []float32 `parquet:"colour,list"` // 81: HSV histogram and colour moments
+	Edge   []float32 `parquet:"edge,list"`   // 37: edge direction histogram
+	Gabor  []float32 `parquet:"gabor,list"`  // 120: Gabor texture statistics
+	LBP    []float32 `parquet:"lbp,list"`    // 59: uniform LBP(8,1) histogram
+	GIST   []float32 `parquet:"gist,list"`   // 512: GIST
 }
 
 // Word is one row of codebook-*.parquet: a visual word's centroid in

@@ -34,20 +34,28 @@ func main() {
 	flag.IntVar(&c.Vocab.K, "vocab", c.Vocab.K, "visual words in the vocabulary")
 	flag.IntVar(&c.Vocab.Sample, "vocab_sample", c.Vocab.Sample, "descriptors sampled to build the vocabulary")
 	flag.IntVar(&c.Vocab.MaxIter, "vocab_iter", c.Vocab.MaxIter, "maximum k-means iterations")
-	flag.IntVar(&c.SIFT.SIFT.MaxKeypoints, "max_keypoints", c.SIFT.SIFT.MaxKeypoints, "keep at most this many strongest keypoints per image (0: all)")
-	flag.IntVar(&c.SIFT.SIFT.MaxSide, "max_side", c.SIFT.SIFT.MaxSide, "downscale images whose longer side exceeds this (0: never)")
-	flag.BoolVar(&c.SIFT.SIFT.DoubleImage, "sift_double", c.SIFT.SIFT.DoubleImage, "upsample images ×2 before SIFT, as Lowe does")
-	flag.Int64Var(&c.SIFT.MaxPixels, "max_pixels", c.SIFT.MaxPixels, "refuse images with more pixels than this, before decoding")
+	flag.IntVar(&c.Describe.SIFT.MaxKeypoints, "max_keypoints", c.Describe.SIFT.MaxKeypoints, "keep at most this many strongest keypoints per image (0: all)")
+	flag.IntVar(&c.Describe.SIFT.MaxSide, "max_side", c.Describe.SIFT.MaxSide, "downscale images whose longer side exceeds this (0: never)")
+	flag.BoolVar(&c.Describe.SIFT.DoubleImage, "sift_double", c.Describe.SIFT.DoubleImage, "upsample images ×2 before SIFT, as Lowe does")
+	flag.BoolVar(&c.Describe.Global, "global", c.Describe.Global, "also extract the global features (colour, edge, Gabor, LBP, GIST) into the features files")
+	flag.Int64Var(&c.Describe.MaxPixels, "max_pixels", c.Describe.MaxPixels, "refuse images with more pixels than this, before decoding")
 	flag.IntVar(&c.Triplets.PerQuery, "triplets_per_query", c.Triplets.PerQuery, "training triplets sampled per labelled image")
-	flag.Float64Var(&c.ADA.Eta, "ada_eta", c.ADA.Eta, "SOLIS-ADA learning rate η")
-	flag.Float64Var(&c.ADA.Lambda, "ada_lambda", c.ADA.Lambda, "SOLIS-ADA L1 strength λ")
-	flag.Float64Var(&c.ADA.Delta, "ada_delta", c.ADA.Delta, "SOLIS-ADA δ in H = δI + diag(G)^½")
-	flag.IntVar(&c.Eval.MaxQueries, "eval_queries", c.Eval.MaxQueries, "evaluate with at most this many queries, a fixed hash-chosen subset (0: every labelled image)")
+	learnerList := flag.String("learners", strings.Join(c.Learning.Learners, ","), "similarity learners to train and compare with TF-IDF, comma-separated, or \"all\": "+strings.Join(bowline.ParseLearners("all"), ", "))
+	params := flag.String("learner_params", "", "hyper-parameters as learner.name=value,… (e.g. solis-ada.lambda=1e-5,solis-ada.eta=10); the rest keep the defaults")
+	flag.IntVar(&c.Learning.Shards, "train_shards", c.Learning.Shards, "shards each training round is split over")
+	flag.IntVar(&c.Learning.Rounds, "train_rounds", c.Learning.Rounds, "rounds of parameter averaging over one pass of the triplets")
+	flag.IntVar(&c.Learning.Eval.MaxQueries, "eval_queries", c.Learning.Eval.MaxQueries, "evaluate with at most this many queries, a fixed hash-chosen subset (0: every labelled image)")
 	seed := flag.Uint64("seed", 1, "seed for sampling, k-means and triplets")
 	flag.Parse()
 	beam.Init()
 
-	c.Vocab.Seed, c.Triplets.Seed, c.Eval.Seed = *seed, *seed, *seed
+	c.Vocab.Seed, c.Triplets.Seed, c.Learning.Eval.Seed = *seed, *seed, *seed
+	c.Learning.Learners = bowline.ParseLearners(*learnerList)
+	p, err := bowline.ParseParams(*params)
+	if err != nil {
+		fatal(err)
+	}
+	c.Learning.Params = p
 	if c.Output == "" {
 		dir, err := os.MkdirTemp("", "bowline-")
 		if err != nil {

@@ -1,6 +1,6 @@
 // Package bowline is the main job's pipeline graph: images → SIFT →
-// vocabulary → bags of words → triplets → SOLIS-ADA → inverted index →
-// evaluation report. Every stage writes its output as Parquet under one
+// vocabulary → bags of words → triplets → similarity learners (SOLIS-ADA by
+// default) → inverted index → evaluation report. Every stage writes its output as Parquet under one
 // output directory (local or gs://), and report.json is written last, so its
 // presence means the run completed.
 package bowline
@@ -17,16 +17,12 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/parquetio"
-	"github.com/bowline/bowline/learners/solis"
 	"github.com/bowline/bowline/transforms/bow/bowbeam"
-	"github.com/bowline/bowline/transforms/evaluate/evaluatebeam"
-	"github.com/bowline/bowline/transforms/index/indexbeam"
+	"github.com/bowline/bowline/transforms/describe"
 	"github.com/bowline/bowline/transforms/ingest"
 	"github.com/bowline/bowline/transforms/ingest/ingestbeam"
 	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
 	"github.com/bowline/bowline/transforms/report"
-	"github.com/bowline/bowline/transforms/sift/siftbeam"
-	"github.com/bowline/bowline/transforms/train"
 	"github.com/bowline/bowline/transforms/triplets"
 	"github.com/bowline/bowline/transforms/triplets/tripletsbeam"
 )
@@ -46,11 +42,10 @@ type Config struct {
 	Output string
 	// Shards is the number of files each large output is split into.
 	Shards   int
-	SIFT     siftbeam.Options
+	Describe describe.Options
 	Vocab    kmeansbeam.Options
 	Triplets triplets.Options
-	ADA      solis.ADAParams
-	Eval     evaluatebeam.Options
+	Learning Learning
 	// Flags records the command line for the report.
 	Flags map[string]string
 }
@@ -60,16 +55,10 @@ func DefaultConfig() Config {
 	return Config{
 		Columns:  ingest.DefaultColumns(),
 		Shards:   4,
-		SIFT:     siftbeam.DefaultOptions(),
+		Describe: describe.DefaultOptions(),
 		Vocab:    kmeansbeam.Options{K: 1000, Sample: 200_000, MaxIter: 25, Tol: 1e-4, Seed: 1},
 		Triplets: triplets.Options{PerQuery: 20, Seed: 1},
-		// Chosen by a sweep over η ∈ {1,10,100}, λ ∈ [0, 3e-4] on the
-		// shapes test set (200 words) and ETH-80 (1,000 words): η=10 fits
-		// best on both, and λ=1e-5 zeroes 10–40% of the words at no cost
-		// in mAP. λ's scale follows that of the average gradient, which
-		// shrinks as the vocabulary grows: larger vocabularies want smaller λ.
-		ADA:  solis.ADAParams{Eta: 10, Lambda: 1e-5, Delta: 1e-8},
-		Eval: evaluatebeam.Options{MaxQueries: 10_000, Seed: 1},
+		Learning: DefaultLearning(),
 	}
 }
 
@@ -87,13 +76,13 @@ func (c Config) Validate() error {
 	case c.Vocab.Sample < c.Vocab.K:
 		return fmt.Errorf("vocabulary sample (%d) must be at least the vocabulary size (%d)", c.Vocab.Sample, c.Vocab.K)
 	}
-	if err := c.SIFT.SIFT.Validate(); err != nil {
+	if err := c.Describe.Validate(); err != nil {
 		return err
 	}
 	if err := c.Triplets.Validate(); err != nil {
 		return err
 	}
-	return c.ADA.Validate()
+	return c.Learning.Validate(c.Vocab.K)
 }
 
 // ReportJSON and ReportHTML name the report files in the output directory.
@@ -115,7 +104,7 @@ func Build(s beam.Scope, c Config) error {
 	images, deadIngest := ingestbeam.Images(s, c.Input, c.Columns)
 	written = append(written, write("images", c.Shards, images))
 
-	features, deadSIFT := siftbeam.Extract(s, images, c.SIFT)
+	features, deadSIFT := describe.Extract(s, images, c.Describe)
 	dead := beam.Flatten(s, deadIngest, deadSIFT)
 	written = append(written, write("dead-letters", 1, dead), write("features", c.Shards, features))
 
@@ -128,19 +117,8 @@ func Build(s beam.Scope, c Config) error {
 	trips := tripletsbeam.Sample(s, bows, c.Triplets)
 	written = append(written, write("triplets", c.Shards, trips))
 
-	model := train.ADA(s, train.Features(s, trips, bows), c.Vocab.K, c.ADA)
-	written = append(written,
-		write("model-solis-ada", 1, train.ModelRows(s, model)),
-		write("index-solis-ada", c.Shards, indexbeam.Postings(s, bows, model)))
-
-	// Each model is evaluated in its own ParDo: Prism (v2.77.0) ran a ParDo
-	// whose main input was a Flatten of a Create and a computed collection
-	// before its side input was complete, and evaluated the baseline over no
-	// images at all.
-	baseline := beam.Create(s, train.Model{Learner: report.Baseline})
-	rows := beam.Flatten(s,
-		evaluatebeam.Evaluate(s, bows, baseline, c.Eval),
-		evaluatebeam.Evaluate(s, bows, model, c.Eval))
+	rows, learned := Learn(s, bows, trips, c.Vocab.K, c.Learning, c.Output, c.Shards)
+	written = append(written, learned...)
 	written = append(written, write("report", 1, rows))
 
 	side := []beam.Option{

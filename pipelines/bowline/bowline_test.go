@@ -29,6 +29,7 @@ func testConfig(input, output string) Config {
 	c.Input, c.Output = input, output
 	c.Shards = 2
 	c.Vocab.K = 200
+	c.Learning.Learners = []string{"solis-ada"}
 	return c
 }
 
@@ -94,7 +95,12 @@ func TestEndToEnd(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
-	r := run(t, testConfig(withCorruptImage(t, dir), out))
+	c := testConfig(withCorruptImage(t, dir), out)
+	c.Learning = DefaultLearning()
+	r := run(t, c)
+	if len(r.Methods) != 1+len(c.Learning.Learners) {
+		t.Errorf("report has %d methods, want TF-IDF and %d learners", len(r.Methods), len(c.Learning.Learners))
+	}
 
 	if r.Counts.Images != 97 || r.Counts.DeadLetters != 1 || r.Counts.Described != 96 {
 		t.Errorf("counts = %+v, want 97 images, 1 dead letter, 96 described", r.Counts)

@@ -1,7 +1,8 @@
-// Package siftbeam is the Beam wrapper of package sift: it reads and decodes
-// each image, extracts SIFT keypoints and descriptors, and turns every
-// failure into a dead letter.
-package siftbeam
+// Package describe is the Beam transform that turns images into features:
+// it reads and decodes each image once (package ingest), extracts its SIFT
+// keypoints (package sift) and, if asked, its global features (package
+// global), and turns every failure into a dead letter.
+package describe
 
 import (
 	"context"
@@ -16,45 +17,65 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/transforms/global"
 	"github.com/bowline/bowline/transforms/ingest"
 	"github.com/bowline/bowline/transforms/sift"
 )
 
 func init() {
 	beam.RegisterType(reflect.TypeOf((*batchKeyFn)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*extractFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*describeFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*formats.Features)(nil)).Elem())
 }
 
 // Options configures extraction.
 type Options struct {
 	SIFT sift.Options
+	// NoSIFT skips SIFT; Global adds the global features. At least one
+	// kind must be extracted.
+	NoSIFT, Global bool
 	// MaxPixels refuses images whose header declares more pixels, before
 	// decoding them (0: no limit).
 	MaxPixels int64
 	// Batches is the number of groups images are spread over. Each group is
-	// extracted by a pool of goroutines, one per CPU, so a runner that hands
+	// described by a pool of goroutines, one per CPU, so a runner that hands
 	// a worker one large bundle (Prism does) still uses every core.
 	Batches int
 }
 
-// DefaultOptions returns OpenCV-like SIFT settings, a 100-megapixel limit
-// and 64 batches.
+// DefaultOptions returns OpenCV-like SIFT settings on images of at most
+// 1,600 pixels a side, no global features, a 100-megapixel limit and 64
+// batches.
 func DefaultOptions() Options {
-	return Options{SIFT: sift.DefaultOptions(), MaxPixels: 100_000_000, Batches: 64}
+	o := Options{SIFT: sift.DefaultOptions(), MaxPixels: 100_000_000, Batches: 64}
+	// SIFT's scratch grows with the pixel count (about 70 MB at 640×480 with
+	// the input doubled) and web images come at any size: bound it.
+	o.SIFT.MaxSide = 1600
+	return o
 }
 
-// Extract reads every image, decodes it and extracts its SIFT features.
-// An image that cannot be read, decoded or described becomes a dead letter
-// with the reason; the others go on.
+// Validate reports options Extract cannot run with.
+func (o Options) Validate() error {
+	if o.NoSIFT && !o.Global {
+		return fmt.Errorf("describe: neither SIFT nor global features asked for")
+	}
+	if o.MaxPixels < 0 {
+		return fmt.Errorf("describe: negative pixel limit %d", o.MaxPixels)
+	}
+	return o.SIFT.Validate()
+}
+
+// Extract reads every image of images (PCollection<formats.Image>) and
+// returns its features (PCollection<formats.Features>); an image that
+// cannot be read, decoded or described becomes a dead letter
+// (PCollection<formats.DeadLetter>) with the reason, and the others go on.
 func Extract(s beam.Scope, images beam.PCollection, opt Options) (features, dead beam.PCollection) {
-	s = s.Scope("sift.Extract")
+	s = s.Scope("describe.Extract")
 	if opt.Batches <= 0 {
 		opt.Batches = 1
 	}
 	keyed := beam.ParDo(s, &batchKeyFn{Batches: opt.Batches}, images)
-	grouped := beam.GroupByKey(s, keyed)
-	return beam.ParDo2(s, &extractFn{Opt: opt}, grouped)
+	return beam.ParDo2(s, &describeFn{Opt: opt}, beam.GroupByKey(s, keyed))
 }
 
 type batchKeyFn struct{ Batches int }
@@ -65,31 +86,112 @@ func (f *batchKeyFn) ProcessElement(img formats.Image) (int, formats.Image) {
 	return int(h.Sum32() % uint32(f.Batches)), img
 }
 
-type extractFn struct {
+// Describer describes images one at a time with reusable buffers; it is
+// not safe for concurrent use: give each goroutine its own.
+type Describer struct {
+	opt  Options
+	sift *sift.Extractor
+	glob *global.Extractor
+	gray *sift.Image
+}
+
+// NewDescriber returns a Describer for opt.
+func NewDescriber(opt Options) (*Describer, error) {
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	d := &Describer{opt: opt}
+	if !opt.NoSIFT {
+		ex, err := sift.NewExtractor(opt.SIFT)
+		if err != nil {
+			return nil, err
+		}
+		d.sift = ex
+	}
+	if opt.Global {
+		d.glob = global.NewExtractor()
+	}
+	return d, nil
+}
+
+// Describe reads, decodes and describes one image. On failure it returns a
+// dead letter naming the stage and the reason instead.
+//
+// A panic while decoding or extracting is a bug, but it is one image's bug:
+// it becomes that image's dead letter, with the panic as the reason, and
+// the Describer is rebuilt, since its buffers may be half written.
+func (d *Describer) Describe(ctx context.Context, img formats.Image) (feat formats.Features, dead *formats.DeadLetter) {
+	fail := func(stage string, err error) (formats.Features, *formats.DeadLetter) {
+		return formats.Features{}, &formats.DeadLetter{ImageID: img.ImageID, URI: img.URI, Stage: stage, Reason: err.Error()}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			if fresh, err := NewDescriber(d.opt); err == nil {
+				*d = *fresh
+			}
+			feat, dead = fail("describe", fmt.Errorf("panic: %v", p))
+		}
+	}()
+	data, err := formats.ReadBytes(ctx, img.URI)
+	if err != nil {
+		return fail("read", err)
+	}
+	decoded, _, err := ingest.Decode(data, d.opt.MaxPixels)
+	if err != nil {
+		return fail("decode", err)
+	}
+	b := decoded.Bounds()
+	feat = formats.Features{ImageID: img.ImageID, Label: img.Label, Width: int32(b.Dx()), Height: int32(b.Dy())}
+	if d.sift != nil {
+		d.gray = sift.FromImage(decoded, d.gray)
+		kps, desc := d.sift.Extract(d.gray)
+		feat.X = make([]float32, len(kps))
+		feat.Y = make([]float32, len(kps))
+		feat.Scale = make([]float32, len(kps))
+		feat.Angle = make([]float32, len(kps))
+		feat.Descriptors = make([][]byte, len(kps))
+		for i, kp := range kps {
+			feat.X[i], feat.Y[i], feat.Scale[i], feat.Angle[i] = kp.X, kp.Y, kp.Scale, kp.Angle
+			feat.Descriptors[i] = desc[i*formats.DescriptorSize : (i+1)*formats.DescriptorSize : (i+1)*formats.DescriptorSize]
+		}
+	}
+	if d.glob != nil {
+		g, err := d.glob.Extract(decoded)
+		if err != nil {
+			return fail("global", err)
+		}
+		feat.Colour, feat.Edge, feat.Gabor, feat.LBP, feat.GIST = g[0], g[1], g[2], g[3], g[4]
+	}
+	return feat, nil
+}
+
+type describeFn struct {
 	Opt Options
 
 	images, keypoints, failed beam.Counter
 	millis                    beam.Distribution
 }
 
-func (f *extractFn) Setup() error {
-	if err := f.Opt.SIFT.Validate(); err != nil {
-		return fmt.Errorf("sift options: %w", err)
+func (f *describeFn) Setup() error {
+	if err := f.Opt.Validate(); err != nil {
+		return err
 	}
-	f.images = beam.NewCounter("sift", "images")
-	f.keypoints = beam.NewCounter("sift", "keypoints")
-	f.failed = beam.NewCounter("sift", "dead_letters")
-	f.millis = beam.NewDistribution("sift", "extract_ms")
+	f.images = beam.NewCounter("describe", "images")
+	f.keypoints = beam.NewCounter("describe", "keypoints")
+	f.failed = beam.NewCounter("describe", "dead_letters")
+	f.millis = beam.NewDistribution("describe", "image_ms")
 	return nil
 }
 
-type result struct {
-	feat   formats.Features
-	dead   *formats.DeadLetter
-	millis int64
+// Result is one image's outcome: its features, or a dead letter.
+type Result struct {
+	Features formats.Features
+	Dead     *formats.DeadLetter
+	// Millis is the time reading, decoding and describing took.
+	Millis int64
 }
 
-func (f *extractFn) ProcessElement(ctx context.Context, _ int, iter func(*formats.Image) bool, emit func(formats.Features), emitDead func(formats.DeadLetter)) error {
+func (f *describeFn) ProcessElement(ctx context.Context, _ int, iter func(*formats.Image) bool, emit func(formats.Features), emitDead func(formats.DeadLetter)) error {
 	// The group's records are small (ids and URIs); draining them first keeps
 	// the runner's iterator, like the emitters and metrics, on this goroutine.
 	var batch []formats.Image
@@ -98,87 +200,58 @@ func (f *extractFn) ProcessElement(ctx context.Context, _ int, iter func(*format
 		batch = append(batch, img)
 		img = formats.Image{}
 	}
-	jobs := make(chan formats.Image)
-	results := make(chan result)
-	var wg sync.WaitGroup
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ex, err := sift.NewExtractor(f.Opt.SIFT)
-			if err != nil {
-				panic(err) // Validate in Setup has already accepted these options.
-			}
-			var gray *sift.Image
-			for img := range jobs {
-				results <- f.one(ctx, ex, &gray, img)
-			}
-		}()
-	}
+	results := make(chan Result)
+	var firstErr error
+	var once sync.Once
 	go func() {
-		for _, img := range batch {
-			jobs <- img
-		}
-		close(jobs)
-		wg.Wait()
+		DescribeAll(ctx, f.Opt, batch, runtime.GOMAXPROCS(0), func(r Result) { results <- r }, func(err error) { once.Do(func() { firstErr = err }) })
 		close(results)
 	}()
 	// Emitters are not safe for concurrent use: only this goroutine emits.
 	for r := range results {
-		if r.dead != nil {
-			log.Warnf(ctx, "sift: dead letter %s (%s): %s: %s", r.dead.ImageID, r.dead.URI, r.dead.Stage, r.dead.Reason)
+		if r.Dead != nil {
+			log.Warnf(ctx, "describe: dead letter %s (%s): %s: %s", r.Dead.ImageID, r.Dead.URI, r.Dead.Stage, r.Dead.Reason)
 			f.failed.Inc(ctx, 1)
-			emitDead(*r.dead)
+			emitDead(*r.Dead)
 			continue
 		}
-		f.millis.Update(ctx, r.millis)
+		f.millis.Update(ctx, r.Millis)
 		f.images.Inc(ctx, 1)
-		f.keypoints.Inc(ctx, int64(len(r.feat.X)))
-		emit(r.feat)
+		f.keypoints.Inc(ctx, int64(len(r.Features.X)))
+		emit(r.Features)
 	}
-	return nil
+	return firstErr
 }
 
-// one extracts the features of a single image; gray is the worker's
-// reusable grayscale buffer.
-//
-// A panic while decoding or extracting is a bug, but it is one image's bug:
-// it becomes that image's dead letter, with the panic as the reason, and the
-// job goes on.
-func (f *extractFn) one(ctx context.Context, ex *sift.Extractor, gray **sift.Image, img formats.Image) (res result) {
-	fail := func(stage string, err error) result {
-		return result{dead: &formats.DeadLetter{ImageID: img.ImageID, URI: img.URI, Stage: stage, Reason: err.Error()}}
+// DescribeAll describes images with a pool of workers goroutines, each with
+// its own Describer, and hands every result to out from those goroutines;
+// it returns when all are done. It is the unit of work of the Beam
+// transform, exported so that a benchmark can time the same work without a
+// runner.
+func DescribeAll(ctx context.Context, opt Options, images []formats.Image, workers int, out func(Result), fail func(error)) {
+	jobs := make(chan formats.Image)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d, err := NewDescriber(opt)
+			if err != nil {
+				fail(err)
+				for range jobs {
+				}
+				return
+			}
+			for img := range jobs {
+				start := time.Now()
+				feat, dead := d.Describe(ctx, img)
+				out(Result{Features: feat, Dead: dead, Millis: time.Since(start).Milliseconds()})
+			}
+		}()
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			res = fail("sift", fmt.Errorf("panic: %v", p))
-		}
-	}()
-	start := time.Now()
-	data, err := formats.ReadBytes(ctx, img.URI)
-	if err != nil {
-		return fail("read", err)
+	for _, img := range images {
+		jobs <- img
 	}
-	decoded, _, err := ingest.Decode(data, f.Opt.MaxPixels)
-	if err != nil {
-		return fail("decode", err)
-	}
-	*gray = sift.FromImage(decoded, *gray)
-	kps, desc := ex.Extract(*gray)
-	out := formats.Features{
-		ImageID:     img.ImageID,
-		Label:       img.Label,
-		Width:       int32((*gray).Width),
-		Height:      int32((*gray).Height),
-		X:           make([]float32, len(kps)),
-		Y:           make([]float32, len(kps)),
-		Scale:       make([]float32, len(kps)),
-		Angle:       make([]float32, len(kps)),
-		Descriptors: make([][]byte, len(kps)),
-	}
-	for i, kp := range kps {
-		out.X[i], out.Y[i], out.Scale[i], out.Angle[i] = kp.X, kp.Y, kp.Scale, kp.Angle
-		out.Descriptors[i] = desc[i*formats.DescriptorSize : (i+1)*formats.DescriptorSize : (i+1)*formats.DescriptorSize]
-	}
-	return result{feat: out, millis: time.Since(start).Milliseconds()}
+	close(jobs)
+	wg.Wait()
 }

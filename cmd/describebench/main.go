@@ -1,0 +1,78 @@
+// Command describebench measures what the Beam runner costs the most
+// expensive stage, image description: it describes the same images with the
+// describe.Extract transform on a runner (Prism in-process by default) and
+// with describe.DescribeAll in a plain Go loop with the same number of
+// workers, alternating the two, and prints the ratio of their times.
+//
+//	go run ./cmd/describebench --input ../shared/data/eth80/labels.csv --n 800
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"runtime"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
+
+	"github.com/bowline/bowline/transforms/describe"
+	"github.com/bowline/bowline/transforms/ingest"
+	"github.com/bowline/bowline/transforms/ingest/ingestbeam"
+)
+
+func main() {
+	input := flag.String("input", "testdata/shapes/labels.csv", "labels CSV or image directory")
+	n := flag.Int("n", 400, "images to describe (the first n by id)")
+	reps := flag.Int("reps", 3, "repetitions of each side")
+	glob := flag.Bool("global", false, "also extract global features")
+	flag.Parse()
+	beam.Init()
+	ctx := context.Background()
+
+	images, _, err := ingestbeam.List(ctx, *input, ingest.DefaultColumns())
+	if err != nil {
+		log.Fatal(err)
+	}
+	sort.Slice(images, func(i, j int) bool { return images[i].ImageID < images[j].ImageID })
+	if len(images) > *n {
+		images = images[:*n]
+	}
+	opt := describe.DefaultOptions()
+	opt.Global = *glob
+	workers := runtime.GOMAXPROCS(0)
+
+	var loops, runs []float64
+	var keypoints int64
+	for r := 0; r < *reps; r++ {
+		start := time.Now()
+		var kp atomic.Int64
+		describe.DescribeAll(ctx, opt, images, workers, func(res describe.Result) { kp.Add(int64(len(res.Features.X))) }, func(err error) { log.Fatal(err) })
+		loops = append(loops, time.Since(start).Seconds())
+		keypoints = kp.Load()
+
+		p, s := beam.NewPipelineWithRoot()
+		feats, _ := describe.Extract(s, beam.CreateList(s, images), opt)
+		stats.CountElms(s, feats)
+		start = time.Now()
+		if err := beamx.Run(ctx, p); err != nil {
+			log.Fatal(err)
+		}
+		runs = append(runs, time.Since(start).Seconds())
+	}
+	loop, run := median(loops), median(runs)
+	fmt.Printf("%d images, %d keypoints, %d workers, global=%v, median of %d\n", len(images), keypoints, workers, *glob, *reps)
+	fmt.Printf("plain Go loop  %7.2f s  (%.1f ms/image/worker)\n", loop, 1000*loop*float64(workers)/float64(len(images)))
+	fmt.Printf("Beam runner    %7.2f s  (job start-up included)\n", run)
+	fmt.Printf("runner / loop  %7.2f\n", run/loop)
+}
+
+func median(x []float64) float64 {
+	sort.Float64s(x)
+	return x[len(x)/2]
+}

@@ -1,0 +1,81 @@
+package describe
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/transforms/global"
+)
+
+// shape is an image of the project's own test set.
+var shape = filepath.Join("..", "..", "testdata", "shapes", "images", "class0", "class0-00.jpg")
+
+func TestDescribe(t *testing.T) {
+	ctx := context.Background()
+	opt := DefaultOptions()
+	opt.Global = true
+	d, err := NewDescriber(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, dead := d.Describe(ctx, formats.Image{ImageID: "a", URI: shape, Label: "class0"})
+	if dead != nil {
+		t.Fatalf("dead letter for a good image: %+v", dead)
+	}
+	if f.ImageID != "a" || f.Label != "class0" || f.Width != 192 || f.Height != 192 {
+		t.Errorf("features header = %q %q %dx%d", f.ImageID, f.Label, f.Width, f.Height)
+	}
+	n := len(f.X)
+	if n < 20 || len(f.Y) != n || len(f.Scale) != n || len(f.Angle) != n || len(f.Descriptors) != n {
+		t.Fatalf("%d keypoints with %d/%d/%d/%d coordinates and %d descriptors", n, len(f.Y), len(f.Scale), len(f.Angle), len(f.Descriptors), len(f.Descriptors))
+	}
+	for i, desc := range f.Descriptors {
+		if len(desc) != formats.DescriptorSize {
+			t.Fatalf("descriptor %d has %d bytes", i, len(desc))
+		}
+	}
+	got := [][]float32{f.Colour, f.Edge, f.Gabor, f.LBP, f.GIST}
+	for i, m := range global.Modalities() {
+		if len(got[i]) != m.Dim {
+			t.Errorf("%s: %d values, want %d", m.Name, len(got[i]), m.Dim)
+		}
+	}
+}
+
+func TestDescribeFailures(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	corrupt := filepath.Join(dir, "c.jpg")
+	data, err := os.ReadFile(shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(corrupt, data[:len(data)/4], 0o644)
+	empty := filepath.Join(dir, "e.png")
+	os.WriteFile(empty, nil, 0o644)
+	d, err := NewDescriber(DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ uri, stage string }{
+		{filepath.Join(dir, "missing.jpg"), "read"},
+		{corrupt, "decode"},
+		{empty, "decode"},
+	} {
+		_, dead := d.Describe(ctx, formats.Image{ImageID: "x", URI: tc.uri})
+		if dead == nil || dead.Stage != tc.stage || dead.Reason == "" || dead.URI != tc.uri {
+			t.Errorf("%s: dead letter %+v, want stage %s with a reason", filepath.Base(tc.uri), dead, tc.stage)
+		}
+	}
+	// The Describer still works after the failures.
+	if _, dead := d.Describe(ctx, formats.Image{ImageID: "ok", URI: shape}); dead != nil {
+		t.Errorf("good image after failures: %+v", dead)
+	}
+	if _, err := NewDescriber(Options{NoSIFT: true}); err == nil || !strings.Contains(err.Error(), "neither") {
+		t.Errorf("nothing to extract accepted: %v", err)
+	}
+}
