@@ -555,3 +555,21 @@ func TestReadWrongSchema(t *testing.T) {
 		t.Error("reading a non-parquet file succeeded")
 	}
 }
+
+func TestCountRows(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for i, n := range []int{3, 0, 5} {
+		rows := make([]Word, n)
+		for j := range rows {
+			rows[j] = Word{WordID: uint32(j), Centroid: []float32{1, 2}}
+		}
+		if err := WriteFile(ctx, Join(dir, ShardName("codebook", i, 3)), rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := CountRows(ctx, Join(dir, "codebook-*.parquet"))
+	if err != nil || n != 8 {
+		t.Fatalf("CountRows = %d, %v; want 8", n, err)
+	}
+}

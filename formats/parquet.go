@@ -261,3 +261,27 @@ func ReadAll[T any](ctx context.Context, pattern string) ([]T, error) {
 	}
 	return rows, nil
 }
+
+// CountRows returns the number of rows in the Parquet files matching
+// pattern, from their footers: no row is decoded.
+func CountRows(ctx context.Context, pattern string) (int64, error) {
+	paths, err := Glob(ctx, pattern)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, p := range paths {
+		err := withReaderAt(ctx, p, func(ra io.ReaderAt, size int64) error {
+			f, err := parquet.OpenFile(ra, size, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+			if err != nil {
+				return err
+			}
+			n += f.NumRows()
+			return nil
+		})
+		if err != nil {
+			return 0, fmt.Errorf("formats: count rows of %s: %w", p, err)
+		}
+	}
+	return n, nil
+}

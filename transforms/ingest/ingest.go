@@ -4,21 +4,13 @@
 package ingest
 
 import (
-	"bytes"
 	"encoding/csv"
-	"errors"
 	"fmt"
-	"image"
-	_ "image/gif" // registered decoders: every format Decode accepts
-	_ "image/jpeg"
-	_ "image/png"
 	"io"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
-
-	_ "golang.org/x/image/webp"
 
 	"github.com/bowline/bowline/formats"
 )
@@ -178,32 +170,4 @@ func join(base, rel string) string {
 		return strings.TrimSuffix(base, "/") + "/" + strings.TrimPrefix(rel, "/")
 	}
 	return filepath.Join(base, filepath.FromSlash(rel))
-}
-
-// ErrTooLarge reports an image whose header declares more pixels than allowed.
-var ErrTooLarge = errors.New("image too large")
-
-// Decode decodes an image of any registered format (JPEG, PNG, GIF, WebP).
-// It reads the header first and refuses images of more than maxPixels
-// pixels (0: no limit) before allocating for them, so a decompression bomb
-// costs a header read, not the worker's memory.
-func Decode(data []byte, maxPixels int64) (image.Image, string, error) {
-	if len(data) == 0 {
-		return nil, "", errors.New("empty file")
-	}
-	cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
-	if err != nil {
-		return nil, "", fmt.Errorf("header: %w", err)
-	}
-	if cfg.Width <= 0 || cfg.Height <= 0 {
-		return nil, format, fmt.Errorf("%s header declares %dx%d pixels", format, cfg.Width, cfg.Height)
-	}
-	if px := int64(cfg.Width) * int64(cfg.Height); maxPixels > 0 && px > maxPixels {
-		return nil, format, fmt.Errorf("%w: %s %dx%d is %d pixels, limit %d", ErrTooLarge, format, cfg.Width, cfg.Height, px, maxPixels)
-	}
-	img, format, err := image.Decode(bytes.NewReader(data))
-	if err != nil {
-		return nil, format, fmt.Errorf("decode %s: %w", format, err)
-	}
-	return img, format, nil
 }
