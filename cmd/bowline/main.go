@@ -8,12 +8,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -85,22 +83,12 @@ func run(ctx context.Context, c bowline.Config) error {
 	if err := beamx.Run(ctx, p); err != nil {
 		return fmt.Errorf("pipeline: %w", err)
 	}
-	js, err := formats.ReadBytes(ctx, formats.Join(c.Output, bowline.ReportJSON))
+	r, err := report.Load(ctx, formats.Join(c.Output, bowline.ReportJSON))
 	if err != nil {
 		return fmt.Errorf("the pipeline finished but wrote no report: %w", err)
 	}
-	var r report.Report
-	if err := json.Unmarshal(js, &r); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	fmt.Printf("\n%d images (%d dead letters), %d keypoints, %d words, %d triplets, %.1fs\n\n",
-		r.Counts.Images, r.Counts.DeadLetters, r.Counts.Keypoints, r.Counts.Vocabulary, r.Counts.Triplets, time.Since(start).Seconds())
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "method\tqueries\tmAP\tP@10\tNDCG@10\tsparsity\tpostings\t")
-	for _, m := range r.Methods {
-		fmt.Fprintf(tw, "%s\t%d\t%.4f\t%.4f\t%.4f\t%.1f%%\t%d\t\n", m.Method, m.Queries, m.MAP, m.PrecisionAt10, m.NDCGAt10, 100*m.Sparsity, m.IndexPostings)
-	}
-	tw.Flush()
+	fmt.Printf("\nfinished in %.1fs: ", time.Since(start).Seconds())
+	r.WriteTable(os.Stdout)
 	fmt.Printf("\nreport: %s\n        %s\n", formats.Join(c.Output, bowline.ReportHTML), formats.Join(c.Output, bowline.ReportJSON))
 	return nil
 }

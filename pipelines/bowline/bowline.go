@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"sort"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
@@ -29,6 +28,8 @@ import (
 
 func init() {
 	beam.RegisterType(reflect.TypeOf((*reportFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*countsFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*report.Counts)(nil)).Elem())
 	beam.RegisterFunction(keypointsFn)
 }
 
@@ -119,51 +120,62 @@ func Build(s beam.Scope, c Config) error {
 
 	rows, learned := Learn(s, bows, trips, c.Vocab.K, c.Learning, c.Output, c.Shards)
 	written = append(written, learned...)
-	written = append(written, write("report", 1, rows))
 
-	side := []beam.Option{
-		beam.SideInput{Input: rows},
+	counts := beam.ParDo(s, &countsFn{Vocabulary: c.Vocab.K}, beam.Impulse(s),
 		beam.SideInput{Input: stats.CountElms(s, images)},
 		beam.SideInput{Input: stats.CountElms(s, dead)},
 		beam.SideInput{Input: stats.CountElms(s, features)},
 		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, keypointsFn, features))},
-		beam.SideInput{Input: stats.CountElms(s, trips)},
-		beam.SideInput{Input: beam.Flatten(s, written...)},
-	}
-	beam.ParDo0(s, &reportFn{Config: c}, beam.Impulse(s), side...)
+		beam.SideInput{Input: stats.CountElms(s, trips)})
+	WriteReport(s, ReportMeta{Input: c.Input, Output: c.Output, Flags: c.Flags}, rows, counts, written)
 	return nil
 }
 
 func keypointsFn(f formats.Features) int { return len(f.X) }
 
-// reportFn writes report.json and report.html once every other output is in
-// place: the written paths are one of its side inputs, so it cannot run
-// before the last of them.
-type reportFn struct {
-	Config Config
+type countsFn struct{ Vocabulary int }
+
+func (f *countsFn) ProcessElement(_ []byte, images, dead, described, keypoints, trips int) report.Counts {
+	return report.Counts{
+		Images:      int64(images),
+		DeadLetters: int64(dead),
+		Described:   int64(described),
+		Keypoints:   int64(keypoints),
+		Vocabulary:  int64(f.Vocabulary),
+		Triplets:    int64(trips),
+	}
 }
 
-func (f *reportFn) ProcessElement(ctx context.Context, _ []byte, rows func(*formats.ReportRow) bool,
-	nImages, nDead, nDescribed, nKeypoints, nTriplets int, paths func(*string) bool) error {
-	var files []string
+// ReportMeta is what the report says about the run besides its results.
+type ReportMeta struct {
+	Input, Output string
+	// Flags is the command line, flag by flag.
+	Flags map[string]string
+}
+
+// WriteReport writes report.html and then report.json under meta.Output
+// from the report rows (PCollection<formats.ReportRow>) and the counts
+// (single-element PCollection<report.Counts>), once every collection of
+// written paths is complete: they are side inputs, so the report cannot be
+// written before the last of them, and its presence means the run finished.
+func WriteReport(s beam.Scope, meta ReportMeta, rows, counts beam.PCollection, written []beam.PCollection) {
+	s = s.Scope("WriteReport")
+	written = append(written, parquetio.Write(s, meta.Output, "report", 1, rows))
+	beam.ParDo0(s, &reportFn{Meta: meta}, beam.Impulse(s),
+		beam.SideInput{Input: rows}, beam.SideInput{Input: counts}, beam.SideInput{Input: beam.Flatten(s, written...)})
+}
+
+type reportFn struct {
+	Meta ReportMeta
+}
+
+func (f *reportFn) ProcessElement(ctx context.Context, _ []byte, rows func(*formats.ReportRow) bool, counts report.Counts, paths func(*string) bool) error {
+	files := 0
 	var p string
 	for paths(&p) {
-		files = append(files, p)
+		files++
 	}
-	sort.Strings(files)
-	r := report.Report{
-		Input:  f.Config.Input,
-		Output: f.Config.Output,
-		Config: f.Config.Flags,
-		Counts: report.Counts{
-			Images:      int64(nImages),
-			DeadLetters: int64(nDead),
-			Described:   int64(nDescribed),
-			Keypoints:   int64(nKeypoints),
-			Vocabulary:  int64(f.Config.Vocab.K),
-			Triplets:    int64(nTriplets),
-		},
-	}
+	r := report.Report{Input: f.Meta.Input, Output: f.Meta.Output, Config: f.Meta.Flags, Counts: counts}
 	var row formats.ReportRow
 	for rows(&row) {
 		r.Methods = append(r.Methods, row)
@@ -178,12 +190,12 @@ func (f *reportFn) ProcessElement(ctx context.Context, _ []byte, rows func(*form
 		return err
 	}
 	// HTML first: report.json is the marker of a finished run.
-	if err := formats.WriteBytes(ctx, formats.Join(f.Config.Output, ReportHTML), html); err != nil {
+	if err := formats.WriteBytes(ctx, formats.Join(f.Meta.Output, ReportHTML), html); err != nil {
 		return err
 	}
-	if err := formats.WriteBytes(ctx, formats.Join(f.Config.Output, ReportJSON), js); err != nil {
+	if err := formats.WriteBytes(ctx, formats.Join(f.Meta.Output, ReportJSON), js); err != nil {
 		return err
 	}
-	log.Infof(ctx, "report: %d files written; %s", len(files), formats.Join(f.Config.Output, ReportJSON))
+	log.Infof(ctx, "report: %d files written; %s", files, formats.Join(f.Meta.Output, ReportJSON))
 	return nil
 }

@@ -5,10 +5,13 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"io"
 	"sort"
+	"text/tabwriter"
 
 	"github.com/bowline/bowline/formats"
 )
@@ -109,4 +112,32 @@ func (r Report) HTML() ([]byte, error) {
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	return b.Bytes(), nil
+}
+
+// Load reads the report.json at path (local or gs://).
+func Load(ctx context.Context, path string) (Report, error) {
+	js, err := formats.ReadBytes(ctx, path)
+	if err != nil {
+		return Report{}, fmt.Errorf("report: %w", err)
+	}
+	var r Report
+	if err := json.Unmarshal(js, &r); err != nil {
+		return Report{}, fmt.Errorf("report: %s: %w", path, err)
+	}
+	return r, nil
+}
+
+// WriteTable writes the counts and one aligned row per method to w, for a
+// terminal.
+func (r Report) WriteTable(w io.Writer) error {
+	c := r.Counts
+	fmt.Fprintf(w, "%d images (%d dead letters, %d described), %d keypoints, %d words, %d triplets\n\n",
+		c.Images, c.DeadLetters, c.Described, c.Keypoints, c.Vocabulary, c.Triplets)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "method\tqueries\tmAP\tP@10\tNDCG@10\tsparsity\tpostings\ttrain s\t")
+	for _, m := range r.Methods {
+		fmt.Fprintf(tw, "%s\t%d\t%.4f\t%.4f\t%.4f\t%.1f%%\t%d\t%.3f\t\n",
+			m.Method, m.Queries, m.MAP, m.PrecisionAt10, m.NDCGAt10, 100*m.Sparsity, m.IndexPostings, m.TrainSeconds)
+	}
+	return tw.Flush()
 }

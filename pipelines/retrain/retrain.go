@@ -1,0 +1,72 @@
+// Package retrain is the job that retrains and re-evaluates similarity
+// learners on the bags of words and triplets of a finished bowline run,
+// without extracting features or building a vocabulary again: what a
+// nightly re-index with new learner settings, or a sweep over training
+// shards and rounds, needs.
+package retrain
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
+
+	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/parquetio"
+	"github.com/bowline/bowline/pipelines/bowline"
+	"github.com/bowline/bowline/transforms/report"
+)
+
+func init() {
+	beam.RegisterType(reflect.TypeOf((*countsFn)(nil)).Elem())
+}
+
+// Config is the job's configuration.
+type Config struct {
+	// Run is the output directory of a finished bowline run: its
+	// bow-*.parquet and triplets-*.parquet are read.
+	Run string
+	// Output is where models, indexes and the report are written.
+	Output string
+	// Vocabulary is the number of visual words of the run's codebook.
+	Vocabulary int
+	// Shards is the number of files each index is split into.
+	Shards   int
+	Learning bowline.Learning
+	Flags    map[string]string
+}
+
+// Validate reports a configuration the job cannot run with.
+func (c Config) Validate() error {
+	switch {
+	case c.Run == "" || c.Output == "":
+		return fmt.Errorf("retrain: need the run to read and an output directory")
+	case c.Vocabulary <= 0:
+		return fmt.Errorf("retrain: vocabulary size must be positive, got %d", c.Vocabulary)
+	case c.Shards <= 0:
+		return fmt.Errorf("retrain: shards must be positive, got %d", c.Shards)
+	}
+	return c.Learning.Validate(c.Vocabulary)
+}
+
+// Build adds the job to s.
+func Build(s beam.Scope, c Config) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	bows := parquetio.Read(s, formats.Join(c.Run, "bow-*.parquet"), reflect.TypeOf(formats.BoW{}))
+	trips := parquetio.Read(s, formats.Join(c.Run, "triplets-*.parquet"), reflect.TypeOf(formats.Triplet{}))
+	rows, written := bowline.Learn(s, bows, trips, c.Vocabulary, c.Learning, c.Output, c.Shards)
+	counts := beam.ParDo(s, &countsFn{Vocabulary: c.Vocabulary}, beam.Impulse(s),
+		beam.SideInput{Input: stats.CountElms(s, bows)},
+		beam.SideInput{Input: stats.CountElms(s, trips)})
+	bowline.WriteReport(s, bowline.ReportMeta{Input: c.Run, Output: c.Output, Flags: c.Flags}, rows, counts, written)
+	return nil
+}
+
+type countsFn struct{ Vocabulary int }
+
+func (f *countsFn) ProcessElement(_ []byte, bows, trips int) report.Counts {
+	return report.Counts{Described: int64(bows), Vocabulary: int64(f.Vocabulary), Triplets: int64(trips)}
+}
