@@ -4,7 +4,7 @@
 // with describe.DescribeAll in a plain Go loop with the same number of
 // workers, alternating the two, and prints the ratio of their times.
 //
-//	go run ./cmd/describebench --input ../shared/data/eth80/labels.csv --n 800
+//	go run ./cmd/describebench --input ../shared/data/eth80/labels.csv --label_column object --n 800
 package main
 
 import (
@@ -31,11 +31,13 @@ func main() {
 	n := flag.Int("n", 400, "images to describe (the first n by id)")
 	reps := flag.Int("reps", 3, "repetitions of each side")
 	glob := flag.Bool("global", false, "also extract global features")
+	cols := ingest.DefaultColumns()
+	flag.StringVar(&cols.Label, "label_column", cols.Label, "labels CSV column that holds the class label")
 	flag.Parse()
 	beam.Init()
 	ctx := context.Background()
 
-	images, _, err := ingestbeam.List(ctx, *input, ingest.DefaultColumns())
+	images, _, err := ingestbeam.List(ctx, *input, cols)
 	if err != nil {
 		log.Fatal(err)
 	}
