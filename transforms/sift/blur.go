@@ -41,86 +41,128 @@ func reflect101(p, n int) int {
 }
 
 // blur convolves src (w×h) with the symmetric kernel k (half, centre first)
-// into dst, separably: rows into e.tmp, then columns into dst. src and dst
-// must not overlap.
+// into dst, separably. src and dst must not overlap.
 //
-// Both passes compute k[0]·centre + Σ k[i]·(left_i + right_i) for a whole
-// row at a time (convRow), so the inner loops run over contiguous memory with
-// no border tests; borders are handled by building a reflected copy of each
-// row (horizontal pass) or by reflecting row indices (vertical pass).
+// Both passes are calls of convSym, which computes k[0]·centre +
+// Σ k[i]·(left_i + right_i) for a whole row over contiguous memory with no
+// border tests: the horizontal pass convolves a copy of the row padded by
+// reflection, the vertical pass reflects row indices into the offsets of the
+// rows it reads. The horizontally filtered rows live in a ring of 2r+1 rows
+// (e.tmp), filled just ahead of the vertical pass, so that the intermediate
+// image never leaves the cache.
 func (e *Extractor) blur(src, dst []float32, w, h int, k []float32) {
 	r := len(k) - 1
-	tmp := e.tmp[:w*h]
+	ring := min(2*r+1, h)
+	e.tmp = grow(e.tmp, ring*w)
+	tmp := e.tmp
 	e.pad = grow(e.pad, w+2*r)
 	pad := e.pad
-	var loBuf, hiBuf [32][]float32
-	lo, hi := loBuf[:0], hiBuf[:0]
-	if r+1 > len(loBuf) {
-		lo, hi = make([][]float32, 0, r+1), make([][]float32, 0, r+1)
+	if cap(e.offs) < 2*r {
+		e.offs = make([]int, 2*r)
 	}
-	lo, hi = lo[:r+1], hi[:r+1]
+	offs := e.offs[:2*r]
+	// slot is the offset in tmp of filtered row y.
+	slot := func(y int) int { return y % ring * w }
 
-	for i := 1; i <= r; i++ {
-		lo[i] = pad[r-i : r-i+w]
-		hi[i] = pad[r+i : r+i+w]
-	}
+	next := 0 // next row to filter horizontally
 	for y := 0; y < h; y++ {
-		row := src[y*w : y*w+w]
-		copy(pad[r:r+w], row)
-		for t := 1; t <= r; t++ {
-			pad[r-t] = row[reflect101(-t, w)]
-			pad[r+w-1+t] = row[reflect101(w-1+t, w)]
+		// Rows y−r..y+r (reflected into the image) are needed; the ring
+		// holds the 2r+1 rows up to the last one filtered.
+		for ; next <= min(h-1, y+r); next++ {
+			for i := 1; i <= r; i++ {
+				offs[2*i-2], offs[2*i-1] = -i, i
+			}
+			row := src[next*w : next*w+w]
+			copy(pad[r:r+w], row)
+			for t := 1; t <= r; t++ {
+				pad[r-t] = row[reflect101(-t, w)]
+				pad[r+w-1+t] = row[reflect101(w-1+t, w)]
+			}
+			s := slot(next)
+			convSym(tmp[s:s+w], pad, r, offs, k)
 		}
-		convRow(tmp[y*w:y*w+w], pad[r:r+w], lo, hi, k)
-	}
-
-	for y := 0; y < h; y++ {
+		c := slot(y)
 		for i := 1; i <= r; i++ {
 			ya, yb := y-i, y+i
 			if ya < 0 || yb >= h {
 				ya, yb = reflect101(ya, h), reflect101(yb, h)
 			}
-			lo[i] = tmp[ya*w : ya*w+w]
-			hi[i] = tmp[yb*w : yb*w+w]
+			offs[2*i-2], offs[2*i-1] = slot(ya)-c, slot(yb)-c
 		}
-		convRow(dst[y*w:y*w+w], tmp[y*w:y*w+w], lo, hi, k)
+		convSym(dst[y*w:y*w+w], tmp, c, offs, k)
 	}
 }
 
-// convRow sets out[x] = k[0]·c[x] + Σ_{i=1..r} k[i]·(lo[i][x] + hi[i][x]).
-// Taps are applied four per sweep over the row, which keeps the partial sum
-// in a register across them instead of reloading and storing out for each.
-func convRow(out, c []float32, lo, hi [][]float32, k []float32) {
+// convSym sets, for x in [0, len(out)),
+//
+//	out[x] = k[0]·src[c+x] + Σ_{i=1..r} k[i]·(src[c+x+offs[2i−2]] + src[c+x+offs[2i−1]])
+//
+// with r = len(k)−1, accumulating the taps in order of i and rounding every
+// product to float32, so that the vector and the scalar code (convSymGo)
+// give identical results. It panics if an offset reaches outside src.
+func convSym(out, src []float32, c int, offs []int, k []float32) {
+	n := len(out)
+	if len(offs) != 2*(len(k)-1) {
+		panic("sift: convSym: offsets do not match the kernel")
+	}
+	lo, hi := 0, 0
+	for _, o := range offs {
+		lo, hi = min(lo, o), max(hi, o)
+	}
+	if c+lo < 0 || c+hi+n > len(src) {
+		panic("sift: convSym: offsets outside the source")
+	}
+	m := 0
+	if useAVX {
+		m = n &^ 7
+		if m > 0 {
+			convSymAVX(&out[0], &src[c], m, offs, k)
+		}
+	}
+	if m < n {
+		convSymGo(out[m:], src, c+m, offs, k)
+	}
+}
+
+// convSymGo is convSym in Go. Taps are applied up to four per sweep over
+// the row, which keeps the partial sum in a register across them instead of
+// reloading and storing out for each; the explicit float32 conversions
+// forbid fusing a product into the following addition (which some
+// architectures would), so rounding is the same on every platform.
+func convSymGo(out, src []float32, c int, offs []int, k []float32) {
 	n := len(out)
 	r := len(k) - 1
-	c = c[:n]
+	ctr := src[c : c+n]
+	at := func(i int) []float32 { o := c + offs[i]; return src[o : o+n] }
 	k0 := k[0]
 	i := 1
 	if r >= 3 {
-		a1, b1, a2, b2, a3, b3 := lo[1][:n], hi[1][:n], lo[2][:n], hi[2][:n], lo[3][:n], hi[3][:n]
+		a1, b1, a2, b2, a3, b3 := at(0), at(1), at(2), at(3), at(4), at(5)
 		k1, k2, k3 := k[1], k[2], k[3]
 		for x := range out {
-			out[x] = k0*c[x] + k1*(a1[x]+b1[x]) + k2*(a2[x]+b2[x]) + k3*(a3[x]+b3[x])
+			out[x] = float32(k0*ctr[x]) + float32(k1*(a1[x]+b1[x])) + float32(k2*(a2[x]+b2[x])) +
+				float32(k3*(a3[x]+b3[x]))
 		}
 		i = 4
 	} else {
 		for x := range out {
-			out[x] = k0 * c[x]
+			out[x] = k0 * ctr[x]
 		}
 	}
 	for ; i+3 <= r; i += 4 {
-		a1, b1, a2, b2 := lo[i][:n], hi[i][:n], lo[i+1][:n], hi[i+1][:n]
-		a3, b3, a4, b4 := lo[i+2][:n], hi[i+2][:n], lo[i+3][:n], hi[i+3][:n]
+		a1, b1, a2, b2 := at(2*i-2), at(2*i-1), at(2*i), at(2*i+1)
+		a3, b3, a4, b4 := at(2*i+2), at(2*i+3), at(2*i+4), at(2*i+5)
 		k1, k2, k3, k4 := k[i], k[i+1], k[i+2], k[i+3]
 		for x := range out {
-			out[x] += k1*(a1[x]+b1[x]) + k2*(a2[x]+b2[x]) + k3*(a3[x]+b3[x]) + k4*(a4[x]+b4[x])
+			out[x] = out[x] + float32(k1*(a1[x]+b1[x])) + float32(k2*(a2[x]+b2[x])) +
+				float32(k3*(a3[x]+b3[x])) + float32(k4*(a4[x]+b4[x]))
 		}
 	}
 	for ; i <= r; i++ {
-		a, b := lo[i][:n], hi[i][:n]
+		a, b := at(2*i-2), at(2*i-1)
 		ki := k[i]
 		for x := range out {
-			out[x] += ki * (a[x] + b[x])
+			out[x] = out[x] + float32(ki*(a[x]+b[x]))
 		}
 	}
 }

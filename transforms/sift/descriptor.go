@@ -17,6 +17,17 @@ type descScratch struct {
 	hist [histLen]float32
 	raw  [DescriptorSize]float32
 	wt   []float32
+	// The samples of the patch that fall in the grid: gradient, grid
+	// position, the two Gaussian weight factors, then magnitude and angle.
+	dx, dy, rbin, cbin, wr, wc, mag, ang []float32
+}
+
+// samples returns the per-sample buffers resized to n, growing them (only)
+// when a keypoint needs more than any before.
+func (s *descScratch) samples(n int) {
+	for _, b := range []*[]float32{&s.dx, &s.dy, &s.rbin, &s.cbin, &s.wr, &s.wc, &s.mag, &s.ang} {
+		*b = grow(*b, n)
+	}
 }
 
 // compute writes the descriptor of k, sampled from its Gaussian scale g
@@ -32,8 +43,9 @@ type descScratch struct {
 // rotations change the descriptor smoothly. The 128-vector is normalised to
 // unit length, clamped at 0.2 (which de-emphasises large gradient magnitudes,
 // unreliable under non-linear illumination changes), renormalised, and
-// quantised to bytes by ×512 with saturation.
-func (s *descScratch) compute(g []float32, w, h int, k *kpoint, dst []byte) {
+// quantised to bytes by ×512 with saturation. With root set, the clamped
+// vector is turned into RootSIFT instead (see Options.RootSIFT).
+func (s *descScratch) compute(g []float32, w, h int, k *kpoint, root bool, dst []byte) {
 	const (
 		d = descWidth
 		n = descBins
@@ -67,8 +79,13 @@ func (s *descScratch) compute(g []float32, w, h int, k *kpoint, dst []byte) {
 		wt[t] = float32(math.Exp(float64(float32(t*t) * ws)))
 	}
 
-	hist := s.hist[:]
-	clear(hist)
+	// Gather the samples that fall in the grid, then compute all their
+	// gradient magnitudes and angles at once (vectorised), then spread them
+	// into the histogram.
+	box := 2*radius + 1
+	s.samples(box * box)
+	ns := 0
+	dxs, dys, rbs, cbs, wrs, wcs := s.dx, s.dy, s.rbin, s.cbin, s.wr, s.wc
 	for i := -radius; i <= radius; i++ {
 		r := py + i
 		if r <= 0 || r >= h-1 {
@@ -79,66 +96,88 @@ func (s *descScratch) compute(g []float32, w, h int, k *kpoint, dst []byte) {
 		dn := g[(r+1)*w : (r+1)*w+w]
 		wi := wt[absInt(i)]
 		fi := float32(i)
-		for j := -radius; j <= radius; j++ {
-			c := px + j
-			if c <= 0 || c >= w-1 {
-				continue
-			}
+		// The samples of this row inside the grid, a rotated square, form
+		// one run of j: the rotated coordinates are monotonic in j (in
+		// float32 too), so each bound of the grid cuts the row once.
+		// gridSpan brackets the run; the exact test trims the ends.
+		j0, j1 := max(-radius, 1-px), min(radius, w-2-px)
+		j0, j1 = gridSpan(j0, j1, sinT, fi*cosT)
+		j0, j1 = gridSpan(j0, j1, cosT, -fi*sinT)
+		inGrid := func(j int) bool {
+			fj := float32(j)
 			// Sample position in grid units, rotated by −ori; subtracting
 			// 0.5 puts cell centres at integers, so a sample at a cell
 			// centre goes entirely to that cell.
-			fj := float32(j)
-			cRot := fj*cosT - fi*sinT
-			rRot := fj*sinT + fi*cosT
-			rbin := rRot + d/2 - 0.5
-			cbin := cRot + d/2 - 0.5
-			if !(rbin > -1 && rbin < d && cbin > -1 && cbin < d) {
-				continue
-			}
-			dx := row[c+1] - row[c-1]
-			dy := up[c] - dn[c]
-			mag := float32(math.Sqrt(float64(dx*dx+dy*dy))) * wi * wt[absInt(j)]
-			obin := (fastAtan2(dy, dx) - ori) * binsPerDeg
-
-			r0 := floor32(rbin)
-			c0 := floor32(cbin)
-			o0 := floor32(obin)
-			rbin -= float32(r0)
-			cbin -= float32(c0)
-			obin -= float32(o0)
-			if o0 < 0 {
-				o0 += n
-			}
-			if o0 >= n {
-				o0 -= n
-			}
-
-			vr1 := mag * rbin
-			vr0 := mag - vr1
-			vrc11 := vr1 * cbin
-			vrc10 := vr1 - vrc11
-			vrc01 := vr0 * cbin
-			vrc00 := vr0 - vrc01
-			vrco111 := vrc11 * obin
-			vrco110 := vrc11 - vrco111
-			vrco101 := vrc10 * obin
-			vrco100 := vrc10 - vrco101
-			vrco011 := vrc01 * obin
-			vrco010 := vrc01 - vrco011
-			vrco001 := vrc00 * obin
-			vrco000 := vrc00 - vrco001
-
-			idx := ((r0+1)*(d+2)+c0+1)*(n+2) + o0
-			hb := hist[idx : idx+histCol+histRow+2]
-			hb[0] += vrco000
-			hb[1] += vrco001
-			hb[histRow] += vrco010
-			hb[histRow+1] += vrco011
-			hb[histCol] += vrco100
-			hb[histCol+1] += vrco101
-			hb[histCol+histRow] += vrco110
-			hb[histCol+histRow+1] += vrco111
+			rbin := fj*sinT + fi*cosT + d/2 - 0.5
+			cbin := fj*cosT - fi*sinT + d/2 - 0.5
+			return rbin > -1 && rbin < d && cbin > -1 && cbin < d
 		}
+		for j0 <= j1 && !inGrid(j0) {
+			j0++
+		}
+		for j1 >= j0 && !inGrid(j1) {
+			j1--
+		}
+		if j0 > j1 {
+			continue
+		}
+		m := j1 - j0 + 1
+		c0 := px + j0
+		sub(dxs[ns:ns+m], row[c0-1:c0-1+m], row[c0+1:c0+1+m])
+		sub(dys[ns:ns+m], dn[c0:c0+m], up[c0:c0+m])
+		rb, cb, wr, wc := rbs[ns:ns+m], cbs[ns:ns+m], wrs[ns:ns+m], wcs[ns:ns+m]
+		for t := range rb {
+			fj := float32(j0 + t)
+			rb[t] = fj*sinT + fi*cosT + d/2 - 0.5
+			cb[t] = fj*cosT - fi*sinT + d/2 - 0.5
+			wr[t], wc[t] = wi, wt[absInt(j0+t)]
+		}
+		ns += m
+	}
+	mags, angs := s.mag[:ns], s.ang[:ns]
+	gradPolar(dxs[:ns], dys[:ns], mags, angs)
+
+	hist := s.hist[:]
+	clear(hist)
+	rbs, cbs, wrs, wcs = rbs[:ns], cbs[:ns], wrs[:ns], wcs[:ns]
+	for k, m := range mags {
+		mag := m * wrs[k] * wcs[k]
+		obin := (angs[k] - ori) * binsPerDeg
+		rbin, cbin := rbs[k], cbs[k]
+
+		r0 := floor32(rbin)
+		c0 := floor32(cbin)
+		o0 := floor32(obin)
+		rbin -= float32(r0)
+		cbin -= float32(c0)
+		obin -= float32(o0)
+		o0 = int(uint(o0+n) % n) // o0 ∈ [−n, n]: wrap without a branch
+
+		vr1 := mag * rbin
+		vr0 := mag - vr1
+		vrc11 := vr1 * cbin
+		vrc10 := vr1 - vrc11
+		vrc01 := vr0 * cbin
+		vrc00 := vr0 - vrc01
+		vrco111 := vrc11 * obin
+		vrco110 := vrc11 - vrco111
+		vrco101 := vrc10 * obin
+		vrco100 := vrc10 - vrco101
+		vrco011 := vrc01 * obin
+		vrco010 := vrc01 - vrco011
+		vrco001 := vrc00 * obin
+		vrco000 := vrc00 - vrco001
+
+		idx := ((r0+1)*(d+2)+c0+1)*(n+2) + o0
+		hb := hist[idx : idx+histCol+histRow+2]
+		hb[0] += vrco000
+		hb[1] += vrco001
+		hb[histRow] += vrco010
+		hb[histRow+1] += vrco011
+		hb[histCol] += vrco100
+		hb[histCol+1] += vrco101
+		hb[histCol+histRow] += vrco110
+		hb[histCol+histRow+1] += vrco111
 	}
 
 	raw := s.raw[:]
@@ -157,17 +196,44 @@ func (s *descScratch) compute(g []float32, w, h int, k *kpoint, dst []byte) {
 	}
 	thr := float32(math.Sqrt(float64(nrm2))) * descMagThr
 	nrm2 = 0
+	var nrm1 float32
 	for i, v := range raw {
 		v = min(v, thr)
 		raw[i] = v
 		nrm2 += v * v
+		nrm1 += v
+	}
+	dst = dst[:len(raw)]
+	if root {
+		// The bins are non-negative, so their sum is the L1 norm.
+		inv := 1 / max(float64(nrm1), flt32Epsilon)
+		for i, v := range raw {
+			q := math.RoundToEven(descIntFactor * math.Sqrt(float64(v)*inv))
+			dst[i] = byte(min(q, 255))
+		}
+		return
 	}
 	scale := descIntFactor / max(float32(math.Sqrt(float64(nrm2))), flt32Epsilon)
-	dst = dst[:len(raw)]
 	for i, v := range raw {
 		q := math.RoundToEven(float64(v * scale))
 		dst[i] = byte(min(max(q, 0), 255))
 	}
+}
+
+// gridSpan narrows [lo, hi] to the integers j for which a·j + b can lie in
+// (−L, L), L = descWidth/2 + ½, the half-width of the descriptor grid with
+// its interpolation margin, keeping a pixel to spare on each side against
+// rounding.
+func gridSpan(lo, hi int, a, b float32) (int, int) {
+	const L = descWidth/2 + 0.5
+	if abs32(a) < 1e-4 {
+		return lo, hi // the row is (nearly) parallel to this side
+	}
+	t0, t1 := (-L-b)/a, (L-b)/a
+	if t0 > t1 {
+		t0, t1 = t1, t0
+	}
+	return max(lo, floor32(t0)-1), min(hi, floor32(t1)+2)
 }
 
 // floor32 is ⌊x⌋ for the small finite values used as bin coordinates.

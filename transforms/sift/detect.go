@@ -1,59 +1,128 @@
 package sift
 
-import "math"
+import (
+	"math"
+	"math/bits"
+)
 
 // detectOctave finds the keypoints of octave o, given its Gaussian scales g
-// and DoG layers dog (w×h planes), and appends them to e.kps.
-func (e *Extractor) detectOctave(o int, g, dog []float32, w, h int) {
+// (w×h planes), and appends them to e.kps.
+//
+// The DoG layers D_i = L_{i+1} − L_i are never stored as planes: the scan
+// keeps only the three rows of each layer around the current one, in a ring
+// that stays in cache, and the rare refinement recomputes the few values it
+// needs from g (the same float32 subtraction, so the same values).
+func (e *Extractor) detectOctave(o int, g []float32, w, h int) {
 	S := e.opt.ScalesPerOctave
 	plane := w * h
 	if w < 2*imgBorder+1 || h < 2*imgBorder+1 {
 		return
 	}
+	nd := S + 2 // DoG layers
+	e.dogs = grow(e.dogs, 3*nd*w)
+	// row returns the ring slot of DoG layer i, image row r.
+	row := func(i, r int) []float32 {
+		k := (r%3*nd + i) * w
+		return e.dogs[k : k+w]
+	}
+	fill := func(r int) {
+		for i := 0; i < nd; i++ {
+			sub(row(i, r), g[i*plane+r*w:i*plane+r*w+w], g[(i+1)*plane+r*w:(i+1)*plane+r*w+w])
+		}
+	}
+	c0, c1 := imgBorder, w-imgBorder // columns searched
+	e.mask = growBytes(e.mask, (c1-c0+7)/8)
 	// Pre-filter: an extremum with |D| at most half the final contrast
 	// threshold cannot plausibly interpolate to above it, so it is not worth
 	// refining (OpenCV floors this to whole grey levels; we keep it exact).
 	thr := float32(0.5 * e.opt.ContrastThreshold / float64(S))
-	for i := 1; i <= S; i++ {
-		prev := dog[(i-1)*plane : i*plane]
-		cur := dog[i*plane : (i+1)*plane]
-		next := dog[(i+1)*plane : (i+2)*plane]
-		for r := imgBorder; r < h-imgBorder; r++ {
-			for c := imgBorder; c < w-imgBorder; c++ {
-				p := r*w + c
-				v := cur[p]
-				switch {
-				case v > thr:
-					if !isMax(v, prev, cur, next, p, w) {
-						continue
-					}
-				case v < -thr:
-					if !isMin(v, prev, cur, next, p, w) {
-						continue
-					}
-				default:
-					continue
+	fill(imgBorder - 1)
+	fill(imgBorder)
+	for r := imgBorder; r < h-imgBorder; r++ {
+		fill(r + 1)
+		for i := 1; i <= S; i++ {
+			var n [9][]float32 // rows r−1, r, r+1 of layers i−1, i, i+1
+			for l := 0; l < 3; l++ {
+				for dr := 0; dr < 3; dr++ {
+					n[3*l+dr] = row(i-1+l, r-1+dr)
 				}
-				e.addExtremum(o, i, r, c, g, dog, w, h)
+			}
+			cur := n[4]
+			// Most samples are below the threshold or not even a
+			// maximum or minimum along the row: find the rest eight at a
+			// time, then test those against all 26 neighbours.
+			mask := e.mask
+			extremaMask(cur[c0-1:c1+1], thr, mask)
+			for mi, m := range mask {
+				for m != 0 {
+					c := c0 + 8*mi + bits.TrailingZeros8(m)
+					m &= m - 1
+					v := cur[c]
+					if v > 0 {
+						if !isMax(v, &n, c) {
+							continue
+						}
+					} else if !isMin(v, &n, c) {
+						continue
+					}
+					e.addExtremum(o, i, r, c, g, w, h)
+				}
 			}
 		}
 	}
 }
 
-// isMax reports whether v = cur[p] is ≥ all 26 neighbours in scale space.
-// Non-strict, as OpenCV: on a plateau every sample is a candidate and the
-// duplicates that refine to the same point are removed later.
-func isMax(v float32, prev, cur, next []float32, p, w int) bool {
-	a, b := p-w, p+w
-	if v < cur[p-1] || v < cur[p+1] ||
-		v < cur[a-1] || v < cur[a] || v < cur[a+1] ||
-		v < cur[b-1] || v < cur[b] || v < cur[b+1] {
+// sub sets d[i] = b[i] − a[i].
+func sub(d, a, b []float32) {
+	n := len(d)
+	a, b = a[:n], b[:n]
+	m := 0
+	if useAVX {
+		m = n &^ 7
+		if m > 0 {
+			subAVX(&d[0], &a[0], &b[0], m)
+		}
+	}
+	for i := m; i < n; i++ {
+		d[i] = b[i] - a[i]
+	}
+}
+
+// extremaMask marks the candidate extrema of row[1:len(row)−1]: bit b of
+// mask[i] is set if v = row[1+8i+b] satisfies v > thr and v ≥ both its
+// neighbours in the row, or v < −thr and v ≤ both. Bits past the end are
+// clear.
+func extremaMask(row []float32, thr float32, mask []uint8) {
+	n := len(row) - 2
+	mask = mask[:(n+7)/8]
+	m := 0
+	if useAVX {
+		m = n &^ 7
+		if m > 0 {
+			extremaMaskAVX(&row[1], m, thr, &mask[0])
+		}
+	}
+	clear(mask[m/8:])
+	for x := m; x < n; x++ {
+		l, v, r := row[x], row[x+1], row[x+2]
+		if v > thr && v >= l && v >= r || v < -thr && v <= l && v <= r {
+			mask[x/8] |= 1 << (x % 8)
+		}
+	}
+}
+
+// isMax reports whether v = n[4][c] is ≥ all 26 neighbours in scale space,
+// n holding rows r−1, r, r+1 of the layer below, the same layer and the
+// layer above. Non-strict, as OpenCV: on a plateau every sample is a
+// candidate and the duplicates that refine to the same point are removed
+// later. The own row is tested first, as the most likely to fail.
+func isMax(v float32, n *[9][]float32, c int) bool {
+	if v < n[4][c-1] || v < n[4][c+1] {
 		return false
 	}
-	for _, s := range [2][]float32{prev, next} {
-		if v < s[p-1] || v < s[p] || v < s[p+1] ||
-			v < s[a-1] || v < s[a] || v < s[a+1] ||
-			v < s[b-1] || v < s[b] || v < s[b+1] {
+	for k := range n {
+		s := n[k][c-1 : c+2]
+		if v < s[0] || v < s[1] || v < s[2] {
 			return false
 		}
 	}
@@ -61,17 +130,13 @@ func isMax(v float32, prev, cur, next []float32, p, w int) bool {
 }
 
 // isMin is isMax for minima.
-func isMin(v float32, prev, cur, next []float32, p, w int) bool {
-	a, b := p-w, p+w
-	if v > cur[p-1] || v > cur[p+1] ||
-		v > cur[a-1] || v > cur[a] || v > cur[a+1] ||
-		v > cur[b-1] || v > cur[b] || v > cur[b+1] {
+func isMin(v float32, n *[9][]float32, c int) bool {
+	if v > n[4][c-1] || v > n[4][c+1] {
 		return false
 	}
-	for _, s := range [2][]float32{prev, next} {
-		if v > s[p-1] || v > s[p] || v > s[p+1] ||
-			v > s[a-1] || v > s[a] || v > s[a+1] ||
-			v > s[b-1] || v > s[b] || v > s[b+1] {
+	for k := range n {
+		s := n[k][c-1 : c+2]
+		if v > s[0] || v > s[1] || v > s[2] {
 			return false
 		}
 	}
@@ -94,26 +159,16 @@ func cvRound(x float32) int { return int(math.RoundToEven(float64(x))) }
 // one small principal curvature; with eigenvalue ratio r the quantity
 // tr²/det = (r+1)²/r grows with r, so keep only tr²/det < (R+1)²/R, which
 // also rejects saddles (det ≤ 0).
-func (e *Extractor) addExtremum(o, layer, r, c int, g, dog []float32, w, h int) {
+func (e *Extractor) addExtremum(o, layer, r, c int, g []float32, w, h int) {
 	S := e.opt.ScalesPerOctave
 	plane := w * h
 	var xi, xr, xc float32
+	var n cube
 	step := 0
 	for ; step < maxInterpSteps; step++ {
-		cur := dog[layer*plane : (layer+1)*plane]
-		prev := dog[(layer-1)*plane : layer*plane]
-		next := dog[(layer+1)*plane : (layer+2)*plane]
-		p := r*w + c
-		dx := (cur[p+1] - cur[p-1]) * 0.5
-		dy := (cur[p+w] - cur[p-w]) * 0.5
-		ds := (next[p] - prev[p]) * 0.5
-		v2 := cur[p] * 2
-		dxx := cur[p+1] + cur[p-1] - v2
-		dyy := cur[p+w] + cur[p-w] - v2
-		dss := next[p] + prev[p] - v2
-		dxy := (cur[p+w+1] - cur[p+w-1] - cur[p-w+1] + cur[p-w-1]) * 0.25
-		dxs := (next[p+1] - next[p-1] - prev[p+1] + prev[p-1]) * 0.25
-		dys := (next[p+w] - next[p-w] - prev[p+w] + prev[p-w]) * 0.25
+		n.load(g, plane, w, layer, r*w+c)
+		dx, dy, ds := n.gradient()
+		dxx, dyy, dss, dxy, dxs, dys := n.hessian()
 
 		sx, sy, ss := solve3(dxx, dxy, dxs, dyy, dys, dss, dx, dy, ds)
 		xc, xr, xi = -sx, -sy, -ss
@@ -137,22 +192,14 @@ func (e *Extractor) addExtremum(o, layer, r, c int, g, dog []float32, w, h int) 
 		return
 	}
 
-	cur := dog[layer*plane : (layer+1)*plane]
-	prev := dog[(layer-1)*plane : layer*plane]
-	next := dog[(layer+1)*plane : (layer+2)*plane]
-	p := r*w + c
-	dx := (cur[p+1] - cur[p-1]) * 0.5
-	dy := (cur[p+w] - cur[p-w]) * 0.5
-	ds := (next[p] - prev[p]) * 0.5
-	contr := cur[p] + (dx*xc+dy*xr+ds*xi)*0.5
+	// n still holds the neighbourhood of the final sample.
+	dx, dy, ds := n.gradient()
+	contr := n[1][1][1] + (dx*xc+dy*xr+ds*xi)*0.5
 	// Negated comparisons so that NaNs (from NaN pixels) reject too.
 	if !(abs32(contr)*float32(S) >= float32(e.opt.ContrastThreshold)) {
 		return
 	}
-	v2 := cur[p] * 2
-	dxx := cur[p+1] + cur[p-1] - v2
-	dyy := cur[p+w] + cur[p-w] - v2
-	dxy := (cur[p+w+1] - cur[p+w-1] - cur[p-w+1] + cur[p-w-1]) * 0.25
+	dxx, dyy, _, dxy, _, _ := n.hessian()
 	tr := dxx + dyy
 	det := dxx*dyy - dxy*dxy
 	et := float32(e.opt.EdgeThreshold)
@@ -170,6 +217,45 @@ func (e *Extractor) addExtremum(o, layer, r, c int, g, dog []float32, w, h int) 
 	}
 	gl := g[layer*plane : (layer+1)*plane]
 	e.orient(gl, w, h, r, c, k)
+}
+
+// cube is the 3×3×3 DoG neighbourhood of a sample, [layer][row][column].
+type cube [3][3][3]float32
+
+// load fills n around sample p of DoG layer `layer`, from the Gaussian
+// scales g (D_i = L_{i+1} − L_i).
+func (n *cube) load(g []float32, plane, w, layer, p int) {
+	for l := 0; l < 3; l++ {
+		lo := g[(layer-1+l)*plane : (layer+l)*plane]
+		hi := g[(layer+l)*plane : (layer+1+l)*plane]
+		hi = hi[:len(lo)]
+		for dr := 0; dr < 3; dr++ {
+			q := p + (dr-1)*w
+			a := lo[q-1 : q+2]
+			b := hi[q-1 : q+2]
+			n[l][dr] = [3]float32{b[0] - a[0], b[1] - a[1], b[2] - a[2]}
+		}
+	}
+}
+
+// gradient returns ∇D at the centre by central differences.
+func (n *cube) gradient() (dx, dy, ds float32) {
+	dx = (n[1][1][2] - n[1][1][0]) * 0.5
+	dy = (n[1][2][1] - n[1][0][1]) * 0.5
+	ds = (n[2][1][1] - n[0][1][1]) * 0.5
+	return
+}
+
+// hessian returns the second derivatives of D at the centre.
+func (n *cube) hessian() (dxx, dyy, dss, dxy, dxs, dys float32) {
+	v2 := n[1][1][1] * 2
+	dxx = n[1][1][2] + n[1][1][0] - v2
+	dyy = n[1][2][1] + n[1][0][1] - v2
+	dss = n[2][1][1] + n[0][1][1] - v2
+	dxy = (n[1][2][2] - n[1][2][0] - n[1][0][2] + n[1][0][0]) * 0.25
+	dxs = (n[2][1][2] - n[2][1][0] - n[0][1][2] + n[0][1][0]) * 0.25
+	dys = (n[2][2][1] - n[2][0][1] - n[0][2][1] + n[0][0][1]) * 0.25
+	return
 }
 
 // solve3 solves the symmetric system [a b c; b d f; c f i]·x = (u, v, s).
@@ -204,6 +290,8 @@ type oriScratch struct {
 	raw  [oriHistBins + 4]float32 // two wrap-around bins on each side
 	hist [oriHistBins]float32
 	wt   []float32
+	// The window's samples: gradient, weight, magnitude, angle.
+	dx, dy, w, mag, ang []float32
 }
 
 // orient builds the gradient orientation histogram around (r, c) in the
@@ -236,30 +324,43 @@ func (e *Extractor) orient(gl []float32, w, h, r, c int, k kpoint) {
 		wt[t] = float32(math.Exp(float64(float32(t*t) * expScale)))
 	}
 
-	raw := s.raw[:]
-	clear(raw)
-	tmp := raw[2 : 2+n]
+	// Gather the window's gradients, compute their magnitudes and angles
+	// at once (vectorised), then bin them.
 	y0, y1 := max(r-radius, 1), min(r+radius, h-2)
 	x0, x1 := max(c-radius, 1), min(c+radius, w-2)
+	ns := max(0, (y1-y0+1)*(x1-x0+1))
+	for _, b := range []*[]float32{&s.dx, &s.dy, &s.w, &s.mag, &s.ang} {
+		*b = grow(*b, ns)
+	}
+	dxs, dys, ws := s.dx, s.dy, s.w
+	i := 0
 	for y := y0; y <= y1; y++ {
 		wy := wt[absInt(y-r)]
 		row := gl[y*w : y*w+w]
 		up := gl[(y-1)*w : (y-1)*w+w]
 		dn := gl[(y+1)*w : (y+1)*w+w]
 		for x := x0; x <= x1; x++ {
-			dx := row[x+1] - row[x-1]
-			dy := up[x] - dn[x]
-			mag := float32(math.Sqrt(float64(dx*dx + dy*dy)))
-			ori := fastAtan2(dy, dx)
-			bin := cvRound(float32(n) / 360 * ori)
-			if bin >= n {
-				bin -= n
-			}
-			if bin < 0 {
-				bin += n
-			}
-			tmp[bin] += wy * wt[absInt(x-c)] * mag
+			dxs[i] = row[x+1] - row[x-1]
+			dys[i] = up[x] - dn[x]
+			ws[i] = wy * wt[absInt(x-c)]
+			i++
 		}
+	}
+	gradPolar(dxs, dys, s.mag, s.ang)
+
+	raw := s.raw[:]
+	clear(raw)
+	tmp := raw[2 : 2+n]
+	ang := s.ang[:len(ws)]
+	for i, m := range s.mag[:len(ws)] {
+		bin := cvRound(float32(n) / 360 * ang[i])
+		if bin >= n {
+			bin -= n
+		}
+		if bin < 0 {
+			bin += n
+		}
+		tmp[bin] += ws[i] * m
 	}
 
 	raw[1] = raw[n+1]
@@ -312,9 +413,36 @@ func absInt(x int) int {
 	return x
 }
 
-// fastAtan2 is OpenCV's polynomial atan2 in degrees, [0, 360), accurate to
+// gradPolar sets mag[i] = |(dx[i], dy[i])| and ang[i] = fastAtan2(dy[i],
+// dx[i]) for every i < len(dx), eight at a time where the CPU allows,
+// always with the results of gradPolarGo.
+func gradPolar(dx, dy, mag, ang []float32) {
+	n := len(dx)
+	dy, mag, ang = dy[:n], mag[:n], ang[:n]
+	m := 0
+	if useAVX {
+		m = n &^ 7
+		if m > 0 {
+			gradPolarAVX(&dx[0], &dy[0], &mag[0], &ang[0], m)
+		}
+	}
+	gradPolarGo(dx[m:], dy[m:], mag[m:], ang[m:])
+}
+
+func gradPolarGo(dx, dy, mag, ang []float32) {
+	dy, mag, ang = dy[:len(dx)], mag[:len(dx)], ang[:len(dx)]
+	for i, x := range dx {
+		y := dy[i]
+		mag[i] = float32(math.Sqrt(float64(float32(x*x) + float32(y*y))))
+		ang[i] = fastAtan2(y, x)
+	}
+}
+
+// fastAtan2 is OpenCV's polynomial atan2 in degrees, [0, 360], accurate to
 // about 0.01°: a 7th-order minimax fit of atan on [0, 1], extended to the
-// other octants by symmetry.
+// other octants by symmetry. (The octant branches are well predicted: the
+// gradients around a keypoint are spatially coherent. A branch-free version
+// measured slower.)
 func fastAtan2(y, x float32) float32 {
 	const (
 		p1  = float32(0.9997878412794807 * 180 / math.Pi)

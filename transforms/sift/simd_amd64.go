@@ -1,0 +1,44 @@
+//go:build !purego
+
+package sift
+
+// useAVX reports whether the CPU and the OS support AVX (256-bit float
+// vectors), checked as Intel's manual prescribes: the CPU has AVX and
+// OSXSAVE, and XGETBV says the OS saves the XMM and YMM state.
+var useAVX = func() bool {
+	_, _, ecx, _ := cpuid(1, 0)
+	const osxsave, avx = 1 << 27, 1 << 28
+	if ecx&osxsave == 0 || ecx&avx == 0 {
+		return false
+	}
+	eax, _ := xgetbv()
+	return eax&6 == 6
+}()
+
+func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
+func xgetbv() (eax, edx uint32)
+
+// convSymAVX is convSym on 8 floats at a time, for out = dst[:n] with n a
+// multiple of 8, src pointing at the centre sample of x = 0, and offsets and
+// kernel as for convSym (len(offs) = 2·(len(k)−1)). It computes exactly what
+// convSymGo computes: no fused multiply-add, taps summed in the same order.
+//
+//go:noescape
+func convSymAVX(dst, src *float32, n int, offs []int, k []float32)
+
+// gradPolarAVX is gradPolar on the first n values, n a multiple of 8, with
+// the same results as gradPolarGo.
+//
+//go:noescape
+func gradPolarAVX(dx, dy, mag, ang *float32, n int)
+
+// subAVX sets dst[i] = b[i] − a[i] for i < n, n a multiple of 8.
+//
+//go:noescape
+func subAVX(dst, a, b *float32, n int)
+
+// extremaMaskAVX is extremaMask on n values, n a multiple of 8; it reads
+// row[−1] and row[n].
+//
+//go:noescape
+func extremaMaskAVX(row *float32, n int, thr float32, mask *uint8)

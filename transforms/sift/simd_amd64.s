@@ -1,0 +1,320 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
+TEXT ·cpuid(SB), NOSPLIT, $0-24
+	MOVL eaxArg+0(FP), AX
+	MOVL ecxArg+4(FP), CX
+	CPUID
+	MOVL AX, eax+8(FP)
+	MOVL BX, ebx+12(FP)
+	MOVL CX, ecx+16(FP)
+	MOVL DX, edx+20(FP)
+	RET
+
+// func xgetbv() (eax, edx uint32)
+TEXT ·xgetbv(SB), NOSPLIT, $0-8
+	MOVL $0, CX
+	XGETBV
+	MOVL AX, eax+0(FP)
+	MOVL DX, edx+4(FP)
+	RET
+
+// func convSymAVX(dst, src *float32, n int, offs []int, k []float32)
+//
+// For each block of 64 outputs (then of 8), eight (one) accumulators start
+// at k[0]·centre and add k[i]·(lo_i + hi_i) tap by tap. Eight independent
+// accumulators hide the latency of the additions and spread the per-tap
+// bookkeeping over many vectors.
+//
+// Registers: DI dst, SI src (centre of the current block), CX outputs left,
+// R8 offsets, R9 kernel, R10 taps r; in the tap loop R11 offsets, R12
+// kernel, R13 taps left, AX/BX the two offsets of a tap; Y0–Y7
+// accumulators, Y8–Y13 scratch, Y14 = k[i], Y15 = k[0].
+TEXT ·convSymAVX(SB), NOSPLIT, $0-72
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ offs_base+24(FP), R8
+	MOVQ k_base+48(FP), R9
+	MOVQ k_len+56(FP), R10
+	DECQ R10
+	VBROADCASTSS (R9), Y15
+
+block64:
+	CMPQ CX, $64
+	JLT  block8
+	VMULPS (SI), Y15, Y0
+	VMULPS 32(SI), Y15, Y1
+	VMULPS 64(SI), Y15, Y2
+	VMULPS 96(SI), Y15, Y3
+	VMULPS 128(SI), Y15, Y4
+	VMULPS 160(SI), Y15, Y5
+	VMULPS 192(SI), Y15, Y6
+	VMULPS 224(SI), Y15, Y7
+	MOVQ R8, R11
+	LEAQ 4(R9), R12
+	MOVQ R10, R13
+
+tap64:
+	TESTQ R13, R13
+	JEQ   store64
+	MOVQ  (R11), AX
+	MOVQ  8(R11), BX
+	VBROADCASTSS (R12), Y14
+	VMOVUPS (SI)(AX*4), Y8
+	VMOVUPS 32(SI)(AX*4), Y9
+	VMOVUPS 64(SI)(AX*4), Y10
+	VMOVUPS 96(SI)(AX*4), Y11
+	VADDPS  (SI)(BX*4), Y8, Y8
+	VADDPS  32(SI)(BX*4), Y9, Y9
+	VADDPS  64(SI)(BX*4), Y10, Y10
+	VADDPS  96(SI)(BX*4), Y11, Y11
+	VMULPS  Y14, Y8, Y8
+	VMULPS  Y14, Y9, Y9
+	VMULPS  Y14, Y10, Y10
+	VMULPS  Y14, Y11, Y11
+	VADDPS  Y8, Y0, Y0
+	VADDPS  Y9, Y1, Y1
+	VADDPS  Y10, Y2, Y2
+	VADDPS  Y11, Y3, Y3
+	VMOVUPS 128(SI)(AX*4), Y8
+	VMOVUPS 160(SI)(AX*4), Y9
+	VMOVUPS 192(SI)(AX*4), Y10
+	VMOVUPS 224(SI)(AX*4), Y11
+	VADDPS  128(SI)(BX*4), Y8, Y8
+	VADDPS  160(SI)(BX*4), Y9, Y9
+	VADDPS  192(SI)(BX*4), Y10, Y10
+	VADDPS  224(SI)(BX*4), Y11, Y11
+	VMULPS  Y14, Y8, Y8
+	VMULPS  Y14, Y9, Y9
+	VMULPS  Y14, Y10, Y10
+	VMULPS  Y14, Y11, Y11
+	VADDPS  Y8, Y4, Y4
+	VADDPS  Y9, Y5, Y5
+	VADDPS  Y10, Y6, Y6
+	VADDPS  Y11, Y7, Y7
+	ADDQ    $16, R11
+	ADDQ    $4, R12
+	DECQ    R13
+	JMP     tap64
+
+store64:
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVUPS Y4, 128(DI)
+	VMOVUPS Y5, 160(DI)
+	VMOVUPS Y6, 192(DI)
+	VMOVUPS Y7, 224(DI)
+	ADDQ    $256, SI
+	ADDQ    $256, DI
+	SUBQ    $64, CX
+	JMP     block64
+
+block8:
+	CMPQ CX, $8
+	JLT  done
+	VMULPS (SI), Y15, Y0
+	MOVQ R8, R11
+	LEAQ 4(R9), R12
+	MOVQ R10, R13
+
+tap8:
+	TESTQ R13, R13
+	JEQ   store8
+	MOVQ  (R11), AX
+	MOVQ  8(R11), BX
+	VBROADCASTSS (R12), Y14
+	VMOVUPS (SI)(AX*4), Y8
+	VADDPS  (SI)(BX*4), Y8, Y8
+	VMULPS  Y14, Y8, Y8
+	VADDPS  Y8, Y0, Y0
+	ADDQ    $16, R11
+	ADDQ    $4, R12
+	DECQ    R13
+	JMP     tap8
+
+store8:
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     block8
+
+done:
+	VZEROUPPER
+	RET
+
+// Constants of gradPolarAVX: the sign-clearing mask, then float32 bits of
+// fastAtan2's eps, p1, p3, p5, p7, and 90, 180, 360.
+DATA polar<>+0(SB)/4, $0x7fffffff
+DATA polar<>+4(SB)/4, $0x25800000
+DATA polar<>+8(SB)/4, $0x4265226e
+DATA polar<>+12(SB)/4, $0xc19556ee
+DATA polar<>+16(SB)/4, $0x410e9fbf
+DATA polar<>+20(SB)/4, $0xc0228ad9
+DATA polar<>+24(SB)/4, $0x42b40000
+DATA polar<>+28(SB)/4, $0x43340000
+DATA polar<>+32(SB)/4, $0x43b40000
+GLOBL polar<>(SB), RODATA|NOPTR, $36
+
+// func gradPolarAVX(dx, dy, mag, ang *float32, n int)
+//
+// fastAtan2 with its three branches turned into compares and blends.
+//
+// Registers: SI dx, DX dy, DI mag, R8 ang, CX values left; Y0 dx, Y1 dy,
+// Y4 |dx|, Y5 |dy|, Y6 masks, Y7 c, Y8 c², Y9 the angle, Y10 scratch;
+// Y11–Y15 the constants 360, 180, 90, 0 and the sign-clearing mask.
+TEXT ·gradPolarAVX(SB), NOSPLIT, $0-40
+	MOVQ dx+0(FP), SI
+	MOVQ dy+8(FP), DX
+	MOVQ mag+16(FP), DI
+	MOVQ ang+24(FP), R8
+	MOVQ n+32(FP), CX
+	VBROADCASTSS polar<>+0(SB), Y15
+	VXORPS       Y14, Y14, Y14
+	VBROADCASTSS polar<>+24(SB), Y13
+	VBROADCASTSS polar<>+28(SB), Y12
+	VBROADCASTSS polar<>+32(SB), Y11
+
+polar8:
+	CMPQ CX, $8
+	JLT  polarDone
+	VMOVUPS (SI), Y0
+	VMOVUPS (DX), Y1
+	VMULPS  Y0, Y0, Y2
+	VMULPS  Y1, Y1, Y3
+	VADDPS  Y3, Y2, Y2
+	VSQRTPS Y2, Y2
+	VMOVUPS Y2, (DI)
+
+	VANDPS    Y15, Y0, Y4
+	VANDPS    Y15, Y1, Y5
+	VCMPPS    $0x1e, Y4, Y5, Y6 // steep: |dy| > |dx|
+	VBLENDVPS Y6, Y4, Y5, Y7    // numerator: steep ? |dx| : |dy|
+	VBLENDVPS Y6, Y5, Y4, Y8    // denominator: steep ? |dy| : |dx|
+	VBROADCASTSS polar<>+4(SB), Y9
+	VADDPS    Y9, Y8, Y8
+	VDIVPS    Y8, Y7, Y7        // c
+	VMULPS    Y7, Y7, Y8        // c²
+	VBROADCASTSS polar<>+20(SB), Y9
+	VMULPS    Y8, Y9, Y9        // p7·c²
+	VBROADCASTSS polar<>+16(SB), Y10
+	VADDPS    Y10, Y9, Y9
+	VMULPS    Y8, Y9, Y9
+	VBROADCASTSS polar<>+12(SB), Y10
+	VADDPS    Y10, Y9, Y9
+	VMULPS    Y8, Y9, Y9
+	VBROADCASTSS polar<>+8(SB), Y10
+	VADDPS    Y10, Y9, Y9
+	VMULPS    Y7, Y9, Y9        // a
+	VSUBPS    Y9, Y13, Y10      // 90 − a
+	VBLENDVPS Y6, Y10, Y9, Y9
+	VCMPPS    $0x11, Y14, Y0, Y6 // dx < 0
+	VSUBPS    Y9, Y12, Y10      // 180 − a
+	VBLENDVPS Y6, Y10, Y9, Y9
+	VCMPPS    $0x11, Y14, Y1, Y6 // dy < 0
+	VSUBPS    Y9, Y11, Y10      // 360 − a
+	VBLENDVPS Y6, Y10, Y9, Y9
+	VMOVUPS   Y9, (R8)
+
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	ADDQ $32, R8
+	SUBQ $8, CX
+	JMP  polar8
+
+polarDone:
+	VZEROUPPER
+	RET
+
+// func subAVX(dst, a, b *float32, n int)
+TEXT ·subAVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+
+sub32:
+	CMPQ    CX, $32
+	JLT     sub8
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VSUBPS  (SI), Y0, Y0
+	VSUBPS  32(SI), Y1, Y1
+	VSUBPS  64(SI), Y2, Y2
+	VSUBPS  96(SI), Y3, Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ    $128, SI
+	ADDQ    $128, DX
+	ADDQ    $128, DI
+	SUBQ    $32, CX
+	JMP     sub32
+
+sub8:
+	CMPQ    CX, $8
+	JLT     subDone
+	VMOVUPS (DX), Y0
+	VSUBPS  (SI), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     sub8
+
+subDone:
+	VZEROUPPER
+	RET
+
+// func extremaMaskAVX(row *float32, n int, thr float32, mask *uint8)
+//
+// Bit b of mask[i] is set if v = row[8i+b] is a candidate extremum along the
+// row: v > thr and v ≥ both neighbours, or v < −thr and v ≤ both.
+//
+// Registers: SI row, CX values left, DI mask; Y0 v, Y1 left, Y2 right,
+// Y3–Y5 masks, Y13 −thr, Y14 0, Y15 thr.
+TEXT ·extremaMaskAVX(SB), NOSPLIT, $0-32
+	MOVQ         row+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS thr+16(FP), Y15
+	MOVQ         mask+24(FP), DI
+	VXORPS       Y14, Y14, Y14
+	VSUBPS       Y15, Y14, Y13
+
+mask8:
+	CMPQ      CX, $8
+	JLT       maskDone
+	VMOVUPS   (SI), Y0
+	VMOVUPS   -4(SI), Y1
+	VMOVUPS   4(SI), Y2
+	VCMPPS    $0x1e, Y15, Y0, Y3 // v > thr
+	VCMPPS    $0x1d, Y1, Y0, Y4  // v ≥ left
+	VANDPS    Y4, Y3, Y3
+	VCMPPS    $0x1d, Y2, Y0, Y4  // v ≥ right
+	VANDPS    Y4, Y3, Y3
+	VCMPPS    $0x11, Y13, Y0, Y5 // v < −thr
+	VCMPPS    $0x12, Y1, Y0, Y4  // v ≤ left
+	VANDPS    Y4, Y5, Y5
+	VCMPPS    $0x12, Y2, Y0, Y4  // v ≤ right
+	VANDPS    Y4, Y5, Y5
+	VORPS     Y5, Y3, Y3
+	VMOVMSKPS Y3, AX
+	MOVB      AL, (DI)
+	ADDQ      $32, SI
+	INCQ      DI
+	SUBQ      $8, CX
+	JMP       mask8
+
+maskDone:
+	VZEROUPPER
+	RET

@@ -1,0 +1,21 @@
+//go:build !amd64 || purego
+
+package sift
+
+// useAVX is false: there is no vector code for this platform (or the
+// purego build tag asked for none).
+var useAVX = false
+
+func convSymAVX(dst, src *float32, n int, offs []int, k []float32) {
+	panic("sift: convSymAVX without AVX")
+}
+
+func gradPolarAVX(dx, dy, mag, ang *float32, n int) {
+	panic("sift: gradPolarAVX without AVX")
+}
+
+func subAVX(dst, a, b *float32, n int) { panic("sift: subAVX without AVX") }
+
+func extremaMaskAVX(row *float32, n int, thr float32, mask *uint8) {
+	panic("sift: extremaMaskAVX without AVX")
+}

@@ -1,0 +1,168 @@
+package sift
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestConvSymMatchesGo checks that the vector convolution gives bit for bit
+// what convSymGo gives, for every row length around the vector widths,
+// every kernel radius the blurs use and scattered row offsets.
+func TestConvSymMatchesGo(t *testing.T) {
+	if !useAVX {
+		t.Skip("no vector code on this platform")
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	src := make([]float32, 4096)
+	for i := range src {
+		src[i] = rng.Float32()
+	}
+	for r := 1; r <= 15; r++ {
+		k := make([]float32, r+1)
+		for i := range k {
+			k[i] = rng.Float32()
+		}
+		offs := make([]int, 2*r)
+		for n := 0; n <= 150; n++ {
+			for i := range offs {
+				offs[i] = rng.IntN(1001) - 500 // rows above and below
+			}
+			c := 1024 + rng.IntN(1024)
+			want := make([]float32, n)
+			got := make([]float32, n)
+			convSymGo(want, src, c, offs, k)
+			convSym(got, src, c, offs, k)
+			for x := range want {
+				if math.Float32bits(got[x]) != math.Float32bits(want[x]) {
+					t.Fatalf("r=%d n=%d x=%d: vector %v, scalar %v", r, n, x, got[x], want[x])
+				}
+			}
+		}
+	}
+}
+
+func TestConvSymPanicsOutside(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("no panic for an offset outside the source")
+		}
+	}()
+	src := make([]float32, 100)
+	convSym(make([]float32, 10), src, 5, []int{-6, 6}, []float32{0.5, 0.25})
+}
+
+// TestGradPolarMatchesGo checks the vector gradient magnitude and angle bit
+// for bit against the scalar code, on all octants, axes, zeros and ties.
+func TestGradPolarMatchesGo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	special := []float32{0, 1, -1, 0.5, -0.5, 1e-20, -1e-20, 3}
+	var dx, dy []float32
+	for _, x := range special {
+		for _, y := range special {
+			dx, dy = append(dx, x), append(dy, y)
+		}
+	}
+	for range 20000 {
+		s := float32(math.Pow(10, rng.Float64()*4-3))
+		dx = append(dx, (rng.Float32()-0.5)*s)
+		dy = append(dy, (rng.Float32()-0.5)*s)
+	}
+	for _, n := range []int{0, 1, 7, 8, 9, 63, len(dx)} {
+		mag, ang := make([]float32, n), make([]float32, n)
+		wmag, wang := make([]float32, n), make([]float32, n)
+		gradPolar(dx[:n], dy[:n], mag, ang)
+		gradPolarGo(dx[:n], dy[:n], wmag, wang)
+		for i := range n {
+			if math.Float32bits(mag[i]) != math.Float32bits(wmag[i]) || math.Float32bits(ang[i]) != math.Float32bits(wang[i]) {
+				t.Fatalf("(%v, %v): got |%v| ∠%v, scalar |%v| ∠%v", dx[i], dy[i], mag[i], ang[i], wmag[i], wang[i])
+			}
+		}
+	}
+}
+
+// TestExtremaMask checks the vector candidate search against the definition,
+// with plateaus, ties and values at the threshold, for row lengths around
+// the vector width.
+func TestExtremaMask(t *testing.T) {
+	forEachPath(t, testExtremaMask)
+}
+
+// forEachPath runs f with the vector code, if there is any, and without.
+func forEachPath(t *testing.T, f func(t *testing.T)) {
+	saved := useAVX
+	defer func() { useAVX = saved }()
+	if saved {
+		t.Run("vector", f)
+	}
+	useAVX = false
+	t.Run("scalar", f)
+}
+
+func testExtremaMask(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const thr = 0.25
+	for n := 1; n <= 70; n++ {
+		row := make([]float32, n+2)
+		for i := range row {
+			// Few distinct values, so ties and plateaus are common.
+			row[i] = float32(rng.IntN(9)-4) / 8
+		}
+		mask := make([]uint8, (n+7)/8)
+		for i := range mask {
+			mask[i] = 0xa5 // must be overwritten
+		}
+		extremaMask(row, thr, mask)
+		for x := 0; x < 8*len(mask); x++ {
+			got := mask[x/8]&(1<<(x%8)) != 0
+			want := false
+			if x < n {
+				l, v, r := row[x], row[x+1], row[x+2]
+				want = v > thr && v >= l && v >= r || v < -thr && v <= l && v <= r
+			}
+			if got != want {
+				t.Fatalf("n=%d x=%d (%v %v %v): got %v, want %v", n, x, row[x], row[x+1], row[x+2], got, want)
+			}
+		}
+	}
+}
+
+func TestSub(t *testing.T) { forEachPath(t, testSub) }
+
+func testSub(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for n := 0; n <= 70; n++ {
+		a, b, d := make([]float32, n), make([]float32, n), make([]float32, n)
+		for i := range a {
+			a[i], b[i] = rng.Float32(), rng.Float32()
+		}
+		sub(d, a, b)
+		for i := range d {
+			if d[i] != b[i]-a[i] {
+				t.Fatalf("n=%d i=%d: %v − %v = %v", n, i, b[i], a[i], d[i])
+			}
+		}
+	}
+}
+
+// TestExtractVectorMatchesScalar checks that the vector code changes nothing
+// but speed: keypoints and descriptors are bit for bit those of the scalar
+// code.
+func TestExtractVectorMatchesScalar(t *testing.T) {
+	if !useAVX {
+		t.Skip("no vector code on this platform")
+	}
+	im := texture(250, 190, 12)
+	kv, dv := mustExtractor(t, DefaultOptions()).Extract(im)
+	useAVX = false
+	defer func() { useAVX = true }()
+	ks, ds := mustExtractor(t, DefaultOptions()).Extract(im)
+	if len(kv) < 100 {
+		t.Fatalf("only %d keypoints", len(kv))
+	}
+	if !slices.Equal(kv, ks) || !bytes.Equal(dv, ds) {
+		t.Errorf("vector and scalar extraction differ: %d and %d keypoints", len(kv), len(ks))
+	}
+}
