@@ -1,14 +1,55 @@
-// Package kmeans clusters dense float32 points with Lloyd's algorithm from a
-// k-means++ start. Its centroids are the visual words of a bag-of-words
+// Package kmeans clusters dense float32 points with Lloyd's algorithm, exact
+// or approximate. Its centroids are the visual words of a bag-of-words
 // vocabulary.
 //
 // Points are stored row-major in one flat slice: point i of dimension dim is
 // data[i*dim : (i+1)*dim]. Centroids are stored the same way.
 //
-// One Lloyd iteration is split into exported pieces — Assign, Sums and
-// Update — so that a distributed trainer can assign shards of the data and
-// build partial Sums where the data lives, Merge them, and Update centrally.
+// One Lloyd iteration is split into exported pieces — Assign (or
+// Forest.Assign), Sums and Update, with Split to re-seed empty clusters —
+// so that a distributed trainer can assign shards of the data and build
+// partial Sums where the data lives, Merge them, and Update centrally.
 // Train runs the same pieces on one machine.
+//
+// # Approximate k-means
+//
+// Exact assignment compares every point with every centroid: O(n·K·dim) per
+// iteration, which at K = 10⁵ words and n = 10⁶ descriptors is 10¹³
+// multiply-adds. With Options.Approx, Train instead builds a Forest of
+// randomised kd-trees over the current centroids at every iteration and
+// assigns each point by a priority search bounded to ForestOptions.Checks
+// distance computations (approximate k-means, Philbin et al., "Object
+// retrieval with large vocabularies and fast spatial matching", CVPR 2007;
+// the forest is FLANN's, Muja & Lowe 2009). An iteration then costs about
+// n·(Checks·dim + log K) plus Trees·K·(log K + dim) to build the forest. A
+// point keeps its previous cluster unless the forest finds a nearer
+// centroid, so the objective falls monotonically as in exact Lloyd.
+// Approximate assignment is also available on its own for quantising
+// descriptors against a trained vocabulary: NewForest, Forest.Nearest and
+// Forest.NearestBytes.
+//
+// Initialisation is k-means++ below KMeansPPMaxK centroids (optionally on a
+// sample of the points, Options.InitSample) and K random distinct points
+// above it; KMeansPPMaxK explains why.
+//
+// # Memory
+//
+// For K centroids of dimension D = 128 (SIFT), float32:
+//
+//	K           centroids   Forest (8 trees,   Search (per    Sums
+//	            (512·K B)   leaves of ≤ 8)     goroutine)     (1,036·K B)
+//	10,000        5.1 MB       0.8 MB            40 kB           10 MB
+//	100,000        51 MB       7.6 MB           0.4 MB          104 MB
+//	1,000,000     512 MB        76 MB             4 MB          1.0 GB
+//
+// A Forest takes 4·K bytes of leaf indices per tree plus 16 bytes per node
+// (about K/3 nodes per tree with leaves of at most 8), Forest.Bytes reports
+// it; a Search keeps a 4·K-byte mark per centroid and a small queue. Train
+// also holds labels and distances for the n points (8·n bytes) besides the
+// points themselves (4·D·n bytes). A worker assigning descriptors needs the
+// centroids, one Forest and one Search per goroutine: about 0.6 GB at a
+// million words. Package kmeansbeam states the memory of the distributed
+// trainer.
 package kmeans
 
 import (
@@ -47,7 +88,81 @@ type Options struct {
 	// Workers is the number of goroutines used for the assignment step;
 	// 0 means runtime.GOMAXPROCS(0). The result does not depend on it.
 	Workers int
+
+	// Approx selects approximate k-means (AKM, Philbin et al., 2007): each
+	// assignment step searches a Forest built with Forest.ForIteration(i)
+	// over the current centroids instead of comparing every point with
+	// every centroid. False keeps the exact assignment.
+	Approx bool
+
+	// Forest configures the forests of an approximate assignment; it is
+	// ignored when Approx is false.
+	Forest ForestOptions
+
+	// Init chooses how the initial centroids are drawn.
+	Init Init
+
+	// InitSample, if positive, runs k-means++ on that many points drawn
+	// uniformly without replacement instead of on all of them, which
+	// divides its O(n·K·dim) cost by n/InitSample. It must then be at least
+	// K. Zero uses every point.
+	InitSample int
+
+	// Reseed chooses how clusters left empty by an update are re-seeded.
+	Reseed Reseed
 }
+
+// Init is an initialisation method.
+type Init int
+
+const (
+	// InitAuto is InitKMeansPP for K < KMeansPPMaxK and InitRandom above.
+	InitAuto Init = iota
+
+	// InitKMeansPP seeds by k-means++ (KMeansPP) on all points or on
+	// Options.InitSample of them.
+	InitKMeansPP
+
+	// InitRandom takes K distinct points drawn uniformly without
+	// replacement: O(n) work, and Lloyd's first iterations refine it.
+	InitRandom
+)
+
+// KMeansPPMaxK is the largest K for which InitAuto uses k-means++.
+//
+// k-means++ scans every (sampled) point once per centre chosen, O(n·K·dim)
+// in all and inherently sequential over the K centres: at K = 10⁵ on 10⁶
+// points that is 10¹³ multiply-adds, more than a hundred exact Lloyd
+// iterations' worth, and at K = 10⁶ a hundred times more again. k-means‖
+// (Bahmani et al., 2012) parallelises the passes but still needs the
+// distance from every point to a candidate set of ~2K·rounds centres per
+// round and then a weighted k-means++ over those candidates, O(K²) — too
+// slow for a million words as well. Above this size the vocabulary is
+// seeded with K distinct random points instead (as Philbin et al. did for
+// their 10⁶-word AKM vocabularies): with ≥ 10 points per cluster the random
+// seeds are dense wherever the data are, which is where a vocabulary needs
+// words, and the cost of a worse start is paid in a few cheap AKM
+// iterations rather than in the seeding.
+const KMeansPPMaxK = 20000
+
+// Reseed is a rule for re-seeding empty clusters.
+type Reseed int
+
+const (
+	// ReseedAuto is ReseedFarthest for exact assignment and ReseedSplit
+	// for approximate assignment.
+	ReseedAuto Reseed = iota
+
+	// ReseedFarthest moves each empty cluster's centroid onto one of the
+	// points farthest from their centroids. It needs every point's
+	// distance, so it suits a trainer that holds all points.
+	ReseedFarthest
+
+	// ReseedSplit splits the largest clusters (Split). It needs only the
+	// cluster counts, so a distributed trainer can apply it from merged
+	// Sums; kmeansbeam does.
+	ReseedSplit
+)
 
 // Validate reports whether o is usable, independently of any data.
 func (o Options) Validate() error {
@@ -60,8 +175,41 @@ func (o Options) Validate() error {
 		return fmt.Errorf("kmeans: Tol = %v, want a non-negative number", o.Tol)
 	case o.Workers < 0:
 		return fmt.Errorf("kmeans: Workers = %d, want 0 (GOMAXPROCS) or more", o.Workers)
+	case o.Init < InitAuto || o.Init > InitRandom:
+		return fmt.Errorf("kmeans: Init = %d, want InitAuto, InitKMeansPP or InitRandom", o.Init)
+	case o.InitSample < 0 || (o.InitSample > 0 && o.InitSample < o.K):
+		return fmt.Errorf("kmeans: InitSample = %d, want 0 (all points) or at least K = %d", o.InitSample, o.K)
+	case o.Reseed < ReseedAuto || o.Reseed > ReseedSplit:
+		return fmt.Errorf("kmeans: Reseed = %d, want ReseedAuto, ReseedFarthest or ReseedSplit", o.Reseed)
+	}
+	if o.Approx {
+		if err := o.Forest.Validate(); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// initMethod resolves InitAuto.
+func (o Options) initMethod() Init {
+	if o.Init == InitAuto {
+		if o.K < KMeansPPMaxK {
+			return InitKMeansPP
+		}
+		return InitRandom
+	}
+	return o.Init
+}
+
+// reseedRule resolves ReseedAuto.
+func (o Options) reseedRule() Reseed {
+	if o.Reseed == ReseedAuto {
+		if o.Approx {
+			return ReseedSplit
+		}
+		return ReseedFarthest
+	}
+	return o.Reseed
 }
 
 // Result is a trained clustering.
@@ -87,12 +235,10 @@ type Result struct {
 
 // Train clusters the n = len(data)/dim points of data into opt.K clusters.
 //
-// Centroids start from k-means++ (KMeansPP) seeded by opt.Seed and are then
-// refined by Lloyd iterations. A cluster left empty by an update is
-// re-seeded with the point farthest from its assigned centroid (the
-// largest-distance points, ties to the lower index, one per empty cluster in
-// ascending cluster order), which is the point the current clustering
-// explains worst.
+// Centroids start from Initialize — by default k-means++ (KMeansPP) seeded
+// by opt.Seed — and are then refined by Lloyd iterations, as TrainFrom
+// describes: Train(data, dim, opt) is TrainFrom(data, dim, Initialize(data,
+// dim, opt), opt).
 //
 // K greater than the number of points is an error rather than being clamped:
 // callers size downstream structures (the vocabulary) by K, so silently
@@ -100,55 +246,186 @@ type Result struct {
 // Data with fewer distinct points than K is accepted; some centroids are then
 // duplicates and their clusters stay empty, and the objective is zero.
 func Train(data []float32, dim int, opt Options) (Result, error) {
-	if err := opt.Validate(); err != nil {
-		return Result{}, err
-	}
-	n, err := checkData(data, dim)
+	n, err := check(data, dim, opt)
 	if err != nil {
 		return Result{}, err
 	}
-	if opt.K > n {
-		return Result{}, fmt.Errorf("kmeans: K = %d exceeds the number of points %d", opt.K, n)
+	return train(data, dim, n, initialize(data, dim, n, opt), opt), nil
+}
+
+// Initialize returns the K×dim initial centroids, row-major, that Train
+// starts from, chosen by opt.Init from the n = len(data)/dim points of data
+// and seeded by opt.Seed:
+//
+//   - InitKMeansPP: KMeansPP over all points, or over opt.InitSample points
+//     drawn uniformly without replacement;
+//   - InitRandom: K distinct points drawn uniformly without replacement, in
+//     the order drawn;
+//   - InitAuto: InitKMeansPP if K < KMeansPPMaxK, else InitRandom.
+//
+// Only opt.K, opt.Seed, opt.Init and opt.InitSample matter, so the same
+// start can be refined with exact and approximate assignment and the two
+// compared.
+func Initialize(data []float32, dim int, opt Options) ([]float32, error) {
+	n, err := check(data, dim, opt)
+	if err != nil {
+		return nil, err
 	}
-	for i, v := range data {
+	return initialize(data, dim, n, opt), nil
+}
+
+// TrainFrom refines the K×dim centroids (row-major, as Initialize returns
+// them; TrainFrom works on a copy) by Lloyd iterations over the
+// n = len(data)/dim points of data.
+//
+// Each iteration assigns every point to its nearest centroid — exactly, or
+// with a Forest built with opt.Forest.ForIteration(i) over the current
+// centroids if opt.Approx, keeping a point's previous cluster unless the
+// forest finds a nearer one (see Forest.Assign) — and moves every centroid
+// to the mean of its points. Training stops after opt.MaxIter updates, when
+// the objective J = (1/n) Σ_i ‖x_i − c(x_i)‖² reaches zero, when an update
+// lowers J by at most opt.Tol·J_prev, or when no label changes and no
+// cluster was re-seeded (a fixed point).
+//
+// A cluster left empty by an update is re-seeded by opt.Reseed:
+// ReseedFarthest moves its centroid onto the point farthest from its
+// assigned centroid (the largest-distance points, ties to the lower index,
+// one per empty cluster in ascending cluster order), the point the current
+// clustering explains worst; ReseedSplit splits the largest clusters (Split).
+//
+// With opt.Approx, Result.Objective is measured with the approximate
+// assignment, an upper bound on the exact objective of the centroids
+// returned.
+func TrainFrom(data []float32, dim int, centroids []float32, opt Options) (Result, error) {
+	n, err := check(data, dim, opt)
+	if err != nil {
+		return Result{}, err
+	}
+	if len(centroids) != opt.K*dim {
+		return Result{}, fmt.Errorf("kmeans: %d initial centroid values, want K×dim = %d×%d", len(centroids), opt.K, dim)
+	}
+	if i := nonFinite(centroids); i >= 0 {
+		return Result{}, fmt.Errorf("kmeans: initial centroid %d coordinate %d is %v, want a finite value", i/dim, i%dim, centroids[i])
+	}
+	return train(data, dim, n, slices.Clone(centroids), opt), nil
+}
+
+// check validates opt and data and returns the number of points.
+func check(data []float32, dim int, opt Options) (int, error) {
+	if err := opt.Validate(); err != nil {
+		return 0, err
+	}
+	n, err := checkData(data, dim)
+	if err != nil {
+		return 0, err
+	}
+	if opt.K > n {
+		return 0, fmt.Errorf("kmeans: K = %d exceeds the number of points %d", opt.K, n)
+	}
+	if i := nonFinite(data); i >= 0 {
+		return 0, fmt.Errorf("kmeans: point %d coordinate %d is %v, want a finite value", i/dim, i%dim, data[i])
+	}
+	return n, nil
+}
+
+// nonFinite returns the index of the first NaN or infinite value of x, or −1.
+func nonFinite(x []float32) int {
+	for i, v := range x {
 		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
-			return Result{}, fmt.Errorf("kmeans: point %d coordinate %d is %v, want a finite value", i/dim, i%dim, v)
+			return i
 		}
 	}
+	return -1
+}
+
+// initialize is Initialize on checked arguments.
+func initialize(data []float32, dim, n int, opt Options) []float32 {
+	rng := rand.New(rand.NewPCG(opt.Seed, pcgStream))
+	switch opt.initMethod() {
+	case InitRandom:
+		idx := distinctSample(n, opt.K, rng)
+		cent := make([]float32, opt.K*dim)
+		for j, i := range idx {
+			copy(cent[j*dim:(j+1)*dim], data[int(i)*dim:])
+		}
+		return cent
+	default:
+		if opt.InitSample == 0 || opt.InitSample >= n {
+			// Drawing nothing before KMeansPP keeps the centroids of
+			// earlier versions, which always seeded on every point.
+			return KMeansPP(data, dim, opt.K, rng)
+		}
+		idx := distinctSample(n, opt.InitSample, rng)
+		// Ascending order reads data sequentially; the sample is a set.
+		slices.Sort(idx)
+		sub := make([]float32, len(idx)*dim)
+		for j, i := range idx {
+			copy(sub[j*dim:(j+1)*dim], data[int(i)*dim:])
+		}
+		return KMeansPP(sub, dim, opt.K, rng)
+	}
+}
+
+// distinctSample returns m distinct indices in [0, n) drawn uniformly, in
+// the order drawn, by a partial Fisher–Yates shuffle.
+func distinctSample(n, m int, rng *rand.Rand) []int32 {
+	p := make([]int32, n)
+	for i := range p {
+		p[i] = int32(i)
+	}
+	for i := range m {
+		j := i + rng.IntN(n-i)
+		p[i], p[j] = p[j], p[i]
+	}
+	return p[:m:m]
+}
+
+// train runs Lloyd iterations from cent, which it owns.
+func train(data []float32, dim, n int, cent []float32, opt Options) Result {
 	workers := opt.Workers
 	if workers == 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-
-	rng := rand.New(rand.NewPCG(opt.Seed, pcgStream))
 	t := &trainer{
 		data:      data,
 		dim:       dim,
 		n:         n,
 		workers:   min(workers, n),
-		centroids: KMeansPP(data, dim, opt.K, rng),
+		centroids: cent,
 		labels:    make([]int32, n),
 		dist:      make([]float32, n),
 		sums:      NewSums(opt.K, dim),
+	}
+	if opt.Approx {
+		t.forest = opt.Forest
+		t.searches = make([]Search, t.workers)
 	}
 	for i := range t.labels {
 		t.labels[i] = -1
 	}
 
-	t.assign()
+	t.assign(0)
 	t.accumulate()
 	res := Result{K: opt.K, Dim: dim}
 	obj := t.sums.SSE / float64(n)
+	rule := opt.reseedRule()
 	for obj > 0 && res.Iterations < opt.MaxIter {
 		empty := Update(t.centroids, t.sums)
-		t.reseed(empty)
+		if rule == ReseedSplit {
+			Split(t.centroids, dim, t.sums.Count, empty)
+		} else {
+			t.reseed(empty)
+		}
 		res.Iterations++
-		changed := t.assign()
+		changed := t.assign(res.Iterations)
 		t.accumulate()
 		prev := obj
 		obj = t.sums.SSE / float64(n)
 		// Unchanged labels with no re-seeding mean the next update would
 		// reproduce the same centroids: a fixed point, whatever Tol says.
+		// (With approximate assignment the next forest could still find
+		// nearer centroids for a few points, but the objective would not
+		// have moved either.)
 		if (changed == 0 && len(empty) == 0) || prev-obj <= opt.Tol*prev {
 			res.Converged = true
 			break
@@ -159,7 +436,7 @@ func Train(data []float32, dim int, opt Options) (Result, error) {
 	}
 	res.Centroids = t.centroids
 	res.Objective = obj
-	return res, nil
+	return res
 }
 
 // checkData returns the number of points in data, or an error if data is not
@@ -187,22 +464,43 @@ type trainer struct {
 	dist      []float32 // dist[i] is ‖x_i − centroid(labels[i])‖²
 	sums      *Sums
 	order     []int32 // scratch for reseed, allocated on first use
+
+	// forest is the configuration of approximate assignment, used only
+	// when searches is non-nil; searches holds one scratch per worker.
+	forest   ForestOptions
+	searches []Search
 }
 
-// assign runs Assign over contiguous shards of the points, one per worker.
-// Each point's label depends only on that point and the centroids, so the
-// sharding does not affect the result.
-func (t *trainer) assign() (changed int) {
+// assign runs Assign, or a Forest's Assign for approximate training, over
+// contiguous shards of the points, one per worker, for Lloyd iteration iter
+// (0 for the initial centroids). Each point's label depends only on that
+// point, the centroids and the iteration's forest, so the sharding does not
+// affect the result.
+func (t *trainer) assign(iter int) (changed int) {
+	var f *Forest
+	if t.searches != nil {
+		var err error
+		f, err = NewForest(t.centroids, t.dim, t.forest.ForIteration(iter))
+		if err != nil {
+			// Options were validated and centroids are means of finite
+			// points or split copies of them.
+			panic(err)
+		}
+	}
+	run := func(w, lo, hi int) int {
+		if f != nil {
+			return f.Assign(t.data[lo*t.dim:hi*t.dim], t.labels[lo:hi], t.dist[lo:hi], &t.searches[w])
+		}
+		return Assign(t.centroids, t.dim, t.data[lo*t.dim:hi*t.dim], t.labels[lo:hi], t.dist[lo:hi])
+	}
 	if t.workers <= 1 {
-		return Assign(t.centroids, t.dim, t.data, t.labels, t.dist)
+		return run(0, 0, t.n)
 	}
 	counts := make([]int, t.workers)
 	var wg sync.WaitGroup
 	for w := range t.workers {
 		lo, hi := w*t.n/t.workers, (w+1)*t.n/t.workers
-		wg.Go(func() {
-			counts[w] = Assign(t.centroids, t.dim, t.data[lo*t.dim:hi*t.dim], t.labels[lo:hi], t.dist[lo:hi])
-		})
+		wg.Go(func() { counts[w] = run(w, lo, hi) })
 	}
 	wg.Wait()
 	for _, c := range counts {
@@ -282,9 +580,10 @@ func (t *trainer) reseed(empty []int) {
 // uniformly, so duplicates appear only if the data has fewer than k distinct
 // points. It returns the k×dim centroids, row-major.
 //
-// The choice depends only on data and the state of rng. KMeansPP panics if
-// dim < 1, len(data) is not a positive multiple of dim, or k is not in
-// [1, n].
+// The choice depends only on data and the state of rng, not on the number
+// of goroutines that compute the distances (up to GOMAXPROCS, with at least
+// 4,096 points each). KMeansPP panics if dim < 1, len(data) is not a
+// positive multiple of dim, or k is not in [1, n].
 func KMeansPP(data []float32, dim, k int, rng *rand.Rand) []float32 {
 	n, err := checkData(data, dim)
 	if err != nil {
@@ -295,6 +594,7 @@ func KMeansPP(data []float32, dim, k int, rng *rand.Rand) []float32 {
 	}
 	cent := make([]float32, k*dim)
 	d2 := make([]float32, n)
+	workers := min(runtime.GOMAXPROCS(0), n/kmeansPPGrain)
 	copy(cent, data[rng.IntN(n)*dim:])
 	inf := float32(math.Inf(1))
 	var total float64
@@ -325,16 +625,40 @@ func KMeansPP(data []float32, dim, k int, rng *rand.Rand) []float32 {
 		}
 		c := cent[j*dim : (j+1)*dim]
 		copy(c, data[p*dim:(p+1)*dim])
-		total = 0
-		for i := range n {
-			// Bounding by the current D² lets most distances stop early.
-			if d := sqDist(data[i*dim:(i+1)*dim], c, d2[i]); d < d2[i] {
-				d2[i] = d
+		// The distances are independent per point and run in parallel;
+		// the total is then summed in point order so that it, and every
+		// later choice, does not depend on the number of goroutines.
+		if workers <= 1 {
+			lowerD2(data, dim, c, d2)
+		} else {
+			var wg sync.WaitGroup
+			for w := range workers {
+				lo, hi := w*n/workers, (w+1)*n/workers
+				wg.Go(func() { lowerD2(data[lo*dim:hi*dim], dim, c, d2[lo:hi]) })
 			}
-			total += float64(d2[i])
+			wg.Wait()
+		}
+		total = 0
+		for _, d := range d2 {
+			total += float64(d)
 		}
 	}
 	return cent
+}
+
+// kmeansPPGrain is the fewest points per goroutine in KMeansPP: below it the
+// cost of starting goroutines for every centre outweighs the distances.
+const kmeansPPGrain = 4096
+
+// lowerD2 lowers d2[i] to the squared distance from point i of data to c
+// where that is smaller.
+func lowerD2(data []float32, dim int, c []float32, d2 []float32) {
+	for i := range d2 {
+		// Bounding by the current D² lets most distances stop early.
+		if d := sqDist(data[i*dim:(i+1)*dim], c, d2[i]); d < d2[i] {
+			d2[i] = d
+		}
+	}
 }
 
 // Nearest returns the index of the centroid closest to x in squared
@@ -517,4 +841,138 @@ func Update(centroids []float32, s *Sums) (empty []int) {
 		}
 	}
 	return empty
+}
+
+// splitEps is the relative perturbation that separates the two halves of a
+// split cluster (FAISS's EPS = 1/1024): small against a cluster's radius, so
+// the halves start inside the cluster, and large against float32 rounding.
+const splitEps = 1.0 / 1024
+
+// Split re-seeds the empty clusters of an update by splitting large ones,
+// as FAISS does. It visits empty in the given order (Update returns it
+// ascending); for each empty cluster e it takes the cluster m with the
+// largest count — counting a cluster already split as two halves, ties to
+// the lower index — copies m's centroid to e and pushes the two copies
+// apart by ±δ_j in every coordinate j, with alternating signs:
+//
+//	c_e[j] = c_m[j] + s_j·δ_j,  c_m[j] −= s_j·δ_j,  s_j = (−1)^j,
+//	δ_j = ε·max(|c_m[j]|, mean_j |c_m[j]|),  ε = 1/1024
+//
+// (δ_j = ε if the centroid is zero). The next assignment then divides m's
+// points between the two. Clusters with at most one point are never split;
+// if no cluster has two, the remaining empty clusters keep their centroids.
+//
+// Split needs only the counts of the update, so a distributed trainer can
+// apply it to merged Sums and get what Train gets. It is deterministic and
+// allocates O(K). It panics if len(centroids) ≠ len(count)·dim or an empty
+// index is out of range.
+func Split(centroids []float32, dim int, count []int64, empty []int) {
+	if dim < 1 || len(centroids) != len(count)*dim {
+		panic(fmt.Sprintf("kmeans: Split of %d centroid values with dim %d and %d counts", len(centroids), dim, len(count)))
+	}
+	if len(empty) == 0 {
+		return
+	}
+	h := make(sizeHeap, 0, len(count))
+	for c, n := range count {
+		if n > 1 {
+			h = append(h, clusterSize{n, int32(c)})
+		}
+	}
+	h.init()
+	for _, e := range empty {
+		if e < 0 || e >= len(count) {
+			panic(fmt.Sprintf("kmeans: Split of empty cluster %d of %d", e, len(count)))
+		}
+		if len(h) == 0 {
+			return
+		}
+		top := h.pop()
+		m := int(top.c)
+		src := centroids[m*dim : (m+1)*dim]
+		dst := centroids[e*dim : (e+1)*dim]
+		var scale float64
+		for _, v := range src {
+			scale += math.Abs(float64(v))
+		}
+		scale /= float64(dim)
+		for j, v := range src {
+			d := splitEps * max(math.Abs(float64(v)), scale)
+			if d == 0 {
+				d = splitEps
+			}
+			if j%2 == 1 {
+				d = -d
+			}
+			dst[j] = float32(float64(v) + d)
+			src[j] = float32(float64(v) - d)
+		}
+		// Each half is expected to get half of the points: offer them to
+		// the next empty clusters in that proportion.
+		if a := top.n - top.n/2; a > 1 {
+			h.push(clusterSize{a, int32(m)})
+		}
+		if b := top.n / 2; b > 1 {
+			h.push(clusterSize{b, int32(e)})
+		}
+	}
+}
+
+// clusterSize is a cluster and its (expected) number of points.
+type clusterSize struct {
+	n int64
+	c int32
+}
+
+// sizeHeap is a max-heap of clusters by size, ties to the lower index.
+type sizeHeap []clusterSize
+
+func (h sizeHeap) less(i, j int) bool {
+	return h[i].n > h[j].n || (h[i].n == h[j].n && h[i].c < h[j].c)
+}
+
+func (h sizeHeap) init() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+func (h sizeHeap) down(i int) {
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			return
+		}
+		if c+1 < len(h) && h.less(c+1, c) {
+			c++
+		}
+		if !h.less(c, i) {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+}
+
+func (h *sizeHeap) push(x clusterSize) {
+	*h = append(*h, x)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !s.less(i, p) {
+			break
+		}
+		s[i], s[p] = s[p], s[i]
+		i = p
+	}
+}
+
+func (h *sizeHeap) pop() clusterSize {
+	s := *h
+	top := s[0]
+	s[0] = s[len(s)-1]
+	s = s[:len(s)-1]
+	*h = s
+	s.down(0)
+	return top
 }

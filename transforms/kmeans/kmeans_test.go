@@ -3,6 +3,7 @@ package kmeans
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -47,6 +48,14 @@ func TestOptionsValidate(t *testing.T) {
 		{"negative Tol", func(o *Options) { o.Tol = -1 }, "Tol"},
 		{"NaN Tol", func(o *Options) { o.Tol = math.NaN() }, "Tol"},
 		{"negative Workers", func(o *Options) { o.Workers = -2 }, "Workers"},
+		{"approx", func(o *Options) { o.Approx, o.Forest = true, DefaultForestOptions() }, ""},
+		{"approx without forest", func(o *Options) { o.Approx = true }, "Trees"},
+		{"forest ignored when exact", func(o *Options) { o.Forest = ForestOptions{Trees: -1} }, ""},
+		{"init", func(o *Options) { o.Init, o.InitSample = InitKMeansPP, 2 }, ""},
+		{"bad init", func(o *Options) { o.Init = InitRandom + 1 }, "Init"},
+		{"InitSample < K", func(o *Options) { o.InitSample = 1 }, "InitSample"},
+		{"negative InitSample", func(o *Options) { o.InitSample = -1 }, "InitSample"},
+		{"bad reseed", func(o *Options) { o.Reseed = -1 }, "Reseed"},
 	} {
 		o := ok
 		tc.mod(&o)
@@ -179,8 +188,15 @@ func TestTrainDegenerate(t *testing.T) {
 		{"K = n - 1", []float32{0, 1, 3, 6, 10, 15}, 1, 5, 6},
 		{"K = 1", []float32{0, 1, 3, 6, 10, 15}, 1, 1, 1},
 	} {
-		for _, w := range []int{1, 3} {
-			res, err := Train(tc.data, tc.dim, Options{K: tc.k, MaxIter: 20, Seed: 5, Workers: w})
+		small := ForestOptions{Trees: 2, LeafSize: 1, Checks: 2, Seed: 3}
+		for _, opt := range []Options{
+			{K: tc.k, MaxIter: 20, Seed: 5, Workers: 1},
+			{K: tc.k, MaxIter: 20, Seed: 5, Workers: 3},
+			{K: tc.k, MaxIter: 20, Seed: 5, Workers: 3, Reseed: ReseedSplit},
+			{K: tc.k, MaxIter: 20, Seed: 5, Workers: 1, Approx: true, Forest: small},
+			{K: tc.k, MaxIter: 20, Seed: 5, Workers: 2, Approx: true, Forest: small, Init: InitRandom},
+		} {
+			res, err := Train(tc.data, tc.dim, opt)
 			if err != nil {
 				t.Fatalf("%s: %v", tc.name, err)
 			}
@@ -193,7 +209,7 @@ func TestTrainDegenerate(t *testing.T) {
 				t.Fatalf("%s: objective is NaN", tc.name)
 			}
 			if tc.distinct <= tc.k && tc.k > 1 && res.Objective != 0 {
-				t.Errorf("%s: objective %v, want 0 with %d distinct points and K=%d", tc.name, res.Objective, tc.distinct, tc.k)
+				t.Errorf("%s, %+v: objective %v, want 0 with %d distinct points and K=%d", tc.name, opt, res.Objective, tc.distinct, tc.k)
 			}
 		}
 	}
@@ -211,7 +227,7 @@ func TestReseed(t *testing.T) {
 		dist:      make([]float32, len(data)),
 		sums:      NewSums(3, 1),
 	}
-	tr.assign()
+	tr.assign(0)
 	tr.accumulate()
 	empty := Update(tr.centroids, tr.sums)
 	if !slices.Equal(empty, []int{2}) {
@@ -397,5 +413,322 @@ func BenchmarkTrain(b *testing.B) {
 		if _, err := Train(data, 32, Options{K: 50, MaxIter: 20, Seed: 1}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// akmOptions is a small forest that leaves AKM approximate on the test
+// data: few checks against tens of centroids.
+var akmOptions = ForestOptions{Trees: 4, LeafSize: 4, Checks: 8, Seed: 17}
+
+func TestTrainApproxRecoversPlantedClusters(t *testing.T) {
+	const (
+		k, m, dim = 8, 400, 16
+		sigma     = 1.0
+	)
+	rng := rand.New(rand.NewPCG(7, 8))
+	data, centres := planted(rng, k, m, dim, sigma)
+	res, err := Train(data, dim, Options{K: k, MaxIter: 100, Seed: 1, Approx: true, Forest: akmOptions})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Converged {
+		t.Errorf("did not converge in %d iterations", res.Iterations)
+	}
+	// As for exact training: each centroid within ~σ·√(dim/m) = 0.2 of
+	// its centre, and J ≈ dim·σ².
+	for c := range k {
+		_, d := Nearest(res.Centroids, dim, centres[c*dim:(c+1)*dim])
+		if math.Sqrt(float64(d)) > 0.5 {
+			t.Errorf("true centre %d: nearest centroid at distance %.3f", c, math.Sqrt(float64(d)))
+		}
+	}
+	if want := dim * sigma * sigma; math.Abs(res.Objective-want) > 0.05*want {
+		t.Errorf("objective %.3f, want ≈ %.3f", res.Objective, want)
+	}
+	// The approximate objective bounds the exact one from above.
+	var sse float64
+	for i := 0; i < len(data); i += dim {
+		_, d := Nearest(res.Centroids, dim, data[i:i+dim])
+		sse += float64(d)
+	}
+	if exact := sse / float64(len(data)/dim); exact > res.Objective*(1+1e-9) {
+		t.Errorf("exact objective %v above the approximate %v", exact, res.Objective)
+	}
+}
+
+// Overlapping clusters make many points nearly equidistant from two
+// centroids, where a starved forest errs (recall@1 0.90 here); AKM must
+// still land within 1% of exact Lloyd from the same start (measured: 4%
+// below it, another local optimum).
+func TestTrainApproxCloseToExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	data, _ := planted(rng, 40, 100, 10, 15)
+	opt := Options{K: 40, MaxIter: 30, Tol: 1e-5, Seed: 42, Reseed: ReseedSplit}
+	init, err := Initialize(data, 10, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact, err := TrainFrom(data, 10, init, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.Approx, opt.Forest = true, akmOptions
+	approx, err := TrainFrom(data, 10, init, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if approx.Iterations < 3 {
+		t.Fatalf("AKM ran %d iterations; data too easy", approx.Iterations)
+	}
+	if r := approx.Objective / exact.Objective; r > 1.01 {
+		t.Errorf("AKM objective %.2f is %.2f%% above exact %.2f", approx.Objective, 100*(r-1), exact.Objective)
+	}
+	// The forest must actually have been approximate on this data, or the
+	// comparison says nothing.
+	f, _ := NewForest(approx.Centroids, 10, akmOptions)
+	miss := 0
+	var s Search
+	for i := 0; i < len(data); i += 10 {
+		_, a := f.Nearest(data[i:i+10], &s)
+		if _, e := Nearest(approx.Centroids, 10, data[i:i+10]); a != e {
+			miss++
+		}
+	}
+	if miss == 0 {
+		t.Error("the forest found every exact nearest centroid: test forest too large")
+	}
+}
+
+func TestTrainApproxDeterministic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	data, _ := planted(rng, 20, 150, 10, 15)
+	base := Options{K: 20, MaxIter: 30, Seed: 42, Workers: 1, Approx: true, Forest: akmOptions}
+	want, err := Train(data, 10, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.Iterations < 3 {
+		t.Fatalf("only %d iterations; test data too easy", want.Iterations)
+	}
+	init, err := Initialize(data, 10, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := slices.Clone(init)
+	from, err := TrainFrom(data, 10, init, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(init, keep) {
+		t.Error("TrainFrom modified its initial centroids")
+	}
+	for _, tc := range []struct {
+		name string
+		got  Result
+	}{
+		{"Initialize + TrainFrom", from},
+		{"workers 2", must(Train(data, 10, with(base, func(o *Options) { o.Workers = 2 })))},
+		{"workers 5", must(Train(data, 10, with(base, func(o *Options) { o.Workers = 5 })))},
+		{"same seed", must(Train(data, 10, base))},
+	} {
+		if !slices.Equal(tc.got.Centroids, want.Centroids) || tc.got.Objective != want.Objective || tc.got.Iterations != want.Iterations {
+			t.Errorf("%s: result differs (objective %v vs %v, iterations %d vs %d)", tc.name, tc.got.Objective, want.Objective, tc.got.Iterations, want.Iterations)
+		}
+	}
+	other := must(Train(data, 10, with(base, func(o *Options) { o.Forest.Seed++ })))
+	if slices.Equal(other.Centroids, want.Centroids) {
+		t.Error("another forest seed gave identical centroids")
+	}
+}
+
+func must(r Result, err error) Result {
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+func with(o Options, f func(*Options)) Options {
+	f(&o)
+	return o
+}
+
+func TestTrainFromErrors(t *testing.T) {
+	data := []float32{0, 1, 2, 3, 4, 5}
+	opt := Options{K: 2, MaxIter: 3}
+	for _, tc := range []struct {
+		name string
+		cent []float32
+		opt  Options
+		want string
+	}{
+		{"short", []float32{1}, opt, "want K×dim"},
+		{"NaN", []float32{1, float32(math.NaN())}, opt, "initial centroid 1 coordinate 0"},
+		{"options", []float32{1, 2}, Options{K: 2}, "MaxIter"},
+	} {
+		_, err := TrainFrom(data, 1, tc.cent, tc.opt)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one mentioning %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestInitialize(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	const n, dim, k = 400, 3, 30
+	data := uniform(rng, n, dim)
+	rows := make(map[[dim]float32]bool)
+	for i := 0; i < len(data); i += dim {
+		rows[[dim]float32(data[i:i+dim])] = true
+	}
+	for _, tc := range []struct {
+		name string
+		opt  Options
+	}{
+		{"k-means++", Options{K: k, MaxIter: 1, Seed: 1}},
+		{"k-means++ on a sample", Options{K: k, MaxIter: 1, Seed: 1, InitSample: 60}},
+		{"random", Options{K: k, MaxIter: 1, Seed: 1, Init: InitRandom}},
+	} {
+		c, err := Initialize(data, dim, tc.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Each method picks K distinct data points.
+		seen := make(map[[dim]float32]bool)
+		for i := 0; i < len(c); i += dim {
+			p := [dim]float32(c[i : i+dim])
+			if !rows[p] || seen[p] {
+				t.Errorf("%s: centroid %d is not a new data point", tc.name, i/dim)
+			}
+			seen[p] = true
+		}
+		again, _ := Initialize(data, dim, tc.opt)
+		if !slices.Equal(again, c) {
+			t.Errorf("%s: not deterministic", tc.name)
+		}
+	}
+	full, _ := Initialize(data, dim, Options{K: k, MaxIter: 1, Seed: 1})
+	if want := KMeansPP(data, dim, k, rand.New(rand.NewPCG(1, pcgStream))); !slices.Equal(full, want) {
+		t.Error("k-means++ on all points is not KMeansPP seeded as before")
+	}
+	for _, tc := range []struct {
+		opt  Options
+		want Init
+	}{
+		{Options{K: KMeansPPMaxK - 1}, InitKMeansPP},
+		{Options{K: KMeansPPMaxK}, InitRandom},
+		{Options{K: 5, Init: InitRandom}, InitRandom},
+		{Options{K: 1 << 20, Init: InitKMeansPP}, InitKMeansPP},
+	} {
+		if got := tc.opt.initMethod(); got != tc.want {
+			t.Errorf("K=%d Init=%d resolves to %d, want %d", tc.opt.K, tc.opt.Init, got, tc.want)
+		}
+	}
+}
+
+func TestSplit(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		count []int64
+		empty []int
+		near  []int // the original centroid each empty one lands next to, −1 if none
+	}{
+		// 10 splits into 5 + 5 (clusters 2 and 1); the next empty cluster
+		// takes the lower-indexed half, itself next to the original 2.
+		{"largest first", []int64{3, 0, 10, 0}, []int{1, 3}, []int{2, 2}},
+		{"halves", []int64{10, 0, 0, 4}, []int{1, 2}, []int{0, 0}},
+		{"ties to lower index", []int64{0, 6, 6}, []int{0}, []int{1}},
+		{"then the next largest", []int64{4, 0, 0, 3}, []int{1, 2}, []int{0, 3}},
+		{"singletons are not split", []int64{1, 0, 1, 0}, []int{1, 3}, []int{-1, -1}},
+		{"runs out", []int64{2, 0, 0}, []int{1, 2}, []int{0, -1}},
+	} {
+		const dim = 4
+		k := len(tc.count)
+		cent := make([]float32, k*dim)
+		for c := range k {
+			for j := range dim {
+				cent[c*dim+j] = float32(10*c + j)
+			}
+		}
+		orig := slices.Clone(cent)
+		Split(cent, dim, tc.count, tc.empty)
+		for i, e := range tc.empty {
+			got := cent[e*dim : (e+1)*dim]
+			if tc.near[i] < 0 {
+				if !slices.Equal(got, orig[e*dim:(e+1)*dim]) {
+					t.Errorf("%s: empty cluster %d moved to %v", tc.name, e, got)
+				}
+				continue
+			}
+			// Each split moves a centroid by ε·max(|c_j|, mean |c|) per
+			// coordinate; two splits by at most twice that.
+			src := orig[tc.near[i]*dim : (tc.near[i]+1)*dim]
+			var mean float64
+			for _, v := range src {
+				mean += math.Abs(float64(v)) / dim
+			}
+			for j := range dim {
+				tol := 2.01 * splitEps * max(math.Abs(float64(src[j])), mean)
+				if math.Abs(float64(got[j]-src[j])) > tol {
+					t.Errorf("%s: empty cluster %d coordinate %d = %v, want within %g of %v", tc.name, e, j, got[j], tol, src[j])
+				}
+			}
+		}
+		// Splitting must leave no two centroids equal (all start distinct).
+		for a := range k {
+			for b := a + 1; b < k; b++ {
+				if slices.Equal(cent[a*dim:(a+1)*dim], cent[b*dim:(b+1)*dim]) {
+					t.Errorf("%s: clusters %d and %d coincide at %v", tc.name, a, b, cent[a*dim:(a+1)*dim])
+				}
+			}
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Split with inconsistent lengths did not panic")
+		}
+	}()
+	Split(make([]float32, 5), 2, make([]int64, 2), []int{0})
+}
+
+func BenchmarkTrainApprox(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	data, _ := planted(rng, 50, 200, 32, 5)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Train(data, 32, Options{K: 50, MaxIter: 20, Seed: 1, Approx: true, Forest: DefaultForestOptions()}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// A forest whose budget covers every centroid searches exhaustively, so AKM
+// must reproduce exact Lloyd (with the same re-seeding) on data without
+// ties.
+func TestTrainApproxExhaustiveIsExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 4))
+	data, _ := planted(rng, 12, 60, 6, 20)
+	opt := Options{K: 12, MaxIter: 25, Seed: 2, Reseed: ReseedSplit}
+	exact := must(Train(data, 6, opt))
+	opt.Approx, opt.Forest = true, ForestOptions{Trees: 2, LeafSize: 3, Checks: 12, Seed: 1}
+	approx := must(Train(data, 6, opt))
+	if !slices.Equal(exact.Centroids, approx.Centroids) || exact.Iterations != approx.Iterations || exact.Objective != approx.Objective {
+		t.Errorf("AKM with Checks = K: objective %v after %d iterations, exact %v after %d", approx.Objective, approx.Iterations, exact.Objective, exact.Iterations)
+	}
+}
+
+// KMeansPP computes distances on several goroutines for large inputs; the
+// centres must not depend on how many.
+func TestKMeansPPGoroutines(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 1))
+	data := uniform(rng, 3*kmeansPPGrain, 4)
+	want := KMeansPP(data, 4, 40, rand.New(rand.NewPCG(1, 1)))
+	prev := runtime.GOMAXPROCS(3)
+	got := KMeansPP(data, 4, 40, rand.New(rand.NewPCG(1, 1)))
+	runtime.GOMAXPROCS(1)
+	one := KMeansPP(data, 4, 40, rand.New(rand.NewPCG(1, 1)))
+	runtime.GOMAXPROCS(prev)
+	if !slices.Equal(got, want) || !slices.Equal(one, want) {
+		t.Error("KMeansPP depends on GOMAXPROCS")
 	}
 }

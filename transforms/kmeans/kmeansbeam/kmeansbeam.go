@@ -1,6 +1,73 @@
 // Package kmeansbeam is the Beam wrapper of package kmeans: it draws a
 // bounded, deterministic sample of SIFT descriptors from every image and
-// clusters it into a visual vocabulary.
+// clusters it into a visual vocabulary, on one worker or as distributed
+// Lloyd iterations.
+//
+// # Distributed training
+//
+// With Options.Chunks > 0 the sample is cut into that many chunks, which are
+// reshuffled so that the runner can spread them over workers, and Lloyd's
+// iterations become stages of the graph, unrolled MaxIter+1 times (the
+// graph of a Beam batch job is fixed before it runs). Iteration i is
+//
+//	chunks_i+1, partial sums_i = ParDo(assign_i)(chunks_i; side input: state_i)
+//	sums_i                     = Combine(merge)(partial sums_i)
+//	state_i+1                  = ParDo(update_i)(state_i; side input: sums_i)
+//
+// where state_0 holds the initial centroids (kmeans.Initialize on the
+// sample, on one worker) and a state is the current centroids, iteration,
+// objective and whether training has converged.
+//
+// assign_i assigns each descriptor of its chunks to the nearest centroid of
+// state_i — through a kmeans.Forest built with Forest.ForIteration(i) if
+// Approx, which keeps a descriptor's previous cluster unless it finds a
+// nearer one, exactly as kmeans.Train does — and re-emits the chunk with
+// the new labels for iteration i+1. It keeps per-bundle sparse sums: the
+// float64 sum and count of the descriptors of every cluster the bundle
+// touched, their squared distances and how many labels changed, and emits
+// them once per bundle, in FinishBundle. The forest is built once per worker
+// process and iteration: bundles share it through a one-slot cache keyed by
+// the iteration, the forest options and a fingerprint of the centroids, so a
+// worker holds one forest at a time. A converged state makes assign emit
+// nothing.
+//
+// merge adds partial sums cluster by cluster. Descriptors are bytes, so the
+// sums are integers below 2⁵³ and exact in float64 in any order, and the
+// squared distances are summed in fixed point (units of 2⁻⁸): every total is
+// independent of how the runner bundles, splits and merges. Hence the
+// codebook does not depend on Chunks or on the runner, and for the same
+// sample its centroids, iterations and convergence are those of
+// kmeans.Train with ReseedSplit (the objective differs by the fixed-point
+// rounding, at most 2⁻⁹).
+//
+// update_i applies kmeans.Train's stopping rules to state_i — J reached zero,
+// no label changed and nothing was re-seeded, the relative improvement of J
+// is at most Tol, or MaxIter updates were made — and otherwise moves every
+// centroid to the mean of its cluster and re-seeds empty clusters with
+// kmeans.Split, which needs only the counts. A converged state passes
+// through the remaining stages unchanged.
+//
+// # Memory per worker
+//
+// With D = 128 and K words: the state side input is 512·K bytes of float32
+// centroids, decoded once per bundle; the forest adds Trees·(4·K bytes of
+// leaf indices + 16 bytes per node), about 9 bytes per word per tree with
+// 8-centroid leaves; each assigning goroutine keeps a kmeans.Search of 4·K
+// bytes; a bundle's partial sums take 1,036 bytes per word it touched plus a
+// 4·K-byte index; chunks take 132 bytes per descriptor (bytes and label).
+// The merge and update workers hold the full sums, 1,036·K bytes, and the
+// centroids. With the default 8 trees:
+//
+//	K          centroids  forest   sums (merge/update)  assigning worker
+//	10,000        5.1 MB   0.8 MB        10 MB           ~ 6 MB + bundle
+//	100,000        51 MB   7.6 MB       104 MB           ~ 60 MB + bundle
+//	1,000,000     512 MB    76 MB       1.0 GB           ~ 0.6 GB + bundle
+//
+// where "bundle" is its chunks and at most min(K, descriptors in the
+// bundle)·1,036 bytes of sums, 3 MB for a chunk of 3,000 descriptors. The
+// single-worker path (Chunks = 0) holds the whole sample as float32 (512
+// bytes per descriptor), labels and distances (8 bytes each), dense sums and
+// one forest.
 package kmeansbeam
 
 import (
@@ -8,8 +75,12 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"reflect"
+	"runtime"
+	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -24,6 +95,16 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*sample)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*trainFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*Codebook)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*failFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*initFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*splitFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*chunk)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*state)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*partial)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*assignFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*mergeFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*updateFn)(nil)).Elem())
+	beam.RegisterFunction(codebookFn)
 	beam.RegisterFunction(wordsFn)
 }
 
@@ -33,20 +114,99 @@ type Options struct {
 	K int
 	// Sample bounds the number of descriptors clustered.
 	Sample int
-	// MaxIter and Tol stop Lloyd's iterations.
+	// MaxIter and Tol stop Lloyd's iterations (see kmeans.Options).
 	MaxIter int
 	Tol     float64
-	Seed    uint64
+	// Seed seeds the sample, the initialisation and the default forests.
+	Seed uint64
+
+	// Approx trains by approximate k-means, assigning through a
+	// kmeans.Forest rebuilt over the centroids at every iteration.
+	Approx bool
+
+	// Forest configures those forests. The zero value means
+	// kmeans.DefaultForestOptions() with Seed as its seed.
+	Forest kmeans.ForestOptions
+
+	// Chunks, if positive, cuts the sample into that many chunks and runs
+	// Lloyd's iterations as Beam stages (see the package documentation),
+	// so that assignment runs where the chunks are; 64 or more lets a
+	// runner use that many workers. Zero trains on one worker with
+	// kmeans.Train.
+	Chunks int
+
+	// Init and InitSample choose the initial centroids, as in
+	// kmeans.Options: by default k-means++ on the whole sample below
+	// kmeans.KMeansPPMaxK words and random sample descriptors above.
+	Init       kmeans.Init
+	InitSample int
+}
+
+// Validate reports whether o is usable.
+func (o Options) Validate() error {
+	if o.Sample < o.K {
+		return fmt.Errorf("vocabulary: Sample = %d, want at least K = %d", o.Sample, o.K)
+	}
+	if o.Chunks < 0 {
+		return fmt.Errorf("vocabulary: Chunks = %d, want 0 (one worker) or more", o.Chunks)
+	}
+	if err := o.kmeans().Validate(); err != nil {
+		return fmt.Errorf("vocabulary: %w", err)
+	}
+	return nil
+}
+
+// forest returns the forest options in force.
+func (o Options) forest() kmeans.ForestOptions {
+	if o.Forest == (kmeans.ForestOptions{}) {
+		f := kmeans.DefaultForestOptions()
+		f.Seed = o.Seed
+		return f
+	}
+	return o.Forest
+}
+
+// kmeans returns the options of kmeans.Train that the vocabulary trains
+// with. The distributed trainer always splits empty clusters, so it asks
+// for ReseedSplit when it is the one training, and Train can reproduce it.
+func (o Options) kmeans() kmeans.Options {
+	k := kmeans.Options{K: o.K, MaxIter: o.MaxIter, Tol: o.Tol, Seed: o.Seed, Approx: o.Approx, Init: o.Init, InitSample: o.InitSample}
+	if o.Approx {
+		k.Forest = o.forest()
+	}
+	if o.Chunks > 0 {
+		k.Reseed = kmeans.ReseedSplit
+	}
+	return k
 }
 
 // Codebook is a trained vocabulary: K centroids of Dim dimensions, row-major.
 type Codebook struct {
-	K, Dim     int
-	Centroids  []float32
+	K, Dim    int
+	Centroids []float32
+
+	// Objective is the mean squared distance from the sampled descriptors
+	// to their centroids (see kmeans.Result), Iterations the number of
+	// centroid updates and Sampled the number of descriptors clustered.
 	Objective  float64
 	Iterations int
 	Sampled    int
-	Seconds    float64
+
+	// Seconds is the training time: of kmeans.Train on one worker, or
+	// from the start of the initialisation to the end of the last
+	// iteration when distributed.
+	Seconds float64
+
+	// Converged reports whether training stopped before MaxIter (see
+	// kmeans.Result).
+	Converged bool
+
+	// Approx reports that the vocabulary was trained by approximate
+	// k-means with forests configured by Forest, which is then also a
+	// sensible configuration for quantising against it with
+	// kmeans.NewForest(Centroids, Dim, Forest).
+	Approx bool
+	Forest kmeans.ForestOptions
 }
 
 // Vocabulary samples at most opt.Sample descriptors from features and
@@ -58,10 +218,35 @@ type Codebook struct {
 // merging partial samples in any order or grouping gives the same set. That
 // makes the vocabulary the same for a given seed whatever the runner's
 // parallelism.
+//
+// With opt.Chunks > 0 training is distributed over the sample's chunks (see
+// the package documentation). With opt.Approx it gives the codebook that
+// opt.Chunks = 0 gives; exact training differs only in that one worker
+// re-seeds empty clusters at the farthest descriptors, as it always has,
+// where the distributed trainer splits large clusters.
+//
+// Invalid options, like a sample smaller than K, fail the pipeline when it
+// runs, with the reason; call opt.Validate to check them beforehand.
 func Vocabulary(s beam.Scope, features beam.PCollection, opt Options) beam.PCollection {
 	s = s.Scope("kmeans.Vocabulary")
-	smp := beam.Combine(s, &sampleFn{Max: opt.Sample, Seed: opt.Seed}, features)
-	return beam.ParDo(s, &trainFn{Opt: opt}, smp)
+	smp := beam.Combine(s, &sampleFn{Max: max(opt.Sample, 0), Seed: opt.Seed}, features)
+	if err := opt.Validate(); err != nil {
+		return beam.ParDo(s, &failFn{Err: err.Error()}, smp)
+	}
+	if opt.Chunks == 0 {
+		return beam.ParDo(s, &trainFn{Opt: opt}, smp)
+	}
+	st := beam.ParDo(s, &initFn{Opt: opt}, smp)
+	chunks := beam.Reshuffle(s, beam.ParDo(s, &splitFn{Chunks: opt.Chunks}, smp))
+	forest := opt.forest()
+	for i := 0; i <= opt.MaxIter; i++ {
+		is := s.Scope(fmt.Sprintf("iteration%02d", i))
+		next, parts := beam.ParDo2(is, &assignFn{Iter: i, Approx: opt.Approx, Forest: forest}, chunks, beam.SideInput{Input: st})
+		sums := beam.Combine(is, &mergeFn{}, parts)
+		st = beam.ParDo(is, &updateFn{Iter: i, MaxIter: opt.MaxIter, Tol: opt.Tol}, st, beam.SideInput{Input: sums})
+		chunks = next
+	}
+	return beam.ParDo(s, codebookFn, st)
 }
 
 // Words flattens a codebook into its Parquet rows.
@@ -151,24 +336,464 @@ func mix(z uint64) uint64 {
 	return z ^ (z >> 31)
 }
 
+// failFn fails the pipeline with an error found while building it.
+type failFn struct{ Err string }
+
+func (f *failFn) ProcessElement(sample) (Codebook, error) {
+	return Codebook{}, fmt.Errorf("%s", f.Err)
+}
+
+// floats converts the sample's descriptors to float32, or reports that there
+// are too few for k words.
+func floats(smp sample, k int) ([]float32, error) {
+	n := len(smp.Prio)
+	if n < k {
+		return nil, fmt.Errorf("vocabulary: %d descriptors sampled, fewer than the %d words asked for: lower --vocab or give more images", n, k)
+	}
+	data := make([]float32, len(smp.Desc))
+	for i, b := range smp.Desc {
+		data[i] = float32(b)
+	}
+	return data, nil
+}
+
 type trainFn struct{ Opt Options }
 
 func (f *trainFn) ProcessElement(ctx context.Context, smp sample) (Codebook, error) {
 	const d = formats.DescriptorSize
-	n := len(smp.Prio)
-	if n < f.Opt.K {
-		return Codebook{}, fmt.Errorf("vocabulary: %d descriptors sampled, fewer than the %d words asked for: lower --vocab or give more images", n, f.Opt.K)
-	}
-	data := make([]float32, n*d)
-	for i, b := range smp.Desc {
-		data[i] = float32(b)
+	data, err := floats(smp, f.Opt.K)
+	if err != nil {
+		return Codebook{}, err
 	}
 	start := time.Now()
-	res, err := kmeans.Train(data, d, kmeans.Options{K: f.Opt.K, MaxIter: f.Opt.MaxIter, Tol: f.Opt.Tol, Seed: f.Opt.Seed})
+	res, err := kmeans.Train(data, d, f.Opt.kmeans())
 	if err != nil {
 		return Codebook{}, fmt.Errorf("vocabulary: %w", err)
 	}
 	secs := time.Since(start).Seconds()
+	n := len(smp.Prio)
 	log.Infof(ctx, "vocabulary: %d words from %d descriptors in %d iterations, %.1fs, mean squared distance %.1f", res.K, n, res.Iterations, secs, res.Objective)
-	return Codebook{K: res.K, Dim: d, Centroids: res.Centroids, Objective: res.Objective, Iterations: res.Iterations, Sampled: n, Seconds: secs}, nil
+	cb := Codebook{K: res.K, Dim: d, Centroids: res.Centroids, Objective: res.Objective, Iterations: res.Iterations, Sampled: n, Seconds: secs, Converged: res.Converged, Approx: f.Opt.Approx}
+	if cb.Approx {
+		cb.Forest = f.Opt.forest()
+	}
+	return cb, nil
+}
+
+// state is the trainer's state between iterations: the centroids of
+// iteration Iter (after Iter updates).
+type state struct {
+	Iter      int
+	K, Dim    int
+	Centroids []float32
+	// Fingerprint identifies Centroids for the forest cache.
+	Fingerprint uint64
+	// Objective is J of Centroids once HaveObjective; Prev is J of the
+	// previous iteration's centroids, if Iter > 0.
+	Objective     float64
+	HaveObjective bool
+	Prev          float64
+	Converged     bool
+	// Reseeded reports that the last update had empty clusters.
+	Reseeded bool
+	Sampled  int
+	Approx   bool
+	Forest   kmeans.ForestOptions
+	// Start is when training started, in Unix nanoseconds.
+	Start int64
+}
+
+// fingerprint is the FNV-1a hash of the centroids' bits.
+func fingerprint(c []float32) uint64 {
+	h := uint64(14695981039346656037)
+	for _, v := range c {
+		b := math.Float32bits(v)
+		for range 4 {
+			h = (h ^ uint64(b&0xff)) * 1099511628211
+			b >>= 8
+		}
+	}
+	return h
+}
+
+// initFn chooses the initial centroids on the whole sample, on one worker.
+type initFn struct{ Opt Options }
+
+func (f *initFn) ProcessElement(ctx context.Context, smp sample) (state, error) {
+	const d = formats.DescriptorSize
+	start := time.Now()
+	data, err := floats(smp, f.Opt.K)
+	if err != nil {
+		return state{}, err
+	}
+	cent, err := kmeans.Initialize(data, d, f.Opt.kmeans())
+	if err != nil {
+		return state{}, fmt.Errorf("vocabulary: %w", err)
+	}
+	log.Infof(ctx, "vocabulary: %d initial centroids from %d descriptors in %.1fs", f.Opt.K, len(smp.Prio), time.Since(start).Seconds())
+	st := state{K: f.Opt.K, Dim: d, Centroids: cent, Fingerprint: fingerprint(cent), Sampled: len(smp.Prio), Approx: f.Opt.Approx, Start: start.UnixNano()}
+	if st.Approx {
+		st.Forest = f.Opt.forest()
+	}
+	return st, nil
+}
+
+// chunk is a run of sample descriptors, 128 bytes each, and their labels
+// (clusters) in the last iteration that assigned them; nil before the first.
+type chunk struct {
+	Index  int
+	Desc   []byte
+	Labels []int32
+}
+
+// splitFn cuts the sample into Chunks contiguous chunks of equal size (±1),
+// fewer if the sample has fewer descriptors.
+type splitFn struct{ Chunks int }
+
+func (f *splitFn) ProcessElement(smp sample, emit func(chunk)) {
+	const d = formats.DescriptorSize
+	n := len(smp.Prio)
+	c := min(f.Chunks, n)
+	for i := range c {
+		lo, hi := i*n/c, (i+1)*n/c
+		emit(chunk{Index: i, Desc: smp.Desc[lo*d : hi*d]})
+	}
+}
+
+// partial holds the sufficient statistics of a set of descriptors for the
+// clusters they fall in: for Words[j] (ascending), Count[j] descriptors
+// summing to Sum[j*Dim:(j+1)*Dim]. SSE is the total squared distance in
+// units of 2⁻⁸, N the number of descriptors and Changed the number whose
+// label changed.
+type partial struct {
+	Iter    int
+	Dim     int
+	N       int64
+	Changed int64
+	SSE     int64
+	Words   []int32
+	Count   []int64
+	Sum     []float64
+}
+
+// sseScale is the fixed-point unit of partial.SSE. A squared distance
+// between 128-byte descriptors is below 128·255² < 2²³, so a descriptor adds
+// less than 2³¹ units and 2³² descriptors cannot overflow; rounding to 2⁻⁸
+// changes J by at most 2⁻⁹, nothing against SIFT distances of 10⁴–10⁵.
+const sseScale = 256
+
+// merge returns the sum of a and b, which it may reuse.
+func merge(a, b partial) partial {
+	switch {
+	case a.N == 0:
+		return b
+	case b.N == 0:
+		return a
+	case a.Iter != b.Iter || a.Dim != b.Dim:
+		panic(fmt.Sprintf("vocabulary: merging sums of iteration %d, dim %d with iteration %d, dim %d", b.Iter, b.Dim, a.Iter, a.Dim))
+	}
+	d := a.Dim
+	n := len(a.Words) + len(b.Words) // at most; shared words are fewer
+	out := partial{Iter: a.Iter, Dim: d, N: a.N + b.N, Changed: a.Changed + b.Changed, SSE: a.SSE + b.SSE,
+		Words: make([]int32, 0, n), Count: make([]int64, 0, n), Sum: make([]float64, 0, n*d)}
+	i, j := 0, 0
+	for i < len(a.Words) || j < len(b.Words) {
+		switch {
+		case j == len(b.Words) || (i < len(a.Words) && a.Words[i] < b.Words[j]):
+			out.Words = append(out.Words, a.Words[i])
+			out.Count = append(out.Count, a.Count[i])
+			out.Sum = append(out.Sum, a.Sum[i*d:(i+1)*d]...)
+			i++
+		case i == len(a.Words) || b.Words[j] < a.Words[i]:
+			out.Words = append(out.Words, b.Words[j])
+			out.Count = append(out.Count, b.Count[j])
+			out.Sum = append(out.Sum, b.Sum[j*d:(j+1)*d]...)
+			j++
+		default:
+			out.Words = append(out.Words, a.Words[i])
+			out.Count = append(out.Count, a.Count[i]+b.Count[j])
+			row := len(out.Sum)
+			out.Sum = append(out.Sum, a.Sum[i*d:(i+1)*d]...)
+			for k, v := range b.Sum[j*d : (j+1)*d] {
+				out.Sum[row+k] += v
+			}
+			i++
+			j++
+		}
+	}
+	return out
+}
+
+// mergeFn adds partial sums. merge is associative and, on byte
+// descriptors, exact, so the result does not depend on the grouping.
+type mergeFn struct{}
+
+func (mergeFn) CreateAccumulator() partial             { return partial{} }
+func (mergeFn) AddInput(a, b partial) partial          { return merge(a, b) }
+func (mergeFn) MergeAccumulators(a, b partial) partial { return merge(a, b) }
+func (mergeFn) ExtractOutput(a partial) partial        { return a }
+
+// bundleSums accumulates the partial sums of a bundle sparsely: memory grows
+// with the clusters the bundle touches, not with K.
+type bundleSums struct {
+	dim   int
+	slot  []int32 // slot[c] is the row of cluster c, or −1
+	words []int32 // clusters touched, in order of first touch
+	count []int64
+	sum   []float64
+	sse   int64
+	n     int64
+	moved int64
+}
+
+func (b *bundleSums) add(desc []byte, label int32, dist float32) {
+	if b.slot == nil {
+		return
+	}
+	r := b.slot[label]
+	if r < 0 {
+		r = int32(len(b.words))
+		b.slot[label] = r
+		b.words = append(b.words, label)
+		b.count = append(b.count, 0)
+		b.sum = append(b.sum, make([]float64, b.dim)...)
+	}
+	b.count[r]++
+	row := b.sum[int(r)*b.dim : int(r+1)*b.dim]
+	for j, v := range desc[:len(row)] {
+		row[j] += float64(v)
+	}
+	b.sse += int64(math.Round(float64(dist) * sseScale))
+	b.n++
+}
+
+// flush returns the bundle's sums for iteration iter, words ascending, and
+// empties b.
+func (b *bundleSums) flush(iter int) partial {
+	order := make([]int, len(b.words))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(x, y int) int { return int(b.words[x]) - int(b.words[y]) })
+	p := partial{Iter: iter, Dim: b.dim, N: b.n, Changed: b.moved, SSE: b.sse,
+		Words: make([]int32, len(order)), Count: make([]int64, len(order)), Sum: make([]float64, len(order)*b.dim)}
+	for i, r := range order {
+		p.Words[i] = b.words[r]
+		p.Count[i] = b.count[r]
+		copy(p.Sum[i*b.dim:], b.sum[r*b.dim:(r+1)*b.dim])
+		b.slot[b.words[r]] = -1
+	}
+	b.words, b.count, b.sum = b.words[:0], b.count[:0], b.sum[:0]
+	b.sse, b.n, b.moved = 0, 0, 0
+	return p
+}
+
+// forestCache is the forest of the latest iteration assigned in this
+// process. One slot is enough — every bundle of an iteration needs the same
+// forest, and the previous iteration's is dead — and bounds a worker's memory
+// to one forest however many iterations the graph holds.
+var forestCache struct {
+	sync.Mutex
+	key forestKey
+	f   *kmeans.Forest
+}
+
+type forestKey struct {
+	iter        int
+	k, dim      int
+	fingerprint uint64
+	opt         kmeans.ForestOptions
+}
+
+// cachedForest returns the forest over st's centroids for iteration st.Iter,
+// building it if the cache holds another.
+func cachedForest(st *state, opt kmeans.ForestOptions) (*kmeans.Forest, error) {
+	key := forestKey{st.Iter, st.K, st.Dim, st.Fingerprint, opt}
+	forestCache.Lock()
+	defer forestCache.Unlock()
+	if forestCache.f != nil && forestCache.key == key {
+		return forestCache.f, nil
+	}
+	forestCache.f = nil // let the old forest go before building the new one
+	f, err := kmeans.NewForest(st.Centroids, st.Dim, opt.ForIteration(st.Iter))
+	if err != nil {
+		return nil, err
+	}
+	forestCache.key, forestCache.f = key, f
+	return f, nil
+}
+
+// assignFn assigns chunks to the centroids of the state side input, emits
+// each chunk with its new labels for the next iteration, and emits the
+// partial sums of each bundle when it finishes.
+type assignFn struct {
+	Iter   int
+	Approx bool
+	Forest kmeans.ForestOptions
+
+	// Per bundle.
+	ready    bool // the state has been read
+	skip     bool // training has converged
+	cent     []float32
+	forest   *kmeans.Forest
+	sums     bundleSums
+	descs    beam.Counter
+	searches []kmeans.Search
+	x        []float32
+	dist     []float32
+}
+
+func (f *assignFn) ProcessElement(ctx context.Context, c chunk, stateSide func(*state) bool, emitChunk func(chunk), emitSums func(partial)) error {
+	const d = formats.DescriptorSize
+	if !f.ready {
+		var st state
+		if !stateSide(&st) {
+			return fmt.Errorf("vocabulary: iteration %d has no centroids", f.Iter)
+		}
+		f.ready = true
+		if st.Converged {
+			f.skip = true
+			return nil
+		}
+		if st.Iter != f.Iter || st.Dim != d {
+			return fmt.Errorf("vocabulary: iteration %d received the centroids of iteration %d, dimension %d", f.Iter, st.Iter, st.Dim)
+		}
+		f.cent = st.Centroids
+		if f.Approx {
+			fr, err := cachedForest(&st, f.Forest)
+			if err != nil {
+				return fmt.Errorf("vocabulary: iteration %d: %w", f.Iter, err)
+			}
+			f.forest = fr
+		}
+		if len(f.sums.slot) < st.K {
+			f.sums.slot = make([]int32, st.K)
+			for i := range f.sums.slot {
+				f.sums.slot[i] = -1
+			}
+		}
+		f.sums.dim = d
+		f.descs = beam.NewCounter("kmeans", "descriptors_assigned")
+	}
+	if f.skip {
+		return nil
+	}
+	n := len(c.Desc) / d
+	if len(c.Desc)%d != 0 || (c.Labels != nil && len(c.Labels) != n) {
+		return fmt.Errorf("vocabulary: chunk %d has %d bytes and %d labels, want %d-byte descriptors and a label each", c.Index, len(c.Desc), len(c.Labels), d)
+	}
+	f.x = slices.Grow(f.x[:0], n*d)[:n*d]
+	for i, b := range c.Desc {
+		f.x[i] = float32(b)
+	}
+	// The input element is not ours to modify: the new labels go into a
+	// fresh slice that leaves with the output chunk.
+	labels := make([]int32, n)
+	if c.Labels != nil {
+		copy(labels, c.Labels)
+	} else {
+		for i := range labels {
+			labels[i] = -1
+		}
+	}
+	f.dist = slices.Grow(f.dist[:0], n)[:n]
+	// Labels depend only on each descriptor and its previous label, so
+	// splitting the chunk over goroutines changes nothing but the time.
+	w := max(1, min(runtime.GOMAXPROCS(0), n))
+	if len(f.searches) < w {
+		f.searches = make([]kmeans.Search, w)
+	}
+	changed := make([]int, w)
+	var wg sync.WaitGroup
+	for g := range w {
+		lo, hi := g*n/w, (g+1)*n/w
+		wg.Go(func() {
+			if f.forest != nil {
+				changed[g] = f.forest.Assign(f.x[lo*d:hi*d], labels[lo:hi], f.dist[lo:hi], &f.searches[g])
+			} else {
+				changed[g] = kmeans.Assign(f.cent, d, f.x[lo*d:hi*d], labels[lo:hi], f.dist[lo:hi])
+			}
+		})
+	}
+	wg.Wait()
+	for i, l := range labels {
+		f.sums.add(c.Desc[i*d:(i+1)*d], l, f.dist[i])
+	}
+	for _, m := range changed {
+		f.sums.moved += int64(m)
+	}
+	f.descs.Inc(ctx, int64(n))
+	emitChunk(chunk{Index: c.Index, Desc: c.Desc, Labels: labels})
+	return nil
+}
+
+func (f *assignFn) FinishBundle(_ func(*state) bool, _ func(chunk), emitSums func(partial)) {
+	if f.sums.n > 0 {
+		emitSums(f.sums.flush(f.Iter))
+	}
+	// Drop the bundle's references so a worker keeps only the cached
+	// forest between bundles.
+	f.ready, f.skip, f.cent, f.forest = false, false, nil, nil
+}
+
+// updateFn applies an iteration's merged sums to the state.
+type updateFn struct {
+	Iter, MaxIter int
+	Tol           float64
+}
+
+func (f *updateFn) ProcessElement(ctx context.Context, st state, sumsSide func(*partial) bool) (state, error) {
+	if st.Converged {
+		return st, nil
+	}
+	var p partial
+	if !sumsSide(&p) || int(p.N) != st.Sampled {
+		return state{}, fmt.Errorf("vocabulary: iteration %d assigned %d of %d descriptors", f.Iter, p.N, st.Sampled)
+	}
+	if p.Iter != st.Iter || st.Iter != f.Iter {
+		return state{}, fmt.Errorf("vocabulary: iteration %d received the sums of iteration %d for the centroids of iteration %d", f.Iter, p.Iter, st.Iter)
+	}
+	// The same stopping rules as kmeans.Train, in the same order.
+	obj := float64(p.SSE) / sseScale / float64(p.N)
+	st.Objective, st.HaveObjective = obj, true
+	fixed := p.Changed == 0 && !st.Reseeded
+	if (st.Iter > 0 && (fixed || st.Prev-obj <= f.Tol*st.Prev)) || obj == 0 {
+		st.Converged = true
+		log.Infof(ctx, "vocabulary: converged after %d iterations, mean squared distance %.1f", st.Iter, obj)
+		return st, nil
+	}
+	if st.Iter == f.MaxIter {
+		log.Infof(ctx, "vocabulary: stopped after %d iterations, mean squared distance %.1f", st.Iter, obj)
+		return st, nil
+	}
+	count := make([]int64, st.K)
+	d := st.Dim
+	for j, w := range p.Words {
+		count[w] = p.Count[j]
+		n := float64(p.Count[j])
+		row := st.Centroids[int(w)*d : int(w+1)*d]
+		for k, v := range p.Sum[j*d : (j+1)*d] {
+			row[k] = float32(v / n)
+		}
+	}
+	var empty []int
+	for c, n := range count {
+		if n == 0 {
+			empty = append(empty, c)
+		}
+	}
+	kmeans.Split(st.Centroids, d, count, empty)
+	log.Infof(ctx, "vocabulary: iteration %d: mean squared distance %.1f, %d labels changed, %d empty clusters split", st.Iter, obj, p.Changed, len(empty))
+	st.Reseeded = len(empty) > 0
+	st.Prev = obj
+	st.Iter++
+	st.Fingerprint = fingerprint(st.Centroids)
+	return st, nil
+}
+
+// codebookFn turns the final state into the codebook.
+func codebookFn(st state) Codebook {
+	return Codebook{K: st.K, Dim: st.Dim, Centroids: st.Centroids, Objective: st.Objective, Iterations: st.Iter,
+		Sampled: st.Sampled, Seconds: time.Since(time.Unix(0, st.Start)).Seconds(), Converged: st.Converged,
+		Approx: st.Approx, Forest: st.Forest}
 }

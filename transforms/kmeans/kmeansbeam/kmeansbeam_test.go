@@ -2,12 +2,25 @@ package kmeansbeam
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/transforms/kmeans"
 )
+
+func init() {
+	beam.RegisterType(reflect.TypeOf((*checkFn)(nil)).Elem())
+}
+
+func TestMain(m *testing.M) { ptest.Main(m) }
 
 func features(n int, r *rand.Rand) []formats.Features {
 	var out []formats.Features
@@ -23,6 +36,32 @@ func features(n int, r *rand.Rand) []formats.Features {
 		out = append(out, f)
 	}
 	return out
+}
+
+// planted returns images whose descriptors lie around k centres drawn in
+// [40, 216)¹²⁸, with N(0, sigma²) noise per coordinate, and the centres.
+func planted(images, k int, sigma float64, r *rand.Rand) ([]formats.Features, [][]float32) {
+	centres := make([][]float32, k)
+	for c := range centres {
+		centres[c] = make([]float32, formats.DescriptorSize)
+		for j := range centres[c] {
+			centres[c][j] = float32(40 + r.IntN(176))
+		}
+	}
+	var out []formats.Features
+	for i := range images {
+		f := formats.Features{ImageID: fmt.Sprintf("img%03d", i)}
+		for range 20 + r.IntN(20) {
+			c := centres[r.IntN(k)]
+			d := make([]byte, formats.DescriptorSize)
+			for j := range d {
+				d[j] = byte(min(max(math.Round(float64(c[j])+sigma*r.NormFloat64()), 0), 255))
+			}
+			f.Descriptors = append(f.Descriptors, d)
+		}
+		out = append(out, f)
+	}
+	return out, centres
 }
 
 // The bottom-k sample must not depend on how the runner splits and merges
@@ -66,5 +105,233 @@ func TestSampleIndependentOfGrouping(t *testing.T) {
 	other := fn6.ExtractOutput(acc)
 	if reflect.DeepEqual(other.Prio, want.Prio) {
 		t.Fatal("seed does not change the priorities")
+	}
+}
+
+// localSample draws the sample Vocabulary draws, without a pipeline.
+func localSample(feats []formats.Features, opt Options) sample {
+	fn := &sampleFn{Max: opt.Sample, Seed: opt.Seed}
+	acc := fn.CreateAccumulator()
+	for _, f := range feats {
+		acc = fn.AddInput(acc, f)
+	}
+	return fn.ExtractOutput(acc)
+}
+
+// checkFn fails the pipeline unless the codebook has exactly the centroids,
+// iterations and convergence of Want, an objective within ObjTol of Want's
+// (relative), and, if Centres is set, a centroid within Radius of each
+// planted centre.
+type checkFn struct {
+	Name    string
+	Want    Codebook
+	ObjTol  float64
+	Centres [][]float32
+	Radius  float64
+}
+
+func (f *checkFn) ProcessElement(cb Codebook) error {
+	w := f.Want
+	switch {
+	case cb.K != w.K || cb.Dim != w.Dim || cb.Sampled != w.Sampled:
+		return fmt.Errorf("%s: K=%d Dim=%d Sampled=%d, want %d, %d, %d", f.Name, cb.K, cb.Dim, cb.Sampled, w.K, w.Dim, w.Sampled)
+	case !slices.Equal(cb.Centroids, w.Centroids):
+		return fmt.Errorf("%s: centroids differ from the reference", f.Name)
+	case cb.Iterations != w.Iterations || cb.Converged != w.Converged:
+		return fmt.Errorf("%s: %d iterations (converged %v), want %d (%v)", f.Name, cb.Iterations, cb.Converged, w.Iterations, w.Converged)
+	case math.Abs(cb.Objective-w.Objective) > f.ObjTol*w.Objective || math.IsNaN(cb.Objective):
+		return fmt.Errorf("%s: objective %v, want %v within %g", f.Name, cb.Objective, w.Objective, f.ObjTol)
+	case cb.Approx != w.Approx || cb.Forest != w.Forest:
+		return fmt.Errorf("%s: Approx %v Forest %+v, want %v %+v", f.Name, cb.Approx, cb.Forest, w.Approx, w.Forest)
+	}
+	for i, c := range f.Centres {
+		if _, d := kmeans.Nearest(cb.Centroids, cb.Dim, c); math.Sqrt(float64(d)) > f.Radius {
+			return fmt.Errorf("%s: planted centre %d is %.2f from the nearest centroid, want ≤ %g", f.Name, i, math.Sqrt(float64(d)), f.Radius)
+		}
+	}
+	return nil
+}
+
+// reference trains the vocabulary of feats with kmeans.Train on one machine.
+func reference(t *testing.T, feats []formats.Features, opt Options) Codebook {
+	t.Helper()
+	smp := localSample(feats, opt)
+	data, err := floats(smp, opt.K)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := kmeans.Train(data, formats.DescriptorSize, opt.kmeans())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb := Codebook{K: res.K, Dim: res.Dim, Centroids: res.Centroids, Objective: res.Objective, Iterations: res.Iterations,
+		Sampled: len(smp.Prio), Converged: res.Converged, Approx: opt.Approx}
+	if opt.Approx {
+		cb.Forest = opt.forest()
+	}
+	return cb
+}
+
+// TestVocabularyDistributed runs distributed training with one chunk and
+// with several, and single-worker training, in one pipeline, and checks
+// them against kmeans.Train on the same sample.
+//
+// The bound is exact for the centroids: descriptors are bytes, so every sum
+// is an integer that float64 holds exactly whatever the merge order, and the
+// assignment of a descriptor depends only on it, its previous label, the
+// centroids and the iteration's forest. Objectives may differ by the
+// fixed-point rounding of the distributed sum of squared distances, at most
+// 2⁻⁹ per descriptor.
+func TestVocabularyDistributed(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	blobs, centres := planted(60, 6, 4, r)
+	noisy := features(40, r)
+	// Fewer distinct descriptors than words leaves clusters empty at
+	// every iteration: the trainer must split what it can, keep finite
+	// centroids, and stop at objective zero.
+	var dups []formats.Features
+	for i := range 10 {
+		f := formats.Features{ImageID: fmt.Sprintf("img%d", i)}
+		for j := range 12 {
+			f.Descriptors = append(f.Descriptors, slices.Repeat([]byte{byte(50 * ((i + j) % 3))}, formats.DescriptorSize))
+		}
+		dups = append(dups, f)
+	}
+
+	p, s := beam.NewPipelineWithRoot()
+	for _, tc := range []struct {
+		name    string
+		feats   []formats.Features
+		opt     Options
+		chunks  []int
+		centres [][]float32
+	}{
+		// Six well-separated blobs and six words: each blob's mean is
+		// within about σ·√(D/m) ≈ 4·√(128/300) ≈ 2.6 of its centre.
+		{"planted akm", blobs, Options{K: 6, Sample: 2000, MaxIter: 5, Seed: 3, Approx: true}, []int{0, 7}, centres},
+		// Uniform noise into many words with a starved forest: many
+		// iterations, empty clusters, approximate assignments.
+		{"noise akm", noisy, Options{K: 40, Sample: 600, MaxIter: 6, Tol: 1e-6, Seed: 4, Approx: true,
+			Forest: kmeans.ForestOptions{Trees: 2, LeafSize: 2, Checks: 4, Seed: 9}, Init: kmeans.InitRandom}, []int{0, 1, 9}, nil},
+		// Exact training on one worker re-seeds differently: compare the
+		// distributed trainer with itself and with Train's ReseedSplit.
+		{"noise exact", noisy, Options{K: 40, Sample: 600, MaxIter: 4, Seed: 5}, []int{1, 64}, nil},
+		{"duplicates", dups, Options{K: 7, Sample: 1000, MaxIter: 5, Seed: 1, Approx: true}, []int{5}, nil},
+	} {
+		feats := beam.CreateList(s, tc.feats)
+		chunked := tc.opt
+		chunked.Chunks = 1
+		want := reference(t, tc.feats, chunked)
+		switch tc.name {
+		case "noise akm":
+			if want.Iterations < 3 {
+				t.Fatalf("%s: reference ran %d iterations; too easy to test merging", tc.name, want.Iterations)
+			}
+		case "duplicates":
+			if want.Objective != 0 || !want.Converged {
+				t.Fatalf("%s: reference objective %v converged %v, want 0, true", tc.name, want.Objective, want.Converged)
+			}
+		}
+		for _, chunks := range tc.chunks {
+			o := tc.opt
+			o.Chunks = chunks
+			cb := Vocabulary(s, feats, o)
+			beam.ParDo0(s, &checkFn{Name: fmt.Sprintf("%s, %d chunks", tc.name, chunks), Want: want, ObjTol: 1e-6, Centres: tc.centres, Radius: 5}, cb)
+		}
+	}
+	if err := ptest.Run(p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestVocabularyInvalidOptionsFail(t *testing.T) {
+	p, s := beam.NewPipelineWithRoot()
+	feats := beam.CreateList(s, features(3, rand.New(rand.NewPCG(1, 2))))
+	Vocabulary(s, feats, Options{K: 10, Sample: 100, MaxIter: 0, Chunks: 4})
+	err := ptest.Run(p)
+	if err == nil || !strings.Contains(err.Error(), "MaxIter") {
+		t.Fatalf("error %v, want one about MaxIter", err)
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	ok := Options{K: 10, Sample: 100, MaxIter: 5}
+	for _, tc := range []struct {
+		name string
+		mod  func(*Options)
+		want string
+	}{
+		{"ok", func(*Options) {}, ""},
+		{"approx default forest", func(o *Options) { o.Approx, o.Chunks = true, 64 }, ""},
+		{"sample < K", func(o *Options) { o.Sample = 5 }, "Sample = 5"},
+		{"negative chunks", func(o *Options) { o.Chunks = -1 }, "Chunks"},
+		{"zero MaxIter", func(o *Options) { o.MaxIter = 0 }, "MaxIter"},
+		{"bad forest", func(o *Options) { o.Approx, o.Forest = true, kmeans.ForestOptions{Trees: 1, LeafSize: 0, Checks: 1} }, "LeafSize"},
+		{"bad init sample", func(o *Options) { o.InitSample = 3 }, "InitSample"},
+	} {
+		o := ok
+		tc.mod(&o)
+		err := o.Validate()
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: unexpected error %v", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: error %v, want one mentioning %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// Partial sums merged in any grouping and order must be identical, and
+// equal to the sums of all descriptors at once.
+func TestMergeExactInAnyOrder(t *testing.T) {
+	const k, d, n = 30, formats.DescriptorSize, 500
+	r := rand.New(rand.NewPCG(3, 3))
+	desc := make([]byte, n*d)
+	for i := range desc {
+		desc[i] = byte(r.IntN(256))
+	}
+	labels := make([]int32, n)
+	dist := make([]float32, n)
+	for i := range labels {
+		labels[i] = int32(r.IntN(k))
+		dist[i] = float32(r.Float64() * 1e5)
+	}
+	sums := func(idx []int) partial {
+		b := bundleSums{dim: d, slot: slices.Repeat([]int32{-1}, k)}
+		for _, i := range idx {
+			b.add(desc[i*d:(i+1)*d], labels[i], dist[i])
+		}
+		return b.flush(2)
+	}
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	want := sums(all)
+	if !slices.IsSorted(want.Words) || len(want.Words) != k || want.N != n {
+		t.Fatalf("flush gave %d words (sorted %v) and N=%d", len(want.Words), slices.IsSorted(want.Words), want.N)
+	}
+	for trial := range 5 {
+		perm := r.Perm(n)
+		parts := make([]partial, 1+r.IntN(9))
+		cuts := append([]int{0}, slices.Sorted(slices.Values(r.Perm(n)[:len(parts)-1]))...)
+		cuts = append(cuts, n)
+		for i := range parts {
+			parts[i] = sums(perm[cuts[i]:cuts[i+1]])
+		}
+		r.Shuffle(len(parts), func(i, j int) { parts[i], parts[j] = parts[j], parts[i] })
+		fn := mergeFn{}
+		acc := fn.CreateAccumulator()
+		for _, p := range parts[:len(parts)/2] {
+			acc = fn.AddInput(acc, p)
+		}
+		acc2 := fn.CreateAccumulator()
+		for _, p := range parts[len(parts)/2:] {
+			acc2 = fn.AddInput(acc2, p)
+		}
+		got := fn.ExtractOutput(fn.MergeAccumulators(acc2, acc))
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("trial %d: %d parts merged differ from the sums of all descriptors", trial, len(parts))
+		}
 	}
 }

@@ -1,0 +1,425 @@
+// Command akmbench compares approximate k-means (AKM: assignment through a
+// kmeans.Forest) with exact Lloyd k-means on 128-dimensional SIFT
+// descriptors, from the same initial centroids, in one run.
+//
+// Data (-data):
+//   - eth80 (default): SIFT descriptors of the ETH-80 photographs (-eth80,
+//     about 220K descriptors, extracted once with sift.DefaultOptions and
+//     cached in -cache). If -n exceeds what the images give, the descriptors
+//     are reused in turn, each copy jittered by N(0, -jitter²) per
+//     coordinate, rounded and clamped to [0, 255]; the first copy of each
+//     descriptor is unjittered. Jittered copies sit closer to their original
+//     than real descriptors sit to each other, so augmented sets are easier
+//     to cluster than real ones of the same size.
+//   - synthetic: -n byte descriptors around n/50 centres drawn uniformly
+//     in [0, 128)¹²⁸, with N(0, 20²) noise per coordinate.
+//
+// For each K in -k it reports
+//
+//   - the initialisation (kmeans.Initialize, -init, -init_sample) and its
+//     time;
+//   - Lloyd: AKM (-trees, -leaf, one run per -checks value) for -iters
+//     iterations and exact Lloyd for -exact_iters, all from that
+//     initialisation with Tol = 0 and split re-seeding, so that they differ
+//     only in the assignment. Time per iteration is the training time over
+//     the iterations + 1 assignment passes, forest builds and updates
+//     included. -exact_iters 0 skips exact Lloyd and extrapolates its time
+//     from the exhaustive assignment of the -queries points (exact at
+//     K = 10⁵ on 10⁶ descriptors is hours here). The objective J is shown as
+//     each trainer measured it (AKM's with its own approximate assignment,
+//     an upper bound) and recomputed exactly on -eval points;
+//   - assignment: descriptors per second on one goroutine, recall@1 (the
+//     forest's centroid is at the exact nearest distance), the ratio of
+//     mean squared distances to the exact ones, and the distances computed
+//     per query, for every -sweep checks value, on -queries training
+//     descriptors against the first AKM run's centroids, with exhaustive
+//     search measured on the same descriptors in the same run.
+//
+// Times are given as wall time and as process CPU time. The machine may be
+// shared, and its load changes during a run: quote AKM against exact as
+// ratios of CPU time taken in the same run.
+package main
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"image"
+	_ "image/gif"
+	_ "image/jpeg"
+	_ "image/png"
+	"io/fs"
+	"log"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/bowline/bowline/transforms/kmeans"
+	"github.com/bowline/bowline/transforms/sift"
+)
+
+const dim = 128
+
+func main() {
+	var (
+		n          = flag.Int("n", 200_000, "number of descriptors")
+		ks         = flag.String("k", "10000", "comma-separated vocabulary sizes")
+		iters      = flag.Int("iters", 5, "AKM Lloyd iterations")
+		exactIters = flag.Int("exact_iters", 5, "exact Lloyd iterations (0: extrapolate exact's time from the exhaustive assignment of -queries points)")
+		checks     = flag.String("checks", "128,256", "comma-separated forest checks of the AKM runs (the first also gives the centroids of the assignment table)")
+		trees      = flag.Int("trees", 8, "forest trees")
+		leaf       = flag.Int("leaf", 8, "forest leaf size")
+		sweep      = flag.String("sweep", "16,32,64,128,256,512", "comma-separated checks values for the recall/throughput table")
+		queries    = flag.Int("queries", 2000, "points for the recall/throughput table")
+		eval       = flag.Int("eval", 20000, "points for the exact objective of the final centroids")
+		initName   = flag.String("init", "auto", "initialisation: auto, kmeans++ or random")
+		initSample = flag.Int("init_sample", 0, "points k-means++ sees (0: all)")
+		workers    = flag.Int("workers", 0, "goroutines for Lloyd (0: GOMAXPROCS)")
+		seed       = flag.Uint64("seed", 1, "seed of data augmentation, initialisation and forests")
+		data       = flag.String("data", "eth80", "eth80 or synthetic")
+		eth80      = flag.String("eth80", "../shared/data/eth80/images", "ETH-80 image directory")
+		cache      = flag.String("cache", filepath.Join(os.TempDir(), "akmbench-eth80.sift"), "cache of the extracted ETH-80 descriptors")
+		jitter     = flag.Float64("jitter", 8, "standard deviation of the jitter of reused ETH-80 descriptors")
+	)
+	flag.Parse()
+	log.SetFlags(0)
+	kList, err := ints(*ks)
+	if err != nil {
+		log.Fatalf("-k: %v", err)
+	}
+	sweepList, err := ints(*sweep)
+	if err != nil {
+		log.Fatalf("-sweep: %v", err)
+	}
+	initMethod, ok := map[string]kmeans.Init{"auto": kmeans.InitAuto, "kmeans++": kmeans.InitKMeansPP, "random": kmeans.InitRandom}[*initName]
+	if !ok {
+		log.Fatalf("-init %q: want auto, kmeans++ or random", *initName)
+	}
+
+	t0 := time.Now()
+	var pts []float32
+	switch *data {
+	case "eth80":
+		desc, err := eth80Descriptors(*eth80, *cache)
+		if err != nil {
+			log.Fatal(err)
+		}
+		pts = augment(desc, *n, *jitter, *seed)
+		fmt.Printf("data: %d descriptors from %d ETH-80 SIFT descriptors (jitter σ=%g on reuse), %.1fs\n", *n, len(desc)/dim, *jitter, time.Since(t0).Seconds())
+	case "synthetic":
+		pts = synthetic(*n, *seed)
+		fmt.Printf("data: %d synthetic descriptors around %d centres\n", *n, max(1, *n/50))
+	default:
+		log.Fatalf("-data %q: want eth80 or synthetic", *data)
+	}
+	fmt.Printf("machine: GOMAXPROCS=%d; command: %s\n", runtime.GOMAXPROCS(0), strings.Join(os.Args, " "))
+	checkList, err := ints(*checks)
+	if err != nil {
+		log.Fatalf("-checks: %v", err)
+	}
+
+	for _, k := range kList {
+		fmt.Printf("\n== K = %d, N = %d\n", k, len(pts)/dim)
+		fopt := kmeans.ForestOptions{Trees: *trees, LeafSize: *leaf, Checks: checkList[0], Seed: *seed}
+		opt := kmeans.Options{K: k, MaxIter: *iters, Seed: *seed, Workers: *workers, Init: initMethod, InitSample: *initSample, Reseed: kmeans.ReseedSplit, Forest: fopt}
+		c := start()
+		cent, err := kmeans.Initialize(pts, dim, opt)
+		if err != nil {
+			log.Fatal(err)
+		}
+		wall, cpu := c.elapsed()
+		fmt.Printf("init %s (sample %d): %.1f s wall, %.1f s CPU\n", *initName, *initSample, wall, cpu)
+		evalPts := subset(pts, *eval, *seed+1)
+
+		type run struct {
+			name              string
+			res               kmeans.Result
+			wall, cpu         float64 // per assignment pass
+			evalJ             float64
+			extrapolated, set bool
+		}
+		train := func(name string, o kmeans.Options) run {
+			c := start()
+			res, err := kmeans.TrainFrom(pts, dim, cent, o)
+			if err != nil {
+				log.Fatal(err)
+			}
+			wall, cpu := c.elapsed()
+			passes := float64(res.Iterations + 1)
+			return run{name: name, res: res, wall: wall / passes, cpu: cpu / passes, evalJ: objective(res.Centroids, evalPts, *workers), set: true}
+		}
+		var akm []run
+		for _, ch := range checkList {
+			o := opt
+			o.Approx = true
+			o.Forest.Checks = ch
+			akm = append(akm, train(fmt.Sprintf("akm checks=%d", ch), o))
+		}
+		var exact run
+		if *exactIters > 0 {
+			o := opt
+			o.MaxIter = *exactIters
+			exact = train("exact", o)
+		}
+
+		// Assignment throughput and recall against the centroids of the
+		// first AKM run, on one goroutine.
+		final := akm[0].res.Centroids
+		q := subset(pts, *queries, *seed+2)
+		nq := len(q) / dim
+		exLab := make([]int32, nq)
+		exDist := make([]float32, nq)
+		for i := range exLab {
+			exLab[i] = -1
+		}
+		c = start()
+		kmeans.Assign(final, dim, q, exLab, exDist)
+		exWall, exCPU := c.elapsed()
+		if !exact.set {
+			// One exact pass costs N exhaustive searches; spread over the
+			// workers for wall time.
+			w := *workers
+			if w == 0 {
+				w = runtime.GOMAXPROCS(0)
+			}
+			n := float64(len(pts) / dim)
+			exact = run{name: "exact (extrapolated)", cpu: exCPU / float64(nq) * n, wall: exCPU / float64(nq) * n / float64(w), extrapolated: true}
+		}
+
+		tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "lloyd\titers\twall s/iter\tCPU s/iter\tCPU speed-up\tJ (own)\tJ exact on eval\tvs exact lloyd\t")
+		for _, r := range append(akm, exact) {
+			iters, own, ev, vs := "-", "-", "-", "-"
+			if !r.extrapolated {
+				iters = strconv.Itoa(r.res.Iterations)
+				own = fmt.Sprintf("%.1f", r.res.Objective)
+				ev = fmt.Sprintf("%.1f", r.evalJ)
+				if !exact.extrapolated {
+					vs = fmt.Sprintf("%+.2f%%", 100*(r.evalJ/exact.evalJ-1))
+				}
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t\n", r.name, iters, r.wall, r.cpu, ratio(exact.cpu, r.cpu), own, ev, vs)
+		}
+		tw.Flush()
+		fmt.Printf("(s/iter: training time over iterations+1 assignment passes, forest builds and updates included; J exact on %d points)\n", len(evalPts)/dim)
+
+		tw = tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "assign (1 goroutine)\tdesc/s wall\tdesc/CPU-s\tCPU speed-up\trecall@1\tmean dist ratio\tdistances/query\t")
+		fmt.Fprintf(tw, "exhaustive\t%.0f\t%.0f\t1.0\t1.000\t1.0000\t%d\t\n", float64(nq)/exWall, float64(nq)/exCPU, k)
+		for _, ch := range sweepList {
+			o := fopt
+			o.Checks = ch
+			f, err := kmeans.NewForest(final, dim, o)
+			if err != nil {
+				log.Fatal(err)
+			}
+			var s kmeans.Search
+			hit, checked := 0, 0
+			var sum, exSum float64
+			c = start()
+			for i := range nq {
+				_, d := f.Nearest(q[i*dim:(i+1)*dim], &s)
+				if d == exDist[i] {
+					hit++
+				}
+				checked += s.Checked
+				sum += float64(d)
+				exSum += float64(exDist[i])
+			}
+			wall, cpu := c.elapsed()
+			fmt.Fprintf(tw, "forest checks=%d\t%.0f\t%.0f\t%s\t%.3f\t%.4f\t%d\t\n", ch, float64(nq)/wall, float64(nq)/cpu, ratio(exCPU, cpu), float64(hit)/float64(nq), sum/exSum, checked/nq)
+		}
+		tw.Flush()
+		f, _ := kmeans.NewForest(final, dim, fopt)
+		fmt.Printf("(%d training descriptors as queries against the centroids of %s)\n", nq, akm[0].name)
+		fmt.Printf("memory: centroids %.1f MB, forest %.1f MB (%d trees, leaves ≤ %d)\n", float64(4*len(final))/1e6, float64(f.Bytes())/1e6, *trees, *leaf)
+	}
+}
+
+// clock measures wall and process CPU time from its start.
+type clock struct {
+	wall time.Time
+	cpu  time.Duration
+}
+
+func start() clock { return clock{time.Now(), cpuTime()} }
+
+// elapsed returns the wall and CPU seconds since c started.
+func (c clock) elapsed() (wall, cpu float64) {
+	return time.Since(c.wall).Seconds(), (cpuTime() - c.cpu).Seconds()
+}
+
+// ratio formats a/b, or "-" without b.
+func ratio(a, b float64) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", a/b)
+}
+
+// objective returns the exact mean squared distance from pts to cent.
+func objective(cent, pts []float32, workers int) float64 {
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	n := len(pts) / dim
+	lab := make([]int32, n)
+	dist := make([]float32, n)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*n/workers, (w+1)*n/workers
+		wg.Go(func() { kmeans.Assign(cent, dim, pts[lo*dim:hi*dim], lab[lo:hi], dist[lo:hi]) })
+	}
+	wg.Wait()
+	var s float64
+	for _, d := range dist {
+		s += float64(d)
+	}
+	return s / float64(n)
+}
+
+// subset returns m points of pts drawn without replacement (all if m ≥ n).
+func subset(pts []float32, m int, seed uint64) []float32 {
+	n := len(pts) / dim
+	if m >= n {
+		return pts
+	}
+	rng := rand.New(rand.NewPCG(seed, 3))
+	idx := rng.Perm(n)[:m]
+	slices.Sort(idx)
+	out := make([]float32, 0, m*dim)
+	for _, i := range idx {
+		out = append(out, pts[i*dim:(i+1)*dim]...)
+	}
+	return out
+}
+
+// ints parses a comma-separated list of positive integers.
+func ints(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 1 {
+			return nil, fmt.Errorf("%q is not a positive integer", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// augment returns n descriptors as float32: desc in turn, every reuse
+// jittered.
+func augment(desc []byte, n int, sigma float64, seed uint64) []float32 {
+	m := len(desc) / dim
+	rng := rand.New(rand.NewPCG(seed, 4))
+	out := make([]float32, n*dim)
+	for i := range n {
+		src := desc[(i%m)*dim : (i%m+1)*dim]
+		dst := out[i*dim : (i+1)*dim]
+		for j, b := range src {
+			v := float64(b)
+			if i >= m {
+				v = math.Round(v + sigma*rng.NormFloat64())
+				v = min(max(v, 0), 255)
+			}
+			dst[j] = float32(v)
+		}
+	}
+	return out
+}
+
+// synthetic returns n byte-valued descriptors around n/50 random centres.
+func synthetic(n int, seed uint64) []float32 {
+	rng := rand.New(rand.NewPCG(seed, 5))
+	c := max(1, n/50)
+	cent := make([]float64, c*dim)
+	for i := range cent {
+		cent[i] = 128 * rng.Float64()
+	}
+	out := make([]float32, n*dim)
+	for i := range n {
+		k := rng.IntN(c)
+		for j := range dim {
+			v := math.Round(cent[k*dim+j] + 20*rng.NormFloat64())
+			out[i*dim+j] = float32(min(max(v, 0), 255))
+		}
+	}
+	return out
+}
+
+// eth80Descriptors returns the SIFT descriptors of every image under dir,
+// in path order, reading them from cache if it exists and writing it
+// otherwise.
+func eth80Descriptors(dir, cache string) ([]byte, error) {
+	if b, err := os.ReadFile(cache); err == nil && len(b) > 0 && len(b)%dim == 0 {
+		return b, nil
+	}
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && slices.Contains([]string{".jpg", ".jpeg", ".png", ".gif"}, strings.ToLower(filepath.Ext(p))) {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", dir, err)
+	}
+	if len(files) == 0 {
+		return nil, errors.New("no images under " + dir + " (give -eth80, or -data synthetic)")
+	}
+	slices.Sort(files)
+	log.Printf("extracting SIFT from %d images (once; cached in %s)", len(files), cache)
+	per := make([][]byte, len(files))
+	errs := make([]error, len(files))
+	var wg sync.WaitGroup
+	w := runtime.GOMAXPROCS(0)
+	for g := range w {
+		wg.Go(func() {
+			e, err := sift.NewExtractor(sift.DefaultOptions())
+			if err != nil {
+				errs[g] = err
+				return
+			}
+			var im *sift.Image
+			for i := g; i < len(files); i += w {
+				r, err := os.Open(files[i])
+				if err != nil {
+					errs[i] = err
+					continue
+				}
+				img, _, err := image.Decode(bufio.NewReader(r))
+				r.Close()
+				if err != nil {
+					errs[i] = fmt.Errorf("%s: %w", files[i], err)
+					continue
+				}
+				im = sift.FromImage(img, im)
+				_, per[i] = e.Extract(im)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var all []byte
+	for _, d := range per {
+		all = append(all, d...)
+	}
+	if err := os.WriteFile(cache, all, 0o644); err != nil {
+		log.Printf("not caching descriptors: %v", err)
+	}
+	return all, nil
+}
