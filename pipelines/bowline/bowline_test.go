@@ -231,3 +231,16 @@ func TestGCS(t *testing.T) {
 		t.Fatalf("read %d bags of words from the bucket: %v", len(bows), err)
 	}
 }
+
+// TestApproximateVocabulary runs the job with approximate k-means trained
+// over several chunks and the forest quantiser.
+func TestApproximateVocabulary(t *testing.T) {
+	c := testConfig(shapes, filepath.Join(t.TempDir(), "out"))
+	c.Vocab.Approx, c.Vocab.Chunks = true, 4
+	r := run(t, c)
+	base, _ := r.Method(report.Baseline)
+	ada, ok := r.Method("solis-ada")
+	if !ok || ada.Queries != 96 || ada.MAP <= base.MAP {
+		t.Fatalf("with approximate k-means: tfidf %+v, solis-ada %+v", base, ada)
+	}
+}

@@ -23,6 +23,19 @@ type Quantizer struct {
 
 	x     []float32 // the current descriptor, converted
 	words []uint32  // the word of every descriptor in the current call
+
+	// forest, when set, assigns approximately (see NewForestQuantizer).
+	forest *kmeans.Forest
+	search kmeans.Search
+}
+
+// NewForestQuantizer returns a Quantizer that assigns each descriptor with
+// the approximate nearest-centroid search of f, as approximate k-means
+// trained it: exhaustive search costs O(k·dim) per descriptor, which at
+// 100,000 words and more is the whole job's cost. The forest's Checks
+// trade recall for speed; Checks ≥ k makes it exact.
+func NewForestQuantizer(f *kmeans.Forest) *Quantizer {
+	return &Quantizer{centroids: f.Centroids(), k: f.K(), dim: f.Dim(), x: make([]float32, f.Dim()), forest: f}
 }
 
 // NewQuantizer returns a Quantizer for the len(centroids)/dim visual words in
@@ -84,6 +97,11 @@ func (q *Quantizer) quantize(desc []byte) {
 		panic(fmt.Sprintf("bow: %d descriptor bytes is not a whole number of %d-byte descriptors", len(desc), q.dim))
 	}
 	q.words = q.words[:0]
+	if q.forest != nil {
+		q.words = q.forest.QuantizeBytes(q.words, desc, &q.search)
+		slices.Sort(q.words)
+		return
+	}
 	for off := 0; off < len(desc); off += q.dim {
 		for j, b := range desc[off : off+q.dim] {
 			q.x[j] = float32(b)

@@ -3,6 +3,7 @@ package bow
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -252,5 +253,47 @@ func BenchmarkQuantize(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		dst = q.QuantizeTo(dst, desc)
+	}
+}
+
+// With Checks ≥ k the forest search is exhaustive, so the forest quantiser
+// must count exactly what the exact one counts; with fewer checks it may
+// miss, but rarely on clustered data.
+func TestForestQuantizer(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	const k, dim, n = 64, 128, 400
+	centroids := make([]float32, k*dim)
+	for i := range centroids {
+		centroids[i] = float32(r.IntN(256))
+	}
+	desc := make([]byte, n*dim)
+	for i := 0; i < n; i++ {
+		c := r.IntN(k)
+		for j := 0; j < dim; j++ {
+			v := float64(centroids[c*dim+j]) + r.NormFloat64()*10
+			desc[i*dim+j] = byte(math.Max(0, math.Min(255, v)))
+		}
+	}
+	exact, err := NewQuantizer(centroids, dim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := exact.Quantize(desc)
+	for _, checks := range []int{k, 16} {
+		f, err := kmeans.NewForest(centroids, dim, kmeans.ForestOptions{Trees: 4, LeafSize: 4, Checks: checks, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := NewForestQuantizer(f).Quantize(desc)
+		if checks >= k && !reflect.DeepEqual(got, want) {
+			t.Fatalf("exhaustive forest counts %v, exact %v", got, want)
+		}
+		var total float32
+		for _, c := range got.Val {
+			total += c
+		}
+		if total != n {
+			t.Fatalf("checks %d: %v descriptors counted, want %d", checks, total, n)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/transforms/bow"
+	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
 	"github.com/bowline/bowline/transforms/sparse"
 )
@@ -59,11 +60,21 @@ func (f *quantizeFn) ProcessElement(ctx context.Context, feat formats.Features, 
 		if !codebook(&cb) {
 			return fmt.Errorf("bow: no codebook")
 		}
-		q, err := bow.NewQuantizer(cb.Centroids, cb.Dim)
-		if err != nil {
-			return fmt.Errorf("bow: %w", err)
+		if cb.Approx {
+			// A vocabulary trained approximately is quantised the same way:
+			// exhaustive search would cost O(k·dim) per descriptor.
+			forest, err := kmeans.NewForest(cb.Centroids, cb.Dim, cb.Forest)
+			if err != nil {
+				return fmt.Errorf("bow: %w", err)
+			}
+			f.q = bow.NewForestQuantizer(forest)
+		} else {
+			q, err := bow.NewQuantizer(cb.Centroids, cb.Dim)
+			if err != nil {
+				return fmt.Errorf("bow: %w", err)
+			}
+			f.q = q
 		}
-		f.q = q
 		f.words = beam.NewCounter("bow", "descriptors_quantised")
 	}
 	flat := make([]byte, 0, len(feat.Descriptors)*formats.DescriptorSize)
