@@ -32,9 +32,12 @@ func Register(name string, f Factory) {
 	if name == "" || f == nil {
 		panic("learners: Register with an empty name or a nil Factory")
 	}
+	denseRegistry.RLock()
+	_, dense := denseRegistry.m[name]
+	denseRegistry.RUnlock()
 	registry.Lock()
 	defer registry.Unlock()
-	if _, dup := registry.m[name]; dup {
+	if _, dup := registry.m[name]; dup || dense {
 		panic(fmt.Sprintf("learners: Register called twice for %q", name))
 	}
 	if registry.m == nil {
