@@ -19,7 +19,9 @@
 // u = x ⊙ (x⁺ − x⁻), as the SOLIS paper compares against; it implements
 // learners.Stateful and registers with learners.New as "oasis-diag". [Full]
 // learns the whole d×d matrix for dense features of up to a few thousand
-// dimensions, with ‖V‖²_F = ‖x‖²‖x⁺ − x⁻‖², so that V is never formed.
+// dimensions, with ‖V‖²_F = ‖x‖²‖x⁺ − x⁻‖², so that V is never formed;
+// [DenseFull] wraps it as a learners.DenseOnline over concatenated modality
+// vectors and registers with learners.NewDense as "oasis-full".
 package oasis
 
 import (

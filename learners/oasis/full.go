@@ -6,6 +6,8 @@ import (
 
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/bowline/bowline/learners"
 )
 
 // maxFullDim bounds Full's dimension so that d² cannot overflow an int on
@@ -124,4 +126,29 @@ func (f *Full) Update(x, pos, neg []float64) float64 {
 // Matrix returns a copy of W.
 func (f *Full) Matrix() *mat.Dense {
 	return mat.NewDense(f.d, f.d, append([]float64(nil), f.w.Data...))
+}
+
+// State returns a copy of the model as a learners.State, in O(d²), so that a
+// sharded trainer can average full-matrix learners (learners.Average):
+//
+//	Steps      = the number of Updates
+//	Vectors[0] = W, row-major (d² values)
+//
+// An element-wise average of W is a valid model: OASIS does not constrain
+// W, so any finite matrix is one it could reach.
+func (f *Full) State() learners.State {
+	return learners.State{Learner: f.Name(), Steps: f.t, Vectors: [][]float64{append([]float64(nil), f.w.Data...)}}
+}
+
+// SetState replaces W and the step count by those of st, laid out as State
+// describes; C stays. It returns an error, leaving the learner as it was,
+// if st is not of "oasis-full", Vectors is not one vector of Dim()² values,
+// or a value is not finite (learners.CheckState).
+func (f *Full) SetState(st learners.State) error {
+	if err := learners.CheckState(st, f.Name(), f.d*f.d); err != nil {
+		return err
+	}
+	f.t = st.Steps
+	copy(f.w.Data, st.Vectors[0])
+	return nil
 }

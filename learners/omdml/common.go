@@ -95,16 +95,25 @@ func (c *core) Steps() int64 { return c.steps }
 // infinite value. Callers validate at the input boundary with it; Update and
 // Distance panic on the same conditions.
 func (c *core) CheckSample(s Sample) error {
+	if err := c.sampleError(s); err != nil {
+		return fmt.Errorf("%s: %w", c.name, err)
+	}
+	return nil
+}
+
+// sampleError is CheckSample without the learner's name in front, for
+// callers that put their own context there (Dense.Update).
+func (c *core) sampleError(s Sample) error {
 	if len(s) != len(c.dims) {
-		return fmt.Errorf("%s: sample has %d modalities, want %d", c.name, len(s), len(c.dims))
+		return fmt.Errorf("sample has %d modalities, want %d", len(s), len(c.dims))
 	}
 	for i, v := range s {
 		if len(v) != c.dims[i] {
-			return fmt.Errorf("%s: modality %d has %d values, want %d", c.name, i, len(v), c.dims[i])
+			return fmt.Errorf("modality %d has %d values, want %d", i, len(v), c.dims[i])
 		}
 		for j, x := range v {
 			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return fmt.Errorf("%s: modality %d value %d is %v", c.name, i, j, x)
+				return fmt.Errorf("modality %d value %d is %v", i, j, x)
 			}
 		}
 	}

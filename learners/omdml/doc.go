@@ -124,4 +124,11 @@
 //
 // The learners do not implement learners.Online, whose Update takes one
 // sparse bag-of-words feature; they have their own [Learner] interface.
+//
+// # Dense pipeline
+//
+// [Dense] adapts either learner to learners.DenseOnline, whose vectors are
+// the modalities concatenated, and embeds images for retrieval by Euclidean
+// distance. The package registers the two with learners.NewDense as "omdml"
+// and "lomdml".
 package omdml
