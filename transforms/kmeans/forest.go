@@ -389,6 +389,12 @@ type Search struct {
 
 	best  float32
 	label int32
+
+	// The k-NN list of NearestK: the caller's buffers during a query, and
+	// the number of entries held.
+	kidx  []int32
+	kdist []float32
+	kn    int
 }
 
 // branch is an unexplored subtree and its priority.

@@ -26,7 +26,9 @@
 // centroid, so the objective falls monotonically as in exact Lloyd.
 // Approximate assignment is also available on its own for quantising
 // descriptors against a trained vocabulary: NewForest, Forest.Nearest and
-// Forest.NearestBytes.
+// Forest.NearestBytes, and for soft assignment to several words the k
+// nearest centroids, exactly (NearestK) or through the forest
+// (Forest.NearestK, Forest.NearestKBytes).
 //
 // Initialisation is k-means++ below KMeansPPMaxK centroids (optionally on a
 // sample of the points, Options.InitSample) and K random distinct points

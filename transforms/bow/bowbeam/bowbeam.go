@@ -37,10 +37,39 @@ type DF struct {
 // the TF-IDF weighted bags of words (PCollection<formats.BoW>) and the word
 // statistics they were weighted with (PCollection<formats.WordStat>).
 // Images with no keypoints get an empty bag: they stay in the collection so
-// that every image can be indexed and queried.
+// that every image can be indexed and queried. Each descriptor counts for
+// its nearest word; BoWWith offers soft assignment.
 func BoW(s beam.Scope, features, codebook beam.PCollection) (bows, stats beam.PCollection) {
+	return BoWWith(s, features, codebook, Options{})
+}
+
+// Options configures BoWWith. The zero value is BoW: hard assignment.
+type Options struct {
+	// Soft, with Soft.R > 0, assigns each descriptor to its Soft.R nearest
+	// words with Gaussian weights of width Soft.Sigma (Philbin et al.,
+	// "Lost in quantization", CVPR 2008; see package bow): term
+	// frequencies become sums of weights, and a word counts once towards
+	// the document frequency of every image that gives it any weight. R = 3
+	// and Sigma = 0 (bow.DefaultSigma) are the paper's setting.
+	Soft bow.SoftOptions
+}
+
+// Validate reports whether o is usable. BoWWith with invalid options fails
+// when the pipeline runs; a caller that takes them from flags can call
+// Validate first to fail at once.
+func (o Options) Validate() error {
+	if err := o.Soft.Validate(); err != nil {
+		return fmt.Errorf("bowbeam: %w", err)
+	}
+	return nil
+}
+
+// BoWWith is BoW with options: BoWWith(s, features, codebook, Options{}) is
+// BoW(s, features, codebook), transform names included, so a pipeline can
+// switch between them without renaming its steps.
+func BoWWith(s beam.Scope, features, codebook beam.PCollection, opt Options) (bows, stats beam.PCollection) {
 	s = s.Scope("bow.BoW")
-	counts := beam.ParDo(s, &quantizeFn{}, features, beam.SideInput{Input: codebook})
+	counts := beam.ParDo(s, &quantizeFn{Soft: opt.Soft}, features, beam.SideInput{Input: codebook})
 	df := beam.Combine(s, &dfFn{}, counts)
 	bows = beam.ParDo(s, &weightFn{}, counts, beam.SideInput{Input: df})
 	stats = beam.ParDo(s, statsFn, df)
@@ -48,6 +77,9 @@ func BoW(s beam.Scope, features, codebook beam.PCollection) (bows, stats beam.PC
 }
 
 type quantizeFn struct {
+	// Soft is the soft assignment to apply; the zero value is hard.
+	Soft bow.SoftOptions
+
 	q     *bow.Quantizer
 	words beam.Counter
 }
@@ -75,6 +107,10 @@ func (f *quantizeFn) ProcessElement(ctx context.Context, feat formats.Features, 
 			}
 			f.q = q
 		}
+		if err := f.q.SetSoft(f.Soft); err != nil {
+			f.q = nil
+			return fmt.Errorf("bowbeam: %w", err)
+		}
 		f.words = beam.NewCounter("bow", "descriptors_quantised")
 	}
 	flat := make([]byte, 0, len(feat.Descriptors)*formats.DescriptorSize)
@@ -87,7 +123,9 @@ func (f *quantizeFn) ProcessElement(ctx context.Context, feat formats.Features, 
 	return nil
 }
 
-// dfFn counts, for every word, the images that contain it.
+// dfFn counts, for every word, the images that contain it: each word of a
+// bag once, whatever its weight, so soft assignment's light second and third
+// words count as much as the nearest.
 type dfFn struct{}
 
 func (dfFn) CreateAccumulator() DF { return DF{} }

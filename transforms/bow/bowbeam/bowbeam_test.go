@@ -1,0 +1,167 @@
+package bowbeam
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+
+	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/transforms/bow"
+	"github.com/bowline/bowline/transforms/kmeans"
+	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
+	"github.com/bowline/bowline/transforms/sparse"
+)
+
+func TestMain(m *testing.M) { ptest.Main(m) }
+
+// planted returns images whose descriptors lie around 12 centres in
+// [40, 216)¹²⁸ with N(0, 15²) noise per coordinate, one image without
+// keypoints, and a vocabulary of 24 words trained on them: twice as many
+// words as centres, so a descriptor has close second and third words.
+func planted(r *rand.Rand) ([]formats.Features, kmeansbeam.Codebook) {
+	const centres, dim = 12, formats.DescriptorSize
+	c := make([]float64, centres*dim)
+	for i := range c {
+		c[i] = float64(40 + r.IntN(176))
+	}
+	var feats []formats.Features
+	var all []float32
+	for i := range 20 {
+		f := formats.Features{ImageID: fmt.Sprintf("img%02d", i), Label: fmt.Sprintf("class%d", i%3)}
+		for range 15 + r.IntN(25) {
+			m := r.IntN(centres)
+			d := make([]byte, dim)
+			for j := range d {
+				d[j] = byte(min(max(math.Round(c[m*dim+j]+15*r.NormFloat64()), 0), 255))
+				all = append(all, float32(d[j]))
+			}
+			f.Descriptors = append(f.Descriptors, d)
+		}
+		feats = append(feats, f)
+	}
+	feats = append(feats, formats.Features{ImageID: "blank", Label: "class0"})
+	res, err := kmeans.Train(all, dim, kmeans.Options{K: 24, MaxIter: 10, Seed: 1})
+	if err != nil {
+		panic(err)
+	}
+	return feats, kmeansbeam.Codebook{K: res.K, Dim: res.Dim, Centroids: res.Centroids}
+}
+
+// reference computes what BoWWith must output, without Beam.
+func reference(t *testing.T, feats []formats.Features, cb kmeansbeam.Codebook, opt Options) ([]formats.BoW, []formats.WordStat, int) {
+	t.Helper()
+	var q *bow.Quantizer
+	if cb.Approx {
+		f, err := kmeans.NewForest(cb.Centroids, cb.Dim, cb.Forest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q = bow.NewForestQuantizer(f)
+	} else {
+		var err error
+		if q, err = bow.NewQuantizer(cb.Centroids, cb.Dim); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := q.SetSoft(opt.Soft); err != nil {
+		t.Fatal(err)
+	}
+	counts := make([]sparse.Vector, len(feats))
+	var df []int64
+	nnz := 0
+	for i, f := range feats {
+		var flat []byte
+		for _, d := range f.Descriptors {
+			flat = append(flat, d...)
+		}
+		counts[i] = q.Quantize(flat)
+		nnz += counts[i].Len()
+		for _, w := range counts[i].Idx {
+			for int(w) >= len(df) {
+				df = append(df, 0)
+			}
+			df[w]++
+		}
+	}
+	idf := bow.IDF(df, int64(len(feats)))
+	bows := make([]formats.BoW, len(feats))
+	for i, f := range feats {
+		v := bow.TFIDF(counts[i], idf)
+		bows[i] = formats.BoW{ImageID: f.ImageID, Label: f.Label, WordIDs: v.Idx, Weights: v.Val}
+	}
+	stats := make([]formats.WordStat, len(df))
+	for i, c := range df {
+		stats[i] = formats.WordStat{WordID: uint32(i), DF: c, IDF: idf[i]}
+	}
+	return bows, stats, nnz
+}
+
+// Soft assignment on Prism must give exactly the local computation — the
+// same bags and word statistics, bit for bit, from two independent
+// branches of the pipeline and with exact and forest codebooks — and more
+// non-zero words than hard assignment; BoW must still be hard assignment.
+func TestBoWWithSoft(t *testing.T) {
+	feats, exact := planted(rand.New(rand.NewPCG(1, 2)))
+	approx := exact
+	approx.Approx, approx.Forest = true, kmeans.ForestOptions{Trees: 4, LeafSize: 4, Checks: 8, Seed: 3}
+	soft := Options{Soft: bow.SoftOptions{R: 3}}
+
+	p, s := beam.NewPipelineWithRoot()
+	col := beam.CreateList(s, feats)
+	for _, cb := range []kmeansbeam.Codebook{exact, approx} {
+		codebook := beam.Create(s, cb)
+		hardBoWs, hardStats, hardNNZ := reference(t, feats, cb, Options{})
+		softBoWs, softStats, softNNZ := reference(t, feats, cb, soft)
+		t.Logf("approx %v: %d non-zero term frequencies hard, %d soft", cb.Approx, hardNNZ, softNNZ)
+		if softNNZ <= hardNNZ {
+			t.Errorf("approx %v: soft assignment has %d non-zeros, hard %d: want more", cb.Approx, softNNZ, hardNNZ)
+		}
+		var hardDF, softDF int64
+		for i := range hardStats {
+			hardDF += hardStats[i].DF
+		}
+		for i := range softStats {
+			softDF += softStats[i].DF
+		}
+		if softDF != int64(softNNZ) || hardDF != int64(hardNNZ) {
+			t.Errorf("approx %v: document frequencies sum to %d hard, %d soft; want each word once per image: %d, %d", cb.Approx, hardDF, softDF, hardNNZ, softNNZ)
+		}
+
+		bows, stats := BoW(s, col, codebook)
+		passert.EqualsList(s, bows, hardBoWs)
+		passert.EqualsList(s, stats, hardStats)
+		for range 2 {
+			bows, stats := BoWWith(s, col, codebook, soft)
+			passert.EqualsList(s, bows, softBoWs)
+			passert.EqualsList(s, stats, softStats)
+		}
+		// R = 1 is hard assignment through the soft path.
+		bows, _ = BoWWith(s, col, codebook, Options{Soft: bow.SoftOptions{R: 1}})
+		passert.EqualsList(s, bows, hardBoWs)
+	}
+	if err := ptest.Run(p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBoWWithInvalidOptionsFail(t *testing.T) {
+	opt := Options{Soft: bow.SoftOptions{R: -1}}
+	if err := opt.Validate(); err == nil || !strings.Contains(err.Error(), "R = -1") {
+		t.Fatalf("Validate() = %v, want an error about R", err)
+	}
+	if err := (Options{Soft: bow.SoftOptions{R: 3, Sigma: 20}}).Validate(); err != nil {
+		t.Fatalf("valid options: %v", err)
+	}
+	feats, cb := planted(rand.New(rand.NewPCG(3, 4)))
+	p, s := beam.NewPipelineWithRoot()
+	BoWWith(s, beam.CreateList(s, feats[:2]), beam.Create(s, cb), opt)
+	if err := ptest.Run(p); err == nil || !strings.Contains(err.Error(), "R = -1") {
+		t.Fatalf("pipeline error %v, want one about R", err)
+	}
+}
