@@ -56,4 +56,11 @@
 // +1 of sign, which sends 0 to +1 as the reference code does) and 0
 // otherwise. Unused high bits of the last word are zero, so two codes of the
 // same length compare word by word and Hamming is a popcount of their XOR.
+//
+// # Registry
+//
+// Dense adapts the three learners to learners.DenseBatch and registers them
+// with learners.NewDense as "itq", "cca-itq" and "lsh" (register.go). Their
+// Item is the vector of projections Pᵀ(x − μ), whose Pack is the code, and
+// they rank by Hamming distance.
 package itq

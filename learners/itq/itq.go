@@ -94,7 +94,7 @@ func (m *Model) Encode(x []float64, dst Code) Code {
 	if len(x) != m.inputD {
 		panic(fmt.Sprintf("itq: Encode of a %d-vector with a model of dimension %d", len(x), m.inputD))
 	}
-	return Pack(project(x, m.mean, m.proj), dst)
+	return Pack(projectTo(make([]float64, m.bits), x, m.mean, m.proj), dst)
 }
 
 // EncodeAll encodes every row of X. The codes share one backing array.
@@ -102,10 +102,11 @@ func (m *Model) EncodeAll(X *mat.Dense) ([]Code, error) {
 	return encodeAll(X, m.mean, m.proj)
 }
 
-// project returns Pᵀ(x − μ).
-func project(x, mean []float64, P *mat.Dense) []float64 {
-	_, c := P.Dims()
-	v := make([]float64, c)
+// projectTo writes Pᵀ(x − μ) into v, which has length c. Encode and
+// Dense.Item both compute the projections here, so that the signs of Item
+// are the code bit for bit.
+func projectTo(v, x, mean []float64, P *mat.Dense) []float64 {
+	clear(v)
 	for i, xi := range x {
 		xi -= mean[i]
 		if xi == 0 {

@@ -76,4 +76,11 @@
 // dropped from the constraint. Train therefore refuses η = 0 with text
 // (train without text for uGLP), and Model.ImageShare reports how much of
 // each eigenvector lies in the image view.
+//
+// # Registry
+//
+// Dense adapts the learner to learners.DenseBatch and registers it with
+// learners.NewDense as "mglp" (register.go): Fit learns mGLP from the
+// images and the texts Y, or uGLP when Y is empty. Its Item is the vector
+// of projections Aᵀ(x − μ), whose itq.Pack is the code.
 package mglp

@@ -176,7 +176,14 @@ func (m *Model) Encode(x []float64, dst itq.Code) itq.Code {
 		panic(fmt.Sprintf("mglp: Encode of a %d-vector with a model of dimension %d", len(x), len(m.mean)))
 	}
 	_, c := m.proj.Dims()
-	v := make([]float64, c)
+	return itq.Pack(m.projectTo(make([]float64, c), x), dst)
+}
+
+// projectTo writes Aᵀ(x − μ) into v, which has length c. Encode and
+// Dense.Item both compute the projections here, so that the signs of Item
+// are the code bit for bit.
+func (m *Model) projectTo(v, x []float64) []float64 {
+	clear(v)
 	for i, xi := range x {
 		xi -= m.mean[i]
 		if xi == 0 {
@@ -186,7 +193,7 @@ func (m *Model) Encode(x []float64, dst itq.Code) itq.Code {
 			v[j] += xi * a
 		}
 	}
-	return itq.Pack(v, dst)
+	return v
 }
 
 // EncodeAll encodes every row of X; the codes share one backing array.

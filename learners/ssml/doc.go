@@ -91,4 +91,11 @@
 // restricted to S×S. Projecting the whole symmetric part instead would
 // bring the suppressed dimensions back through their columns (a PSD matrix
 // with a zero row has a zero column), undoing the ℓ2,1 sparsity.
+//
+// # Registry
+//
+// Dense adapts the learner to learners.DenseBatch and registers it with
+// learners.NewDense as "ssml" (register.go): Fit reads the tags from the
+// rows of a dense tag matrix, and Item embeds x as Uᵀx for Euclidean
+// ranking.
 package ssml

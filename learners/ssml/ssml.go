@@ -206,6 +206,11 @@ func laplacianForm(X *mat.Dense, tags []sparse.Vector) (*mat.SymDense, error) {
 			}
 		}
 	}
+	if len(id) == 0 {
+		// Checked here because G below would have no rows, which mat
+		// does not allow.
+		return nil, errors.New("ssml: no image has a tag, the tag graph has no edges")
+	}
 	// Centre X: XᵀLX is unchanged because L1 = 0, and the difference
 	// Σ D_ii x_i x_iᵀ − GGᵀ cancels less.
 	mean := make([]float64, d)
