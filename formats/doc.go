@@ -19,7 +19,8 @@
 // (string). One image can have several rows, one per refusing stage.
 //
 // features-*.parquet (Features): one row per image, holding all its SIFT
-// keypoints as parallel lists. Columns: image_id, label, width and height
+// keypoints as parallel lists. Columns: image_id, label, tags (list<string>,
+// from the input), width and height
 // (int32, pixels of the image the keypoints were found in), x, y, scale,
 // angle (list<float>; keypoint i is x[i], y[i], scale[i], angle[i]),
 // descriptors (list<binary>, each DescriptorSize bytes), and the global
@@ -46,13 +47,20 @@
 // learner's hyper-parameters as JSON, repeated on every row), word_id
 // (uint32), weight (float). Absent words have weight zero.
 //
+// model-<learner>-*.parquet for a learner of dense global features
+// (ModelTensor): one row per vector of the model's state. Columns: learner,
+// params (JSON), dims (list<int64>, the modality dimensions), steps
+// (int64), index (int32, the vector's position) and values (list<double>;
+// the layout is the learner's, documented on its State method).
+//
 // index-*.parquet (Posting): one row per (learner, visual word), its
 // inverted list. Columns: learner, word_id (uint32), weight (float, the
 // learned weight of the word), images (list<string>) and values
 // (list<float>, the BoW weight of the word in images[i]).
 //
 // report-*.parquet (ReportRow): one row per (method, relevance level).
-// Columns: method, relevance (string), queries (int64), map,
+// Columns: method, input ("bow" or "global": what the method ranks by),
+// relevance (string), queries (int64), map,
 // precision_at_10, ndcg_at_10, sparsity (double), vocabulary (int64),
 // train_seconds (double), index_postings (int64), index_seconds,
 // query_seconds (double; the sum of per-query search times). The same report

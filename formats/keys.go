@@ -51,6 +51,9 @@ func (r Triplet) Key() string { return fmt.Sprintf("%020d", uint64(r.Seq)^(1<<63
 // Key returns Learner + "/" + WordID zero-padded to 10 digits.
 func (r ModelWeight) Key() string { return r.Learner + "/" + wordKey(r.WordID) }
 
+// Key returns Learner + "/" + Index zero-padded to 10 digits.
+func (r ModelTensor) Key() string { return r.Learner + "/" + wordKey(uint32(r.Index)) }
+
 // Key returns Learner + "/" + WordID zero-padded to 10 digits.
 func (r Posting) Key() string { return r.Learner + "/" + wordKey(r.WordID) }
 
@@ -67,6 +70,7 @@ var (
 	_ Keyed = BoW{}
 	_ Keyed = Triplet{}
 	_ Keyed = ModelWeight{}
+	_ Keyed = ModelTensor{}
 	_ Keyed = Posting{}
 	_ Keyed = ReportRow{}
 )

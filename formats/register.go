@@ -16,6 +16,7 @@ var RowTypes = []reflect.Type{
 	reflect.TypeFor[BoW](),
 	reflect.TypeFor[Triplet](),
 	reflect.TypeFor[ModelWeight](),
+	reflect.TypeFor[ModelTensor](),
 	reflect.TypeFor[Posting](),
 	reflect.TypeFor[ReportRow](),
 }

@@ -36,7 +36,7 @@ func sampleFeatures() []Features {
 	}
 	return []Features{
 		{
-			ImageID: "a", Label: "cat", Width: 640, Height: 480,
+			ImageID: "a", Label: "cat", Tags: []string{"pet", "ünï"}, Width: 640, Height: 480,
 			X:     []float32{0, 1.5, -0.5, 639.25},
 			Y:     []float32{0, 2.5, 100, 479},
 			Scale: []float32{1.6, 3.2, 6.4, math.MaxFloat32},
@@ -87,6 +87,13 @@ func sampleTriplets() []Triplet {
 	}
 }
 
+func sampleModelTensors() []ModelTensor {
+	return []ModelTensor{
+		{Learner: "lomdml", Params: `{"eta":0.01}`, Dims: []int64{2, 3}, Steps: 7, Index: 0, Values: []float64{0.25, 0.75}},
+		{Learner: "lomdml", Params: `{"eta":0.01}`, Dims: []int64{2, 3}, Steps: 7, Index: 1, Values: []float64{1, -0.5, 1e-300, 3}},
+	}
+}
+
 func sampleModelWeights() []ModelWeight {
 	return []ModelWeight{
 		{Learner: "solis-ada", Params: `{"lambda":0.01,"eta":"0.1"}`, WordID: 3, Weight: 0.75},
@@ -105,7 +112,7 @@ func samplePostings() []Posting {
 
 func sampleReportRows() []ReportRow {
 	return []ReportRow{
-		{Method: "tfidf", Relevance: "label", Queries: 100, MAP: 0.5, PrecisionAt10: 0.4, NDCGAt10: 0.6,
+		{Method: "tfidf", Input: "bow", Relevance: "label", Queries: 100, MAP: 0.5, PrecisionAt10: 0.4, NDCGAt10: 0.6,
 			Sparsity: 0, Vocabulary: 1000, TrainSeconds: 0, QuerySeconds: 1.5},
 		{Method: "solis-ada", Relevance: "label", Queries: math.MaxInt64, MAP: math.SmallestNonzeroFloat64,
 			PrecisionAt10: 1, NDCGAt10: math.MaxFloat64, Sparsity: 0.999, Vocabulary: -1, TrainSeconds: 12.25, QuerySeconds: math.Inf(1)},
@@ -176,6 +183,7 @@ func allTrips() []roundTrip {
 		tripOf("bow", sampleBoWs()),
 		tripOf("triplets", sampleTriplets()),
 		tripOf("model", sampleModelWeights()),
+		tripOf("model-dense", sampleModelTensors()),
 		tripOf("index", samplePostings()),
 		tripOf("report", sampleReportRows()),
 	}

@@ -43,6 +43,9 @@ const DescriptorSize = 128
 type Features struct {
 	ImageID string `parquet:"image_id"`
 	Label   string `parquet:"label"`
+	// Tags are the image's tags from the input (Image.Tags), carried along
+	// for the learners that use text.
+	Tags []string `parquet:"tags,list"`
 	// Width and Height are those of the image the keypoints were found in
 	// (after any downscaling), in pixels.
 	Width  int32 `parquet:"width"`
@@ -113,6 +116,24 @@ type ModelWeight struct {
 	Weight float32 `parquet:"weight"`
 }
 
+// ModelTensor is one row of model-*.parquet for a learner of dense
+// global features (learners.DenseModel): one vector of the model's
+// learners.State, whose layout the learner documents (for example
+// LOMDML's θ and then each modality's W_i, row-major). The rows of one
+// learner, in Index order, restore the model with SetState.
+type ModelTensor struct {
+	Learner string `parquet:"learner"`
+	// Params is the learner's hyper-parameters as JSON.
+	Params string `parquet:"params"`
+	// Dims are the modality dimensions the model was built for.
+	Dims []int64 `parquet:"dims,list"`
+	// Steps is the state's step count (learners.State.Steps).
+	Steps int64 `parquet:"steps"`
+	// Index is the vector's position in State.Vectors.
+	Index  int32     `parquet:"index"`
+	Values []float64 `parquet:"values,list"`
+}
+
 // Posting is one row of index-*.parquet: the inverted list of one visual
 // word. Images[i] holds the word with BoW weight Values[i]; Weight is the
 // learned weight the word's contributions are multiplied by.
@@ -128,6 +149,9 @@ type Posting struct {
 // (a learner, or the TF-IDF cosine baseline) on one relevance level.
 type ReportRow struct {
 	Method string `parquet:"method"`
+	// Input names the representation the method ranks: "bow" (bags of
+	// visual words) or "global" (dense global features).
+	Input string `parquet:"input"`
 	// Relevance names what counts as relevant, e.g. "label".
 	Relevance     string  `parquet:"relevance"`
 	Queries       int64   `parquet:"queries"`

@@ -19,6 +19,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/transforms/report"
 )
@@ -35,13 +36,17 @@ func main() {
 	flag.BoolVar(&c.Vocab.Approx, "akm", c.Vocab.Approx, "approximate k-means: assign with a randomised kd-forest, for vocabularies of 10K words and more")
 	flag.IntVar(&c.Vocab.Forest.Checks, "akm_checks", c.Vocab.Forest.Checks, "with --akm: distance computations per search (0: the default; about 1,000 at 100K words)")
 	flag.IntVar(&c.Vocab.Chunks, "vocab_chunks", c.Vocab.Chunks, "chunks the descriptor sample is split into so that k-means iterations spread over workers (0: one worker)")
+	flag.IntVar(&c.BoW.Soft.R, "soft_words", c.BoW.Soft.R, "soft assignment (Philbin et al. 2008): quantise each descriptor to this many nearest words, weighted by exp(−d²/2σ²) (0 or 1: hard assignment)")
+	flag.Float64Var(&c.BoW.Soft.Sigma, "soft_sigma", c.BoW.Soft.Sigma, "with --soft_words: σ in descriptor units (0: the paper's √6250)")
 	flag.IntVar(&c.Describe.SIFT.MaxKeypoints, "max_keypoints", c.Describe.SIFT.MaxKeypoints, "keep at most this many strongest keypoints per image (0: all)")
 	flag.IntVar(&c.Describe.SIFT.MaxSide, "max_side", c.Describe.SIFT.MaxSide, "downscale images whose longer side exceeds this (0: never)")
 	flag.BoolVar(&c.Describe.SIFT.DoubleImage, "sift_double", c.Describe.SIFT.DoubleImage, "upsample images ×2 before SIFT, as Lowe does")
 	flag.BoolVar(&c.Describe.Global, "global", c.Describe.Global, "also extract the global features (colour, edge, Gabor, LBP, GIST) into the features files")
 	flag.Int64Var(&c.Describe.MaxPixels, "max_pixels", c.Describe.MaxPixels, "refuse images with more pixels than this, before decoding")
 	flag.IntVar(&c.Triplets.PerQuery, "triplets_per_query", c.Triplets.PerQuery, "training triplets sampled per labelled image")
-	learnerList := flag.String("learners", strings.Join(c.Learning.Learners, ","), "similarity learners to train and compare with TF-IDF, comma-separated, or \"all\": "+strings.Join(bowline.ParseLearners("all"), ", "))
+	learnerList := flag.String("learners", strings.Join(c.Learning.Learners, ","), "similarity learners to train, comma-separated, or \"all\". Of bags of words, compared with TF-IDF: "+
+		strings.Join(learners.Names(), ", ")+"; of global features (need --global), compared with Euclidean distance: "+strings.Join(learners.DenseNames(), ", "))
+	flag.IntVar(&c.Learning.BatchImages, "batch_images", c.Learning.BatchImages, "train the batch learners of global features (ssml, itq, cca-itq, lsh, mglp) on at most this many images, a fixed hash-chosen sample")
 	params := flag.String("learner_params", "", "hyper-parameters as learner.name=value,… (e.g. solis-ada.lambda=1e-5,solis-ada.eta=10); the rest keep the defaults")
 	flag.IntVar(&c.Learning.Shards, "train_shards", c.Learning.Shards, "shards each training round is split over")
 	flag.IntVar(&c.Learning.Rounds, "train_rounds", c.Learning.Rounds, "rounds of parameter averaging over one pass of the triplets")
@@ -51,7 +56,7 @@ func main() {
 	beam.Init()
 
 	c.Vocab.Seed, c.Triplets.Seed, c.Learning.Eval.Seed = *seed, *seed, *seed
-	c.Learning.Learners = bowline.ParseLearners(*learnerList)
+	c.Learning.Learners = bowline.ParseLearners(*learnerList, c.Describe.Global)
 	p, err := bowline.ParseParams(*params)
 	if err != nil {
 		fatal(err)

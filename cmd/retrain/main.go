@@ -27,7 +27,7 @@ func main() {
 	flag.StringVar(&c.Run, "run", "", "output directory of a finished bowline run (local or gs://)")
 	flag.StringVar(&c.Output, "output", "", "where models, indexes and the report go")
 	flag.IntVar(&c.Shards, "shards", c.Shards, "files per index")
-	learnerList := flag.String("learners", strings.Join(c.Learning.Learners, ","), "learners to train, comma-separated, or \"all\"")
+	learnerList := flag.String("learners", strings.Join(c.Learning.Learners, ","), "learners to train, comma-separated, or \"all\" (of bags of words; learners of global features, named, need a run made with --global)")
 	params := flag.String("learner_params", "", "hyper-parameters as learner.name=value,…")
 	flag.IntVar(&c.Learning.Shards, "train_shards", c.Learning.Shards, "shards each training round is split over")
 	flag.IntVar(&c.Learning.Rounds, "train_rounds", c.Learning.Rounds, "rounds of parameter averaging over one pass of the triplets")
@@ -36,7 +36,7 @@ func main() {
 	beam.Init()
 	ctx := context.Background()
 
-	c.Learning.Learners = bowline.ParseLearners(*learnerList)
+	c.Learning.Learners = bowline.ParseLearners(*learnerList, false)
 	p, err := bowline.ParseParams(*params)
 	if err != nil {
 		log.Fatal(err)

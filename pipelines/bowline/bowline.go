@@ -45,6 +45,8 @@ type Config struct {
 	Shards   int
 	Describe describe.Options
 	Vocab    kmeansbeam.Options
+	// BoW configures quantisation, hard (the default) or soft.
+	BoW      bowbeam.Options
 	Triplets triplets.Options
 	Learning Learning
 	// Flags records the command line for the report.
@@ -80,10 +82,13 @@ func (c Config) Validate() error {
 	if err := c.Describe.Validate(); err != nil {
 		return err
 	}
+	if err := c.BoW.Validate(); err != nil {
+		return err
+	}
 	if err := c.Triplets.Validate(); err != nil {
 		return err
 	}
-	return c.Learning.Validate(c.Vocab.K)
+	return c.Learning.Validate(c.Vocab.K, c.Describe.Global)
 }
 
 // ReportJSON and ReportHTML name the report files in the output directory.
@@ -112,13 +117,13 @@ func Build(s beam.Scope, c Config) error {
 	codebook := kmeansbeam.Vocabulary(s, features, c.Vocab)
 	written = append(written, write("codebook", 1, kmeansbeam.Words(s, codebook)))
 
-	bows, wordStats := bowbeam.BoW(s, features, codebook)
+	bows, wordStats := bowbeam.BoWWith(s, features, codebook, c.BoW)
 	written = append(written, write("bow", c.Shards, bows), write("idf", 1, wordStats))
 
 	trips := tripletsbeam.Sample(s, bows, c.Triplets)
 	written = append(written, write("triplets", c.Shards, trips))
 
-	rows, learned := Learn(s, bows, trips, c.Vocab.K, c.Learning, c.Output, c.Shards)
+	rows, learned := Learn(s, bows, trips, features, c.Vocab.K, c.Learning, c.Output, c.Shards)
 	written = append(written, learned...)
 
 	counts := beam.ParDo(s, &countsFn{Vocabulary: c.Vocab.K}, beam.Impulse(s),

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/parquetio"
+	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/transforms/report"
 )
@@ -25,7 +26,9 @@ func init() {
 // Config is the job's configuration.
 type Config struct {
 	// Run is the output directory of a finished bowline run: its
-	// bow-*.parquet and triplets-*.parquet are read.
+	// bow-*.parquet and triplets-*.parquet are read, and its
+	// features-*.parquet if a learner of global features is trained (the
+	// run must have extracted them).
 	Run string
 	// Output is where models, indexes and the report are written.
 	Output string
@@ -47,7 +50,7 @@ func (c Config) Validate() error {
 	case c.Shards <= 0:
 		return fmt.Errorf("retrain: shards must be positive, got %d", c.Shards)
 	}
-	return c.Learning.Validate(c.Vocabulary)
+	return c.Learning.Validate(c.Vocabulary, true)
 }
 
 // Build adds the job to s.
@@ -57,7 +60,14 @@ func Build(s beam.Scope, c Config) error {
 	}
 	bows := parquetio.Read(s, formats.Join(c.Run, "bow-*.parquet"), reflect.TypeOf(formats.BoW{}))
 	trips := parquetio.Read(s, formats.Join(c.Run, "triplets-*.parquet"), reflect.TypeOf(formats.Triplet{}))
-	rows, written := bowline.Learn(s, bows, trips, c.Vocabulary, c.Learning, c.Output, c.Shards)
+	var described beam.PCollection
+	for _, name := range c.Learning.Learners {
+		if learners.IsDense(name) {
+			described = parquetio.Read(s, formats.Join(c.Run, "features-*.parquet"), reflect.TypeOf(formats.Features{}))
+			break
+		}
+	}
+	rows, written := bowline.Learn(s, bows, trips, described, c.Vocabulary, c.Learning, c.Output, c.Shards)
 	counts := beam.ParDo(s, &countsFn{Vocabulary: c.Vocabulary}, beam.Impulse(s),
 		beam.SideInput{Input: stats.CountElms(s, bows)},
 		beam.SideInput{Input: stats.CountElms(s, trips)})

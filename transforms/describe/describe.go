@@ -141,7 +141,7 @@ func (d *Describer) Describe(ctx context.Context, img formats.Image) (feat forma
 		return fail("decode", err)
 	}
 	b := decoded.Bounds()
-	feat = formats.Features{ImageID: img.ImageID, Label: img.Label, Width: int32(b.Dx()), Height: int32(b.Dy())}
+	feat = formats.Features{ImageID: img.ImageID, Label: img.Label, Tags: img.Tags, Width: int32(b.Dx()), Height: int32(b.Dy())}
 	if d.sift != nil {
 		d.gray = sift.FromImage(decoded, d.gray)
 		kps, desc := d.sift.Extract(d.gray)

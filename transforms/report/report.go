@@ -37,15 +37,26 @@ type Counts struct {
 	Triplets    int64 `json:"triplets"`
 }
 
-// Baseline is the method name of the untrained TF-IDF cosine ranking.
-const Baseline = "tfidf"
+// Baseline is the method name of the untrained TF-IDF cosine ranking of
+// bags of words; DenseBaseline that of the untrained Euclidean ranking of
+// global features. Learners are compared with the baseline of their input.
+const (
+	Baseline      = "tfidf"
+	DenseBaseline = "euclidean"
+)
 
-// Sort orders the methods: baseline first, then by name.
+// Sort orders the methods: those ranking bags of words, then those ranking
+// global features, each group with its baseline first and then by name.
 func (r *Report) Sort() {
+	base := func(m formats.ReportRow) bool { return m.Method == Baseline || m.Method == DenseBaseline }
+	group := func(m formats.ReportRow) int { return map[string]int{"bow": 0, "global": 1}[m.Input] }
 	sort.Slice(r.Methods, func(i, j int) bool {
 		a, b := r.Methods[i], r.Methods[j]
-		if (a.Method == Baseline) != (b.Method == Baseline) {
-			return a.Method == Baseline
+		if group(a) != group(b) {
+			return group(a) < group(b)
+		}
+		if base(a) != base(b) {
+			return base(a)
 		}
 		if a.Method != b.Method {
 			return a.Method < b.Method
@@ -97,8 +108,8 @@ code{background:#f6f6f6;padding:0 .2em}
 <h2>Methods</h2>
 <p>Every labelled image queries an index of all images, itself excluded; relevant = same label.</p>
 <table>
-<tr><th>Method</th><th>Queries</th><th>mAP</th><th>P@10</th><th>NDCG@10</th><th>Sparsity</th><th>Postings</th><th>Train</th><th>Index</th><th>Query (all)</th></tr>
-{{range .Methods}}<tr><td>{{.Method}}</td><td>{{.Queries}}</td><td>{{f4 .MAP}}</td><td>{{f4 .PrecisionAt10}}</td><td>{{f4 .NDCGAt10}}</td><td>{{pct .Sparsity}}</td><td>{{.IndexPostings}}</td><td>{{sec .TrainSeconds}}</td><td>{{sec .IndexSeconds}}</td><td>{{sec .QuerySeconds}}</td></tr>
+<tr><th>Method</th><th>Input</th><th>Queries</th><th>mAP</th><th>P@10</th><th>NDCG@10</th><th>Sparsity</th><th>Postings</th><th>Train</th><th>Index</th><th>Query (all)</th></tr>
+{{range .Methods}}<tr><td>{{.Method}}</td><td>{{.Input}}</td><td>{{.Queries}}</td><td>{{f4 .MAP}}</td><td>{{f4 .PrecisionAt10}}</td><td>{{f4 .NDCGAt10}}</td><td>{{pct .Sparsity}}</td><td>{{.IndexPostings}}</td><td>{{sec .TrainSeconds}}</td><td>{{sec .IndexSeconds}}</td><td>{{sec .QuerySeconds}}</td></tr>
 {{end}}</table>
 <h2>Configuration</h2>
 <table>{{range $k, $v := .Config}}<tr><td>{{$k}}</td><td><code>{{$v}}</code></td></tr>{{end}}</table>
@@ -134,10 +145,10 @@ func (r Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "%d images (%d dead letters, %d described), %d keypoints, %d words, %d triplets\n\n",
 		c.Images, c.DeadLetters, c.Described, c.Keypoints, c.Vocabulary, c.Triplets)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "method\tqueries\tmAP\tP@10\tNDCG@10\tsparsity\tpostings\ttrain s\t")
+	fmt.Fprintln(tw, "method\tinput\tqueries\tmAP\tP@10\tNDCG@10\tsparsity\tpostings\ttrain s\t")
 	for _, m := range r.Methods {
-		fmt.Fprintf(tw, "%s\t%d\t%.4f\t%.4f\t%.4f\t%.1f%%\t%d\t%.3f\t\n",
-			m.Method, m.Queries, m.MAP, m.PrecisionAt10, m.NDCGAt10, 100*m.Sparsity, m.IndexPostings, m.TrainSeconds)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.4f\t%.4f\t%.4f\t%.1f%%\t%d\t%.3f\t\n",
+			m.Method, m.Input, m.Queries, m.MAP, m.PrecisionAt10, m.NDCGAt10, 100*m.Sparsity, m.IndexPostings, m.TrainSeconds)
 	}
 	return tw.Flush()
 }

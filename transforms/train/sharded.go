@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"time"
 
@@ -13,7 +14,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 
 	"github.com/bowline/bowline/learners"
-	// Learners register themselves with learners.New by name.
+	// Learners register themselves with learners.New and learners.NewDense
+	// by name.
 	_ "github.com/bowline/bowline/learners/oasis"
 	_ "github.com/bowline/bowline/learners/solis"
 )
@@ -33,8 +35,11 @@ type ShardOptions struct {
 	// defaults by name.
 	Learner string
 	Params  map[string]float64
-	// Dim is the vocabulary size.
+	// Dim is the vocabulary size, for a bag-of-words learner.
 	Dim int
+	// Dims are the modality dimensions, for a learner of dense global
+	// features (learners.DenseOnline).
+	Dims []int
 	// Shards is the number of workers a round's triplets are split over;
 	// Rounds is the number of times their states are averaged.
 	Shards, Rounds int
@@ -45,8 +50,70 @@ func (o ShardOptions) Validate() error {
 	if o.Shards < 1 || o.Rounds < 1 {
 		return fmt.Errorf("train: shards and rounds must be positive, got %d and %d", o.Shards, o.Rounds)
 	}
-	_, err := learners.New(o.Learner, o.Dim, o.Params)
+	_, err := newTrainee(o)
 	return err
+}
+
+// trainee is an online learner of either kind, as a shard runs it.
+type trainee interface {
+	Name() string
+	Params() map[string]float64
+	State() learners.State
+	SetState(learners.State) error
+	// step learns from one triplet and returns the loss before the step.
+	step(Feature) (float64, error)
+}
+
+func newTrainee(o ShardOptions) (trainee, error) {
+	if !learners.IsDense(o.Learner) {
+		l, err := learners.New(o.Learner, o.Dim, o.Params)
+		if err != nil {
+			return nil, err
+		}
+		return bowTrainee{l}, nil
+	}
+	m, err := learners.NewDense(o.Learner, o.Dims, o.Params)
+	if err != nil {
+		return nil, err
+	}
+	l, ok := m.(learners.DenseOnline)
+	if !ok {
+		return nil, fmt.Errorf("train: %s is a batch learner, not an online one", o.Learner)
+	}
+	return &denseTrainee{DenseOnline: l}, nil
+}
+
+type bowTrainee struct{ learners.Stateful }
+
+func (t bowTrainee) step(ft Feature) (float64, error) {
+	if err := ft.U.Validate(t.Dim()); err != nil {
+		return 0, fmt.Errorf("train: triplet %d: %w", ft.Seq, err)
+	}
+	return t.Update(ft.U), nil
+}
+
+// denseTrainee converts each triplet's float32 features into reused
+// float64 buffers for the learner.
+type denseTrainee struct {
+	learners.DenseOnline
+	x, p, n []float64
+}
+
+func (t *denseTrainee) step(ft Feature) (float64, error) {
+	t.x, t.p, t.n = widen(t.x, ft.X), widen(t.p, ft.P), widen(t.n, ft.N)
+	loss, err := t.Update(t.x, t.p, t.n)
+	if err != nil {
+		return 0, fmt.Errorf("train: triplet %d: %w", ft.Seq, err)
+	}
+	return loss, nil
+}
+
+func widen(dst []float64, x []float32) []float64 {
+	dst = dst[:0]
+	for _, v := range x {
+		dst = append(dst, float64(v))
+	}
+	return dst
 }
 
 // roundState is the global state between rounds, with the bookkeeping the
@@ -101,7 +168,7 @@ func Sharded(s beam.Scope, features beam.PCollection, opt ShardOptions) beam.PCo
 type initFn struct{ Opt ShardOptions }
 
 func (f *initFn) ProcessElement(_ []byte) (roundState, error) {
-	l, err := learners.New(f.Opt.Learner, f.Opt.Dim, f.Opt.Params)
+	l, err := newTrainee(f.Opt)
 	if err != nil {
 		return roundState{}, fmt.Errorf("train: %w", err)
 	}
@@ -147,7 +214,7 @@ func (f *shardFn) ProcessElement(ctx context.Context, shard int, iter func(*Feat
 	if !state(&st) {
 		return shardState{}, fmt.Errorf("train: shard %d: no state", shard)
 	}
-	l, err := learners.New(f.Opt.Learner, f.Opt.Dim, f.Opt.Params)
+	l, err := newTrainee(f.Opt)
 	if err != nil {
 		return shardState{}, fmt.Errorf("train: %w", err)
 	}
@@ -157,10 +224,11 @@ func (f *shardFn) ProcessElement(ctx context.Context, shard int, iter func(*Feat
 	start := time.Now()
 	out := shardState{Shard: shard, Triplets: int64(len(feats))}
 	for _, ft := range feats {
-		if err := ft.U.Validate(l.Dim()); err != nil {
-			return shardState{}, fmt.Errorf("train: triplet %d: %w", ft.Seq, err)
+		ls, err := l.step(ft)
+		if err != nil {
+			return shardState{}, err
 		}
-		if ls := l.Update(ft.U); ls > 0 {
+		if ls > 0 {
 			out.Loss += ls
 			out.Violations++
 		}
@@ -214,7 +282,7 @@ func (f *modelFn) ProcessElement(ctx context.Context, _ []byte, state func(*roun
 	if !state(&st) {
 		return Model{}, fmt.Errorf("train: no final state")
 	}
-	l, err := learners.New(f.Opt.Learner, f.Opt.Dim, f.Opt.Params)
+	l, err := newTrainee(f.Opt)
 	if err != nil {
 		return Model{}, fmt.Errorf("train: %w", err)
 	}
@@ -228,10 +296,14 @@ func (f *modelFn) ProcessElement(ctx context.Context, _ []byte, state func(*roun
 	m := Model{
 		Learner:    l.Name(),
 		Params:     string(params),
-		Weights:    l.Weights(nil),
 		Triplets:   st.Triplets,
 		Violations: st.Violations,
 		Seconds:    st.Seconds,
+	}
+	if b, ok := l.(bowTrainee); ok {
+		m.Weights = b.Weights(nil)
+	} else {
+		m.Dims, m.State = slices.Clone(f.Opt.Dims), st.State
 	}
 	if st.Triplets > 0 {
 		m.MeanLoss = st.Loss / float64(st.Triplets)

@@ -1,7 +1,9 @@
 // Package train is the Beam wrapper of the similarity learners in
-// learners/: it joins triplet ids with bags of words into per-triplet
-// features and trains a learner over them in triplet order, sharded with
-// periodic parameter averaging (Sharded).
+// learners/: it joins triplet ids with bags of words (Features) or with
+// dense global features (DenseFeatures) into per-triplet features and
+// trains an online learner over them in triplet order, sharded with
+// periodic parameter averaging (Sharded); batch learners of global
+// features train on a bounded sample of images (Batch).
 package train
 
 import (
@@ -21,29 +23,38 @@ import (
 
 func init() {
 	for _, t := range []any{
-		(*sparse.Vector)(nil), (*partial)(nil), (*Feature)(nil), (*Model)(nil), (*fillFn)(nil), (*finishFn)(nil),
+		(*sparse.Vector)(nil), (*vec)(nil), (*partial)(nil), (*Feature)(nil), (*Model)(nil), (*fillFn)(nil), (*finishFn)(nil),
 	} {
 		beam.RegisterType(reflect.TypeOf(t).Elem())
 	}
 	beam.RegisterFunction(keyBoWFn)
+	beam.RegisterFunction(keyDenseFn)
 	beam.RegisterFunction(keyQueryFn)
 	beam.RegisterFunction(modelRowsFn)
 }
 
-// Feature is the learner's view of a triplet: u = x ⊙ (x+ − x−).
+// Feature is the learner's view of a triplet: u = x ⊙ (x+ − x−) for a
+// bag-of-words learner (Features), or the three images' dense global
+// features X, P (positive) and N (negative) for a dense one
+// (DenseFeatures).
 type Feature struct {
-	Seq int64
-	U   sparse.Vector
+	Seq     int64
+	U       sparse.Vector
+	X, P, N []float32
 }
 
-// Model is a learned diagonal similarity. Weights has one entry per visual
-// word; nil means every weight is one, which makes the similarity the plain
-// TF-IDF cosine (the baseline the learners are compared with).
+// Model is a learned similarity. For a bag-of-words learner it is
+// diagonal: Weights has one entry per visual word, and nil means every
+// weight is one, which makes the similarity the plain TF-IDF cosine (the
+// baseline the learners are compared with). For a learner of dense global
+// features (learners.DenseModel) Dims is non-nil and State restores it.
 type Model struct {
 	Learner string
 	// Params is the learner's hyper-parameters as JSON.
 	Params   string
 	Weights  []float32
+	Dims     []int
+	State    learners.State
 	Triplets int64
 	// MeanLoss is the mean hinge loss suffered over the pass; Violations
 	// counts the triplets with a positive loss.
@@ -52,11 +63,18 @@ type Model struct {
 	Seconds    float64
 }
 
+// vec is an image's representation in the join: a bag of words or dense
+// features.
+type vec struct {
+	S sparse.Vector
+	D []float32
+}
+
 // partial is a triplet on its way through the join: X and P are filled as
-// the query's and the positive's bags of words are met.
+// the query's and the positive's representations are met.
 type partial struct {
 	T    formats.Triplet
-	X, P sparse.Vector
+	X, P vec
 }
 
 // Features joins triplets (PCollection<formats.Triplet>) with bags of words
@@ -66,7 +84,18 @@ type partial struct {
 // it. Triplets that name an image without a bag are dropped and counted.
 func Features(s beam.Scope, triplets, bows beam.PCollection) beam.PCollection {
 	s = s.Scope("train.Features")
-	keyed := beam.ParDo(s, keyBoWFn, bows)
+	return join(s, triplets, beam.ParDo(s, keyBoWFn, bows))
+}
+
+// DenseFeatures joins triplets (PCollection<formats.Triplet>) with dense
+// global features (PCollection<DenseRow>) as Features does with bags of
+// words, and returns PCollection<Feature> with X, P and N set.
+func DenseFeatures(s beam.Scope, triplets, rows beam.PCollection) beam.PCollection {
+	s = s.Scope("train.DenseFeatures")
+	return join(s, triplets, beam.ParDo(s, keyDenseFn, rows))
+}
+
+func join(s beam.Scope, triplets, keyed beam.PCollection) beam.PCollection {
 	p := beam.ParDo(s, keyQueryFn, triplets)
 	for _, role := range []string{"query", "positive"} {
 		rs := s.Scope(role)
@@ -76,9 +105,11 @@ func Features(s beam.Scope, triplets, bows beam.PCollection) beam.PCollection {
 	return beam.ParDo(ns, &finishFn{}, beam.CoGroupByKey(ns, keyed, p))
 }
 
-func keyBoWFn(b formats.BoW) (string, sparse.Vector) {
-	return b.ImageID, sparse.Vector{Idx: b.WordIDs, Val: b.Weights}
+func keyBoWFn(b formats.BoW) (string, vec) {
+	return b.ImageID, vec{S: sparse.Vector{Idx: b.WordIDs, Val: b.Weights}}
 }
+
+func keyDenseFn(r DenseRow) (string, vec) { return r.ImageID, vec{D: r.X} }
 
 func keyQueryFn(t formats.Triplet) (string, partial) { return t.Query, partial{T: t} }
 
@@ -93,8 +124,8 @@ type fillFn struct {
 
 func (f *fillFn) Setup() { f.missing = beam.NewCounter("train", "triplets_without_bow") }
 
-func (f *fillFn) ProcessElement(ctx context.Context, id string, bows func(*sparse.Vector) bool, parts func(*partial) bool, emit func(string, partial)) {
-	var v sparse.Vector
+func (f *fillFn) ProcessElement(ctx context.Context, id string, bows func(*vec) bool, parts func(*partial) bool, emit func(string, partial)) {
+	var v vec
 	found := bows(&v)
 	var p partial
 	for parts(&p) {
@@ -111,8 +142,8 @@ func (f *fillFn) ProcessElement(ctx context.Context, id string, bows func(*spars
 	}
 }
 
-// finishFn meets each triplet with its negative's bag of words and emits
-// the finished Feature.
+// finishFn meets each triplet with its negative's representation and
+// emits the finished Feature.
 type finishFn struct {
 	u       sparse.Vector
 	missing beam.Counter
@@ -120,8 +151,8 @@ type finishFn struct {
 
 func (f *finishFn) Setup() { f.missing = beam.NewCounter("train", "triplets_without_bow") }
 
-func (f *finishFn) ProcessElement(ctx context.Context, id string, bows func(*sparse.Vector) bool, parts func(*partial) bool, emit func(Feature)) {
-	var v sparse.Vector
+func (f *finishFn) ProcessElement(ctx context.Context, id string, bows func(*vec) bool, parts func(*partial) bool, emit func(Feature)) {
+	var v vec
 	found := bows(&v)
 	var p partial
 	for parts(&p) {
@@ -129,7 +160,12 @@ func (f *finishFn) ProcessElement(ctx context.Context, id string, bows func(*spa
 			drop(ctx, f.missing, p.T, "negative", id)
 			continue
 		}
-		f.u = sparse.TripletFeature(f.u, p.X, p.P, v)
+		if v.D != nil {
+			emit(Feature{Seq: p.T.Seq, X: p.X.D, P: p.P.D, N: v.D})
+			p = partial{}
+			continue
+		}
+		f.u = sparse.TripletFeature(f.u, p.X.S, p.P.S, v.S)
 		emit(Feature{Seq: p.T.Seq, U: sparse.Vector{
 			Idx: append([]uint32(nil), f.u.Idx...),
 			Val: append([]float32(nil), f.u.Val...),
@@ -140,7 +176,7 @@ func (f *finishFn) ProcessElement(ctx context.Context, id string, bows func(*spa
 
 func drop(ctx context.Context, c beam.Counter, t formats.Triplet, role, id string) {
 	c.Inc(ctx, 1)
-	log.Warnf(ctx, "train: triplet %d: %s %s has no bag of words; dropped", t.Seq, role, id)
+	log.Warnf(ctx, "train: triplet %d: %s %s has no bag of words or global features; dropped", t.Seq, role, id)
 }
 
 // Run feeds feats to l in order and returns the model it learned.

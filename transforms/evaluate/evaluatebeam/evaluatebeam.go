@@ -86,7 +86,7 @@ func Run(docs []formats.BoW, m train.Model, opt Options) (formats.ReportRow, err
 			labelCount[d.Label]++
 		}
 	}
-	row := formats.ReportRow{Method: m.Learner, Relevance: "label", Vocabulary: int64(vocab), TrainSeconds: m.Seconds}
+	row := formats.ReportRow{Method: m.Learner, Input: "bow", Relevance: "label", Vocabulary: int64(vocab), TrainSeconds: m.Seconds}
 	if m.Weights != nil {
 		row.Sparsity = learners.Sparsity(m.Weights)
 	}
@@ -98,17 +98,39 @@ func Run(docs []formats.BoW, m train.Model, opt Options) (formats.ReportRow, err
 	row.IndexSeconds = time.Since(start).Seconds()
 	row.IndexPostings = int64(ix.NNZ())
 
-	queries := selectQueries(docs, labelCount, opt)
+	labels := make([]string, len(docs))
+	for i, d := range docs {
+		labels[i] = d.Label
+	}
+	queries := selectQueries(ids, labels, labelCount, opt)
+	// Each goroutine has its own searcher.
+	score(&row, labels, labelCount, queries, func() func(qi int, hits []int) []int {
+		srch := ix.NewSearcher()
+		return func(qi int, hits []int) []int {
+			hits = hits[:0]
+			for _, h := range srch.Search(vecs[qi], ix.Docs(), qi) {
+				hits = append(hits, h.Doc)
+			}
+			return hits
+		}
+	})
+	return row, nil
+}
+
+// score runs the queries, spread over every core with one search function
+// each (made by newSearch), and fills row's metrics and query time. A
+// search returns the ranked doc indices for query qi, qi itself left out;
+// sums run in query order so the means do not depend on timing.
+func score(row *formats.ReportRow, labels []string, labelCount map[string]int, queries []int, newSearch func() func(qi int, hits []int) []int) {
 	per := make([]queryScore, len(queries))
-	// Queries are independent: spread them over every core, one searcher
-	// each, and sum in query order so the means do not depend on timing.
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			srch := ix.NewSearcher()
+			search := newSearch()
+			var hits []int
 			var rel []bool
 			var gains, ideal []float64
 			for {
@@ -118,15 +140,15 @@ func Run(docs []formats.BoW, m train.Model, opt Options) (formats.ReportRow, err
 				}
 				qi := queries[i]
 				start := time.Now()
-				hits := srch.Search(vecs[qi], ix.Docs(), qi)
+				hits = search(qi, hits)
 				per[i].seconds = time.Since(start).Seconds()
 				rel, gains = rel[:0], gains[:0]
 				for _, h := range hits {
-					r := docs[h.Doc].Label == docs[qi].Label
+					r := labels[h] == labels[qi]
 					rel = append(rel, r)
 					gains = append(gains, b2f(r))
 				}
-				total := labelCount[docs[qi].Label] - 1
+				total := labelCount[labels[qi]] - 1
 				ideal = ideal[:0]
 				for range total {
 					ideal = append(ideal, 1)
@@ -146,7 +168,6 @@ func Run(docs []formats.BoW, m train.Model, opt Options) (formats.ReportRow, err
 	mean := sum.Mean()
 	row.Queries = int64(mean.Queries)
 	row.MAP, row.PrecisionAt10, row.NDCGAt10 = mean.MAP, mean.PrecisionAt10, mean.NDCGAt10
-	return row, nil
 }
 
 // queryScore is one query's metrics and the time its search took.
@@ -161,19 +182,19 @@ func b2f(b bool) float64 {
 	return 0
 }
 
-// selectQueries selects the query docs: labelled, with at least one other relevant doc,
-// capped by opt.MaxQueries.
-func selectQueries(docs []formats.BoW, labelCount map[string]int, opt Options) []int {
+// selectQueries selects the query docs: labelled, with at least one other
+// relevant doc, capped by opt.MaxQueries.
+func selectQueries(ids, labels []string, labelCount map[string]int, opt Options) []int {
 	var qs []int
-	for i, d := range docs {
-		if d.Label != "" && labelCount[d.Label] > 1 {
+	for i, l := range labels {
+		if l != "" && labelCount[l] > 1 {
 			qs = append(qs, i)
 		}
 	}
 	if opt.MaxQueries > 0 && len(qs) > opt.MaxQueries {
 		key := func(i int) uint64 {
 			h := fnv.New64a()
-			fmt.Fprintf(h, "%d/%s", opt.Seed, docs[i].ImageID)
+			fmt.Fprintf(h, "%d/%s", opt.Seed, ids[i])
 			return h.Sum64()
 		}
 		sort.Slice(qs, func(a, b int) bool { return key(qs[a]) < key(qs[b]) })

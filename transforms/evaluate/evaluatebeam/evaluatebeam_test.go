@@ -61,8 +61,12 @@ func TestRunWeightsDropWords(t *testing.T) {
 func TestSelectQueriesCap(t *testing.T) {
 	d := docs()
 	counts := map[string]int{"x": 3, "y": 1}
-	a := selectQueries(d, counts, Options{MaxQueries: 2, Seed: 1})
-	b := selectQueries(d, counts, Options{MaxQueries: 2, Seed: 1})
+	var ids, labels []string
+	for _, x := range d {
+		ids, labels = append(ids, x.ImageID), append(labels, x.Label)
+	}
+	a := selectQueries(ids, labels, counts, Options{MaxQueries: 2, Seed: 1})
+	b := selectQueries(ids, labels, counts, Options{MaxQueries: 2, Seed: 1})
 	if len(a) != 2 || a[0] != b[0] || a[1] != b[1] {
 		t.Fatalf("capped queries %v and %v: want the same two", a, b)
 	}
