@@ -156,14 +156,24 @@ func (o Options) Validate() error {
 	return nil
 }
 
-// forest returns the forest options in force.
+// forest returns the forest options in force: o.Forest with every zero
+// field taken from kmeans.DefaultForestOptions, and the seed from o.Seed,
+// so that setting only the checks (--akm_checks) keeps the default trees.
 func (o Options) forest() kmeans.ForestOptions {
-	if o.Forest == (kmeans.ForestOptions{}) {
-		f := kmeans.DefaultForestOptions()
-		f.Seed = o.Seed
-		return f
+	f, d := o.Forest, kmeans.DefaultForestOptions()
+	if f.Trees == 0 {
+		f.Trees = d.Trees
 	}
-	return o.Forest
+	if f.LeafSize == 0 {
+		f.LeafSize = d.LeafSize
+	}
+	if f.Checks == 0 {
+		f.Checks = d.Checks
+	}
+	if f.Seed == 0 {
+		f.Seed = o.Seed
+	}
+	return f
 }
 
 // kmeans returns the options of kmeans.Train that the vocabulary trains

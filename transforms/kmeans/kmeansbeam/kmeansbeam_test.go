@@ -335,3 +335,17 @@ func TestMergeExactInAnyOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestForestOptionsDefaults: setting only the checks, as --akm_checks
+// does, keeps the default trees and leaves; a run once failed with "forest
+// Trees = 0".
+func TestForestOptionsDefaults(t *testing.T) {
+	d := kmeans.DefaultForestOptions()
+	got := Options{Seed: 7, Forest: kmeans.ForestOptions{Checks: 512}}.forest()
+	if got.Trees != d.Trees || got.LeafSize != d.LeafSize || got.Checks != 512 || got.Seed != 7 {
+		t.Errorf("forest options %+v, want the defaults with 512 checks and seed 7", got)
+	}
+	if err := got.Validate(); err != nil {
+		t.Error(err)
+	}
+}
