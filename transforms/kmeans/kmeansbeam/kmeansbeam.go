@@ -124,8 +124,8 @@ type Options struct {
 	// kmeans.Forest rebuilt over the centroids at every iteration.
 	Approx bool
 
-	// Forest configures those forests. The zero value means
-	// kmeans.DefaultForestOptions() with Seed as its seed.
+	// Forest configures those forests. A zero field takes its value from
+	// kmeans.DefaultForestOptions(), and a zero seed is Seed.
 	Forest kmeans.ForestOptions
 
 	// Chunks, if positive, cuts the sample into that many chunks and runs

@@ -266,7 +266,7 @@ func TestOptionsValidate(t *testing.T) {
 		{"sample < K", func(o *Options) { o.Sample = 5 }, "Sample = 5"},
 		{"negative chunks", func(o *Options) { o.Chunks = -1 }, "Chunks"},
 		{"zero MaxIter", func(o *Options) { o.MaxIter = 0 }, "MaxIter"},
-		{"bad forest", func(o *Options) { o.Approx, o.Forest = true, kmeans.ForestOptions{Trees: 1, LeafSize: 0, Checks: 1} }, "LeafSize"},
+		{"bad forest", func(o *Options) { o.Approx, o.Forest = true, kmeans.ForestOptions{Trees: 1, LeafSize: -1, Checks: 1} }, "LeafSize"},
 		{"bad init sample", func(o *Options) { o.InitSample = 3 }, "InitSample"},
 	} {
 		o := ok
