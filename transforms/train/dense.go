@@ -295,6 +295,32 @@ func Matrices(rows []DenseRow) (X, Y *mat.Dense, err error) {
 	return X, Y, nil
 }
 
+// Restore returns the dense model m describes, made with its
+// hyper-parameters (which fix the shapes of its state, e.g. the code
+// length) and set to its state.
+func Restore(m Model) (learners.DenseModel, error) {
+	if m.Dims == nil {
+		return nil, fmt.Errorf("train: %s is not a model of global features", m.Learner)
+	}
+	var params map[string]float64
+	if m.Params != "" {
+		if err := json.Unmarshal([]byte(m.Params), &params); err != nil {
+			return nil, fmt.Errorf("train: %s params %q: %w", m.Learner, m.Params, err)
+		}
+	}
+	// Sharded training records its layout with the learner's own params.
+	delete(params, "shards")
+	delete(params, "rounds")
+	d, err := learners.NewDense(m.Learner, m.Dims, params)
+	if err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	if err := d.SetState(m.State); err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	return d, nil
+}
+
 // TensorRows flattens dense models (PCollection<Model> with Dims set) into
 // their Parquet rows, one per state vector; bag-of-words models give none.
 func TensorRows(s beam.Scope, models beam.PCollection) beam.PCollection {

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -221,4 +222,50 @@ func checkScaledFn(r DenseRow) error {
 		off += d
 	}
 	return nil
+}
+
+// TestRestoreEveryDenseLearner: a model restores from what the pipeline
+// keeps of it — name, dims, the JSON of its Params (plus the sharding
+// layout) and its state — also with non-default shape-setting params, such
+// as a code length; the evaluation once restored with the defaults and
+// failed on mglp with 8 bits.
+func TestRestoreEveryDenseLearner(t *testing.T) {
+	rows := denseRows(60)
+	X, Y, err := Matrices(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	feats := denseFeatures(rows, denseTriplets(rows, 20))
+	nonDefault := map[string]map[string]float64{"itq": {"bits": 3}, "cca-itq": {"bits": 1}, "lsh": {"bits": 5}, "mglp": {"bits": 2}, "lomdml": {"rank": 2}}
+	for _, name := range learners.DenseNames() {
+		m, err := learners.NewDense(name, denseDims, nonDefault[name])
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		switch l := m.(type) {
+		case learners.DenseBatch:
+			if err := l.Fit(X, Y); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		case learners.DenseOnline:
+			tr := &denseTrainee{DenseOnline: l}
+			for _, ft := range feats {
+				if _, err := tr.step(ft); err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+			}
+		}
+		params := m.Params()
+		params["shards"], params["rounds"] = 2, 3
+		js, _ := json.Marshal(params)
+		back, err := Restore(Model{Learner: name, Params: string(js), Dims: denseDims, State: m.State()})
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		x := []float64{1, -2, 0.5, 3, 0, -1, 2}
+		if a, b := m.Item(nil, x), back.Item(nil, x); !reflect.DeepEqual(a, b) {
+			t.Errorf("%s: restored Item %v, trained %v", name, b, a)
+		}
+	}
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 
 	"github.com/bowline/bowline/formats"
-	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/transforms/evaluate"
 	"github.com/bowline/bowline/transforms/train"
 )
@@ -56,11 +55,8 @@ func (f *denseEvalFn) ProcessElement(ctx context.Context, m train.Model, side fu
 // lets each selected labelled image query the rest by brute force.
 func RunDense(rows []train.DenseRow, m train.Model, opt Options) (formats.ReportRow, error) {
 	row := formats.ReportRow{Method: m.Learner, Input: "global", Relevance: "label", TrainSeconds: m.Seconds}
-	model, err := learners.NewDense(m.Learner, m.Dims, nil)
+	model, err := train.Restore(m)
 	if err != nil {
-		return row, fmt.Errorf("evaluate %s: %w", m.Learner, err)
-	}
-	if err := model.SetState(m.State); err != nil {
 		return row, fmt.Errorf("evaluate %s: %w", m.Learner, err)
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].ImageID < rows[j].ImageID })
