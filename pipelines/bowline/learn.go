@@ -173,8 +173,10 @@ func Learn(s beam.Scope, bows, trips, described beam.PCollection, dim int, l Lea
 	if l.dense() {
 		dense := train.DenseRows(s, described)
 		var denseFeats beam.PCollection
-		// The Euclidean baseline is a batch "learner" with nothing to learn.
-		evals = append(evals, evaluatebeam.EvaluateDense(s, dense, train.Batch(s, dense, l.batchOptions(report.DenseBaseline)), l.Eval))
+		// The Euclidean baseline has nothing to learn: its model is its
+		// name and dimensions.
+		euclid := beam.Create(s, train.Model{Learner: report.DenseBaseline, Dims: global.Dims, State: learners.State{Learner: report.DenseBaseline}})
+		evals = append(evals, evaluatebeam.EvaluateDense(s, dense, euclid, l.Eval))
 		for _, name := range l.Learners {
 			var model beam.PCollection
 			switch {
