@@ -5,35 +5,39 @@
 //
 // # Distributed training
 //
-// With Options.Chunks > 0 the sample is cut into that many chunks, which are
-// reshuffled so that the runner can spread them over workers, and Lloyd's
-// iterations become stages of the graph, unrolled MaxIter+1 times (the
-// graph of a Beam batch job is fixed before it runs). Iteration i is
+// With Options.Chunks > 0 the sample is cut into that many chunks — more if
+// that keeps every chunk within 4,096 descriptors — which are reshuffled so
+// that the runner can spread them over workers, and Lloyd's iterations
+// become stages of the graph, unrolled MaxIter+1 times (the graph of a Beam
+// batch job is fixed before it runs). Iteration i is
 //
 //	chunks_i+1, partial sums_i = ParDo(assign_i)(chunks_i; side input: state_i)
-//	sums_i                     = Combine(merge)(partial sums_i)
-//	state_i+1                  = ParDo(update_i)(state_i; side input: sums_i)
+//	sums_i                     = CombinePerKey(merge)(partial sums_i)
+//	state_i+1                  = ParDo(update_i)(impulse; side inputs: state_i, sums_i)
 //
 // where state_0 holds the initial centroids (kmeans.Initialize on the
 // sample, on one worker) and a state is the current centroids, iteration,
-// objective and whether training has converged.
+// objective and whether training has converged. A state travels as parts of
+// 512 centroids, and sums as blocks of 256 words keyed by block, so that no
+// element of the loop exceeds about half a megabyte (see Memory).
 //
 // assign_i assigns each descriptor of its chunks to the nearest centroid of
 // state_i — through a kmeans.Forest built with Forest.ForIteration(i) if
 // Approx, which keeps a descriptor's previous cluster unless it finds a
 // nearer one, exactly as kmeans.Train does — and re-emits the chunk with
 // the new labels for iteration i+1. It keeps per-bundle sparse sums: the
-// float64 sum and count of the descriptors of every cluster the bundle
+// integer sum and count of the descriptors of every cluster the bundle
 // touched, their squared distances and how many labels changed, and emits
-// them once per bundle, in FinishBundle. The forest is built once per worker
-// process and iteration: bundles share it through a one-slot cache keyed by
-// the iteration, the forest options and a fingerprint of the centroids, so a
-// worker holds one forest at a time. A converged state makes assign emit
-// nothing.
+// them once per bundle, in FinishBundle, block by block. The forest is built
+// once per worker process and iteration: bundles share it through a
+// one-slot cache keyed by the iteration, the forest options and a
+// fingerprint of the centroids, so a worker holds one forest at a time. A
+// converged state makes assign emit nothing.
 //
 // merge adds partial sums cluster by cluster. Descriptors are bytes, so the
-// sums are integers below 2⁵³ and exact in float64 in any order, and the
-// squared distances are summed in fixed point (units of 2⁻⁸): every total is
+// sums are integers, exact in any order (and small, so that Beam's varint
+// coding sends them in about 2 bytes a coordinate), and the squared
+// distances are summed in fixed point (units of 2⁻⁸): every total is
 // independent of how the runner bundles, splits and merges. Hence the
 // codebook does not depend on Chunks or on the runner, and for the same
 // sample its centroids, iterations and convergence are those of
@@ -47,27 +51,47 @@
 // kmeans.Split, which needs only the counts. A converged state passes
 // through the remaining stages unchanged.
 //
-// # Memory per worker
+// # Memory
 //
-// With D = 128 and K words: the state side input is 512·K bytes of float32
-// centroids, decoded once per bundle; the forest adds Trees·(4·K bytes of
-// leaf indices + 16 bytes per node), about 9 bytes per word per tree with
-// 8-centroid leaves; each assigning goroutine keeps a kmeans.Search of 4·K
-// bytes; a bundle's partial sums take 1,036 bytes per word it touched plus a
-// 4·K-byte index; chunks take 132 bytes per descriptor (bytes and label).
-// The merge and update workers hold the full sums, 1,036·K bytes, and the
-// centroids. With the default 8 trees:
+// The loop's elements are kept small because of what outlives a bundle. The
+// Go SDK harness caches every bundle plan it builds, with its DoFns, for the
+// rest of the job, and each DataSink of a plan keeps an encoding buffer as
+// large as the largest element it has emitted (up to twice that); the
+// unrolled graph has three stages per iteration and a runner may run
+// several bundles of a stage at once, each with its own plan (Prism ran 2 to
+// 6 per assign stage). With whole chunks (3.2 MB at 8 chunks of the ETH-80
+// sample), a bundle's sums as one element (10 MB at 10K words) and the state
+// as one element (5 MB), and assign's scratch kept in the cached DoFns, that
+// pinned about 300 MB per iteration: 3.4 GB of live heap after 10
+// iterations and 7.3 GB of RSS for a 10K-word vocabulary of 200K
+// descriptors on Prism. Now a chunk element is at most 540 KB, a block of
+// sums at most 265 KB (about a quarter of that: the sums are integers, which
+// Beam codes as varints) and a part of a state 256 KB, assign drops its
+// state, sums and scratch in FinishBundle, and the same run leaves about
+// 4 MB per iteration behind. Prism itself holds only the collections in
+// flight, about 100 MB for that run whatever the number of iterations.
 //
-//	K          centroids  forest   sums (merge/update)  assigning worker
-//	10,000        5.1 MB   0.8 MB        10 MB           ~ 6 MB + bundle
-//	100,000        51 MB   7.6 MB       104 MB           ~ 60 MB + bundle
-//	1,000,000     512 MB    76 MB       1.0 GB           ~ 0.6 GB + bundle
+// Per worker, with D = 128 and K words: the state side input is 512·K bytes
+// of float32 centroids, assembled once per bundle; the forest adds
+// Trees·(4·K bytes of leaf indices + 16 bytes per node), about 9 bytes per
+// word per tree with 8-centroid leaves; each assigning goroutine keeps a
+// kmeans.Search of 4·K bytes; a bundle's partial sums take 1,036 bytes per
+// word it touched plus a 4·K-byte index; a chunk takes 132 bytes per
+// descriptor (bytes and label) and, while assigned, a float32 copy of 512
+// bytes per descriptor. Merge workers hold 1,036 bytes per word of the
+// blocks they merge; the update worker holds the counts, the means and the
+// centroids, 1,032·K bytes. With the default 8 trees:
 //
-// where "bundle" is its chunks and at most min(K, descriptors in the
-// bundle)·1,036 bytes of sums, 3 MB for a chunk of 3,000 descriptors. The
-// single-worker path (Chunks = 0) holds the whole sample as float32 (512
-// bytes per descriptor), labels and distances (8 bytes each), dense sums and
-// one forest.
+//	K          centroids  forest   update   assigning worker
+//	10,000        5.1 MB   0.8 MB    10 MB   ~ 6 MB + bundle
+//	100,000        51 MB   7.6 MB   103 MB   ~ 60 MB + bundle
+//	1,000,000     512 MB    76 MB   1.0 GB   ~ 0.6 GB + bundle
+//
+// where "bundle" is at most min(K, descriptors in the bundle)·1,036 bytes of
+// sums, 10 MB for a bundle of 10,000 descriptors or more at K = 10,000, and
+// 2.6 MB for the chunk being assigned. The single-worker path (Chunks = 0)
+// holds the whole sample as float32 (512 bytes per descriptor), labels and
+// distances (8 bytes each), dense sums and one forest.
 package kmeansbeam
 
 import (
@@ -128,11 +152,11 @@ type Options struct {
 	// kmeans.DefaultForestOptions(), and a zero seed is Seed.
 	Forest kmeans.ForestOptions
 
-	// Chunks, if positive, cuts the sample into that many chunks and runs
-	// Lloyd's iterations as Beam stages (see the package documentation),
-	// so that assignment runs where the chunks are; 64 or more lets a
-	// runner use that many workers. Zero trains on one worker with
-	// kmeans.Train.
+	// Chunks, if positive, cuts the sample into that many chunks, or more
+	// so that none exceeds 4,096 descriptors, and runs Lloyd's iterations
+	// as Beam stages (see the package documentation), so that assignment
+	// runs where the chunks are; a runner can use as many workers as there
+	// are chunks. Zero trains on one worker with kmeans.Train.
 	Chunks int
 
 	// Init and InitSample choose the initial centroids, as in
@@ -252,11 +276,11 @@ func Vocabulary(s beam.Scope, features beam.PCollection, opt Options) beam.PColl
 	for i := 0; i <= opt.MaxIter; i++ {
 		is := s.Scope(fmt.Sprintf("iteration%02d", i))
 		next, parts := beam.ParDo2(is, &assignFn{Iter: i, Approx: opt.Approx, Forest: forest}, chunks, beam.SideInput{Input: st})
-		sums := beam.Combine(is, &mergeFn{}, parts)
-		st = beam.ParDo(is, &updateFn{Iter: i, MaxIter: opt.MaxIter, Tol: opt.Tol}, st, beam.SideInput{Input: sums})
+		sums := beam.CombinePerKey(is, &mergeFn{}, parts)
+		st = beam.ParDo(is, &updateFn{Iter: i, MaxIter: opt.MaxIter, Tol: opt.Tol}, beam.Impulse(is), beam.SideInput{Input: st}, beam.SideInput{Input: sums})
 		chunks = next
 	}
-	return beam.ParDo(s, codebookFn, st)
+	return beam.ParDo(s, codebookFn, beam.Impulse(s), beam.SideInput{Input: st})
 }
 
 // Words flattens a codebook into its Parquet rows.
@@ -392,9 +416,14 @@ func (f *trainFn) ProcessElement(ctx context.Context, smp sample) (Codebook, err
 
 // state is the trainer's state between iterations: the centroids of
 // iteration Iter (after Iter updates).
+//
+// A state travels as parts of at most stateRows centroids (see maxChunk for
+// why): part Block holds the centroids from Block·stateRows on, and every
+// part repeats the other fields.
 type state struct {
 	Iter      int
 	K, Dim    int
+	Block     int
 	Centroids []float32
 	// Fingerprint identifies Centroids for the forest cache.
 	Fingerprint uint64
@@ -413,6 +442,54 @@ type state struct {
 	Start int64
 }
 
+// stateRows is the number of centroids in a part of a state: 256 KB of
+// float32 at D = 128.
+const stateRows = 512
+
+// parts cuts st into its parts, which share st's centroids, and emits them.
+func (st state) parts(emit func(state)) {
+	for b := 0; b == 0 || b*stateRows < st.K; b++ {
+		p := st
+		p.Block = b
+		p.Centroids = st.Centroids[min(b*stateRows, st.K)*st.Dim : min((b+1)*stateRows, st.K)*st.Dim]
+		emit(p)
+	}
+}
+
+// readState assembles the state whose parts iter yields. It reports false
+// if there are none.
+func readState(iter func(*state) bool) (state, bool, error) {
+	var st, p state
+	var seen []bool
+	n, rows := 0, 0
+	for iter(&p) {
+		if n == 0 {
+			st = p
+			st.Block = 0
+			st.Centroids = make([]float32, p.K*p.Dim)
+			seen = make([]bool, (p.K+stateRows-1)/stateRows)
+		}
+		n++
+		lo := p.Block * stateRows * p.Dim
+		switch {
+		case p.Iter != st.Iter || p.K != st.K || p.Dim != st.Dim || p.Fingerprint != st.Fingerprint || p.Converged != st.Converged:
+			return state{}, false, fmt.Errorf("vocabulary: parts of the states of iterations %d and %d mixed", st.Iter, p.Iter)
+		case p.Block < 0 || p.Block >= len(seen) || seen[p.Block] || p.Dim <= 0 || len(p.Centroids)%p.Dim != 0 || lo+len(p.Centroids) > len(st.Centroids):
+			return state{}, false, fmt.Errorf("vocabulary: iteration %d: part %d of the state is repeated or malformed", st.Iter, p.Block)
+		}
+		seen[p.Block] = true
+		copy(st.Centroids[lo:], p.Centroids)
+		rows += len(p.Centroids) / p.Dim
+	}
+	if n == 0 {
+		return state{}, false, nil
+	}
+	if rows != st.K {
+		return state{}, false, fmt.Errorf("vocabulary: iteration %d: the state has %d of its %d centroids", st.Iter, rows, st.K)
+	}
+	return st, true, nil
+}
+
 // fingerprint is the FNV-1a hash of the centroids' bits.
 func fingerprint(c []float32) uint64 {
 	h := uint64(14695981039346656037)
@@ -429,41 +506,51 @@ func fingerprint(c []float32) uint64 {
 // initFn chooses the initial centroids on the whole sample, on one worker.
 type initFn struct{ Opt Options }
 
-func (f *initFn) ProcessElement(ctx context.Context, smp sample) (state, error) {
+func (f *initFn) ProcessElement(ctx context.Context, smp sample, emit func(state)) error {
 	const d = formats.DescriptorSize
 	start := time.Now()
 	data, err := floats(smp, f.Opt.K)
 	if err != nil {
-		return state{}, err
+		return err
 	}
 	cent, err := kmeans.Initialize(data, d, f.Opt.kmeans())
 	if err != nil {
-		return state{}, fmt.Errorf("vocabulary: %w", err)
+		return fmt.Errorf("vocabulary: %w", err)
 	}
 	log.Infof(ctx, "vocabulary: %d initial centroids from %d descriptors in %.1fs", f.Opt.K, len(smp.Prio), time.Since(start).Seconds())
 	st := state{K: f.Opt.K, Dim: d, Centroids: cent, Fingerprint: fingerprint(cent), Sampled: len(smp.Prio), Approx: f.Opt.Approx, Start: start.UnixNano()}
 	if st.Approx {
 		st.Forest = f.Opt.forest()
 	}
-	return st, nil
+	st.parts(emit)
+	return nil
 }
 
 // chunk is a run of sample descriptors, 128 bytes each, and their labels
 // (clusters) in the last iteration that assigned them; nil before the first.
+// Index numbers the chunks of the sample, for error messages.
 type chunk struct {
 	Index  int
 	Desc   []byte
 	Labels []int32
 }
 
-// splitFn cuts the sample into Chunks contiguous chunks of equal size (±1),
-// fewer if the sample has fewer descriptors.
+// maxChunk bounds the descriptors of a chunk: 512 KB of bytes. The SDK
+// harness keeps, in every cached bundle plan, an encoding buffer as large as
+// the largest element the plan has emitted, and a runner like Prism runs
+// every unrolled iteration as its own stage with plans of its own: large
+// chunks would pin their size in each of them for the rest of the job.
+const maxChunk = 4096
+
+// splitFn cuts the sample into contiguous chunks of equal size (±1): Chunks
+// of them, fewer if the sample has fewer descriptors, more if that is what
+// keeps them within maxChunk descriptors.
 type splitFn struct{ Chunks int }
 
 func (f *splitFn) ProcessElement(smp sample, emit func(chunk)) {
 	const d = formats.DescriptorSize
 	n := len(smp.Prio)
-	c := min(f.Chunks, n)
+	c := max(min(f.Chunks, n), (n+maxChunk-1)/maxChunk)
 	for i := range c {
 		lo, hi := i*n/c, (i+1)*n/c
 		emit(chunk{Index: i, Desc: smp.Desc[lo*d : hi*d]})
@@ -474,7 +561,12 @@ func (f *splitFn) ProcessElement(smp sample, emit func(chunk)) {
 // clusters they fall in: for Words[j] (ascending), Count[j] descriptors
 // summing to Sum[j*Dim:(j+1)*Dim]. SSE is the total squared distance in
 // units of 2⁻⁸, N the number of descriptors and Changed the number whose
-// label changed.
+// label changed. The zero partial (Dim = 0) is the empty sum.
+//
+// Partials travel keyed by block of sumBlock words, so that no element is
+// larger than a block's sums (see maxChunk for why that matters); the
+// scalars N, Changed and SSE ride on one block of each bundle, and only
+// their totals over all blocks mean anything.
 type partial struct {
 	Iter    int
 	Dim     int
@@ -483,7 +575,7 @@ type partial struct {
 	SSE     int64
 	Words   []int32
 	Count   []int64
-	Sum     []float64
+	Sum     []int64
 }
 
 // sseScale is the fixed-point unit of partial.SSE. A squared distance
@@ -492,12 +584,41 @@ type partial struct {
 // changes J by at most 2⁻⁹, nothing against SIFT distances of 10⁴–10⁵.
 const sseScale = 256
 
+// sumBlock is the number of words whose sums share a key: 256 KB of sums
+// in memory at D = 128, a quarter of that or less encoded.
+const sumBlock = 256
+
+// blocks cuts p, whose words ascend, into the partials of words
+// [b·sumBlock, (b+1)·sumBlock), keyed by b, and calls emit for each. The
+// partials share p's arrays. The first carries p's N, Changed and SSE, the
+// others zeros, so the totals over the blocks are p's.
+func (p partial) blocks(emit func(int, partial)) {
+	if len(p.Words) == 0 {
+		emit(0, p)
+		return
+	}
+	d := p.Dim
+	for i := 0; i < len(p.Words); {
+		key := int(p.Words[i]) / sumBlock
+		j := i + 1
+		for j < len(p.Words) && int(p.Words[j])/sumBlock == key {
+			j++
+		}
+		b := partial{Iter: p.Iter, Dim: d, Words: p.Words[i:j], Count: p.Count[i:j], Sum: p.Sum[i*d : j*d]}
+		if i == 0 {
+			b.N, b.Changed, b.SSE = p.N, p.Changed, p.SSE
+		}
+		emit(key, b)
+		i = j
+	}
+}
+
 // merge returns the sum of a and b, which it may reuse.
 func merge(a, b partial) partial {
 	switch {
-	case a.N == 0:
+	case a.Dim == 0:
 		return b
-	case b.N == 0:
+	case b.Dim == 0:
 		return a
 	case a.Iter != b.Iter || a.Dim != b.Dim:
 		panic(fmt.Sprintf("vocabulary: merging sums of iteration %d, dim %d with iteration %d, dim %d", b.Iter, b.Dim, a.Iter, a.Dim))
@@ -505,7 +626,7 @@ func merge(a, b partial) partial {
 	d := a.Dim
 	n := len(a.Words) + len(b.Words) // at most; shared words are fewer
 	out := partial{Iter: a.Iter, Dim: d, N: a.N + b.N, Changed: a.Changed + b.Changed, SSE: a.SSE + b.SSE,
-		Words: make([]int32, 0, n), Count: make([]int64, 0, n), Sum: make([]float64, 0, n*d)}
+		Words: make([]int32, 0, n), Count: make([]int64, 0, n), Sum: make([]int64, 0, n*d)}
 	i, j := 0, 0
 	for i < len(a.Words) || j < len(b.Words) {
 		switch {
@@ -550,7 +671,7 @@ type bundleSums struct {
 	slot  []int32 // slot[c] is the row of cluster c, or −1
 	words []int32 // clusters touched, in order of first touch
 	count []int64
-	sum   []float64
+	sum   []int64
 	sse   int64
 	n     int64
 	moved int64
@@ -566,12 +687,12 @@ func (b *bundleSums) add(desc []byte, label int32, dist float32) {
 		b.slot[label] = r
 		b.words = append(b.words, label)
 		b.count = append(b.count, 0)
-		b.sum = append(b.sum, make([]float64, b.dim)...)
+		b.sum = append(b.sum, make([]int64, b.dim)...)
 	}
 	b.count[r]++
 	row := b.sum[int(r)*b.dim : int(r+1)*b.dim]
 	for j, v := range desc[:len(row)] {
-		row[j] += float64(v)
+		row[j] += int64(v)
 	}
 	b.sse += int64(math.Round(float64(dist) * sseScale))
 	b.n++
@@ -586,7 +707,7 @@ func (b *bundleSums) flush(iter int) partial {
 	}
 	slices.SortFunc(order, func(x, y int) int { return int(b.words[x]) - int(b.words[y]) })
 	p := partial{Iter: iter, Dim: b.dim, N: b.n, Changed: b.moved, SSE: b.sse,
-		Words: make([]int32, len(order)), Count: make([]int64, len(order)), Sum: make([]float64, len(order)*b.dim)}
+		Words: make([]int32, len(order)), Count: make([]int64, len(order)), Sum: make([]int64, len(order)*b.dim)}
 	for i, r := range order {
 		p.Words[i] = b.words[r]
 		p.Count[i] = b.count[r]
@@ -635,13 +756,15 @@ func cachedForest(st *state, opt kmeans.ForestOptions) (*kmeans.Forest, error) {
 
 // assignFn assigns chunks to the centroids of the state side input, emits
 // each chunk with its new labels for the next iteration, and emits the
-// partial sums of each bundle when it finishes.
+// partial sums of each bundle, by block of words, when it finishes.
 type assignFn struct {
 	Iter   int
 	Approx bool
 	Forest kmeans.ForestOptions
 
-	// Per bundle.
+	// Per bundle, dropped in FinishBundle: the SDK harness caches the DoFn
+	// with its bundle plan, one or more per unrolled iteration, for the
+	// rest of the job.
 	ready    bool // the state has been read
 	skip     bool // training has converged
 	cent     []float32
@@ -653,11 +776,14 @@ type assignFn struct {
 	dist     []float32
 }
 
-func (f *assignFn) ProcessElement(ctx context.Context, c chunk, stateSide func(*state) bool, emitChunk func(chunk), emitSums func(partial)) error {
+func (f *assignFn) ProcessElement(ctx context.Context, c chunk, stateSide func(*state) bool, emitChunk func(chunk), emitSums func(int, partial)) error {
 	const d = formats.DescriptorSize
 	if !f.ready {
-		var st state
-		if !stateSide(&st) {
+		st, ok, err := readState(stateSide)
+		if err != nil {
+			return err
+		}
+		if !ok {
 			return fmt.Errorf("vocabulary: iteration %d has no centroids", f.Iter)
 		}
 		f.ready = true
@@ -676,13 +802,7 @@ func (f *assignFn) ProcessElement(ctx context.Context, c chunk, stateSide func(*
 			}
 			f.forest = fr
 		}
-		if len(f.sums.slot) < st.K {
-			f.sums.slot = make([]int32, st.K)
-			for i := range f.sums.slot {
-				f.sums.slot[i] = -1
-			}
-		}
-		f.sums.dim = d
+		f.sums = bundleSums{dim: d, slot: slices.Repeat([]int32{-1}, st.K)}
 		f.descs = beam.NewCounter("kmeans", "descriptors_assigned")
 	}
 	if f.skip {
@@ -737,13 +857,13 @@ func (f *assignFn) ProcessElement(ctx context.Context, c chunk, stateSide func(*
 	return nil
 }
 
-func (f *assignFn) FinishBundle(_ func(*state) bool, _ func(chunk), emitSums func(partial)) {
+func (f *assignFn) FinishBundle(_ func(*state) bool, _ func(chunk), emitSums func(int, partial)) {
 	if f.sums.n > 0 {
-		emitSums(f.sums.flush(f.Iter))
+		f.sums.flush(f.Iter).blocks(emitSums)
 	}
-	// Drop the bundle's references so a worker keeps only the cached
-	// forest between bundles.
-	f.ready, f.skip, f.cent, f.forest = false, false, nil, nil
+	// Drop the bundle's centroids, sums and scratch, so that a worker
+	// keeps only the cached forest between bundles.
+	*f = assignFn{Iter: f.Iter, Approx: f.Approx, Forest: f.Forest}
 }
 
 // updateFn applies an iteration's merged sums to the state.
@@ -752,21 +872,63 @@ type updateFn struct {
 	Tol           float64
 }
 
-func (f *updateFn) ProcessElement(ctx context.Context, st state, sumsSide func(*partial) bool) (state, error) {
+func (f *updateFn) ProcessElement(ctx context.Context, _ []byte, stateSide func(*state) bool, sumsSide func(*int, *partial) bool, emit func(state)) error {
+	st, ok, err := readState(stateSide)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("vocabulary: iteration %d has no centroids", f.Iter)
+	}
+	next, err := f.update(ctx, st, sumsSide)
+	if err != nil {
+		return err
+	}
+	next.parts(emit)
+	return nil
+}
+
+func (f *updateFn) update(ctx context.Context, st state, sumsSide func(*int, *partial) bool) (state, error) {
 	if st.Converged {
 		return st, nil
 	}
-	var p partial
-	if !sumsSide(&p) || int(p.N) != st.Sampled {
-		return state{}, fmt.Errorf("vocabulary: iteration %d assigned %d of %d descriptors", f.Iter, p.N, st.Sampled)
+	if st.Iter != f.Iter {
+		return state{}, fmt.Errorf("vocabulary: iteration %d received the centroids of iteration %d", f.Iter, st.Iter)
 	}
-	if p.Iter != st.Iter || st.Iter != f.Iter {
-		return state{}, fmt.Errorf("vocabulary: iteration %d received the sums of iteration %d for the centroids of iteration %d", f.Iter, p.Iter, st.Iter)
+	// The blocks of sums come in any order, and whether to move the
+	// centroids is known only after the last: the means go to a buffer.
+	d := st.Dim
+	count := make([]int64, st.K)
+	mean := make([]float32, len(st.Centroids))
+	var (
+		key             int
+		p               partial
+		n, changed, sse int64
+	)
+	for sumsSide(&key, &p) {
+		if p.Iter != f.Iter || p.Dim != d {
+			return state{}, fmt.Errorf("vocabulary: iteration %d received the sums of iteration %d, dimension %d", f.Iter, p.Iter, p.Dim)
+		}
+		n, changed, sse = n+p.N, changed+p.Changed, sse+p.SSE
+		for j, w := range p.Words {
+			if count[w] != 0 {
+				return state{}, fmt.Errorf("vocabulary: iteration %d received the sums of word %d twice", f.Iter, w)
+			}
+			count[w] = p.Count[j]
+			c := float64(p.Count[j])
+			row := mean[int(w)*d : int(w+1)*d]
+			for k, v := range p.Sum[j*d : (j+1)*d] {
+				row[k] = float32(float64(v) / c)
+			}
+		}
+	}
+	if int(n) != st.Sampled {
+		return state{}, fmt.Errorf("vocabulary: iteration %d assigned %d of %d descriptors", f.Iter, n, st.Sampled)
 	}
 	// The same stopping rules as kmeans.Train, in the same order.
-	obj := float64(p.SSE) / sseScale / float64(p.N)
+	obj := float64(sse) / sseScale / float64(n)
 	st.Objective, st.HaveObjective = obj, true
-	fixed := p.Changed == 0 && !st.Reseeded
+	fixed := changed == 0 && !st.Reseeded
 	if (st.Iter > 0 && (fixed || st.Prev-obj <= f.Tol*st.Prev)) || obj == 0 {
 		st.Converged = true
 		log.Infof(ctx, "vocabulary: converged after %d iterations, mean squared distance %.1f", st.Iter, obj)
@@ -776,24 +938,16 @@ func (f *updateFn) ProcessElement(ctx context.Context, st state, sumsSide func(*
 		log.Infof(ctx, "vocabulary: stopped after %d iterations, mean squared distance %.1f", st.Iter, obj)
 		return st, nil
 	}
-	count := make([]int64, st.K)
-	d := st.Dim
-	for j, w := range p.Words {
-		count[w] = p.Count[j]
-		n := float64(p.Count[j])
-		row := st.Centroids[int(w)*d : int(w+1)*d]
-		for k, v := range p.Sum[j*d : (j+1)*d] {
-			row[k] = float32(v / n)
-		}
-	}
 	var empty []int
-	for c, n := range count {
-		if n == 0 {
+	for c, m := range count {
+		if m == 0 {
 			empty = append(empty, c)
+		} else {
+			copy(st.Centroids[c*d:(c+1)*d], mean[c*d:(c+1)*d])
 		}
 	}
 	kmeans.Split(st.Centroids, d, count, empty)
-	log.Infof(ctx, "vocabulary: iteration %d: mean squared distance %.1f, %d labels changed, %d empty clusters split", st.Iter, obj, p.Changed, len(empty))
+	log.Infof(ctx, "vocabulary: iteration %d: mean squared distance %.1f, %d labels changed, %d empty clusters split", st.Iter, obj, changed, len(empty))
 	st.Reseeded = len(empty) > 0
 	st.Prev = obj
 	st.Iter++
@@ -802,8 +956,15 @@ func (f *updateFn) ProcessElement(ctx context.Context, st state, sumsSide func(*
 }
 
 // codebookFn turns the final state into the codebook.
-func codebookFn(st state) Codebook {
+func codebookFn(_ []byte, stateSide func(*state) bool) (Codebook, error) {
+	st, ok, err := readState(stateSide)
+	if err != nil {
+		return Codebook{}, err
+	}
+	if !ok {
+		return Codebook{}, fmt.Errorf("vocabulary: no centroids")
+	}
 	return Codebook{K: st.K, Dim: st.Dim, Centroids: st.Centroids, Objective: st.Objective, Iterations: st.Iter,
 		Sampled: st.Sampled, Seconds: time.Since(time.Unix(0, st.Start)).Seconds(), Converged: st.Converged,
-		Approx: st.Approx, Forest: st.Forest}
+		Approx: st.Approx, Forest: st.Forest}, nil
 }

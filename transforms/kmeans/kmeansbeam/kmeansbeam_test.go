@@ -2,6 +2,7 @@ package kmeansbeam
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -216,6 +217,9 @@ func TestVocabularyDistributed(t *testing.T) {
 		// Exact training on one worker re-seeds differently: compare the
 		// distributed trainer with itself and with Train's ReseedSplit.
 		{"noise exact", noisy, Options{K: 40, Sample: 600, MaxIter: 4, Seed: 5}, []int{1, 64}, nil},
+		// More words than a block of sums holds: the sums of an
+		// iteration arrive in several blocks.
+		{"many words", noisy, Options{K: 2*sumBlock + 50, Sample: 2000, MaxIter: 3, Seed: 6, Approx: true}, []int{1, 5}, nil},
 		{"duplicates", dups, Options{K: 7, Sample: 1000, MaxIter: 5, Seed: 1, Approx: true}, []int{5}, nil},
 	} {
 		feats := beam.CreateList(s, tc.feats)
@@ -347,5 +351,131 @@ func TestForestOptionsDefaults(t *testing.T) {
 	}
 	if err := got.Validate(); err != nil {
 		t.Error(err)
+	}
+}
+
+// Sums cut into blocks of words and merged block by block, in any grouping,
+// must add up to the sums of all descriptors at once, each word in exactly
+// one block, and the scalars once.
+func TestBlocksMergeToTheSums(t *testing.T) {
+	const k, d, n = 3*sumBlock + 10, formats.DescriptorSize, 3000
+	r := rand.New(rand.NewPCG(4, 4))
+	desc := make([]byte, n*d)
+	for i := range desc {
+		desc[i] = byte(r.IntN(256))
+	}
+	sums := func(lo, hi int) partial {
+		b := bundleSums{dim: d, slot: slices.Repeat([]int32{-1}, k)}
+		for i := lo; i < hi; i++ {
+			b.add(desc[i*d:(i+1)*d], int32(r.IntN(k)), float32(r.Float64()*1e5))
+			b.moved += int64(r.IntN(2))
+		}
+		return b.flush(3)
+	}
+	cuts := []int{0, 1, 700, 1900, n}
+	fn := mergeFn{}
+	total := fn.CreateAccumulator()
+	byKey := map[int]partial{}
+	for i := range len(cuts) - 1 {
+		p := sums(cuts[i], cuts[i+1])
+		total = fn.AddInput(total, p)
+		seen := 0
+		p.blocks(func(key int, b partial) {
+			if seen == 0 && b.N != p.N || seen > 0 && (b.N != 0 || b.SSE != 0 || b.Changed != 0) {
+				t.Errorf("part %d, block %d: N=%d SSE=%d Changed=%d", i, key, b.N, b.SSE, b.Changed)
+			}
+			seen++
+			for _, w := range b.Words {
+				if int(w)/sumBlock != key {
+					t.Errorf("word %d in block %d", w, key)
+				}
+			}
+			acc, ok := byKey[key]
+			if !ok {
+				acc = fn.CreateAccumulator()
+			}
+			byKey[key] = fn.MergeAccumulators(acc, fn.AddInput(fn.CreateAccumulator(), b))
+		})
+	}
+	want := fn.ExtractOutput(total)
+	if len(byKey) != (k+sumBlock-1)/sumBlock {
+		t.Fatalf("%d blocks, want %d", len(byKey), (k+sumBlock-1)/sumBlock)
+	}
+	got := fn.CreateAccumulator()
+	for _, key := range slices.Sorted(maps.Keys(byKey)) {
+		got = merge(got, byKey[key])
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("blocks merged: %d words N=%d SSE=%d Changed=%d, want %d words N=%d SSE=%d Changed=%d",
+			len(got.Words), got.N, got.SSE, got.Changed, len(want.Words), want.N, want.SSE, want.Changed)
+	}
+}
+
+// Chunks stay within maxChunk descriptors and cover the sample in order.
+func TestSplitBoundsChunks(t *testing.T) {
+	const d = formats.DescriptorSize
+	for _, tc := range []struct{ n, chunks, want int }{
+		{10, 4, 4}, {3, 8, 3}, {maxChunk, 1, 1}, {maxChunk + 1, 1, 2}, {200_000, 8, 49}, {200_000, 64, 64},
+	} {
+		smp := sample{Prio: make([]uint64, tc.n), Desc: make([]byte, tc.n*d)}
+		for i := range smp.Desc {
+			smp.Desc[i] = byte(i / d)
+		}
+		var got []chunk
+		(&splitFn{Chunks: tc.chunks}).ProcessElement(smp, func(c chunk) { got = append(got, c) })
+		var all []byte
+		for _, c := range got {
+			if len(c.Desc) > maxChunk*d {
+				t.Errorf("n=%d chunks=%d: a chunk of %d descriptors", tc.n, tc.chunks, len(c.Desc)/d)
+			}
+			all = append(all, c.Desc...)
+		}
+		if len(got) != tc.want || !slices.Equal(all, smp.Desc) {
+			t.Errorf("n=%d chunks=%d: %d chunks (covering the sample: %v), want %d", tc.n, tc.chunks, len(got), slices.Equal(all, smp.Desc), tc.want)
+		}
+	}
+}
+
+// A state cut into parts reads back whole in any order; a missing or
+// repeated part is an error.
+func TestStatePartsRoundTrip(t *testing.T) {
+	const d = 4
+	r := rand.New(rand.NewPCG(5, 5))
+	for _, k := range []int{2, stateRows, stateRows + 1, 3*stateRows - 7} {
+		st := state{Iter: 3, K: k, Dim: d, Centroids: make([]float32, k*d), Sampled: 99, Approx: true}
+		for i := range st.Centroids {
+			st.Centroids[i] = r.Float32()
+		}
+		st.Fingerprint = fingerprint(st.Centroids)
+		var parts []state
+		st.parts(func(p state) { parts = append(parts, p) })
+		if want := (k + stateRows - 1) / stateRows; len(parts) != want {
+			t.Fatalf("K=%d: %d parts, want %d", k, len(parts), want)
+		}
+		r.Shuffle(len(parts), func(i, j int) { parts[i], parts[j] = parts[j], parts[i] })
+		iter := func(ps []state) func(*state) bool {
+			return func(p *state) bool {
+				if len(ps) == 0 {
+					return false
+				}
+				*p, ps = ps[0], ps[1:]
+				return true
+			}
+		}
+		got, ok, err := readState(iter(parts))
+		if err != nil || !ok || !reflect.DeepEqual(got, st) {
+			t.Fatalf("K=%d: read back ok=%v err=%v, equal %v", k, ok, err, reflect.DeepEqual(got, st))
+		}
+		if len(parts) > 1 {
+			if _, _, err := readState(iter(parts[1:])); err == nil {
+				t.Errorf("K=%d: a missing part went unnoticed", k)
+			}
+			if _, _, err := readState(iter(append([]state{parts[0]}, parts[:len(parts)-1]...))); err == nil {
+				t.Errorf("K=%d: a repeated part went unnoticed", k)
+			}
+		}
+	}
+	if _, ok, err := readState(func(*state) bool { return false }); ok || err != nil {
+		t.Errorf("no parts: ok=%v err=%v", ok, err)
 	}
 }
