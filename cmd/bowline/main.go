@@ -35,7 +35,7 @@ func main() {
 	flag.IntVar(&c.Vocab.MaxIter, "vocab_iter", c.Vocab.MaxIter, "maximum k-means iterations")
 	flag.BoolVar(&c.Vocab.Approx, "akm", c.Vocab.Approx, "approximate k-means: assign with a randomised kd-forest, for vocabularies of 10K words and more")
 	flag.IntVar(&c.Vocab.Forest.Checks, "akm_checks", c.Vocab.Forest.Checks, "with --akm: distance computations per search (0: the default; about 1,000 at 100K words)")
-	flag.IntVar(&c.Vocab.Chunks, "vocab_chunks", c.Vocab.Chunks, "chunks the descriptor sample is split into so that k-means iterations spread over workers (0: one worker)")
+	flag.IntVar(&c.Vocab.Chunks, "vocab_chunks", c.Vocab.Chunks, "at least this many chunks the descriptor sample is split into so that k-means iterations spread over workers; chunks hold at most 4,096 descriptors (0: one worker)")
 	flag.IntVar(&c.BoW.Soft.R, "soft_words", c.BoW.Soft.R, "soft assignment (Philbin et al. 2008): quantise each descriptor to this many nearest words, weighted by exp(−d²/2σ²) (0 or 1: hard assignment)")
 	flag.Float64Var(&c.BoW.Soft.Sigma, "soft_sigma", c.BoW.Soft.Sigma, "with --soft_words: σ in descriptor units (0: the paper's √6250)")
 	flag.IntVar(&c.Describe.SIFT.MaxKeypoints, "max_keypoints", c.Describe.SIFT.MaxKeypoints, "keep at most this many strongest keypoints per image (0: all)")
