@@ -2,6 +2,7 @@ package learners
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -164,4 +165,25 @@ func IsDense(name string) bool {
 	defer denseRegistry.RUnlock()
 	_, ok := denseRegistry.m[name]
 	return ok
+}
+
+// CheckFitData reports why X cannot be the training data of the dense batch
+// learner name over d dimensions: nil or empty, not d columns wide, or a
+// value that is not finite. Fit methods call it first.
+func CheckFitData(name string, X *mat.Dense, d int) error {
+	if X == nil || X.IsEmpty() {
+		return fmt.Errorf("%s: Fit: no training data", name)
+	}
+	n, c := X.Dims()
+	if c != d {
+		return fmt.Errorf("%s: Fit: X has %d columns, want %d (the sum of the modality dimensions)", name, c, d)
+	}
+	for i := range n {
+		for j, v := range X.RawRowView(i) {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("%s: Fit: X[%d,%d] = %v is not finite", name, i, j, v)
+			}
+		}
+	}
+	return nil
 }

@@ -9,7 +9,6 @@ package euclidean
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 
 	"gonum.org/v1/gonum/mat"
@@ -64,20 +63,10 @@ func (m *Model) Metric() learners.Metric { return learners.Euclidean }
 // changes nothing, otherwise, as a learner would, so that a pipeline
 // misconfiguration shows with the baseline too.
 func (m *Model) Fit(X, Y *mat.Dense) error {
-	if X == nil || X.IsEmpty() {
-		return errors.New("euclidean: Fit: no training data")
+	if err := learners.CheckFitData("euclidean", X, m.d); err != nil {
+		return err
 	}
-	n, c := X.Dims()
-	if c != m.d {
-		return fmt.Errorf("euclidean: Fit: X has %d columns, want %d (the sum of the modality dimensions)", c, m.d)
-	}
-	for i := range n {
-		for j, v := range X.RawRowView(i) {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return fmt.Errorf("euclidean: Fit: X[%d,%d] = %v is not finite", i, j, v)
-			}
-		}
-	}
+	n, _ := X.Dims()
 	m.steps = int64(n)
 	return nil
 }

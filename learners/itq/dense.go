@@ -118,7 +118,7 @@ func (l *Dense) Metric() learners.Metric { return learners.Hamming }
 // the previous model, if X does not have d columns, has a non-finite
 // value, has fewer than 2 rows, or CCA-ITQ's Y is missing or mismatched.
 func (l *Dense) Fit(X, Y *mat.Dense) error {
-	if err := checkWidth(l.kind, X, l.d); err != nil {
+	if err := learners.CheckFitData(l.kind, X, l.d); err != nil {
 		return err
 	}
 	var m *Model
@@ -139,17 +139,6 @@ func (l *Dense) Fit(X, Y *mat.Dense) error {
 	}
 	n, _ := X.Dims()
 	l.model, l.steps = m, int64(n)
-	return nil
-}
-
-// checkWidth reports a nil or empty X, or one without d columns.
-func checkWidth(name string, X *mat.Dense, d int) error {
-	if X == nil || X.IsEmpty() {
-		return fmt.Errorf("%s: Fit: no training data", name)
-	}
-	if _, c := X.Dims(); c != d {
-		return fmt.Errorf("%s: Fit: X has %d columns, want %d (the sum of the modality dimensions)", name, c, d)
-	}
 	return nil
 }
 

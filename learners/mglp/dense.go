@@ -109,13 +109,10 @@ func (l *Dense) Metric() learners.Metric { return learners.Hamming }
 // previous model, if X does not have d columns, a value is not finite, Y
 // does not have n rows, or Train fails (e.g. bits above the images' rank).
 func (l *Dense) Fit(X, Y *mat.Dense) error {
-	if X == nil || X.IsEmpty() {
-		return errors.New("mglp: Fit: no training data")
+	if err := learners.CheckFitData("mglp", X, l.d); err != nil {
+		return err
 	}
-	n, c := X.Dims()
-	if c != l.d {
-		return fmt.Errorf("mglp: Fit: X has %d columns, want %d (the sum of the modality dimensions)", c, l.d)
-	}
+	n, _ := X.Dims()
 	if Y != nil && Y.IsEmpty() {
 		Y = nil
 	}

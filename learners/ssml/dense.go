@@ -85,13 +85,10 @@ func (l *Dense) Metric() learners.Metric { return learners.Euclidean }
 // a negative or non-finite entry, or Train fails (e.g. no two images share
 // a tag).
 func (l *Dense) Fit(X, Y *mat.Dense) error {
-	if X == nil || X.IsEmpty() {
-		return errors.New("ssml: Fit: no training data")
+	if err := learners.CheckFitData("ssml", X, l.d); err != nil {
+		return err
 	}
-	n, c := X.Dims()
-	if c != l.d {
-		return fmt.Errorf("ssml: Fit: X has %d columns, want %d (the sum of the modality dimensions)", c, l.d)
-	}
+	n, _ := X.Dims()
 	tags, err := tagVectors(Y, n)
 	if err != nil {
 		return err
