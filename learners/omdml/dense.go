@@ -3,8 +3,6 @@ package omdml
 import (
 	"fmt"
 	"math"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -295,23 +293,16 @@ func denseModel(d *Dense, err error) (learners.DenseModel, error) {
 	return d, nil
 }
 
-// denseParams returns ParamsFromMap(params) after checking that every name
-// in params is one of those in known (a learner's Params).
+// denseParams returns ParamsFromMap(params) after checking, with
+// learners.AssignParams, that every name in params is one of those in known
+// (a learner's Params).
 func denseParams(name string, known, params map[string]float64) (Params, error) {
-	var unknown []string
-	for k := range params {
-		if _, ok := known[k]; !ok {
-			unknown = append(unknown, fmt.Sprintf("%q", k))
-		}
+	fields := make(map[string]*float64, len(known))
+	for k, v := range known {
+		fields[k] = &v
 	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
-		want := make([]string, 0, len(known))
-		for k := range known {
-			want = append(want, k)
-		}
-		slices.Sort(want)
-		return Params{}, fmt.Errorf("%s: unknown parameter %s (want %s)", name, strings.Join(unknown, ", "), strings.Join(want, ", "))
+	if err := learners.AssignParams(fields, params); err != nil {
+		return Params{}, fmt.Errorf("%s: %w", name, err)
 	}
 	return ParamsFromMap(params)
 }
