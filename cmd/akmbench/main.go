@@ -25,7 +25,12 @@
 //     the iterations + 1 assignment passes, forest builds and updates
 //     included. -exact_iters 0 skips exact Lloyd and extrapolates its time
 //     from the exhaustive assignment of the -queries points (exact at
-//     K = 10⁵ on 10⁶ descriptors is hours here). The objective J is shown as
+//     K = 10⁵ on 10⁶ descriptors is hours here). -exact faiss runs exact
+//     Lloyd with the same updates but each pass's exhaustive search done by
+//     FAISS (faiss_assign.py, with Debian's python3-faiss and
+//     libopenblas0, through -python): BLAS matrix products make K = 10⁵
+//     measurable, and its CPU time, counted with ours, is the time of a
+//     well-optimised exact scan. The objective J is shown as
 //     each trainer measured it (AKM's with its own approximate assignment,
 //     an upper bound) and recomputed exactly on -eval points;
 //   - assignment: descriptors per second on one goroutine, recall@1 (the
@@ -75,6 +80,8 @@ func main() {
 		ks         = flag.String("k", "10000", "comma-separated vocabulary sizes")
 		iters      = flag.Int("iters", 5, "AKM Lloyd iterations")
 		exactIters = flag.Int("exact_iters", 5, "exact Lloyd iterations (0: extrapolate exact's time from the exhaustive assignment of -queries points)")
+		exactWith  = flag.String("exact", "go", "exact Lloyd's assignment: go (kmeans.Assign) or faiss (exhaustive search by python3-faiss with BLAS, see faiss_assign.py)")
+		python     = flag.String("python", "/usr/bin/python3", "Python interpreter with the faiss module (Debian's python3-faiss), for -exact faiss")
 		checks     = flag.String("checks", "128,256", "comma-separated forest checks of the AKM runs (the first also gives the centroids of the assignment table)")
 		trees      = flag.Int("trees", 8, "forest trees")
 		leaf       = flag.Int("leaf", 8, "forest leaf size")
@@ -103,6 +110,9 @@ func main() {
 	initMethod, ok := map[string]kmeans.Init{"auto": kmeans.InitAuto, "kmeans++": kmeans.InitKMeansPP, "random": kmeans.InitRandom}[*initName]
 	if !ok {
 		log.Fatalf("-init %q: want auto, kmeans++ or random", *initName)
+	}
+	if *exactWith != "go" && *exactWith != "faiss" {
+		log.Fatalf("-exact %q: want go or faiss", *exactWith)
 	}
 
 	t0 := time.Now()
@@ -165,7 +175,26 @@ func main() {
 			akm = append(akm, train(fmt.Sprintf("akm checks=%d", ch), o))
 		}
 		var exact run
-		if *exactIters > 0 {
+		switch {
+		case *exactIters > 0 && *exactWith == "faiss":
+			ref, err := startFAISS(*python, pts, dim)
+			if err != nil {
+				log.Fatal(err)
+			}
+			c := start()
+			res, refCPU, err := lloydFAISS(ref, pts, cent, dim, k, *exactIters)
+			if err != nil {
+				log.Fatal(err)
+			}
+			wall, cpu := c.elapsed()
+			if err := ref.close(); err != nil {
+				log.Fatalf("faiss: %v", err)
+			}
+			passes := float64(res.Iterations + 1)
+			exact = run{name: "exact (faiss)", res: res, wall: wall / passes, cpu: (cpu + refCPU) / passes, evalJ: objective(res.Centroids, evalPts, *workers), set: true}
+			fmt.Printf("faiss exhaustive assignment: %.0f desc/s wall, %.0f desc/CPU-s (its CPU time: %.1f s of %.1f s per pass)\n",
+				float64(len(pts)/dim)/(wall/passes), float64(len(pts)/dim)/(refCPU/passes), refCPU/passes, exact.cpu)
+		case *exactIters > 0:
 			o := opt
 			o.MaxIter = *exactIters
 			exact = train("exact", o)
