@@ -45,7 +45,7 @@ func TestLloydFAISSIsExactLloyd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := startFAISS(python, pts, dim)
+	ref, err := startFAISS(python, 1, pts, dim)
 	if err != nil {
 		t.Fatal(err)
 	}

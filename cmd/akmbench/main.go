@@ -28,11 +28,12 @@
 //     K = 10⁵ on 10⁶ descriptors is hours here). -exact faiss runs exact
 //     Lloyd with the same updates but each pass's exhaustive search done by
 //     FAISS (faiss_assign.py, with Debian's python3-faiss and
-//     libopenblas0, through -python): BLAS matrix products make K = 10⁵
-//     measurable, and its CPU time, counted with ours, is the time of a
-//     well-optimised exact scan. The objective J is shown as
-//     each trainer measured it (AKM's with its own approximate assignment,
-//     an upper bound) and recomputed exactly on -eval points;
+//     libopenblas0, through -python, on -faiss_threads threads): BLAS
+//     matrix products make K = 10⁵ measurable, and its CPU time, counted
+//     with ours, is the time of a well-optimised exact scan. The objective
+//     J is shown as each trainer measured it (AKM's with its own
+//     approximate assignment, an upper bound) and recomputed exactly on
+//     -eval points;
 //   - assignment: descriptors per second on one goroutine, recall@1 (the
 //     forest's centroid is at the exact nearest distance), the ratio of
 //     mean squared distances to the exact ones, and the distances computed
@@ -82,6 +83,7 @@ func main() {
 		exactIters = flag.Int("exact_iters", 5, "exact Lloyd iterations (0: extrapolate exact's time from the exhaustive assignment of -queries points)")
 		exactWith  = flag.String("exact", "go", "exact Lloyd's assignment: go (kmeans.Assign) or faiss (exhaustive search by python3-faiss with BLAS, see faiss_assign.py)")
 		python     = flag.String("python", "/usr/bin/python3", "Python interpreter with the faiss module (Debian's python3-faiss), for -exact faiss")
+		faissThr   = flag.Int("faiss_threads", 1, "threads of FAISS and OpenBLAS, for -exact faiss (a second thread made it no faster here and doubled its CPU time)")
 		checks     = flag.String("checks", "128,256", "comma-separated forest checks of the AKM runs (the first also gives the centroids of the assignment table)")
 		trees      = flag.Int("trees", 8, "forest trees")
 		leaf       = flag.Int("leaf", 8, "forest leaf size")
@@ -177,7 +179,7 @@ func main() {
 		var exact run
 		switch {
 		case *exactIters > 0 && *exactWith == "faiss":
-			ref, err := startFAISS(*python, pts, dim)
+			ref, err := startFAISS(*python, *faissThr, pts, dim)
 			if err != nil {
 				log.Fatal(err)
 			}
