@@ -116,6 +116,9 @@ func main() {
 	if *exactWith != "go" && *exactWith != "faiss" {
 		log.Fatalf("-exact %q: want go or faiss", *exactWith)
 	}
+	if *faissThr < 1 {
+		log.Fatalf("-faiss_threads %d: want at least 1", *faissThr)
+	}
 
 	t0 := time.Now()
 	var pts []float32
