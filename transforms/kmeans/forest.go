@@ -36,14 +36,16 @@ type ForestOptions struct {
 // DefaultForestOptions returns the forest used when none is given: 8 trees
 // (as Philbin et al. used for AKM) of leaves of at most 8 centroids,
 // searched with 256 checks. On SIFT descriptors against trained vocabularies
-// (cmd/akmbench, ETH-80) it found the exact nearest of 10⁴ words for 96% of
-// the descriptors, 10× faster than an exhaustive search, and of 10⁵ words
-// for 96%, 95× faster (512 checks: 98%, 59×). Five AKM iterations with it
-// ended 0.5% above exact Lloyd's objective at 10⁴ words (128 checks: 0.9%,
-// twice as fast). At 10⁵ words on 10⁶ descriptors, ten iterations from the
-// same start ended 0.40% above exact Lloyd (512 checks: 0.02% below it, at
-// 1.8× the time), 12× faster per iteration than exact Lloyd with FAISS's
-// BLAS search on the same two cores, 83× faster than with Nearest.
+// (cmd/akmbench, ETH-80 with jittered copies up to 10⁶ descriptors) it
+// found the exact nearest of 10⁴ words for 95% of the descriptors, 11×
+// faster than Nearest's exhaustive scan, and of 10⁵ words for 96%, 95×
+// faster (512 checks: 98%, 59×). Ten AKM iterations from the same start as
+// exact Lloyd ended 0.12% below its objective at 10⁴ words (128 checks:
+// 0.11% above, at half the time) and 0.40% above it at 10⁵ words (512
+// checks: 0.02% below, at 1.8× the time). Per CPU second an iteration at
+// 10⁵ words took 1/83 of exact Lloyd with Nearest and about 1/5.5 of one
+// with a one-thread BLAS exhaustive search (FAISS); at 10⁴ words BLAS is
+// within 1.3× (2.5× at 128 checks): the forest pays as K grows.
 func DefaultForestOptions() ForestOptions {
 	return ForestOptions{Trees: 8, LeafSize: 8, Checks: 256}
 }
