@@ -1,12 +1,14 @@
-// Package formats defines the files the pipeline reads and writes, and reads
-// and writes them.
+// Package formats defines the files the pipeline reads and writes — their
+// row types and the Parquet codec — without any I/O of its own and without
+// Beam, so that pure stages can use the row types.
 //
 // Every table is a set of Parquet files named <name>-SSSSS-of-NNNNN.parquet
 // (see ShardName) in one directory, local or gs://bucket/dir. The row types
 // of schema.go are the Parquet schemas and also the Beam element types of the
-// stages that produce them (they are registered with beam.RegisterType in
-// this package's init). Formats/parquetio writes and reads such sharded
-// tables from a pipeline; this package does it from plain Go.
+// stages that produce them. Package formats/fileio reads and writes files by
+// path (local or gs://) through Beam's file systems, and formats/parquetio
+// reads and writes sharded tables from a pipeline (and registers the row
+// types with Beam).
 //
 // # Schemas
 //
@@ -82,24 +84,11 @@
 //
 // # Guarantees
 //
-//   - Atomic files: WriteFile, WriteFileOf and WriteBytes write to
-//     dir/.tmp-<random>-<base> and rename to the final name only after the
-//     Parquet writer and the file are closed (for GCS: the object
-//     committed). On any error, a cancelled context included, the temporary
-//     file is removed (a GCS upload is aborted) and the final path keeps its
-//     previous content, if any. Glob, and so ReadAll and parquetio.Read,
-//     skip files whose name starts with TempPrefix.
-//   - Determinism: writing the same rows in the same order writes the same
-//     bytes, whichever of WriteFile and WriteFileOf is used. Every row type
+//   - Determinism: encoding the same rows in the same order writes the same
+//     bytes, whichever of Encode and EncodeOf is used. Every row type
 //     implements Keyed; parquetio shards rows by ShardOf(Key()) and sorts
 //     each shard by Key (ties broken by the row's Beam encoding), so a re-run
 //     of a pipeline on the same input writes byte-identical files.
-//   - Sharded outputs written by parquetio are complete: every shard file
-//     exists (empty, schema-only files for shards without rows), and shard
-//     files of an earlier run with another shard count are removed.
-//   - Streaming reads: ReadEach and ReadEachOf decode one row at a time;
-//     a gs:// file is first copied to a local temporary file (removed
-//     afterwards), never held in memory. ReadFile and ReadAll return all
-//     rows and are meant for small tables.
-//   - Errors name the operation and the path: "formats: write <path>: ...".
+//   - Streaming reads: Decode and DecodeOf decode a few rows at a time, so
+//     memory does not grow with the file.
 package formats

@@ -2,6 +2,7 @@ package formats
 
 import (
 	"fmt"
+	"reflect"
 	"hash/fnv"
 )
 
@@ -11,6 +12,12 @@ import (
 // ties are allowed but then the writer has to break them some other way.
 type Keyed interface {
 	Key() string
+}
+
+// ShardName returns the file name of one shard of a sharded output:
+// ShardName("bow", 1, 4) is "bow-00001-of-00004.parquet".
+func ShardName(prefix string, shard, shards int) string {
+	return fmt.Sprintf("%s-%05d-of-%05d.parquet", prefix, shard, shards)
 }
 
 // ShardOf returns the shard in [0, shards) that a row with the given key
@@ -59,6 +66,21 @@ func (r Posting) Key() string { return r.Learner + "/" + wordKey(r.WordID) }
 
 // Key returns Method + "/" + Relevance.
 func (r ReportRow) Key() string { return r.Method + "/" + r.Relevance }
+
+// RowTypes lists the reflect.Type of every row type in this package.
+var RowTypes = []reflect.Type{
+	reflect.TypeFor[Image](),
+	reflect.TypeFor[DeadLetter](),
+	reflect.TypeFor[Features](),
+	reflect.TypeFor[Word](),
+	reflect.TypeFor[WordStat](),
+	reflect.TypeFor[BoW](),
+	reflect.TypeFor[Triplet](),
+	reflect.TypeFor[ModelWeight](),
+	reflect.TypeFor[ModelTensor](),
+	reflect.TypeFor[Posting](),
+	reflect.TypeFor[ReportRow](),
+}
 
 // Compile-time checks.
 var (

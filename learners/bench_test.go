@@ -11,7 +11,7 @@ import (
 	"github.com/bowline/bowline/learners"
 	_ "github.com/bowline/bowline/learners/oasis"
 	_ "github.com/bowline/bowline/learners/solis"
-	"github.com/bowline/bowline/transforms/sparse"
+	"github.com/bowline/bowline/learners/sparse"
 )
 
 // Benchmark data: a synthetic bag-of-words corpus over a 1,000,000-word

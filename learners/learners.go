@@ -26,7 +26,7 @@
 //	l, err := learners.New("solis-afb", dim, map[string]float64{"lambda": 1e-5})
 package learners
 
-import "github.com/bowline/bowline/transforms/sparse"
+import "github.com/bowline/bowline/learners/sparse"
 
 // Online learns a diagonal bilinear similarity S_w(a,b) = Σ_i w_i a_i b_i from
 // triplets, one at a time.

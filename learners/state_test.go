@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bowline/bowline/transforms/sparse"
+	"github.com/bowline/bowline/learners/sparse"
 )
 
 func TestAverage(t *testing.T) {

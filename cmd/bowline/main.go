@@ -18,10 +18,9 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
-	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/pipelines/bowline"
-	"github.com/bowline/bowline/transforms/report"
 )
 
 func main() {
@@ -80,7 +79,7 @@ func main() {
 
 func run(ctx context.Context, c bowline.Config) error {
 	// A report left by an earlier run would claim this one finished.
-	if err := formats.Remove(ctx, formats.Join(c.Output, bowline.ReportJSON)); err != nil {
+	if err := fileio.Remove(ctx, fileio.Join(c.Output, bowline.ReportJSON)); err != nil {
 		return err
 	}
 	p, s := beam.NewPipelineWithRoot()
@@ -91,13 +90,13 @@ func run(ctx context.Context, c bowline.Config) error {
 	if err := beamx.Run(ctx, p); err != nil {
 		return fmt.Errorf("pipeline: %w", err)
 	}
-	r, err := report.Load(ctx, formats.Join(c.Output, bowline.ReportJSON))
+	r, err := bowline.LoadReport(ctx, c.Output)
 	if err != nil {
 		return fmt.Errorf("the pipeline finished but wrote no report: %w", err)
 	}
 	fmt.Printf("\nfinished in %.1fs: ", time.Since(start).Seconds())
 	r.WriteTable(os.Stdout)
-	fmt.Printf("\nreport: %s\n        %s\n", formats.Join(c.Output, bowline.ReportHTML), formats.Join(c.Output, bowline.ReportJSON))
+	fmt.Printf("\nreport: %s\n        %s\n", fileio.Join(c.Output, bowline.ReportHTML), fileio.Join(c.Output, bowline.ReportJSON))
 	return nil
 }
 

@@ -16,10 +16,9 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
-	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/pipelines/retrain"
-	"github.com/bowline/bowline/transforms/report"
 )
 
 func main() {
@@ -42,7 +41,7 @@ func main() {
 		log.Fatal(err)
 	}
 	c.Learning.Params = p
-	n, err := formats.CountRows(ctx, formats.Join(c.Run, "codebook-*.parquet"))
+	n, err := fileio.CountRows(ctx, fileio.Join(c.Run, "codebook-*.parquet"))
 	if err != nil {
 		log.Fatalf("retrain: reading the run's codebook: %v", err)
 	}
@@ -50,7 +49,7 @@ func main() {
 	c.Flags = map[string]string{}
 	flag.VisitAll(func(f *flag.Flag) { c.Flags[f.Name] = f.Value.String() })
 
-	if err := formats.Remove(ctx, formats.Join(c.Output, bowline.ReportJSON)); err != nil {
+	if err := fileio.Remove(ctx, fileio.Join(c.Output, bowline.ReportJSON)); err != nil {
 		log.Fatal(err)
 	}
 	pl, s := beam.NewPipelineWithRoot()
@@ -60,11 +59,11 @@ func main() {
 	if err := beamx.Run(ctx, pl); err != nil {
 		log.Fatalf("retrain: %v", err)
 	}
-	r, err := report.Load(ctx, formats.Join(c.Output, bowline.ReportJSON))
+	r, err := bowline.LoadReport(ctx, c.Output)
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println()
 	r.WriteTable(os.Stdout)
-	fmt.Printf("\nreport: %s\n", formats.Join(c.Output, bowline.ReportHTML))
+	fmt.Printf("\nreport: %s\n", fileio.Join(c.Output, bowline.ReportHTML))
 }

@@ -24,8 +24,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -38,6 +36,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/fileio"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -47,6 +46,13 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*finalizeFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*globFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*readFn)(nil)).Elem())
+	// The row types are Beam element types: registering them lets Beam
+	// name them when it serialises a pipeline (a beam.EncodedType of an
+	// unregistered struct decodes on the worker as an anonymous struct, not
+	// as the named type) and gives them the schema row coder.
+	for _, t := range formats.RowTypes {
+		beam.RegisterType(t)
+	}
 }
 
 var keyedType = reflect.TypeOf((*formats.Keyed)(nil)).Elem()
@@ -77,17 +83,11 @@ func checkRowType(t reflect.Type, needKey bool) {
 	}()
 }
 
-func randomHex() string {
-	var b [8]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
 // Write writes col, a PCollection of a row type implementing formats.Keyed,
 // to shards Parquet files dir/ShardName(name, i, shards), and returns a
 // PCollection<string> of the final paths, emitted only once every file is in
 // place (use it as a side input to wait for the output). The row type must
-// be registered with beam.RegisterType (package formats registers its own). Name must not hold
+// be registered with beam.RegisterType (this package registers those of package formats). Name must not hold
 // "/" or glob metacharacters. Rows of one shard are held in memory while the
 // shard is sorted and written.
 //
@@ -105,7 +105,7 @@ func Write(s beam.Scope, dir, name string, shards int, col beam.PCollection) bea
 	t := col.Type().Type()
 	checkRowType(t, true)
 
-	out := output{Dir: dir, Name: name, Shards: shards, Run: randomHex(), Type: beam.EncodedType{T: t}}
+	out := output{Dir: dir, Name: name, Shards: shards, Run: fileio.RandomHex(), Type: beam.EncodedType{T: t}}
 	keyed := beam.ParDo(s, &shardFn{Shards: shards}, col)
 	grouped := beam.GroupByKey(s, keyed)
 	temps := beam.ParDo(s, &writeShardFn{Out: out}, grouped)
@@ -124,7 +124,7 @@ type output struct {
 }
 
 func (o output) final(shard int) string {
-	return formats.Join(o.Dir, formats.ShardName(o.Name, shard, o.Shards))
+	return fileio.Join(o.Dir, formats.ShardName(o.Name, shard, o.Shards))
 }
 
 // shardFn keys each row by its shard.
@@ -166,9 +166,9 @@ func (f *writeShardFn) ProcessElement(ctx context.Context, shard int, iter func(
 	for i, j := range order {
 		sorted.Index(i).Set(vals.Index(j))
 	}
-	tmp := formats.Join(f.Out.Dir, fmt.Sprintf("%s%s-%s-%s", formats.TempPrefix, f.Out.Run, randomHex(),
+	tmp := fileio.Join(f.Out.Dir, fmt.Sprintf("%s%s-%s-%s", fileio.TempPrefix, f.Out.Run, fileio.RandomHex(),
 		formats.ShardName(f.Out.Name, shard, f.Out.Shards)))
-	if err := formats.WriteFileOf(ctx, tmp, sorted.Interface()); err != nil {
+	if err := fileio.WriteFileOf(ctx, tmp, sorted.Interface()); err != nil {
 		return 0, "", fmt.Errorf("parquetio: shard %d of %s: %w", shard, f.Out.Name, err)
 	}
 	f.rows.Inc(ctx, int64(len(order)))
@@ -257,14 +257,14 @@ func (f *finalizeFn) ProcessElement(ctx context.Context, _ []byte, temps func(*i
 			continue
 		}
 		empty := reflect.MakeSlice(reflect.SliceOf(o.Type.T), 0, 0).Interface()
-		if err := formats.WriteFileOf(ctx, finals[i], empty); err != nil {
+		if err := fileio.WriteFileOf(ctx, finals[i], empty); err != nil {
 			return fmt.Errorf("parquetio: finalise %s: %w", o.Name, err)
 		}
 	}
 
 	// Shards of an earlier run with another shard count.
 	stale := regexp.MustCompile(`^` + regexp.QuoteMeta(o.Name) + `-\d{5,}-of-\d{5,}\.parquet$`)
-	old, err := formats.Glob(ctx, formats.Join(o.Dir, o.Name+"-*-of-*.parquet"))
+	old, err := fileio.Glob(ctx, fileio.Join(o.Dir, o.Name+"-*-of-*.parquet"))
 	if err != nil {
 		return fmt.Errorf("parquetio: finalise %s: %w", o.Name, err)
 	}
@@ -276,9 +276,9 @@ func (f *finalizeFn) ProcessElement(ctx context.Context, _ []byte, temps func(*i
 		}
 	}
 
-	// Temporary files of failed attempts of this run (formats.Glob hides
+	// Temporary files of failed attempts of this run (fileio.Glob hides
 	// temporary files, so list directly).
-	left, err := fsys.List(ctx, formats.Join(o.Dir, formats.TempPrefix+"*"+o.Run+"-*"))
+	left, err := fsys.List(ctx, fileio.Join(o.Dir, fileio.TempPrefix+"*"+o.Run+"-*"))
 	if err != nil {
 		return fmt.Errorf("parquetio: finalise %s: %w", o.Name, err)
 	}
@@ -319,7 +319,7 @@ func remove(ctx context.Context, fsys filesystem.Interface, path string) error {
 }
 
 // Read reads the rows of every Parquet file matching pattern (see
-// formats.Glob; listed when the pipeline runs) as elements of type t, a
+// fileio.Glob; listed when the pipeline runs) as elements of type t, a
 // struct row type such as reflect.TypeFor[formats.BoW](). A pattern matching
 // nothing gives an empty PCollection and logs a warning.
 //
@@ -339,7 +339,7 @@ type globFn struct {
 }
 
 func (f *globFn) ProcessElement(ctx context.Context, _ []byte, emit func(string)) error {
-	files, err := formats.Glob(ctx, f.Pattern)
+	files, err := fileio.Glob(ctx, f.Pattern)
 	if err != nil {
 		return err
 	}
@@ -364,7 +364,7 @@ func (f *readFn) Setup() {
 
 func (f *readFn) ProcessElement(ctx context.Context, path string, emit func(beam.T)) error {
 	n := int64(0)
-	err := formats.ReadEachOf(ctx, path, f.Type.T, func(row any) error {
+	err := fileio.ReadEachOf(ctx, path, f.Type.T, func(row any) error {
 		emit(row)
 		n++
 		return nil

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/formats/gcstest"
 	"github.com/bowline/bowline/formats/parquetio"
 )
@@ -82,7 +83,7 @@ func shardNames(name string, shards int) []string {
 func shardPaths(dir, name string, shards int) []any {
 	var paths []any
 	for _, n := range shardNames(name, shards) {
-		paths = append(paths, formats.Join(dir, n))
+		paths = append(paths, fileio.Join(dir, n))
 	}
 	return paths
 }
@@ -98,7 +99,7 @@ func (f *checkOutputFn) ProcessElement(ctx context.Context, _ []byte, paths func
 	var p string
 	n := 0
 	for paths(&p) {
-		rows, err := formats.ReadFile[formats.BoW](ctx, p)
+		rows, err := fileio.ReadFile[formats.BoW](ctx, p)
 		if err != nil {
 			return err
 		}
@@ -126,16 +127,16 @@ func write(t *testing.T, dir, name string, shards int, rows []formats.BoW) beam.
 	return pr
 }
 
-// readBack checks that the files at pattern hold rows, with formats.ReadAll
+// readBack checks that the files at pattern hold rows, with fileio.ReadAll
 // and with parquetio.Read.
 func readBack(t *testing.T, pattern string, rows []formats.BoW) {
 	t.Helper()
-	got, err := formats.ReadAll[formats.BoW](context.Background(), pattern)
+	got, err := fileio.ReadAll[formats.BoW](context.Background(), pattern)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(sortByID(got), sortByID(rows)) {
-		t.Errorf("formats.ReadAll(%s):\n got %+v\nwant %+v", pattern, sortByID(got), sortByID(rows))
+		t.Errorf("fileio.ReadAll(%s):\n got %+v\nwant %+v", pattern, sortByID(got), sortByID(rows))
 	}
 	p, s := beam.NewPipelineWithRoot()
 	col := parquetio.Read(s, pattern, reflect.TypeFor[formats.BoW]())
@@ -171,7 +172,7 @@ func TestWriteRead(t *testing.T) {
 	// Each file holds its shard's rows, sorted by key.
 	total := 0
 	for i, name := range shardNames("bow", 3) {
-		got, err := formats.ReadFile[formats.BoW](context.Background(), formats.Join(dir, name))
+		got, err := fileio.ReadFile[formats.BoW](context.Background(), fileio.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,18 +189,18 @@ func TestWriteRead(t *testing.T) {
 	if total != 40 {
 		t.Errorf("files hold %d rows, want 40", total)
 	}
-	readBack(t, formats.Join(dir, "bow-*.parquet"), rows)
+	readBack(t, fileio.Join(dir, "bow-*.parquet"), rows)
 
 	// A re-run, with the input in another order, writes the same bytes.
 	before := map[string][]byte{}
 	for _, name := range shardNames("bow", 3) {
-		before[name], _ = os.ReadFile(formats.Join(dir, name))
+		before[name], _ = os.ReadFile(fileio.Join(dir, name))
 	}
 	reversed := slices.Clone(rows)
 	slices.Reverse(reversed)
 	write(t, dir, "bow", 3, reversed)
 	for _, name := range shardNames("bow", 3) {
-		after, _ := os.ReadFile(formats.Join(dir, name))
+		after, _ := os.ReadFile(fileio.Join(dir, name))
 		if !bytes.Equal(before[name], after) {
 			t.Errorf("%s differs between two runs", name)
 		}
@@ -208,7 +209,7 @@ func TestWriteRead(t *testing.T) {
 	// A re-run with fewer shards removes the stale shards, but not the
 	// files of other outputs that share the prefix.
 	for _, other := range []string{"bow-extra-00000-of-00001.parquet", "bowl-00000-of-00003.parquet"} {
-		if err := formats.WriteFile(context.Background(), formats.Join(dir, other), rows[:1]); err != nil {
+		if err := fileio.WriteFile(context.Background(), fileio.Join(dir, other), rows[:1]); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -218,7 +219,7 @@ func TestWriteRead(t *testing.T) {
 	if got := entries(t, dir); !slices.Equal(got, want) {
 		t.Fatalf("after a run with 2 shards the directory holds %q, want %q", got, want)
 	}
-	readBack(t, formats.Join(dir, "bow-*-of-00002.parquet"), rows)
+	readBack(t, fileio.Join(dir, "bow-*-of-00002.parquet"), rows)
 }
 
 func TestWriteEmpty(t *testing.T) {
@@ -228,15 +229,15 @@ func TestWriteEmpty(t *testing.T) {
 		t.Fatalf("output directory holds %q, want %q", got, want)
 	}
 	for _, name := range shardNames("bow", 3) {
-		rows, err := formats.ReadFile[formats.BoW](context.Background(), formats.Join(dir, name))
+		rows, err := fileio.ReadFile[formats.BoW](context.Background(), fileio.Join(dir, name))
 		if err != nil || len(rows) != 0 {
 			t.Errorf("%s: %d rows, %v; want an empty, readable file", name, len(rows), err)
 		}
 	}
 	// Reading empty files, and a pattern matching nothing, gives nothing.
 	p, s := beam.NewPipelineWithRoot()
-	passert.Empty(s, parquetio.Read(s, formats.Join(dir, "bow-*.parquet"), reflect.TypeFor[formats.BoW]()))
-	passert.Empty(s, parquetio.Read(s, formats.Join(dir, "nothing-*.parquet"), reflect.TypeFor[formats.BoW]()))
+	passert.Empty(s, parquetio.Read(s, fileio.Join(dir, "bow-*.parquet"), reflect.TypeFor[formats.BoW]()))
+	passert.Empty(s, parquetio.Read(s, fileio.Join(dir, "nothing-*.parquet"), reflect.TypeFor[formats.BoW]()))
 	if err := ptest.Run(p); err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +260,7 @@ func TestWriteTiesDeterministic(t *testing.T) {
 		if err := ptest.Run(p); err != nil {
 			t.Fatal(err)
 		}
-		b, err := os.ReadFile(formats.Join(dir, formats.ShardName("dead-letters", 0, 1)))
+		b, err := os.ReadFile(fileio.Join(dir, formats.ShardName("dead-letters", 0, 1)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -275,7 +276,7 @@ func TestWriteReadGCS(t *testing.T) {
 	dir := "gs://bkt/run/out"
 	rows := bows(12)
 	write(t, dir, "bow", 2, rows)
-	// List the bucket directly: formats.Glob would hide temporary files.
+	// List the bucket directly: fileio.Glob would hide temporary files.
 	fsys, err := filesystem.New(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
@@ -289,7 +290,7 @@ func TestWriteReadGCS(t *testing.T) {
 	if want := shardPaths(dir, "bow", 2); !reflect.DeepEqual(asAny(files), want) {
 		t.Errorf("bucket holds %q, want %q", files, want)
 	}
-	readBack(t, formats.Join(dir, "bow-*.parquet"), rows)
+	readBack(t, fileio.Join(dir, "bow-*.parquet"), rows)
 }
 
 func TestWriteRejectsBadArguments(t *testing.T) {
@@ -330,11 +331,11 @@ func TestReadListsAtRunTime(t *testing.T) {
 	dir := t.TempDir()
 	rows := bows(5)
 	p, s := beam.NewPipelineWithRoot()
-	passert.Equals(s, parquetio.Read(s, formats.Join(dir, "bow-*.parquet"), reflect.TypeFor[formats.BoW]()), asAny(rows)...)
-	if err := formats.WriteFile(ctx, formats.Join(dir, formats.ShardName("bow", 0, 2)), rows[:2]); err != nil {
+	passert.Equals(s, parquetio.Read(s, fileio.Join(dir, "bow-*.parquet"), reflect.TypeFor[formats.BoW]()), asAny(rows)...)
+	if err := fileio.WriteFile(ctx, fileio.Join(dir, formats.ShardName("bow", 0, 2)), rows[:2]); err != nil {
 		t.Fatal(err)
 	}
-	if err := formats.WriteFile(ctx, formats.Join(dir, formats.ShardName("bow", 1, 2)), rows[2:]); err != nil {
+	if err := fileio.WriteFile(ctx, fileio.Join(dir, formats.ShardName("bow", 1, 2)), rows[2:]); err != nil {
 		t.Fatal(err)
 	}
 	if err := ptest.Run(p); err != nil {

@@ -29,7 +29,7 @@ import (
 	"math"
 
 	"github.com/bowline/bowline/learners"
-	"github.com/bowline/bowline/transforms/sparse"
+	"github.com/bowline/bowline/learners/sparse"
 )
 
 // Params are OASIS's hyper-parameters.

@@ -6,7 +6,7 @@ import (
 	"math"
 
 	"github.com/bowline/bowline/learners"
-	"github.com/bowline/bowline/transforms/sparse"
+	"github.com/bowline/bowline/learners/sparse"
 )
 
 // ADAParams are SOLIS-ADA's hyper-parameters.

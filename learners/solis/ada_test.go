@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/bowline/bowline/learners"
-	"github.com/bowline/bowline/transforms/sparse"
+	"github.com/bowline/bowline/learners/sparse"
 )
 
 // naiveADA is the reference: the paper's Algorithm 4 loop with dense vectors,

@@ -6,7 +6,7 @@ import (
 	"math"
 
 	"github.com/bowline/bowline/learners"
-	"github.com/bowline/bowline/transforms/sparse"
+	"github.com/bowline/bowline/learners/sparse"
 )
 
 // AFBParams are SOLIS-AFB's hyper-parameters (paper §4.4; Duchi, Hazan and

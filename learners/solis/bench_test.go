@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/bowline/bowline/transforms/sparse"
+	"github.com/bowline/bowline/learners/sparse"
 )
 
 // zipfPool returns n triplet features over dim words with about nnz

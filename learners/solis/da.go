@@ -6,7 +6,7 @@ import (
 	"math"
 
 	"github.com/bowline/bowline/learners"
-	"github.com/bowline/bowline/transforms/sparse"
+	"github.com/bowline/bowline/learners/sparse"
 )
 
 // DAParams are SOLIS-DA's hyper-parameters (paper §4.3; Xiao's regularized

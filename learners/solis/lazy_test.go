@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/bowline/bowline/learners"
-	"github.com/bowline/bowline/transforms/sparse"
+	"github.com/bowline/bowline/learners/sparse"
 )
 
 // lazyLearner is what the tests need of every learner of the package: the

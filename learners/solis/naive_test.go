@@ -3,7 +3,7 @@ package solis
 import (
 	"math"
 
-	"github.com/bowline/bowline/transforms/sparse"
+	"github.com/bowline/bowline/learners/sparse"
 )
 
 // This file holds the naive dense references for TG, DA and AFB (ADA's is

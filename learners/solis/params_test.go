@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/bowline/bowline/learners"
-	"github.com/bowline/bowline/transforms/sparse"
+	"github.com/bowline/bowline/learners/sparse"
 )
 
 func TestNewParamsValidate(t *testing.T) {

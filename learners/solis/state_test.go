@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/bowline/bowline/learners"
-	"github.com/bowline/bowline/transforms/sparse"
+	"github.com/bowline/bowline/learners/sparse"
 )
 
 // sameState reports whether a and b are equal, bit for bit in value.

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/bowline/bowline/learners"
-	"github.com/bowline/bowline/transforms/sparse"
+	"github.com/bowline/bowline/learners/sparse"
 )
 
 // TestSeparableToyAll checks ALGORITHMS.md SOLIS 1 for TG, DA and AFB (and

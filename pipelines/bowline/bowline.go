@@ -15,6 +15,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/formats/parquetio"
 	"github.com/bowline/bowline/transforms/bow/bowbeam"
 	"github.com/bowline/bowline/transforms/describe"
@@ -89,6 +90,20 @@ func (c Config) Validate() error {
 		return err
 	}
 	return c.Learning.Validate(c.Vocab.K, c.Describe.Global)
+}
+
+// LoadReport reads the report.json of the run under dir (local or gs://).
+func LoadReport(ctx context.Context, dir string) (report.Report, error) {
+	path := fileio.Join(dir, ReportJSON)
+	js, err := fileio.ReadBytes(ctx, path)
+	if err != nil {
+		return report.Report{}, err
+	}
+	r, err := report.Parse(js)
+	if err != nil {
+		return report.Report{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
 }
 
 // ReportJSON and ReportHTML name the report files in the output directory.
@@ -195,12 +210,12 @@ func (f *reportFn) ProcessElement(ctx context.Context, _ []byte, rows func(*form
 		return err
 	}
 	// HTML first: report.json is the marker of a finished run.
-	if err := formats.WriteBytes(ctx, formats.Join(f.Meta.Output, ReportHTML), html); err != nil {
+	if err := fileio.WriteBytes(ctx, fileio.Join(f.Meta.Output, ReportHTML), html); err != nil {
 		return err
 	}
-	if err := formats.WriteBytes(ctx, formats.Join(f.Meta.Output, ReportJSON), js); err != nil {
+	if err := fileio.WriteBytes(ctx, fileio.Join(f.Meta.Output, ReportJSON), js); err != nil {
 		return err
 	}
-	log.Infof(ctx, "report: %d files written; %s", files, formats.Join(f.Meta.Output, ReportJSON))
+	log.Infof(ctx, "report: %d files written; %s", files, fileio.Join(f.Meta.Output, ReportJSON))
 	return nil
 }

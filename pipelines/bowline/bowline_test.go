@@ -14,6 +14,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/formats/gcstest"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/transforms/global"
@@ -44,7 +45,7 @@ func run(t *testing.T, c Config) report.Report {
 	if err := ptest.Run(p); err != nil {
 		t.Fatalf("pipeline: %v", err)
 	}
-	js, err := formats.ReadBytes(context.Background(), formats.Join(c.Output, ReportJSON))
+	js, err := fileio.ReadBytes(context.Background(), fileio.Join(c.Output, ReportJSON))
 	if err != nil {
 		t.Fatalf("no report: %v", err)
 	}
@@ -107,7 +108,7 @@ func TestEndToEnd(t *testing.T) {
 	if r.Counts.Images != 97 || r.Counts.DeadLetters != 1 || r.Counts.Described != 96 {
 		t.Errorf("counts = %+v, want 97 images, 1 dead letter, 96 described", r.Counts)
 	}
-	dead, err := formats.ReadAll[formats.DeadLetter](ctx, formats.Join(out, "dead-letters-*.parquet"))
+	dead, err := fileio.ReadAll[formats.DeadLetter](ctx, fileio.Join(out, "dead-letters-*.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,14 +136,14 @@ func TestEndToEnd(t *testing.T) {
 
 	// The model file holds exactly the non-zero weights, and the index has
 	// one posting per (non-zero-weight word, image holding it).
-	model, err := formats.ReadAll[formats.ModelWeight](ctx, formats.Join(out, "model-solis-ada-*.parquet"))
+	model, err := fileio.ReadAll[formats.ModelWeight](ctx, fileio.Join(out, "model-solis-ada-*.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := int(float64(r.Counts.Vocabulary) * (1 - ada.Sparsity)); len(model) != want {
 		t.Errorf("model rows = %d, want %d non-zero weights", len(model), want)
 	}
-	postings, err := formats.ReadAll[formats.Posting](ctx, formats.Join(out, "index-solis-ada-*.parquet"))
+	postings, err := fileio.ReadAll[formats.Posting](ctx, fileio.Join(out, "index-solis-ada-*.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,14 +159,14 @@ func TestEndToEnd(t *testing.T) {
 	}
 
 	for _, name := range []string{"images", "features", "codebook", "idf", "bow", "triplets", "report"} {
-		files, err := formats.Glob(ctx, formats.Join(out, name+"-*-of-*.parquet"))
+		files, err := fileio.Glob(ctx, fileio.Join(out, name+"-*-of-*.parquet"))
 		if err != nil || len(files) == 0 {
 			t.Errorf("%s: no files (%v)", name, err)
 		}
 	}
 	entries, _ := os.ReadDir(out)
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), formats.TempPrefix) {
+		if strings.HasPrefix(e.Name(), fileio.TempPrefix) {
 			t.Errorf("temporary file left behind: %s", e.Name())
 		}
 	}
@@ -216,7 +217,7 @@ func TestGCS(t *testing.T) {
 			return err
 		}
 		rel, _ := filepath.Rel(root, p)
-		return formats.WriteBytes(ctx, "gs://bowline-test/shapes/"+filepath.ToSlash(rel), data)
+		return fileio.WriteBytes(ctx, "gs://bowline-test/shapes/"+filepath.ToSlash(rel), data)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -228,7 +229,7 @@ func TestGCS(t *testing.T) {
 	if _, ok := r.Method("solis-ada"); !ok || r.Counts.Images != 96 || r.Counts.DeadLetters != 0 {
 		t.Fatalf("report = %+v", r)
 	}
-	bows, err := formats.ReadAll[formats.BoW](ctx, out+"/bow-*.parquet")
+	bows, err := fileio.ReadAll[formats.BoW](ctx, out+"/bow-*.parquet")
 	if err != nil || len(bows) != 96 {
 		t.Fatalf("read %d bags of words from the bucket: %v", len(bows), err)
 	}
@@ -279,7 +280,7 @@ func TestDenseLearners(t *testing.T) {
 			t.Errorf("%s mAP %.4f, Euclidean %.4f: want at least 0.05 better", name, m.MAP, base.MAP)
 		}
 	}
-	tensors, err := formats.ReadAll[formats.ModelTensor](ctx, formats.Join(out, "model-lomdml-*.parquet"))
+	tensors, err := fileio.ReadAll[formats.ModelTensor](ctx, fileio.Join(out, "model-lomdml-*.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/formats/parquetio"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/pipelines/bowline"
@@ -58,12 +59,12 @@ func Build(s beam.Scope, c Config) error {
 	if err := c.Validate(); err != nil {
 		return err
 	}
-	bows := parquetio.Read(s, formats.Join(c.Run, "bow-*.parquet"), reflect.TypeOf(formats.BoW{}))
-	trips := parquetio.Read(s, formats.Join(c.Run, "triplets-*.parquet"), reflect.TypeOf(formats.Triplet{}))
+	bows := parquetio.Read(s, fileio.Join(c.Run, "bow-*.parquet"), reflect.TypeOf(formats.BoW{}))
+	trips := parquetio.Read(s, fileio.Join(c.Run, "triplets-*.parquet"), reflect.TypeOf(formats.Triplet{}))
 	var described beam.PCollection
 	for _, name := range c.Learning.Learners {
 		if learners.IsDense(name) {
-			described = parquetio.Read(s, formats.Join(c.Run, "features-*.parquet"), reflect.TypeOf(formats.Features{}))
+			described = parquetio.Read(s, fileio.Join(c.Run, "features-*.parquet"), reflect.TypeOf(formats.Features{}))
 			break
 		}
 	}

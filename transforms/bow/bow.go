@@ -26,7 +26,7 @@ import (
 	"slices"
 
 	"github.com/bowline/bowline/transforms/kmeans"
-	"github.com/bowline/bowline/transforms/sparse"
+	"github.com/bowline/bowline/learners/sparse"
 )
 
 // Quantizer maps byte descriptors (such as 128-byte SIFT descriptors) to

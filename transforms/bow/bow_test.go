@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/bowline/bowline/transforms/kmeans"
-	"github.com/bowline/bowline/transforms/sparse"
+	"github.com/bowline/bowline/learners/sparse"
 )
 
 func vec(idx []uint32, val []float32) sparse.Vector { return sparse.Vector{Idx: idx, Val: val} }

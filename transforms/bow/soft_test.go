@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/bowline/bowline/transforms/kmeans"
-	"github.com/bowline/bowline/transforms/sparse"
+	"github.com/bowline/bowline/learners/sparse"
 )
 
 func TestSoftWeights(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/global"
 	"github.com/bowline/bowline/transforms/ingest"
 	"github.com/bowline/bowline/transforms/sift"
@@ -132,7 +133,7 @@ func (d *Describer) Describe(ctx context.Context, img formats.Image) (feat forma
 			feat, dead = fail("describe", fmt.Errorf("panic: %v", p))
 		}
 	}()
-	data, err := formats.ReadBytes(ctx, img.URI)
+	data, err := fileio.ReadBytes(ctx, img.URI)
 	if err != nil {
 		return fail("read", err)
 	}

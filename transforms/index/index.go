@@ -12,7 +12,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/bowline/bowline/transforms/sparse"
+	"github.com/bowline/bowline/learners/sparse"
 )
 
 // Index is an inverted index built once by Build and read-only afterwards;

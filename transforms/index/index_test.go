@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bowline/bowline/transforms/sparse"
+	"github.com/bowline/bowline/learners/sparse"
 )
 
 func randVec(rng *rand.Rand, vocab int, p float64) sparse.Vector {

@@ -5,7 +5,6 @@ package report
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -125,15 +124,11 @@ func (r Report) HTML() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// Load reads the report.json at path (local or gs://).
-func Load(ctx context.Context, path string) (Report, error) {
-	js, err := formats.ReadBytes(ctx, path)
-	if err != nil {
-		return Report{}, fmt.Errorf("report: %w", err)
-	}
+// Parse reads a report from its JSON (report.json).
+func Parse(js []byte) (Report, error) {
 	var r Report
 	if err := json.Unmarshal(js, &r); err != nil {
-		return Report{}, fmt.Errorf("report: %s: %w", path, err)
+		return Report{}, fmt.Errorf("report: %w", err)
 	}
 	return r, nil
 }

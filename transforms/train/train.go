@@ -18,7 +18,7 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/learners"
-	"github.com/bowline/bowline/transforms/sparse"
+	"github.com/bowline/bowline/learners/sparse"
 )
 
 func init() {

@@ -15,7 +15,7 @@ import (
 	"github.com/bowline/bowline/transforms/bow"
 	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
-	"github.com/bowline/bowline/transforms/sparse"
+	"github.com/bowline/bowline/learners/sparse"
 )
 
 func TestMain(m *testing.M) { ptest.Main(m) }

@@ -21,7 +21,7 @@ import (
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/transforms/evaluate"
 	"github.com/bowline/bowline/transforms/index"
-	"github.com/bowline/bowline/transforms/sparse"
+	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/train"
 )
 

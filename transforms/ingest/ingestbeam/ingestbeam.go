@@ -15,6 +15,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/ingest"
 )
 
@@ -66,7 +67,7 @@ func (f *listFn) ProcessElement(ctx context.Context, _ []byte, emit func(formats
 // List reads the labels CSV or lists the directory named by input.
 func List(ctx context.Context, input string, cols ingest.Columns) ([]formats.Image, []formats.DeadLetter, error) {
 	if strings.HasSuffix(strings.ToLower(input), ".csv") {
-		data, err := formats.ReadBytes(ctx, input)
+		data, err := fileio.ReadBytes(ctx, input)
 		if err != nil {
 			return nil, nil, fmt.Errorf("ingest: %w", err)
 		}
@@ -79,7 +80,7 @@ func List(ctx context.Context, input string, cols ingest.Columns) ([]formats.Ima
 	var files []string
 	if strings.Contains(input, "://") {
 		var err error
-		files, err = formats.Glob(ctx, strings.TrimSuffix(input, "/")+"/**")
+		files, err = fileio.Glob(ctx, strings.TrimSuffix(input, "/")+"/**")
 		if err != nil {
 			return nil, nil, fmt.Errorf("ingest: list %s: %w", input, err)
 		}

@@ -1,40 +1,42 @@
-package formats
+package fileio
 
 import (
 	"context"
 	"math"
 	"reflect"
 	"testing"
+
+	"github.com/bowline/bowline/formats"
 )
 
 // Sample rows of every type, with lists (long, short, empty, nil), unicode
 // and extreme numbers. The lists a test expects back are given by want().
 
-func sampleImages() []Image {
-	return []Image{
+func sampleImages() []formats.Image {
+	return []formats.Image{
 		{ImageID: "img-001", URI: "gs://bucket/photos/img 001.jpg", Label: "cat", Tags: []string{"furry", "pet", "日本語", ""}},
 		{ImageID: "ünïcødé-ß", URI: "/local/path/ünïcødé.png", Label: "", Tags: []string{}},
 		{ImageID: "emoji-🐱", URI: "", Label: "dog", Tags: nil},
 	}
 }
 
-func sampleDeadLetters() []DeadLetter {
-	return []DeadLetter{
+func sampleDeadLetters() []formats.DeadLetter {
+	return []formats.DeadLetter{
 		{ImageID: "bad", URI: "gs://b/bad.jpg", Stage: "decode", Reason: "image: unknown format"},
 		{ImageID: "bad", URI: "gs://b/bad.jpg", Stage: "sift", Reason: "no keypoints\nsecond line"},
 		{},
 	}
 }
 
-func sampleFeatures() []Features {
+func sampleFeatures() []formats.Features {
 	desc := func(seed byte) []byte {
-		d := make([]byte, DescriptorSize)
+		d := make([]byte, formats.DescriptorSize)
 		for i := range d {
 			d[i] = seed + byte(i*7)
 		}
 		return d
 	}
-	return []Features{
+	return []formats.Features{
 		{
 			ImageID: "a", Label: "cat", Tags: []string{"pet", "ünï"}, Width: 640, Height: 480,
 			X:     []float32{0, 1.5, -0.5, 639.25},
@@ -51,67 +53,67 @@ func sampleFeatures() []Features {
 	}
 }
 
-func sampleWords() []Word {
-	c := make([]float32, DescriptorSize)
+func sampleWords() []formats.Word {
+	c := make([]float32, formats.DescriptorSize)
 	for i := range c {
 		c[i] = float32(i) / 3
 	}
-	return []Word{
+	return []formats.Word{
 		{WordID: 0, Centroid: c},
 		{WordID: math.MaxUint32, Centroid: []float32{-1, 0, 1}},
 		{WordID: 7, Centroid: []float32{}},
 	}
 }
 
-func sampleWordStats() []WordStat {
-	return []WordStat{
+func sampleWordStats() []formats.WordStat {
+	return []formats.WordStat{
 		{WordID: 0, DF: 0, IDF: 0},
 		{WordID: 12345, DF: math.MaxInt64, IDF: 3.25},
 		{WordID: math.MaxUint32, DF: -1, IDF: float32(math.Inf(-1))},
 	}
 }
 
-func sampleBoWs() []BoW {
-	return []BoW{
+func sampleBoWs() []formats.BoW {
+	return []formats.BoW{
 		{ImageID: "a", Label: "cat", WordIDs: []uint32{1, 5, 9, math.MaxUint32}, Weights: []float32{0.5, 0.5, 0.5, 0.5}},
 		{ImageID: "b", Label: "狗", WordIDs: []uint32{}, Weights: []float32{}},
 		{ImageID: "c", Label: "", WordIDs: []uint32{3}, Weights: []float32{1}},
 	}
 }
 
-func sampleTriplets() []Triplet {
-	return []Triplet{
+func sampleTriplets() []formats.Triplet {
+	return []formats.Triplet{
 		{Seq: 0, Query: "a", Positive: "b", Negative: "c"},
 		{Seq: math.MaxInt64, Query: "ü", Positive: "ö", Negative: "ä"},
 		{Seq: -5, Query: "", Positive: "", Negative: ""},
 	}
 }
 
-func sampleModelTensors() []ModelTensor {
-	return []ModelTensor{
+func sampleModelTensors() []formats.ModelTensor {
+	return []formats.ModelTensor{
 		{Learner: "lomdml", Params: `{"eta":0.01}`, Dims: []int64{2, 3}, Steps: 7, Index: 0, Values: []float64{0.25, 0.75}},
 		{Learner: "lomdml", Params: `{"eta":0.01}`, Dims: []int64{2, 3}, Steps: 7, Index: 1, Values: []float64{1, -0.5, 1e-300, 3}},
 	}
 }
 
-func sampleModelWeights() []ModelWeight {
-	return []ModelWeight{
+func sampleModelWeights() []formats.ModelWeight {
+	return []formats.ModelWeight{
 		{Learner: "solis-ada", Params: `{"lambda":0.01,"eta":"0.1"}`, WordID: 3, Weight: 0.75},
 		{Learner: "solis-ada", Params: `{"lambda":0.01,"eta":"0.1"}`, WordID: math.MaxUint32, Weight: -2},
 		{Learner: "ø", Params: "", WordID: 0, Weight: math.SmallestNonzeroFloat32},
 	}
 }
 
-func samplePostings() []Posting {
-	return []Posting{
+func samplePostings() []formats.Posting {
+	return []formats.Posting{
 		{Learner: "tfidf", WordID: 1, Weight: 1, Images: []string{"a", "b", "ünï"}, Values: []float32{0.1, 0.2, 0.3}},
 		{Learner: "tfidf", WordID: 2, Weight: 0, Images: []string{}, Values: []float32{}},
 		{Learner: "", WordID: math.MaxUint32, Weight: 0.5, Images: []string{""}, Values: []float32{0}},
 	}
 }
 
-func sampleReportRows() []ReportRow {
-	return []ReportRow{
+func sampleReportRows() []formats.ReportRow {
+	return []formats.ReportRow{
 		{Method: "tfidf", Input: "bow", Relevance: "label", Queries: 100, MAP: 0.5, PrecisionAt10: 0.4, NDCGAt10: 0.6,
 			Sparsity: 0, Vocabulary: 1000, TrainSeconds: 0, QuerySeconds: 1.5},
 		{Method: "solis-ada", Relevance: "label", Queries: math.MaxInt64, MAP: math.SmallestNonzeroFloat64,
@@ -194,7 +196,7 @@ func TestAllRowTypesHaveSamples(t *testing.T) {
 	for _, rt := range allTrips() {
 		seen[reflect.TypeOf(rt.rows).Elem()] = true
 	}
-	for _, typ := range RowTypes {
+	for _, typ := range formats.RowTypes {
 		if !seen[typ] {
 			t.Errorf("no round-trip sample for %v", typ)
 		}

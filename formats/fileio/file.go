@@ -1,4 +1,23 @@
-package formats
+// Package fileio reads and writes the pipeline's files — the Parquet
+// tables of package formats and plain bytes such as report.json — by path,
+// local or gs://, through Beam's file systems. It is the only part of the
+// formats tree that depends on Beam; the row types and the Parquet codec
+// (package formats) do not.
+//
+// Guarantees:
+//   - Atomic files: WriteFile, WriteFileOf and WriteBytes write to
+//     dir/.tmp-<random>-<base> and rename to the final name only after the
+//     Parquet writer and the file are closed (for GCS: the object
+//     committed). On any error, a cancelled context included, the temporary
+//     file is removed (a GCS upload is aborted) and the final path keeps its
+//     previous content, if any. Glob, and so ReadAll and parquetio.Read,
+//     skip files whose name starts with TempPrefix.
+//   - Streaming reads: ReadEach and ReadEachOf decode a few rows at a time;
+//     a gs:// file is first copied to a local temporary file (removed
+//     afterwards), never held in memory. ReadFile and ReadAll return all
+//     rows and are meant for small tables.
+//   - Errors name the operation and the path: "fileio: write <path>: ...".
+package fileio
 
 import (
 	"context"
@@ -10,6 +29,8 @@ import (
 	"os"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+
+	"github.com/bowline/bowline/formats"
 )
 
 // WriteBytes writes data to path atomically: under a temporary name in the
@@ -21,7 +42,7 @@ func WriteBytes(ctx context.Context, path string, data []byte) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("formats: write %s: %w", path, err)
+		return fmt.Errorf("fileio: write %s: %w", path, err)
 	}
 	return nil
 }
@@ -30,12 +51,12 @@ func WriteBytes(ctx context.Context, path string, data []byte) error {
 func ReadBytes(ctx context.Context, path string) ([]byte, error) {
 	fsys, err := filesystem.New(ctx, path)
 	if err != nil {
-		return nil, fmt.Errorf("formats: read %s: %w", path, err)
+		return nil, fmt.Errorf("fileio: read %s: %w", path, err)
 	}
 	defer fsys.Close()
 	data, err := filesystem.Read(ctx, fsys, path)
 	if err != nil {
-		return nil, fmt.Errorf("formats: read %s: %w", path, err)
+		return nil, fmt.Errorf("fileio: read %s: %w", path, err)
 	}
 	return data, nil
 }
@@ -45,28 +66,29 @@ func ReadBytes(ctx context.Context, path string) ([]byte, error) {
 func Remove(ctx context.Context, path string) error {
 	fsys, err := filesystem.New(ctx, path)
 	if err != nil {
-		return fmt.Errorf("formats: remove %s: %w", path, err)
+		return fmt.Errorf("fileio: remove %s: %w", path, err)
 	}
 	defer fsys.Close()
 	matches, err := fsys.List(ctx, path)
 	if err != nil {
-		return fmt.Errorf("formats: remove %s: %w", path, err)
+		return fmt.Errorf("fileio: remove %s: %w", path, err)
 	}
 	if len(matches) == 0 {
 		return nil
 	}
 	rm, ok := fsys.(filesystem.Remover)
 	if !ok {
-		return fmt.Errorf("formats: remove %s: the file system cannot remove files", path)
+		return fmt.Errorf("fileio: remove %s: the file system cannot remove files", path)
 	}
 	if err := rm.Remove(ctx, path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("formats: remove %s: %w", path, err)
+		return fmt.Errorf("fileio: remove %s: %w", path, err)
 	}
 	return nil
 }
 
-// randomHex returns 16 random hex digits.
-func randomHex() string {
+// RandomHex returns 16 random hex digits, for names that must not collide
+// with those of another run or worker.
+func RandomHex() string {
 	var b [8]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
@@ -76,18 +98,7 @@ func randomHex() string {
 // dir/.tmp-<16 random hex digits>-<base>.
 func tempName(path string) string {
 	dir, base := split(path)
-	return Join(dir, TempPrefix+randomHex()+"-"+base)
-}
-
-// protect runs f, turning a panic into an error: parquet-go panics on some
-// schema problems instead of returning errors.
-func protect(f func() error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("panic: %v", r)
-		}
-	}()
-	return f()
+	return Join(dir, TempPrefix+RandomHex()+"-"+base)
 }
 
 // writeAtomic writes the file at path with body, through a temporary file
@@ -125,7 +136,7 @@ func writeAtomic(ctx context.Context, path string, body func(w io.Writer) error)
 		removeQuietly(ctx, fsys, tmp)
 	}()
 
-	if err := protect(func() error { return body(w) }); err != nil {
+	if err := formats.Protect(func() error { return body(w) }); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {

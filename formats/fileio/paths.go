@@ -1,4 +1,4 @@
-package formats
+package fileio
 
 import (
 	"context"
@@ -16,12 +16,6 @@ import (
 // TempPrefix starts the base name of every temporary file this package and
 // formats/parquetio write. Glob skips such files.
 const TempPrefix = ".tmp-"
-
-// ShardName returns the file name of one shard of a sharded output:
-// ShardName("bow", 1, 4) is "bow-00001-of-00004.parquet".
-func ShardName(prefix string, shard, shards int) string {
-	return fmt.Sprintf("%s-%05d-of-%05d.parquet", prefix, shard, shards)
-}
 
 // isRemote reports whether path is a URL (scheme://...) rather than a local
 // path.
@@ -62,12 +56,12 @@ func split(path string) (dir, base string) {
 func Glob(ctx context.Context, pattern string) ([]string, error) {
 	fsys, err := filesystem.New(ctx, pattern)
 	if err != nil {
-		return nil, fmt.Errorf("formats: glob %s: %w", pattern, err)
+		return nil, fmt.Errorf("fileio: glob %s: %w", pattern, err)
 	}
 	defer fsys.Close()
 	all, err := fsys.List(ctx, pattern)
 	if err != nil {
-		return nil, fmt.Errorf("formats: glob %s: %w", pattern, err)
+		return nil, fmt.Errorf("fileio: glob %s: %w", pattern, err)
 	}
 	var files []string
 	for _, f := range all {

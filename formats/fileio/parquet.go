@@ -1,0 +1,127 @@
+package fileio
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"reflect"
+
+	"github.com/bowline/bowline/formats"
+)
+
+// WriteFile writes rows to a zstd-compressed Parquet file at path (local or
+// gs://), in the given order (formats.Encode). The file is written under a
+// temporary name in the same directory and renamed to path only once
+// complete; on error path is untouched and no temporary file is left behind.
+func WriteFile[T any](ctx context.Context, path string, rows []T) error {
+	err := writeAtomic(ctx, path, func(w io.Writer) error { return formats.Encode(ctx, w, rows) })
+	if err != nil {
+		return fmt.Errorf("fileio: write %s: %w", path, err)
+	}
+	return nil
+}
+
+// WriteFileOf is WriteFile for callers that know the row type only at run
+// time: rows must be a slice of a struct type (the row type). It writes the
+// same bytes as WriteFile would.
+func WriteFileOf(ctx context.Context, path string, rows any) error {
+	err := writeAtomic(ctx, path, func(w io.Writer) error { return formats.EncodeOf(ctx, w, rows) })
+	if err != nil {
+		return fmt.Errorf("fileio: write %s: %w", path, err)
+	}
+	return nil
+}
+
+// ReadFile returns every row of the Parquet file at path (local or gs://),
+// decoded as formats.Decode does.
+func ReadFile[T any](ctx context.Context, path string) ([]T, error) {
+	var rows []T
+	err := ReadEach(ctx, path, func(row *T) error {
+		rows = append(rows, *row)
+		return nil
+	})
+	return rows, err
+}
+
+// ReadEach calls fn for every row of the Parquet file at path, in file
+// order, decoding a few rows at a time (formats.Decode): memory does not
+// grow with the file, and a gs:// file is first copied to a local temporary
+// file, never held in memory. An error from fn stops the read and is
+// returned as it is.
+func ReadEach[T any](ctx context.Context, path string, fn func(row *T) error) error {
+	return readFile(ctx, path, func(r io.ReaderAt, size int64, fnErr *error) error {
+		return formats.Decode(ctx, r, size, func(row *T) error {
+			*fnErr = fn(row)
+			return *fnErr
+		})
+	})
+}
+
+// ReadEachOf is ReadEach for callers that know the row type only at run
+// time: fn receives each row as a freshly allocated value of the struct
+// type t.
+func ReadEachOf(ctx context.Context, path string, t reflect.Type, fn func(row any) error) error {
+	return readFile(ctx, path, func(r io.ReaderAt, size int64, fnErr *error) error {
+		return formats.DecodeOf(ctx, r, size, t, func(row any) error {
+			*fnErr = fn(row)
+			return *fnErr
+		})
+	})
+}
+
+// readFile runs body on the file at path and names the path in its errors,
+// except in the error of the caller's function, which body records in
+// fnErr and which is returned as it is.
+func readFile(ctx context.Context, path string, body func(r io.ReaderAt, size int64, fnErr *error) error) error {
+	var fnErr error
+	err := withReaderAt(ctx, path, func(r io.ReaderAt, size int64) error { return body(r, size, &fnErr) })
+	if err != nil && fnErr != nil {
+		return fnErr
+	}
+	if err != nil {
+		return fmt.Errorf("fileio: read %s: %w", path, err)
+	}
+	return nil
+}
+
+// ReadAll returns the rows of every file matching pattern (see Glob), file
+// after file in sorted file order. A pattern matching nothing yields no rows
+// and no error. It is meant for small tables.
+func ReadAll[T any](ctx context.Context, pattern string) ([]T, error) {
+	files, err := Glob(ctx, pattern)
+	if err != nil {
+		return nil, err
+	}
+	var rows []T
+	for _, f := range files {
+		err := ReadEach(ctx, f, func(row *T) error {
+			rows = append(rows, *row)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return rows, nil
+}
+
+// CountRows returns the number of rows in the Parquet files matching
+// pattern, from their footers: no row is decoded.
+func CountRows(ctx context.Context, pattern string) (int64, error) {
+	paths, err := Glob(ctx, pattern)
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, p := range paths {
+		err := withReaderAt(ctx, p, func(r io.ReaderAt, size int64) error {
+			n, err := formats.NumRows(r, size)
+			total += n
+			return err
+		})
+		if err != nil {
+			return 0, fmt.Errorf("fileio: count rows of %s: %w", p, err)
+		}
+	}
+	return total, nil
+}
