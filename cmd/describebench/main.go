@@ -21,7 +21,9 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
+	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/describe"
+	"github.com/bowline/bowline/transforms/describe/describebeam"
 	"github.com/bowline/bowline/transforms/ingest"
 	"github.com/bowline/bowline/transforms/ingest/ingestbeam"
 )
@@ -54,12 +56,12 @@ func main() {
 	for r := 0; r < *reps; r++ {
 		start := time.Now()
 		var kp atomic.Int64
-		describe.DescribeAll(ctx, opt, images, workers, func(res describe.Result) { kp.Add(int64(len(res.Features.X))) }, func(err error) { log.Fatal(err) })
+		describe.DescribeAll(ctx, opt, fileio.ReadBytes, images, workers, func(res describe.Result) { kp.Add(int64(len(res.Features.X))) }, func(err error) { log.Fatal(err) })
 		loops = append(loops, time.Since(start).Seconds())
 		keypoints = kp.Load()
 
 		p, s := beam.NewPipelineWithRoot()
-		feats, _ := describe.Extract(s, beam.CreateList(s, images), opt)
+		feats, _ := describebeam.Extract(s, beam.CreateList(s, images), opt)
 		stats.CountElms(s, feats)
 		start = time.Now()
 		if err := beamx.Run(ctx, p); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/bowline/bowline/formats/parquetio"
 	"github.com/bowline/bowline/transforms/bow/bowbeam"
 	"github.com/bowline/bowline/transforms/describe"
+	"github.com/bowline/bowline/transforms/describe/describebeam"
 	"github.com/bowline/bowline/transforms/ingest"
 	"github.com/bowline/bowline/transforms/ingest/ingestbeam"
 	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
@@ -125,7 +126,7 @@ func Build(s beam.Scope, c Config) error {
 	images, deadIngest := ingestbeam.Images(s, c.Input, c.Columns)
 	written = append(written, write("images", c.Shards, images))
 
-	features, deadSIFT := describe.Extract(s, images, c.Describe)
+	features, deadSIFT := describebeam.Extract(s, images, c.Describe)
 	dead := beam.Flatten(s, deadIngest, deadSIFT)
 	written = append(written, write("dead-letters", 1, dead), write("features", c.Shards, features))
 

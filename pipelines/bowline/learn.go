@@ -13,7 +13,7 @@ import (
 	"github.com/bowline/bowline/transforms/global"
 	"github.com/bowline/bowline/transforms/index/indexbeam"
 	"github.com/bowline/bowline/transforms/report"
-	"github.com/bowline/bowline/transforms/train"
+	"github.com/bowline/bowline/transforms/train/trainbeam"
 )
 
 // Learning configures the similarity learners and how they are evaluated.
@@ -31,7 +31,7 @@ type Learning struct {
 	// with parameter averaging; 1 and 1 is the sequential learner.
 	Shards, Rounds int
 	// BatchImages caps the training sample of the batch learners of global
-	// features (train.BatchOptions.MaxImages).
+	// features (trainbeam.BatchOptions.MaxImages).
 	BatchImages int
 	Eval        evaluatebeam.Options
 }
@@ -122,16 +122,16 @@ func (l Learning) Validate(dim int, global bool) error {
 	return nil
 }
 
-func (l Learning) options(name string, dim int) train.ShardOptions {
-	o := train.ShardOptions{Learner: name, Params: l.params(name, dim), Dim: dim, Shards: l.Shards, Rounds: l.Rounds}
+func (l Learning) options(name string, dim int) trainbeam.ShardOptions {
+	o := trainbeam.ShardOptions{Learner: name, Params: l.params(name, dim), Dim: dim, Shards: l.Shards, Rounds: l.Rounds}
 	if learners.IsDense(name) {
 		o.Dim, o.Dims = 0, global.Dims
 	}
 	return o
 }
 
-func (l Learning) batchOptions(name string) train.BatchOptions {
-	return train.BatchOptions{Learner: name, Params: l.params(name, 0), Dims: global.Dims, MaxImages: l.BatchImages, Seed: l.Eval.Seed}
+func (l Learning) batchOptions(name string) trainbeam.BatchOptions {
+	return trainbeam.BatchOptions{Learner: name, Params: l.params(name, 0), Dims: global.Dims, MaxImages: l.BatchImages, Seed: l.Eval.Seed}
 }
 
 // online reports whether the dense learner name learns from triplets.
@@ -163,19 +163,19 @@ func (l Learning) dense() bool {
 // of written paths (to wait on).
 func Learn(s beam.Scope, bows, trips, described beam.PCollection, dim int, l Learning, out string, shards int) (rows beam.PCollection, written []beam.PCollection) {
 	s = s.Scope("Learn")
-	feats := train.Features(s, trips, bows)
+	feats := trainbeam.Features(s, trips, bows)
 	// Each model is evaluated in its own ParDo: Prism (v2.77.0) ran a ParDo
 	// whose main input was a Flatten of a Create and a computed collection
 	// before its side input was complete, and evaluated the baseline over
 	// no images at all.
-	baseline := beam.Create(s, train.Model{Learner: report.Baseline})
+	baseline := beam.Create(s, trainbeam.Model{Learner: report.Baseline})
 	evals := []beam.PCollection{evaluatebeam.Evaluate(s, bows, baseline, l.Eval)}
 	if l.dense() {
-		dense := train.DenseRows(s, described)
+		dense := trainbeam.DenseRows(s, described)
 		var denseFeats beam.PCollection
 		// The Euclidean baseline has nothing to learn: its model is its
 		// name and dimensions.
-		euclid := beam.Create(s, train.Model{Learner: report.DenseBaseline, Dims: global.Dims, State: learners.State{Learner: report.DenseBaseline}})
+		euclid := beam.Create(s, trainbeam.Model{Learner: report.DenseBaseline, Dims: global.Dims, State: learners.State{Learner: report.DenseBaseline}})
 		evals = append(evals, evaluatebeam.EvaluateDense(s, dense, euclid, l.Eval))
 		for _, name := range l.Learners {
 			var model beam.PCollection
@@ -184,13 +184,13 @@ func Learn(s beam.Scope, bows, trips, described beam.PCollection, dim int, l Lea
 				continue
 			case l.online(name):
 				if !denseFeats.IsValid() {
-					denseFeats = train.DenseFeatures(s, trips, dense)
+					denseFeats = trainbeam.DenseFeatures(s, trips, dense)
 				}
-				model = train.Sharded(s, denseFeats, l.options(name, dim))
+				model = trainbeam.Sharded(s, denseFeats, l.options(name, dim))
 			default:
-				model = train.Batch(s, dense, l.batchOptions(name))
+				model = trainbeam.Batch(s, dense, l.batchOptions(name))
 			}
-			written = append(written, parquetio.Write(s, out, "model-"+name, 1, train.TensorRows(s, model)))
+			written = append(written, parquetio.Write(s, out, "model-"+name, 1, trainbeam.TensorRows(s, model)))
 			evals = append(evals, evaluatebeam.EvaluateDense(s, dense, model, l.Eval))
 		}
 	}
@@ -198,9 +198,9 @@ func Learn(s beam.Scope, bows, trips, described beam.PCollection, dim int, l Lea
 		if learners.IsDense(name) {
 			continue
 		}
-		model := train.Sharded(s, feats, l.options(name, dim))
+		model := trainbeam.Sharded(s, feats, l.options(name, dim))
 		written = append(written,
-			parquetio.Write(s, out, "model-"+name, 1, train.ModelRows(s, model)),
+			parquetio.Write(s, out, "model-"+name, 1, trainbeam.ModelRows(s, model)),
 			parquetio.Write(s, out, "index-"+name, shards, indexbeam.Postings(s, bows, model)))
 		evals = append(evals, evaluatebeam.Evaluate(s, bows, model, l.Eval))
 	}

@@ -1,33 +1,21 @@
-// Package describe is the Beam transform that turns images into features:
-// it reads and decodes each image once (package ingest), extracts its SIFT
-// keypoints (package sift) and, if asked, its global features (package
-// global), and turns every failure into a dead letter.
+// Package describe turns images into features: it reads and decodes each
+// image once (package ingest), extracts its SIFT keypoints (package sift)
+// and, if asked, its global features (package global), and turns every
+// failure into a dead letter. Package describebeam runs it as a Beam
+// transform.
 package describe
 
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
-	"reflect"
-	"runtime"
 	"sync"
 	"time"
 
-	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
-
 	"github.com/bowline/bowline/formats"
-	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/global"
 	"github.com/bowline/bowline/transforms/ingest"
 	"github.com/bowline/bowline/transforms/sift"
 )
-
-func init() {
-	beam.RegisterType(reflect.TypeOf((*batchKeyFn)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*describeFn)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*formats.Features)(nil)).Elem())
-}
 
 // Options configures extraction.
 type Options struct {
@@ -38,9 +26,10 @@ type Options struct {
 	// MaxPixels refuses images whose header declares more pixels, before
 	// decoding them (0: no limit).
 	MaxPixels int64
-	// Batches is the number of groups images are spread over. Each group is
-	// described by a pool of goroutines, one per CPU, so a runner that hands
-	// a worker one large bundle (Prism does) still uses every core.
+	// Batches is the number of groups the Beam transform spreads images
+	// over. Each group is described by a pool of goroutines, one per CPU,
+	// so a runner that hands a worker one large bundle (Prism does) still
+	// uses every core.
 	Batches int
 }
 
@@ -66,42 +55,25 @@ func (o Options) Validate() error {
 	return o.SIFT.Validate()
 }
 
-// Extract reads every image of images (PCollection<formats.Image>) and
-// returns its features (PCollection<formats.Features>); an image that
-// cannot be read, decoded or described becomes a dead letter
-// (PCollection<formats.DeadLetter>) with the reason, and the others go on.
-func Extract(s beam.Scope, images beam.PCollection, opt Options) (features, dead beam.PCollection) {
-	s = s.Scope("describe.Extract")
-	if opt.Batches <= 0 {
-		opt.Batches = 1
-	}
-	keyed := beam.ParDo(s, &batchKeyFn{Batches: opt.Batches}, images)
-	return beam.ParDo2(s, &describeFn{Opt: opt}, beam.GroupByKey(s, keyed))
-}
-
-type batchKeyFn struct{ Batches int }
-
-func (f *batchKeyFn) ProcessElement(img formats.Image) (int, formats.Image) {
-	h := fnv.New32a()
-	h.Write([]byte(img.ImageID))
-	return int(h.Sum32() % uint32(f.Batches)), img
-}
+// ReadFunc returns the bytes of the file at uri (local or gs://).
+type ReadFunc func(ctx context.Context, uri string) ([]byte, error)
 
 // Describer describes images one at a time with reusable buffers; it is
 // not safe for concurrent use: give each goroutine its own.
 type Describer struct {
 	opt  Options
+	read ReadFunc
 	sift *sift.Extractor
 	glob *global.Extractor
 	gray *sift.Image
 }
 
-// NewDescriber returns a Describer for opt.
-func NewDescriber(opt Options) (*Describer, error) {
+// NewDescriber returns a Describer for opt that reads images with read.
+func NewDescriber(opt Options, read ReadFunc) (*Describer, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
-	d := &Describer{opt: opt}
+	d := &Describer{opt: opt, read: read}
 	if !opt.NoSIFT {
 		ex, err := sift.NewExtractor(opt.SIFT)
 		if err != nil {
@@ -127,13 +99,13 @@ func (d *Describer) Describe(ctx context.Context, img formats.Image) (feat forma
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			if fresh, err := NewDescriber(d.opt); err == nil {
+			if fresh, err := NewDescriber(d.opt, d.read); err == nil {
 				*d = *fresh
 			}
 			feat, dead = fail("describe", fmt.Errorf("panic: %v", p))
 		}
 	}()
-	data, err := fileio.ReadBytes(ctx, img.URI)
+	data, err := d.read(ctx, img.URI)
 	if err != nil {
 		return fail("read", err)
 	}
@@ -166,24 +138,6 @@ func (d *Describer) Describe(ctx context.Context, img formats.Image) (feat forma
 	return feat, nil
 }
 
-type describeFn struct {
-	Opt Options
-
-	images, keypoints, failed beam.Counter
-	millis                    beam.Distribution
-}
-
-func (f *describeFn) Setup() error {
-	if err := f.Opt.Validate(); err != nil {
-		return err
-	}
-	f.images = beam.NewCounter("describe", "images")
-	f.keypoints = beam.NewCounter("describe", "keypoints")
-	f.failed = beam.NewCounter("describe", "dead_letters")
-	f.millis = beam.NewDistribution("describe", "image_ms")
-	return nil
-}
-
 // Result is one image's outcome: its features, or a dead letter.
 type Result struct {
 	Features formats.Features
@@ -192,51 +146,19 @@ type Result struct {
 	Millis int64
 }
 
-func (f *describeFn) ProcessElement(ctx context.Context, _ int, iter func(*formats.Image) bool, emit func(formats.Features), emitDead func(formats.DeadLetter)) error {
-	// The group's records are small (ids and URIs); draining them first keeps
-	// the runner's iterator, like the emitters and metrics, on this goroutine.
-	var batch []formats.Image
-	var img formats.Image
-	for iter(&img) {
-		batch = append(batch, img)
-		img = formats.Image{}
-	}
-	results := make(chan Result)
-	var firstErr error
-	var once sync.Once
-	go func() {
-		DescribeAll(ctx, f.Opt, batch, runtime.GOMAXPROCS(0), func(r Result) { results <- r }, func(err error) { once.Do(func() { firstErr = err }) })
-		close(results)
-	}()
-	// Emitters are not safe for concurrent use: only this goroutine emits.
-	for r := range results {
-		if r.Dead != nil {
-			log.Warnf(ctx, "describe: dead letter %s (%s): %s: %s", r.Dead.ImageID, r.Dead.URI, r.Dead.Stage, r.Dead.Reason)
-			f.failed.Inc(ctx, 1)
-			emitDead(*r.Dead)
-			continue
-		}
-		f.millis.Update(ctx, r.Millis)
-		f.images.Inc(ctx, 1)
-		f.keypoints.Inc(ctx, int64(len(r.Features.X)))
-		emit(r.Features)
-	}
-	return firstErr
-}
-
 // DescribeAll describes images with a pool of workers goroutines, each with
 // its own Describer, and hands every result to out from those goroutines;
 // it returns when all are done. It is the unit of work of the Beam
 // transform, exported so that a benchmark can time the same work without a
 // runner.
-func DescribeAll(ctx context.Context, opt Options, images []formats.Image, workers int, out func(Result), fail func(error)) {
+func DescribeAll(ctx context.Context, opt Options, read ReadFunc, images []formats.Image, workers int, out func(Result), fail func(error)) {
 	jobs := make(chan formats.Image)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			d, err := NewDescriber(opt)
+			d, err := NewDescriber(opt, read)
 			if err != nil {
 				fail(err)
 				for range jobs {

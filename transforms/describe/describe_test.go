@@ -14,11 +14,14 @@ import (
 // shape is an image of the project's own test set.
 var shape = filepath.Join("..", "..", "testdata", "shapes", "images", "class0", "class0-00.jpg")
 
+// readFile reads local files, as the Beam wrapper's reader does.
+func readFile(_ context.Context, uri string) ([]byte, error) { return os.ReadFile(uri) }
+
 func TestDescribe(t *testing.T) {
 	ctx := context.Background()
 	opt := DefaultOptions()
 	opt.Global = true
-	d, err := NewDescriber(opt)
+	d, err := NewDescriber(opt, readFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +60,7 @@ func TestDescribeFailures(t *testing.T) {
 	os.WriteFile(corrupt, data[:len(data)/4], 0o644)
 	empty := filepath.Join(dir, "e.png")
 	os.WriteFile(empty, nil, 0o644)
-	d, err := NewDescriber(DefaultOptions())
+	d, err := NewDescriber(DefaultOptions(), readFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +78,7 @@ func TestDescribeFailures(t *testing.T) {
 	if _, dead := d.Describe(ctx, formats.Image{ImageID: "ok", URI: shape}); dead != nil {
 		t.Errorf("good image after failures: %+v", dead)
 	}
-	if _, err := NewDescriber(Options{NoSIFT: true}); err == nil || !strings.Contains(err.Error(), "neither") {
+	if _, err := NewDescriber(Options{NoSIFT: true}, readFile); err == nil || !strings.Contains(err.Error(), "neither") {
 		t.Errorf("nothing to extract accepted: %v", err)
 	}
 }

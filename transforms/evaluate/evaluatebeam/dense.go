@@ -14,16 +14,16 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/transforms/evaluate"
-	"github.com/bowline/bowline/transforms/train"
+	"github.com/bowline/bowline/transforms/train/trainbeam"
 )
 
 func init() {
 	beam.RegisterType(reflect.TypeOf((*denseEvalFn)(nil)).Elem())
 }
 
-// EvaluateDense scores every dense model of models (PCollection<train.Model>
+// EvaluateDense scores every dense model of models (PCollection<trainbeam.Model>
 // with Dims set) by brute-force retrieval over rows
-// (PCollection<train.DenseRow>, a side input) and returns one
+// (PCollection<trainbeam.DenseRow>, a side input) and returns one
 // formats.ReportRow per model. There is no inverted index for dense
 // embeddings: each query is compared with every image, O(n·e) for n images
 // of embedding length e, which Options.MaxQueries bounds.
@@ -34,12 +34,12 @@ func EvaluateDense(s beam.Scope, rows, models beam.PCollection, opt Options) bea
 
 type denseEvalFn struct{ Opt Options }
 
-func (f *denseEvalFn) ProcessElement(ctx context.Context, m train.Model, side func(*train.DenseRow) bool) (formats.ReportRow, error) {
-	var rows []train.DenseRow
-	var r train.DenseRow
+func (f *denseEvalFn) ProcessElement(ctx context.Context, m trainbeam.Model, side func(*trainbeam.DenseRow) bool) (formats.ReportRow, error) {
+	var rows []trainbeam.DenseRow
+	var r trainbeam.DenseRow
 	for side(&r) {
 		rows = append(rows, r)
-		r = train.DenseRow{}
+		r = trainbeam.DenseRow{}
 	}
 	row, err := RunDense(rows, m, f.Opt)
 	if err != nil {
@@ -53,9 +53,9 @@ func (f *denseEvalFn) ProcessElement(ctx context.Context, m train.Model, side fu
 // RunDense evaluates the dense model m over rows: it restores the model,
 // embeds every image as an item (the "index" time of the report), and
 // lets each selected labelled image query the rest by brute force.
-func RunDense(rows []train.DenseRow, m train.Model, opt Options) (formats.ReportRow, error) {
+func RunDense(rows []trainbeam.DenseRow, m trainbeam.Model, opt Options) (formats.ReportRow, error) {
 	row := formats.ReportRow{Method: m.Learner, Input: "global", Relevance: "label", TrainSeconds: m.Seconds}
-	model, err := train.Restore(m)
+	model, err := trainbeam.Restore(m)
 	if err != nil {
 		return row, fmt.Errorf("evaluate %s: %w", m.Learner, err)
 	}

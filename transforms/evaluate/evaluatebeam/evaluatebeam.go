@@ -22,7 +22,7 @@ import (
 	"github.com/bowline/bowline/transforms/evaluate"
 	"github.com/bowline/bowline/transforms/index"
 	"github.com/bowline/bowline/learners/sparse"
-	"github.com/bowline/bowline/transforms/train"
+	"github.com/bowline/bowline/transforms/train/trainbeam"
 )
 
 func init() {
@@ -41,7 +41,7 @@ type Options struct {
 	Seed       uint64
 }
 
-// Evaluate scores every model of models (PCollection<train.Model>) by
+// Evaluate scores every model of models (PCollection<trainbeam.Model>) by
 // retrieval over bows (PCollection<formats.BoW>, a side input: each model's
 // evaluation holds the whole collection, which is the point of an index)
 // and returns one formats.ReportRow per model.
@@ -52,7 +52,7 @@ func Evaluate(s beam.Scope, bows, models beam.PCollection, opt Options) beam.PCo
 
 type evalFn struct{ Opt Options }
 
-func (f *evalFn) ProcessElement(ctx context.Context, m train.Model, side func(*formats.BoW) bool) (formats.ReportRow, error) {
+func (f *evalFn) ProcessElement(ctx context.Context, m trainbeam.Model, side func(*formats.BoW) bool) (formats.ReportRow, error) {
 	var docs []formats.BoW
 	var b formats.BoW
 	for side(&b) {
@@ -70,7 +70,7 @@ func (f *evalFn) ProcessElement(ctx context.Context, m train.Model, side func(*f
 
 // Run evaluates model m over docs: it builds the index under m's weights
 // and lets each selected labelled doc query it.
-func Run(docs []formats.BoW, m train.Model, opt Options) (formats.ReportRow, error) {
+func Run(docs []formats.BoW, m trainbeam.Model, opt Options) (formats.ReportRow, error) {
 	sort.Slice(docs, func(i, j int) bool { return docs[i].ImageID < docs[j].ImageID })
 	ids := make([]string, len(docs))
 	vecs := make([]sparse.Vector, len(docs))

@@ -11,7 +11,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/bowline/bowline/formats"
-	"github.com/bowline/bowline/transforms/train"
+	"github.com/bowline/bowline/transforms/train/trainbeam"
 )
 
 func init() {
@@ -23,7 +23,7 @@ func init() {
 
 // Postings returns the inverted index (PCollection<formats.Posting>) of bows
 // (PCollection<formats.BoW>) under the single-element model
-// (PCollection<train.Model>). Words whose weight is zero get no posting list:
+// (PCollection<trainbeam.Model>). Words whose weight is zero get no posting list:
 // the sparser the model, the smaller the index and the faster a query.
 func Postings(s beam.Scope, bows, model beam.PCollection) beam.PCollection {
 	s = s.Scope("index.Postings")
@@ -42,11 +42,11 @@ type emitFn struct {
 	loaded  bool
 }
 
-func (f *emitFn) load(model func(*train.Model) bool) error {
+func (f *emitFn) load(model func(*trainbeam.Model) bool) error {
 	if f.loaded {
 		return nil
 	}
-	var m train.Model
+	var m trainbeam.Model
 	if !model(&m) {
 		return fmt.Errorf("index: no model")
 	}
@@ -54,7 +54,7 @@ func (f *emitFn) load(model func(*train.Model) bool) error {
 	return nil
 }
 
-func (f *emitFn) ProcessElement(b formats.BoW, model func(*train.Model) bool, emit func(uint32, entry)) error {
+func (f *emitFn) ProcessElement(b formats.BoW, model func(*trainbeam.Model) bool, emit func(uint32, entry)) error {
 	if err := f.load(model); err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func (f *emitFn) ProcessElement(b formats.BoW, model func(*train.Model) bool, em
 
 type postingFn struct{ emitFn }
 
-func (f *postingFn) ProcessElement(word uint32, iter func(*entry) bool, model func(*train.Model) bool, emit func(formats.Posting)) error {
+func (f *postingFn) ProcessElement(word uint32, iter func(*entry) bool, model func(*trainbeam.Model) bool, emit func(formats.Posting)) error {
 	if err := f.load(model); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package train
+package trainbeam
 
 import (
 	"encoding/json"

@@ -1,10 +1,10 @@
-// Package train is the Beam wrapper of the similarity learners in
+// Package trainbeam is the Beam wrapper of the similarity learners in
 // learners/: it joins triplet ids with bags of words (Features) or with
 // dense global features (DenseFeatures) into per-triplet features and
 // trains an online learner over them in triplet order, sharded with
 // periodic parameter averaging (Sharded); batch learners of global
 // features train on a bounded sample of images (Batch).
-package train
+package trainbeam
 
 import (
 	"context"
