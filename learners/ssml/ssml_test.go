@@ -10,8 +10,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/bowline/bowline/learners/ssml"
 	"github.com/bowline/bowline/learners/sparse"
+	"github.com/bowline/bowline/learners/ssml"
 )
 
 // toySet is images whose class shows in the first informative feature

@@ -116,7 +116,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("dead letters = %+v, want one decode failure of corrupt", dead)
 	}
 
-	base, ok1 := r.Method(report.Baseline)
+	base, ok1 := r.Method(string(learners.BaselineTFIDF))
 	ada, ok2 := r.Method("solis-ada")
 	if !ok1 || !ok2 {
 		t.Fatalf("report methods = %+v, want tfidf and solis-ada", r.Methods)
@@ -241,7 +241,7 @@ func TestApproximateVocabulary(t *testing.T) {
 	c := testConfig(shapes, filepath.Join(t.TempDir(), "out"))
 	c.Vocab.Approx, c.Vocab.Chunks = true, 4
 	r := run(t, c)
-	base, _ := r.Method(report.Baseline)
+	base, _ := r.Method(string(learners.BaselineTFIDF))
 	ada, ok := r.Method("solis-ada")
 	if !ok || ada.Queries != 96 || ada.MAP <= base.MAP {
 		t.Fatalf("with approximate k-means: tfidf %+v, solis-ada %+v", base, ada)
@@ -263,7 +263,7 @@ func TestDenseLearners(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := run(t, c)
-	inputs := map[string]string{report.Baseline: "bow", "solis-ada": "bow", report.DenseBaseline: "global",
+	inputs := map[string]string{string(learners.BaselineTFIDF): "bow", "solis-ada": "bow", string(learners.BaselineEuclidean): "global",
 		"lomdml": "global", "oasis-full": "global", "itq": "global", "ssml": "global"}
 	if len(r.Methods) != len(inputs) {
 		t.Errorf("report has %d methods, want %d: %+v", len(r.Methods), len(inputs), r.Methods)
@@ -274,7 +274,7 @@ func TestDenseLearners(t *testing.T) {
 			t.Errorf("%s: row %+v (found %v), want input %s and 96 queries", name, m, ok, input)
 		}
 	}
-	base, _ := r.Method(report.DenseBaseline)
+	base, _ := r.Method(string(learners.BaselineEuclidean))
 	for _, name := range []string{"lomdml", "oasis-full"} {
 		if m, _ := r.Method(name); m.MAP < base.MAP+0.05 {
 			t.Errorf("%s mAP %.4f, Euclidean %.4f: want at least 0.05 better", name, m.MAP, base.MAP)

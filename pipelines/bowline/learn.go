@@ -9,10 +9,11 @@ import (
 
 	"github.com/bowline/bowline/formats/parquetio"
 	"github.com/bowline/bowline/learners"
+	"github.com/bowline/bowline/transforms/evaluate"
 	"github.com/bowline/bowline/transforms/evaluate/evaluatebeam"
 	"github.com/bowline/bowline/transforms/global"
 	"github.com/bowline/bowline/transforms/index/indexbeam"
-	"github.com/bowline/bowline/transforms/report"
+	"github.com/bowline/bowline/transforms/train"
 	"github.com/bowline/bowline/transforms/train/trainbeam"
 )
 
@@ -31,9 +32,9 @@ type Learning struct {
 	// with parameter averaging; 1 and 1 is the sequential learner.
 	Shards, Rounds int
 	// BatchImages caps the training sample of the batch learners of global
-	// features (trainbeam.BatchOptions.MaxImages).
+	// features (train.BatchOptions.MaxImages).
 	BatchImages int
-	Eval        evaluatebeam.Options
+	Eval        evaluate.Options
 }
 
 // DefaultParams are the hyper-parameters the pipeline uses where the
@@ -58,7 +59,7 @@ func DefaultLearning() Learning {
 		Learners: []string{"solis-ada", "solis-afb", "solis-da", "solis-tg", "oasis-diag"},
 		Shards:   1, Rounds: 1,
 		BatchImages: 20_000,
-		Eval:        evaluatebeam.Options{MaxQueries: 10_000, Seed: 1},
+		Eval:        evaluate.Options{MaxQueries: 10_000, Seed: 1},
 	}
 }
 
@@ -122,16 +123,16 @@ func (l Learning) Validate(dim int, global bool) error {
 	return nil
 }
 
-func (l Learning) options(name string, dim int) trainbeam.ShardOptions {
-	o := trainbeam.ShardOptions{Learner: name, Params: l.params(name, dim), Dim: dim, Shards: l.Shards, Rounds: l.Rounds}
+func (l Learning) options(name string, dim int) train.ShardOptions {
+	o := train.ShardOptions{Learner: name, Params: l.params(name, dim), Dim: dim, Shards: l.Shards, Rounds: l.Rounds}
 	if learners.IsDense(name) {
 		o.Dim, o.Dims = 0, global.Dims
 	}
 	return o
 }
 
-func (l Learning) batchOptions(name string) trainbeam.BatchOptions {
-	return trainbeam.BatchOptions{Learner: name, Params: l.params(name, 0), Dims: global.Dims, MaxImages: l.BatchImages, Seed: l.Eval.Seed}
+func (l Learning) batchOptions(name string) train.BatchOptions {
+	return train.BatchOptions{Learner: name, Params: l.params(name, 0), Dims: global.Dims, MaxImages: l.BatchImages, Seed: l.Eval.Seed}
 }
 
 // online reports whether the dense learner name learns from triplets.
@@ -168,19 +169,17 @@ func Learn(s beam.Scope, bows, trips, described beam.PCollection, dim int, l Lea
 	// whose main input was a Flatten of a Create and a computed collection
 	// before its side input was complete, and evaluated the baseline over
 	// no images at all.
-	baseline := beam.Create(s, trainbeam.Model{Learner: report.Baseline})
+	baseline := beam.Create(s, learners.BaselineModel(learners.BaselineTFIDF, nil))
 	evals := []beam.PCollection{evaluatebeam.Evaluate(s, bows, baseline, l.Eval)}
 	if l.dense() {
 		dense := trainbeam.DenseRows(s, described)
 		var denseFeats beam.PCollection
-		// The Euclidean baseline has nothing to learn: its model is its
-		// name and dimensions.
-		euclid := beam.Create(s, trainbeam.Model{Learner: report.DenseBaseline, Dims: global.Dims, State: learners.State{Learner: report.DenseBaseline}})
+		euclid := beam.Create(s, learners.BaselineModel(learners.BaselineEuclidean, global.Dims))
 		evals = append(evals, evaluatebeam.EvaluateDense(s, dense, euclid, l.Eval))
 		for _, name := range l.Learners {
 			var model beam.PCollection
 			switch {
-			case !learners.IsDense(name) || name == report.DenseBaseline:
+			case !learners.IsDense(name) || name == string(learners.BaselineEuclidean):
 				continue
 			case l.online(name):
 				if !denseFeats.IsValid() {
@@ -264,7 +263,7 @@ func ParseLearners(s string, global bool) []string {
 			}
 			if global {
 				for _, m := range learners.DenseNames() {
-					if _, slow := NotInAll[m]; !slow && m != report.DenseBaseline { // the baseline is always evaluated
+					if _, slow := NotInAll[m]; !slow && m != string(learners.BaselineEuclidean) { // the baseline is always evaluated
 						add(m)
 					}
 				}

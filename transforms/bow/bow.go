@@ -25,8 +25,8 @@ import (
 	"math"
 	"slices"
 
-	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/learners/sparse"
+	"github.com/bowline/bowline/transforms/kmeans"
 )
 
 // Quantizer maps byte descriptors (such as 128-byte SIFT descriptors) to

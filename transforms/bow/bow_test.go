@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/learners/sparse"
+	"github.com/bowline/bowline/transforms/kmeans"
 )
 
 func vec(idx []uint32, val []float32) sparse.Vector { return sparse.Vector{Idx: idx, Val: val} }

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/learners/sparse"
+	"github.com/bowline/bowline/transforms/kmeans"
 )
 
 func TestSoftWeights(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/learners"
 )
 
 // Report is everything report.json holds.
@@ -36,18 +37,13 @@ type Counts struct {
 	Triplets    int64 `json:"triplets"`
 }
 
-// Baseline is the method name of the untrained TF-IDF cosine ranking of
-// bags of words; DenseBaseline that of the untrained Euclidean ranking of
-// global features. Learners are compared with the baseline of their input.
-const (
-	Baseline      = "tfidf"
-	DenseBaseline = "euclidean"
-)
-
 // Sort orders the methods: those ranking bags of words, then those ranking
 // global features, each group with its baseline first and then by name.
 func (r *Report) Sort() {
-	base := func(m formats.ReportRow) bool { return m.Method == Baseline || m.Method == DenseBaseline }
+	// Learners are compared with the baseline of their input.
+	base := func(m formats.ReportRow) bool {
+		return m.Method == string(learners.BaselineTFIDF) || m.Method == string(learners.BaselineEuclidean)
+	}
 	group := func(m formats.ReportRow) int { return map[string]int{"bow": 0, "global": 1}[m.Input] }
 	sort.Slice(r.Methods, func(i, j int) bool {
 		a, b := r.Methods[i], r.Methods[j]

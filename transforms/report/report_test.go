@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/learners"
 )
 
 func TestReport(t *testing.T) {
@@ -15,11 +16,11 @@ func TestReport(t *testing.T) {
 		Counts: Counts{Images: 10, DeadLetters: 1},
 		Methods: []formats.ReportRow{
 			{Method: "solis-ada", MAP: 0.8, Sparsity: 0.5},
-			{Method: Baseline, MAP: 0.5},
+			{Method: string(learners.BaselineTFIDF), MAP: 0.5},
 		},
 	}
 	r.Sort()
-	if r.Methods[0].Method != Baseline {
+	if r.Methods[0].Method != string(learners.BaselineTFIDF) {
 		t.Fatalf("baseline not first: %+v", r.Methods)
 	}
 	js, err := r.JSON()

@@ -2,7 +2,6 @@ package trainbeam
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"reflect"
 	"sort"
 	"testing"
@@ -11,7 +10,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/bowline/bowline/learners"
-	"github.com/bowline/bowline/learners/sparse"
+	"github.com/bowline/bowline/transforms/train"
+	"github.com/bowline/bowline/transforms/train/traintest"
 )
 
 func TestMain(m *testing.M) { ptest.Main(m) }
@@ -23,7 +23,7 @@ func init() { beam.RegisterType(reflect.TypeOf((*checkFn)(nil)).Elem()) }
 // inside it.
 type checkFn struct{ Want []float32 }
 
-func (f *checkFn) ProcessElement(m Model) error {
+func (f *checkFn) ProcessElement(m learners.Model) error {
 	if !reflect.DeepEqual(m.Weights, f.Want) {
 		for i := range f.Want {
 			if i < len(m.Weights) && m.Weights[i] != f.Want[i] {
@@ -37,70 +37,7 @@ func (f *checkFn) ProcessElement(m Model) error {
 
 const dim = 60
 
-func randomFeatures(n int) []Feature {
-	r := rand.New(rand.NewPCG(3, 4))
-	out := make([]Feature, n)
-	for i := range out {
-		var u sparse.Vector
-		for j := 0; j < dim; j++ {
-			if r.Float64() < 0.15 {
-				u.Idx = append(u.Idx, uint32(j))
-				v := r.Float64() * 0.5
-				if j%3 == 0 { // informative words push one way
-					v = -v / 3
-				}
-				u.Val = append(u.Val, float32(v))
-			}
-		}
-		out[i] = Feature{Seq: int64(r.Uint64() >> 1), U: u}
-	}
-	return out
-}
-
-// simulate is sharded training written out by hand: the specification the
-// Beam transform must meet.
-func simulate(t *testing.T, feats []Feature, opt ShardOptions) []float32 {
-	sorted := append([]Feature(nil), feats...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Seq < sorted[j].Seq })
-	l, err := learners.New(opt.Learner, opt.Dim, opt.Params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	state := l.State()
-	for r := 0; r < opt.Rounds; r++ {
-		var states []learners.State
-		for sh := 0; sh < opt.Shards; sh++ {
-			var mine []Feature
-			for _, f := range sorted {
-				if RoundOf(f.Seq, opt.Rounds) == r && ShardOf(f.Seq, opt.Shards) == sh {
-					mine = append(mine, f)
-				}
-			}
-			if len(mine) == 0 {
-				continue
-			}
-			l, _ := learners.New(opt.Learner, opt.Dim, opt.Params)
-			if err := l.SetState(state); err != nil {
-				t.Fatal(err)
-			}
-			for _, f := range mine {
-				l.Update(f.U)
-			}
-			states = append(states, l.State())
-		}
-		if len(states) > 0 {
-			if state, err = learners.Average(states); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if err := l.SetState(state); err != nil {
-		t.Fatal(err)
-	}
-	return l.Weights(nil)
-}
-
-func runSharded(t *testing.T, feats []Feature, opt ShardOptions, want []float32) {
+func runSharded(t *testing.T, feats []train.Feature, opt train.ShardOptions, want []float32) {
 	t.Helper()
 	p, s := beam.NewPipelineWithRoot()
 	model := Sharded(s, beam.CreateList(s, feats), opt)
@@ -111,12 +48,12 @@ func runSharded(t *testing.T, feats []Feature, opt ShardOptions, want []float32)
 }
 
 func TestShardedOneShardIsSequential(t *testing.T) {
-	feats := randomFeatures(400)
+	feats := traintest.RandomFeatures(400, dim)
 	for _, name := range []string{"solis-ada", "solis-tg"} {
 		seq, _ := learners.New(name, dim, nil)
-		sorted := append([]Feature(nil), feats...)
+		sorted := append([]train.Feature(nil), feats...)
 		sort.Slice(sorted, func(i, j int) bool { return sorted[i].Seq < sorted[j].Seq })
-		m, err := Run(seq, sorted)
+		m, err := train.Run(seq, sorted)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,43 +61,24 @@ func TestShardedOneShardIsSequential(t *testing.T) {
 			t.Fatalf("%s learned nothing: the test would prove little", name)
 		}
 		for _, rounds := range []int{1, 3} {
-			runSharded(t, feats, ShardOptions{Learner: name, Dim: dim, Shards: 1, Rounds: rounds}, m.Weights)
+			runSharded(t, feats, train.ShardOptions{Learner: name, Dim: dim, Shards: 1, Rounds: rounds}, m.Weights)
 		}
 	}
 }
 
 func TestShardedAveragesShards(t *testing.T) {
-	feats := randomFeatures(400)
-	opt := ShardOptions{Learner: "solis-ada", Dim: dim, Shards: 3, Rounds: 2}
-	want := simulate(t, feats, opt)
-	one := simulate(t, feats, ShardOptions{Learner: "solis-ada", Dim: dim, Shards: 1, Rounds: 1})
+	feats := traintest.RandomFeatures(400, dim)
+	opt := train.ShardOptions{Learner: "solis-ada", Dim: dim, Shards: 3, Rounds: 2}
+	want, err := traintest.Simulate(feats, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := traintest.Simulate(feats, train.ShardOptions{Learner: "solis-ada", Dim: dim, Shards: 1, Rounds: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if reflect.DeepEqual(want, one) {
 		t.Fatal("three shards gave the sequential model: the test would not see averaging")
 	}
 	runSharded(t, feats, opt, want)
-}
-
-func TestRoundAndShardOf(t *testing.T) {
-	const rounds, shards = 5, 4
-	r := rand.New(rand.NewPCG(1, 1))
-	var perRound [rounds]int
-	var perShard [shards]int
-	for i := 0; i < 20000; i++ {
-		seq := int64(r.Uint64() >> 1)
-		perRound[RoundOf(seq, rounds)]++
-		perShard[ShardOf(seq, shards)]++
-	}
-	for i, n := range perRound {
-		if n < 3600 || n > 4400 {
-			t.Errorf("round %d holds %d of 20000", i, n)
-		}
-	}
-	for i, n := range perShard {
-		if n < 4500 || n > 5500 {
-			t.Errorf("shard %d holds %d of 20000", i, n)
-		}
-	}
-	if RoundOf(1<<63-1, rounds) != rounds-1 || RoundOf(0, rounds) != 0 {
-		t.Error("the ends of the Seq range fall outside the rounds")
-	}
 }

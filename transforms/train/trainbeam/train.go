@@ -8,10 +8,7 @@ package trainbeam
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"reflect"
-	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
@@ -19,11 +16,12 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/learners/sparse"
+	"github.com/bowline/bowline/transforms/train"
 )
 
 func init() {
 	for _, t := range []any{
-		(*sparse.Vector)(nil), (*vec)(nil), (*partial)(nil), (*Feature)(nil), (*Model)(nil), (*fillFn)(nil), (*finishFn)(nil),
+		(*sparse.Vector)(nil), (*vec)(nil), (*partial)(nil), (*fillFn)(nil), (*finishFn)(nil),
 	} {
 		beam.RegisterType(reflect.TypeOf(t).Elem())
 	}
@@ -31,36 +29,6 @@ func init() {
 	beam.RegisterFunction(keyDenseFn)
 	beam.RegisterFunction(keyQueryFn)
 	beam.RegisterFunction(modelRowsFn)
-}
-
-// Feature is the learner's view of a triplet: u = x ⊙ (x+ − x−) for a
-// bag-of-words learner (Features), or the three images' dense global
-// features X, P (positive) and N (negative) for a dense one
-// (DenseFeatures).
-type Feature struct {
-	Seq     int64
-	U       sparse.Vector
-	X, P, N []float32
-}
-
-// Model is a learned similarity. For a bag-of-words learner it is
-// diagonal: Weights has one entry per visual word, and nil means every
-// weight is one, which makes the similarity the plain TF-IDF cosine (the
-// baseline the learners are compared with). For a learner of dense global
-// features (learners.DenseModel) Dims is non-nil and State restores it.
-type Model struct {
-	Learner string
-	// Params is the learner's hyper-parameters as JSON.
-	Params   string
-	Weights  []float32
-	Dims     []int
-	State    learners.State
-	Triplets int64
-	// MeanLoss is the mean hinge loss suffered over the pass; Violations
-	// counts the triplets with a positive loss.
-	MeanLoss   float64
-	Violations int64
-	Seconds    float64
 }
 
 // vec is an image's representation in the join: a bag of words or dense
@@ -78,7 +46,7 @@ type partial struct {
 }
 
 // Features joins triplets (PCollection<formats.Triplet>) with bags of words
-// (PCollection<formats.BoW>) and returns PCollection<Feature>. The join is
+// (PCollection<formats.BoW>) and returns PCollection<train.Feature>. The join is
 // three co-groupings by image id — query, then positive, then negative — so
 // no worker ever holds more than one image's bag and the triplets that name
 // it. Triplets that name an image without a bag are dropped and counted.
@@ -88,8 +56,8 @@ func Features(s beam.Scope, triplets, bows beam.PCollection) beam.PCollection {
 }
 
 // DenseFeatures joins triplets (PCollection<formats.Triplet>) with dense
-// global features (PCollection<DenseRow>) as Features does with bags of
-// words, and returns PCollection<Feature> with X, P and N set.
+// global features (PCollection<train.DenseRow>) as Features does with bags of
+// words, and returns PCollection<train.Feature> with X, P and N set.
 func DenseFeatures(s beam.Scope, triplets, rows beam.PCollection) beam.PCollection {
 	s = s.Scope("train.DenseFeatures")
 	return join(s, triplets, beam.ParDo(s, keyDenseFn, rows))
@@ -109,7 +77,7 @@ func keyBoWFn(b formats.BoW) (string, vec) {
 	return b.ImageID, vec{S: sparse.Vector{Idx: b.WordIDs, Val: b.Weights}}
 }
 
-func keyDenseFn(r DenseRow) (string, vec) { return r.ImageID, vec{D: r.X} }
+func keyDenseFn(r train.DenseRow) (string, vec) { return r.ImageID, vec{D: r.X} }
 
 func keyQueryFn(t formats.Triplet) (string, partial) { return t.Query, partial{T: t} }
 
@@ -143,7 +111,7 @@ func (f *fillFn) ProcessElement(ctx context.Context, id string, bows func(*vec) 
 }
 
 // finishFn meets each triplet with its negative's representation and
-// emits the finished Feature.
+// emits the finished train.Feature.
 type finishFn struct {
 	u       sparse.Vector
 	missing beam.Counter
@@ -151,7 +119,7 @@ type finishFn struct {
 
 func (f *finishFn) Setup() { f.missing = beam.NewCounter("train", "triplets_without_bow") }
 
-func (f *finishFn) ProcessElement(ctx context.Context, id string, bows func(*vec) bool, parts func(*partial) bool, emit func(Feature)) {
+func (f *finishFn) ProcessElement(ctx context.Context, id string, bows func(*vec) bool, parts func(*partial) bool, emit func(train.Feature)) {
 	var v vec
 	found := bows(&v)
 	var p partial
@@ -161,12 +129,12 @@ func (f *finishFn) ProcessElement(ctx context.Context, id string, bows func(*vec
 			continue
 		}
 		if v.D != nil {
-			emit(Feature{Seq: p.T.Seq, X: p.X.D, P: p.P.D, N: v.D})
+			emit(train.Feature{Seq: p.T.Seq, X: p.X.D, P: p.P.D, N: v.D})
 			p = partial{}
 			continue
 		}
 		f.u = sparse.TripletFeature(f.u, p.X.S, p.P.S, v.S)
-		emit(Feature{Seq: p.T.Seq, U: sparse.Vector{
+		emit(train.Feature{Seq: p.T.Seq, U: sparse.Vector{
 			Idx: append([]uint32(nil), f.u.Idx...),
 			Val: append([]float32(nil), f.u.Val...),
 		}})
@@ -179,45 +147,13 @@ func drop(ctx context.Context, c beam.Counter, t formats.Triplet, role, id strin
 	log.Warnf(ctx, "train: triplet %d: %s %s has no bag of words or global features; dropped", t.Seq, role, id)
 }
 
-// Run feeds feats to l in order and returns the model it learned.
-func Run(l learners.Online, feats []Feature) (Model, error) {
-	params, err := json.Marshal(l.Params())
-	if err != nil {
-		return Model{}, fmt.Errorf("train: %s params: %w", l.Name(), err)
-	}
-	start := time.Now()
-	var loss float64
-	var viol int64
-	for _, ft := range feats {
-		if err := ft.U.Validate(l.Dim()); err != nil {
-			return Model{}, fmt.Errorf("train: triplet %d: %w", ft.Seq, err)
-		}
-		if ls := l.Update(ft.U); ls > 0 {
-			loss += ls
-			viol++
-		}
-	}
-	m := Model{
-		Learner:    l.Name(),
-		Params:     string(params),
-		Weights:    l.Weights(nil),
-		Triplets:   int64(len(feats)),
-		Violations: viol,
-		Seconds:    time.Since(start).Seconds(),
-	}
-	if len(feats) > 0 {
-		m.MeanLoss = loss / float64(len(feats))
-	}
-	return m, nil
-}
-
-// ModelRows flattens models (PCollection<Model>) into their Parquet rows,
+// ModelRows flattens models (PCollection<learners.Model>) into their Parquet rows,
 // one per non-zero weight.
 func ModelRows(s beam.Scope, models beam.PCollection) beam.PCollection {
 	return beam.ParDo(s.Scope("train.ModelRows"), modelRowsFn, models)
 }
 
-func modelRowsFn(m Model, emit func(formats.ModelWeight)) {
+func modelRowsFn(m learners.Model, emit func(formats.ModelWeight)) {
 	for i, w := range m.Weights {
 		if w != 0 {
 			emit(formats.ModelWeight{Learner: m.Learner, Params: m.Params, WordID: uint32(i), Weight: w})

@@ -1,4 +1,4 @@
-package evaluatebeam
+package evaluate
 
 import (
 	"math"
@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/bowline/bowline/formats"
-	"github.com/bowline/bowline/transforms/train/trainbeam"
+	"github.com/bowline/bowline/learners"
 )
 
 // Four images over three words; under unit weights the scores are dot
@@ -29,7 +29,7 @@ func TestRunHandComputed(t *testing.T) {
 	want := ((1+2.0/3)/2 + (1.0/2+2.0/3)/2 + (1.0/2+2.0/3)/2) / 3
 	for _, procs := range []int{1, 4} {
 		old := runtime.GOMAXPROCS(procs)
-		row, err := Run(docs(), trainbeam.Model{Learner: "tfidf"}, Options{})
+		row, err := BoW(docs(), learners.BaselineModel(learners.BaselineTFIDF, nil), Options{})
 		runtime.GOMAXPROCS(old)
 		if err != nil {
 			t.Fatal(err)
@@ -49,7 +49,7 @@ func TestRunHandComputed(t *testing.T) {
 func TestRunWeightsDropWords(t *testing.T) {
 	// Weight 0 on word 0 removes its three postings and zeroes a third of
 	// the weights.
-	row, err := Run(docs(), trainbeam.Model{Learner: "m", Weights: []float32{0, 1, 1}}, Options{})
+	row, err := BoW(docs(), learners.Model{Learner: "m", Weights: []float32{0, 1, 1}}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

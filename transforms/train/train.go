@@ -1,0 +1,81 @@
+// Package train holds the training logic of the similarity learners of
+// package learners as the pipeline runs them, without Beam: the per-triplet
+// features the online learners consume (Feature), a sequential pass (Run),
+// one shard of a sharded pass with periodic parameter averaging
+// (ShardOptions, TrainShard, Average, Finish; RoundOf and ShardOf say
+// where each triplet goes), and the batch learners of global features on
+// a bounded, hash-chosen sample of images (Sample, Fit). Package trainbeam
+// wires them into Beam transforms.
+//
+// # Sharded training
+//
+// A pass over the triplets, in Seq order, is cut into Rounds rounds by
+// ranges of Seq (RoundOf). Within a round every triplet goes to one of
+// Shards shards by a hash of its Seq (ShardOf); each shard starts from the
+// round's state, learns from its triplets in Seq order, and hands back its
+// state; the states are averaged into the next round's (Average). With one
+// shard and one round this is the sequential learner, bit for bit: the
+// learners' states hold their running sums, not derived weights, so a
+// restored learner continues exactly where it stopped.
+package train
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/bowline/bowline/learners"
+	"github.com/bowline/bowline/learners/sparse"
+
+	// The learners register themselves with learners.New and
+	// learners.NewDense by name.
+	_ "github.com/bowline/bowline/learners/euclidean"
+	_ "github.com/bowline/bowline/learners/itq"
+	_ "github.com/bowline/bowline/learners/mglp"
+	_ "github.com/bowline/bowline/learners/oasis"
+	_ "github.com/bowline/bowline/learners/omdml"
+	_ "github.com/bowline/bowline/learners/solis"
+	_ "github.com/bowline/bowline/learners/ssml"
+)
+
+// Feature is the learner's view of a triplet: u = x ⊙ (x+ − x−) for a
+// bag-of-words learner (Features), or the three images' dense global
+// features X, P (positive) and N (negative) for a dense one
+// (DenseFeatures).
+type Feature struct {
+	Seq     int64
+	U       sparse.Vector
+	X, P, N []float32
+}
+
+// Run feeds feats to l in order and returns the model it learned.
+func Run(l learners.Online, feats []Feature) (learners.Model, error) {
+	params, err := json.Marshal(l.Params())
+	if err != nil {
+		return learners.Model{}, fmt.Errorf("train: %s params: %w", l.Name(), err)
+	}
+	start := time.Now()
+	var loss float64
+	var viol int64
+	for _, ft := range feats {
+		if err := ft.U.Validate(l.Dim()); err != nil {
+			return learners.Model{}, fmt.Errorf("train: triplet %d: %w", ft.Seq, err)
+		}
+		if ls := l.Update(ft.U); ls > 0 {
+			loss += ls
+			viol++
+		}
+	}
+	m := learners.Model{
+		Learner:    l.Name(),
+		Params:     string(params),
+		Weights:    l.Weights(nil),
+		Triplets:   int64(len(feats)),
+		Violations: viol,
+		Seconds:    time.Since(start).Seconds(),
+	}
+	if len(feats) > 0 {
+		m.MeanLoss = loss / float64(len(feats))
+	}
+	return m, nil
+}
