@@ -2,6 +2,7 @@ package learners
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -21,6 +22,25 @@ func TestSparsity(t *testing.T) {
 	} {
 		if got := Sparsity(tc.w); got != tc.want {
 			t.Errorf("Sparsity(%v) = %v, want %v", tc.w, got, tc.want)
+		}
+	}
+}
+
+func TestModelDiagonal(t *testing.T) {
+	for _, c := range []struct {
+		m       Model
+		want    []float32
+		wantErr bool
+	}{
+		{m: BaselineModel(BaselineTFIDF, nil), want: nil},
+		{m: Model{Learner: "solis-ada", Weights: []float32{0, 2}}, want: []float32{0, 2}},
+		{m: Model{Learner: "solis-ada"}, wantErr: true}, // learned, but no weights: not TF-IDF
+		{m: BaselineModel(BaselineEuclidean, []int{3}), wantErr: true},
+		{m: Model{Learner: "lomdml", Dims: []int{3}}, wantErr: true},
+	} {
+		got, err := c.m.Diagonal()
+		if (err != nil) != c.wantErr || !slices.Equal(got, c.want) || (got == nil) != (c.want == nil) {
+			t.Errorf("%s (baseline %q): Diagonal = %v, %v; want %v, error %v", c.m.Learner, c.m.Baseline, got, err, c.want, c.wantErr)
 		}
 	}
 }

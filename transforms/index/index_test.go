@@ -388,3 +388,31 @@ func TestDescKey(t *testing.T) {
 		t.Errorf("−0 and +0 have different keys")
 	}
 }
+
+// TestPostingList: the rules the distributed index writes posting lists
+// by are Build's — no posting for a zero coordinate or a word of weight
+// zero or outside the weights, images in id order, the word's weight (one
+// without weights).
+func TestPostingList(t *testing.T) {
+	w := []float32{0, 0.5}
+	for _, c := range []struct {
+		w    []float32
+		word uint32
+		x    float32
+		want bool
+	}{
+		{nil, 7, 0.3, true}, {nil, 7, 0, false}, {w, 0, 0.3, false}, {w, 1, 0.3, true}, {w, 2, 0.3, false},
+	} {
+		if got := Posts(c.w, c.word, c.x); got != c.want {
+			t.Errorf("Posts(%v, %d, %v) = %v, want %v", c.w, c.word, c.x, got, c.want)
+		}
+	}
+	p := PostingList("m", w, 1, []Entry{{"b", 0.2}, {"a", 0.1}})
+	if p.Learner != "m" || p.WordID != 1 || p.Weight != 0.5 ||
+		!slices.Equal(p.Images, []string{"a", "b"}) || !slices.Equal(p.Values, []float32{0.1, 0.2}) {
+		t.Errorf("PostingList = %+v", p)
+	}
+	if p := PostingList("tfidf", nil, 9, []Entry{{"a", 1}}); p.Weight != 1 {
+		t.Errorf("without weights the word's weight is %v, want 1", p.Weight)
+	}
+}

@@ -1,0 +1,87 @@
+package retrain
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+
+	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/fileio"
+	"github.com/bowline/bowline/pipelines/bowline"
+)
+
+func TestMain(m *testing.M) { ptest.Main(m) }
+
+// shapes is the project's own labelled test set, made by cmd/mktestdata.
+var shapes = filepath.Join("..", "..", "testdata", "shapes", "labels.csv")
+
+func runJob(t *testing.T, build func(s beam.Scope) error) {
+	t.Helper()
+	p, s := beam.NewPipelineWithRoot()
+	if err := build(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := ptest.Run(p); err != nil {
+		t.Fatalf("pipeline: %v", err)
+	}
+}
+
+// TestRetrain runs the main job on the shapes set, then retrains on its
+// output: sequentially it gives the main job's model byte for byte, and
+// sharded it gives a model of its own and a report row for every learner.
+func TestRetrain(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	run := filepath.Join(dir, "run")
+	c := bowline.DefaultConfig()
+	c.Input, c.Output, c.Shards, c.Vocab.K = shapes, run, 2, 200
+	c.Learning.Learners = []string{"solis-ada"}
+	runJob(t, func(s beam.Scope) error { return bowline.Build(s, c) })
+
+	retrain := func(out string, learnersList []string, shards, rounds int) {
+		l := bowline.DefaultLearning()
+		l.Learners, l.Shards, l.Rounds = learnersList, shards, rounds
+		rc := Config{Run: run, Output: out, Vocabulary: c.Vocab.K, Shards: 2, Learning: l}
+		runJob(t, func(s beam.Scope) error { return Build(s, rc) })
+	}
+	same := filepath.Join(dir, "same")
+	retrain(same, []string{"solis-ada"}, 1, 1)
+	want, _ := filepath.Glob(filepath.Join(run, "model-solis-ada-*.parquet"))
+	got, _ := filepath.Glob(filepath.Join(same, "model-solis-ada-*.parquet"))
+	if len(want) != 1 || len(got) != 1 {
+		t.Fatalf("model files: %q and %q", want, got)
+	}
+	a, _ := os.ReadFile(want[0])
+	b, _ := os.ReadFile(got[0])
+	if !bytes.Equal(a, b) {
+		t.Error("retraining with the run's settings did not give the run's model")
+	}
+
+	sharded := filepath.Join(dir, "sharded")
+	retrain(sharded, []string{"solis-ada", "oasis-diag"}, 3, 2)
+	r, err := bowline.LoadReport(ctx, sharded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"tfidf", "solis-ada", "oasis-diag"} {
+		row, ok := r.Method(m)
+		if !ok || row.Queries != 96 || row.MAP <= 0 {
+			t.Errorf("%s: report row %+v (present %v), want 96 queries and a mAP", m, row, ok)
+		}
+	}
+	if r.Counts.Described != 96 || r.Counts.Triplets == 0 {
+		t.Errorf("counts = %+v", r.Counts)
+	}
+	weights, err := fileio.ReadAll[formats.ModelWeight](ctx, fileio.Join(sharded, "model-solis-ada-*.parquet"))
+	if err != nil || len(weights) == 0 {
+		t.Fatalf("sharded model: %d weights, %v", len(weights), err)
+	}
+	if weights[0].Params == "" || !bytes.Contains([]byte(weights[0].Params), []byte(`"shards":3`)) {
+		t.Errorf("the sharded model's params %q do not record its 3 shards", weights[0].Params)
+	}
+}
