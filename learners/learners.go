@@ -16,14 +16,30 @@
 // with sparse.TripletFeature and hand it to Update.
 //
 // Learners that can be trained in shards implement Stateful: their State
-// is plain data that Average combines and SetState restores (ALGORITHMS.md,
-// "Sharded training with parameter averaging"). The packages that implement
-// learners register them by name, so that New can make one from a flag:
+// is plain data that Average combines and SetState restores (see "Sharded
+// training" below). The packages that implement learners register them by
+// name, so that New can make one from a flag:
 //
 //	import _ "github.com/bowline/bowline/learners/solis" // solis-tg, solis-da, solis-afb, solis-ada
 //	import _ "github.com/bowline/bowline/learners/oasis" // oasis-diag
 //
 //	l, err := learners.New("solis-afb", dim, map[string]float64{"lambda": 1e-5})
+//
+// # Sharded training
+//
+// The trainer splits the triplets into S shards and trains in rounds with
+// parameter averaging: in each round every shard runs the sequential learner
+// over its own triplets, starting from the current global State; the
+// shards' States are then averaged by Average — the weights and the
+// accumulators that define them (running subgradient sums, squared sums,
+// step counts) — and the average starts the next round. Averaging is what
+// lets the shards run on different workers; how far the result drifts from
+// sequential training as S grows is for the report's mAP and sparsity to
+// show (compare runs with different numbers of shards).
+// With S = 1 it must not drift at all: one shard, any number of rounds,
+// gives bit for bit the weights of one learner run over all the triplets,
+// which is why State and SetState carry everything that defines the
+// weights and not merely the weights themselves.
 package learners
 
 import "github.com/bowline/bowline/learners/sparse"
@@ -52,7 +68,7 @@ type Online interface {
 }
 
 // Sparsity returns the share of exactly-zero weights in w, the measure of
-// the SOLIS paper's Tables II and V (ALGORITHMS.md, SOLIS item 5). Negative
+// the SOLIS paper's Tables II and V. Negative
 // zero counts as zero. An empty w has sparsity 0.
 func Sparsity(w []float32) float64 {
 	if len(w) == 0 {

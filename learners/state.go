@@ -9,8 +9,8 @@ import (
 // State is a learner's model as plain data: everything that defines its
 // weights besides the hyper-parameters, so that a sharded trainer can ship
 // it between workers, average the states of several shards and restore the
-// average into the learners of the next round (ALGORITHMS.md, "Sharded
-// training with parameter averaging"). Its fields are exported and of plain
+// average into the learners of the next round (package doc, "Sharded
+// training"). Its fields are exported and of plain
 // types so that Beam's coders encode it.
 //
 // Each learner documents the layout of its Vectors (for example SOLIS-ADA's

@@ -2,7 +2,10 @@
 // photographs: matching quality under known image transformations, and
 // single-threaded speed. It prints both tables in a few minutes:
 //
-//	go run ./cmd/siftbench --images ../shared/data/eth80/images
+//	go run ./cmd/siftbench --images DIR
+//
+// where DIR is a directory of photos (searched recursively; the numbers in
+// transforms/sift's package doc are for the ETH-80 photographs).
 //
 // OpenCV is only a reference to measure against: the driver runs
 // opencv_sift.py (embedded in the binary) with --python, by default Debian's

@@ -1,9 +1,10 @@
 // Package mglp implements multimodal learning of geometry-preserving binary
 // codes (mGLP; Irie, Arai and Taniguchi, IEICE Trans. Inf. & Syst.
-// E100-D(4), 2017; seeds/mGLP-…) and its uni-modal version uGLP. It learns a
-// linear projection A so that the codes z = sign(Aᵀx) of images preserve the
-// locally linear structure of the image features and of the texts that come
-// with them (tags, attributes, captions), and agree with the texts' own codes.
+// E100-D(4), 2017, doi:10.1587/transinf.2016AWI0003) and its uni-modal
+// version uGLP. It learns a linear projection A so that the codes
+// z = sign(Aᵀx) of images preserve the locally linear structure of the
+// image features and of the texts that come with them (tags, attributes,
+// captions), and agree with the texts' own codes.
 // Only images are encoded afterwards; retrieval ranks a database by Hamming
 // distance (itq.Rank). Codes are itq.Code values, the packing that itq
 // defines, so mGLP and ITQ codes are stored and compared alike.

@@ -1,6 +1,9 @@
 // Package oasis implements OASIS, the Online Algorithm for Scalable Image
-// Similarity (Chechik, Sharma, Shalit and Bengio; seeds/OASIS-…), which
-// learns a bilinear similarity S_W(a, b) = aᵀWb from triplets (x, x⁺, x⁻) by
+// Similarity (Chechik, Sharma, Shalit and Bengio; equation numbers are
+// those of their abstract "OASIS: Online Algorithm for Scalable Image
+// Similarity learning", the full paper is "Large scale online learning of
+// image similarity through ranking", JMLR 11, 2010), which learns a
+// bilinear similarity S_W(a, b) = aᵀWb from triplets (x, x⁺, x⁻) by
 // passive-aggressive steps.
 //
 // With the hinge loss L = max(0, 1 − S_W(x, x⁺) + S_W(x, x⁻)), a step solves
@@ -8,7 +11,7 @@
 //
 //	W ← argmin ½‖W′ − W‖²_F + Cξ  s.t.  L_W′ ≤ ξ, ξ ≥ 0,
 //
-// whose solution is (ALGORITHMS.md, OASIS)
+// whose solution is the passive-aggressive step (Crammer et al., JMLR 2006)
 //
 //	V = x(x⁺ − x⁻)ᵀ,   τ = min(C, L/‖V‖²_F),   W ← W + τV,
 //

@@ -113,8 +113,9 @@ func (f *Full) Update(x, pos, neg []float64) float64 {
 	if loss == 0 {
 		return 0
 	}
-	// ALGORITHMS.md: ‖x(x⁺ − x⁻)ᵀ‖²_F = ‖x‖²·‖x⁺ − x⁻‖², so V is never
-	// formed. A zero product (V = 0) gives τ = C and a zero step.
+	// ‖x(x⁺ − x⁻)ᵀ‖²_F = ‖x‖²·‖x⁺ − x⁻‖² (an outer product's Frobenius
+	// norm is the product of the vectors' norms), so V is never formed.
+	// A zero product (V = 0) gives τ = C and a zero step.
 	tau := min(f.p.C, loss/(xx*dd))
 	if math.IsNaN(tau) {
 		return loss

@@ -1,8 +1,10 @@
 // Package omdml implements Online Multi-modal Distance Metric Learning and its
-// low-rank variant (Wu, Hoi, Zhao, Miao and Liu; seeds/OMDML-…): OMDML
-// (Algorithm 1) and LOMDML (Algorithm 2). Where the paper and the project's
-// ALGORITHMS.md differ, ALGORITHMS.md is followed and the code says so next to
-// the formula.
+// low-rank variant (Wu, Hoi, Zhao, Miao and Liu, "Online multi-modal
+// distance metric learning with application to image retrieval", IEEE TKDE
+// 28, 2016, doi:10.1109/TKDE.2015.2477296): OMDML (Algorithm 1) and LOMDML
+// (Algorithm 2). Where the package departs from the paper (the margin) or
+// fills a gap it leaves (LOMDML's W₀), the sections below say why, and the
+// code says so next to the formula.
 //
 // # Model
 //
@@ -27,8 +29,9 @@
 // The paper writes the hinge with a fixed margin 1, ℓ = max(0, f + 1)
 // (Eq. 2, the loss after Eq. 3, and ℓ_t⁽ⁱ⁾ in §3.5), but calls γ the
 // "margin parameter" of Algorithms 1 and 2 and updates when f + γ > 0.
-// ALGORITHMS.md fixes the trigger and leaves ℓ to the paper. This package uses
-// the one margin γ everywhere:
+// The two disagree whenever γ ≠ 1: a step could update on a zero loss, or
+// report a positive loss and not update. This package uses the one margin γ
+// everywhere:
 //
 //	ℓ   = max(0, f + γ)      (returned by Update; update iff ℓ > 0)
 //	ℓ_i = max(0, f_i + γ)    (per-modality loss driving M_i or W_i)
@@ -95,10 +98,10 @@
 //	∇_W ℓ_i = 2(q⁻ − q⁺)pᵀ + 2(q⁺ − q)p⁺ᵀ + 2(q − q⁻)p⁻ᵀ
 //	        = 2[(W_i a)aᵀ − (W_i b)bᵀ],
 //
-// exact (ALGORITHMS.md; a finite-difference test checks it), and
-// W_i ← W_i − η∇_W ℓ_i (Eq. 7); W_i is left alone when ℓ_i = 0, where the
-// gradient is 0. The code uses the second form: two matrix–vector products
-// and two rank-one updates.
+// which is the paper's formula and the exact gradient (a finite-difference
+// test checks it), and W_i ← W_i − η∇_W ℓ_i (Eq. 7); W_i is left alone
+// when ℓ_i = 0, where the gradient is 0. The code uses the second form: two
+// matrix–vector products and two rank-one updates.
 //
 // r_i = min(Params.Rank, n_i): a rank above n_i adds nothing, since an
 // n_i×n_i factor already reaches every PSD matrix. The paper leaves W₀

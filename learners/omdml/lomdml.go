@@ -156,7 +156,7 @@ func (l *LOMDML) Update(p, pos, neg Sample) float64 {
 		if !(l.f[i]+l.p.Gamma > 0) {
 			continue
 		}
-		// Eq. (7) with the gradient of ALGORITHMS.md,
+		// Eq. (7) with the paper's gradient (package doc, "LOMDML"),
 		//	2(q⁻ − q⁺)pᵀ + 2(q⁺ − q)p⁺ᵀ + 2(q − q⁻)p⁻ᵀ = 2[(Wa)aᵀ − (Wb)bᵀ],
 		// the same matrix regrouped by a = p − p⁺ and b = p − p⁻:
 		//	W ← W − 2η(Wa)aᵀ + 2η(Wb)bᵀ.

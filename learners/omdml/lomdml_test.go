@@ -29,7 +29,8 @@ func TestLOMDMLHandComputed(t *testing.T) {
 }
 
 // paperGradient is ∂f/∂W for f(W) = ‖W(p − p⁺)‖² − ‖W(p − p⁻)‖², in the
-// form ALGORITHMS.md gives: 2(q⁻ − q⁺)pᵀ + 2(q⁺ − q)p⁺ᵀ + 2(q − q⁻)p⁻ᵀ.
+// form the paper gives (the equation before its Eq. (7)):
+// 2(q⁻ − q⁺)pᵀ + 2(q⁺ − q)p⁺ᵀ + 2(q − q⁻)p⁻ᵀ.
 func paperGradient(w *mat.Dense, p, pos, neg []float64) *mat.Dense {
 	r, n := w.Dims()
 	var q, qp, qn mat.VecDense

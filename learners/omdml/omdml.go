@@ -123,7 +123,8 @@ func (o *OMDML) step(i int, p, pos, neg []float64) {
 		bb += b[j] * b[j]
 		ab += a[j] * b[j]
 	}
-	// ALGORITHMS.md: ‖V‖²_F = ‖a‖⁴ + ‖b‖⁴ − 2(a·b)², computed without V.
+	// ‖V‖²_F = tr(V²) = ‖a‖⁴ + ‖b‖⁴ − 2(a·b)² (package doc), computed
+	// without V.
 	// The same quantity is evaluated as s² + 2g, with g ≥ 0 the Gram
 	// determinant of a and b (Cauchy–Schwarz), which cannot round to a
 	// negative number when a ≈ ±b.

@@ -91,9 +91,9 @@ func (a *ADA) Params() map[string]float64 {
 //
 //	w_i = sign(−ḡ_i) · (η t / H_ii) · max(0, |ḡ_i| − λ),  ḡ_i = s/t,  H_ii = δ + √G_ii.
 //
-// ALGORITHMS.md (SOLIS 2) and not the paper: ḡ divides by the number of all
-// steps t, zero-loss steps included, and s sums the true subgradient g = −u
-// (SOLIS 1), so sign(−ḡ_i) is the sign of the accumulated u_i.
+// Package doc, departure 2, and not the paper: ḡ divides by the number of
+// all steps t, zero-loss steps included, and s sums the true subgradient
+// g = −u (departure 1), so sign(−ḡ_i) is the sign of the accumulated u_i.
 //
 // w_i = 0 when s = 0 (coordinate never, or evenly, pushed) or H_ii = 0
 // (δ = 0 and G = 0), where the formula would give 0·∞. Both cases are
@@ -177,7 +177,7 @@ func (a *ADA) Update(u sparse.Vector) float64 {
 	}
 	loss := max(0, 1-dot)
 
-	// ALGORITHMS.md (SOLIS 1, 2), not the paper: g = −u only when L > 0,
+	// Package doc, departures 1 and 2, not the paper: g = −u only when L > 0,
 	// else g = 0, which leaves s and G as they are but still counts as a
 	// step. Algorithm 4 instead writes w only when L > 0 (package doc).
 	if loss > 0 {

@@ -12,9 +12,9 @@ import (
 )
 
 // naiveADA is the reference: the paper's Algorithm 4 loop with dense vectors,
-// as corrected by ALGORITHMS.md (true subgradient g = −u when L > 0; ḡ over
-// all steps), re-materialising every weight from the closed form (22a) after
-// every step.
+// as corrected in the package doc's departures 1 and 2 (true subgradient
+// g = −u when L > 0; ḡ over all steps), re-materialising every weight from
+// the closed form (22a) after every step.
 type naiveADA struct {
 	p    ADAParams
 	t    int64
@@ -219,9 +219,9 @@ func toyTriplet(r *rand.Rand, vocab, k int, noise float32, dst sparse.Vector) sp
 	return sparse.TripletFeature(dst, words(x), words(pos), words(neg))
 }
 
-// TestSeparableToy checks ALGORITHMS.md SOLIS 1 on a separable problem: the
-// loss falls, informative words get positive weights and, with λ > 0, pure
-// noise words get exactly zero.
+// TestSeparableToy checks the package doc's departure 1 on a separable
+// problem: the loss falls, informative words get positive weights and, with
+// λ > 0, pure noise words get exactly zero.
 func TestSeparableToy(t *testing.T) {
 	const vocab, k, steps = 200, 40, 10000
 	for _, tc := range []struct {

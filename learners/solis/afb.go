@@ -146,7 +146,7 @@ func (a *AFB) Update(u sparse.Vector) float64 {
 	}
 	loss := max(0, 1-dot)
 	if loss > 0 {
-		// ALGORITHMS.md (SOLIS 1, 3), not the paper's (19b): g = −u.
+		// Package doc, departures 1 and 3, not the paper's Eq. (19b): g = −u.
 		// First the owed shrinks, with the old H_ii; then
 		// G_ii += g_i²; H_ii = δ + √G_ii; v = w − (η/H_ii)g_i;
 		// w_i ← sign(v)·max(0, |v| − λη/H_ii), with λη/H_ii evaluated

@@ -96,7 +96,7 @@ func (a *DA) daConsts(t float64) (c, lt float64) {
 //	w_i = −(√t/γ)·(ḡ_i − λ_t·sign(ḡ_i))   otherwise,   ḡ_i = s/t,
 //
 // evaluated as sign(−ḡ_i)·c·max(0, |ḡ_i| − λ_t), which is the same float64
-// (negation is exact) without a branch. ALGORITHMS.md (SOLIS 2), not the
+// (negation is exact) without a branch. Package doc, departure 2, not the
 // paper's Algorithm 2: s sums the true subgradient g = −u of steps with a
 // positive loss only, and ḡ divides by the number of all steps t. The result
 // may be −0.
@@ -150,7 +150,7 @@ func (a *DA) Update(u sparse.Vector) float64 {
 		}
 	}
 	loss := max(0, 1-dot)
-	// ALGORITHMS.md (SOLIS 1, 2), not the paper's Algorithm 2 line 7,
+	// Package doc, departures 1 and 2, not the paper's Algorithm 2 line 7,
 	// which adds u on every step: g = −u when L > 0, else g = 0, which
 	// still counts as a step.
 	if loss > 0 {

@@ -1,15 +1,16 @@
 // Package solis implements the SOLIS learners (Sparse Online Learning of
-// Image Similarity, Gao et al.; seeds/SOLIS-…), which learn a sparse diagonal
-// bilinear similarity S_w(a,b) = Σ_i w_i a_i b_i over bag-of-words vectors
-// from triplets (x, x⁺, x⁻): SOLIS-TG ([TG]), SOLIS-DA ([DA]), SOLIS-AFB
-// ([AFB]) and SOLIS-ADA ([ADA]). Where the paper and the project's
-// ALGORITHMS.md differ, ALGORITHMS.md is followed and the code says so next
-// to the formula.
+// Image Similarity, Gao et al., ACM TIST 8(5), 2017, doi:10.1145/3065950),
+// which learn a sparse diagonal bilinear similarity S_w(a,b) = Σ_i w_i a_i b_i
+// over bag-of-words vectors from triplets (x, x⁺, x⁻): SOLIS-TG ([TG]),
+// SOLIS-DA ([DA]), SOLIS-AFB ([AFB]) and SOLIS-ADA ([ADA]). The package
+// departs from the paper in four places, numbered under "Departures from the
+// paper" below; the code names the departure next to each formula it
+// affects.
 //
 // Every learner implements learners.Stateful and registers itself with
 // learners.New under its name ("solis-tg", "solis-da", "solis-afb",
 // "solis-ada") when the package is imported. Every Update costs O(nnz(u)),
-// never O(d) (ALGORITHMS.md, SOLIS 4), and does not allocate.
+// never O(d) (departure 4), and does not allocate.
 //
 // # Common notation
 //
@@ -17,17 +18,50 @@
 //
 //	u_t = x_t ⊙ (x⁺_t − x⁻_t),   L_t = max(0, 1 − w_t·u_t),
 //
-// and uses the true subgradient of the hinge loss (ALGORITHMS.md, SOLIS 1; the
-// paper writes +u_t, which has the wrong sign):
+// and uses the true subgradient of the hinge loss (departure 1):
 //
 //	g_t = −u_t  if L_t > 0,   g_t = 0  otherwise.
 //
 // Every learner starts from w_1 = 0.
 //
+// # Departures from the paper
+//
+//  1. The sign of the subgradient. The paper puts u_t = x_t ⊙ (x⁺_t − x⁻_t)
+//     where the subgradient of the loss belongs (Algorithm 1 line 5 and
+//     Eq. (12), Eq. (15), Eqs. (19b) and (22b)), but the subgradient of
+//     L = max(0, 1 − w·u) is −u_t where L > 0. With the paper's sign a step
+//     lowers w·u and so raises the loss it should lower, and informative
+//     words end up with negative weights. The package uses the true g_t
+//     above; TestSeparableToy and TestSeparableToyAll check on separable
+//     problems that the loss falls and informative words get positive
+//     weights.
+//  2. Averages count every step, and only steps with a loss contribute. DA
+//     and ADA average over all t steps, ḡ_t = (1/t)·Σ_{τ≤t} g_τ, with
+//     g_τ = 0 on steps whose loss was 0. The paper's Algorithm 2 (line 7)
+//     adds u_t to the average on every step whatever the loss; that is not a
+//     subgradient of the hinge, and it keeps pushing on triplets that are
+//     already ranked with a margin. G_t (AFB, ADA) sums g_τ² alike, so a
+//     zero-loss step leaves it as it is; H_t,ii = δ + √G_t,i.
+//  3. The closed forms are the paper's (Algorithm 1, Eqs. (16), (19a),
+//     (22a)) with 1 and 2 applied, that is, written with the true g_t; each
+//     learner's section below gives its form. TG and AFB change w only on
+//     steps with L_t > 0, as in the paper; DA and ADA recompute w after
+//     every step, because t advances on every step (see their sections).
+//  4. The cost of a step. The paper's algorithms loop over all d
+//     coordinates on every step; here a step costs O(nnz(u_t)). A
+//     coordinate that a step does not touch changes only in a way that can
+//     be computed later in closed form (TG and AFB: k more shrinks of a
+//     known size, clipped at 0; DA and ADA: w is a function of running sums
+//     and t), so the learners keep the sums and per-coordinate "last
+//     touched" counts and materialise w_i when it is read.
+//     TestLazyMatchesNaive checks on random data that this gives the
+//     weights of the dense loop (bit for bit, or within the bound stated
+//     under SOLIS-AFB).
+//
 // # SOLIS-TG (truncated gradient, paper §4.2, Algorithm 1)
 //
 // On a step with L_t > 0 every coordinate takes a gradient step and is
-// truncated towards 0 by α = ηλ (ALGORITHMS.md, SOLIS 3):
+// truncated towards 0 by α = ηλ (departure 3):
 //
 //	v = w − ηg_t,   w_i ← sign(v_i)·max(0, |v_i| − α)   for every i;
 //
@@ -42,8 +76,8 @@
 // # SOLIS-DA (regularized dual averaging, paper §4.3, Algorithm 2)
 //
 // With the running sum s_t = Σ_{τ≤t} g_τ and the average ḡ_t = s_t/t over
-// ALL t steps (ALGORITHMS.md, SOLIS 2; the paper's line 7 adds u on every
-// step), the weights are the closed form (16)
+// ALL t steps (departure 2; the paper's line 7 adds u on every step), the
+// weights are the closed form (16)
 //
 //	λ_t = λ + γρ/√t,
 //	w_t+1,i = 0                                  if |ḡ_t,i| ≤ λ_t,
@@ -57,7 +91,7 @@
 // # SOLIS-AFB (adaptive FOBOS, paper §4.4, Algorithm 3)
 //
 // With G_t,i = Σ_{τ≤t} g_τ,i² and H_t,ii = δ + √G_t,i, a step with L_t > 0
-// sets, for every coordinate (ALGORITHMS.md, SOLIS 3),
+// sets, for every coordinate (departure 3),
 //
 //	v = w_i − (η/H_t,ii)·g_t,i,   w_i ← sign(v)·max(0, |v| − λη/H_t,ii),
 //
@@ -88,11 +122,11 @@
 //
 //	s_t,i = Σ_{τ≤t} g_τ,i          (running subgradient sum)
 //	G_t,i = Σ_{τ≤t} g_τ,i²         (running squared-subgradient sum)
-//	ḡ_t,i = s_t,i / t              (average over ALL t steps, zero-loss steps included; ALGORITHMS.md, SOLIS 2)
+//	ḡ_t,i = s_t,i / t              (average over ALL t steps, zero-loss steps included; departure 2)
 //	H_t,ii = δ + √G_t,i
 //
 // and the weights are the minimiser of η⟨ḡ_t, w⟩ + ηλ‖w‖₁ + (1/2t)⟨w, H_t w⟩,
-// the closed form (22a) (ALGORITHMS.md, SOLIS 3):
+// the closed form (22a) (departure 3):
 //
 //	w_t+1,i = sign(−ḡ_t,i) · (η t / H_t,ii) · max(0, |ḡ_t,i| − λ)
 //	        = sign(−s_t,i) · η / (δ + √G_t,i) · max(0, |s_t,i| − λ t),
@@ -104,7 +138,7 @@
 // therefore a pure function of (s_t, G_t, t): nothing but s, G and t is
 // stored, a step touches s and G only on supp(u_t), and any w_i is
 // materialised on demand in O(1). An Update costs O(nnz(u)), never O(d)
-// (ALGORITHMS.md, SOLIS 4).
+// (departure 4).
 //
 // Because t advances on every step, every step redefines w for every
 // coordinate, as Duchi, Hazan and Singer's adaptive RDA does: with λ > 0 a
@@ -124,5 +158,6 @@
 // restores that representation rather than the paid-up weights, which would
 // round later shrinks differently. So State followed by SetState, and
 // sharded training with one shard and any number of rounds, continue bit for
-// bit as the learner would have (ALGORITHMS.md, "Sharded training").
+// bit as the learner would have (the learners package doc, "Sharded
+// training"; TestShardedOneShardIsSequential checks it).
 package solis

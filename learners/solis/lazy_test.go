@@ -81,10 +81,10 @@ func lazyCases() []lazyCase {
 	return cs
 }
 
-// TestLazyMatchesNaive checks ALGORITHMS.md SOLIS 4 for every learner: the
-// O(nnz) lazy learner gives the losses and weights of the dense loop after
-// every step, on random data with zero-loss steps, exact cancellations and
-// untouched coordinates.
+// TestLazyMatchesNaive checks the package doc's departure 4 for every
+// learner: the O(nnz) lazy learner gives the losses and weights of the
+// dense loop after every step, on random data with zero-loss steps, exact
+// cancellations and untouched coordinates.
 //
 // DA and ADA, and TG and AFB with λ = 0, must agree bit for bit. TG and AFB
 // with λ > 0 pay k owed shrinks as fl(|w| − fl(kα)) while the dense loop

@@ -8,8 +8,9 @@ import (
 
 // This file holds the naive dense references for TG, DA and AFB (ADA's is
 // in ada_test.go): the paper's Algorithms 1–3 with dense vectors, as
-// corrected by ALGORITHMS.md (true subgradient g = −u when L > 0, else 0;
-// ḡ over all steps), updating every coordinate on every step they say.
+// corrected in the package doc's departures 1 and 2 (true subgradient
+// g = −u when L > 0, else 0; ḡ over all steps), updating every coordinate
+// on every step they say.
 
 // dense returns u as a dense vector of length dim.
 func dense(u sparse.Vector, dim int) []float64 {
@@ -29,7 +30,7 @@ func hinge(w, u []float64) float64 {
 	return math.Max(0, 1-dot)
 }
 
-// subgradient returns g = −u if loss > 0, else 0 (ALGORITHMS.md, SOLIS 1).
+// subgradient returns g = −u if loss > 0, else 0 (package doc, departure 1).
 func subgradient(u []float64, loss float64) []float64 {
 	g := make([]float64, len(u))
 	if loss > 0 {
@@ -71,8 +72,8 @@ func (n *naiveTG) update(u sparse.Vector) float64 {
 func (n *naiveTG) weights() []float64 { return n.w }
 
 // naiveDA is Algorithm 2 with the closed form (16) applied after every
-// step (ALGORITHMS.md, SOLIS 3 and 4: w is a function of the running sums
-// and t):
+// step (package doc, departures 3 and 4: w is a function of the running
+// sums and t):
 //
 //	ḡ_t = (1/t) Σ_τ g_τ,  λ_t = λ + γρ/√t,
 //	w_i = 0 if |ḡ_i| ≤ λ_t, else −(√t/γ)(ḡ_i − λ_t sgn(ḡ_i)).

@@ -106,7 +106,8 @@ func TestStateRoundTrip(t *testing.T) {
 	}
 }
 
-// TestShardedOneShardIsSequential checks ALGORITHMS.md "Sharded training":
+// TestShardedOneShardIsSequential checks the learners package doc's
+// "Sharded training":
 // with S = 1 shard, R rounds of (fresh learner, SetState, Updates, State,
 // Average of the one state) give exactly, bit for bit, the weights and the
 // losses of one learner run over all the triplets without ever being

@@ -140,7 +140,7 @@ func (a *TG) Update(u sparse.Vector) float64 {
 	}
 	loss := max(0, 1-dot)
 	if loss > 0 {
-		// ALGORITHMS.md (SOLIS 1, 3), not the paper's (12): the
+		// Package doc, departures 1 and 3, not the paper's Eq. (12): the
 		// subgradient is g = −u, so v = w − ηg = w + ηu; then
 		// w ← sign(v)·max(0, |v| − ηλ), which is Algorithm 1's two
 		// branches in one expression. The owed shrinks are paid first,

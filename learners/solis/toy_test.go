@@ -9,10 +9,10 @@ import (
 	"github.com/bowline/bowline/learners/sparse"
 )
 
-// TestSeparableToyAll checks ALGORITHMS.md SOLIS 1 for TG, DA and AFB (and
-// ADA on the second problem; TestSeparableToy covers it on the first): on a
-// separable problem the loss falls, informative words get positive weights
-// and, with λ > 0, pure-noise words get exactly zero.
+// TestSeparableToyAll checks the package doc's departure 1 for TG, DA and
+// AFB (and ADA on the second problem; TestSeparableToy covers it on the
+// first): on a separable problem the loss falls, informative words get
+// positive weights and, with λ > 0, pure-noise words get exactly zero.
 //
 // The two problems differ in what makes a word noise, because the two
 // families of learners truncate different things. On the first, noise words

@@ -1,14 +1,15 @@
 // Package ssml implements Sparse Semantic Metric Learning (SSML; Wang et al.,
-// "Sparse semantic metric learning for image retrieval", seeds/SSML-…): a
-// batch learner of a Mahalanobis metric
+// "Sparse semantic metric learning for image retrieval"): a batch learner of
+// a Mahalanobis metric
 //
 //	d_M(a, b) = (a − b)ᵀ M (a − b),   M ∈ R^{d×d}, M ⪰ 0,
 //
 // over dense global image features, from images that carry user tags. The
 // metric should make images with similar tags close, stay near the Euclidean
 // metric (tags are noisy), and be row-sparse so that noisy feature dimensions
-// drop out. Where the paper and the project's ALGORITHMS.md differ,
-// ALGORITHMS.md is followed and the code says so next to the formula.
+// drop out. Where the package departs from the paper or fills a gap it
+// leaves, the sections below say why, and the code says so next to the
+// formula.
 //
 // # Shapes
 //
@@ -47,11 +48,17 @@
 //
 //	M_{s+1} = (αI + βD_s)⁻¹ C,   (D_s)_ll = 1 / (2‖m_l^s‖₂ + ε),
 //
-// m_l the l-th row of M_s (the paper's Table 1: rows). The D_ll formula is
-// ALGORITHMS.md's; the paper's footnote 4 smooths with 1/(2√(‖m_l‖² + ε)).
-// It starts from M₀ = I (the paper does not say; I is the Euclidean metric
-// its regulariser pulls towards) and stops when ‖M_{s+1} − M_s‖_F ≤
-// Tol·‖M_s‖_F or after MaxIter updates.
+// m_l the l-th row of M_s (the paper's Table 1: rows). The paper's D_ll is
+// 1/(2‖m_l‖₂), which is infinite when a row vanishes, as the ℓ2,1 term is
+// meant to make rows do; its footnote 4 smooths it as 1/(2√(‖m_l‖² + ε)).
+// This package smooths additively instead: ε is then on the scale of a
+// row norm rather than of its square, D_ll ≤ 1/ε, and J_ε below is the
+// objective that goes with this choice. Both smoothings tend to the
+// paper's D_ll as ε → 0.
+//
+// The iteration starts from M₀ = I (the paper does not say; I is the
+// Euclidean metric its regulariser pulls towards) and stops when
+// ‖M_{s+1} − M_s‖_F ≤ Tol·‖M_s‖_F or after MaxIter updates.
 //
 // The paper derives (16) from Eq. (10) by a first-order Taylor expansion of
 // a matrix inverse, so (16) does not minimise (10) and its Theorem 1 does not

@@ -140,8 +140,8 @@ func Train(X *mat.Dense, tags []sparse.Vector, p Params) (*Model, error) {
 	for s := range p.MaxIter {
 		next := make([]float64, d)
 		for l := range d {
-			// ALGORITHMS.md: D_ll = 1/(2‖m_l‖₂ + ε) (the paper's footnote 4
-			// smooths as 1/(2√(‖m_l‖² + ε))).
+			// D_ll = 1/(2‖m_l‖₂ + ε), smoothed additively, not as the
+			// paper's footnote 4 does (package doc, "Iteration").
 			D := 1 / (2*rnorm[l] + p.Epsilon)
 			// Paper Eq. (16), row l: m_l ← c_l/(α + β D_ll).
 			next[l] = 1 / (p.Alpha + p.Beta*D)

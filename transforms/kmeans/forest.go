@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync"
+
+	"github.com/bowline/bowline/transforms/internal/splitmix"
 )
 
 // ForestOptions configures a Forest.
@@ -71,16 +73,8 @@ func (o ForestOptions) Validate() error {
 // and the distributed trainer in kmeansbeam both use it, so they build the
 // same forests.
 func (o ForestOptions) ForIteration(iter int) ForestOptions {
-	o.Seed = mix64(o.Seed ^ mix64(uint64(iter)))
+	o.Seed = splitmix.Mix64(o.Seed ^ splitmix.Mix64(uint64(iter)))
 	return o
-}
-
-// mix64 is SplitMix64's finaliser: nearby inputs give unrelated outputs.
-func mix64(z uint64) uint64 {
-	z += 0x9e3779b97f4a7c15
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
 }
 
 // Forest answers approximate nearest-centroid queries with a forest of

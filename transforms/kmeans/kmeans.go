@@ -55,6 +55,7 @@
 package kmeans
 
 import (
+	"container/heap"
 	"errors"
 	"fmt"
 	"math"
@@ -881,7 +882,7 @@ func Split(centroids []float32, dim int, count []int64, empty []int) {
 			h = append(h, clusterSize{n, int32(c)})
 		}
 	}
-	h.init()
+	heap.Init(&h)
 	for _, e := range empty {
 		if e < 0 || e >= len(count) {
 			panic(fmt.Sprintf("kmeans: Split of empty cluster %d of %d", e, len(count)))
@@ -889,7 +890,7 @@ func Split(centroids []float32, dim int, count []int64, empty []int) {
 		if len(h) == 0 {
 			return
 		}
-		top := h.pop()
+		top := heap.Pop(&h).(clusterSize)
 		m := int(top.c)
 		src := centroids[m*dim : (m+1)*dim]
 		dst := centroids[e*dim : (e+1)*dim]
@@ -912,10 +913,10 @@ func Split(centroids []float32, dim int, count []int64, empty []int) {
 		// Each half is expected to get half of the points: offer them to
 		// the next empty clusters in that proportion.
 		if a := top.n - top.n/2; a > 1 {
-			h.push(clusterSize{a, int32(m)})
+			heap.Push(&h, clusterSize{a, int32(m)})
 		}
 		if b := top.n / 2; b > 1 {
-			h.push(clusterSize{b, int32(e)})
+			heap.Push(&h, clusterSize{b, int32(e)})
 		}
 	}
 }
@@ -926,55 +927,24 @@ type clusterSize struct {
 	c int32
 }
 
-// sizeHeap is a max-heap of clusters by size, ties to the lower index.
+// sizeHeap is a max-heap of clusters by size, ties to the lower index, for
+// container/heap. The order is total on distinct clusters, so the order of
+// the pops does not depend on how the heap arranges its elements.
 type sizeHeap []clusterSize
 
-func (h sizeHeap) less(i, j int) bool {
+func (h sizeHeap) Len() int { return len(h) }
+
+func (h sizeHeap) Less(i, j int) bool {
 	return h[i].n > h[j].n || (h[i].n == h[j].n && h[i].c < h[j].c)
 }
 
-func (h sizeHeap) init() {
-	for i := len(h)/2 - 1; i >= 0; i-- {
-		h.down(i)
-	}
-}
+func (h sizeHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
 
-func (h sizeHeap) down(i int) {
-	for {
-		c := 2*i + 1
-		if c >= len(h) {
-			return
-		}
-		if c+1 < len(h) && h.less(c+1, c) {
-			c++
-		}
-		if !h.less(c, i) {
-			return
-		}
-		h[i], h[c] = h[c], h[i]
-		i = c
-	}
-}
+func (h *sizeHeap) Push(x any) { *h = append(*h, x.(clusterSize)) }
 
-func (h *sizeHeap) push(x clusterSize) {
-	*h = append(*h, x)
+func (h *sizeHeap) Pop() any {
 	s := *h
-	for i := len(s) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !s.less(i, p) {
-			break
-		}
-		s[i], s[p] = s[p], s[i]
-		i = p
-	}
-}
-
-func (h *sizeHeap) pop() clusterSize {
-	s := *h
-	top := s[0]
-	s[0] = s[len(s)-1]
-	s = s[:len(s)-1]
-	*h = s
-	s.down(0)
-	return top
+	x := s[len(s)-1]
+	*h = s[:len(s)-1]
+	return x
 }

@@ -81,7 +81,7 @@
 // To reproduce (OpenCV is the reference only, never a dependency):
 //
 //	apt-get install python3-opencv   # for /usr/bin/python3
-//	go run ./cmd/siftbench --images ../shared/data/eth80/images
+//	go run ./cmd/siftbench --images DIR   # DIR: photos, e.g. ETH-80's
 //
 // prints, in a few minutes, the quality table (repeatability, matching
 // score and keypoints per family of transformations, for ours, ours with

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bowline/bowline/learners"
+	"github.com/bowline/bowline/transforms/internal/splitmix"
 )
 
 // ShardOptions configures sharded training.
@@ -220,10 +221,7 @@ func RoundOf(seq int64, rounds int) int {
 // ShardOf returns the shard of a triplet: a hash of Seq, independent of
 // its round.
 func ShardOf(seq int64, shards int) int {
-	z := uint64(seq) + 0x9e3779b97f4a7c15
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return int((z ^ (z >> 31)) % uint64(shards))
+	return int(splitmix.Mix64(uint64(seq)) % uint64(shards))
 }
 
 func withSharding(p map[string]float64, o ShardOptions) map[string]float64 {

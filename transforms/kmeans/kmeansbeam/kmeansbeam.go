@@ -111,6 +111,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/transforms/internal/splitmix"
 	"github.com/bowline/bowline/transforms/kmeans"
 )
 
@@ -319,7 +320,7 @@ func (f *sampleFn) AddInput(a sample, feat formats.Features) sample {
 		if len(d) != formats.DescriptorSize {
 			continue
 		}
-		a.Prio = append(a.Prio, mix(base+uint64(i)))
+		a.Prio = append(a.Prio, splitmix.Mix64(base+uint64(i)))
 		a.Desc = append(a.Desc, d...)
 	}
 	if len(a.Prio) > 2*f.Max {
@@ -360,14 +361,6 @@ func (a sample) trim(max int) sample {
 		copy(out.Desc[k*d:], a.Desc[i*d:(i+1)*d])
 	}
 	return out
-}
-
-// mix is SplitMix64's finaliser: consecutive inputs give unrelated outputs.
-func mix(z uint64) uint64 {
-	z += 0x9e3779b97f4a7c15
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
 }
 
 // failFn fails the pipeline with an error found while building it.
