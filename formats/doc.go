@@ -13,12 +13,17 @@
 // # Schemas
 //
 // images-*.parquet (Image): one row per image the pipeline was asked to
-// process. Columns: image_id (string, unique in a run), uri (string, local
+// process. Columns: image_id (string, unique in a run: the labels CSV's id
+// column, or else the image's path relative to the input, extension kept), uri (string, local
 // path or gs:// URL), label (string, may be empty), tags (list<string>).
 //
 // dead-letters-*.parquet (DeadLetter): one row per input a stage refused.
 // Columns: image_id, uri, stage (string, e.g. "decode", "sift"), reason
-// (string). One image can have several rows, one per refusing stage.
+// (string). One image can have several rows, one per refusing stage. A row
+// of the input refused for repeating an image id has an empty image_id (it
+// never became an image; the kept image has that id) and names the kept row
+// in its reason, so that images anti-joined with dead letters on image_id
+// keeps the kept image.
 //
 // features-*.parquet (Features): one row per image, holding all its SIFT
 // keypoints as parallel lists. Columns: image_id, label, tags (list<string>,

@@ -123,7 +123,7 @@ func Build(s beam.Scope, c Config) error {
 	}
 	var written []beam.PCollection
 
-	images, deadIngest := ingestbeam.Images(s, c.Input, c.Columns)
+	images, deadIngest, sharedPaths := ingestbeam.Images(s, c.Input, c.Columns)
 	written = append(written, write("images", c.Shards, images))
 
 	features, deadSIFT := describebeam.Extract(s, images, c.Describe)
@@ -147,7 +147,8 @@ func Build(s beam.Scope, c Config) error {
 		beam.SideInput{Input: stats.CountElms(s, dead)},
 		beam.SideInput{Input: stats.CountElms(s, features)},
 		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, keypointsFn, features))},
-		beam.SideInput{Input: stats.CountElms(s, trips)})
+		beam.SideInput{Input: stats.CountElms(s, trips)},
+		beam.SideInput{Input: sharedPaths})
 	WriteReport(s, ReportMeta{Input: c.Input, Output: c.Output, Flags: c.Flags}, rows, counts, written)
 	return nil
 }
@@ -156,14 +157,15 @@ func keypointsFn(f formats.Features) int { return len(f.X) }
 
 type countsFn struct{ Vocabulary int }
 
-func (f *countsFn) ProcessElement(_ []byte, images, dead, described, keypoints, trips int) report.Counts {
+func (f *countsFn) ProcessElement(_ []byte, images, dead, described, keypoints, trips, sharedPaths int) report.Counts {
 	return report.Counts{
-		Images:      int64(images),
-		DeadLetters: int64(dead),
-		Described:   int64(described),
-		Keypoints:   int64(keypoints),
-		Vocabulary:  int64(f.Vocabulary),
-		Triplets:    int64(trips),
+		Images:         int64(images),
+		DuplicatePaths: int64(sharedPaths),
+		DeadLetters:    int64(dead),
+		Described:      int64(described),
+		Keypoints:      int64(keypoints),
+		Vocabulary:     int64(f.Vocabulary),
+		Triplets:       int64(trips),
 	}
 }
 

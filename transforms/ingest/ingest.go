@@ -32,9 +32,12 @@ func DefaultColumns() Columns {
 }
 
 // ParseLabels reads a labels CSV. Relative paths are resolved against base,
-// the directory that holds the CSV (local or gs://). A row that cannot be used
-// (no path, duplicate id) becomes a dead letter rather than an error; only a
-// malformed CSV or a missing required column is an error.
+// the directory that holds the CSV (local or gs://); a row without an id
+// gets IDFromPath of its path as written. A row that cannot be used (no
+// path, an id already taken) becomes a dead letter rather than an error: a
+// duplicate's dead letter names the kept row in its reason and carries no
+// image id, so that it never matches the kept image. Only a malformed CSV
+// or a missing required column is an error.
 func ParseLabels(r io.Reader, base string, cols Columns) ([]formats.Image, []formats.DeadLetter, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
@@ -82,7 +85,11 @@ func ParseLabels(r io.Reader, base string, cols Columns) ([]formats.Image, []for
 	}
 	var images []formats.Image
 	var dead []formats.DeadLetter
-	seen := make(map[string]bool)
+	type kept struct {
+		line int
+		path string
+	}
+	seen := make(map[string]kept)
 	for line := 2; ; line++ {
 		rec, err := cr.Read()
 		if err == io.EOF {
@@ -104,11 +111,15 @@ func ParseLabels(r io.Reader, base string, cols Columns) ([]formats.Image, []for
 			dead = append(dead, formats.DeadLetter{ImageID: id, Stage: "ingest", Reason: fmt.Sprintf("labels line %d: empty path", line)})
 			continue
 		}
-		if seen[id] {
-			dead = append(dead, formats.DeadLetter{ImageID: id, URI: uri, Stage: "ingest", Reason: fmt.Sprintf("labels line %d: duplicate image id %q", line, id)})
+		if k, dup := seen[id]; dup {
+			// The refused row has no id of its own: giving it the kept
+			// row's would hide the kept image from an anti-join of the
+			// images with the dead letters.
+			dead = append(dead, formats.DeadLetter{URI: uri, Stage: "ingest",
+				Reason: fmt.Sprintf("labels line %d: duplicate image id %q; kept line %d (%s)", line, id, k.line, k.path)})
 			continue
 		}
-		seen[id] = true
+		seen[id] = kept{line, p}
 		img := formats.Image{ImageID: id, URI: uri, Label: field(rec, iLabel)}
 		if t := field(rec, iTags); t != "" {
 			for _, tag := range strings.Split(t, TagSeparator) {
@@ -128,39 +139,68 @@ var imageExts = map[string]bool{".jpg": true, ".jpeg": true, ".png": true, ".gif
 // FromListing makes image records from the files found under root (a local
 // directory or a gs:// prefix): each file with an image extension becomes an
 // image labelled with the name of the directory that holds it, unless that
-// is root itself (unlabelled). Records come sorted by id, and a second file
-// with an id already taken becomes a dead letter.
-func FromListing(root string, files []string) ([]formats.Image, []formats.DeadLetter) {
-	sort.Strings(files)
-	root = strings.TrimSuffix(root, "/")
+// is root itself (unlabelled). An image's id is its path relative to root
+// (IDFromPath), unique by construction: a/img1.jpg and b/img1.jpg are two
+// images. Records come sorted by id.
+func FromListing(root string, files []string) []formats.Image {
+	clean := func(p string) string {
+		if strings.Contains(p, "://") {
+			return strings.TrimSuffix(p, "/")
+		}
+		return path.Clean(filepath.ToSlash(p))
+	}
+	root = clean(root)
 	var images []formats.Image
-	var dead []formats.DeadLetter
-	seen := make(map[string]bool)
 	for _, f := range files {
 		if !imageExts[strings.ToLower(path.Ext(f))] {
 			continue
 		}
-		id := IDFromPath(f)
-		if seen[id] {
-			dead = append(dead, formats.DeadLetter{ImageID: id, URI: f, Stage: "ingest", Reason: fmt.Sprintf("duplicate image id %q", id)})
-			continue
-		}
-		seen[id] = true
+		rel := strings.TrimPrefix(strings.TrimPrefix(clean(f), root), "/")
 		label := ""
-		if dir := strings.TrimSuffix(strings.TrimSuffix(f, path.Base(f)), "/"); dir != root {
+		if dir := path.Dir(rel); dir != "." {
 			label = path.Base(dir)
 		}
-		images = append(images, formats.Image{ImageID: id, URI: f, Label: label})
+		images = append(images, formats.Image{ImageID: IDFromPath(rel), URI: f, Label: label})
 	}
 	sort.Slice(images, func(i, j int) bool { return images[i].ImageID < images[j].ImageID })
-	return images, dead
+	return images
 }
 
-// IDFromPath is the image id used when none is given: the file name without
-// its extension.
+// IDFromPath is the image id used when none is given: the image's path
+// relative to the input (the directory listed, or the labels CSV's
+// directory), slash-separated, extension kept — dropping it would make
+// a.jpg and a.png one id — or the path as given when it is absolute or a
+// URL. Ids are unique because paths are.
 func IDFromPath(p string) string {
-	b := path.Base(filepath.ToSlash(p))
-	return strings.TrimSuffix(b, path.Ext(b))
+	if strings.Contains(p, "://") {
+		return p
+	}
+	return path.Clean(filepath.ToSlash(p))
+}
+
+// SharedPath is a file that more than one image id names.
+type SharedPath struct {
+	URI string
+	IDs []string
+}
+
+// SharedPaths returns the files that images name under more than one id,
+// in URI order: each is described once per id, which a labels CSV may
+// mean (two labellings of one photo) but is more often a mistake.
+func SharedPaths(images []formats.Image) []SharedPath {
+	byURI := map[string][]string{}
+	for _, img := range images {
+		byURI[img.URI] = append(byURI[img.URI], img.ImageID)
+	}
+	var out []SharedPath
+	for uri, ids := range byURI {
+		if len(ids) > 1 {
+			sort.Strings(ids)
+			out = append(out, SharedPath{URI: uri, IDs: ids})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].URI < out[j].URI })
+	return out
 }
 
 func isAbs(p string) bool { return strings.Contains(p, "://") || path.IsAbs(filepath.ToSlash(p)) }

@@ -22,21 +22,35 @@ func TestParseLabels(t *testing.T) {
 		",img/b.png,dog,\n" +
 		"c,,dog,\n" +
 		"a,img/a2.jpg,cat,\n" +
-		"d,gs://bucket/d.jpg,,\n"
+		"d,gs://bucket/d.jpg,,\n" +
+		"e,img/a.jpg,dog,\n"
 	images, dead, err := ParseLabels(strings.NewReader(csv), "/data", DefaultColumns())
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []formats.Image{
 		{ImageID: "a", URI: filepath.Join("/data", "img/a.jpg"), Label: "cat", Tags: []string{"fluffy", "small"}},
-		{ImageID: "b", URI: filepath.Join("/data", "img/b.png"), Label: "dog"},
+		{ImageID: "img/b.png", URI: filepath.Join("/data", "img/b.png"), Label: "dog"},
 		{ImageID: "d", URI: "gs://bucket/d.jpg"},
+		{ImageID: "e", URI: filepath.Join("/data", "img/a.jpg"), Label: "dog"},
 	}
 	if !reflect.DeepEqual(images, want) {
 		t.Errorf("images =\n%+v\nwant\n%+v", images, want)
 	}
-	if len(dead) != 2 || dead[0].ImageID != "c" || !strings.Contains(dead[1].Reason, "duplicate") {
-		t.Errorf("dead letters = %+v, want an empty path for c and a duplicate a", dead)
+	if len(dead) != 2 || dead[0].ImageID != "c" {
+		t.Fatalf("dead letters = %+v, want an empty path for c and a duplicate a", dead)
+	}
+	// The duplicate's dead letter must not carry the kept image's id (an
+	// anti-join of images with dead letters would drop the kept image),
+	// and it says which row was kept.
+	dup := dead[1]
+	if dup.ImageID == "a" || !strings.Contains(dup.Reason, `duplicate image id "a"`) ||
+		!strings.Contains(dup.Reason, "kept line 2 (img/a.jpg)") || dup.URI != filepath.Join("/data", "img/a2.jpg") {
+		t.Errorf("duplicate's dead letter = %+v", dup)
+	}
+	shared := SharedPaths(images)
+	if len(shared) != 1 || shared[0].URI != filepath.Join("/data", "img/a.jpg") || !reflect.DeepEqual(shared[0].IDs, []string{"a", "e"}) {
+		t.Errorf("SharedPaths = %+v, want img/a.jpg under a and e", shared)
 	}
 }
 
@@ -57,18 +71,25 @@ func TestParseLabelsOtherColumnsAndGCSBase(t *testing.T) {
 }
 
 func TestFromListing(t *testing.T) {
-	files := []string{"/r/dogs/x.jpg", "/r/cats/y.PNG", "/r/z.gif", "/r/cats/notes.txt", "/r/other/x.webp"}
-	images, dead := FromListing("/r/", files)
+	files := []string{"/r/dogs/x.jpg", "/r/cats/y.PNG", "/r/z.gif", "/r/cats/notes.txt", "/r/other/x.webp", "/r/a/img1.jpg", "/r/b/img1.jpg"}
+	images := FromListing("/r/", files)
 	want := []formats.Image{
-		{ImageID: "x", URI: "/r/dogs/x.jpg", Label: "dogs"},
-		{ImageID: "y", URI: "/r/cats/y.PNG", Label: "cats"},
-		{ImageID: "z", URI: "/r/z.gif"},
+		{ImageID: "a/img1.jpg", URI: "/r/a/img1.jpg", Label: "a"},
+		{ImageID: "b/img1.jpg", URI: "/r/b/img1.jpg", Label: "b"},
+		{ImageID: "cats/y.PNG", URI: "/r/cats/y.PNG", Label: "cats"},
+		{ImageID: "dogs/x.jpg", URI: "/r/dogs/x.jpg", Label: "dogs"},
+		{ImageID: "other/x.webp", URI: "/r/other/x.webp", Label: "other"},
+		{ImageID: "z.gif", URI: "/r/z.gif"},
 	}
 	if !reflect.DeepEqual(images, want) {
 		t.Errorf("images = %+v, want %+v", images, want)
 	}
-	if len(dead) != 1 || dead[0].URI != "/r/other/x.webp" {
-		t.Errorf("dead = %+v, want the second x", dead)
+	if dot := FromListing("./r", []string{"r/a/x.jpg"}); len(dot) != 1 || dot[0].ImageID != "a/x.jpg" {
+		t.Errorf("listing of ./r = %+v, want id a/x.jpg", dot)
+	}
+	gcs := FromListing("gs://b/in", []string{"gs://b/in/c1/p.jpg", "gs://b/in/c2/p.jpg"})
+	if len(gcs) != 2 || gcs[0].ImageID != "c1/p.jpg" || gcs[1].ImageID != "c2/p.jpg" || gcs[1].Label != "c2" {
+		t.Errorf("gs:// listing = %+v", gcs)
 	}
 }
 

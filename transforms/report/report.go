@@ -35,6 +35,9 @@ type Counts struct {
 	Keypoints   int64 `json:"keypoints"`
 	Vocabulary  int64 `json:"vocabulary"`
 	Triplets    int64 `json:"triplets"`
+	// DuplicatePaths counts the files named by more than one image id,
+	// each described once per id.
+	DuplicatePaths int64 `json:"duplicate_paths"`
 }
 
 // Sort orders the methods: those ranking bags of words, then those ranking
@@ -97,8 +100,8 @@ code{background:#f6f6f6;padding:0 .2em}
 <h1>Retrieval report</h1>
 <p>Input <code>{{.Input}}</code>, output <code>{{.Output}}</code>.</p>
 <table>
-<tr><th>Images</th><th>Dead letters</th><th>Described</th><th>Keypoints</th><th>Vocabulary</th><th>Triplets</th></tr>
-<tr><td>{{.Counts.Images}}</td><td>{{.Counts.DeadLetters}}</td><td>{{.Counts.Described}}</td><td>{{.Counts.Keypoints}}</td><td>{{.Counts.Vocabulary}}</td><td>{{.Counts.Triplets}}</td></tr>
+<tr><th>Images</th><th>Dead letters</th><th>Described</th><th>Keypoints</th><th>Vocabulary</th><th>Triplets</th><th>Files under two ids</th></tr>
+<tr><td>{{.Counts.Images}}</td><td>{{.Counts.DeadLetters}}</td><td>{{.Counts.Described}}</td><td>{{.Counts.Keypoints}}</td><td>{{.Counts.Vocabulary}}</td><td>{{.Counts.Triplets}}</td><td>{{.Counts.DuplicatePaths}}</td></tr>
 </table>
 <h2>Methods</h2>
 <p>Every labelled image queries an index of all images, itself excluded; relevant = same label.</p>
@@ -135,6 +138,9 @@ func (r Report) WriteTable(w io.Writer) error {
 	c := r.Counts
 	fmt.Fprintf(w, "%d images (%d dead letters, %d described), %d keypoints, %d words, %d triplets\n\n",
 		c.Images, c.DeadLetters, c.Described, c.Keypoints, c.Vocabulary, c.Triplets)
+	if c.DuplicatePaths > 0 {
+		fmt.Fprintf(w, "warning: %d files are named by more than one image id and were described once per id (see the log)\n\n", c.DuplicatePaths)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "method\tinput\tqueries\tmAP\tP@10\tNDCG@10\tsparsity\tpostings\ttrain s\t")
 	for _, m := range r.Methods {

@@ -65,6 +65,29 @@ func NewPool(items []Item) *Pool {
 // Len returns the number of labelled images in the pool.
 func (p *Pool) Len() int { return len(p.all) }
 
+// Learnable reports why no triplet can be drawn from the pool, or nil if
+// some can: a triplet needs a label with two images (query and positive)
+// and an image of another label (the negative).
+func (p *Pool) Learnable() error {
+	if len(p.all) == 0 {
+		return fmt.Errorf("no labelled images to learn from: give the labels CSV's label column (--label_column) or a directory with one sub-directory per label")
+	}
+	labels := make([]string, 0, len(p.byLabel))
+	pairs := false
+	for l, members := range p.byLabel {
+		labels = append(labels, l)
+		pairs = pairs || len(members) >= 2
+	}
+	sort.Strings(labels)
+	switch {
+	case len(labels) == 1:
+		return fmt.Errorf("no training triplets: the %d labelled images all carry one label (%q); learning needs at least 2 labels", len(p.all), labels[0])
+	case !pairs:
+		return fmt.Errorf("no training triplets: none of the %d labels has 2 or more images, so no image has a positive", len(labels))
+	}
+	return nil
+}
+
 // maxTries bounds the rejection sampling of a negative; a label that holds
 // nearly the whole pool would otherwise spin.
 const maxTries = 64

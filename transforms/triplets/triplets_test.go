@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -80,5 +81,32 @@ func TestSingleLabelYieldsNothing(t *testing.T) {
 	}
 	if _, err := Sample(nil, Options{}); err == nil {
 		t.Fatal("PerQuery 0 accepted")
+	}
+}
+
+func TestLearnable(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		items []Item
+		want  string // "" for learnable, else a part of the reason
+	}{
+		{"two labels", items(2, 2), ""},
+		{"one label", items(1, 5), `all carry one label ("L0")`},
+		{"singletons", items(4, 1), "none of the 4 labels has 2 or more images"},
+		{"unlabelled", []Item{{ID: "a"}, {ID: "b"}}, "no labelled images"},
+		{"a pair and a negative", append(items(1, 2), Item{ID: "n", Label: "other"}), ""},
+	} {
+		err := NewPool(c.items).Learnable()
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v, want learnable", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: err = %v, want one saying %q", c.name, err, c.want)
+		}
+		// Learnable is exactly "Sample draws something".
+		ts, _ := Sample(c.items, Options{PerQuery: 2, Seed: 1})
+		if (len(ts) > 0) != (err == nil) {
+			t.Errorf("%s: %d triplets drawn but Learnable says %v", c.name, len(ts), err)
+		}
 	}
 }

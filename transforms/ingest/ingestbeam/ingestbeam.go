@@ -32,13 +32,16 @@ func init() {
 // CSV read with cols (paths relative to the CSV's directory); anything else
 // is a directory whose image files are taken, labelled by their parent
 // directory's name. The listing happens when the pipeline runs, not when it
-// is built. Rows that cannot be used come out as dead letters.
-func Images(s beam.Scope, input string, cols ingest.Columns) (images, dead beam.PCollection) {
+// is built. Rows that cannot be used come out as dead letters; files named
+// under more than one id are logged, and counted in sharedPaths (a
+// single-element PCollection<int>). An input without a single usable image
+// fails the pipeline: every later stage would run on nothing.
+func Images(s beam.Scope, input string, cols ingest.Columns) (images, dead, sharedPaths beam.PCollection) {
 	s = s.Scope("ingest.Images")
-	images, dead = beam.ParDo2(s, &listFn{Input: input, Cols: cols}, beam.Impulse(s))
+	images, dead, sharedPaths = beam.ParDo3(s, &listFn{Input: input, Cols: cols}, beam.Impulse(s))
 	// The listing comes from one worker; spread it before the expensive
 	// per-image stages.
-	return beam.Reshuffle(s, images), dead
+	return beam.Reshuffle(s, images), dead, sharedPaths
 }
 
 type listFn struct {
@@ -46,22 +49,39 @@ type listFn struct {
 	Cols  ingest.Columns
 }
 
-func (f *listFn) ProcessElement(ctx context.Context, _ []byte, emit func(formats.Image), emitDead func(formats.DeadLetter)) error {
+func (f *listFn) ProcessElement(ctx context.Context, _ []byte, emit func(formats.Image), emitDead func(formats.DeadLetter), emitShared func(int)) error {
 	images, dead, err := List(ctx, f.Input, f.Cols)
 	if err != nil {
 		return err
+	}
+	if len(images) == 0 {
+		return noImages(f.Input, dead)
 	}
 	for _, d := range dead {
 		log.Warnf(ctx, "ingest: %s (%s): %s", d.ImageID, d.URI, d.Reason)
 		emitDead(d)
 	}
-	listed := beam.NewCounter("ingest", "images_listed")
+	shared := ingest.SharedPaths(images)
+	for _, sp := range shared {
+		log.Warnf(ctx, "ingest: %s is named by %d image ids (%s): it is described once per id", sp.URI, len(sp.IDs), strings.Join(sp.IDs, ", "))
+	}
+	beam.NewCounter("ingest", "duplicate_paths").Inc(ctx, int64(len(shared)))
+	emitShared(len(shared))
 	for _, img := range images {
 		emit(img)
 	}
-	listed.Inc(ctx, int64(len(images)))
+	beam.NewCounter("ingest", "images_listed").Inc(ctx, int64(len(images)))
 	log.Infof(ctx, "ingest: %d images from %s, %d refused", len(images), f.Input, len(dead))
 	return nil
+}
+
+// noImages is the error of an input that yields no image, with what was
+// refused, if anything.
+func noImages(input string, dead []formats.DeadLetter) error {
+	if len(dead) == 0 {
+		return fmt.Errorf("ingest: no images in %s", input)
+	}
+	return fmt.Errorf("ingest: no images in %s: all %d rows were refused, the first because %s", input, len(dead), dead[0].Reason)
 }
 
 // List reads the labels CSV or lists the directory named by input.
@@ -101,6 +121,5 @@ func List(ctx context.Context, input string, cols ingest.Columns) ([]formats.Ima
 	if len(files) == 0 {
 		return nil, nil, fmt.Errorf("ingest: no files under %s", input)
 	}
-	images, dead := ingest.FromListing(input, files)
-	return images, dead, nil
+	return ingest.FromListing(input, files), nil, nil
 }

@@ -19,21 +19,44 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*pool)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*sampleFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*formats.Triplet)(nil)).Elem())
+	beam.RegisterFunction(checkPoolFn)
 }
 
 // Sample draws opt.PerQuery triplets for every labelled image of bows
 // (PCollection<formats.BoW>) whose bag of words is not empty, and returns
 // PCollection<formats.Triplet>. The triplets are a function of the seed and
-// the set of images only.
+// the set of images only. Images from which no triplet can be drawn (one
+// label, no label with two images, no labels at all) fail the pipeline
+// with the reason (triplets.Pool.Learnable).
 func Sample(s beam.Scope, bows beam.PCollection, opt triplets.Options) beam.PCollection {
 	s = s.Scope("triplets.Sample")
-	p := beam.Combine(s, &poolFn{}, bows)
+	p := beam.ParDo(s, checkPoolFn, beam.Combine(s, &poolFn{}, bows))
 	return beam.ParDo(s, &sampleFn{Opt: opt}, bows, beam.SideInput{Input: p})
+}
+
+// checkPoolFn fails the pipeline, with the reason in a user's terms, when
+// the pool yields no triplet: every learner would then "train" on nothing
+// and the report would compare untrained models. Sampling waits for the
+// checked pool, so it fails before any training starts.
+func checkPoolFn(p pool) (pool, error) {
+	if err := p.pool().Learnable(); err != nil {
+		return pool{}, fmt.Errorf("triplets: %w", err)
+	}
+	return p, nil
 }
 
 // pool is the combine accumulator: the ids and labels of usable images.
 type pool struct {
 	IDs, Labels []string
+}
+
+// pool returns the sampling pool of the accumulated images.
+func (a pool) pool() *triplets.Pool {
+	items := make([]triplets.Item, len(a.IDs))
+	for i := range items {
+		items[i] = triplets.Item{ID: a.IDs[i], Label: a.Labels[i]}
+	}
+	return triplets.NewPool(items)
 }
 
 type poolFn struct{}
@@ -77,11 +100,7 @@ func (f *sampleFn) ProcessElement(ctx context.Context, b formats.BoW, side func(
 		if !side(&p) {
 			return fmt.Errorf("triplets: no pool")
 		}
-		items := make([]triplets.Item, len(p.IDs))
-		for i := range items {
-			items[i] = triplets.Item{ID: p.IDs[i], Label: p.Labels[i]}
-		}
-		f.p = triplets.NewPool(items)
+		f.p = p.pool()
 		f.sampled = beam.NewCounter("triplets", "sampled")
 	}
 	f.buf = f.p.ForQuery(f.buf[:0], triplets.Item{ID: b.ImageID, Label: b.Label}, f.Opt)

@@ -1,0 +1,105 @@
+package ingestbeam
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+
+	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/transforms/ingest"
+)
+
+func TestMain(m *testing.M) { ptest.Main(m) }
+
+// touch creates the files under dir (listing reads no image bytes).
+func touch(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		p := filepath.Join(dir, filepath.FromSlash(n))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestImagesFromDirectory: two class folders with the same file names are
+// twelve images of two labels, none refused.
+func TestImagesFromDirectory(t *testing.T) {
+	dir := t.TempDir()
+	var want []any
+	for _, class := range []string{"a", "b"} {
+		for _, f := range []string{"img1.jpg", "img2.jpg", "img3.jpg", "img4.jpg", "img5.jpg", "img6.jpg"} {
+			touch(t, dir, class+"/"+f)
+			want = append(want, formats.Image{ImageID: class + "/" + f, URI: filepath.Join(dir, class, f), Label: class})
+		}
+	}
+	touch(t, dir, "a/notes.txt")
+	p, s := beam.NewPipelineWithRoot()
+	images, dead, shared := Images(s, dir, ingest.DefaultColumns())
+	passert.Equals(s, images, want...)
+	passert.Empty(s, dead)
+	passert.Equals(s, shared, 0)
+	if err := ptest.Run(p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestImagesFromCSV: a labels CSV's rows become images with paths relative
+// to the CSV; a duplicate id is a dead letter that does not carry the kept
+// id; a file under two ids is counted.
+func TestImagesFromCSV(t *testing.T) {
+	dir := t.TempDir()
+	csv := filepath.Join(dir, "labels.csv")
+	body := "image_id,path,label\nx,img/x.jpg,cat\ny,img/y.jpg,dog\nx,img/z.jpg,dog\nw,img/x.jpg,dog\n"
+	if err := os.WriteFile(csv, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, s := beam.NewPipelineWithRoot()
+	images, dead, shared := Images(s, csv, ingest.DefaultColumns())
+	passert.Equals(s, images,
+		formats.Image{ImageID: "x", URI: filepath.Join(dir, "img/x.jpg"), Label: "cat"},
+		formats.Image{ImageID: "y", URI: filepath.Join(dir, "img/y.jpg"), Label: "dog"},
+		formats.Image{ImageID: "w", URI: filepath.Join(dir, "img/x.jpg"), Label: "dog"})
+	passert.Equals(s, dead, formats.DeadLetter{URI: filepath.Join(dir, "img/z.jpg"), Stage: "ingest",
+		Reason: `labels line 4: duplicate image id "x"; kept line 2 (img/x.jpg)`})
+	passert.Equals(s, shared, 1)
+	if err := ptest.Run(p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNoImagesFails: an input without a usable image fails the pipeline at
+// the listing, saying so, instead of running every stage on nothing.
+func TestNoImagesFails(t *testing.T) {
+	dir := t.TempDir()
+	headerOnly := filepath.Join(dir, "header.csv")
+	allRefused := filepath.Join(dir, "refused.csv")
+	os.WriteFile(headerOnly, []byte("image_id,path,label\n"), 0o644)
+	os.WriteFile(allRefused, []byte("image_id,path,label\na,,cat\n"), 0o644)
+	noImageFiles := filepath.Join(dir, "docs")
+	touch(t, noImageFiles, "readme.txt")
+	for _, c := range []struct{ input, want string }{
+		{headerOnly, "no images in " + headerOnly},
+		{allRefused, "all 1 rows were refused, the first because labels line 2: empty path"},
+		{noImageFiles, "no images in " + noImageFiles},
+	} {
+		p, s := beam.NewPipelineWithRoot()
+		Images(s, c.input, ingest.DefaultColumns())
+		err := ptest.Run(p)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want one saying %q", filepath.Base(c.input), err, c.want)
+		}
+	}
+	if _, _, err := List(context.Background(), filepath.Join(dir, "missing"), ingest.DefaultColumns()); err == nil {
+		t.Error("listing a missing directory succeeded")
+	}
+}
