@@ -2,8 +2,8 @@ package formats
 
 import (
 	"fmt"
-	"reflect"
 	"hash/fnv"
+	"reflect"
 )
 
 // Keyed is implemented by every row type. Key identifies a row for sharding

@@ -134,7 +134,7 @@ func NewDense(name string, dims []int, params map[string]float64) (DenseModel, e
 	f, ok := denseRegistry.m[name]
 	denseRegistry.RUnlock()
 	if !ok {
-		return nil, fmt.Errorf("learners: unknown dense learner %q (registered: %s; is its package imported?)", name, strings.Join(DenseNames(), ", "))
+		return nil, fmt.Errorf("unknown learner %q of global features; they are: %s", name, strings.Join(DenseNames(), ", "))
 	}
 	if len(dims) == 0 {
 		return nil, fmt.Errorf("%s: no modalities", name)

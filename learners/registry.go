@@ -55,7 +55,7 @@ func New(name string, dim int, params map[string]float64) (Stateful, error) {
 	f, ok := registry.m[name]
 	registry.RUnlock()
 	if !ok {
-		return nil, fmt.Errorf("learners: unknown learner %q (registered: %s; is its package imported?)", name, strings.Join(Names(), ", "))
+		return nil, fmt.Errorf("unknown learner %q; the learners of bags of words are: %s", name, strings.Join(Names(), ", "))
 	}
 	l, err := f(dim, params)
 	if err != nil {

@@ -1,9 +1,12 @@
 // Command bowline runs the main job: SIFT, vocabulary, bags of words,
-// triplets, SOLIS-ADA, inverted index and evaluation, on the runner named by
-// --runner (Prism, in-process, by default; Dataflow or Flink for the real
-// thing).
+// triplets, similarity learners, inverted index and evaluation, on the
+// runner named by --runner (Prism, in-process, by default; Dataflow or
+// Flink for the real thing).
 //
 //	go run ./cmd/bowline --input testdata/shapes/labels.csv --output /tmp/bowline
+//
+// Errors end in one line "bowline: <cause>" (exit status 1; 2 for a bad
+// command line); --verbose_errors prints the runner's whole error first.
 package main
 
 import (
@@ -15,17 +18,34 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
+	"github.com/bowline/bowline/cmd/internal/cli"
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/pipelines/bowline"
 )
 
+const synopsis = `Usage: bowline --input <labels.csv | image directory> [--output DIR] [flags]
+
+Runs the whole job — SIFT, vocabulary, bags of words, triplets, learners, inverted
+index, evaluation report — on Prism in-process, or on the runner --runner names.`
+
+// groups orders the job's own flags by stage for --help.
+var groups = []cli.Group{
+	{Title: "Input and output", Flags: []string{"input", "label_column", "output", "shards", "seed"}},
+	{Title: "Description (SIFT and global features)", Flags: []string{"max_side", "max_pixels", "max_keypoints", "sift_double", "rootsift", "global"}},
+	{Title: "Vocabulary", Flags: []string{"vocab", "vocab_sample", "vocab_iter", "akm", "akm_checks", "vocab_chunks"}},
+	{Title: "Bags of words", Flags: []string{"soft_words", "soft_sigma"}},
+	{Title: "Triplets", Flags: []string{"triplets_per_query"}},
+	{Title: "Learners", Flags: []string{"learners", "learner_params", "train_shards", "train_rounds", "batch_images"}},
+	{Title: "Evaluation", Flags: []string{"eval_queries"}},
+	{Title: "Errors", Flags: []string{"verbose_errors"}},
+}
+
 func main() {
 	c := bowline.DefaultConfig()
-	flag.StringVar(&c.Input, "input", "testdata/shapes/labels.csv", "labels CSV (image_id,path,label[,tags]) or image directory; local or gs://")
+	flag.StringVar(&c.Input, "input", "", "labels CSV (image_id,path,label[,tags]; paths relative to the CSV) or image directory (label = sub-directory); local or gs://; required")
 	flag.StringVar(&c.Output, "output", "", "output directory, local or gs:// (default: a new directory under the system's temp dir)")
 	flag.StringVar(&c.Columns.Label, "label_column", c.Columns.Label, "labels CSV column that holds the class label")
 	flag.IntVar(&c.Shards, "shards", c.Shards, "files per large output")
@@ -40,6 +60,7 @@ func main() {
 	flag.IntVar(&c.Describe.SIFT.MaxKeypoints, "max_keypoints", c.Describe.SIFT.MaxKeypoints, "keep at most this many strongest keypoints per image (0: all)")
 	flag.IntVar(&c.Describe.SIFT.MaxSide, "max_side", c.Describe.SIFT.MaxSide, "downscale images whose longer side exceeds this (0: never)")
 	flag.BoolVar(&c.Describe.SIFT.DoubleImage, "sift_double", c.Describe.SIFT.DoubleImage, "upsample images ×2 before SIFT, as Lowe does")
+	flag.BoolVar(&c.Describe.SIFT.RootSIFT, "rootsift", c.Describe.SIFT.RootSIFT, "RootSIFT descriptors (Arandjelović & Zisserman 2012): Euclidean distance between them is the Hellinger kernel of SIFT's")
 	flag.BoolVar(&c.Describe.Global, "global", c.Describe.Global, "also extract the global features (colour, edge, Gabor, LBP, GIST) into the features files")
 	flag.Int64Var(&c.Describe.MaxPixels, "max_pixels", c.Describe.MaxPixels, "refuse images with more pixels than this, before decoding")
 	flag.IntVar(&c.Triplets.PerQuery, "triplets_per_query", c.Triplets.PerQuery, "training triplets sampled per labelled image")
@@ -51,29 +72,44 @@ func main() {
 	flag.IntVar(&c.Learning.Rounds, "train_rounds", c.Learning.Rounds, "rounds of parameter averaging over one pass of the triplets")
 	flag.IntVar(&c.Learning.Eval.MaxQueries, "eval_queries", c.Learning.Eval.MaxQueries, "evaluate with at most this many queries, a fixed hash-chosen subset (0: every labelled image)")
 	seed := flag.Uint64("seed", 1, "seed for sampling, k-means and triplets")
+	verbose := flag.Bool("verbose_errors", false, "on failure, print the runner's whole error (plans and all) before the one-line cause")
+	flag.Usage = cli.Usage(flag.CommandLine, synopsis, groups)
 	flag.Parse()
 	beam.Init()
+	cli.QuietRunnerLogs()
+	ctx := context.Background()
 
+	fail := func(err error) { cli.Exit("bowline", err, *verbose) }
+	if err := cli.Require(flag.CommandLine, "input"); err != nil {
+		fail(fmt.Errorf("%w (--help lists every flag)", err))
+	}
+	if flag.NArg() > 0 {
+		fail(cli.Usagef("unexpected arguments %q: flags are written --name value", flag.Args()))
+	}
 	c.Vocab.Seed, c.Triplets.Seed, c.Learning.Eval.Seed = *seed, *seed, *seed
-	c.Learning.Learners = bowline.ParseLearners(*learnerList, c.Describe.Global)
-	p, err := bowline.ParseParams(*params)
+	c.Learning.Learners = cli.ParseLearners(*learnerList, c.Describe.Global)
+	p, err := cli.ParseParams(*params)
 	if err != nil {
-		fatal(err)
+		fail(cli.UsageError{Err: err})
 	}
 	c.Learning.Params = p
 	if c.Output == "" {
 		dir, err := os.MkdirTemp("", "bowline-")
 		if err != nil {
-			fatal(err)
+			fail(err)
 		}
 		c.Output = dir
 	}
 	c.Flags = map[string]string{}
 	flag.VisitAll(func(f *flag.Flag) { c.Flags[f.Name] = f.Value.String() })
-
-	ctx := context.Background()
+	if err := c.Validate(); err != nil {
+		fail(cli.UsageError{Err: err})
+	}
+	if err := bowline.Preflight(ctx, c); err != nil {
+		fail(err)
+	}
 	if err := run(ctx, c); err != nil {
-		fatal(err)
+		fail(err)
 	}
 }
 
@@ -88,7 +124,7 @@ func run(ctx context.Context, c bowline.Config) error {
 	}
 	start := time.Now()
 	if err := beamx.Run(ctx, p); err != nil {
-		return fmt.Errorf("pipeline: %w", err)
+		return err
 	}
 	r, err := bowline.LoadReport(ctx, c.Output)
 	if err != nil {
@@ -98,8 +134,4 @@ func run(ctx context.Context, c bowline.Config) error {
 	r.WriteTable(os.Stdout)
 	fmt.Printf("\nreport: %s\n        %s\n", fileio.Join(c.Output, bowline.ReportHTML), fileio.Join(c.Output, bowline.ReportJSON))
 	return nil
-}
-
-func fatal(err error) {
-	log.Exitf(context.Background(), "bowline: %v", strings.TrimSpace(err.Error()))
 }

@@ -3,67 +3,102 @@
 // shards or other hyper-parameters:
 //
 //	go run ./cmd/retrain --run /tmp/bowline-shapes --output /tmp/retrain --train_shards 4 --train_rounds 3
+//
+// Errors end in one line "retrain: <cause>" (exit status 1; 2 for a bad
+// command line).
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
-	"log"
 	"os"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
+	"github.com/bowline/bowline/cmd/internal/cli"
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/pipelines/retrain"
 )
 
+const synopsis = `Usage: retrain --run <finished bowline run> --output DIR [flags]
+
+Retrains and re-evaluates learners on a finished run's bags of words and triplets
+(and its global features, for learners of global features), without describing
+the images again.`
+
+var groups = []cli.Group{
+	{Title: "Input and output", Flags: []string{"run", "output", "shards"}},
+	{Title: "Learners", Flags: []string{"learners", "learner_params", "train_shards", "train_rounds"}},
+	{Title: "Evaluation", Flags: []string{"eval_queries"}},
+	{Title: "Errors", Flags: []string{"verbose_errors"}},
+}
+
 func main() {
 	c := retrain.Config{Shards: 4, Learning: bowline.DefaultLearning()}
-	flag.StringVar(&c.Run, "run", "", "output directory of a finished bowline run (local or gs://)")
-	flag.StringVar(&c.Output, "output", "", "where models, indexes and the report go")
+	flag.StringVar(&c.Run, "run", "", "output directory of a finished bowline run (local or gs://); required")
+	flag.StringVar(&c.Output, "output", "", "where models, indexes and the report go; required")
 	flag.IntVar(&c.Shards, "shards", c.Shards, "files per index")
 	learnerList := flag.String("learners", strings.Join(c.Learning.Learners, ","), "learners to train, comma-separated, or \"all\" (of bags of words; learners of global features, named, need a run made with --global)")
 	params := flag.String("learner_params", "", "hyper-parameters as learner.name=value,…")
 	flag.IntVar(&c.Learning.Shards, "train_shards", c.Learning.Shards, "shards each training round is split over")
 	flag.IntVar(&c.Learning.Rounds, "train_rounds", c.Learning.Rounds, "rounds of parameter averaging over one pass of the triplets")
 	flag.IntVar(&c.Learning.Eval.MaxQueries, "eval_queries", c.Learning.Eval.MaxQueries, "evaluate with at most this many queries (0: all)")
+	verbose := flag.Bool("verbose_errors", false, "on failure, print the runner's whole error (plans and all) before the one-line cause")
+	flag.Usage = cli.Usage(flag.CommandLine, synopsis, groups)
 	flag.Parse()
 	beam.Init()
+	cli.QuietRunnerLogs()
 	ctx := context.Background()
 
-	c.Learning.Learners = bowline.ParseLearners(*learnerList, false)
-	p, err := bowline.ParseParams(*params)
+	fail := func(err error) { cli.Exit("retrain", err, *verbose) }
+	if err := cli.Require(flag.CommandLine, "run", "output"); err != nil {
+		fail(fmt.Errorf("%w (--help lists every flag)", err))
+	}
+	c.Learning.Learners = cli.ParseLearners(*learnerList, false)
+	p, err := cli.ParseParams(*params)
 	if err != nil {
-		log.Fatal(err)
+		fail(cli.UsageError{Err: err})
 	}
 	c.Learning.Params = p
 	n, err := fileio.CountRows(ctx, fileio.Join(c.Run, "codebook-*.parquet"))
 	if err != nil {
-		log.Fatalf("retrain: reading the run's codebook: %v", err)
+		fail(fmt.Errorf("reading the run's codebook: %w", err))
+	}
+	if n == 0 {
+		fail(fmt.Errorf("%s holds no codebook-*.parquet: is it the output directory of a finished bowline run?", c.Run))
 	}
 	c.Vocabulary = int(n)
 	c.Flags = map[string]string{}
 	flag.VisitAll(func(f *flag.Flag) { c.Flags[f.Name] = f.Value.String() })
+	if err := c.Validate(); err != nil {
+		fail(cli.UsageError{Err: err})
+	}
+	if err := run(ctx, c); err != nil {
+		fail(err)
+	}
+}
 
+func run(ctx context.Context, c retrain.Config) error {
 	if err := fileio.Remove(ctx, fileio.Join(c.Output, bowline.ReportJSON)); err != nil {
-		log.Fatal(err)
+		return err
 	}
 	pl, s := beam.NewPipelineWithRoot()
 	if err := retrain.Build(s, c); err != nil {
-		log.Fatal(err)
+		return err
 	}
 	if err := beamx.Run(ctx, pl); err != nil {
-		log.Fatalf("retrain: %v", err)
+		return err
 	}
 	r, err := bowline.LoadReport(ctx, c.Output)
 	if err != nil {
-		log.Fatal(err)
+		return fmt.Errorf("the pipeline finished but wrote no report: %w", err)
 	}
 	fmt.Println()
 	r.WriteTable(os.Stdout)
 	fmt.Printf("\nreport: %s\n", fileio.Join(c.Output, bowline.ReportHTML))
+	return nil
 }

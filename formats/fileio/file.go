@@ -61,6 +61,31 @@ func ReadBytes(ctx context.Context, path string) ([]byte, error) {
 	return data, nil
 }
 
+// Open opens the file at path (local or gs://) for reading as a stream;
+// the caller closes it.
+func Open(ctx context.Context, path string) (io.ReadCloser, error) {
+	fsys, err := filesystem.New(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("fileio: open %s: %w", path, err)
+	}
+	r, err := fsys.OpenRead(ctx, path)
+	if err != nil {
+		fsys.Close()
+		return nil, fmt.Errorf("fileio: open %s: %w", path, err)
+	}
+	return closeBoth{r, fsys}, nil
+}
+
+// closeBoth closes a reader and then the file system it came from.
+type closeBoth struct {
+	io.ReadCloser
+	fsys filesystem.Interface
+}
+
+func (c closeBoth) Close() error {
+	return errors.Join(c.ReadCloser.Close(), c.fsys.Close())
+}
+
 // Remove deletes the file at path. A file that does not exist is not an
 // error: the caller wants it gone, and it is.
 func Remove(ctx context.Context, path string) error {

@@ -116,7 +116,7 @@ const (
 // Build adds the job to s.
 func Build(s beam.Scope, c Config) error {
 	if err := c.Validate(); err != nil {
-		return fmt.Errorf("bowline: %w", err)
+		return err
 	}
 	write := func(name string, shards int, col beam.PCollection) beam.PCollection {
 		return parquetio.Write(s, c.Output, name, shards, col)

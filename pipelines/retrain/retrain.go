@@ -45,11 +45,11 @@ type Config struct {
 func (c Config) Validate() error {
 	switch {
 	case c.Run == "" || c.Output == "":
-		return fmt.Errorf("retrain: need the run to read and an output directory")
+		return fmt.Errorf("need the run to read and an output directory")
 	case c.Vocabulary <= 0:
-		return fmt.Errorf("retrain: vocabulary size must be positive, got %d", c.Vocabulary)
+		return fmt.Errorf("vocabulary size must be positive, got %d", c.Vocabulary)
 	case c.Shards <= 0:
-		return fmt.Errorf("retrain: shards must be positive, got %d", c.Shards)
+		return fmt.Errorf("shards must be positive, got %d", c.Shards)
 	}
 	return c.Learning.Validate(c.Vocabulary, true)
 }

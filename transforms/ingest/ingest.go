@@ -9,6 +9,7 @@ import (
 	"io"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -42,41 +43,11 @@ func ParseLabels(r io.Reader, base string, cols Columns) ([]formats.Image, []for
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
-	header, err := cr.Read()
-	if err != nil {
-		return nil, nil, fmt.Errorf("ingest: labels header: %w", err)
-	}
-	at := make(map[string]int, len(header))
-	for i, h := range header {
-		at[strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))] = i
-	}
-	col := func(name string, required bool) (int, error) {
-		if name == "" {
-			return -1, nil
-		}
-		i, ok := at[name]
-		if !ok && required {
-			return -1, fmt.Errorf("ingest: labels CSV has no column %q (columns: %s)", name, strings.Join(header, ","))
-		}
-		if !ok {
-			return -1, nil
-		}
-		return i, nil
-	}
-	iPath, err := col(cols.Path, true)
+	at, err := readHeader(cr, cols)
 	if err != nil {
 		return nil, nil, err
 	}
-	iID, err := col(cols.ID, false)
-	if err != nil {
-		return nil, nil, err
-	}
-	iLabel, err := col(cols.Label, true)
-	if err != nil {
-		return nil, nil, err
-	}
-	iTags, _ := col(cols.Tags, false)
-
+	iPath, iID, iLabel, iTags := at.path, at.id, at.label, at.tags
 	field := func(rec []string, i int) string {
 		if i < 0 || i >= len(rec) {
 			return ""
@@ -131,6 +102,70 @@ func ParseLabels(r io.Reader, base string, cols Columns) ([]formats.Image, []for
 		images = append(images, img)
 	}
 	return images, dead, nil
+}
+
+// CheckHeader reads the header row of a labels CSV from r and reports a
+// missing required column (the path and label columns of cols; the id and
+// tags columns are optional), naming the columns the file has. It reads
+// nothing past the header, so a job can check its input before it starts.
+func CheckHeader(r io.Reader, cols Columns) error {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	_, err := readHeader(cr, cols)
+	return err
+}
+
+// MissingColumnError is the error of a labels CSV without a required
+// column.
+type MissingColumnError struct {
+	Column string
+	// Header is the CSV's header row.
+	Header []string
+}
+
+func (e *MissingColumnError) Error() string {
+	return fmt.Sprintf("ingest: labels CSV has no column %q (columns: %s)", e.Column, strings.Join(e.Header, ","))
+}
+
+// columnsAt holds the positions of the columns of Columns in a header; -1
+// for an optional column the header lacks.
+type columnsAt struct{ path, id, label, tags int }
+
+func readHeader(cr *csv.Reader, cols Columns) (columnsAt, error) {
+	header, err := cr.Read()
+	if err != nil {
+		return columnsAt{}, fmt.Errorf("ingest: labels header: %w", err)
+	}
+	header = slices.Clone(header)
+	at := make(map[string]int, len(header))
+	for i, h := range header {
+		at[strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))] = i
+	}
+	col := func(name string, required bool) (int, error) {
+		if name == "" {
+			return -1, nil
+		}
+		i, ok := at[name]
+		if !ok && required {
+			return -1, &MissingColumnError{Column: name, Header: header}
+		}
+		if !ok {
+			return -1, nil
+		}
+		return i, nil
+	}
+	var out columnsAt
+	if out.path, err = col(cols.Path, true); err != nil {
+		return out, err
+	}
+	if out.id, err = col(cols.ID, false); err != nil {
+		return out, err
+	}
+	if out.label, err = col(cols.Label, true); err != nil {
+		return out, err
+	}
+	out.tags, _ = col(cols.Tags, false)
+	return out, nil
 }
 
 // imageExts are the file name endings FromListing takes for images.

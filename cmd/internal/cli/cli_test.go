@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"reflect"
+	"strings"
+	"testing"
+
+	// The learners register themselves by name.
+	_ "github.com/bowline/bowline/transforms/train"
+)
+
+// runnerError is what beamx.Run returned on Prism (Beam Go v2.77.0) when
+// the listing DoFn failed, cut to its structure.
+const runnerError = "job job-001 failed:\nbundle inst010 stage-051 failed:process bundle failed for instruction inst010 using plan stage-051 : while executing Process for Plan[stage-051]:\n" +
+	"1: DataSource[S[stage-051_source@localhost:41231], i0] Out:8 Coder:W;cwv_n1<bytes;c2>!GWC \n" +
+	"8: ParDo[ingestbeam.listFn] Out:[2 4 6] Sig: func(context.Context, []uint8, func(formats.Image), func(formats.DeadLetter), func(int)) error, SideInputs: []\n" +
+	"2: DataSink[S[e2_i0@localhost:41231]] Coder:W;cwv_n2<LP;c7_lp<R[formats.Image]>>!GWC\n" +
+	"\tcaused by:\nsource failed processing data\n\tcaused by:\n" +
+	"DoFn[UID:8, PID:e2, Name: github.com/bowline/bowline/transforms/ingest/ingestbeam.listFn] failed:\n" +
+	"ingest: fileio: read /nonexistent.csv: open /nonexistent.csv: no such file or directory"
+
+func TestCause(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{errors.New(runnerError), "ingest: fileio: read /nonexistent.csv: open /nonexistent.csv: no such file or directory"},
+		{errors.New("plain: failure\n"), "plain: failure"},
+		{errors.New("a\n\tcaused by:\nDoFn[UID:3] failed:\npanic: boom\ngoroutine 7 [running]:\nmain.f()"), "panic: boom"},
+		{nil, ""},
+	} {
+		if got := Cause(c.err); got != c.want {
+			t.Errorf("Cause(%.40q…) = %q, want %q", c.err, got, c.want)
+		}
+	}
+}
+
+func TestParseParams(t *testing.T) {
+	got, err := ParseParams("solis-ada.lambda=1e-5, solis-ada.eta=10,oasis-diag.c=0.1,")
+	want := map[string]map[string]float64{"solis-ada": {"lambda": 1e-5, "eta": 10}, "oasis-diag": {"c": 0.1}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("ParseParams = %v, %v; want %v", got, err, want)
+	}
+	for _, bad := range []string{"lambda=1", "solis-ada.lambda", "solis-ada.lambda=x", ".x=1"} {
+		if _, err := ParseParams(bad); err == nil {
+			t.Errorf("ParseParams(%q) succeeded", bad)
+		}
+	}
+}
+
+func TestParseLearners(t *testing.T) {
+	if got := ParseLearners(" solis-ada, oasis-diag,solis-ada,", false); !reflect.DeepEqual(got, []string{"solis-ada", "oasis-diag"}) {
+		t.Errorf("ParseLearners = %v", got)
+	}
+	all := ParseLearners("all", true)
+	for _, n := range all {
+		if n == "omdml" || n == "euclidean" {
+			t.Errorf("\"all\" includes %s", n)
+		}
+	}
+	if len(all) <= len(ParseLearners("all", false)) {
+		t.Error("\"all\" with global features adds no learner of global features")
+	}
+}
+
+// TestPrintUsage: the command's flags come in their groups, in order,
+// before one line naming every other flag.
+func TestPrintUsage(t *testing.T) {
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.String("input", "", "the input")
+	fs.Int("vocab", 1000, "words")
+	fs.String("runner", "", "Beam's")
+	fs.String("project", "", "Beam's")
+	var b bytes.Buffer
+	PrintUsage(&b, fs, "Usage: x", []Group{{Title: "Input", Flags: []string{"input"}}, {Title: "Vocabulary", Flags: []string{"vocab"}}})
+	out := b.String()
+	i, v, r := strings.Index(out, "--input"), strings.Index(out, "--vocab"), strings.Index(out, "Beam runner flags")
+	if !(0 < i && i < v && v < r) || !strings.Contains(out, "(default 1000)") {
+		t.Fatalf("usage out of order:\n%s", out)
+	}
+	if rest := out[r:]; !strings.Contains(rest, "--project --runner") || strings.Contains(rest, "--input") {
+		t.Errorf("runner flags line: %q", rest)
+	}
+}
+
+func TestRequire(t *testing.T) {
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.String("input", "", "")
+	fs.String("output", "o", "")
+	err := Require(fs, "output", "input")
+	if err == nil || err.Error() != "--input is required" || !errors.As(err, new(UsageError)) {
+		t.Errorf("Require = %v, want a usage error for --input", err)
+	}
+}
