@@ -69,9 +69,12 @@
 // Columns: method, input ("bow" or "global": what the method ranks by),
 // relevance (string), queries (int64), map,
 // precision_at_10, ndcg_at_10, sparsity (double), vocabulary (int64),
-// train_seconds (double), index_postings (int64), index_seconds,
-// query_seconds (double; the sum of per-query search times). The same report
-// is also written as report.json and report.html with WriteBytes.
+// index_postings (int64). The same report, with the train, index and query
+// times that the Parquet file leaves out (they differ from run to run), is
+// also written as report.json and report.html.
+//
+// manifest.json, written last, lists every file of a finished run (see
+// package pipelines/bowline); readers trust only the files it lists.
 //
 // # Encoding
 //

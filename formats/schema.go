@@ -159,14 +159,19 @@ type ReportRow struct {
 	PrecisionAt10 float64 `parquet:"precision_at_10"`
 	NDCGAt10      float64 `parquet:"ndcg_at_10"`
 	// Sparsity is the share of exactly-zero weights over the vocabulary.
-	Sparsity     float64 `parquet:"sparsity"`
-	Vocabulary   int64   `parquet:"vocabulary"`
-	TrainSeconds float64 `parquet:"train_seconds"`
+	Sparsity   float64 `parquet:"sparsity"`
+	Vocabulary int64   `parquet:"vocabulary"`
 	// IndexPostings counts the index's (word, image) entries; words with a
 	// zero weight have none.
-	IndexPostings int64   `parquet:"index_postings"`
-	IndexSeconds  float64 `parquet:"index_seconds"`
+	IndexPostings int64 `parquet:"index_postings"`
+
+	// The times are wall-clock measurements, different on every run: they
+	// travel with the row to report.json, report.html and the terminal,
+	// but stay out of report-*.parquet, which, like every Parquet file of
+	// a run, is the same for the same input and seed.
+	TrainSeconds float64 `parquet:"-"`
+	IndexSeconds float64 `parquet:"-"`
 	// QuerySeconds is the time to answer all Queries one after another:
 	// the sum of per-query search times, whatever the number of cores.
-	QuerySeconds float64 `parquet:"query_seconds"`
+	QuerySeconds float64 `parquet:"-"`
 }

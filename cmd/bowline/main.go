@@ -33,7 +33,7 @@ index, evaluation report — on Prism in-process, or on the runner --runner name
 
 // groups orders the job's own flags by stage for --help.
 var groups = []cli.Group{
-	{Title: "Input and output", Flags: []string{"input", "label_column", "output", "shards", "seed"}},
+	{Title: "Input and output", Flags: []string{"input", "label_column", "output", "overwrite", "shards", "seed"}},
 	{Title: "Description (SIFT and global features)", Flags: []string{"max_side", "max_pixels", "max_keypoints", "sift_double", "rootsift", "global"}},
 	{Title: "Vocabulary", Flags: []string{"vocab", "vocab_sample", "vocab_iter", "akm", "akm_checks", "vocab_chunks"}},
 	{Title: "Bags of words", Flags: []string{"soft_words", "soft_sigma"}},
@@ -49,6 +49,7 @@ func main() {
 	flag.StringVar(&c.Output, "output", "", "output directory, local or gs:// (default: a new directory under the system's temp dir)")
 	flag.StringVar(&c.Columns.Label, "label_column", c.Columns.Label, "labels CSV column that holds the class label")
 	flag.IntVar(&c.Shards, "shards", c.Shards, "files per large output")
+	flag.BoolVar(&c.Overwrite, "overwrite", false, "replace an output directory that holds files other than a bowline run's; without it such a directory is refused (an earlier run's files are always replaced)")
 	flag.IntVar(&c.Vocab.K, "vocab", c.Vocab.K, "visual words in the vocabulary")
 	flag.IntVar(&c.Vocab.Sample, "vocab_sample", c.Vocab.Sample, "descriptors sampled to build the vocabulary")
 	flag.IntVar(&c.Vocab.MaxIter, "vocab_iter", c.Vocab.MaxIter, "maximum k-means iterations")
@@ -108,16 +109,15 @@ func main() {
 	if err := bowline.Preflight(ctx, c); err != nil {
 		fail(err)
 	}
+	if err := bowline.PrepareOutput(ctx, c.Output, c.Overwrite); err != nil {
+		fail(err)
+	}
 	if err := run(ctx, c); err != nil {
 		fail(err)
 	}
 }
 
 func run(ctx context.Context, c bowline.Config) error {
-	// A report left by an earlier run would claim this one finished.
-	if err := fileio.Remove(ctx, fileio.Join(c.Output, bowline.ReportJSON)); err != nil {
-		return err
-	}
 	p, s := beam.NewPipelineWithRoot()
 	if err := bowline.Build(s, c); err != nil {
 		return err

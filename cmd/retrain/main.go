@@ -31,7 +31,7 @@ Retrains and re-evaluates learners on a finished run's bags of words and triplet
 the images again.`
 
 var groups = []cli.Group{
-	{Title: "Input and output", Flags: []string{"run", "output", "shards"}},
+	{Title: "Input and output", Flags: []string{"run", "output", "overwrite", "shards"}},
 	{Title: "Learners", Flags: []string{"learners", "learner_params", "train_shards", "train_rounds"}},
 	{Title: "Evaluation", Flags: []string{"eval_queries"}},
 	{Title: "Errors", Flags: []string{"verbose_errors"}},
@@ -42,6 +42,7 @@ func main() {
 	flag.StringVar(&c.Run, "run", "", "output directory of a finished bowline run (local or gs://); required")
 	flag.StringVar(&c.Output, "output", "", "where models, indexes and the report go; required")
 	flag.IntVar(&c.Shards, "shards", c.Shards, "files per index")
+	flag.BoolVar(&c.Overwrite, "overwrite", false, "replace an output directory that holds files other than a bowline run's")
 	learnerList := flag.String("learners", strings.Join(c.Learning.Learners, ","), "learners to train, comma-separated, or \"all\" (of bags of words; learners of global features, named, need a run made with --global)")
 	params := flag.String("learner_params", "", "hyper-parameters as learner.name=value,…")
 	flag.IntVar(&c.Learning.Shards, "train_shards", c.Learning.Shards, "shards each training round is split over")
@@ -77,15 +78,15 @@ func main() {
 	if err := c.Validate(); err != nil {
 		fail(cli.UsageError{Err: err})
 	}
+	if err := bowline.PrepareOutput(ctx, c.Output, c.Overwrite); err != nil {
+		fail(err)
+	}
 	if err := run(ctx, c); err != nil {
 		fail(err)
 	}
 }
 
 func run(ctx context.Context, c retrain.Config) error {
-	if err := fileio.Remove(ctx, fileio.Join(c.Output, bowline.ReportJSON)); err != nil {
-		return err
-	}
 	pl, s := beam.NewPipelineWithRoot()
 	if err := retrain.Build(s, c); err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
@@ -53,6 +54,9 @@ type Config struct {
 	Learning Learning
 	// Flags records the command line for the report.
 	Flags map[string]string
+	// Overwrite lets the run replace an output directory that holds other
+	// files than the jobs' own (see PrepareOutput).
+	Overwrite bool
 }
 
 // DefaultConfig returns the settings the README's command runs with.
@@ -149,7 +153,7 @@ func Build(s beam.Scope, c Config) error {
 		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, keypointsFn, features))},
 		beam.SideInput{Input: stats.CountElms(s, trips)},
 		beam.SideInput{Input: sharedPaths})
-	WriteReport(s, ReportMeta{Input: c.Input, Output: c.Output, Flags: c.Flags}, rows, counts, written)
+	WriteReport(s, ReportMeta{Job: "bowline", Input: c.Input, Output: c.Output, Flags: c.Flags, Overwrite: c.Overwrite}, rows, counts, written)
 	return nil
 }
 
@@ -169,18 +173,25 @@ func (f *countsFn) ProcessElement(_ []byte, images, dead, described, keypoints, 
 	}
 }
 
-// ReportMeta is what the report says about the run besides its results.
+// ReportMeta is what the report says about the run besides its results,
+// and how the run finishes its output directory.
 type ReportMeta struct {
+	// Job names the job, for the manifest.
+	Job           string
 	Input, Output string
 	// Flags is the command line, flag by flag.
 	Flags map[string]string
+	// Overwrite removes, when the run finishes, every file of the output
+	// directory it did not write, not only the jobs' own (PrepareOutput).
+	Overwrite bool
 }
 
-// WriteReport writes report.html and then report.json under meta.Output
-// from the report rows (PCollection<formats.ReportRow>) and the counts
+// WriteReport writes report.html and report.json under meta.Output from
+// the report rows (PCollection<formats.ReportRow>) and the counts
 // (single-element PCollection<report.Counts>), once every collection of
 // written paths is complete: they are side inputs, so the report cannot be
-// written before the last of them, and its presence means the run finished.
+// written before the last of them. Then it removes what the run did not
+// write and writes the manifest, whose presence means the run finished.
 func WriteReport(s beam.Scope, meta ReportMeta, rows, counts beam.PCollection, written []beam.PCollection) {
 	s = s.Scope("WriteReport")
 	written = append(written, parquetio.Write(s, meta.Output, "report", 1, rows))
@@ -193,10 +204,14 @@ type reportFn struct {
 }
 
 func (f *reportFn) ProcessElement(ctx context.Context, _ []byte, rows func(*formats.ReportRow) bool, counts report.Counts, paths func(*string) bool) error {
-	files := 0
+	written := []string{ReportHTML, ReportJSON}
 	var p string
 	for paths(&p) {
-		files++
+		base := p[strings.LastIndex(p, "/")+1:]
+		if fileio.Join(f.Meta.Output, base) != p {
+			return fmt.Errorf("report: %s was written outside the output directory %s", p, f.Meta.Output)
+		}
+		written = append(written, base)
 	}
 	r := report.Report{Input: f.Meta.Input, Output: f.Meta.Output, Config: f.Meta.Flags, Counts: counts}
 	var row formats.ReportRow
@@ -219,6 +234,10 @@ func (f *reportFn) ProcessElement(ctx context.Context, _ []byte, rows func(*form
 	if err := fileio.WriteBytes(ctx, fileio.Join(f.Meta.Output, ReportJSON), js); err != nil {
 		return err
 	}
-	log.Infof(ctx, "report: %d files written; %s", files, fileio.Join(f.Meta.Output, ReportJSON))
+	m, err := finishOutput(ctx, f.Meta.Output, f.Meta.Job, written, f.Meta.Overwrite)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	log.Infof(ctx, "report: %d files written; %s", len(m.Files), fileio.Join(f.Meta.Output, ManifestJSON))
 	return nil
 }

@@ -8,6 +8,7 @@ package retrain
 import (
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
@@ -39,6 +40,9 @@ type Config struct {
 	Shards   int
 	Learning bowline.Learning
 	Flags    map[string]string
+	// Overwrite lets the run replace an output directory that holds other
+	// files than the jobs' own (bowline.PrepareOutput).
+	Overwrite bool
 }
 
 // Validate reports a configuration the job cannot run with.
@@ -46,6 +50,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.Run == "" || c.Output == "":
 		return fmt.Errorf("need the run to read and an output directory")
+	case strings.TrimRight(c.Run, "/") == strings.TrimRight(c.Output, "/"):
+		return fmt.Errorf("the output directory is the run's (%s): retrain writes a run of its own, and finishing it would remove the files it reads", c.Run)
 	case c.Vocabulary <= 0:
 		return fmt.Errorf("vocabulary size must be positive, got %d", c.Vocabulary)
 	case c.Shards <= 0:
@@ -72,7 +78,7 @@ func Build(s beam.Scope, c Config) error {
 	counts := beam.ParDo(s, &countsFn{Vocabulary: c.Vocabulary}, beam.Impulse(s),
 		beam.SideInput{Input: stats.CountElms(s, bows)},
 		beam.SideInput{Input: stats.CountElms(s, trips)})
-	bowline.WriteReport(s, bowline.ReportMeta{Input: c.Run, Output: c.Output, Flags: c.Flags}, rows, counts, written)
+	bowline.WriteReport(s, bowline.ReportMeta{Job: "retrain", Input: c.Run, Output: c.Output, Flags: c.Flags, Overwrite: c.Overwrite}, rows, counts, written)
 	return nil
 }
 

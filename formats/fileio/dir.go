@@ -1,0 +1,67 @@
+package fileio
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+)
+
+// Entries returns the base names of everything directly in dir (local or
+// gs://), temporary files included, sorted. For a local directory a
+// sub-directory is an entry too, with isDir set; a gs:// "directory" is a
+// prefix, and only the objects directly under it are entries. A missing
+// directory has no entries.
+func Entries(ctx context.Context, dir string) (names []string, isDir map[string]bool, err error) {
+	isDir = map[string]bool{}
+	if !isRemote(dir) {
+		es, err := os.ReadDir(dir)
+		if os.IsNotExist(err) {
+			return nil, isDir, nil
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("fileio: list %s: %w", dir, err)
+		}
+		for _, e := range es {
+			names = append(names, e.Name())
+			isDir[e.Name()] = e.IsDir()
+		}
+		return names, isDir, nil
+	}
+	fsys, err := filesystem.New(ctx, dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("fileio: list %s: %w", dir, err)
+	}
+	defer fsys.Close()
+	all, err := fsys.List(ctx, Join(dir, "*"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("fileio: list %s: %w", dir, err)
+	}
+	for _, f := range all {
+		if _, base := split(f); base != "" {
+			names = append(names, base)
+		}
+	}
+	sort.Strings(names)
+	return names, isDir, nil
+}
+
+// Size returns the size in bytes of the file at path.
+func Size(ctx context.Context, path string) (int64, error) {
+	fsys, err := filesystem.New(ctx, path)
+	if err != nil {
+		return 0, fmt.Errorf("fileio: size of %s: %w", path, err)
+	}
+	defer fsys.Close()
+	n, err := fsys.Size(ctx, path)
+	if err != nil {
+		return 0, fmt.Errorf("fileio: size of %s: %w", path, err)
+	}
+	return n, nil
+}
+
+// IsTemp reports whether a base name is that of a temporary file.
+func IsTemp(name string) bool { return strings.HasPrefix(name, TempPrefix) }
