@@ -85,3 +85,16 @@ func TestRetrain(t *testing.T) {
 		t.Errorf("the sharded model's params %q do not record its 3 shards", weights[0].Params)
 	}
 }
+
+// TestOutputIsNotTheRun: retraining into the run it reads is refused:
+// finishing its output would remove the files it reads.
+func TestOutputIsNotTheRun(t *testing.T) {
+	c := Config{Run: "/data/run/", Output: "/data/run", Vocabulary: 10, Shards: 1, Learning: bowline.DefaultLearning()}
+	if err := c.Validate(); err == nil {
+		t.Error("retraining into the run's own directory was accepted")
+	}
+	c.Output = "/data/retrained"
+	if err := c.Validate(); err != nil {
+		t.Errorf("a directory of its own: %v", err)
+	}
+}
