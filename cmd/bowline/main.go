@@ -26,7 +26,7 @@ import (
 	"github.com/bowline/bowline/pipelines/bowline"
 )
 
-const synopsis = `Usage: bowline --input <labels.csv | image directory> [--output DIR] [flags]
+const synopsis = `Usage: bowline --input <labels.csv | image directory | synthetic:N> [--output DIR] [flags]
 
 Runs the whole job — SIFT, vocabulary, bags of words, triplets, learners, inverted
 index, evaluation report — on Prism in-process, or on the runner --runner names.`
@@ -45,7 +45,7 @@ var groups = []cli.Group{
 
 func main() {
 	c := bowline.DefaultConfig()
-	flag.StringVar(&c.Input, "input", "", "labels CSV (image_id,path,label[,tags]; paths relative to the CSV) or image directory (label = sub-directory); local or gs://; required")
+	flag.StringVar(&c.Input, "input", "", "labels CSV (image_id,path,label[,tags]; paths relative to the CSV) or image directory (label = sub-directory); local or gs://; or synthetic:N[?labels=L&descriptors=D&seed=S], N generated images (SIFT-like descriptors only, for scale runs); required")
 	flag.StringVar(&c.Output, "output", "", "output directory, local or gs:// (default: a new directory under the system's temp dir)")
 	flag.StringVar(&c.Columns.Label, "label_column", c.Columns.Label, "labels CSV column that holds the class label")
 	flag.IntVar(&c.Shards, "shards", c.Shards, "files per large output")

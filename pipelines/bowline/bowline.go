@@ -25,6 +25,7 @@ import (
 	"github.com/bowline/bowline/transforms/ingest/ingestbeam"
 	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
 	"github.com/bowline/bowline/transforms/report"
+	"github.com/bowline/bowline/transforms/synthetic"
 	"github.com/bowline/bowline/transforms/triplets"
 	"github.com/bowline/bowline/transforms/triplets/tripletsbeam"
 )
@@ -39,7 +40,8 @@ func init() {
 // Config is the whole job's configuration.
 type Config struct {
 	// Input is a labels CSV (image_id,path,label[,tags]) or a directory of
-	// images, local or gs://.
+	// images, local or gs://, or a synthetic corpus ("synthetic:N…",
+	// package synthetic).
 	Input   string
 	Columns ingest.Columns
 	// Output is the directory every file is written to, local or gs://.
@@ -85,6 +87,14 @@ func (c Config) Validate() error {
 	case c.Vocab.Sample < c.Vocab.K:
 		return fmt.Errorf("vocabulary sample (%d) must be at least the vocabulary size (%d)", c.Vocab.Sample, c.Vocab.K)
 	}
+	if synthetic.IsInput(c.Input) {
+		if _, err := synthetic.Parse(c.Input); err != nil {
+			return err
+		}
+		if c.Describe.Global {
+			return fmt.Errorf("the synthetic corpus has no pixels for global features: run it without --global")
+		}
+	}
 	if err := c.Describe.Validate(); err != nil {
 		return err
 	}
@@ -127,6 +137,9 @@ func Build(s beam.Scope, c Config) error {
 	}
 	var written []beam.PCollection
 
+	if synthetic.IsInput(c.Input) {
+		c.Describe.Synthetic, _ = synthetic.Parse(c.Input) // Validate checked it
+	}
 	images, deadIngest, sharedPaths := ingestbeam.Images(s, c.Input, c.Columns)
 	written = append(written, write("images", c.Shards, images))
 

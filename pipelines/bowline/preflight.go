@@ -9,6 +9,7 @@ import (
 
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/ingest"
+	"github.com/bowline/bowline/transforms/synthetic"
 )
 
 // Preflight checks, before a pipeline is built, what can be checked
@@ -24,6 +25,10 @@ func Preflight(ctx context.Context, c Config) error {
 }
 
 func checkInput(ctx context.Context, input string, cols ingest.Columns) error {
+	if synthetic.IsInput(input) {
+		_, err := synthetic.Parse(input)
+		return err
+	}
 	if strings.HasSuffix(strings.ToLower(input), ".csv") {
 		r, err := fileio.Open(ctx, input)
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/bowline/bowline/transforms/global"
 	"github.com/bowline/bowline/transforms/ingest"
 	"github.com/bowline/bowline/transforms/sift"
+	"github.com/bowline/bowline/transforms/synthetic"
 )
 
 // Options configures extraction.
@@ -23,6 +24,10 @@ type Options struct {
 	// NoSIFT skips SIFT; Global adds the global features. At least one
 	// kind must be extracted.
 	NoSIFT, Global bool
+	// Synthetic, when its N is set, is the synthetic corpus the images
+	// belong to: their features are generated (package synthetic) instead
+	// of read, decoded and described.
+	Synthetic synthetic.Spec
 	// MaxPixels refuses images whose header declares more pixels, before
 	// decoding them (0: no limit).
 	MaxPixels int64
@@ -49,6 +54,9 @@ func (o Options) Validate() error {
 	if o.NoSIFT && !o.Global {
 		return fmt.Errorf("describe: neither SIFT nor global features asked for")
 	}
+	if o.Synthetic.N > 0 && (o.Global || o.NoSIFT) {
+		return fmt.Errorf("describe: the synthetic corpus has SIFT-like descriptors only, no pixels for global features")
+	}
 	if o.MaxPixels < 0 {
 		return fmt.Errorf("describe: negative pixel limit %d", o.MaxPixels)
 	}
@@ -63,6 +71,7 @@ type ReadFunc func(ctx context.Context, uri string) ([]byte, error)
 type Describer struct {
 	opt  Options
 	read ReadFunc
+	syn  *synthetic.Generator
 	sift *sift.Extractor
 	glob *global.Extractor
 	gray *sift.Image
@@ -74,6 +83,14 @@ func NewDescriber(opt Options, read ReadFunc) (*Describer, error) {
 		return nil, err
 	}
 	d := &Describer{opt: opt, read: read}
+	if opt.Synthetic.N > 0 {
+		g, err := synthetic.NewGenerator(opt.Synthetic)
+		if err != nil {
+			return nil, err
+		}
+		d.syn = g
+		return d, nil
+	}
 	if !opt.NoSIFT {
 		ex, err := sift.NewExtractor(opt.SIFT)
 		if err != nil {
@@ -105,6 +122,13 @@ func (d *Describer) Describe(ctx context.Context, img formats.Image) (feat forma
 			feat, dead = fail("describe", fmt.Errorf("panic: %v", p))
 		}
 	}()
+	if d.syn != nil {
+		f, err := d.syn.Features(img)
+		if err != nil {
+			return fail("synthetic", err)
+		}
+		return f, nil
+	}
 	data, err := d.read(ctx, img.URI)
 	if err != nil {
 		return fail("read", err)

@@ -17,6 +17,7 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/ingest"
+	"github.com/bowline/bowline/transforms/synthetic"
 )
 
 func init() {
@@ -84,8 +85,17 @@ func noImages(input string, dead []formats.DeadLetter) error {
 	return fmt.Errorf("ingest: no images in %s: all %d rows were refused, the first because %s", input, len(dead), dead[0].Reason)
 }
 
-// List reads the labels CSV or lists the directory named by input.
+// List reads the labels CSV or lists the directory named by input, or
+// lists the images of a synthetic corpus ("synthetic:N…", package
+// synthetic).
 func List(ctx context.Context, input string, cols ingest.Columns) ([]formats.Image, []formats.DeadLetter, error) {
+	if synthetic.IsInput(input) {
+		spec, err := synthetic.Parse(input)
+		if err != nil {
+			return nil, nil, err
+		}
+		return spec.Images(), nil, nil
+	}
 	if strings.HasSuffix(strings.ToLower(input), ".csv") {
 		data, err := fileio.ReadBytes(ctx, input)
 		if err != nil {

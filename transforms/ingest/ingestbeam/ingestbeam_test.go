@@ -103,3 +103,15 @@ func TestNoImagesFails(t *testing.T) {
 		t.Error("listing a missing directory succeeded")
 	}
 }
+
+// TestListSynthetic: a synthetic corpus lists its images without touching
+// any file system.
+func TestListSynthetic(t *testing.T) {
+	images, dead, err := List(context.Background(), "synthetic:5?labels=2", ingest.DefaultColumns())
+	if err != nil || len(images) != 5 || len(dead) != 0 || images[4].ImageID != "syn-000000004" || images[4].Label != "label-000" {
+		t.Errorf("List = %+v, %v, %v", images, dead, err)
+	}
+	if _, _, err := List(context.Background(), "synthetic:5?labels=9", ingest.DefaultColumns()); err == nil {
+		t.Error("more labels than images was accepted")
+	}
+}
