@@ -52,8 +52,8 @@ const (
 	LabelShare   = 0.03 // probability a descriptor is one of its label's prototypes
 	ClutterShare = 0.6  // probability a descriptor is a clutter prototype
 	Noise        = 16.0 // standard deviation of the per-coordinate noise
-	width      = 640
-	height     = 480
+	width        = 640
+	height       = 480
 )
 
 // Spec is a synthetic corpus.
