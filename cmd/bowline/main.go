@@ -33,13 +33,13 @@ index, evaluation report — on Prism in-process, or on the runner --runner name
 
 // groups orders the job's own flags by stage for --help.
 var groups = []cli.Group{
-	{Title: "Input and output", Flags: []string{"input", "label_column", "output", "overwrite", "shards", "seed"}},
+	{Title: "Input and output", Flags: []string{"input", "label_column", "output", "overwrite", "shards", "part_images", "seed"}},
 	{Title: "Description (SIFT and global features)", Flags: []string{"max_side", "max_pixels", "max_keypoints", "sift_double", "rootsift", "global"}},
 	{Title: "Vocabulary", Flags: []string{"vocab", "vocab_sample", "vocab_iter", "akm", "akm_checks", "vocab_chunks"}},
 	{Title: "Bags of words", Flags: []string{"soft_words", "soft_sigma"}},
 	{Title: "Triplets", Flags: []string{"triplets_per_query"}},
-	{Title: "Learners", Flags: []string{"learners", "learner_params", "train_shards", "train_rounds", "batch_images"}},
-	{Title: "Evaluation", Flags: []string{"eval_queries"}},
+	{Title: "Learners", Flags: []string{"learners", "learner_params", "train_shards", "train_rounds", "group_images", "batch_images"}},
+	{Title: "Evaluation", Flags: []string{"eval_queries", "eval_depth", "eval_shard_queries"}},
 	{Title: "Errors", Flags: []string{"verbose_errors"}},
 }
 
@@ -48,7 +48,8 @@ func main() {
 	flag.StringVar(&c.Input, "input", "", "labels CSV (image_id,path,label[,tags]; paths relative to the CSV) or image directory (label = sub-directory); local or gs://; or synthetic:N[?labels=L&descriptors=D&seed=S], N generated images (SIFT-like descriptors only, for scale runs); required")
 	flag.StringVar(&c.Output, "output", "", "output directory, local or gs:// (default: a new directory under the system's temp dir)")
 	flag.StringVar(&c.Columns.Label, "label_column", c.Columns.Label, "labels CSV column that holds the class label")
-	flag.IntVar(&c.Shards, "shards", c.Shards, "files per large output")
+	flag.IntVar(&c.Shards, "shards", c.Shards, "files of the image list and dead letters")
+	flag.IntVar(&c.Describe.PartImages, "part_images", c.Describe.PartImages, "images per part: features, word counts, bags of words and indexes are written ⌈images/part_images⌉ files each, one worker a part at a time (bounds its memory: ~128 MB of features at 1,000 keypoints an image)")
 	flag.BoolVar(&c.Overwrite, "overwrite", false, "replace an output directory that holds files other than a bowline run's; without it such a directory is refused (an earlier run's files are always replaced)")
 	flag.IntVar(&c.Vocab.K, "vocab", c.Vocab.K, "visual words in the vocabulary")
 	flag.IntVar(&c.Vocab.Sample, "vocab_sample", c.Vocab.Sample, "descriptors sampled to build the vocabulary")
@@ -70,8 +71,11 @@ func main() {
 	flag.IntVar(&c.Learning.BatchImages, "batch_images", c.Learning.BatchImages, "train the batch learners of global features (ssml, itq, cca-itq, lsh, mglp) on at most this many images, a fixed hash-chosen sample")
 	params := flag.String("learner_params", "", "hyper-parameters as learner.name=value,… (e.g. solis-ada.lambda=1e-5,solis-ada.eta=10); the rest keep the defaults")
 	flag.IntVar(&c.Learning.Shards, "train_shards", c.Learning.Shards, "shards each training round is split over")
+	flag.IntVar(&c.Learning.GroupImages, "group_images", c.Learning.GroupImages, "images per training group: triplets are drawn within groups, each group a shard of sharded training, and a worker holds one group's bags of words")
 	flag.IntVar(&c.Learning.Rounds, "train_rounds", c.Learning.Rounds, "rounds of parameter averaging over one pass of the triplets")
 	flag.IntVar(&c.Learning.Eval.MaxQueries, "eval_queries", c.Learning.Eval.MaxQueries, "evaluate with at most this many queries, a fixed hash-chosen subset (0: every labelled image)")
+	flag.IntVar(&c.Learning.Eval.Depth, "eval_depth", c.Learning.Eval.Depth, "rank depth of mAP, P@10 and NDCG@10 (0: the whole ranking up to 20,000 images, the first 1,000 results beyond)")
+	flag.IntVar(&c.Learning.Eval.ShardQueries, "eval_shard_queries", c.Learning.Eval.ShardQueries, "queries per evaluation shard; each shard searches the whole collection part by part (0: 1,000)")
 	seed := flag.Uint64("seed", 1, "seed for sampling, k-means and triplets")
 	verbose := flag.Bool("verbose_errors", false, "on failure, print the runner's whole error (plans and all) before the one-line cause")
 	flag.Usage = cli.Usage(flag.CommandLine, synopsis, groups)

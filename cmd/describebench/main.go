@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"os"
 	"runtime"
 	"sort"
 	"sync/atomic"
@@ -61,8 +62,13 @@ func main() {
 		keypoints = kp.Load()
 
 		p, s := beam.NewPipelineWithRoot()
-		feats, _ := describebeam.Extract(s, beam.CreateList(s, images), opt)
-		stats.CountElms(s, feats)
+		dir, err := os.MkdirTemp("", "describebench")
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+		parts, _ := describebeam.Extract(s, beam.CreateList(s, images), opt, dir)
+		stats.CountElms(s, parts)
 		start = time.Now()
 		if err := beamx.Run(ctx, p); err != nil {
 			log.Fatal(err)

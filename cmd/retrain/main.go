@@ -38,7 +38,7 @@ var groups = []cli.Group{
 }
 
 func main() {
-	c := retrain.Config{Shards: 4, Learning: bowline.DefaultLearning()}
+	c := retrain.Config{Shards: 4, Learning: bowline.DefaultLearning(), Triplets: bowline.DefaultConfig().Triplets}
 	flag.StringVar(&c.Run, "run", "", "output directory of a finished bowline run (local or gs://); required")
 	flag.StringVar(&c.Output, "output", "", "where models, indexes and the report go; required")
 	flag.IntVar(&c.Shards, "shards", c.Shards, "files per index")

@@ -46,6 +46,9 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*finalizeFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*globFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*readFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*partsFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*formats.Part)(nil)).Elem())
+	beam.RegisterFunction(partPathFn)
 	// The row types are Beam element types: registering them lets Beam
 	// name them when it serialises a pipeline (a beam.EncodedType of an
 	// unregistered struct decodes on the worker as an anonymous struct, not
@@ -331,6 +334,61 @@ func Read(s beam.Scope, pattern string, t reflect.Type) beam.PCollection {
 	files := beam.ParDo(s, &globFn{Pattern: pattern}, beam.Impulse(s))
 	files = beam.Reshuffle(s, files)
 	return beam.ParDo(s, &readFn{Type: beam.EncodedType{T: t}}, files, beam.TypeDefinition{Var: beam.TType, T: t})
+}
+
+// ReadParts reads the rows of the parts (PCollection<formats.Part>) of an
+// output written part by part, as elements of type t, as Read does.
+func ReadParts(s beam.Scope, parts beam.PCollection, t reflect.Type) beam.PCollection {
+	s = s.Scope("parquetio.ReadParts")
+	checkRowType(t, false)
+	files := beam.Reshuffle(s, beam.ParDo(s, partPathFn, parts))
+	return beam.ParDo(s, &readFn{Type: beam.EncodedType{T: t}}, files, beam.TypeDefinition{Var: beam.TType, T: t})
+}
+
+func partPathFn(p formats.Part) string { return p.Path }
+
+// PartPaths returns the paths of parts (PCollection<formats.Part>) as
+// PCollection<string>, as Write returns the paths it wrote.
+func PartPaths(s beam.Scope, parts beam.PCollection) beam.PCollection {
+	return beam.ParDo(s.Scope("parquetio.PartPaths"), partPathFn, parts)
+}
+
+// Parts lists the parts of the output name under dir as a finished run
+// left them (files formats.ShardName(name, p, P)), with their row counts:
+// PCollection<formats.Part>. A run without such files fails.
+func Parts(s beam.Scope, dir, name string) beam.PCollection {
+	s = s.Scope("parquetio.Parts")
+	filesystem.ValidateScheme(dir)
+	return beam.ParDo(s, &partsFn{Dir: dir, Name: name}, beam.Impulse(s))
+}
+
+type partsFn struct {
+	Dir  string `json:"dir"`
+	Name string `json:"name"`
+}
+
+func (f *partsFn) ProcessElement(ctx context.Context, _ []byte, emit func(formats.Part)) error {
+	files, err := fileio.Glob(ctx, fileio.Join(f.Dir, f.Name+"-*-of-*.parquet"))
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("parquetio: no %s parts under %s", f.Name, f.Dir)
+	}
+	for _, path := range files {
+		base := path[strings.LastIndex(path, "/")+1:]
+		var p formats.Part
+		if _, err := fmt.Sscanf(strings.TrimPrefix(base, f.Name+"-"), "%05d-of-%05d.parquet", &p.Part, &p.Parts); err != nil {
+			return fmt.Errorf("parquetio: %s is not a part of %s: %w", path, f.Name, err)
+		}
+		n, err := fileio.CountRows(ctx, path)
+		if err != nil {
+			return err
+		}
+		p.Name, p.Path, p.Rows = f.Name, path, n
+		emit(p)
+	}
+	return nil
 }
 
 // globFn lists the files matching Pattern.

@@ -27,7 +27,6 @@ import (
 	"github.com/bowline/bowline/transforms/report"
 	"github.com/bowline/bowline/transforms/synthetic"
 	"github.com/bowline/bowline/transforms/triplets"
-	"github.com/bowline/bowline/transforms/triplets/tripletsbeam"
 )
 
 func init() {
@@ -35,6 +34,8 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*countsFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*report.Counts)(nil)).Elem())
 	beam.RegisterFunction(keypointsFn)
+	beam.RegisterFunction(rowsFn)
+	beam.RegisterFunction(learnableFn)
 }
 
 // Config is the whole job's configuration.
@@ -143,46 +144,48 @@ func Build(s beam.Scope, c Config) error {
 	images, deadIngest, sharedPaths := ingestbeam.Images(s, c.Input, c.Columns)
 	written = append(written, write("images", c.Shards, images))
 
-	features, deadSIFT := describebeam.Extract(s, images, c.Describe)
+	// The corpus-sized outputs are written part by part from inside the
+	// stages that make them; only formats.Part records travel between
+	// stages (see package formats).
+	featParts, deadSIFT := describebeam.Extract(s, images, c.Describe, c.Output)
 	dead := beam.Flatten(s, deadIngest, deadSIFT)
-	written = append(written, write("dead-letters", 1, dead), write("features", c.Shards, features))
+	written = append(written, write("dead-letters", 1, dead), parquetio.PartPaths(s, featParts))
 
-	codebook := kmeansbeam.Vocabulary(s, features, c.Vocab)
+	codebook := kmeansbeam.VocabularyOfParts(s, featParts, c.Vocab)
 	written = append(written, write("codebook", 1, kmeansbeam.Words(s, codebook)))
 
-	bows, wordStats := bowbeam.BoWWith(s, features, codebook, c.BoW)
-	written = append(written, write("bow", c.Shards, bows), write("idf", 1, wordStats))
+	bowParts, countParts, wordStats := bowbeam.BoWOfParts(s, featParts, codebook, c.BoW, c.Output)
+	written = append(written, parquetio.PartPaths(s, bowParts), parquetio.PartPaths(s, countParts), write("idf", 1, wordStats))
 
-	trips := tripletsbeam.Sample(s, bows, c.Triplets)
-	written = append(written, write("triplets", c.Shards, trips))
-
-	rows, learned := Learn(s, bows, trips, features, c.Vocab.K, c.Learning, c.Output, c.Shards)
+	rows, learned, tripParts := Learn(s, bowParts, featParts, c.Vocab.K, c.Learning, c.Triplets, c.Output)
 	written = append(written, learned...)
 
 	counts := beam.ParDo(s, &countsFn{Vocabulary: c.Vocab.K}, beam.Impulse(s),
 		beam.SideInput{Input: stats.CountElms(s, images)},
 		beam.SideInput{Input: stats.CountElms(s, dead)},
-		beam.SideInput{Input: stats.CountElms(s, features)},
-		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, keypointsFn, features))},
-		beam.SideInput{Input: stats.CountElms(s, trips)},
+		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, rowsFn, featParts))},
+		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, keypointsFn, featParts))},
+		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, rowsFn, tripParts))},
 		beam.SideInput{Input: sharedPaths})
 	WriteReport(s, ReportMeta{Job: "bowline", Input: c.Input, Output: c.Output, Flags: c.Flags, Overwrite: c.Overwrite}, rows, counts, written)
 	return nil
 }
 
-func keypointsFn(f formats.Features) int { return len(f.X) }
+func keypointsFn(p formats.Part) int64 { return p.Keypoints }
+
+func rowsFn(p formats.Part) int64 { return p.Rows }
 
 type countsFn struct{ Vocabulary int }
 
-func (f *countsFn) ProcessElement(_ []byte, images, dead, described, keypoints, trips, sharedPaths int) report.Counts {
+func (f *countsFn) ProcessElement(_ []byte, images, dead int, described, keypoints, trips int64, sharedPaths int) report.Counts {
 	return report.Counts{
 		Images:         int64(images),
 		DuplicatePaths: int64(sharedPaths),
 		DeadLetters:    int64(dead),
-		Described:      int64(described),
-		Keypoints:      int64(keypoints),
+		Described:      described,
+		Keypoints:      keypoints,
 		Vocabulary:     int64(f.Vocabulary),
-		Triplets:       int64(trips),
+		Triplets:       trips,
 	}
 }
 

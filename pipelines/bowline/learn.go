@@ -2,11 +2,13 @@ package bowline
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
+	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/parquetio"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/transforms/evaluate"
@@ -15,6 +17,7 @@ import (
 	"github.com/bowline/bowline/transforms/index/indexbeam"
 	"github.com/bowline/bowline/transforms/train"
 	"github.com/bowline/bowline/transforms/train/trainbeam"
+	"github.com/bowline/bowline/transforms/triplets"
 )
 
 // Learning configures the similarity learners and how they are evaluated.
@@ -34,6 +37,11 @@ type Learning struct {
 	// BatchImages caps the training sample of the batch learners of global
 	// features (train.BatchOptions.MaxImages).
 	BatchImages int
+	// GroupImages is the number of images of a training group
+	// (train.Group): a worker training an online learner of bags of words
+	// holds one group's bags. The groups are the shards of sharded
+	// training; there are at least Shards of them.
+	GroupImages int
 	Eval        evaluate.Options
 }
 
@@ -59,6 +67,7 @@ func DefaultLearning() Learning {
 		Learners: []string{"solis-ada", "solis-afb", "solis-da", "solis-tg", "oasis-diag"},
 		Shards:   1, Rounds: 1,
 		BatchImages: 20_000,
+		GroupImages: 200_000,
 		Eval:        evaluate.Options{MaxQueries: 10_000, Seed: 1},
 	}
 }
@@ -159,23 +168,35 @@ func (l Learning) dense() bool {
 	return false
 }
 
-// Learn trains every learner of l on the triplets, writes each model (and,
-// for bag-of-words learners, its inverted index) under out, and evaluates
-// each by retrieval: bag-of-words learners and the TF-IDF baseline over
-// bows, learners of global features and the Euclidean baseline over the
-// global features of described (PCollection<formats.Features>, used only
-// if l has such learners). It returns the report rows and the collections
-// of written paths (to wait on).
-func Learn(s beam.Scope, bows, trips, described beam.PCollection, dim int, l Learning, out string, shards int) (rows beam.PCollection, written []beam.PCollection) {
+// Learn trains every learner of l on triplets drawn from the bags of words
+// written part by part (bowParts, PCollection<formats.Part>), writes each
+// model (and, for bag-of-words learners, its index, part by part) and the
+// triplets under out, and evaluates each by retrieval: bag-of-words
+// learners and the TF-IDF baseline over the bag-of-words parts, shard by
+// shard of queries (evaluatebeam.EvaluateParts); learners of global
+// features and the Euclidean baseline over the global features of the
+// features parts (featParts, used only if l has such learners). It returns
+// the report rows, the collections of written paths (to wait on) and the
+// triplets parts.
+func Learn(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Learning, trip triplets.Options, out string) (rows beam.PCollection, written []beam.PCollection, tripParts beam.PCollection) {
 	s = s.Scope("Learn")
-	feats := trainbeam.Features(s, trips, bows)
+	queries, labels := evaluatebeam.QuerySet(s, bowParts, l.Eval)
+	checked := beam.ParDo(s, learnableFn, beam.Impulse(s), beam.SideInput{Input: labels})
+	groups := trainbeam.Groups(s, bowParts, checked, l.GroupImages, l.Shards)
+	tripParts = trainbeam.WriteTriplets(s, groups, trip, out)
+	written = append(written, parquetio.PartPaths(s, tripParts))
+
 	// Each model is evaluated in its own ParDo: Prism (v2.77.0) ran a ParDo
 	// whose main input was a Flatten of a Create and a computed collection
 	// before its side input was complete, and evaluated the baseline over
 	// no images at all.
 	baseline := beam.Create(s, learners.BaselineModel(learners.BaselineTFIDF, nil))
-	evals := []beam.PCollection{evaluatebeam.Evaluate(s, bows, baseline, l.Eval)}
+	evals := []beam.PCollection{evaluatebeam.EvaluateParts(s, bowParts, queries, labels, baseline, dim, l.Eval)}
 	if l.dense() {
+		// The learners of global features still join in memory: their
+		// features are a few KB an image, not the corpus's descriptors.
+		described := parquetio.ReadParts(s, featParts, reflect.TypeOf(formats.Features{}))
+		trips := parquetio.ReadParts(s, tripParts, reflect.TypeOf(formats.Triplet{}))
 		dense := trainbeam.DenseRows(s, described)
 		var denseFeats beam.PCollection
 		euclid := beam.Create(s, learners.BaselineModel(learners.BaselineEuclidean, global.Dims))
@@ -201,11 +222,24 @@ func Learn(s beam.Scope, bows, trips, described beam.PCollection, dim int, l Lea
 		if learners.IsDense(name) {
 			continue
 		}
-		model := trainbeam.Sharded(s, feats, l.options(name, dim))
+		model := trainbeam.ShardedGroups(s, groups, l.options(name, dim), trip)
 		written = append(written,
 			parquetio.Write(s, out, "model-"+name, 1, trainbeam.ModelRows(s, model)),
-			parquetio.Write(s, out, "index-"+name, shards, indexbeam.Postings(s, bows, model)))
-		evals = append(evals, evaluatebeam.Evaluate(s, bows, model, l.Eval))
+			parquetio.PartPaths(s, indexbeam.PostingsOfParts(s, bowParts, model, out, "index-"+name)))
+		evals = append(evals, evaluatebeam.EvaluateParts(s, bowParts, queries, labels, model, dim, l.Eval))
 	}
-	return beam.Flatten(s, evals...), written
+	return beam.Flatten(s, evals...), written, tripParts
+}
+
+// learnableFn fails the job, before any learner trains, when the labels
+// allow no triplet.
+func learnableFn(_ []byte, labels evaluatebeam.Labels) (int, error) {
+	counts := make(map[string]int, len(labels.Names))
+	for i, n := range labels.Names {
+		counts[n] = int(labels.Counts[i])
+	}
+	if err := triplets.Learnable(counts); err != nil {
+		return 0, fmt.Errorf("triplets: %w", err)
+	}
+	return len(counts), nil
 }

@@ -84,6 +84,7 @@ func TestRerunReplacesTheRun(t *testing.T) {
 
 	c.Learning.Learners = []string{"solis-ada"}
 	c.Shards = 3
+	c.Describe.PartImages = 40 // 96 images: 3 parts, not 1
 	if err := PrepareOutput(ctx, out, false); err != nil {
 		t.Fatal(err)
 	}

@@ -14,15 +14,16 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 
 	"github.com/bowline/bowline/formats"
-	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/formats/parquetio"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/transforms/report"
+	"github.com/bowline/bowline/transforms/triplets"
 )
 
 func init() {
 	beam.RegisterType(reflect.TypeOf((*countsFn)(nil)).Elem())
+	beam.RegisterFunction(rowsFn)
 }
 
 // Config is the job's configuration.
@@ -39,6 +40,9 @@ type Config struct {
 	// Shards is the number of files each index is split into.
 	Shards   int
 	Learning bowline.Learning
+	// Triplets configures the triplets the learners draw from the run's
+	// bags of words: the run's own settings draw the run's triplets again.
+	Triplets triplets.Options
 	Flags    map[string]string
 	// Overwrite lets the run replace an output directory that holds other
 	// files than the jobs' own (bowline.PrepareOutput).
@@ -57,6 +61,9 @@ func (c Config) Validate() error {
 	case c.Shards <= 0:
 		return fmt.Errorf("shards must be positive, got %d", c.Shards)
 	}
+	if err := c.Triplets.Validate(); err != nil {
+		return err
+	}
 	return c.Learning.Validate(c.Vocabulary, true)
 }
 
@@ -65,25 +72,26 @@ func Build(s beam.Scope, c Config) error {
 	if err := c.Validate(); err != nil {
 		return err
 	}
-	bows := parquetio.Read(s, fileio.Join(c.Run, "bow-*.parquet"), reflect.TypeOf(formats.BoW{}))
-	trips := parquetio.Read(s, fileio.Join(c.Run, "triplets-*.parquet"), reflect.TypeOf(formats.Triplet{}))
-	var described beam.PCollection
+	bowParts := parquetio.Parts(s, c.Run, "bow")
+	var featParts beam.PCollection
 	for _, name := range c.Learning.Learners {
 		if learners.IsDense(name) {
-			described = parquetio.Read(s, fileio.Join(c.Run, "features-*.parquet"), reflect.TypeOf(formats.Features{}))
+			featParts = parquetio.Parts(s, c.Run, "features")
 			break
 		}
 	}
-	rows, written := bowline.Learn(s, bows, trips, described, c.Vocabulary, c.Learning, c.Output, c.Shards)
+	rows, written, tripParts := bowline.Learn(s, bowParts, featParts, c.Vocabulary, c.Learning, c.Triplets, c.Output)
 	counts := beam.ParDo(s, &countsFn{Vocabulary: c.Vocabulary}, beam.Impulse(s),
-		beam.SideInput{Input: stats.CountElms(s, bows)},
-		beam.SideInput{Input: stats.CountElms(s, trips)})
+		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, rowsFn, bowParts))},
+		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, rowsFn, tripParts))})
 	bowline.WriteReport(s, bowline.ReportMeta{Job: "retrain", Input: c.Run, Output: c.Output, Flags: c.Flags, Overwrite: c.Overwrite}, rows, counts, written)
 	return nil
 }
 
 type countsFn struct{ Vocabulary int }
 
-func (f *countsFn) ProcessElement(_ []byte, bows, trips int) report.Counts {
-	return report.Counts{Described: int64(bows), Vocabulary: int64(f.Vocabulary), Triplets: int64(trips)}
+func (f *countsFn) ProcessElement(_ []byte, bows, trips int64) report.Counts {
+	return report.Counts{Described: bows, Vocabulary: int64(f.Vocabulary), Triplets: trips}
 }
+
+func rowsFn(p formats.Part) int64 { return p.Rows }

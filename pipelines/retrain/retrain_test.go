@@ -46,7 +46,7 @@ func TestRetrain(t *testing.T) {
 	retrain := func(out string, learnersList []string, shards, rounds int) {
 		l := bowline.DefaultLearning()
 		l.Learners, l.Shards, l.Rounds = learnersList, shards, rounds
-		rc := Config{Run: run, Output: out, Vocabulary: c.Vocab.K, Shards: 2, Learning: l}
+		rc := Config{Run: run, Output: out, Vocabulary: c.Vocab.K, Shards: 2, Learning: l, Triplets: bowline.DefaultConfig().Triplets}
 		runJob(t, func(s beam.Scope) error { return Build(s, rc) })
 	}
 	same := filepath.Join(dir, "same")
@@ -89,7 +89,7 @@ func TestRetrain(t *testing.T) {
 // TestOutputIsNotTheRun: retraining into the run it reads is refused:
 // finishing its output would remove the files it reads.
 func TestOutputIsNotTheRun(t *testing.T) {
-	c := Config{Run: "/data/run/", Output: "/data/run", Vocabulary: 10, Shards: 1, Learning: bowline.DefaultLearning()}
+	c := Config{Run: "/data/run/", Output: "/data/run", Vocabulary: 10, Shards: 1, Learning: bowline.DefaultLearning(), Triplets: bowline.DefaultConfig().Triplets}
 	if err := c.Validate(); err == nil {
 		t.Error("retraining into the run's own directory was accepted")
 	}

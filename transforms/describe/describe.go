@@ -31,18 +31,20 @@ type Options struct {
 	// MaxPixels refuses images whose header declares more pixels, before
 	// decoding them (0: no limit).
 	MaxPixels int64
-	// Batches is the number of groups the Beam transform spreads images
-	// over. Each group is described by a pool of goroutines, one per CPU,
-	// so a runner that hands a worker one large bundle (Prism does) still
-	// uses every core.
-	Batches int
+	// PartImages is the number of images of one part: the Beam transform
+	// describes ⌈images/PartImages⌉ parts, each by a pool of goroutines,
+	// one per CPU, and writes each part's features to a file of its own.
+	// A worker holds one part's features at a time (about 128 MB at 1,000
+	// SIFT keypoints an image), so it bounds memory, and the number of
+	// parts, the work a cluster can spread, follows the corpus.
+	PartImages int
 }
 
 // DefaultOptions returns OpenCV-like SIFT settings on images of at most
-// 1,600 pixels a side, no global features, a 100-megapixel limit and 64
-// batches.
+// 1,600 pixels a side, no global features, a 100-megapixel limit and
+// 1,000 images a part.
 func DefaultOptions() Options {
-	o := Options{SIFT: sift.DefaultOptions(), MaxPixels: 100_000_000, Batches: 64}
+	o := Options{SIFT: sift.DefaultOptions(), MaxPixels: 100_000_000, PartImages: 1000}
 	// SIFT's scratch grows with the pixel count (about 70 MB at 640×480 with
 	// the input doubled) and web images come at any size: bound it.
 	o.SIFT.MaxSide = 1600
@@ -56,6 +58,9 @@ func (o Options) Validate() error {
 	}
 	if o.Synthetic.N > 0 && (o.Global || o.NoSIFT) {
 		return fmt.Errorf("describe: the synthetic corpus has SIFT-like descriptors only, no pixels for global features")
+	}
+	if o.PartImages < 1 {
+		return fmt.Errorf("describe: %d images a part, want at least 1", o.PartImages)
 	}
 	if o.MaxPixels < 0 {
 		return fmt.Errorf("describe: negative pixel limit %d", o.MaxPixels)

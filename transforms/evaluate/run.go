@@ -25,6 +25,36 @@ type Options struct {
 	// same subset is used for every model and every re-run.
 	MaxQueries int
 	Seed       uint64
+	// Depth is the rank depth of the metrics of the sharded evaluation
+	// (Ranking): each query's first Depth results count, and a relevant
+	// image ranked deeper adds 0 to its average precision. 0 is the whole
+	// ranking up to FullDepthImages images and DefaultDepth beyond, where
+	// full rankings of every query would cost queries × images.
+	Depth int
+	// ShardQueries is the number of queries one shard of the sharded
+	// evaluation searches with (0: DefaultShardQueries); ChunkImages the
+	// number of images it indexes at a time (0: DefaultChunkImages). A
+	// shard holds ShardQueries × depth hits and one chunk's index.
+	ShardQueries, ChunkImages int
+}
+
+// Defaults of Options' sharded evaluation.
+const (
+	FullDepthImages     = 20_000
+	DefaultDepth        = 1000
+	DefaultShardQueries = 1000
+	DefaultChunkImages  = 50_000
+)
+
+// DepthFor returns the rank depth of a collection of n images (0: full).
+func (o Options) DepthFor(n int64) int {
+	switch {
+	case o.Depth > 0:
+		return o.Depth
+	case n <= FullDepthImages:
+		return 0
+	}
+	return DefaultDepth
 }
 
 // BoW evaluates the bag-of-words model m (a learned diagonal similarity or
@@ -157,16 +187,18 @@ func selectQueries(ids, labels []string, labelCount map[string]int, opt Options)
 		}
 	}
 	if opt.MaxQueries > 0 && len(qs) > opt.MaxQueries {
-		key := func(i int) uint64 {
-			h := fnv.New64a()
-			fmt.Fprintf(h, "%d/%s", opt.Seed, ids[i])
-			return h.Sum64()
-		}
+		key := func(i int) uint64 { return queryKey(opt.Seed, ids[i]) }
 		sort.Slice(qs, func(a, b int) bool { return key(qs[a]) < key(qs[b]) })
 		qs = qs[:opt.MaxQueries]
 		sort.Ints(qs)
 	}
 	return qs
+}
+
+func queryKey(seed uint64, id string) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d/%s", seed, id)
+	return h.Sum64()
 }
 
 // Dense evaluates the model m of dense global features (learned, or the

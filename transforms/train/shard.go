@@ -127,6 +127,12 @@ type ShardState struct {
 // place), and the shard's state and bookkeeping come back.
 func TrainShard(o ShardOptions, shard int, st RoundState, feats []Feature) (ShardState, error) {
 	sort.Slice(feats, func(i, j int) bool { return feats[i].Seq < feats[j].Seq })
+	return trainEach(o, shard, st, len(feats), func(i int) (Feature, error) { return feats[i], nil })
+}
+
+// trainEach is TrainShard over n features made one at a time, in order,
+// by feature; a feature need not outlive the step that consumes it.
+func trainEach(o ShardOptions, shard int, st RoundState, n int, feature func(i int) (Feature, error)) (ShardState, error) {
 	l, err := NewTrainer(o)
 	if err != nil {
 		return ShardState{}, fmt.Errorf("train: %w", err)
@@ -135,8 +141,12 @@ func TrainShard(o ShardOptions, shard int, st RoundState, feats []Feature) (Shar
 		return ShardState{}, fmt.Errorf("train: shard %d: %w", shard, err)
 	}
 	start := time.Now()
-	out := ShardState{Shard: shard, Triplets: int64(len(feats))}
-	for _, ft := range feats {
+	out := ShardState{Shard: shard, Triplets: int64(n)}
+	for i := range n {
+		ft, err := feature(i)
+		if err != nil {
+			return ShardState{}, err
+		}
 		ls, err := l.Step(ft)
 		if err != nil {
 			return ShardState{}, err

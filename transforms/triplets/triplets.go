@@ -69,19 +69,33 @@ func (p *Pool) Len() int { return len(p.all) }
 // some can: a triplet needs a label with two images (query and positive)
 // and an image of another label (the negative).
 func (p *Pool) Learnable() error {
-	if len(p.all) == 0 {
+	counts := make(map[string]int, len(p.byLabel))
+	for l, members := range p.byLabel {
+		counts[l] = len(members)
+	}
+	return Learnable(counts)
+}
+
+// Learnable reports why no triplet can be drawn from labelled images with
+// these counts by label, or nil if some can.
+func Learnable(counts map[string]int) error {
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	if n == 0 {
 		return fmt.Errorf("no labelled images to learn from: give the labels CSV's label column (--label_column) or a directory with one sub-directory per label")
 	}
-	labels := make([]string, 0, len(p.byLabel))
+	labels := make([]string, 0, len(counts))
 	pairs := false
-	for l, members := range p.byLabel {
+	for l, c := range counts {
 		labels = append(labels, l)
-		pairs = pairs || len(members) >= 2
+		pairs = pairs || c >= 2
 	}
 	sort.Strings(labels)
 	switch {
 	case len(labels) == 1:
-		return fmt.Errorf("no training triplets: the %d labelled images all carry one label (%q); learning needs at least 2 labels", len(p.all), labels[0])
+		return fmt.Errorf("no training triplets: the %d labelled images all carry one label (%q); learning needs at least 2 labels", n, labels[0])
 	case !pairs:
 		return fmt.Errorf("no training triplets: none of the %d labels has 2 or more images, so no image has a positive", len(labels))
 	}

@@ -7,10 +7,14 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/bow"
 	"github.com/bowline/bowline/transforms/kmeans"
@@ -25,6 +29,10 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*formats.BoW)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*formats.WordStat)(nil)).Elem())
 	beam.RegisterFunction(statsFn)
+	beam.RegisterType(reflect.TypeOf((*countPartFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*mergeDFFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*weightPartFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*formats.Part)(nil)).Elem())
 }
 
 // DF holds document frequencies: DF[i] images of N contain word i.
@@ -176,4 +184,159 @@ func statsFn(d DF, emit func(formats.WordStat)) {
 	for i, c := range d.DF {
 		emit(formats.WordStat{WordID: uint32(i), DF: c, IDF: idf[i]})
 	}
+}
+
+// Names of the outputs BoWOfParts writes part by part.
+const (
+	CountsName = "counts"
+	BoWName    = "bow"
+)
+
+// BoWOfParts is BoWWith over features written part by part
+// (PCollection<formats.Part>, package describebeam). It reads each part's
+// features in one DoFn, quantises them on every core and writes the part's
+// raw word counts to dir/counts-p-of-P.parquet; once the document
+// frequencies of all parts are summed, a second DoFn a part reads the
+// counts back and writes the TF-IDF bags of words to dir/bow-p-of-P.parquet
+// (formats.BoW rows sorted by image id). It returns the bag-of-words parts
+// (PCollection<formats.Part>), the counts parts, and the word statistics
+// (PCollection<formats.WordStat>). A worker holds one part at a time.
+func BoWOfParts(s beam.Scope, features, codebook beam.PCollection, opt Options, dir string) (bows, counts, stats beam.PCollection) {
+	s = s.Scope("bow.BoW")
+	counts, dfs := beam.ParDo2(s, &countPartFn{Soft: opt.Soft, Dir: dir}, beam.Reshuffle(s, features), beam.SideInput{Input: codebook})
+	df := beam.Combine(s, &mergeDFFn{}, dfs)
+	bows = beam.ParDo(s, &weightPartFn{Dir: dir}, counts, beam.SideInput{Input: df})
+	return bows, counts, beam.ParDo(s, statsFn, df)
+}
+
+// quantizers makes one quantizer per worker goroutine from the codebook;
+// the forest, read-only, is shared.
+func quantizers(cb kmeansbeam.Codebook, soft bow.SoftOptions, n int) ([]*bow.Quantizer, error) {
+	var forest *kmeans.Forest
+	if cb.Approx {
+		var err error
+		if forest, err = kmeans.NewForest(cb.Centroids, cb.Dim, cb.Forest); err != nil {
+			return nil, err
+		}
+	}
+	qs := make([]*bow.Quantizer, n)
+	for i := range qs {
+		if forest != nil {
+			qs[i] = bow.NewForestQuantizer(forest)
+		} else {
+			q, err := bow.NewQuantizer(cb.Centroids, cb.Dim)
+			if err != nil {
+				return nil, err
+			}
+			qs[i] = q
+		}
+		if err := qs[i].SetSoft(soft); err != nil {
+			return nil, err
+		}
+	}
+	return qs, nil
+}
+
+type countPartFn struct {
+	Soft bow.SoftOptions
+	Dir  string
+
+	qs    []*bow.Quantizer
+	words beam.Counter
+}
+
+func (f *countPartFn) ProcessElement(ctx context.Context, p formats.Part, codebook func(*kmeansbeam.Codebook) bool, emit func(formats.Part), emitDF func(DF)) error {
+	if f.qs == nil {
+		var cb kmeansbeam.Codebook
+		if !codebook(&cb) {
+			return fmt.Errorf("bow: no codebook")
+		}
+		qs, err := quantizers(cb, f.Soft, runtime.GOMAXPROCS(0))
+		if err != nil {
+			return fmt.Errorf("bow: %w", err)
+		}
+		f.qs = qs
+		f.words = beam.NewCounter("bow", "descriptors_quantised")
+	}
+	feats, err := fileio.ReadFile[formats.Features](ctx, p.Path)
+	if err != nil {
+		return fmt.Errorf("bow: %w", err)
+	}
+	out := make([]formats.BoW, len(feats))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for _, q := range f.qs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var flat []byte
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(feats) {
+					return
+				}
+				flat = flat[:0]
+				for _, d := range feats[i].Descriptors {
+					flat = append(flat, d...)
+				}
+				c := q.Quantize(flat)
+				out[i] = formats.BoW{ImageID: feats[i].ImageID, Label: feats[i].Label, WordIDs: c.Idx, Weights: c.Val}
+				feats[i] = formats.Features{ImageID: feats[i].ImageID}
+			}
+		}()
+	}
+	wg.Wait()
+	var df DF
+	var words int64
+	for _, b := range out {
+		df = (dfFn{}).AddInput(df, b)
+	}
+	words = p.Keypoints
+	path := fileio.Join(f.Dir, formats.ShardName(CountsName, p.Part, p.Parts))
+	if err := fileio.WriteFile(ctx, path, out); err != nil {
+		return fmt.Errorf("bow: part %d: %w", p.Part, err)
+	}
+	f.words.Inc(ctx, words)
+	emit(formats.Part{Name: CountsName, Part: p.Part, Parts: p.Parts, Path: path, Rows: int64(len(out))})
+	emitDF(df)
+	return nil
+}
+
+// mergeDFFn sums the document frequencies of parts.
+type mergeDFFn struct{}
+
+func (mergeDFFn) CreateAccumulator() DF        { return DF{} }
+func (mergeDFFn) AddInput(a, b DF) DF          { return (dfFn{}).MergeAccumulators(a, b) }
+func (mergeDFFn) MergeAccumulators(a, b DF) DF { return (dfFn{}).MergeAccumulators(a, b) }
+func (mergeDFFn) ExtractOutput(a DF) DF        { return a }
+
+type weightPartFn struct {
+	Dir string
+
+	idf []float32
+}
+
+func (f *weightPartFn) ProcessElement(ctx context.Context, p formats.Part, df func(*DF) bool, emit func(formats.Part)) error {
+	if f.idf == nil {
+		var d DF
+		if !df(&d) {
+			return fmt.Errorf("bow: no document frequencies")
+		}
+		f.idf = bow.IDF(d.DF, d.N)
+	}
+	var out []formats.BoW
+	err := fileio.ReadEach(ctx, p.Path, func(c *formats.BoW) error {
+		v := bow.TFIDF(sparse.Vector{Idx: c.WordIDs, Val: c.Weights}, f.idf)
+		out = append(out, formats.BoW{ImageID: c.ImageID, Label: c.Label, WordIDs: v.Idx, Weights: v.Val})
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("bow: %w", err)
+	}
+	path := fileio.Join(f.Dir, formats.ShardName(BoWName, p.Part, p.Parts))
+	if err := fileio.WriteFile(ctx, path, out); err != nil {
+		return fmt.Errorf("bow: part %d: %w", p.Part, err)
+	}
+	emit(formats.Part{Name: BoWName, Part: p.Part, Parts: p.Parts, Path: path, Rows: int64(len(out))})
+	return nil
 }

@@ -1,17 +1,22 @@
 // Package describebeam is the Beam wrapper of package describe: it spreads
-// images over groups, describes each group with a pool of goroutines and
-// turns every failure into a dead letter.
+// images over parts, describes each part with a pool of goroutines, writes
+// the part's features to a Parquet file of its own from inside the DoFn and
+// turns every failure into a dead letter. Only the small formats.Part
+// records travel on: on Prism every collection between stages lives in
+// memory, and the descriptors of a million images do not fit there.
 package describebeam
 
 import (
 	"context"
-	"hash/fnv"
+	"fmt"
 	"reflect"
 	"runtime"
+	"sort"
 	"sync"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
@@ -19,37 +24,42 @@ import (
 )
 
 func init() {
-	beam.RegisterType(reflect.TypeOf((*batchKeyFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*partKeyFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*describeFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*formats.Features)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*formats.Part)(nil)).Elem())
 }
 
-// Extract reads every image of images (PCollection<formats.Image>) and
-// returns its features (PCollection<formats.Features>); an image that
-// cannot be read, decoded or described becomes a dead letter
+// Name is the name of the features output: its parts are
+// formats.ShardName(Name, p, parts) under the output directory.
+const Name = "features"
+
+// Extract describes every image of images (PCollection<formats.Image>)
+// and writes the features of the images of part p, sorted by image id, to
+// dir/features-p-of-P.parquet, P = ⌈images/opt.PartImages⌉ and an image's
+// part formats.ShardOf(id, P). It returns the parts written
+// (PCollection<formats.Part>, one per non-empty part); an image that cannot
+// be read, decoded or described becomes a dead letter
 // (PCollection<formats.DeadLetter>) with the reason, and the others go on.
-func Extract(s beam.Scope, images beam.PCollection, opt describe.Options) (features, dead beam.PCollection) {
+func Extract(s beam.Scope, images beam.PCollection, opt describe.Options, dir string) (parts, dead beam.PCollection) {
 	s = s.Scope("describe.Extract")
-	if opt.Batches <= 0 {
-		opt.Batches = 1
-	}
-	keyed := beam.ParDo(s, &batchKeyFn{Batches: opt.Batches}, images)
-	return beam.ParDo2(s, &describeFn{Opt: opt}, beam.GroupByKey(s, keyed))
+	n := stats.CountElms(s, images)
+	keyed := beam.ParDo(s, &partKeyFn{PartImages: opt.PartImages}, images, beam.SideInput{Input: n})
+	return beam.ParDo2(s, &describeFn{Opt: opt, Dir: dir}, beam.GroupByKey(s, keyed), beam.SideInput{Input: n})
 }
 
-type batchKeyFn struct{ Batches int }
+type partKeyFn struct{ PartImages int }
 
-func (f *batchKeyFn) ProcessElement(img formats.Image) (int, formats.Image) {
-	h := fnv.New32a()
-	h.Write([]byte(img.ImageID))
-	return int(h.Sum32() % uint32(f.Batches)), img
+func (f *partKeyFn) ProcessElement(img formats.Image, n int) (int, formats.Image) {
+	return formats.ShardOf(img.ImageID, formats.Parts(int64(n), f.PartImages)), img
 }
 
 type describeFn struct {
 	Opt describe.Options
+	Dir string
 
-	images, keypoints, failed beam.Counter
-	millis                    beam.Distribution
+	images, keypoints, failed, parts beam.Counter
+	millis                           beam.Distribution
 }
 
 func (f *describeFn) Setup() error {
@@ -59,11 +69,12 @@ func (f *describeFn) Setup() error {
 	f.images = beam.NewCounter("describe", "images")
 	f.keypoints = beam.NewCounter("describe", "keypoints")
 	f.failed = beam.NewCounter("describe", "dead_letters")
+	f.parts = beam.NewCounter("describe", "parts_written")
 	f.millis = beam.NewDistribution("describe", "image_ms")
 	return nil
 }
 
-func (f *describeFn) ProcessElement(ctx context.Context, _ int, iter func(*formats.Image) bool, emit func(formats.Features), emitDead func(formats.DeadLetter)) error {
+func (f *describeFn) ProcessElement(ctx context.Context, part int, iter func(*formats.Image) bool, n int, emit func(formats.Part), emitDead func(formats.DeadLetter)) error {
 	// The group's records are small (ids and URIs); draining them first keeps
 	// the runner's iterator, like the emitters and metrics, on this goroutine.
 	var batch []formats.Image
@@ -72,6 +83,7 @@ func (f *describeFn) ProcessElement(ctx context.Context, _ int, iter func(*forma
 		batch = append(batch, img)
 		img = formats.Image{}
 	}
+	sort.Slice(batch, func(i, j int) bool { return batch[i].ImageID < batch[j].ImageID })
 	results := make(chan describe.Result)
 	var firstErr error
 	var once sync.Once
@@ -80,6 +92,8 @@ func (f *describeFn) ProcessElement(ctx context.Context, _ int, iter func(*forma
 		close(results)
 	}()
 	// Emitters are not safe for concurrent use: only this goroutine emits.
+	var feats []formats.Features
+	var keypoints int64
 	for r := range results {
 		if r.Dead != nil {
 			log.Warnf(ctx, "describe: dead letter %s (%s): %s: %s", r.Dead.ImageID, r.Dead.URI, r.Dead.Stage, r.Dead.Reason)
@@ -90,7 +104,22 @@ func (f *describeFn) ProcessElement(ctx context.Context, _ int, iter func(*forma
 		f.millis.Update(ctx, r.Millis)
 		f.images.Inc(ctx, 1)
 		f.keypoints.Inc(ctx, int64(len(r.Features.X)))
-		emit(r.Features)
+		keypoints += int64(len(r.Features.X))
+		feats = append(feats, r.Features)
 	}
-	return firstErr
+	if firstErr != nil {
+		return firstErr
+	}
+	if len(feats) == 0 {
+		return nil
+	}
+	sort.Slice(feats, func(i, j int) bool { return feats[i].ImageID < feats[j].ImageID })
+	parts := formats.Parts(int64(n), f.Opt.PartImages)
+	path := fileio.Join(f.Dir, formats.ShardName(Name, part, parts))
+	if err := fileio.WriteFile(ctx, path, feats); err != nil {
+		return fmt.Errorf("describe: part %d: %w", part, err)
+	}
+	f.parts.Inc(ctx, 1)
+	emit(formats.Part{Name: Name, Part: part, Parts: parts, Path: path, Rows: int64(len(feats)), Keypoints: keypoints})
+	return nil
 }

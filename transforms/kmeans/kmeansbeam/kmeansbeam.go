@@ -109,8 +109,10 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/internal/splitmix"
 	"github.com/bowline/bowline/transforms/kmeans"
 )
@@ -130,6 +132,10 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*mergeFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*updateFn)(nil)).Elem())
 	beam.RegisterFunction(codebookFn)
+	beam.RegisterFunction(keypointsFn)
+	beam.RegisterType(reflect.TypeOf((*samplePartFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*mergeSampleFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*formats.Part)(nil)).Elem())
 	beam.RegisterFunction(wordsFn)
 }
 
@@ -265,6 +271,65 @@ type Codebook struct {
 func Vocabulary(s beam.Scope, features beam.PCollection, opt Options) beam.PCollection {
 	s = s.Scope("kmeans.Vocabulary")
 	smp := beam.Combine(s, &sampleFn{Max: max(opt.Sample, 0), Seed: opt.Seed}, features)
+	return fromSample(s, smp, opt)
+}
+
+// VocabularyOfParts is Vocabulary over features written part by part
+// (PCollection<formats.Part>, package describebeam): each part's file is
+// read by one DoFn that keeps only the descriptors whose priority falls
+// under a cut-off, so no worker holds more than a few times the sample, and
+// the sample is the one Vocabulary draws: the opt.Sample descriptors of
+// smallest priority. The cut-off is 4·Sample/T of the priority range, T
+// the descriptors of all parts; the descriptors under it number 4·Sample
+// on average, and the sample is exact whenever they number at least
+// Sample (with Sample ≥ 1,000 the chance they do not is below 1e-300).
+func VocabularyOfParts(s beam.Scope, parts beam.PCollection, opt Options) beam.PCollection {
+	s = s.Scope("kmeans.Vocabulary")
+	total := stats.Sum(s, beam.ParDo(s, keypointsFn, parts))
+	per := beam.ParDo(s, &samplePartFn{Max: max(opt.Sample, 0), Seed: opt.Seed}, beam.Reshuffle(s, parts), beam.SideInput{Input: total})
+	smp := beam.Combine(s, &mergeSampleFn{Max: max(opt.Sample, 0)}, per)
+	return fromSample(s, smp, opt)
+}
+
+func keypointsFn(p formats.Part) int64 { return p.Keypoints }
+
+// samplePartFn samples the descriptors of one features part.
+type samplePartFn struct {
+	Max  int
+	Seed uint64
+}
+
+func (f *samplePartFn) ProcessElement(ctx context.Context, p formats.Part, total int64) (sample, error) {
+	cut := uint64(math.MaxUint64)
+	if frac := 4 * float64(f.Max) / float64(max(total, 1)); frac < 1 {
+		cut = uint64(frac * math.MaxUint64)
+	}
+	add := &sampleFn{Max: f.Max, Seed: f.Seed}
+	var a sample
+	err := fileio.ReadEach(ctx, p.Path, func(feat *formats.Features) error {
+		a = add.addBelow(a, *feat, cut)
+		return nil
+	})
+	if err != nil {
+		return sample{}, fmt.Errorf("vocabulary: %w", err)
+	}
+	return a.trim(f.Max), nil
+}
+
+// mergeSampleFn merges the samples of parts.
+type mergeSampleFn struct{ Max int }
+
+func (f *mergeSampleFn) CreateAccumulator() sample { return sample{} }
+func (f *mergeSampleFn) AddInput(a, b sample) sample {
+	return (&sampleFn{Max: f.Max}).MergeAccumulators(a, b)
+}
+func (f *mergeSampleFn) MergeAccumulators(a, b sample) sample {
+	return (&sampleFn{Max: f.Max}).MergeAccumulators(a, b)
+}
+func (f *mergeSampleFn) ExtractOutput(a sample) sample { return a.trim(f.Max) }
+
+// fromSample trains the codebook on the sample smp (PCollection<sample>).
+func fromSample(s beam.Scope, smp beam.PCollection, opt Options) beam.PCollection {
 	if err := opt.Validate(); err != nil {
 		return beam.ParDo(s, &failFn{Err: err.Error()}, smp)
 	}
@@ -310,6 +375,12 @@ type sampleFn struct {
 func (f *sampleFn) CreateAccumulator() sample { return sample{} }
 
 func (f *sampleFn) AddInput(a sample, feat formats.Features) sample {
+	return f.addBelow(a, feat, math.MaxUint64)
+}
+
+// addBelow adds the descriptors of feat whose priority is below cut
+// (every descriptor if cut is math.MaxUint64).
+func (f *sampleFn) addBelow(a sample, feat formats.Features, cut uint64) sample {
 	h := fnv.New64a()
 	var buf [8]byte
 	binary.LittleEndian.PutUint64(buf[:], f.Seed)
@@ -320,7 +391,11 @@ func (f *sampleFn) AddInput(a sample, feat formats.Features) sample {
 		if len(d) != formats.DescriptorSize {
 			continue
 		}
-		a.Prio = append(a.Prio, splitmix.Mix64(base+uint64(i)))
+		prio := splitmix.Mix64(base + uint64(i))
+		if prio >= cut && cut != math.MaxUint64 {
+			continue
+		}
+		a.Prio = append(a.Prio, prio)
 		a.Desc = append(a.Desc, d...)
 	}
 	if len(a.Prio) > 2*f.Max {

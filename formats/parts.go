@@ -1,0 +1,34 @@
+package formats
+
+// Part is one file of a partitioned output, named by the DoFn that wrote
+// its rows: the corpus-sized outputs (features, word counts, bags of words,
+// per-part indexes) are written from inside the stage that makes them,
+// part by part, so that only these small records travel between stages and
+// a worker's memory is bounded by the size of a part, not of the corpus.
+//
+// Images are assigned to parts by ShardOf(ImageID, Parts), so part p of
+// every partitioned output holds the same images and a stage can read
+// part p of one output and write part p of the next.
+type Part struct {
+	// Name is the output's name: "features", "counts", "bow", …
+	Name string
+	// Part and Parts place the file: it is ShardName(Name, Part, Parts).
+	Part, Parts int
+	// Path is the file's full path, local or gs://.
+	Path string
+	// Rows is the number of rows in the file.
+	Rows int64
+	// Keypoints is the number of local descriptors in the file (features
+	// parts only).
+	Keypoints int64
+}
+
+// Parts returns the number of parts n items make at perPart items a part:
+// ⌈n/perPart⌉, and at least 1.
+func Parts(n int64, perPart int) int {
+	if perPart < 1 {
+		panic("formats: Parts with perPart < 1")
+	}
+	p := (n + int64(perPart) - 1) / int64(perPart)
+	return int(max(p, 1))
+}

@@ -1,0 +1,193 @@
+package evaluate
+
+import (
+	"fmt"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/learners/sparse"
+	"github.com/bowline/bowline/transforms/index"
+)
+
+// Query is one query of a sharded evaluation: a labelled image of the
+// collection and its bag of words.
+type Query struct {
+	ID, Label string
+	Vec       sparse.Vector
+}
+
+// Hit is one ranked document of a sharded ranking.
+type Hit struct {
+	Score float64
+	ID    string
+	Rel   bool // the document has the query's label
+}
+
+// before reports whether a ranks before b: by score descending, ties by id
+// ascending — the order of index.Searcher over documents sorted by id, so a
+// ranking merged from chunks is the ranking of the whole collection.
+func before(a, b Hit) bool {
+	if a.Score != b.Score {
+		return a.Score > b.Score
+	}
+	return a.ID < b.ID
+}
+
+// Ranking ranks the whole collection for a set of queries, one chunk of
+// documents at a time: it keeps each query's best Depth hits so far, so
+// its memory is bounded by queries × Depth, not by the collection, and
+// the chunks may come in any order. Depth ≤ 0 keeps every hit (the full
+// ranking average precision is defined on; bounded by the collection).
+type Ranking struct {
+	depth   int
+	queries []Query
+	hits    [][]Hit
+	seconds []float64
+
+	// IndexSeconds and Postings sum the index builds of the chunks.
+	IndexSeconds float64
+	Postings     int64
+}
+
+// NewRanking returns an empty ranking for queries.
+func NewRanking(queries []Query, depth int) *Ranking {
+	return &Ranking{depth: depth, queries: queries, hits: make([][]Hit, len(queries)), seconds: make([]float64, len(queries))}
+}
+
+// Add ranks the documents docs (one chunk of the collection; sorted by
+// image id in place) for every query under the diagonal weights w (nil:
+// TF-IDF, w ≡ 1) over a vocabulary of vocab words, and merges them into
+// each query's hits. A query's own image is left out.
+func (r *Ranking) Add(docs []formats.BoW, w []float32, vocab int) error {
+	sort.Slice(docs, func(i, j int) bool { return docs[i].ImageID < docs[j].ImageID })
+	ids := make([]string, len(docs))
+	vecs := make([]sparse.Vector, len(docs))
+	labels := make([]string, len(docs))
+	pos := make(map[string]int, len(docs))
+	for i, d := range docs {
+		ids[i], labels[i] = d.ImageID, d.Label
+		vecs[i] = sparse.Vector{Idx: d.WordIDs, Val: d.Weights}
+		pos[d.ImageID] = i
+	}
+	start := time.Now()
+	ix, err := index.Build(ids, vecs, w, vocab)
+	if err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	r.IndexSeconds += time.Since(start).Seconds()
+	r.Postings += int64(ix.NNZ())
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			srch := ix.NewSearcher()
+			var part []Hit
+			for {
+				qi := int(next.Add(1) - 1)
+				if qi >= len(r.queries) {
+					return
+				}
+				q := r.queries[qi]
+				exclude := -1
+				if i, ok := pos[q.ID]; ok {
+					exclude = i
+				}
+				start := time.Now()
+				part = part[:0]
+				for _, h := range srch.Search(q.Vec, r.depth, exclude) {
+					part = append(part, Hit{Score: h.Score, ID: h.ID, Rel: q.Label != "" && labels[h.Doc] == q.Label})
+				}
+				r.hits[qi] = merge(r.hits[qi], part, r.depth)
+				r.seconds[qi] += time.Since(start).Seconds()
+			}
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+// merge merges two rankings into a new one of at most depth hits (every
+// hit if depth ≤ 0).
+func merge(a, b []Hit, depth int) []Hit {
+	n := len(a) + len(b)
+	if depth > 0 {
+		n = min(n, depth)
+	}
+	out := make([]Hit, 0, n)
+	i, j := 0, 0
+	for len(out) < n {
+		if j == len(b) || (i < len(a) && before(a[i], b[j])) {
+			out = append(out, a[i])
+			i++
+		} else {
+			out = append(out, b[j])
+			j++
+		}
+	}
+	return out
+}
+
+// QueryScore is one query's metrics and the time its searches took.
+type QueryScore struct {
+	ID              string
+	AP, P10, NDCG10 float64
+	Seconds         float64
+}
+
+// Scores returns every query's metrics over its merged ranking; relevant
+// counts the relevant documents of each label in the whole collection
+// (the query itself included).
+func (r *Ranking) Scores(relevant map[string]int) []QueryScore {
+	out := make([]QueryScore, len(r.queries))
+	var rel []bool
+	var gains, ideal []float64
+	for qi, q := range r.queries {
+		rel, gains = rel[:0], gains[:0]
+		for _, h := range r.hits[qi] {
+			rel = append(rel, h.Rel)
+			gains = append(gains, b2f(h.Rel))
+		}
+		total := relevant[q.Label] - 1
+		ideal = ideal[:0]
+		for range total {
+			ideal = append(ideal, 1)
+		}
+		out[qi] = QueryScore{ID: q.ID, AP: AveragePrecision(rel, total), P10: PrecisionAt(rel, 10),
+			NDCG10: NDCGAt(gains, ideal, 10), Seconds: r.seconds[qi]}
+	}
+	return out
+}
+
+// Summarise fills row's metrics and query time from the scores of every
+// query, summed in id order so that the means do not depend on how the
+// queries were sharded.
+func Summarise(row *formats.ReportRow, scores []QueryScore) {
+	sort.Slice(scores, func(i, j int) bool { return scores[i].ID < scores[j].ID })
+	var sum Summary
+	row.QuerySeconds = 0
+	for _, q := range scores {
+		sum.Add(q.AP, q.P10, q.NDCG10)
+		row.QuerySeconds += q.Seconds
+	}
+	mean := sum.Mean()
+	row.Queries = int64(mean.Queries)
+	row.MAP, row.PrecisionAt10, row.NDCGAt10 = mean.MAP, mean.PrecisionAt10, mean.NDCGAt10
+}
+
+// IsQuery reports whether the image id with label may be a query: it is
+// labelled and its label has another image.
+func IsQuery(label string, relevant map[string]int) bool {
+	return label != "" && relevant[label] > 1
+}
+
+// QueryKey orders the candidate queries: with Options.MaxQueries set the
+// queries kept are those of smallest key.
+func QueryKey(seed uint64, id string) uint64 {
+	return queryKey(seed, id)
+}

@@ -1,0 +1,71 @@
+package indexbeam
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sort"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+
+	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/fileio"
+	"github.com/bowline/bowline/learners"
+	"github.com/bowline/bowline/transforms/index"
+)
+
+func init() {
+	beam.RegisterType(reflect.TypeOf((*partFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*formats.Part)(nil)).Elem())
+}
+
+// PostingsOfParts writes the inverted index of the model (single-element
+// PCollection<learners.Model>) over bags of words written part by part
+// (PCollection<formats.Part>), document-partitioned: part p's postings
+// (formats.Posting rows, one a word that has any, sorted by word) go to
+// dir/<name>-p-of-P.parquet, the index of the images of bag-of-words part
+// p. A search asks every part and merges their rankings (ties by image
+// id), which is how a sharded search service answers at scale. It returns
+// the parts written (PCollection<formats.Part>); a worker holds one part.
+func PostingsOfParts(s beam.Scope, bowParts, model beam.PCollection, dir, name string) beam.PCollection {
+	s = s.Scope("index.Postings")
+	return beam.ParDo(s, &partFn{Dir: dir, Name: name}, bowParts, beam.SideInput{Input: model})
+}
+
+type partFn struct {
+	Dir, Name string
+	emitFn
+}
+
+func (f *partFn) ProcessElement(ctx context.Context, p formats.Part, model func(*learners.Model) bool, emit func(formats.Part)) error {
+	if err := f.load(model); err != nil {
+		return err
+	}
+	byWord := map[uint32][]index.Entry{}
+	err := fileio.ReadEach(ctx, p.Path, func(b *formats.BoW) error {
+		for k, word := range b.WordIDs {
+			if index.Posts(f.w, word, b.Weights[k]) {
+				byWord[word] = append(byWord[word], index.Entry{ImageID: b.ImageID, Value: b.Weights[k]})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	words := make([]uint32, 0, len(byWord))
+	for w := range byWord {
+		words = append(words, w)
+	}
+	sort.Slice(words, func(i, j int) bool { return words[i] < words[j] })
+	rows := make([]formats.Posting, len(words))
+	for i, w := range words {
+		rows[i] = index.PostingList(f.learner, f.w, w, byWord[w])
+	}
+	path := fileio.Join(f.Dir, formats.ShardName(f.Name, p.Part, p.Parts))
+	if err := fileio.WriteFile(ctx, path, rows); err != nil {
+		return fmt.Errorf("index: part %d: %w", p.Part, err)
+	}
+	emit(formats.Part{Name: f.Name, Part: p.Part, Parts: p.Parts, Path: path, Rows: int64(len(rows))})
+	return nil
+}

@@ -1,0 +1,67 @@
+package train
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/learners/sparse"
+	"github.com/bowline/bowline/transforms/triplets"
+)
+
+// Group is one training group: the bags of words of a subset of the
+// corpus and the triplets drawn within it. Training at scale draws and
+// learns triplets group by group, so that a worker holds one group's bags
+// of words, never the corpus's, and never materialises a triplet's
+// feature: it is made from the three bags when the learner steps on it.
+// A group is a random subset of the corpus (images are assigned to parts,
+// and parts to groups, by a hash of the image id), so drawing the positive
+// and the negative from the query's group rather than from the whole
+// corpus draws from the same distribution. With one group this is the
+// sequential learner over triplets.Sample of the whole corpus, bit for bit.
+type Group struct {
+	pos      map[string]int
+	vecs     []sparse.Vector
+	Triplets []formats.Triplet // sorted by Seq: training order
+}
+
+// NewGroup draws the triplets of the group of bags bows: every labelled
+// bag with at least one word is a query, as in triplets.Sample.
+func NewGroup(bows []formats.BoW, opt triplets.Options) (*Group, error) {
+	g := &Group{pos: make(map[string]int, len(bows)), vecs: make([]sparse.Vector, 0, len(bows))}
+	var items []triplets.Item
+	for _, b := range bows {
+		if _, dup := g.pos[b.ImageID]; dup {
+			return nil, fmt.Errorf("train: image %s twice in one group", b.ImageID)
+		}
+		g.pos[b.ImageID] = len(g.vecs)
+		g.vecs = append(g.vecs, sparse.Vector{Idx: b.WordIDs, Val: b.Weights})
+		if b.Label != "" && len(b.WordIDs) > 0 {
+			items = append(items, triplets.Item{ID: b.ImageID, Label: b.Label})
+		}
+	}
+	var err error
+	g.Triplets, err = triplets.Sample(items, opt)
+	return g, err
+}
+
+// TrainShard is TrainShard for shard shard of the round round of rounds,
+// whose triplets are the group's with RoundOf(Seq, rounds) = round.
+func (g *Group) TrainShard(o ShardOptions, shard int, st RoundState, round, rounds int) (ShardState, error) {
+	lo := sort.Search(len(g.Triplets), func(i int) bool { return RoundOf(g.Triplets[i].Seq, rounds) >= round })
+	hi := sort.Search(len(g.Triplets), func(i int) bool { return RoundOf(g.Triplets[i].Seq, rounds) > round })
+	var u sparse.Vector
+	return trainEach(o, shard, st, hi-lo, func(i int) (Feature, error) {
+		t := g.Triplets[lo+i]
+		u = sparse.TripletFeature(u, g.vecs[g.pos[t.Query]], g.vecs[g.pos[t.Positive]], g.vecs[g.pos[t.Negative]])
+		return Feature{Seq: t.Seq, U: u}, nil
+	})
+}
+
+// Groups returns the number of training groups of a corpus of n images
+// in parts parts: ⌈n/groupImages⌉, at least shards (the learners'
+// parallelism asked for), at most parts, and at least 1.
+func Groups(n int64, parts, groupImages, shards int) int {
+	g := max(formats.Parts(n, groupImages), shards)
+	return max(min(g, parts), 1)
+}

@@ -1,0 +1,156 @@
+package trainbeam
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sort"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+
+	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/fileio"
+	"github.com/bowline/bowline/transforms/train"
+	"github.com/bowline/bowline/transforms/triplets"
+)
+
+func init() {
+	for _, t := range []any{(*Group)(nil), (*groupsFn)(nil), (*groupShardFn)(nil), (*writeTripletsFn)(nil), (*formats.Part)(nil)} {
+		beam.RegisterType(reflect.TypeOf(t).Elem())
+	}
+}
+
+// Group names the bag-of-words files of one training group
+// (train.Group): the parts p with p mod Groups = Index.
+type Group struct {
+	Index, Groups int
+	Paths         []string
+}
+
+// Groups splits bag-of-words parts (PCollection<formats.Part>) into
+// train.Groups(images, parts, groupImages, shards) training groups and
+// returns PCollection<Group>.
+//
+// gate is any PCollection the groups wait for (a check that must pass
+// before training starts), or an invalid one.
+func Groups(s beam.Scope, bowParts, gate beam.PCollection, groupImages, shards int) beam.PCollection {
+	s = s.Scope("train.Groups")
+	if !gate.IsValid() {
+		gate = beam.Impulse(s)
+	}
+	return beam.ParDo(s, &groupsFn{GroupImages: groupImages, Shards: shards}, beam.Impulse(s), beam.SideInput{Input: bowParts}, beam.SideInput{Input: gate})
+}
+
+type groupsFn struct{ GroupImages, Shards int }
+
+func (f *groupsFn) ProcessElement(_ []byte, parts func(*formats.Part) bool, _ func(*beam.T) bool, emit func(Group)) {
+	var all []formats.Part
+	var p formats.Part
+	var n int64
+	for parts(&p) {
+		all = append(all, p)
+		n += p.Rows
+	}
+	if len(all) == 0 {
+		return
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Part < all[j].Part })
+	g := train.Groups(n, len(all), f.GroupImages, f.Shards)
+	groups := make([]Group, g)
+	for i := range groups {
+		groups[i] = Group{Index: i, Groups: g}
+	}
+	for i, p := range all {
+		groups[i%g].Paths = append(groups[i%g].Paths, p.Path)
+	}
+	for _, gr := range groups {
+		emit(gr)
+	}
+}
+
+// load reads the group's bags of words and draws its triplets.
+func (g Group) load(ctx context.Context, opt triplets.Options) (*train.Group, error) {
+	var bows []formats.BoW
+	for _, path := range g.Paths {
+		err := fileio.ReadEach(ctx, path, func(b *formats.BoW) error {
+			bows = append(bows, *b)
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("train: group %d: %w", g.Index, err)
+		}
+	}
+	return train.NewGroup(bows, opt)
+}
+
+// TripletsName is the name of the triplets output.
+const TripletsName = "triplets"
+
+// WriteTriplets draws each group's triplets (PCollection<Group>) and writes
+// them, in training order, to dir/triplets-g-of-G.parquet; it returns the
+// parts written (PCollection<formats.Part>). The learners draw the same
+// triplets again from the same bags, so these files are what they learned
+// from, for the reader and for the learners of global features.
+func WriteTriplets(s beam.Scope, groups beam.PCollection, opt triplets.Options, dir string) beam.PCollection {
+	s = s.Scope("triplets.Write")
+	return beam.ParDo(s, &writeTripletsFn{Opt: opt, Dir: dir}, beam.Reshuffle(s, groups))
+}
+
+type writeTripletsFn struct {
+	Opt triplets.Options
+	Dir string
+
+	sampled beam.Counter
+}
+
+func (f *writeTripletsFn) ProcessElement(ctx context.Context, g Group) (formats.Part, error) {
+	if f.sampled == (beam.Counter{}) {
+		f.sampled = beam.NewCounter("triplets", "sampled")
+	}
+	tg, err := g.load(ctx, f.Opt)
+	if err != nil {
+		return formats.Part{}, err
+	}
+	path := fileio.Join(f.Dir, formats.ShardName(TripletsName, g.Index, g.Groups))
+	if err := fileio.WriteFile(ctx, path, tg.Triplets); err != nil {
+		return formats.Part{}, fmt.Errorf("triplets: group %d: %w", g.Index, err)
+	}
+	f.sampled.Inc(ctx, int64(len(tg.Triplets)))
+	return formats.Part{Name: TripletsName, Part: g.Index, Parts: g.Groups, Path: path, Rows: int64(len(tg.Triplets))}, nil
+}
+
+// ShardedGroups trains an online learner of bags of words as Sharded does,
+// with the training groups (PCollection<Group>) as its shards: in round r
+// every group's DoFn reads its bags, draws its triplets and learns from
+// those of round r from the averaged state of round r−1, making each
+// triplet's feature as it steps on it. It returns a single-element
+// PCollection<learners.Model>. With one group and one round it is the
+// sequential learner.
+func ShardedGroups(s beam.Scope, groups beam.PCollection, opt train.ShardOptions, trip triplets.Options) beam.PCollection {
+	s = s.Scope("train.Sharded." + opt.Learner)
+	state := beam.ParDo(s, &initFn{Opt: opt}, beam.Impulse(s))
+	for r := 0; r < opt.Rounds; r++ {
+		rs := s.Scope(fmt.Sprintf("round%d", r))
+		shards := beam.ParDo(rs, &groupShardFn{Opt: opt, Trip: trip, Round: r}, beam.Reshuffle(rs, groups), beam.SideInput{Input: state})
+		state = beam.ParDo(rs, &averageFn{}, beam.Impulse(rs), beam.SideInput{Input: state}, beam.SideInput{Input: shards})
+	}
+	return beam.ParDo(s, &modelFn{Opt: opt}, beam.Impulse(s), beam.SideInput{Input: state})
+}
+
+type groupShardFn struct {
+	Opt   train.ShardOptions
+	Trip  triplets.Options
+	Round int
+}
+
+func (f *groupShardFn) ProcessElement(ctx context.Context, g Group, state func(*train.RoundState) bool) (train.ShardState, error) {
+	var st train.RoundState
+	if !state(&st) {
+		return train.ShardState{}, fmt.Errorf("train: group %d: no state", g.Index)
+	}
+	tg, err := g.load(ctx, f.Trip)
+	if err != nil {
+		return train.ShardState{}, err
+	}
+	return tg.TrainShard(f.Opt, g.Index, st, f.Round, f.Opt.Rounds)
+}
