@@ -1,7 +1,9 @@
 package kmeansbeam
 
 import (
+	"context"
 	"fmt"
+	"path/filepath"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -14,6 +16,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/kmeans"
 )
 
@@ -477,5 +480,44 @@ func TestStatePartsRoundTrip(t *testing.T) {
 	}
 	if _, ok, err := readState(func(*state) bool { return false }); ok || err != nil {
 		t.Errorf("no parts: ok=%v err=%v", ok, err)
+	}
+}
+
+// Features written part by part give the vocabulary the in-memory
+// features give: the cut-off keeps every descriptor of the sample.
+func TestVocabularyOfPartsEqualsVocabulary(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	feats := features(80, r)
+	dir := t.TempDir()
+	const parts = 3
+	byPart := make([][]formats.Features, parts)
+	for _, f := range feats {
+		p := formats.ShardOf(f.ImageID, parts)
+		byPart[p] = append(byPart[p], f)
+	}
+	var ps []formats.Part
+	total := 0
+	for p, fs := range byPart {
+		path := filepath.Join(dir, formats.ShardName("features", p, parts))
+		if err := fileio.WriteFile(context.Background(), path, fs); err != nil {
+			t.Fatal(err)
+		}
+		kp := 0
+		for _, f := range fs {
+			kp += len(f.Descriptors)
+		}
+		total += kp
+		ps = append(ps, formats.Part{Name: "features", Part: p, Parts: parts, Path: path, Rows: int64(len(fs)), Keypoints: int64(kp)})
+	}
+	opt := Options{K: 12, Sample: 300, MaxIter: 4, Seed: 7, Approx: true, Chunks: 1}
+	if 4*opt.Sample >= total {
+		t.Fatalf("%d descriptors: the cut-off would keep them all", total)
+	}
+	want := reference(t, feats, opt)
+	p, s := beam.NewPipelineWithRoot()
+	cb := VocabularyOfParts(s, beam.CreateList(s, ps), opt)
+	beam.ParDo0(s, &checkFn{Name: "parts", Want: want, ObjTol: 0}, cb)
+	if err := ptest.Run(p); err != nil {
+		t.Fatal(err)
 	}
 }
