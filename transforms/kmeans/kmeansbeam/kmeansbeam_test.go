@@ -3,10 +3,10 @@ package kmeansbeam
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"maps"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
