@@ -78,22 +78,90 @@ func EncodeOf(ctx context.Context, w io.Writer, rows any) error {
 	if v.Kind() != reflect.Slice {
 		return fmt.Errorf("rows is a %T, not a slice", rows)
 	}
-	return encode(ctx, w, v.Type().Elem(), v.Len(), func(out io.Writer, schema *parquet.Schema) (rowWriter, func(i, j int) error) {
+	e, err := NewEncoder(ctx, w, v.Type().Elem())
+	if err != nil {
+		return err
+	}
+	for i := range v.Len() {
+		if err := e.Write(v.Index(i).Interface()); err != nil {
+			return err
+		}
+	}
+	return e.Close()
+}
+
+// An Encoder writes rows one at a time to a Parquet file, for rows that
+// arrive as a stream: it holds a batch of rows and the row group being
+// written (RowGroupBytes), never the file. Rows written one by one make the
+// same bytes as Encode of the same rows in the same order.
+type Encoder struct {
+	ctx     context.Context
+	t       reflect.Type
+	pw      *parquet.GenericWriter[any]
+	batch   []any
+	flushed int64
+}
+
+// NewEncoder returns an Encoder of rows of the struct type t to w.
+func NewEncoder(ctx context.Context, w io.Writer, t reflect.Type) (*Encoder, error) {
+	schema, err := SchemaOf(t)
+	if err != nil {
+		return nil, err
+	}
+	e := &Encoder{ctx: ctx, t: t, batch: make([]any, 0, encodeBatch)}
+	err = Protect(func() error {
 		// With an explicit schema, GenericWriter[any] writes the values
 		// column by column like GenericWriter[T] does (same bytes), about
 		// 1.5x faster than Writer.Write, which deconstructs every row.
-		pw := parquet.NewGenericWriter[any](out, writerOptions(schema)...)
-		batch := make([]any, 0, encodeBatch)
-		return pw, func(i, j int) error {
-			batch = batch[:0]
-			for k := i; k < j; k++ {
-				batch = append(batch, v.Index(k).Interface())
-			}
-			_, err := pw.Write(batch)
-			clear(batch)
+		e.pw = parquet.NewGenericWriter[any](w, writerOptions(schema)...)
+		return nil
+	})
+	return e, err
+}
+
+// Write adds row, a value of the Encoder's row type.
+func (e *Encoder) Write(row any) error {
+	if reflect.TypeOf(row) != e.t {
+		return fmt.Errorf("row of type %T, want %v", row, e.t)
+	}
+	e.batch = append(e.batch, row)
+	if len(e.batch) < encodeBatch {
+		return nil
+	}
+	return e.writeBatch()
+}
+
+// writeBatch hands the batch to the parquet writer and flushes the row
+// group once it reaches RowGroupBytes, as encode does.
+func (e *Encoder) writeBatch() error {
+	if err := e.ctx.Err(); err != nil {
+		return err
+	}
+	return Protect(func() error {
+		if _, err := e.pw.Write(e.batch); err != nil {
 			return err
 		}
+		clear(e.batch)
+		e.batch = e.batch[:0]
+		if size := e.pw.Size(); size-e.flushed >= RowGroupBytes {
+			if err := e.pw.Flush(); err != nil {
+				return err
+			}
+			e.flushed = e.pw.Size()
+		}
+		return nil
 	})
+}
+
+// Close writes the rows still held and the file's footer. It does not
+// close the underlying writer.
+func (e *Encoder) Close() error {
+	if len(e.batch) > 0 {
+		if err := e.writeBatch(); err != nil {
+			return err
+		}
+	}
+	return Protect(e.pw.Close)
 }
 
 // rowWriter is what encode needs of a parquet writer.

@@ -32,6 +32,27 @@ func WriteFileOf(ctx context.Context, path string, rows any) error {
 	return nil
 }
 
+// WriteRowsOf writes the rows that each hands to write, in that order, to a
+// Parquet file of rows of the struct type t at path, as WriteFileOf writes
+// a slice of them (the same bytes), through a formats.Encoder: memory holds
+// a row group, not the file.
+func WriteRowsOf(ctx context.Context, path string, t reflect.Type, each func(write func(row any) error) error) error {
+	err := writeAtomic(ctx, path, func(w io.Writer) error {
+		e, err := formats.NewEncoder(ctx, w, t)
+		if err != nil {
+			return err
+		}
+		if err := each(e.Write); err != nil {
+			return err
+		}
+		return e.Close()
+	})
+	if err != nil {
+		return fmt.Errorf("fileio: write %s: %w", path, err)
+	}
+	return nil
+}
+
 // ReadFile returns every row of the Parquet file at path (local or gs://),
 // decoded as formats.Decode does.
 func ReadFile[T any](ctx context.Context, path string) ([]T, error) {

@@ -2,8 +2,10 @@
 // pipelines, in the layout package formats describes:
 // dir/<name>-00000-of-00004.parquet, ...
 //
-// Write assigns each row to shard fnv32a(row.Key()) % shards, sorts each
-// shard by Key, writes it to a temporary file, and then, in a single
+// Write assigns each row to shard fnv32a(row.Key()) % shards (a fixed
+// count, or one that follows the data's size), sorts each shard by Key in
+// bounded memory (an external merge sort whose runs spill to local
+// temporary files), streams it to a temporary file, and then, in a single
 // finalise step that runs after every shard is written (even when there were
 // no rows), renames the temporary files to their final names, writes empty
 // files for shards that got no rows and deletes shard files of an earlier
@@ -22,19 +24,18 @@ package parquetio
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
 	"reflect"
 	"regexp"
-	"slices"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/parquet-go/parquet-go"
@@ -47,6 +48,8 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*globFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*readFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*partsFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*sizeFn)(nil)).Elem())
+	beam.RegisterFunction(zeroFn)
 	beam.RegisterType(reflect.TypeOf((*formats.Part)(nil)).Elem())
 	beam.RegisterFunction(partPathFn)
 	// The row types are Beam element types: registering them lets Beam
@@ -86,21 +89,24 @@ func checkRowType(t reflect.Type, needKey bool) {
 	}()
 }
 
+// TargetShardBytes is the size, in Beam-encoded bytes (about the rows'
+// uncompressed size), of a shard of Write with automatic sharding.
+var TargetShardBytes int64 = 192 << 20
+
 // Write writes col, a PCollection of a row type implementing formats.Keyed,
 // to shards Parquet files dir/ShardName(name, i, shards), and returns a
 // PCollection<string> of the final paths, emitted only once every file is in
 // place (use it as a side input to wait for the output). The row type must
 // be registered with beam.RegisterType (this package registers those of package formats). Name must not hold
-// "/" or glob metacharacters. Rows of one shard are held in memory while the
-// shard is sorted and written.
+// "/" or glob metacharacters. Shards ≤ 0 follows the data: as many shards
+// as make about TargetShardBytes each, at least one. A shard is sorted in
+// bounded memory (SortRunBytes, then runs spilled to local temporary files
+// and merged) and streamed to its file, so no worker holds a shard.
 //
 // Counters (namespace "parquetio"): rows_written_<name>,
 // files_written_<name>.
 func Write(s beam.Scope, dir, name string, shards int, col beam.PCollection) beam.PCollection {
 	s = s.Scope("parquetio.Write")
-	if shards < 1 {
-		panic(fmt.Sprintf("parquetio.Write: %d shards", shards))
-	}
 	if name == "" || strings.ContainsAny(name, `/\*?[]`) {
 		panic(fmt.Sprintf("parquetio.Write: invalid output name %q", name))
 	}
@@ -108,35 +114,68 @@ func Write(s beam.Scope, dir, name string, shards int, col beam.PCollection) bea
 	t := col.Type().Type()
 	checkRowType(t, true)
 
-	out := output{Dir: dir, Name: name, Shards: shards, Run: fileio.RandomHex(), Type: beam.EncodedType{T: t}}
-	keyed := beam.ParDo(s, &shardFn{Shards: shards}, col)
+	out := output{Dir: dir, Name: name, Shards: max(shards, 0), Target: TargetShardBytes, Run: fileio.RandomHex(), Type: beam.EncodedType{T: t}}
+	// The total size decides the shard count when it follows the data; the
+	// zero from the impulse makes the sum of an empty collection 0.
+	total := stats.Sum(s, beam.Flatten(s, beam.ParDo(s, zeroFn, beam.Impulse(s)), beam.ParDo(s, &sizeFn{Type: out.Type}, col)))
+	keyed := beam.ParDo(s, &shardFn{Out: out}, col, beam.SideInput{Input: total})
 	grouped := beam.GroupByKey(s, keyed)
-	temps := beam.ParDo(s, &writeShardFn{Out: out}, grouped)
-	return beam.ParDo(s, &finalizeFn{Out: out}, beam.Impulse(s), beam.SideInput{Input: temps})
+	temps := beam.ParDo(s, &writeShardFn{Out: out}, grouped, beam.SideInput{Input: total})
+	return beam.ParDo(s, &finalizeFn{Out: out}, beam.Impulse(s), beam.SideInput{Input: temps}, beam.SideInput{Input: total})
+}
+
+func zeroFn(_ []byte) int64 { return 0 }
+
+// sizeFn gives each row's size, Beam-encoded.
+type sizeFn struct {
+	Type beam.EncodedType `json:"type"`
+
+	enc beam.ElementEncoder
+	buf bytes.Buffer
+}
+
+func (f *sizeFn) ProcessElement(row beam.T) (int64, error) {
+	if f.enc == nil {
+		f.enc = beam.NewElementEncoder(f.Type.T)
+	}
+	f.buf.Reset()
+	err := f.enc.Encode(row, &f.buf)
+	return int64(f.buf.Len()), err
 }
 
 // output describes one sharded output; it is carried in the DoFns.
 type output struct {
-	Dir    string `json:"dir"`
-	Name   string `json:"name"`
-	Shards int    `json:"shards"`
+	Dir  string `json:"dir"`
+	Name string `json:"name"`
+	// Shards is the number of shards, or 0 for as many as make Target
+	// bytes each.
+	Shards int   `json:"shards"`
+	Target int64 `json:"target"`
 	// Run tags this pipeline's temporary files, so that the finalise step
 	// can sweep the leftovers of failed attempts.
 	Run  string           `json:"run"`
 	Type beam.EncodedType `json:"type"`
 }
 
-func (o output) final(shard int) string {
-	return fileio.Join(o.Dir, formats.ShardName(o.Name, shard, o.Shards))
+// shards returns the number of shards of an output of total bytes.
+func (o output) shards(total int64) int {
+	if o.Shards > 0 {
+		return o.Shards
+	}
+	return formats.Parts(total, int(o.Target))
+}
+
+func (o output) final(shard, shards int) string {
+	return fileio.Join(o.Dir, formats.ShardName(o.Name, shard, shards))
 }
 
 // shardFn keys each row by its shard.
 type shardFn struct {
-	Shards int `json:"shards"`
+	Out output `json:"out"`
 }
 
-func (f *shardFn) ProcessElement(row beam.T) (int, beam.T) {
-	return formats.ShardOf(row.(formats.Keyed).Key(), f.Shards), row
+func (f *shardFn) ProcessElement(row beam.T, total int64) (int, beam.T) {
+	return formats.ShardOf(row.(formats.Keyed).Key(), f.Out.shards(total)), row
 }
 
 // writeShardFn sorts the rows of one shard and writes them to a temporary
@@ -150,68 +189,26 @@ func (f *writeShardFn) Setup() {
 	f.rows = beam.NewCounter("parquetio", "rows_written_"+f.Out.Name)
 }
 
-func (f *writeShardFn) ProcessElement(ctx context.Context, shard int, iter func(*beam.T) bool) (int, string, error) {
-	t := f.Out.Type.T
-	var (
-		keys []string
-		vals = reflect.MakeSlice(reflect.SliceOf(t), 0, 64)
-		row  beam.T
-	)
+func (f *writeShardFn) ProcessElement(ctx context.Context, shard int, iter func(*beam.T) bool, total int64) (int, string, error) {
+	srt := newSorter(f.Out.Type.T)
+	defer srt.Close()
+	var row beam.T
+	n := int64(0)
 	for iter(&row) {
-		keys = append(keys, row.(formats.Keyed).Key())
-		vals = reflect.Append(vals, reflect.ValueOf(row))
+		if err := srt.Add(row.(formats.Keyed).Key(), row); err != nil {
+			return 0, "", fmt.Errorf("parquetio: shard %d of %s: %w", shard, f.Out.Name, err)
+		}
+		n++
 	}
-	order, err := sortOrder(keys, vals)
-	if err != nil {
-		return 0, "", err
-	}
-	sorted := reflect.MakeSlice(reflect.SliceOf(t), len(order), len(order))
-	for i, j := range order {
-		sorted.Index(i).Set(vals.Index(j))
-	}
+	shards := f.Out.shards(total)
 	tmp := fileio.Join(f.Out.Dir, fmt.Sprintf("%s%s-%s-%s", fileio.TempPrefix, f.Out.Run, fileio.RandomHex(),
-		formats.ShardName(f.Out.Name, shard, f.Out.Shards)))
-	if err := fileio.WriteFileOf(ctx, tmp, sorted.Interface()); err != nil {
-		return 0, "", fmt.Errorf("parquetio: shard %d of %s: %w", shard, f.Out.Name, err)
+		formats.ShardName(f.Out.Name, shard, shards)))
+	err := fileio.WriteRowsOf(ctx, tmp, f.Out.Type.T, func(write func(any) error) error { return srt.Each(write) })
+	if err != nil {
+		return 0, "", fmt.Errorf("parquetio: shard %d of %s (%d sort runs): %w", shard, f.Out.Name, srt.Runs(), err)
 	}
-	f.rows.Inc(ctx, int64(len(order)))
+	f.rows.Inc(ctx, n)
 	return shard, tmp, nil
-}
-
-// sortOrder returns the indices of rows in Key order. Rows with equal keys
-// are ordered by their Beam encoding, so that the order never depends on the
-// order the runner delivered them in.
-func sortOrder(keys []string, rows reflect.Value) ([]int, error) {
-	order := make([]int, len(keys))
-	for i := range order {
-		order[i] = i
-	}
-	var (
-		enc     beam.ElementEncoder
-		encoded = map[int][]byte{}
-		encErr  error
-	)
-	encoding := func(i int) []byte {
-		if b, ok := encoded[i]; ok {
-			return b
-		}
-		if enc == nil {
-			enc = beam.NewElementEncoder(rows.Type().Elem())
-		}
-		var buf bytes.Buffer
-		if err := enc.Encode(rows.Index(i).Interface(), &buf); err != nil && encErr == nil {
-			encErr = err
-		}
-		encoded[i] = buf.Bytes()
-		return buf.Bytes()
-	}
-	slices.SortFunc(order, func(a, b int) int {
-		if c := cmp.Compare(keys[a], keys[b]); c != 0 {
-			return c
-		}
-		return bytes.Compare(encoding(a), encoding(b))
-	})
-	return order, encErr
 }
 
 // finalizeFn runs once, after every shard is written: it moves the
@@ -227,8 +224,9 @@ func (f *finalizeFn) Setup() {
 	f.files = beam.NewCounter("parquetio", "files_written_"+f.Out.Name)
 }
 
-func (f *finalizeFn) ProcessElement(ctx context.Context, _ []byte, temps func(*int, *string) bool, emit func(string)) error {
+func (f *finalizeFn) ProcessElement(ctx context.Context, _ []byte, temps func(*int, *string) bool, total int64, emit func(string)) error {
 	o := f.Out
+	shards := o.shards(total)
 	fsys, err := filesystem.New(ctx, o.Dir)
 	if err != nil {
 		return fmt.Errorf("parquetio: finalise %s: %w", o.Name, err)
@@ -248,10 +246,10 @@ func (f *finalizeFn) ProcessElement(ctx context.Context, _ []byte, temps func(*i
 		}
 	}
 
-	finals := make([]string, o.Shards)
+	finals := make([]string, shards)
 	keep := map[string]bool{}
-	for i := range o.Shards {
-		finals[i] = o.final(i)
+	for i := range shards {
+		finals[i] = o.final(i, shards)
 		keep[filepath.Base(finals[i])] = true
 		if tmp, ok := tempOf[i]; ok {
 			if err := rename(ctx, fsys, tmp, finals[i]); err != nil {
@@ -291,7 +289,7 @@ func (f *finalizeFn) ProcessElement(ctx context.Context, _ []byte, temps func(*i
 		}
 	}
 
-	f.files.Inc(ctx, int64(o.Shards))
+	f.files.Inc(ctx, int64(shards))
 	for _, p := range finals {
 		emit(p)
 	}

@@ -243,6 +243,94 @@ func TestWriteEmpty(t *testing.T) {
 	}
 }
 
+// A shard sorted in runs spilled to disk and merged is the file the
+// in-memory writer made: the rows sorted by key (ties by their Beam
+// encoding) and written in one go with fileio.WriteFile, byte for byte.
+func TestWriteSpilledRunsSameBytes(t *testing.T) {
+	rows := bows(300)
+	// Ties: rows of one key that differ only in their words.
+	for i := range 20 {
+		rows = append(rows, formats.BoW{ImageID: "img-0007", Label: "tie", WordIDs: []uint32{uint32(20 - i)}, Weights: []float32{1}})
+	}
+	enc := beam.NewElementEncoder(reflect.TypeFor[formats.BoW]())
+	encoding := func(b formats.BoW) []byte {
+		var buf bytes.Buffer
+		if err := enc.Encode(b, &buf); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	want := slices.Clone(rows)
+	slices.SortFunc(want, func(a, b formats.BoW) int {
+		if c := strings.Compare(a.Key(), b.Key()); c != 0 {
+			return c
+		}
+		return bytes.Compare(encoding(a), encoding(b))
+	})
+	ref := fileio.Join(t.TempDir(), "ref.parquet")
+	if err := fileio.WriteFile(context.Background(), ref, want); err != nil {
+		t.Fatal(err)
+	}
+	wantBytes, _ := os.ReadFile(ref)
+
+	defer func(old int) { parquetio.SortRunBytes = old }(parquetio.SortRunBytes)
+	for _, runBytes := range []int{1 << 30, 2000, 1} {
+		parquetio.SortRunBytes = runBytes
+		dir := t.TempDir()
+		shuffled := slices.Clone(rows)
+		slices.Reverse(shuffled)
+		write(t, dir, "bow", 1, shuffled)
+		got, err := os.ReadFile(fileio.Join(dir, formats.ShardName("bow", 0, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, wantBytes) {
+			t.Errorf("runs of %d bytes: the file differs from the in-memory writer's (%d bytes, want %d)", runBytes, len(got), len(wantBytes))
+		}
+	}
+}
+
+// Shards ≤ 0 makes as many shards as TargetShardBytes of encoded rows
+// need, and at least one for an empty collection.
+func TestWriteAutoShards(t *testing.T) {
+	rows := bows(40)
+	enc := beam.NewElementEncoder(reflect.TypeFor[formats.BoW]())
+	var total int64
+	for _, r := range rows {
+		var buf bytes.Buffer
+		if err := enc.Encode(r, &buf); err != nil {
+			t.Fatal(err)
+		}
+		total += int64(buf.Len())
+	}
+	defer func(old int64) { parquetio.TargetShardBytes = old }(parquetio.TargetShardBytes)
+	for _, c := range []struct {
+		target int64
+		rows   []formats.BoW
+		shards int
+	}{
+		{1 << 30, rows, 1},
+		{total / 3, rows, 4}, // ⌈total/⌊total/3⌋⌉ = 4 unless total divides by 3
+		{100, nil, 1},
+	} {
+		if c.target == total/3 && total%3 == 0 {
+			c.shards = 3
+		}
+		parquetio.TargetShardBytes = c.target
+		dir := t.TempDir()
+		p, s := beam.NewPipelineWithRoot()
+		paths := parquetio.Write(s, dir, "bow", 0, beam.CreateList(s, c.rows))
+		passert.Equals(s, paths, shardPaths(dir, "bow", c.shards)...)
+		if err := ptest.Run(p); err != nil {
+			t.Fatalf("target %d: %v", c.target, err)
+		}
+		if got, want := entries(t, dir), shardNames("bow", c.shards); !slices.Equal(got, want) {
+			t.Errorf("target %d bytes (rows %d bytes): directory holds %q, want %q", c.target, total, got, want)
+		}
+		readBack(t, fileio.Join(dir, "bow-*.parquet"), c.rows)
+	}
+}
+
 // Rows with equal keys are written in the same order whatever order they
 // arrive in.
 func TestWriteTiesDeterministic(t *testing.T) {
@@ -298,9 +386,6 @@ func TestWriteRejectsBadArguments(t *testing.T) {
 		name, panic string
 		build       func(s beam.Scope)
 	}{
-		{"zero shards", "parquetio.Write: 0 shards", func(s beam.Scope) {
-			parquetio.Write(s, t.TempDir(), "bow", 0, beam.CreateList(s, bows(1)))
-		}},
 		{"glob in name", "invalid output name", func(s beam.Scope) {
 			parquetio.Write(s, t.TempDir(), "bow*", 1, beam.CreateList(s, bows(1)))
 		}},
