@@ -1,5 +1,7 @@
 package formats
 
+import "time"
+
 // Part is one file of a partitioned output, named by the DoFn that wrote
 // its rows: the corpus-sized outputs (features, word counts, bags of words,
 // per-part indexes) are written from inside the stage that makes them,
@@ -21,6 +23,20 @@ type Part struct {
 	// Keypoints is the number of local descriptors in the file (features
 	// parts only).
 	Keypoints int64
+	// Inputs is the number of rows the DoFn read to make the part (images
+	// described, descriptors quantised, bags of words weighted or indexed,
+	// images sampled from): with Rows, what went into and came out of the
+	// stage.
+	Inputs int64
+	// StartMillis and EndMillis are when the DoFn started and finished the
+	// part, in Unix milliseconds: the stage's time in the report.
+	StartMillis, EndMillis int64
+}
+
+// Timed returns p made from start until now.
+func (p Part) Timed(start time.Time) Part {
+	p.StartMillis, p.EndMillis = start.UnixMilli(), time.Now().UnixMilli()
+	return p
 }
 
 // Parts returns the number of parts n items make at perPart items a part:

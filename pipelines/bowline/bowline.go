@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
@@ -18,6 +19,7 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/formats/parquetio"
+	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/transforms/bow/bowbeam"
 	"github.com/bowline/bowline/transforms/describe"
 	"github.com/bowline/bowline/transforms/describe/describebeam"
@@ -36,6 +38,10 @@ func init() {
 	beam.RegisterFunction(keypointsFn)
 	beam.RegisterFunction(rowsFn)
 	beam.RegisterFunction(learnableFn)
+	beam.RegisterType(reflect.TypeOf((*partStageFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*report.Stage)(nil)).Elem())
+	beam.RegisterFunction(vocabStageFn)
+	beam.RegisterFunction(trainStageFn)
 }
 
 // Config is the whole job's configuration.
@@ -47,7 +53,8 @@ type Config struct {
 	Columns ingest.Columns
 	// Output is the directory every file is written to, local or gs://.
 	Output string
-	// Shards is the number of files each large output is split into.
+	// Shards is the number of files the image list is split into; 0
+	// follows the data (parquetio.Write).
 	Shards   int
 	Describe describe.Options
 	Vocab    kmeansbeam.Options
@@ -66,7 +73,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Columns:  ingest.DefaultColumns(),
-		Shards:   4,
+		Shards:   0,
 		Describe: describe.DefaultOptions(),
 		Vocab:    kmeansbeam.Options{K: 1000, Sample: 200_000, MaxIter: 25, Tol: 1e-4, Seed: 1},
 		Triplets: triplets.Options{PerQuery: 20, Seed: 1},
@@ -81,8 +88,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("no input: give a labels CSV or an image directory")
 	case c.Output == "":
 		return fmt.Errorf("no output directory")
-	case c.Shards <= 0:
-		return fmt.Errorf("shards must be positive, got %d", c.Shards)
+	case c.Shards < 0:
+		return fmt.Errorf("shards must be 0 (follow the data) or positive, got %d", c.Shards)
 	case c.Vocab.K <= 1:
 		return fmt.Errorf("vocabulary size must be at least 2, got %d", c.Vocab.K)
 	case c.Vocab.Sample < c.Vocab.K:
@@ -152,13 +159,16 @@ func Build(s beam.Scope, c Config) error {
 	written = append(written, write("dead-letters", 1, dead), parquetio.PartPaths(s, featParts))
 
 	codebook := kmeansbeam.VocabularyOfParts(s, featParts, c.Vocab)
+	units := []beam.PCollection{stageUnits(s, "describe", featParts), beam.ParDo(s, vocabStageFn, codebook)}
 	written = append(written, write("codebook", 1, kmeansbeam.Words(s, codebook)))
 
 	bowParts, countParts, wordStats := bowbeam.BoWOfParts(s, featParts, codebook, c.BoW, c.Output)
 	written = append(written, parquetio.PartPaths(s, bowParts), parquetio.PartPaths(s, countParts), write("idf", 1, wordStats))
+	units = append(units, stageUnits(s, "bow.quantise", countParts), stageUnits(s, "bow.weight", bowParts))
 
-	rows, learned, tripParts := Learn(s, bowParts, featParts, c.Vocab.K, c.Learning, c.Triplets, c.Output)
+	rows, learned, tripParts, learnUnits := Learn(s, bowParts, featParts, c.Vocab.K, c.Learning, c.Triplets, c.Output)
 	written = append(written, learned...)
+	units = append(units, learnUnits)
 
 	counts := beam.ParDo(s, &countsFn{Vocabulary: c.Vocab.K}, beam.Impulse(s),
 		beam.SideInput{Input: stats.CountElms(s, images)},
@@ -167,9 +177,36 @@ func Build(s beam.Scope, c Config) error {
 		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, keypointsFn, featParts))},
 		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, rowsFn, tripParts))},
 		beam.SideInput{Input: sharedPaths})
-	WriteReport(s, ReportMeta{Job: "bowline", Input: c.Input, Output: c.Output, Flags: c.Flags, Overwrite: c.Overwrite}, rows, counts, written)
+	WriteReport(s, ReportMeta{Job: "bowline", Input: c.Input, Output: c.Output, Flags: c.Flags, Overwrite: c.Overwrite}, rows, counts, beam.Flatten(s, units...), written)
 	return nil
 }
+
+// stageUnits returns the report's record of each part (PCollection<formats.Part>)
+// as a unit of work of the named stage: PCollection<report.Stage>.
+func stageUnits(s beam.Scope, name string, parts beam.PCollection) beam.PCollection {
+	return beam.ParDo(s, &partStageFn{Name: name}, parts)
+}
+
+type partStageFn struct{ Name string }
+
+func (f *partStageFn) ProcessElement(p formats.Part) report.Stage {
+	return report.Unit(f.Name, p.Inputs, p.Rows, p.StartMillis, p.EndMillis)
+}
+
+// vocabStageFn and trainStageFn make the vocabulary's and a learner's unit
+// of work from the training time they record: they end when the codebook
+// or model reaches them, which follows its training closely.
+func vocabStageFn(cb kmeansbeam.Codebook) report.Stage {
+	end := time.Now()
+	return report.Unit("vocabulary", int64(cb.Sampled), int64(cb.K), end.Add(-seconds(cb.Seconds)).UnixMilli(), end.UnixMilli())
+}
+
+func trainStageFn(m learners.Model) report.Stage {
+	end := time.Now()
+	return report.Unit("train", m.Triplets, 1, end.Add(-seconds(m.Seconds)).UnixMilli(), end.UnixMilli())
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 func keypointsFn(p formats.Part) int64 { return p.Keypoints }
 
@@ -203,23 +240,24 @@ type ReportMeta struct {
 }
 
 // WriteReport writes report.html and report.json under meta.Output from
-// the report rows (PCollection<formats.ReportRow>) and the counts
-// (single-element PCollection<report.Counts>), once every collection of
+// the report rows (PCollection<formats.ReportRow>), the counts
+// (single-element PCollection<report.Counts>) and the stages' units of
+// work (PCollection<report.Stage>, summed by report.MergeStages), once every collection of
 // written paths is complete: they are side inputs, so the report cannot be
 // written before the last of them. Then it removes what the run did not
 // write and writes the manifest, whose presence means the run finished.
-func WriteReport(s beam.Scope, meta ReportMeta, rows, counts beam.PCollection, written []beam.PCollection) {
+func WriteReport(s beam.Scope, meta ReportMeta, rows, counts, stages beam.PCollection, written []beam.PCollection) {
 	s = s.Scope("WriteReport")
 	written = append(written, parquetio.Write(s, meta.Output, "report", 1, rows))
 	beam.ParDo0(s, &reportFn{Meta: meta}, beam.Impulse(s),
-		beam.SideInput{Input: rows}, beam.SideInput{Input: counts}, beam.SideInput{Input: beam.Flatten(s, written...)})
+		beam.SideInput{Input: rows}, beam.SideInput{Input: counts}, beam.SideInput{Input: stages}, beam.SideInput{Input: beam.Flatten(s, written...)})
 }
 
 type reportFn struct {
 	Meta ReportMeta
 }
 
-func (f *reportFn) ProcessElement(ctx context.Context, _ []byte, rows func(*formats.ReportRow) bool, counts report.Counts, paths func(*string) bool) error {
+func (f *reportFn) ProcessElement(ctx context.Context, _ []byte, rows func(*formats.ReportRow) bool, counts report.Counts, stages func(*report.Stage) bool, paths func(*string) bool) error {
 	written := []string{ReportHTML, ReportJSON}
 	var p string
 	for paths(&p) {
@@ -235,6 +273,12 @@ func (f *reportFn) ProcessElement(ctx context.Context, _ []byte, rows func(*form
 		r.Methods = append(r.Methods, row)
 	}
 	r.Sort()
+	var units []report.Stage
+	var u report.Stage
+	for stages(&u) {
+		units = append(units, u)
+	}
+	r.Stages = report.MergeStages(units)
 	js, err := r.JSON()
 	if err != nil {
 		return err

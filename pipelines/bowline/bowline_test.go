@@ -174,6 +174,38 @@ func TestEndToEnd(t *testing.T) {
 	if err != nil || !bytes.Contains(html, []byte("solis-ada")) {
 		t.Errorf("report.html missing or without the learner (%v)", err)
 	}
+
+	// Every stage reports its units, rows and time, and the rows agree with
+	// the counts.
+	learnersN := int64(len(c.Learning.Learners))
+	want := map[string]struct{ units, in, out int64 }{
+		"describe":     {-1, r.Counts.Images, r.Counts.Described},
+		"vocabulary":   {1, -1, r.Counts.Vocabulary},
+		"bow.quantise": {-1, r.Counts.Keypoints, r.Counts.Described},
+		"bow.weight":   {-1, r.Counts.Described, r.Counts.Described},
+		"triplets":     {-1, r.Counts.Described, r.Counts.Triplets},
+		"train":        {learnersN, learnersN * r.Counts.Triplets, learnersN},
+		"index":        {-1, learnersN * r.Counts.Described, -1},
+		"evaluate":     {-1, (1 + learnersN) * 96, (1 + learnersN) * 96},
+	}
+	seen := map[string]bool{}
+	for _, st := range r.Stages {
+		w, ok := want[st.Name]
+		if !ok {
+			t.Errorf("unexpected stage %q", st.Name)
+			continue
+		}
+		seen[st.Name] = true
+		if (w.units >= 0 && st.Units != w.units) || st.Units < 1 || (w.in >= 0 && st.RowsIn != w.in) || (w.out >= 0 && st.RowsOut != w.out) {
+			t.Errorf("stage %s: %d units, %d rows in, %d out; want %d, %d, %d (-1: any)", st.Name, st.Units, st.RowsIn, st.RowsOut, w.units, w.in, w.out)
+		}
+		if st.WorkerSeconds < 0 || st.WallSeconds < 0 || st.EndMillis < st.StartMillis || st.StartMillis == 0 {
+			t.Errorf("stage %s: times %+v", st.Name, st)
+		}
+	}
+	if len(seen) != len(want) {
+		t.Errorf("stages %+v, want one of each of %v", r.Stages, want)
+	}
 }
 
 // TestRerunIsIdentical runs the job twice and compares every Parquet file:

@@ -176,22 +176,26 @@ func (l Learning) dense() bool {
 // shard of queries (evaluatebeam.EvaluateParts); learners of global
 // features and the Euclidean baseline over the global features of the
 // features parts (featParts, used only if l has such learners). It returns
-// the report rows, the collections of written paths (to wait on) and the
-// triplets parts.
-func Learn(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Learning, trip triplets.Options, out string) (rows beam.PCollection, written []beam.PCollection, tripParts beam.PCollection) {
+// the report rows, the collections of written paths (to wait on), the
+// triplets parts and the units of work of its stages (triplets, train,
+// index, evaluate: PCollection<report.Stage>).
+func Learn(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Learning, trip triplets.Options, out string) (rows beam.PCollection, written []beam.PCollection, tripParts, stages beam.PCollection) {
 	s = s.Scope("Learn")
 	queries, labels := evaluatebeam.QuerySet(s, bowParts, l.Eval)
 	checked := beam.ParDo(s, learnableFn, beam.Impulse(s), beam.SideInput{Input: labels})
 	groups := trainbeam.Groups(s, bowParts, checked, l.GroupImages, l.Shards)
 	tripParts = trainbeam.WriteTriplets(s, groups, trip, out)
 	written = append(written, parquetio.PartPaths(s, tripParts))
+	units := []beam.PCollection{stageUnits(s, "triplets", tripParts)}
 
 	// Each model is evaluated in its own ParDo: Prism (v2.77.0) ran a ParDo
 	// whose main input was a Flatten of a Create and a computed collection
 	// before its side input was complete, and evaluated the baseline over
 	// no images at all.
 	baseline := beam.Create(s, learners.BaselineModel(learners.BaselineTFIDF, nil))
-	evals := []beam.PCollection{evaluatebeam.EvaluateParts(s, bowParts, queries, labels, baseline, dim, l.Eval)}
+	evalRow, evalUnits := evaluatebeam.EvaluateParts(s, bowParts, queries, labels, baseline, dim, l.Eval)
+	evals := []beam.PCollection{evalRow}
+	units = append(units, evalUnits)
 	if l.dense() {
 		// The learners of global features still join in memory: their
 		// features are a few KB an image, not the corpus's descriptors.
@@ -215,6 +219,7 @@ func Learn(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Learni
 				model = trainbeam.Batch(s, dense, l.batchOptions(name))
 			}
 			written = append(written, parquetio.Write(s, out, "model-"+name, 1, trainbeam.TensorRows(s, model)))
+			units = append(units, beam.ParDo(s, trainStageFn, model))
 			evals = append(evals, evaluatebeam.EvaluateDense(s, dense, model, l.Eval))
 		}
 	}
@@ -223,12 +228,15 @@ func Learn(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Learni
 			continue
 		}
 		model := trainbeam.ShardedGroups(s, groups, l.options(name, dim), trip)
+		indexParts := indexbeam.PostingsOfParts(s, bowParts, model, out, "index-"+name)
 		written = append(written,
 			parquetio.Write(s, out, "model-"+name, 1, trainbeam.ModelRows(s, model)),
-			parquetio.PartPaths(s, indexbeam.PostingsOfParts(s, bowParts, model, out, "index-"+name)))
-		evals = append(evals, evaluatebeam.EvaluateParts(s, bowParts, queries, labels, model, dim, l.Eval))
+			parquetio.PartPaths(s, indexParts))
+		row, evalUnits := evaluatebeam.EvaluateParts(s, bowParts, queries, labels, model, dim, l.Eval)
+		evals = append(evals, row)
+		units = append(units, beam.ParDo(s, trainStageFn, model), stageUnits(s, "index", indexParts), evalUnits)
 	}
-	return beam.Flatten(s, evals...), written, tripParts
+	return beam.Flatten(s, evals...), written, tripParts, beam.Flatten(s, units...)
 }
 
 // learnableFn fails the job, before any learner trains, when the labels

@@ -25,6 +25,9 @@ type Group struct {
 	Triplets []formats.Triplet // sorted by Seq: training order
 }
 
+// Images returns the number of bags of words the group holds.
+func (g *Group) Images() int { return len(g.vecs) }
+
 // NewGroup draws the triplets of the group of bags bows: every labelled
 // bag with at least one word is a query, as in triplets.Sample.
 func NewGroup(bows []formats.BoW, opt triplets.Options) (*Group, error) {

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
@@ -258,6 +259,7 @@ func (f *countPartFn) ProcessElement(ctx context.Context, p formats.Part, codebo
 		f.qs = qs
 		f.words = beam.NewCounter("bow", "descriptors_quantised")
 	}
+	start := time.Now()
 	feats, err := fileio.ReadFile[formats.Features](ctx, p.Path)
 	if err != nil {
 		return fmt.Errorf("bow: %w", err)
@@ -297,7 +299,7 @@ func (f *countPartFn) ProcessElement(ctx context.Context, p formats.Part, codebo
 		return fmt.Errorf("bow: part %d: %w", p.Part, err)
 	}
 	f.words.Inc(ctx, words)
-	emit(formats.Part{Name: CountsName, Part: p.Part, Parts: p.Parts, Path: path, Rows: int64(len(out))})
+	emit(formats.Part{Name: CountsName, Part: p.Part, Parts: p.Parts, Path: path, Rows: int64(len(out)), Inputs: words}.Timed(start))
 	emitDF(df)
 	return nil
 }
@@ -324,6 +326,7 @@ func (f *weightPartFn) ProcessElement(ctx context.Context, p formats.Part, df fu
 		}
 		f.idf = bow.IDF(d.DF, d.N)
 	}
+	start := time.Now()
 	var out []formats.BoW
 	err := fileio.ReadEach(ctx, p.Path, func(c *formats.BoW) error {
 		v := bow.TFIDF(sparse.Vector{Idx: c.WordIDs, Val: c.Weights}, f.idf)
@@ -337,6 +340,6 @@ func (f *weightPartFn) ProcessElement(ctx context.Context, p formats.Part, df fu
 	if err := fileio.WriteFile(ctx, path, out); err != nil {
 		return fmt.Errorf("bow: part %d: %w", p.Part, err)
 	}
-	emit(formats.Part{Name: BoWName, Part: p.Part, Parts: p.Parts, Path: path, Rows: int64(len(out))})
+	emit(formats.Part{Name: BoWName, Part: p.Part, Parts: p.Parts, Path: path, Rows: int64(len(out)), Inputs: int64(len(out))}.Timed(start))
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
@@ -77,6 +78,7 @@ func (f *describeFn) Setup() error {
 func (f *describeFn) ProcessElement(ctx context.Context, part int, iter func(*formats.Image) bool, n int, emit func(formats.Part), emitDead func(formats.DeadLetter)) error {
 	// The group's records are small (ids and URIs); draining them first keeps
 	// the runner's iterator, like the emitters and metrics, on this goroutine.
+	start := time.Now()
 	var batch []formats.Image
 	var img formats.Image
 	for iter(&img) {
@@ -120,6 +122,6 @@ func (f *describeFn) ProcessElement(ctx context.Context, part int, iter func(*fo
 		return fmt.Errorf("describe: part %d: %w", part, err)
 	}
 	f.parts.Inc(ctx, 1)
-	emit(formats.Part{Name: Name, Part: part, Parts: parts, Path: path, Rows: int64(len(feats)), Keypoints: keypoints})
+	emit(formats.Part{Name: Name, Part: part, Parts: parts, Path: path, Rows: int64(len(feats)), Keypoints: keypoints, Inputs: int64(len(batch))}.Timed(start))
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
@@ -14,13 +15,15 @@ import (
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/evaluate"
+	"github.com/bowline/bowline/transforms/report"
 )
 
 func init() {
 	for _, t := range []any{(*Labels)(nil), (*Queries)(nil), (*shardResult)(nil), (*labelsFn)(nil), (*labelsMergeFn)(nil),
-		(*candidatesFn)(nil), (*queriesMergeFn)(nil), (*shardsFn)(nil), (*shardFn)(nil), (*summaryFn)(nil), (*formats.Part)(nil)} {
+		(*candidatesFn)(nil), (*queriesMergeFn)(nil), (*shardsFn)(nil), (*shardFn)(nil), (*summaryFn)(nil), (*formats.Part)(nil), (*report.Stage)(nil)} {
 		beam.RegisterType(reflect.TypeOf(t).Elem())
 	}
+	beam.RegisterFunction(shardStageFn)
 }
 
 // Labels counts the images of each label of the collection.
@@ -152,20 +155,26 @@ func (f *queriesMergeFn) ExtractOutput(a Queries) Queries { return a.trim(f.Max)
 // EvaluateParts evaluates the bag-of-words model (single-element
 // PCollection<learners.Model>) by retrieval over the bags of words written
 // part by part, with the queries and label counts of QuerySet, and returns
-// its report row (PCollection<formats.ReportRow>). The queries are split
+// its report row (PCollection<formats.ReportRow>) and the time of each
+// query shard (PCollection<report.Stage>, stage "evaluate"). The queries are split
 // into ⌈queries/opt.ShardQueries⌉ shards; each shard's DoFn reads the
 // parts in turn, indexes opt.ChunkImages images at a time under the
 // model's weights and merges each query's ranking chunk by chunk
 // (evaluate.Ranking), so it holds one chunk and its queries' best hits,
 // never the collection. The metrics equal evaluate.BoW's whatever the
 // number of shards and chunks, up to the rank depth (opt.DepthFor).
-func EvaluateParts(s beam.Scope, bowParts, queries, labels, model beam.PCollection, vocab int, opt evaluate.Options) beam.PCollection {
+func EvaluateParts(s beam.Scope, bowParts, queries, labels, model beam.PCollection, vocab int, opt evaluate.Options) (row, stages beam.PCollection) {
 	s = s.Scope("evaluate.EvaluateParts")
 	shards := beam.ParDo(s, &shardsFn{Opt: opt}, beam.Impulse(s), beam.SideInput{Input: queries})
 	results := beam.ParDo(s, &shardFn{Opt: opt, Vocab: vocab}, beam.Reshuffle(s, shards),
 		beam.SideInput{Input: queries}, beam.SideInput{Input: labels}, beam.SideInput{Input: model}, beam.SideInput{Input: bowParts})
-	return beam.ParDo(s, &summaryFn{Opt: opt, Vocab: vocab}, beam.Impulse(s),
+	row = beam.ParDo(s, &summaryFn{Opt: opt, Vocab: vocab}, beam.Impulse(s),
 		beam.SideInput{Input: model}, beam.SideInput{Input: labels}, beam.SideInput{Input: results})
+	return row, beam.ParDo(s, shardStageFn, results)
+}
+
+func shardStageFn(r shardResult) report.Stage {
+	return report.Unit("evaluate", int64(len(r.Scores)), int64(len(r.Scores)), r.StartMillis, r.EndMillis)
 }
 
 func (o shardsFn) shardQueries() int {
@@ -187,6 +196,8 @@ type shardResult struct {
 	Scores       []evaluate.QueryScore
 	IndexSeconds float64
 	Postings     int64
+	// StartMillis and EndMillis time the shard (Unix ms).
+	StartMillis, EndMillis int64
 }
 
 type shardFn struct {
@@ -195,6 +206,7 @@ type shardFn struct {
 }
 
 func (f *shardFn) ProcessElement(ctx context.Context, shard int, q Queries, labels Labels, model func(*learners.Model) bool, parts func(*formats.Part) bool) (shardResult, error) {
+	start := time.Now()
 	var m learners.Model
 	if !model(&m) {
 		return shardResult{}, fmt.Errorf("evaluate: no model")
@@ -235,7 +247,8 @@ func (f *shardFn) ProcessElement(ctx context.Context, shard int, q Queries, labe
 			docs = docs[:0]
 		}
 	}
-	return shardResult{Scores: r.Scores(labels.relevant()), IndexSeconds: r.IndexSeconds, Postings: r.Postings}, nil
+	return shardResult{Scores: r.Scores(labels.relevant()), IndexSeconds: r.IndexSeconds, Postings: r.Postings,
+		StartMillis: start.UnixMilli(), EndMillis: time.Now().UnixMilli()}, nil
 }
 
 type summaryFn struct {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
@@ -41,8 +42,11 @@ func (f *partFn) ProcessElement(ctx context.Context, p formats.Part, model func(
 	if err := f.load(model); err != nil {
 		return err
 	}
+	start := time.Now()
 	byWord := map[uint32][]index.Entry{}
+	bags := int64(0)
 	err := fileio.ReadEach(ctx, p.Path, func(b *formats.BoW) error {
+		bags++
 		for k, word := range b.WordIDs {
 			if index.Posts(f.w, word, b.Weights[k]) {
 				byWord[word] = append(byWord[word], index.Entry{ImageID: b.ImageID, Value: b.Weights[k]})
@@ -66,6 +70,6 @@ func (f *partFn) ProcessElement(ctx context.Context, p formats.Part, model func(
 	if err := fileio.WriteFile(ctx, path, rows); err != nil {
 		return fmt.Errorf("index: part %d: %w", p.Part, err)
 	}
-	emit(formats.Part{Name: f.Name, Part: p.Part, Parts: p.Parts, Path: path, Rows: int64(len(rows))})
+	emit(formats.Part{Name: f.Name, Part: p.Part, Parts: p.Parts, Path: path, Rows: int64(len(rows)), Inputs: bags}.Timed(start))
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
@@ -107,6 +108,7 @@ func (f *writeTripletsFn) ProcessElement(ctx context.Context, g Group) (formats.
 	if f.sampled == (beam.Counter{}) {
 		f.sampled = beam.NewCounter("triplets", "sampled")
 	}
+	start := time.Now()
 	tg, err := g.load(ctx, f.Opt)
 	if err != nil {
 		return formats.Part{}, err
@@ -116,7 +118,7 @@ func (f *writeTripletsFn) ProcessElement(ctx context.Context, g Group) (formats.
 		return formats.Part{}, fmt.Errorf("triplets: group %d: %w", g.Index, err)
 	}
 	f.sampled.Inc(ctx, int64(len(tg.Triplets)))
-	return formats.Part{Name: TripletsName, Part: g.Index, Parts: g.Groups, Path: path, Rows: int64(len(tg.Triplets))}, nil
+	return formats.Part{Name: TripletsName, Part: g.Index, Parts: g.Groups, Path: path, Rows: int64(len(tg.Triplets)), Inputs: int64(tg.Images())}.Timed(start), nil
 }
 
 // ShardedGroups trains an online learner of bags of words as Sharded does,
