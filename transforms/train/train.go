@@ -31,9 +31,11 @@ import (
 	// learners.NewDense by name.
 	_ "github.com/bowline/bowline/learners/euclidean"
 	_ "github.com/bowline/bowline/learners/itq"
+	_ "github.com/bowline/bowline/learners/lego"
 	_ "github.com/bowline/bowline/learners/mglp"
 	_ "github.com/bowline/bowline/learners/oasis"
 	_ "github.com/bowline/bowline/learners/omdml"
+	_ "github.com/bowline/bowline/learners/rca"
 	_ "github.com/bowline/bowline/learners/solis"
 	_ "github.com/bowline/bowline/learners/ssml"
 )
