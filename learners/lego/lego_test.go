@@ -4,10 +4,8 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
-	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -534,27 +532,10 @@ func TestConcurrentItem(t *testing.T) {
 	trainRandom(t, seq, 11, 80)
 	trainRandom(t, par, 11, 80)
 	_, q := densetest.Split(12, 3, 7, 1, 0, 0, 1, 8)
-	want := make([][]float64, 8)
+	xs, want := make([][]float64, 8), make([][]float64, 8)
 	for k := range want {
-		want[k] = seq.Item(nil, q.X.RawRowView(k))
+		xs[k] = q.X.RawRowView(k)
+		want[k] = seq.Item(nil, xs[k])
 	}
-	got := make([][][]float64, 4)
-	var wg sync.WaitGroup
-	for g := range got {
-		wg.Go(func() {
-			for k := range want {
-				if g%2 == 0 {
-					got[g] = append(got[g], par.Item(nil, q.X.RawRowView(k)))
-				} else {
-					got[g] = append(got[g], par.Query(nil, q.X.RawRowView(k)))
-				}
-			}
-		})
-	}
-	wg.Wait()
-	for g := range got {
-		if !reflect.DeepEqual(got[g], want) {
-			t.Errorf("goroutine %d's embeddings differ from the sequential ones", g)
-		}
-	}
+	densetest.ConcurrentEmbeddings(t, par, xs, want)
 }

@@ -6,10 +6,10 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/bowline/bowline/learners"
+	"github.com/bowline/bowline/learners/internal/densetest"
 )
 
 // denseNames are the registered names of the two dense adapters.
@@ -381,25 +381,7 @@ func TestDenseConcurrentItem(t *testing.T) {
 		for k, x := range xs {
 			want[k] = seq.Item(nil, x)
 		}
-		var wg sync.WaitGroup
-		got := make([][][]float64, 4)
-		for g := range got {
-			wg.Go(func() {
-				for _, x := range xs {
-					if g%2 == 0 {
-						got[g] = append(got[g], par.Item(nil, x))
-					} else {
-						got[g] = append(got[g], par.Query(nil, x))
-					}
-				}
-			})
-		}
-		wg.Wait()
-		for g := range got {
-			if !reflect.DeepEqual(got[g], want) {
-				t.Errorf("%s: goroutine %d's embeddings differ from the sequential ones", name, g)
-			}
-		}
+		densetest.ConcurrentEmbeddings(t, par, xs, want)
 	}
 }
 

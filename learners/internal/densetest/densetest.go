@@ -12,8 +12,10 @@ package densetest
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -177,4 +179,31 @@ func MustPanic(t *testing.T, what, want string, f func()) {
 		}
 	}()
 	f()
+}
+
+// ConcurrentEmbeddings has several goroutines embed xs with m at once, half
+// through Item and half through Query, on a model whose embedding is not
+// yet computed (the race detector checks its locking): each must get want,
+// the embeddings of an identically trained model computed one at a time.
+func ConcurrentEmbeddings(t *testing.T, m learners.DenseModel, xs, want [][]float64) {
+	t.Helper()
+	got := make([][][]float64, 4)
+	var wg sync.WaitGroup
+	for g := range got {
+		wg.Go(func() {
+			for _, x := range xs {
+				if g%2 == 0 {
+					got[g] = append(got[g], m.Item(nil, x))
+				} else {
+					got[g] = append(got[g], m.Query(nil, x))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for g := range got {
+		if !reflect.DeepEqual(got[g], want) {
+			t.Errorf("%s: goroutine %d's embeddings differ from the sequential ones", m.Name(), g)
+		}
+	}
 }
