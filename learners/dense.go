@@ -187,3 +187,25 @@ func CheckFitData(name string, X *mat.Dense, d int) error {
 	}
 	return nil
 }
+
+// Width returns d = Σ dims, the length of a dense model's input, checking
+// what every dense learner's constructor needs: at least one modality, each
+// of positive dimension, and d at most max (max ≤ 0: no bound; learners
+// holding d×d matrices bound d so that d² cannot overflow). Its errors
+// start with name, the learner's.
+func Width(name string, dims []int, max int) (int, error) {
+	if len(dims) == 0 {
+		return 0, fmt.Errorf("%s: no modalities", name)
+	}
+	d := 0
+	for i, n := range dims {
+		if n <= 0 {
+			return 0, fmt.Errorf("%s: modality %d has dimension %d, want > 0", name, i, n)
+		}
+		if max > 0 && n > max-d { // d + n > max without overflow
+			return 0, fmt.Errorf("%s: total dimension of modalities %v exceeds %d", name, dims, max)
+		}
+		d += n
+	}
+	return d, nil
+}

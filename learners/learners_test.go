@@ -3,6 +3,7 @@ package learners
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -41,6 +42,30 @@ func TestModelDiagonal(t *testing.T) {
 		got, err := c.m.Diagonal()
 		if (err != nil) != c.wantErr || !slices.Equal(got, c.want) || (got == nil) != (c.want == nil) {
 			t.Errorf("%s (baseline %q): Diagonal = %v, %v; want %v, error %v", c.m.Learner, c.m.Baseline, got, err, c.want, c.wantErr)
+		}
+	}
+}
+
+func TestWidth(t *testing.T) {
+	for _, c := range []struct {
+		dims []int
+		max  int
+		want int
+		err  string
+	}{
+		{[]int{3, 4}, 0, 7, ""},
+		{[]int{3, 4}, 7, 7, ""},
+		{[]int{3, 4}, 6, 0, "x: total dimension of modalities [3 4] exceeds 6"},
+		{nil, 0, 0, "x: no modalities"},
+		{[]int{3, 0}, 0, 0, "x: modality 1 has dimension 0, want > 0"},
+		{[]int{1, math.MaxInt}, 10, 0, "exceeds 10"},
+	} {
+		d, err := Width("x", c.dims, c.max)
+		if c.err == "" && (err != nil || d != c.want) {
+			t.Errorf("Width(%v, %d) = %d, %v; want %d", c.dims, c.max, d, err, c.want)
+		}
+		if c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("Width(%v, %d) error %v, want %q", c.dims, c.max, err, c.err)
 		}
 	}
 }

@@ -57,7 +57,7 @@ func NewDense(kind string, dims []int, bits int, opt Options) (*Dense, error) {
 	default:
 		return nil, fmt.Errorf("itq: NewDense: unknown kind %q (want itq, cca-itq or lsh)", kind)
 	}
-	d, err := width(kind, dims)
+	d, err := learners.Width(kind, dims, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -71,22 +71,6 @@ func NewDense(kind string, dims []int, bits int, opt Options) (*Dense, error) {
 		return nil, fmt.Errorf("%s: reg must be > 0 (the label covariance of one-hot labels is singular)", kind)
 	}
 	return &Dense{kind: kind, dims: slices.Clone(dims), d: d, bits: bits, opt: opt}, nil
-}
-
-// width returns Σ dims, or an error if dims is empty or has a non-positive
-// dimension.
-func width(name string, dims []int) (int, error) {
-	if len(dims) == 0 {
-		return 0, fmt.Errorf("%s: no modalities", name)
-	}
-	d := 0
-	for i, n := range dims {
-		if n <= 0 {
-			return 0, fmt.Errorf("%s: modality %d has dimension %d", name, i, n)
-		}
-		d += n
-	}
-	return d, nil
 }
 
 // Name returns the kind, "itq", "cca-itq" or "lsh".

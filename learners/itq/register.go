@@ -21,7 +21,7 @@ func init() {
 
 // newFromParams applies params over the defaults and builds the learner.
 func newFromParams(kind string, dims []int, params map[string]float64) (learners.DenseModel, error) {
-	d, err := width(kind, dims)
+	d, err := learners.Width(kind, dims, 0)
 	if err != nil {
 		return nil, err
 	}

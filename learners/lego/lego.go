@@ -99,18 +99,9 @@ type embedding struct {
 // must be at most 32768; the learner needs about 16(Σ dims)² bytes once
 // it embeds.
 func New(dims []int, p Params) (*LEGO, error) {
-	if len(dims) == 0 {
-		return nil, errors.New("lego: no modalities")
-	}
-	d := 0
-	for i, n := range dims {
-		if n <= 0 {
-			return nil, fmt.Errorf("lego: modality %d has dimension %d, want > 0", i, n)
-		}
-		if n > maxDim-d { // d + n > maxDim without overflow
-			return nil, fmt.Errorf("lego: total dimension of modalities %v exceeds %d", dims, maxDim)
-		}
-		d += n
+	d, err := learners.Width(name, dims, maxDim)
+	if err != nil {
+		return nil, err
 	}
 	if err := p.Validate(); err != nil {
 		return nil, err

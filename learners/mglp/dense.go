@@ -1,7 +1,6 @@
 package mglp
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -53,7 +52,7 @@ type Dense struct {
 // needs bits ≤ the number of principal directions of the training images it
 // keeps, at most n − 1).
 func NewDense(dims []int, bits int, p Params) (*Dense, error) {
-	d, err := width(dims)
+	d, err := learners.Width("mglp", dims, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -64,22 +63,6 @@ func NewDense(dims []int, bits int, p Params) (*Dense, error) {
 		return nil, fmt.Errorf("mglp: bits must be in [1, %d] (the feature dimension), got %d", d, bits)
 	}
 	return &Dense{dims: slices.Clone(dims), d: d, bits: bits, p: p}, nil
-}
-
-// width returns Σ dims, or an error if dims is empty or has a non-positive
-// dimension.
-func width(dims []int) (int, error) {
-	if len(dims) == 0 {
-		return 0, errors.New("mglp: no modalities")
-	}
-	d := 0
-	for i, n := range dims {
-		if n <= 0 {
-			return 0, fmt.Errorf("mglp: modality %d has dimension %d", i, n)
-		}
-		d += n
-	}
-	return d, nil
 }
 
 // Name returns "mglp".

@@ -17,7 +17,7 @@ func init() {
 
 // newFromParams applies params over the defaults and builds the learner.
 func newFromParams(dims []int, params map[string]float64) (learners.DenseModel, error) {
-	d, err := width(dims)
+	d, err := learners.Width("mglp", dims, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -37,18 +37,9 @@ var _ learners.DenseOnline = (*DenseFull)(nil)
 // with W = I. Σ dims must be at most 32768; the learner needs 8(Σ dims)²
 // bytes.
 func NewDenseFull(dims []int, p Params) (*DenseFull, error) {
-	if len(dims) == 0 {
-		return nil, fmt.Errorf("oasis-full: no modalities")
-	}
-	d := 0
-	for i, n := range dims {
-		if n <= 0 {
-			return nil, fmt.Errorf("oasis-full: modality %d has dimension %d, want > 0", i, n)
-		}
-		if n > maxFullDim-d { // d + n > maxFullDim without overflow
-			return nil, fmt.Errorf("oasis-full: total dimension of modalities %v exceeds %d", dims, maxFullDim)
-		}
-		d += n
+	d, err := learners.Width("oasis-full", dims, maxFullDim)
+	if err != nil {
+		return nil, err
 	}
 	f, err := NewFull(d, p) // its errors already name the package
 	if err != nil {

@@ -70,18 +70,9 @@ var _ learners.DenseBatch = (*Model)(nil)
 // New returns an untrained RCA model for modalities of dimensions dims.
 // Σ dims must be at most 32768.
 func New(dims []int, p Params) (*Model, error) {
-	if len(dims) == 0 {
-		return nil, errors.New("rca: no modalities")
-	}
-	d := 0
-	for i, n := range dims {
-		if n <= 0 {
-			return nil, fmt.Errorf("rca: modality %d has dimension %d, want > 0", i, n)
-		}
-		if n > maxDim-d { // d + n > maxDim without overflow
-			return nil, fmt.Errorf("rca: total dimension of modalities %v exceeds %d", dims, maxDim)
-		}
-		d += n
+	d, err := learners.Width(name, dims, maxDim)
+	if err != nil {
+		return nil, err
 	}
 	if err := p.Validate(); err != nil {
 		return nil, err
