@@ -41,9 +41,9 @@ import (
 	"cmp"
 	"container/heap"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/bowline/bowline/transforms/internal/splitmix"
 )
@@ -295,11 +295,55 @@ func (s *Selector) Queries() (map[string]bool, error) {
 
 // sortedLabels returns the labels in order, so that errors name the same
 // label on every run.
-func sortedLabels(m map[string]*stratum) []string {
-	ls := make([]string, 0, len(m))
-	for l := range m {
-		ls = append(ls, l)
+func sortedLabels(m map[string]*stratum) []string { return slices.Sorted(maps.Keys(m)) }
+
+// Cut is a finished split in memory proportional to the number of labels,
+// not of queries: for each label with queries, its last query in key
+// order. An image is a query exactly when it orders at or before its
+// label's cut, so a worker deciding whether an image may be trained on
+// needs the cut alone, at a million images as at a thousand. The fields
+// are exported so that a runner can encode a Cut; make one with
+// Selector.Cut. The zero Cut holds out no image.
+type Cut struct {
+	Seed     uint64
+	Fraction float64
+	// Labels are sorted; Keys[i] and IDs[i] are the last query of
+	// Labels[i].
+	Labels []string
+	Keys   []uint64
+	IDs    []string
+	// Queries and Images count the queries and the images of the split.
+	Queries, Images int64
+}
+
+// IsQuery reports whether the image id of the given label is a query of
+// the split.
+func (c Cut) IsQuery(id, label string) bool {
+	i, ok := slices.BinarySearch(c.Labels, label)
+	if !ok {
+		return false
 	}
-	sort.Strings(ls)
-	return ls
+	return candidate{Key(c.Seed, id), id}.compare(candidate{c.Keys[i], c.IDs[i]}) <= 0
+}
+
+// Cut returns the split selected, as Queries does, in its compact form.
+// Every counted image must have been offered.
+func (s *Selector) Cut() (Cut, error) {
+	c := Cut{Seed: s.seed, Fraction: s.fraction}
+	for _, l := range sortedLabels(s.labels) {
+		st := s.labels[l]
+		if st.offered != st.count {
+			return Cut{}, fmt.Errorf("split: %d of the %d images of label %q offered: the selection is incomplete", st.offered, st.count, l)
+		}
+		c.Images += int64(st.count)
+		if len(st.kept) == 0 {
+			continue
+		}
+		// The heap's top is the largest kept: the label's last query.
+		c.Labels = append(c.Labels, l)
+		c.Keys = append(c.Keys, st.kept[0].key)
+		c.IDs = append(c.IDs, st.kept[0].id)
+		c.Queries += int64(len(st.kept))
+	}
+	return c, nil
 }
