@@ -65,13 +65,20 @@
 // learned weight of the word), images (list<string>) and values
 // (list<float>, the BoW weight of the word in images[i]).
 //
-// report-*.parquet (ReportRow): one row per (method, relevance level).
-// Columns: method, input ("bow" or "global": what the method ranks by),
-// relevance (string), queries (int64), map,
-// precision_at_10, ndcg_at_10, sparsity (double), vocabulary (int64),
-// index_postings (int64). The same report, with the train, index and query
-// times that the Parquet file leaves out (they differ from run to run), is
-// also written as report.json and report.html.
+// report-*.parquet (ReportRow): one row per (method, query set). Columns:
+// method, input ("bow" or "global": what the method ranks by), relevance
+// (string), split ("held-out": queries no learner trained on; "training":
+// queries drawn from the training images), queries (int64), map,
+// precision_at_10, ndcg_at_10, map_low, map_high, precision_at_10_low,
+// precision_at_10_high (95% bootstrap intervals over queries), baseline
+// (the method a learner is compared with, "" for a baseline), map_diff,
+// map_diff_low, map_diff_high, map_diff_p (the paired bootstrap of the
+// learner's mAP minus the baseline's on the same queries), significant
+// (bool), sparsity (double), vocabulary (int64), index_postings (int64).
+// The same report, with the train, index and query times and the
+// precision–recall and per-label figures that the Parquet file leaves out
+// (times differ from run to run), is also written as report.json and
+// report.html.
 //
 // manifest.json, written last, lists every file of a finished run (see
 // package pipelines/bowline); readers trust only the files it lists.

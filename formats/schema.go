@@ -153,11 +153,33 @@ type ReportRow struct {
 	// visual words) or "global" (dense global features).
 	Input string `parquet:"input"`
 	// Relevance names what counts as relevant, e.g. "label".
-	Relevance     string  `parquet:"relevance"`
+	Relevance string `parquet:"relevance"`
+	// Split names the queries: "held-out", images no learner trained on,
+	// or "training", images the learners trained on (a sample beside the
+	// held-out ones; every query in a run with none held out).
+	Split         string  `parquet:"split"`
 	Queries       int64   `parquet:"queries"`
 	MAP           float64 `parquet:"map"`
 	PrecisionAt10 float64 `parquet:"precision_at_10"`
 	NDCGAt10      float64 `parquet:"ndcg_at_10"`
+	// MAPLow … PrecisionAt10High bound the 95% bootstrap intervals of mAP
+	// and P@10 over the queries: how much they owe to which queries were
+	// drawn.
+	MAPLow            float64 `parquet:"map_low"`
+	MAPHigh           float64 `parquet:"map_high"`
+	PrecisionAt10Low  float64 `parquet:"precision_at_10_low"`
+	PrecisionAt10High float64 `parquet:"precision_at_10_high"`
+	// Baseline names the method a learner is compared with on the same
+	// queries ("" for a baseline): MAPDiff is the learner's mAP minus the
+	// baseline's, MAPDiffLow and MAPDiffHigh its paired 95% bootstrap
+	// interval, MAPDiffP the bootstrap p-value of no difference, and
+	// Significant says the interval excludes 0.
+	Baseline    string  `parquet:"baseline"`
+	MAPDiff     float64 `parquet:"map_diff"`
+	MAPDiffLow  float64 `parquet:"map_diff_low"`
+	MAPDiffHigh float64 `parquet:"map_diff_high"`
+	MAPDiffP    float64 `parquet:"map_diff_p"`
+	Significant bool    `parquet:"significant"`
 	// Sparsity is the share of exactly-zero weights over the vocabulary.
 	Sparsity   float64 `parquet:"sparsity"`
 	Vocabulary int64   `parquet:"vocabulary"`
@@ -174,4 +196,11 @@ type ReportRow struct {
 	// QuerySeconds is the time to answer all Queries one after another:
 	// the sum of per-query search times, whatever the number of cores.
 	QuerySeconds float64 `parquet:"-"`
+
+	// PR is the mean interpolated precision at recall 0, 0.1, …, 1 (the
+	// precision–recall curve), and LabelMAP[i] the mAP of the queries of
+	// label Labels[i]: for the report's plots, not its Parquet table.
+	PR       []float64 `parquet:"-"`
+	Labels   []string  `parquet:"-"`
+	LabelMAP []float64 `parquet:"-"`
 }

@@ -39,7 +39,7 @@ var groups = []cli.Group{
 	{Title: "Bags of words", Flags: []string{"soft_words", "soft_sigma"}},
 	{Title: "Triplets", Flags: []string{"triplets_per_query"}},
 	{Title: "Learners", Flags: []string{"learners", "learner_params", "train_shards", "train_rounds", "group_images", "batch_images"}},
-	{Title: "Evaluation", Flags: []string{"eval_queries", "eval_depth", "eval_shard_queries"}},
+	{Title: "Evaluation", Flags: []string{"query_fraction", "eval_queries", "train_queries", "eval_depth", "eval_shard_queries"}},
 	{Title: "Errors", Flags: []string{"verbose_errors"}},
 }
 
@@ -73,7 +73,9 @@ func main() {
 	flag.IntVar(&c.Learning.Shards, "train_shards", c.Learning.Shards, "shards each training round is split over")
 	flag.IntVar(&c.Learning.GroupImages, "group_images", c.Learning.GroupImages, "images per training group: triplets are drawn within groups, each group a shard of sharded training, and a worker holds one group's bags of words")
 	flag.IntVar(&c.Learning.Rounds, "train_rounds", c.Learning.Rounds, "rounds of parameter averaging over one pass of the triplets")
-	flag.IntVar(&c.Learning.Eval.MaxQueries, "eval_queries", c.Learning.Eval.MaxQueries, "evaluate with at most this many queries, a fixed hash-chosen subset (0: every labelled image)")
+	flag.Float64Var(&c.Learning.Eval.QueryFraction, "query_fraction", c.Learning.Eval.QueryFraction, "share of each label's images held out as queries: no learner trains on them, and the report's headline is measured on them (0: none held out, every query trained on)")
+	flag.IntVar(&c.Learning.Eval.TrainQueries, "train_queries", c.Learning.Eval.TrainQueries, "also query with at most this many training images, to show over-fitting (0: every one)")
+	flag.IntVar(&c.Learning.Eval.MaxQueries, "eval_queries", c.Learning.Eval.MaxQueries, "evaluate with at most this many held-out queries, a fixed hash-chosen subset (0: all)")
 	flag.IntVar(&c.Learning.Eval.Depth, "eval_depth", c.Learning.Eval.Depth, "rank depth of mAP, P@10 and NDCG@10 (0: the whole ranking up to 20,000 images, the first 1,000 results beyond)")
 	flag.IntVar(&c.Learning.Eval.ShardQueries, "eval_shard_queries", c.Learning.Eval.ShardQueries, "queries per evaluation shard; each shard searches the whole collection part by part (0: 1,000)")
 	seed := flag.Uint64("seed", 1, "seed for sampling, k-means and triplets")

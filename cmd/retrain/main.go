@@ -33,7 +33,7 @@ the images again.`
 var groups = []cli.Group{
 	{Title: "Input and output", Flags: []string{"run", "output", "overwrite", "shards"}},
 	{Title: "Learners", Flags: []string{"learners", "learner_params", "train_shards", "train_rounds"}},
-	{Title: "Evaluation", Flags: []string{"eval_queries"}},
+	{Title: "Evaluation", Flags: []string{"query_fraction", "eval_queries", "train_queries"}},
 	{Title: "Errors", Flags: []string{"verbose_errors"}},
 }
 
@@ -47,7 +47,9 @@ func main() {
 	params := flag.String("learner_params", "", "hyper-parameters as learner.name=value,…")
 	flag.IntVar(&c.Learning.Shards, "train_shards", c.Learning.Shards, "shards each training round is split over")
 	flag.IntVar(&c.Learning.Rounds, "train_rounds", c.Learning.Rounds, "rounds of parameter averaging over one pass of the triplets")
-	flag.IntVar(&c.Learning.Eval.MaxQueries, "eval_queries", c.Learning.Eval.MaxQueries, "evaluate with at most this many queries (0: all)")
+	flag.Float64Var(&c.Learning.Eval.QueryFraction, "query_fraction", c.Learning.Eval.QueryFraction, "share of each label's images held out as queries: no learner trains on them, and the report's headline is measured on them (0: none held out, every query trained on)")
+	flag.IntVar(&c.Learning.Eval.TrainQueries, "train_queries", c.Learning.Eval.TrainQueries, "also query with at most this many training images, to show over-fitting (0: every one)")
+	flag.IntVar(&c.Learning.Eval.MaxQueries, "eval_queries", c.Learning.Eval.MaxQueries, "evaluate with at most this many held-out queries (0: all)")
 	verbose := flag.Bool("verbose_errors", false, "on failure, print the runner's whole error (plans and all) before the one-line cause")
 	flag.Usage = cli.Usage(flag.CommandLine, synopsis, groups)
 	flag.Parse()

@@ -560,7 +560,7 @@ func TestReportTimesStayOutOfParquet(t *testing.T) {
 		t.Error("report rows that differ only in their times wrote different files")
 	}
 	got, err := ReadFile[formats.ReportRow](ctx, pa)
-	if err != nil || len(got) != 1 || got[0] != row {
+	if err != nil || len(got) != 1 || !reflect.DeepEqual(got[0], row) {
 		t.Errorf("read back %+v, %v; want %+v", got, err, row)
 	}
 }

@@ -117,12 +117,15 @@ func sampleReportRows() []formats.ReportRow {
 		{Method: "tfidf", Input: "bow", Relevance: "label", Queries: 100, MAP: 0.5, PrecisionAt10: 0.4, NDCGAt10: 0.6,
 			Sparsity: 0, Vocabulary: 1000, IndexPostings: 9878},
 		{Method: "solis-ada", Relevance: "label", Queries: math.MaxInt64, MAP: math.SmallestNonzeroFloat64,
-			PrecisionAt10: 1, NDCGAt10: math.MaxFloat64, Sparsity: 0.999, Vocabulary: -1, IndexPostings: math.MaxInt64},
+			PrecisionAt10: 1, NDCGAt10: math.MaxFloat64, Sparsity: 0.999, Vocabulary: -1, IndexPostings: math.MaxInt64,
+			Split: "held-out", MAPLow: -1, MAPHigh: 2, PrecisionAt10Low: 0.25, PrecisionAt10High: 0.75,
+			Baseline: "tfidf", MAPDiff: -0.5, MAPDiffLow: -0.75, MAPDiffHigh: -0.25, MAPDiffP: 0.001, Significant: true},
 	}
 }
 
 // emptyNotNil returns a deep copy of rows (a slice) in which every nil slice is
-// an empty, non-nil one: what a round trip through Parquet gives back.
+// an empty, non-nil one and every field left out of the file (tagged
+// parquet:"-") is zero: what a round trip through Parquet gives back.
 func emptyNotNil(rows any) any {
 	v := reflect.ValueOf(rows)
 	out := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
@@ -137,6 +140,9 @@ func emptyNotNilValue(v reflect.Value) reflect.Value {
 	case reflect.Struct:
 		c := reflect.New(v.Type()).Elem()
 		for i := range v.NumField() {
+			if v.Type().Field(i).Tag.Get("parquet") == "-" {
+				continue // not written: read back as the zero value
+			}
 			c.Field(i).Set(emptyNotNilValue(v.Field(i)))
 		}
 		return c

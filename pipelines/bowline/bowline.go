@@ -27,6 +27,7 @@ import (
 	"github.com/bowline/bowline/transforms/ingest/ingestbeam"
 	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
 	"github.com/bowline/bowline/transforms/report"
+	"github.com/bowline/bowline/transforms/split"
 	"github.com/bowline/bowline/transforms/synthetic"
 	"github.com/bowline/bowline/transforms/triplets"
 )
@@ -166,7 +167,7 @@ func Build(s beam.Scope, c Config) error {
 	written = append(written, parquetio.PartPaths(s, bowParts), parquetio.PartPaths(s, countParts), write("idf", 1, wordStats))
 	units = append(units, stageUnits(s, "bow.quantise", countParts), stageUnits(s, "bow.weight", bowParts))
 
-	rows, learned, tripParts, learnUnits := Learn(s, bowParts, featParts, c.Vocab.K, c.Learning, c.Triplets, c.Output)
+	rows, learned, tripParts, learnUnits, cut := Learn(s, bowParts, featParts, c.Vocab.K, c.Learning, c.Triplets, c.Output)
 	written = append(written, learned...)
 	units = append(units, learnUnits)
 
@@ -177,7 +178,7 @@ func Build(s beam.Scope, c Config) error {
 		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, keypointsFn, featParts))},
 		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, rowsFn, tripParts))},
 		beam.SideInput{Input: sharedPaths})
-	WriteReport(s, ReportMeta{Job: "bowline", Input: c.Input, Output: c.Output, Flags: c.Flags, Overwrite: c.Overwrite}, rows, counts, beam.Flatten(s, units...), written)
+	WriteReport(s, ReportMeta{Job: "bowline", Input: c.Input, Output: c.Output, Flags: c.Flags, Overwrite: c.Overwrite}, rows, counts, cut, beam.Flatten(s, units...), written)
 	return nil
 }
 
@@ -241,23 +242,24 @@ type ReportMeta struct {
 
 // WriteReport writes report.html and report.json under meta.Output from
 // the report rows (PCollection<formats.ReportRow>), the counts
-// (single-element PCollection<report.Counts>) and the stages' units of
+// (single-element PCollection<report.Counts>), the held-out split
+// (single-element PCollection<split.Cut>) and the stages' units of
 // work (PCollection<report.Stage>, summed by report.MergeStages), once every collection of
 // written paths is complete: they are side inputs, so the report cannot be
 // written before the last of them. Then it removes what the run did not
 // write and writes the manifest, whose presence means the run finished.
-func WriteReport(s beam.Scope, meta ReportMeta, rows, counts, stages beam.PCollection, written []beam.PCollection) {
+func WriteReport(s beam.Scope, meta ReportMeta, rows, counts, cut, stages beam.PCollection, written []beam.PCollection) {
 	s = s.Scope("WriteReport")
 	written = append(written, parquetio.Write(s, meta.Output, "report", 1, rows))
 	beam.ParDo0(s, &reportFn{Meta: meta}, beam.Impulse(s),
-		beam.SideInput{Input: rows}, beam.SideInput{Input: counts}, beam.SideInput{Input: stages}, beam.SideInput{Input: beam.Flatten(s, written...)})
+		beam.SideInput{Input: rows}, beam.SideInput{Input: counts}, beam.SideInput{Input: cut}, beam.SideInput{Input: stages}, beam.SideInput{Input: beam.Flatten(s, written...)})
 }
 
 type reportFn struct {
 	Meta ReportMeta
 }
 
-func (f *reportFn) ProcessElement(ctx context.Context, _ []byte, rows func(*formats.ReportRow) bool, counts report.Counts, stages func(*report.Stage) bool, paths func(*string) bool) error {
+func (f *reportFn) ProcessElement(ctx context.Context, _ []byte, rows func(*formats.ReportRow) bool, counts report.Counts, cut split.Cut, stages func(*report.Stage) bool, paths func(*string) bool) error {
 	written := []string{ReportHTML, ReportJSON}
 	var p string
 	for paths(&p) {
@@ -267,7 +269,8 @@ func (f *reportFn) ProcessElement(ctx context.Context, _ []byte, rows func(*form
 		}
 		written = append(written, base)
 	}
-	r := report.Report{Input: f.Meta.Input, Output: f.Meta.Output, Config: f.Meta.Flags, Counts: counts}
+	r := report.Report{Input: f.Meta.Input, Output: f.Meta.Output, Config: f.Meta.Flags, Counts: counts,
+		Split: report.Split{TrainImages: counts.Described - cut.Queries, QueryImages: cut.Queries, QueryFraction: cut.Fraction}}
 	var row formats.ReportRow
 	for rows(&row) {
 		r.Methods = append(r.Methods, row)

@@ -35,7 +35,11 @@ func TestDirectoryWithSameFileNames(t *testing.T) {
 	if r.Counts.Images != 12 || r.Counts.Described != 12 || r.Counts.DeadLetters != 0 || r.Counts.Triplets == 0 {
 		t.Errorf("counts = %+v, want 12 images described, no dead letter, some triplets", r.Counts)
 	}
-	if m, ok := r.Method("solis-ada"); !ok || m.Queries != 12 || m.MAP >= 1 {
-		t.Errorf("solis-ada row = %+v (present %v), want 12 queries and a mAP below 1", m, ok)
+	// Of each folder's 6 images round(0.2·6) = 1 is held out.
+	if m, ok := r.Method("solis-ada"); !ok || m.Split != "held-out" || m.Queries != 2 {
+		t.Errorf("solis-ada row = %+v (present %v), want 2 held-out queries", m, ok)
+	}
+	if m, ok := r.MethodOn("solis-ada", "training"); !ok || m.Queries != 10 || m.MAP >= 1 {
+		t.Errorf("solis-ada training row = %+v (present %v), want 10 queries and a mAP below 1", m, ok)
 	}
 }

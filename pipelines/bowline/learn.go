@@ -68,7 +68,7 @@ func DefaultLearning() Learning {
 		Shards:   1, Rounds: 1,
 		BatchImages: 20_000,
 		GroupImages: 200_000,
-		Eval:        evaluate.Options{MaxQueries: 10_000, Seed: 1},
+		Eval:        evaluate.Options{MaxQueries: 10_000, QueryFraction: 0.2, TrainQueries: 1000, Seed: 1},
 	}
 }
 
@@ -102,6 +102,9 @@ func (l Learning) params(learner string, vocab int) map[string]float64 {
 func (l Learning) Validate(dim int, global bool) error {
 	if len(l.Learners) == 0 {
 		return fmt.Errorf("no learners")
+	}
+	if f := l.Eval.QueryFraction; !(f >= 0 && f < 1) {
+		return fmt.Errorf("query fraction must be in [0, 1), got %v", f)
 	}
 	seen := map[string]bool{}
 	for _, name := range l.Learners {
@@ -175,15 +178,24 @@ func (l Learning) dense() bool {
 // learners and the TF-IDF baseline over the bag-of-words parts, shard by
 // shard of queries (evaluatebeam.EvaluateParts); learners of global
 // features and the Euclidean baseline over the global features of the
-// features parts (featParts, used only if l has such learners). It returns
-// the report rows, the collections of written paths (to wait on), the
-// triplets parts and the units of work of its stages (triplets, train,
-// index, evaluate: PCollection<report.Stage>).
-func Learn(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Learning, trip triplets.Options, out string) (rows beam.PCollection, written []beam.PCollection, tripParts, stages beam.PCollection) {
+// features parts (featParts, used only if l has such learners).
+//
+// Before anything trains, l.Eval.QueryFraction of each label's images are
+// held out (evaluatebeam.Split): no triplet and no batch learner's sample
+// holds them, and they are the queries of the report's held-out rows,
+// beside a sample of training images as queries of its training rows.
+// Each learner is compared with its baseline query by query
+// (evaluatebeam.Compare).
+//
+// It returns the report rows, the collections of written paths (to wait
+// on), the triplets parts, the units of work of its stages (triplets,
+// train, index, evaluate: PCollection<report.Stage>) and the split
+// (PCollection<split.Cut>).
+func Learn(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Learning, trip triplets.Options, out string) (rows beam.PCollection, written []beam.PCollection, tripParts, stages, cut beam.PCollection) {
 	s = s.Scope("Learn")
-	queries, labels := evaluatebeam.QuerySet(s, bowParts, l.Eval)
+	queries, labels, cut := evaluatebeam.QuerySet(s, bowParts, l.Eval)
 	checked := beam.ParDo(s, learnableFn, beam.Impulse(s), beam.SideInput{Input: labels})
-	groups := trainbeam.Groups(s, bowParts, checked, l.GroupImages, l.Shards)
+	groups := trainbeam.Groups(s, bowParts, cut, checked, l.GroupImages, l.Shards)
 	tripParts = trainbeam.WriteTriplets(s, groups, trip, out)
 	written = append(written, parquetio.PartPaths(s, tripParts))
 	units := []beam.PCollection{stageUnits(s, "triplets", tripParts)}
@@ -193,8 +205,8 @@ func Learn(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Learni
 	// before its side input was complete, and evaluated the baseline over
 	// no images at all.
 	baseline := beam.Create(s, learners.BaselineModel(learners.BaselineTFIDF, nil))
-	evalRow, evalUnits := evaluatebeam.EvaluateParts(s, bowParts, queries, labels, baseline, dim, l.Eval)
-	evals := []beam.PCollection{evalRow}
+	evalRows, evalScores, evalUnits := evaluatebeam.EvaluateParts(s, bowParts, queries, labels, baseline, dim, l.Eval)
+	evals, scores := []beam.PCollection{evalRows}, []beam.PCollection{evalScores}
 	units = append(units, evalUnits)
 	if l.dense() {
 		// The learners of global features still join in memory: their
@@ -204,7 +216,8 @@ func Learn(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Learni
 		dense := trainbeam.DenseRows(s, described)
 		var denseFeats beam.PCollection
 		euclid := beam.Create(s, learners.BaselineModel(learners.BaselineEuclidean, global.Dims))
-		evals = append(evals, evaluatebeam.EvaluateDense(s, dense, euclid, l.Eval))
+		r, sc := evaluatebeam.EvaluateDense(s, dense, euclid, cut, l.Eval)
+		evals, scores = append(evals, r), append(scores, sc)
 		for _, name := range l.Learners {
 			var model beam.PCollection
 			switch {
@@ -216,11 +229,12 @@ func Learn(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Learni
 				}
 				model = trainbeam.Sharded(s, denseFeats, l.options(name, dim))
 			default:
-				model = trainbeam.Batch(s, dense, l.batchOptions(name))
+				model = trainbeam.Batch(s, dense, cut, l.batchOptions(name))
 			}
 			written = append(written, parquetio.Write(s, out, "model-"+name, 1, trainbeam.TensorRows(s, model)))
 			units = append(units, beam.ParDo(s, trainStageFn, model))
-			evals = append(evals, evaluatebeam.EvaluateDense(s, dense, model, l.Eval))
+			r, sc := evaluatebeam.EvaluateDense(s, dense, model, cut, l.Eval)
+			evals, scores = append(evals, r), append(scores, sc)
 		}
 	}
 	for _, name := range l.Learners {
@@ -232,11 +246,12 @@ func Learn(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Learni
 		written = append(written,
 			parquetio.Write(s, out, "model-"+name, 1, trainbeam.ModelRows(s, model)),
 			parquetio.PartPaths(s, indexParts))
-		row, evalUnits := evaluatebeam.EvaluateParts(s, bowParts, queries, labels, model, dim, l.Eval)
-		evals = append(evals, row)
+		r, sc, evalUnits := evaluatebeam.EvaluateParts(s, bowParts, queries, labels, model, dim, l.Eval)
+		evals, scores = append(evals, r), append(scores, sc)
 		units = append(units, beam.ParDo(s, trainStageFn, model), stageUnits(s, "index", indexParts), evalUnits)
 	}
-	return beam.Flatten(s, evals...), written, tripParts, beam.Flatten(s, units...)
+	rows = evaluatebeam.Compare(s, beam.Flatten(s, evals...), beam.Flatten(s, scores...), l.Eval.Seed)
+	return rows, written, tripParts, beam.Flatten(s, units...), cut
 }
 
 // learnableFn fails the job, before any learner trains, when the labels

@@ -20,8 +20,8 @@ func TestSyntheticCorpus(t *testing.T) {
 	base, _ := r.Method(string(learners.BaselineTFIDF))
 	ada, ok := r.Method("solis-ada")
 	t.Logf("mAP: tfidf %.4f, solis-ada %.4f", base.MAP, ada.MAP)
-	if !ok || ada.Queries != 300 || ada.MAP < base.MAP+0.05 {
-		t.Errorf("solis-ada %+v against tfidf %+v: want at least 0.05 better", ada, base)
+	if !ok || ada.Queries != r.Split.QueryImages || ada.MAP < base.MAP+0.05 || !ada.Significant {
+		t.Errorf("solis-ada %+v against tfidf %+v: want at least 0.05 better on every held-out image, significantly", ada, base)
 	}
 	c.Describe.Global = true
 	if err := c.Validate(); err == nil {

@@ -80,11 +80,11 @@ func Build(s beam.Scope, c Config) error {
 			break
 		}
 	}
-	rows, written, tripParts, units := bowline.Learn(s, bowParts, featParts, c.Vocabulary, c.Learning, c.Triplets, c.Output)
+	rows, written, tripParts, units, cut := bowline.Learn(s, bowParts, featParts, c.Vocabulary, c.Learning, c.Triplets, c.Output)
 	counts := beam.ParDo(s, &countsFn{Vocabulary: c.Vocabulary}, beam.Impulse(s),
 		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, rowsFn, bowParts))},
 		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, rowsFn, tripParts))})
-	bowline.WriteReport(s, bowline.ReportMeta{Job: "retrain", Input: c.Run, Output: c.Output, Flags: c.Flags, Overwrite: c.Overwrite}, rows, counts, units, written)
+	bowline.WriteReport(s, bowline.ReportMeta{Job: "retrain", Input: c.Run, Output: c.Output, Flags: c.Flags, Overwrite: c.Overwrite}, rows, counts, cut, units, written)
 	return nil
 }
 

@@ -113,6 +113,48 @@ func dcgAt(g []float64, k int) float64 {
 	return s
 }
 
+// RecallLevels is the number of recall levels, 0, 0.1, …, 1, at which
+// InterpolatedPrecision samples a precision–recall curve.
+const RecallLevels = 11
+
+// InterpolatedPrecision returns, at each of the RecallLevels recall levels
+// r = 0, 0.1, …, 1, the interpolated precision of the ranking
+//
+//	p_interp(r) = max { precision@k : recall@k ≥ r },
+//
+// 0 where the ranking never reaches recall r (a truncated ranking that
+// misses relevant items). Interpolation makes the curve non-increasing, so
+// the mean of many queries' curves is the precision–recall curve TREC
+// reports. It appends to dst[:0]. With totalRelevant = 0 every level is 0.
+// It panics, as AveragePrecision does, if totalRelevant is negative or
+// smaller than the relevant results in rel.
+func InterpolatedPrecision(dst []float64, rel []bool, totalRelevant int) []float64 {
+	dst = dst[:0]
+	for range RecallLevels {
+		dst = append(dst, 0)
+	}
+	if totalRelevant < 0 {
+		panic(fmt.Sprintf("evaluate: negative total relevant %d", totalRelevant))
+	}
+	found := 0
+	for k, r := range rel {
+		if !r {
+			continue
+		}
+		found++
+		if found > totalRelevant {
+			panic(fmt.Sprintf("evaluate: %d relevant results but total relevant %d", found, totalRelevant))
+		}
+		p := float64(found) / float64(k+1)
+		// Every level up to this recall is reached here with precision p.
+		reached := int(math.Floor(float64(found)*float64(RecallLevels-1)/float64(totalRelevant) + 1e-9))
+		for j := 0; j <= reached; j++ {
+			dst[j] = max(dst[j], p)
+		}
+	}
+	return dst
+}
+
 // Summary accumulates per-query metrics. The zero value is an empty
 // summary. Its fields are exported so that it can serve as a combiner's
 // accumulator; partial summaries combine with Merge.

@@ -13,6 +13,7 @@ import (
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/index"
+	"github.com/bowline/bowline/transforms/split"
 	"github.com/bowline/bowline/transforms/train"
 )
 
@@ -25,6 +26,15 @@ type Options struct {
 	// same subset is used for every model and every re-run.
 	MaxQueries int
 	Seed       uint64
+	// QueryFraction is the share of each label's images held out as
+	// queries (package split, seeded by Seed): no learner trains on them,
+	// and the report's headline is measured on them. 0 holds out none:
+	// every query is then a training image, and the report says so.
+	QueryFraction float64
+	// TrainQueries caps the queries drawn from the training images beside
+	// held-out ones (0: every training image), chosen as MaxQueries'
+	// are. They only show over-fitting, so a few suffice.
+	TrainQueries int
 	// Depth is the rank depth of the metrics of the sharded evaluation
 	// (Ranking): each query's first Depth results count, and a relevant
 	// image ranked deeper adds 0 to its average precision. 0 is the whole
@@ -59,15 +69,16 @@ func (o Options) DepthFor(n int64) int {
 
 // BoW evaluates the bag-of-words model m (a learned diagonal similarity or
 // the TF-IDF baseline) over docs: it builds the inverted index under m's
-// weights and lets each selected labelled doc query it, itself excluded.
-// docs is sorted by image id in place.
-func BoW(docs []formats.BoW, m learners.Model, opt Options) (formats.ReportRow, error) {
+// weights and lets each selected labelled doc query it, itself excluded,
+// held-out queries chosen by cut. It returns the report rows (Rows) and
+// the per-query scores. docs is sorted by image id in place.
+func BoW(docs []formats.BoW, m learners.Model, cut split.Cut, opt Options) ([]formats.ReportRow, []QueryScore, error) {
 	sort.Slice(docs, func(i, j int) bool { return docs[i].ImageID < docs[j].ImageID })
 	ids := make([]string, len(docs))
 	vecs := make([]sparse.Vector, len(docs))
 	weights, err := m.Diagonal()
 	if err != nil {
-		return formats.ReportRow{}, fmt.Errorf("evaluate: %w", err)
+		return nil, nil, fmt.Errorf("evaluate: %w", err)
 	}
 	vocab := len(weights)
 	labelCount := map[string]int{}
@@ -88,7 +99,7 @@ func BoW(docs []formats.BoW, m learners.Model, opt Options) (formats.ReportRow, 
 	start := time.Now()
 	ix, err := index.Build(ids, vecs, weights, vocab)
 	if err != nil {
-		return row, fmt.Errorf("evaluate %s: %w", m.Learner, err)
+		return nil, nil, fmt.Errorf("evaluate %s: %w", m.Learner, err)
 	}
 	row.IndexSeconds = time.Since(start).Seconds()
 	row.IndexPostings = int64(ix.NNZ())
@@ -97,9 +108,9 @@ func BoW(docs []formats.BoW, m learners.Model, opt Options) (formats.ReportRow, 
 	for i, d := range docs {
 		labels[i] = d.Label
 	}
-	queries := selectQueries(ids, labels, labelCount, opt)
+	queries := selectQueries(ids, labels, labelCount, cut, opt)
 	// Each goroutine has its own searcher.
-	score(&row, labels, labelCount, queries, func() func(qi int, hits []int) []int {
+	scores := score(ids, labels, labelCount, queries, func() func(qi int, hits []int) []int {
 		srch := ix.NewSearcher()
 		return func(qi int, hits []int) []int {
 			hits = hits[:0]
@@ -109,15 +120,18 @@ func BoW(docs []formats.BoW, m learners.Model, opt Options) (formats.ReportRow, 
 			return hits
 		}
 	})
-	return row, nil
+	return Rows(row, scores, opt), scores, nil
 }
 
 // score runs the queries, spread over every core with one search function
-// each (made by newSearch), and fills row's metrics and query time. A
-// search returns the ranked doc indices for query qi, qi itself left out;
-// sums run in query order so the means do not depend on timing.
-func score(row *formats.ReportRow, labels []string, labelCount map[string]int, queries []int, newSearch func() func(qi int, hits []int) []int) {
-	per := make([]queryScore, len(queries))
+// each (made by newSearch), and returns their scores and search times. A
+// search returns the ranked doc indices for query qi, qi itself left out.
+func score(ids, labels []string, labelCount map[string]int, queries []Query, newSearch func() func(qi int, hits []int) []int) []QueryScore {
+	pos := make(map[string]int, len(queries))
+	for i, id := range ids {
+		pos[id] = i
+	}
+	per := make([]QueryScore, len(queries))
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
@@ -127,47 +141,28 @@ func score(row *formats.ReportRow, labels []string, labelCount map[string]int, q
 			search := newSearch()
 			var hits []int
 			var rel []bool
-			var gains, ideal []float64
+			var sc scorer
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(queries) {
 					return
 				}
-				qi := queries[i]
+				q := queries[i]
+				qi := pos[q.ID]
 				start := time.Now()
 				hits = search(qi, hits)
-				per[i].seconds = time.Since(start).Seconds()
-				rel, gains = rel[:0], gains[:0]
+				seconds := time.Since(start).Seconds()
+				rel = rel[:0]
 				for _, h := range hits {
-					r := labels[h] == labels[qi]
-					rel = append(rel, r)
-					gains = append(gains, b2f(r))
+					rel = append(rel, labels[h] == q.Label)
 				}
-				total := labelCount[labels[qi]] - 1
-				ideal = ideal[:0]
-				for range total {
-					ideal = append(ideal, 1)
-				}
-				per[i].ap = AveragePrecision(rel, total)
-				per[i].p10 = PrecisionAt(rel, 10)
-				per[i].ndcg10 = NDCGAt(gains, ideal, 10)
+				per[i] = sc.score(q, rel, labelCount[q.Label]-1)
+				per[i].Seconds = seconds
 			}
 		}()
 	}
 	wg.Wait()
-	var sum Summary
-	for _, q := range per {
-		sum.Add(q.ap, q.p10, q.ndcg10)
-		row.QuerySeconds += q.seconds
-	}
-	mean := sum.Mean()
-	row.Queries = int64(mean.Queries)
-	row.MAP, row.PrecisionAt10, row.NDCGAt10 = mean.MAP, mean.PrecisionAt10, mean.NDCGAt10
-}
-
-// queryScore is one query's metrics and the time its search took.
-type queryScore struct {
-	ap, p10, ndcg10, seconds float64
+	return per
 }
 
 func b2f(b bool) float64 {
@@ -177,22 +172,36 @@ func b2f(b bool) float64 {
 	return 0
 }
 
-// selectQueries selects the query docs: labelled, with at least one other
-// relevant doc, capped by opt.MaxQueries.
-func selectQueries(ids, labels []string, labelCount map[string]int, opt Options) []int {
-	var qs []int
+// selectQueries selects the queries among the docs (Classify): the
+// held-out ones and the training ones, each set capped by opt.Cap to those
+// of smallest QueryKey, in doc order. Their vectors are left empty.
+func selectQueries(ids, labels []string, labelCount map[string]int, cut split.Cut, opt Options) []Query {
+	var sets [2][]int // training, held out
 	for i, l := range labels {
-		if l != "" && labelCount[l] > 1 {
-			qs = append(qs, i)
+		if ok, held := Classify(ids[i], l, labelCount, cut); ok {
+			h := 0
+			if held {
+				h = 1
+			}
+			sets[h] = append(sets[h], i)
 		}
 	}
-	if opt.MaxQueries > 0 && len(qs) > opt.MaxQueries {
-		key := func(i int) uint64 { return queryKey(opt.Seed, ids[i]) }
-		sort.Slice(qs, func(a, b int) bool { return key(qs[a]) < key(qs[b]) })
-		qs = qs[:opt.MaxQueries]
-		sort.Ints(qs)
+	var qs []int
+	for h, set := range sets {
+		if max := opt.Cap(h == 1); max > 0 && len(set) > max {
+			key := func(i int) uint64 { return queryKey(opt.Seed, ids[i]) }
+			sort.Slice(set, func(a, b int) bool { return key(set[a]) < key(set[b]) })
+			set = set[:max]
+		}
+		qs = append(qs, set...)
 	}
-	return qs
+	sort.Ints(qs)
+	out := make([]Query, len(qs))
+	for k, i := range qs {
+		_, held := Classify(ids[i], labels[i], labelCount, cut)
+		out[k] = Query{ID: ids[i], Label: labels[i], Held: held}
+	}
+	return out
 }
 
 func queryKey(seed uint64, id string) uint64 {
@@ -207,12 +216,14 @@ func queryKey(seed uint64, id string) uint64 {
 // labelled image query the rest by brute force under the model's metric.
 // There is no inverted index for dense embeddings: each query is compared
 // with every image, O(n·e) for n images of embedding length e, which
-// Options.MaxQueries bounds. rows is sorted by image id in place.
-func Dense(rows []train.DenseRow, m learners.Model, opt Options) (formats.ReportRow, error) {
+// Options.MaxQueries bounds. Held-out queries are chosen by cut; it
+// returns the report rows (Rows) and the per-query scores. rows is sorted
+// by image id in place.
+func Dense(rows []train.DenseRow, m learners.Model, cut split.Cut, opt Options) ([]formats.ReportRow, []QueryScore, error) {
 	row := formats.ReportRow{Method: m.Learner, Input: "global", Relevance: "label", TrainSeconds: m.Seconds}
 	model, err := learners.RestoreDense(m)
 	if err != nil {
-		return row, fmt.Errorf("evaluate %s: %w", m.Learner, err)
+		return nil, nil, fmt.Errorf("evaluate %s: %w", m.Learner, err)
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].ImageID < rows[j].ImageID })
 	ids := make([]string, len(rows))
@@ -224,7 +235,7 @@ func Dense(rows []train.DenseRow, m learners.Model, opt Options) (formats.Report
 			labelCount[r.Label]++
 		}
 		if want := len(rows[0].X); len(r.X) != want {
-			return row, fmt.Errorf("evaluate %s: image %s has %d features, image %s has %d", m.Learner, r.ImageID, len(r.X), rows[0].ImageID, want)
+			return nil, nil, fmt.Errorf("evaluate %s: image %s has %d features, image %s has %d", m.Learner, r.ImageID, len(r.X), rows[0].ImageID, want)
 		}
 	}
 	if len(rows) > 0 {
@@ -240,12 +251,12 @@ func Dense(rows []train.DenseRow, m learners.Model, opt Options) (formats.Report
 	})
 	brute, err := NewBrute(model.Metric(), items)
 	if err != nil {
-		return row, fmt.Errorf("evaluate %s: %w", m.Learner, err)
+		return nil, nil, fmt.Errorf("evaluate %s: %w", m.Learner, err)
 	}
 	row.IndexSeconds = time.Since(start).Seconds()
 
-	queries := selectQueries(ids, labels, labelCount, opt)
-	score(&row, labels, labelCount, queries, func() func(qi int, hits []int) []int {
+	queries := selectQueries(ids, labels, labelCount, cut, opt)
+	scores := score(ids, labels, labelCount, queries, func() func(qi int, hits []int) []int {
 		var x, q []float64
 		var sc BruteScratch
 		return func(qi int, hits []int) []int {
@@ -254,7 +265,7 @@ func Dense(rows []train.DenseRow, m learners.Model, opt Options) (formats.Report
 			return brute.Rank(hits, q, qi, &sc)
 		}
 	})
-	return row, nil
+	return Rows(row, scores, opt), scores, nil
 }
 
 // parallel runs f(i) for i in [0, n) over every core; each goroutine

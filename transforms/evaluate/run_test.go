@@ -7,6 +7,7 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/learners"
+	"github.com/bowline/bowline/transforms/split"
 )
 
 // Four images over three words; under unit weights the scores are dot
@@ -29,11 +30,15 @@ func TestRunHandComputed(t *testing.T) {
 	want := ((1+2.0/3)/2 + (1.0/2+2.0/3)/2 + (1.0/2+2.0/3)/2) / 3
 	for _, procs := range []int{1, 4} {
 		old := runtime.GOMAXPROCS(procs)
-		row, err := BoW(docs(), learners.BaselineModel(learners.BaselineTFIDF, nil), Options{})
+		rows, _, err := BoW(docs(), learners.BaselineModel(learners.BaselineTFIDF, nil), split.Cut{}, Options{})
 		runtime.GOMAXPROCS(old)
 		if err != nil {
 			t.Fatal(err)
 		}
+		if len(rows) != 1 || rows[0].Split != Training {
+			t.Fatalf("rows %+v: want one, of training queries (none held out)", rows)
+		}
+		row := rows[0]
 		if row.Queries != 3 {
 			t.Fatalf("queries = %d, want 3 (c has no other relevant image)", row.Queries)
 		}
@@ -49,10 +54,11 @@ func TestRunHandComputed(t *testing.T) {
 func TestRunWeightsDropWords(t *testing.T) {
 	// Weight 0 on word 0 removes its three postings and zeroes a third of
 	// the weights.
-	row, err := BoW(docs(), learners.Model{Learner: "m", Weights: []float32{0, 1, 1}}, Options{})
+	rows, _, err := BoW(docs(), learners.Model{Learner: "m", Weights: []float32{0, 1, 1}}, split.Cut{}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	row := rows[0]
 	if row.IndexPostings != 4 || math.Abs(row.Sparsity-1.0/3) > 1e-12 {
 		t.Errorf("postings %d sparsity %v, want 4 and 1/3", row.IndexPostings, row.Sparsity)
 	}
@@ -65,14 +71,14 @@ func TestSelectQueriesCap(t *testing.T) {
 	for _, x := range d {
 		ids, labels = append(ids, x.ImageID), append(labels, x.Label)
 	}
-	a := selectQueries(ids, labels, counts, Options{MaxQueries: 2, Seed: 1})
-	b := selectQueries(ids, labels, counts, Options{MaxQueries: 2, Seed: 1})
-	if len(a) != 2 || a[0] != b[0] || a[1] != b[1] {
+	a := selectQueries(ids, labels, counts, split.Cut{}, Options{MaxQueries: 2, Seed: 1})
+	b := selectQueries(ids, labels, counts, split.Cut{}, Options{MaxQueries: 2, Seed: 1})
+	if len(a) != 2 || a[0].ID != b[0].ID || a[1].ID != b[1].ID {
 		t.Fatalf("capped queries %v and %v: want the same two", a, b)
 	}
 	for _, q := range a {
-		if d[q].Label != "x" {
-			t.Errorf("query %s has no other relevant image", d[q].ImageID)
+		if q.Label != "x" || q.Held {
+			t.Errorf("query %+v: has no other relevant image, or is held out with no split", q)
 		}
 	}
 }

@@ -17,7 +17,9 @@ import (
 // collection and its bag of words.
 type Query struct {
 	ID, Label string
-	Vec       sparse.Vector
+	// Held says the image is held out: no learner trained on it.
+	Held bool
+	Vec  sparse.Vector
 }
 
 // Hit is one ranked document of a sharded ranking.
@@ -135,9 +137,33 @@ func merge(a, b []Hit, depth int) []Hit {
 
 // QueryScore is one query's metrics and the time its searches took.
 type QueryScore struct {
-	ID              string
+	ID, Label string
+	// Held says the query is a held-out image (no learner trained on it),
+	// not a training image.
+	Held            bool
 	AP, P10, NDCG10 float64
-	Seconds         float64
+	// PR is the interpolated precision at the RecallLevels recall levels.
+	PR      []float64
+	Seconds float64
+}
+
+// scorer scores rankings, reusing its buffers from query to query.
+type scorer struct {
+	gains, ideal []float64
+}
+
+// score returns the metrics of query q's ranking rel (rel[i]: the i-th
+// result has q's label) among total relevant images.
+func (sc *scorer) score(q Query, rel []bool, total int) QueryScore {
+	sc.gains, sc.ideal = sc.gains[:0], sc.ideal[:0]
+	for _, r := range rel {
+		sc.gains = append(sc.gains, b2f(r))
+	}
+	for range total {
+		sc.ideal = append(sc.ideal, 1)
+	}
+	return QueryScore{ID: q.ID, Label: q.Label, Held: q.Held, AP: AveragePrecision(rel, total), P10: PrecisionAt(rel, 10),
+		NDCG10: NDCGAt(sc.gains, sc.ideal, 10), PR: InterpolatedPrecision(nil, rel, total)}
 }
 
 // Scores returns every query's metrics over its merged ranking; relevant
@@ -146,38 +172,16 @@ type QueryScore struct {
 func (r *Ranking) Scores(relevant map[string]int) []QueryScore {
 	out := make([]QueryScore, len(r.queries))
 	var rel []bool
-	var gains, ideal []float64
+	var sc scorer
 	for qi, q := range r.queries {
-		rel, gains = rel[:0], gains[:0]
+		rel = rel[:0]
 		for _, h := range r.hits[qi] {
 			rel = append(rel, h.Rel)
-			gains = append(gains, b2f(h.Rel))
 		}
-		total := relevant[q.Label] - 1
-		ideal = ideal[:0]
-		for range total {
-			ideal = append(ideal, 1)
-		}
-		out[qi] = QueryScore{ID: q.ID, AP: AveragePrecision(rel, total), P10: PrecisionAt(rel, 10),
-			NDCG10: NDCGAt(gains, ideal, 10), Seconds: r.seconds[qi]}
+		out[qi] = sc.score(q, rel, relevant[q.Label]-1)
+		out[qi].Seconds = r.seconds[qi]
 	}
 	return out
-}
-
-// Summarise fills row's metrics and query time from the scores of every
-// query, summed in id order so that the means do not depend on how the
-// queries were sharded.
-func Summarise(row *formats.ReportRow, scores []QueryScore) {
-	sort.Slice(scores, func(i, j int) bool { return scores[i].ID < scores[j].ID })
-	var sum Summary
-	row.QuerySeconds = 0
-	for _, q := range scores {
-		sum.Add(q.AP, q.P10, q.NDCG10)
-		row.QuerySeconds += q.Seconds
-	}
-	mean := sum.Mean()
-	row.Queries = int64(mean.Queries)
-	row.MAP, row.PrecisionAt10, row.NDCGAt10 = mean.MAP, mean.PrecisionAt10, mean.NDCGAt10
 }
 
 // IsQuery reports whether the image id with label may be a query: it is

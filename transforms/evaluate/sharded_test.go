@@ -3,6 +3,7 @@ package evaluate
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"sort"
 	"testing"
@@ -10,7 +11,15 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/learners/sparse"
+	"github.com/bowline/bowline/transforms/split"
 )
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
 
 // randomDocs makes n bags over vocab words with labels from 5, some
 // sharing identical bags so that ties must be broken by id.
@@ -39,32 +48,21 @@ func randomDocs(n, vocab int, seed uint64) []formats.BoW {
 
 // sharded evaluates docs as the Beam transform does: queries split over
 // shards, the collection indexed chunk by chunk (in a shuffled order).
-func sharded(t *testing.T, docs []formats.BoW, m learners.Model, opt Options, shards, chunk int) formats.ReportRow {
+func sharded(t *testing.T, docs []formats.BoW, m learners.Model, cut split.Cut, opt Options, shards, chunk int) []formats.ReportRow {
 	t.Helper()
 	relevant := map[string]int{}
+	var ids, labels []string
+	vecs := map[string]sparse.Vector{}
 	for _, d := range docs {
 		if d.Label != "" {
 			relevant[d.Label]++
 		}
+		ids, labels = append(ids, d.ImageID), append(labels, d.Label)
+		vecs[d.ImageID] = sparse.Vector{Idx: d.WordIDs, Val: d.Weights}
 	}
-	var queries []Query
-	var keys []uint64
-	for _, d := range docs {
-		if IsQuery(d.Label, relevant) {
-			queries = append(queries, Query{ID: d.ImageID, Label: d.Label, Vec: sparse.Vector{Idx: d.WordIDs, Val: d.Weights}})
-			keys = append(keys, QueryKey(opt.Seed, d.ImageID))
-		}
-	}
-	if opt.MaxQueries > 0 && len(queries) > opt.MaxQueries {
-		sorted := slices.Clone(keys)
-		slices.Sort(sorted)
-		var kept []Query
-		for i, q := range queries {
-			if keys[i] <= sorted[opt.MaxQueries-1] {
-				kept = append(kept, q)
-			}
-		}
-		queries = kept
+	queries := selectQueries(ids, labels, relevant, cut, opt)
+	for i := range queries {
+		queries[i].Vec = vecs[queries[i].ID]
 	}
 	w, err := m.Diagonal()
 	if err != nil {
@@ -89,9 +87,30 @@ func sharded(t *testing.T, docs []formats.BoW, m learners.Model, opt Options, sh
 		}
 		scores = append(scores, r.Scores(relevant)...)
 	}
-	var row formats.ReportRow
-	Summarise(&row, scores)
-	return row
+	return Rows(formats.ReportRow{}, scores, opt)
+}
+
+// cutOf holds out fraction of docs' labelled images.
+func cutOf(t *testing.T, docs []formats.BoW, seed uint64, fraction float64) split.Cut {
+	t.Helper()
+	counts := map[string]int{}
+	for _, d := range docs {
+		counts[d.Label]++
+	}
+	s, err := split.NewSelector(seed, fraction, counts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs {
+		if err := s.Offer(d.ImageID, d.Label); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := s.Cut()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 func TestShardedEqualsUnsharded(t *testing.T) {
@@ -101,17 +120,30 @@ func TestShardedEqualsUnsharded(t *testing.T) {
 		{Learner: "m", Weights: []float32{0, 1, 2, 0, 0.5, 1, 3, 0, 1, 1, 0.25, 2}},
 	}
 	for _, m := range models {
-		for _, opt := range []Options{{}, {MaxQueries: 40, Seed: 3}} {
-			want, err := BoW(slices.Clone(docs), m, opt)
+		for _, opt := range []Options{{}, {MaxQueries: 40, Seed: 3}, {QueryFraction: 0.2, TrainQueries: 30, Seed: 5}} {
+			cut := cutOf(t, docs, opt.Seed, opt.QueryFraction)
+			want, _, err := BoW(slices.Clone(docs), m, cut, opt)
 			if err != nil {
 				t.Fatal(err)
 			}
+			if sets := 1 + btoi(opt.QueryFraction > 0); len(want) != sets {
+				t.Fatalf("%s %+v: %d rows, want %d", m.Learner, opt, len(want), sets)
+			}
 			for _, c := range []struct{ shards, chunk int }{{1, 1000}, {1, 7}, {3, 50}, {7, 13}} {
-				got := sharded(t, docs, m, opt, c.shards, c.chunk)
-				if got.Queries != want.Queries || got.MAP != want.MAP || got.PrecisionAt10 != want.PrecisionAt10 || got.NDCGAt10 != want.NDCGAt10 {
-					t.Errorf("%s %+v, %d shards, chunks of %d: queries %d mAP %v P@10 %v NDCG@10 %v; unsharded %d %v %v %v",
-						m.Learner, opt, c.shards, c.chunk, got.Queries, got.MAP, got.PrecisionAt10, got.NDCGAt10,
-						want.Queries, want.MAP, want.PrecisionAt10, want.NDCGAt10)
+				got := sharded(t, docs, m, cut, opt, c.shards, c.chunk)
+				if len(got) != len(want) {
+					t.Fatalf("%d rows sharded, %d unsharded", len(got), len(want))
+				}
+				for i := range want {
+					// Times differ from run to run, and the index's columns
+					// are BoW's alone; every metric must agree.
+					w := want[i]
+					w.QuerySeconds, w.IndexSeconds, w.Vocabulary, w.IndexPostings, w.Sparsity = 0, 0, 0, 0, 0
+					w.Method, w.Input, w.Relevance, w.TrainSeconds = "", "", "", 0
+					got[i].QuerySeconds = 0
+					if !reflect.DeepEqual(got[i], w) {
+						t.Errorf("%s %+v, %d shards, chunks of %d:\n%+v\nunsharded\n%+v", m.Learner, opt, c.shards, c.chunk, got[i], w)
+					}
 				}
 			}
 		}

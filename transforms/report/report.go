@@ -23,12 +23,28 @@ type Report struct {
 	// Config is the run's configuration, flag by flag.
 	Config map[string]string `json:"config"`
 	Counts Counts            `json:"counts"`
+	// Split says which images were held out as queries.
+	Split Split `json:"split"`
 	// Stages say where the run's time went, stage by stage, in the order
 	// they started.
 	Stages []Stage `json:"stages"`
 	// Methods are sorted with the TF-IDF baseline first, then by name.
 	Methods []formats.ReportRow `json:"methods"`
 }
+
+// Split is how the images were divided between training and evaluation:
+// QueryImages were held out (no learner trained on them) and are the
+// queries of the held-out rows; TrainImages are the rest.
+type Split struct {
+	TrainImages int64 `json:"train_images"`
+	QueryImages int64 `json:"query_images"`
+	// QueryFraction is the share of each label's images held out.
+	QueryFraction float64 `json:"query_fraction"`
+}
+
+// HeldOut reports whether any image was held out: without, every query of
+// the report was trained on.
+func (s Split) HeldOut() bool { return s.QueryImages > 0 }
 
 // Counts say how much data each stage saw.
 type Counts struct {
@@ -101,8 +117,9 @@ func MergeStages(units []Stage) []Stage {
 	return out
 }
 
-// Sort orders the methods: those ranking bags of words, then those ranking
-// global features, each group with its baseline first and then by name.
+// Sort orders the methods: the held-out rows, then the training rows;
+// within each, those ranking bags of words, then those ranking global
+// features, each group with its baseline first and then by name.
 func (r *Report) Sort() {
 	// Learners are compared with the baseline of their input.
 	base := func(m formats.ReportRow) bool {
@@ -111,6 +128,9 @@ func (r *Report) Sort() {
 	group := func(m formats.ReportRow) int { return map[string]int{"bow": 0, "global": 1}[m.Input] }
 	sort.Slice(r.Methods, func(i, j int) bool {
 		a, b := r.Methods[i], r.Methods[j]
+		if a.Split != b.Split {
+			return a.Split == heldOut
+		}
 		if group(a) != group(b) {
 			return group(a) < group(b)
 		}
@@ -133,30 +153,108 @@ func (r Report) JSON() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// Method returns the row of the named method, and whether there is one.
+// The query sets of the rows (formats.ReportRow.Split).
+const (
+	heldOut  = "held-out"
+	training = "training"
+)
+
+// Method returns the headline row of the named method — over held-out
+// queries if there are any, else over training queries — and whether
+// there is one.
 func (r Report) Method(name string) (formats.ReportRow, bool) {
+	if m, ok := r.MethodOn(name, heldOut); ok {
+		return m, true
+	}
+	return r.MethodOn(name, training)
+}
+
+// MethodOn returns the row of the named method over the named query set
+// ("held-out" or "training"), and whether there is one.
+func (r Report) MethodOn(name, split string) (formats.ReportRow, bool) {
 	for _, m := range r.Methods {
-		if m.Method == name {
+		if m.Method == name && m.Split == split {
 			return m, true
 		}
 	}
 	return formats.ReportRow{}, false
 }
 
+// Headline returns the rows the report leads with: over held-out queries,
+// or over training queries when none were held out.
+func (r Report) Headline() []formats.ReportRow {
+	return r.rowsOn(r.headlineSplit())
+}
+
+// Training returns the rows over training queries beside held-out ones
+// (none when nothing was held out: those rows are the headline).
+func (r Report) Training() []formats.ReportRow {
+	if r.headlineSplit() == training {
+		return nil
+	}
+	return r.rowsOn(training)
+}
+
+func (r Report) headlineSplit() string {
+	for _, m := range r.Methods {
+		if m.Split == heldOut {
+			return heldOut
+		}
+	}
+	return training
+}
+
+func (r Report) rowsOn(split string) []formats.ReportRow {
+	var out []formats.ReportRow
+	for _, m := range r.Methods {
+		if m.Split == split {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// gap returns the named method's training-query mAP minus its held-out
+// mAP, the share of its score owed to having trained on its queries.
+func (r Report) gap(name string) (float64, bool) {
+	h, ok1 := r.MethodOn(name, heldOut)
+	t, ok2 := r.MethodOn(name, training)
+	return t.MAP - h.MAP, ok1 && ok2
+}
+
+// versus formats a learner's paired comparison with its baseline: the mAP
+// difference, its interval, and a * when significant.
+func versus(m formats.ReportRow) string {
+	if m.Baseline == "" {
+		return "—"
+	}
+	star := ""
+	if m.Significant {
+		star = " *"
+	}
+	return fmt.Sprintf("%+.4f [%+.4f, %+.4f]%s", m.MAPDiff, m.MAPDiffLow, m.MAPDiffHigh, star)
+}
+
+func interval(x, lo, hi float64) string { return fmt.Sprintf("%.4f [%.4f, %.4f]", x, lo, hi) }
+
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"pct": func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) },
-	"f4":  func(x float64) string { return fmt.Sprintf("%.4f", x) },
-	"sec": func(x float64) string { return fmt.Sprintf("%.3f s", x) },
+	"pct":      func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) },
+	"f4":       func(x float64) string { return fmt.Sprintf("%.4f", x) },
+	"sec":      func(x float64) string { return fmt.Sprintf("%.3f s", x) },
+	"interval": interval,
+	"versus":   versus,
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>bowline report</title>
 <style>
 body{font-family:system-ui,sans-serif;margin:2em;color:#222}
 table{border-collapse:collapse;margin:1em 0}
-th,td{border:1px solid #ccc;padding:.35em .8em;text-align:right}
+th,td{border:1px solid #ccc;padding:.35em .8em;text-align:right;white-space:nowrap}
 th:first-child,td:first-child{text-align:left}
 th{background:#f3f3f3}
 tr.best td{font-weight:bold}
 code{background:#f6f6f6;padding:0 .2em}
+figure{margin:1.5em 0;overflow-x:auto}
+figcaption{color:#555;font-size:.9em}
 </style></head><body>
 <h1>Retrieval report</h1>
 <p>Input <code>{{.Input}}</code>, output <code>{{.Output}}</code>.</p>
@@ -171,20 +269,37 @@ code{background:#f6f6f6;padding:0 .2em}
 {{range .Stages}}<tr><td>{{.Name}}</td><td>{{.Units}}</td><td>{{.RowsIn}}</td><td>{{.RowsOut}}</td><td>{{sec .WorkerSeconds}}</td><td>{{sec .WallSeconds}}</td></tr>
 {{end}}</table>{{end}}
 <h2>Methods</h2>
-<p>Every labelled image queries an index of all images, itself excluded; relevant = same label.</p>
+{{if .Split.HeldOut}}<p>{{.Split.QueryImages}} images ({{pct .Split.QueryFraction}} of each label) were held out: no learner trained on them, and they query an index of all {{.Counts.Described}} images, themselves excluded; relevant = same label. Brackets are 95% bootstrap intervals over queries; Δ mAP compares each learner with its baseline on the same queries (paired bootstrap; * = significant).</p>
+{{else}}<p><strong>No held-out queries:</strong> every query below was also trained on, so these scores overstate how the learners retrieve for new images. Brackets are 95% bootstrap intervals over queries.</p>{{end}}
 <table>
-<tr><th>Method</th><th>Input</th><th>Queries</th><th>mAP</th><th>P@10</th><th>NDCG@10</th><th>Sparsity</th><th>Postings</th><th>Train</th><th>Index</th><th>Query (all)</th></tr>
-{{range .Methods}}<tr><td>{{.Method}}</td><td>{{.Input}}</td><td>{{.Queries}}</td><td>{{f4 .MAP}}</td><td>{{f4 .PrecisionAt10}}</td><td>{{f4 .NDCGAt10}}</td><td>{{pct .Sparsity}}</td><td>{{.IndexPostings}}</td><td>{{sec .TrainSeconds}}</td><td>{{sec .IndexSeconds}}</td><td>{{sec .QuerySeconds}}</td></tr>
+<tr><th>Method</th><th>Input</th><th>Queries</th><th>mAP</th><th>P@10</th><th>NDCG@10</th><th>Δ mAP vs baseline</th><th>Sparsity</th><th>Postings</th><th>Train</th><th>Index</th><th>Query (all)</th></tr>
+{{range .Headline}}<tr><td>{{.Method}}</td><td>{{.Input}}</td><td>{{.Queries}}</td><td>{{interval .MAP .MAPLow .MAPHigh}}</td><td>{{interval .PrecisionAt10 .PrecisionAt10Low .PrecisionAt10High}}</td><td>{{f4 .NDCGAt10}}</td><td>{{versus .}}</td><td>{{pct .Sparsity}}</td><td>{{.IndexPostings}}</td><td>{{sec .TrainSeconds}}</td><td>{{sec .IndexSeconds}}</td><td>{{sec .QuerySeconds}}</td></tr>
 {{end}}</table>
-<h2>Configuration</h2>
+{{with .Training}}<h3>Training queries</h3>
+<p>The same metrics over a sample of images the learners trained on: a learner far above its held-out score has memorised its training images.</p>
+<table>
+<tr><th>Method</th><th>Input</th><th>Queries</th><th>mAP</th><th>P@10</th><th>Δ mAP vs baseline</th></tr>
+{{range .}}<tr><td>{{.Method}}</td><td>{{.Input}}</td><td>{{.Queries}}</td><td>{{interval .MAP .MAPLow .MAPHigh}}</td><td>{{interval .PrecisionAt10 .PrecisionAt10Low .PrecisionAt10High}}</td><td>{{versus .}}</td></tr>
+{{end}}</table>{{end}}
+{{if .Charts}}<h2>Figures</h2>
+{{range .Charts}}<figure>{{.SVG}}<figcaption>{{.Title}}</figcaption></figure>
+{{end}}{{end}}<h2>Configuration</h2>
 <table>{{range $k, $v := .Config}}<tr><td>{{$k}}</td><td><code>{{$v}}</code></td></tr>{{end}}</table>
 </body></html>
 `))
 
-// HTML returns the report as a self-contained HTML page.
+// HTML returns the report as a self-contained HTML page, its charts
+// inline.
 func (r Report) HTML() ([]byte, error) {
+	charts, err := r.Charts()
+	if err != nil {
+		return nil, err
+	}
 	var b bytes.Buffer
-	if err := page.Execute(&b, r); err != nil {
+	if err := page.Execute(&b, struct {
+		Report
+		Charts []Chart
+	}{r, charts}); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	return b.Bytes(), nil
@@ -208,14 +323,32 @@ func (r Report) WriteTable(w io.Writer) error {
 	if c.DuplicatePaths > 0 {
 		fmt.Fprintf(w, "warning: %d files are named by more than one image id and were described once per id (see the log)\n\n", c.DuplicatePaths)
 	}
+	if r.Split.HeldOut() {
+		fmt.Fprintf(w, "held-out queries: %d images (%.0f%% of each label) no learner trained on, searching all %d; [95%% bootstrap interval], * = significant against the baseline\n",
+			r.Split.QueryImages, 100*r.Split.QueryFraction, c.Described)
+	} else {
+		fmt.Fprintln(w, "no held-out queries: every query was trained on, so the learners' scores are optimistic")
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "method\tinput\tqueries\tmAP\tP@10\tNDCG@10\tsparsity\tpostings\ttrain s\t")
-	for _, m := range r.Methods {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.4f\t%.4f\t%.4f\t%.1f%%\t%d\t%.3f\t\n",
-			m.Method, m.Input, m.Queries, m.MAP, m.PrecisionAt10, m.NDCGAt10, 100*m.Sparsity, m.IndexPostings, m.TrainSeconds)
+	fmt.Fprintln(tw, "method\tinput\tqueries\tmAP [95% CI]\tP@10\tNDCG@10\tmAP vs baseline\tsparsity\tpostings\ttrain s\t")
+	for _, m := range r.Headline() {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.4f\t%.4f\t%s\t%.1f%%\t%d\t%.3f\t\n",
+			m.Method, m.Input, m.Queries, interval(m.MAP, m.MAPLow, m.MAPHigh), m.PrecisionAt10, m.NDCGAt10, versus(m), 100*m.Sparsity, m.IndexPostings, m.TrainSeconds)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if tr := r.Training(); len(tr) > 0 {
+		fmt.Fprintln(w, "\ntraining queries (images the learners trained on; gap = training mAP − held-out mAP):")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "method\tinput\tqueries\tmAP [95% CI]\tP@10\tgap\t")
+		for _, m := range tr {
+			gap, _ := r.gap(m.Method)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.4f\t%+.4f\t\n", m.Method, m.Input, m.Queries, interval(m.MAP, m.MAPLow, m.MAPHigh), m.PrecisionAt10, gap)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
 	if len(r.Stages) == 0 {
 		return nil

@@ -15,14 +15,20 @@ func TestReport(t *testing.T) {
 		Input: "in.csv", Output: "out",
 		Config: map[string]string{"vocab": "100"},
 		Counts: Counts{Images: 10, DeadLetters: 1},
+		Split:  Split{TrainImages: 8, QueryImages: 2, QueryFraction: 0.2},
 		Methods: []formats.ReportRow{
-			{Method: "solis-ada", MAP: 0.8, Sparsity: 0.5},
-			{Method: string(learners.BaselineTFIDF), MAP: 0.5},
+			{Method: "solis-ada", Split: "training", MAP: 0.95},
+			{Method: "solis-ada", Split: "held-out", MAP: 0.8, Sparsity: 0.5, Baseline: "tfidf", MAPDiff: 0.3, MAPDiffLow: 0.1, MAPDiffHigh: 0.5, Significant: true},
+			{Method: string(learners.BaselineTFIDF), Split: "training", MAP: 0.55},
+			{Method: string(learners.BaselineTFIDF), Split: "held-out", MAP: 0.5},
 		},
 	}
 	r.Sort()
-	if r.Methods[0].Method != string(learners.BaselineTFIDF) {
-		t.Fatalf("baseline not first: %+v", r.Methods)
+	if r.Methods[0].Method != string(learners.BaselineTFIDF) || r.Methods[0].Split != "held-out" || r.Methods[2].Split != "training" {
+		t.Fatalf("not held-out rows first, each with the baseline first: %+v", r.Methods)
+	}
+	if len(r.Headline()) != 2 || len(r.Training()) != 2 || r.Headline()[1].MAP != 0.8 {
+		t.Fatalf("headline %+v, training %+v", r.Headline(), r.Training())
 	}
 	js, err := r.JSON()
 	if err != nil {
@@ -39,10 +45,34 @@ func TestReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"<td>solis-ada</td>", "0.8000", "50.0%", "<code>in.csv</code>"} {
+	for _, want := range []string{"<td>solis-ada</td>", "0.8000", "50.0%", "<code>in.csv</code>", "0.5000] *", "Training queries"} {
 		if !strings.Contains(string(html), want) {
 			t.Errorf("HTML lacks %q", want)
 		}
+	}
+	var b strings.Builder
+	if err := r.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"held-out queries: 2 images (20% of each label)", "+0.3000 [+0.1000, +0.5000] *", "+0.1500"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+
+	// Nothing held out: the training rows are the headline, and both
+	// the page and the table say the scores are on training images.
+	r.Split, r.Methods = Split{TrainImages: 10}, r.Training()
+	if len(r.Headline()) != 2 || r.Training() != nil {
+		t.Fatalf("no held-out rows: headline %+v, training %+v", r.Headline(), r.Training())
+	}
+	b.Reset()
+	if err := r.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	html, _ = r.HTML()
+	if !strings.Contains(b.String(), "no held-out queries") || !strings.Contains(string(html), "No held-out queries") {
+		t.Errorf("a run without held-out queries does not say so:\n%s", b.String())
 	}
 }
 
@@ -68,5 +98,46 @@ func TestMergeStages(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "describe") || !strings.Contains(b.String(), "3.5") {
 		t.Errorf("table lacks the stages:\n%s", b.String())
+	}
+}
+
+// The page draws a precision–recall chart, the headline learner's mAP per
+// label against TF-IDF, and the stage times, inline.
+func TestCharts(t *testing.T) {
+	pr := func(top float64) []float64 {
+		out := make([]float64, 11)
+		for i := range out {
+			out[i] = top * (1 - float64(i)/20)
+		}
+		return out
+	}
+	r := Report{
+		Stages: []Stage{{Name: "describe", WallSeconds: 2, WorkerSeconds: 3}, {Name: "train", WallSeconds: 1, WorkerSeconds: 1}},
+		Methods: []formats.ReportRow{
+			{Method: "tfidf", Input: "bow", Split: "held-out", PR: pr(0.6), Labels: []string{"cat", "dog"}, LabelMAP: []float64{0.4, 0.5}},
+			{Method: "oasis-diag", Input: "bow", Split: "held-out", PR: pr(0.7), Labels: []string{"cat", "dog"}, LabelMAP: []float64{0.6, 0.5}},
+			{Method: "solis-ada", Input: "bow", Split: "held-out", PR: pr(0.8), Labels: []string{"dog", "cat"}, LabelMAP: []float64{0.7, 0.9}},
+			{Method: "solis-ada", Input: "bow", Split: "training", PR: pr(0.9)},
+		},
+	}
+	r.Sort()
+	charts, err := r.Charts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var titles []string
+	for _, c := range charts {
+		titles = append(titles, c.Title)
+	}
+	want := []string{"Precision–recall, bags of words", "mAP per label: solis-ada against tfidf", "Time per stage"}
+	if !reflect.DeepEqual(titles, want) {
+		t.Fatalf("charts %q, want %q", titles, want)
+	}
+	html, err := r.HTML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(html), "<svg"); n != 3 {
+		t.Errorf("report.html has %d inline SVGs, want 3", n)
 	}
 }

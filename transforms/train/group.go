@@ -6,6 +6,7 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/learners/sparse"
+	"github.com/bowline/bowline/transforms/split"
 	"github.com/bowline/bowline/transforms/triplets"
 )
 
@@ -29,11 +30,16 @@ type Group struct {
 func (g *Group) Images() int { return len(g.vecs) }
 
 // NewGroup draws the triplets of the group of bags bows: every labelled
-// bag with at least one word is a query, as in triplets.Sample.
-func NewGroup(bows []formats.BoW, opt triplets.Options) (*Group, error) {
+// bag with at least one word is a query, as in triplets.Sample. The images
+// the split cut holds out for evaluation are left out of the group, so
+// that none of them is ever a triplet's query, positive or negative.
+func NewGroup(bows []formats.BoW, cut split.Cut, opt triplets.Options) (*Group, error) {
 	g := &Group{pos: make(map[string]int, len(bows)), vecs: make([]sparse.Vector, 0, len(bows))}
 	var items []triplets.Item
 	for _, b := range bows {
+		if cut.IsQuery(b.ImageID, b.Label) {
+			continue
+		}
 		if _, dup := g.pos[b.ImageID]; dup {
 			return nil, fmt.Errorf("train: image %s twice in one group", b.ImageID)
 		}

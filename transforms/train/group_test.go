@@ -9,6 +9,7 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/learners/sparse"
+	"github.com/bowline/bowline/transforms/split"
 	"github.com/bowline/bowline/transforms/train"
 	"github.com/bowline/bowline/transforms/triplets"
 )
@@ -60,7 +61,7 @@ func TestOneGroupIsSequential(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	g, err := train.NewGroup(bows, opt)
+	g, err := train.NewGroup(bows, split.Cut{}, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,6 +101,57 @@ func TestGroups(t *testing.T) {
 	} {
 		if g := train.Groups(c.n, c.parts, c.per, c.shards); g != c.g {
 			t.Errorf("Groups(%d, %d, %d, %d) = %d, want %d", c.n, c.parts, c.per, c.shards, g, c.g)
+		}
+	}
+}
+
+// No held-out image is in any triplet, as query, positive or negative,
+// whatever the seed and fraction; and every other labelled image can be.
+func TestGroupLeavesOutQueries(t *testing.T) {
+	bows := groupBoWs(200, 20)
+	ids, labels := make([]string, len(bows)), make([]string, len(bows))
+	counts := map[string]int{}
+	for i, b := range bows {
+		ids[i], labels[i] = b.ImageID, b.Label
+		counts[b.Label]++
+	}
+	for seed := range uint64(20) {
+		fraction := []float64{0.1, 0.2, 0.5}[seed%3]
+		held, err := split.Queries(ids, labels, seed, fraction)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sel, err := split.NewSelector(seed, fraction, counts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range ids {
+			if err := sel.Offer(ids[i], labels[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cut, err := sel.Cut()
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := train.NewGroup(bows, cut, triplets.Options{PerQuery: 5, Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := len(bows) - len(held); g.Images() != want {
+			t.Errorf("seed %d: the group holds %d images, want the %d training ones", seed, g.Images(), want)
+		}
+		used := map[string]bool{}
+		for _, tr := range g.Triplets {
+			for _, id := range []string{tr.Query, tr.Positive, tr.Negative} {
+				if held[id] {
+					t.Fatalf("seed %d fraction %v: held-out image %s in triplet %+v", seed, fraction, id, tr)
+				}
+				used[id] = true
+			}
+		}
+		if len(used) < len(bows)-len(held)-5 {
+			t.Errorf("seed %d: triplets use %d of the %d training images", seed, len(used), len(bows)-len(held))
 		}
 	}
 }

@@ -16,11 +16,13 @@ import (
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/evaluate"
 	"github.com/bowline/bowline/transforms/report"
+	"github.com/bowline/bowline/transforms/split"
 )
 
 func init() {
 	for _, t := range []any{(*Labels)(nil), (*Queries)(nil), (*shardResult)(nil), (*labelsFn)(nil), (*labelsMergeFn)(nil),
-		(*candidatesFn)(nil), (*queriesMergeFn)(nil), (*shardsFn)(nil), (*shardFn)(nil), (*summaryFn)(nil), (*formats.Part)(nil), (*report.Stage)(nil)} {
+		(*candidatesFn)(nil), (*queriesMergeFn)(nil), (*shardsFn)(nil), (*shardFn)(nil), (*summaryFn)(nil), (*formats.Part)(nil), (*report.Stage)(nil),
+		(*selectorFn)(nil), (*cutFn)(nil), (*split.Cut)(nil), (*evaluate.Scores)(nil), (*compareFn)(nil)} {
 		beam.RegisterType(reflect.TypeOf(t).Elem())
 	}
 	beam.RegisterFunction(shardStageFn)
@@ -47,17 +49,81 @@ type Queries struct {
 	Queries []evaluate.Query
 }
 
-// QuerySet selects the queries of an evaluation over bags of words written
-// part by part (PCollection<formats.Part>): the labelled images whose label
-// has another image, at most opt.MaxQueries of them, those of smallest
-// evaluate.QueryKey — the queries evaluate.BoW selects. It returns the
-// single-element PCollection<Queries> and the label counts,
-// PCollection<Labels>. No worker holds more than opt.MaxQueries bags.
-func QuerySet(s beam.Scope, bowParts beam.PCollection, opt evaluate.Options) (queries, labels beam.PCollection) {
+// QuerySet splits the images of bags of words written part by part
+// (PCollection<formats.Part>) into training and held-out images (Split)
+// and selects the queries of the evaluation — the labelled images whose
+// label has another image, at most opt.Cap of the held-out and of the
+// training ones, those of smallest evaluate.QueryKey: the queries
+// evaluate.BoW selects. It returns the single-element PCollection<Queries>,
+// the label counts, PCollection<Labels>, and the split,
+// PCollection<split.Cut>. No worker holds more bags than the two caps.
+func QuerySet(s beam.Scope, bowParts beam.PCollection, opt evaluate.Options) (queries, labels, cut beam.PCollection) {
 	s = s.Scope("evaluate.Queries")
 	labels = beam.Combine(s, &labelsMergeFn{}, beam.ParDo(s, &labelsFn{}, bowParts))
-	cands := beam.ParDo(s, &candidatesFn{Opt: opt}, bowParts, beam.SideInput{Input: labels})
-	return beam.Combine(s, &queriesMergeFn{Max: opt.MaxQueries}, cands), labels
+	cut = Split(s, bowParts, labels, opt)
+	cands := beam.ParDo(s, &candidatesFn{Opt: opt}, bowParts, beam.SideInput{Input: labels}, beam.SideInput{Input: cut})
+	return beam.Combine(s, &queriesMergeFn{Opt: opt}, cands), labels, cut
+}
+
+// Split holds out opt.QueryFraction of each label's images of the bags of
+// words written part by part (package split, seeded by opt.Seed), given
+// their label counts (PCollection<Labels>), and returns the split as the
+// single-element PCollection<split.Cut>. Each part is selected from on its
+// own and the selections merged in one step, which holds each label's
+// quota of candidates: a fifth of the labelled images' ids at the default
+// fraction.
+func Split(s beam.Scope, bowParts, labels beam.PCollection, opt evaluate.Options) beam.PCollection {
+	s = s.Scope("split")
+	sels := beam.ParDo(s, &selectorFn{Seed: opt.Seed, Fraction: opt.QueryFraction}, bowParts, beam.SideInput{Input: labels})
+	return beam.ParDo(s, &cutFn{}, beam.Impulse(s), beam.SideInput{Input: sels})
+}
+
+// selectorFn selects the queries of one part, as an encoded split.Selector:
+// the selector's state is unexported, and a part's is small.
+type selectorFn struct {
+	Seed     uint64
+	Fraction float64
+}
+
+func (f *selectorFn) ProcessElement(ctx context.Context, p formats.Part, labels Labels) ([]byte, error) {
+	sel, err := split.NewSelector(f.Seed, f.Fraction, labels.relevant())
+	if err != nil {
+		return nil, err
+	}
+	err = fileio.ReadEach(ctx, p.Path, func(b *formats.BoW) error {
+		return sel.Offer(b.ImageID, b.Label)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("split: %w", err)
+	}
+	return sel.MarshalBinary()
+}
+
+type cutFn struct{}
+
+func (cutFn) ProcessElement(ctx context.Context, _ []byte, sels func(*[]byte) bool) (split.Cut, error) {
+	var all *split.Selector
+	var b []byte
+	for sels(&b) {
+		var s split.Selector
+		if err := s.UnmarshalBinary(b); err != nil {
+			return split.Cut{}, err
+		}
+		if all == nil {
+			all = &s
+		} else if err := all.Merge(&s); err != nil {
+			return split.Cut{}, err
+		}
+	}
+	if all == nil {
+		return split.Cut{}, nil
+	}
+	c, err := all.Cut()
+	if err != nil {
+		return split.Cut{}, err
+	}
+	log.Infof(ctx, "split: %d of %d labelled images held out as queries", c.Queries, c.Images)
+	return c, nil
 }
 
 type labelsFn struct{}
@@ -103,35 +169,42 @@ func (labelsMergeFn) ExtractOutput(a Labels) Labels { return a }
 
 type candidatesFn struct{ Opt evaluate.Options }
 
-func (f *candidatesFn) ProcessElement(ctx context.Context, p formats.Part, labels Labels) (Queries, error) {
+func (f *candidatesFn) ProcessElement(ctx context.Context, p formats.Part, labels Labels, cut split.Cut) (Queries, error) {
 	rel := labels.relevant()
 	var q Queries
 	err := fileio.ReadEach(ctx, p.Path, func(b *formats.BoW) error {
-		if evaluate.IsQuery(b.Label, rel) {
+		if ok, held := evaluate.Classify(b.ImageID, b.Label, rel, cut); ok {
 			q.Keys = append(q.Keys, evaluate.QueryKey(f.Opt.Seed, b.ImageID))
-			q.Queries = append(q.Queries, evaluate.Query{ID: b.ImageID, Label: b.Label, Vec: sparse.Vector{Idx: b.WordIDs, Val: b.Weights}})
+			q.Queries = append(q.Queries, evaluate.Query{ID: b.ImageID, Label: b.Label, Held: held, Vec: sparse.Vector{Idx: b.WordIDs, Val: b.Weights}})
 		}
 		return nil
 	})
-	return q.trim(f.Opt.MaxQueries), err
+	return q.trim(f.Opt), err
 }
 
-// trim keeps the max queries of smallest key (every query if max ≤ 0),
-// sorted by image id.
-func (q Queries) trim(max int) Queries {
-	idx := make([]int, len(q.Keys))
-	for i := range idx {
-		idx[i] = i
-	}
-	if max > 0 && len(idx) > max {
-		sort.Slice(idx, func(a, b int) bool {
-			i, j := idx[a], idx[b]
-			if q.Keys[i] != q.Keys[j] {
-				return q.Keys[i] < q.Keys[j]
+// trim keeps, of the held-out and of the training queries, the
+// opt.Cap(held) of smallest key (every query if the cap is 0), sorted by
+// image id.
+func (q Queries) trim(opt evaluate.Options) Queries {
+	var idx []int
+	for _, held := range []bool{true, false} {
+		var set []int
+		for i, x := range q.Queries {
+			if x.Held == held {
+				set = append(set, i)
 			}
-			return q.Queries[i].ID < q.Queries[j].ID
-		})
-		idx = idx[:max]
+		}
+		if max := opt.Cap(held); max > 0 && len(set) > max {
+			sort.Slice(set, func(a, b int) bool {
+				i, j := set[a], set[b]
+				if q.Keys[i] != q.Keys[j] {
+					return q.Keys[i] < q.Keys[j]
+				}
+				return q.Queries[i].ID < q.Queries[j].ID
+			})
+			set = set[:max]
+		}
+		idx = append(idx, set...)
 	}
 	sort.Slice(idx, func(a, b int) bool { return q.Queries[idx[a]].ID < q.Queries[idx[b]].ID })
 	out := Queries{Keys: make([]uint64, len(idx)), Queries: make([]evaluate.Query, len(idx))}
@@ -141,36 +214,38 @@ func (q Queries) trim(max int) Queries {
 	return out
 }
 
-type queriesMergeFn struct{ Max int }
+type queriesMergeFn struct{ Opt evaluate.Options }
 
 func (f *queriesMergeFn) CreateAccumulator() Queries { return Queries{} }
 func (f *queriesMergeFn) AddInput(a, b Queries) Queries {
 	return f.MergeAccumulators(a, b)
 }
 func (f *queriesMergeFn) MergeAccumulators(a, b Queries) Queries {
-	return Queries{Keys: append(a.Keys, b.Keys...), Queries: append(a.Queries, b.Queries...)}.trim(f.Max)
+	return Queries{Keys: append(a.Keys, b.Keys...), Queries: append(a.Queries, b.Queries...)}.trim(f.Opt)
 }
-func (f *queriesMergeFn) ExtractOutput(a Queries) Queries { return a.trim(f.Max) }
+func (f *queriesMergeFn) ExtractOutput(a Queries) Queries { return a.trim(f.Opt) }
 
 // EvaluateParts evaluates the bag-of-words model (single-element
 // PCollection<learners.Model>) by retrieval over the bags of words written
 // part by part, with the queries and label counts of QuerySet, and returns
-// its report row (PCollection<formats.ReportRow>) and the time of each
-// query shard (PCollection<report.Stage>, stage "evaluate"). The queries are split
+// its report rows (PCollection<formats.ReportRow>, evaluate.Rows), its
+// per-query scores (single-element PCollection<evaluate.Scores>, for
+// Compare) and the time of each query shard (PCollection<report.Stage>,
+// stage "evaluate"). The queries are split
 // into ⌈queries/opt.ShardQueries⌉ shards; each shard's DoFn reads the
 // parts in turn, indexes opt.ChunkImages images at a time under the
 // model's weights and merges each query's ranking chunk by chunk
 // (evaluate.Ranking), so it holds one chunk and its queries' best hits,
 // never the collection. The metrics equal evaluate.BoW's whatever the
 // number of shards and chunks, up to the rank depth (opt.DepthFor).
-func EvaluateParts(s beam.Scope, bowParts, queries, labels, model beam.PCollection, vocab int, opt evaluate.Options) (row, stages beam.PCollection) {
+func EvaluateParts(s beam.Scope, bowParts, queries, labels, model beam.PCollection, vocab int, opt evaluate.Options) (rows, scores, stages beam.PCollection) {
 	s = s.Scope("evaluate.EvaluateParts")
 	shards := beam.ParDo(s, &shardsFn{Opt: opt}, beam.Impulse(s), beam.SideInput{Input: queries})
 	results := beam.ParDo(s, &shardFn{Opt: opt, Vocab: vocab}, beam.Reshuffle(s, shards),
 		beam.SideInput{Input: queries}, beam.SideInput{Input: labels}, beam.SideInput{Input: model}, beam.SideInput{Input: bowParts})
-	row = beam.ParDo(s, &summaryFn{Opt: opt, Vocab: vocab}, beam.Impulse(s),
+	rows, scores = beam.ParDo2(s, &summaryFn{Opt: opt, Vocab: vocab}, beam.Impulse(s),
 		beam.SideInput{Input: model}, beam.SideInput{Input: labels}, beam.SideInput{Input: results})
-	return row, beam.ParDo(s, shardStageFn, results)
+	return rows, scores, beam.ParDo(s, shardStageFn, results)
 }
 
 func shardStageFn(r shardResult) report.Stage {
@@ -256,14 +331,15 @@ type summaryFn struct {
 	Vocab int
 }
 
-func (f *summaryFn) ProcessElement(ctx context.Context, _ []byte, model func(*learners.Model) bool, labels Labels, results func(*shardResult) bool) (formats.ReportRow, error) {
+func (f *summaryFn) ProcessElement(ctx context.Context, _ []byte, model func(*learners.Model) bool, labels Labels, results func(*shardResult) bool,
+	emitRow func(formats.ReportRow), emitScores func(evaluate.Scores)) error {
 	var m learners.Model
 	if !model(&m) {
-		return formats.ReportRow{}, fmt.Errorf("evaluate: no model")
+		return fmt.Errorf("evaluate: no model")
 	}
 	w, err := m.Diagonal()
 	if err != nil {
-		return formats.ReportRow{}, fmt.Errorf("evaluate: %w", err)
+		return fmt.Errorf("evaluate: %w", err)
 	}
 	row := formats.ReportRow{Method: m.Learner, Input: "bow", Relevance: "label", Vocabulary: int64(f.Vocab), TrainSeconds: m.Seconds}
 	if w != nil {
@@ -280,8 +356,52 @@ func (f *summaryFn) ProcessElement(ctx context.Context, _ []byte, model func(*le
 		}
 		res = shardResult{}
 	}
-	evaluate.Summarise(&row, scores)
-	log.Infof(ctx, "evaluate: %s: mAP %.4f, P@10 %.4f, NDCG@10 %.4f over %d queries (depth %d); sparsity %.3f; %d postings",
-		row.Method, row.MAP, row.PrecisionAt10, row.NDCGAt10, row.Queries, f.Opt.DepthFor(labels.Images), row.Sparsity, row.IndexPostings)
-	return row, nil
+	for _, r := range evaluate.Rows(row, scores, f.Opt) {
+		log.Infof(ctx, "evaluate: %s: %s queries: mAP %.4f [%.4f, %.4f], P@10 %.4f, NDCG@10 %.4f over %d queries (depth %d); sparsity %.3f; %d postings",
+			r.Method, r.Split, r.MAP, r.MAPLow, r.MAPHigh, r.PrecisionAt10, r.NDCGAt10, r.Queries, f.Opt.DepthFor(labels.Images), r.Sparsity, r.IndexPostings)
+		emitRow(r)
+	}
+	emitScores(lightScores(row.Method, row.Input, scores))
+	return nil
+}
+
+// lightScores keeps of each query's scores what Compare needs.
+func lightScores(method, input string, scores []evaluate.QueryScore) evaluate.Scores {
+	out := evaluate.Scores{Method: method, Input: input, Queries: make([]evaluate.QueryScore, len(scores))}
+	for i, q := range scores {
+		out.Queries[i] = evaluate.QueryScore{ID: q.ID, Held: q.Held, AP: q.AP}
+	}
+	return out
+}
+
+// Compare fills each learner's rows (PCollection<formats.ReportRow>) with
+// its paired comparison with its baseline (evaluate.Compare) from every
+// method's scores (PCollection<evaluate.Scores>), and returns the rows.
+func Compare(s beam.Scope, rows, scores beam.PCollection, seed uint64) beam.PCollection {
+	s = s.Scope("evaluate.Compare")
+	return beam.ParDo(s, &compareFn{Seed: seed}, beam.Impulse(s), beam.SideInput{Input: rows}, beam.SideInput{Input: scores})
+}
+
+type compareFn struct{ Seed uint64 }
+
+func (f *compareFn) ProcessElement(_ []byte, rows func(*formats.ReportRow) bool, scores func(*evaluate.Scores) bool, emit func(formats.ReportRow)) error {
+	var all []formats.ReportRow
+	var r formats.ReportRow
+	for rows(&r) {
+		all = append(all, r)
+		r = formats.ReportRow{}
+	}
+	var ss []evaluate.Scores
+	var sc evaluate.Scores
+	for scores(&sc) {
+		ss = append(ss, sc)
+		sc = evaluate.Scores{}
+	}
+	if err := evaluate.Compare(all, ss, f.Seed); err != nil {
+		return err
+	}
+	for _, r := range all {
+		emit(r)
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/transforms/global"
+	"github.com/bowline/bowline/transforms/split"
 	"github.com/bowline/bowline/transforms/train"
 )
 
@@ -22,6 +23,7 @@ func init() {
 		beam.RegisterType(reflect.TypeOf(t).Elem())
 	}
 	beam.RegisterFunction(tensorRowsFn)
+	beam.RegisterFunction(trainingFn)
 }
 
 // DenseRows turns described images (PCollection<formats.Features>) into
@@ -106,13 +108,22 @@ func (f *sampleFn) MergeAccumulators(a, b train.Sample) train.Sample { return a.
 func (f *sampleFn) ExtractOutput(a train.Sample) train.Sample { return a.Trim(f.Max) }
 
 // Batch trains a batch learner of dense features on a bounded sample of
-// rows (PCollection<train.DenseRow>) and returns a single-element
-// PCollection<learners.Model>. The text view Y of an image is its tags, or its label
-// as its one tag when it has none, one-hot over the tags of the sample.
-func Batch(s beam.Scope, rows beam.PCollection, opt train.BatchOptions) beam.PCollection {
+// rows (PCollection<train.DenseRow>), the images held out by the split
+// (single-element PCollection<split.Cut>) left out, and returns a
+// single-element PCollection<learners.Model>. The text view Y of an image
+// is its tags, or its label as its one tag when it has none, one-hot over
+// the tags of the sample.
+func Batch(s beam.Scope, rows, cut beam.PCollection, opt train.BatchOptions) beam.PCollection {
 	s = s.Scope("train.Batch." + opt.Learner)
-	smp := beam.Combine(s, &sampleFn{Max: opt.MaxImages, Seed: opt.Seed}, rows)
+	training := beam.ParDo(s, trainingFn, rows, beam.SideInput{Input: cut})
+	smp := beam.Combine(s, &sampleFn{Max: opt.MaxImages, Seed: opt.Seed}, training)
 	return beam.ParDo(s, &batchFn{Opt: opt}, smp)
+}
+
+func trainingFn(r train.DenseRow, cut split.Cut, emit func(train.DenseRow)) {
+	if !cut.IsQuery(r.ImageID, r.Label) {
+		emit(r)
+	}
 }
 
 type batchFn struct{ Opt train.BatchOptions }

@@ -11,40 +11,45 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
+	"github.com/bowline/bowline/transforms/split"
 	"github.com/bowline/bowline/transforms/train"
 	"github.com/bowline/bowline/transforms/triplets"
 )
 
 func init() {
-	for _, t := range []any{(*Group)(nil), (*groupsFn)(nil), (*groupShardFn)(nil), (*writeTripletsFn)(nil), (*formats.Part)(nil)} {
+	for _, t := range []any{(*Group)(nil), (*groupsFn)(nil), (*groupShardFn)(nil), (*writeTripletsFn)(nil), (*formats.Part)(nil), (*split.Cut)(nil)} {
 		beam.RegisterType(reflect.TypeOf(t).Elem())
 	}
 }
 
 // Group names the bag-of-words files of one training group
-// (train.Group): the parts p with p mod Groups = Index.
+// (train.Group): the parts p with p mod Groups = Index, and the split
+// whose held-out images it leaves out.
 type Group struct {
 	Index, Groups int
 	Paths         []string
+	Cut           split.Cut
 }
 
 // Groups splits bag-of-words parts (PCollection<formats.Part>) into
 // train.Groups(images, parts, groupImages, shards) training groups and
-// returns PCollection<Group>.
+// returns PCollection<Group>. The groups leave out the images held out by
+// the split (single-element PCollection<split.Cut>).
 //
 // gate is any PCollection the groups wait for (a check that must pass
 // before training starts), or an invalid one.
-func Groups(s beam.Scope, bowParts, gate beam.PCollection, groupImages, shards int) beam.PCollection {
+func Groups(s beam.Scope, bowParts, cut, gate beam.PCollection, groupImages, shards int) beam.PCollection {
 	s = s.Scope("train.Groups")
 	if !gate.IsValid() {
 		gate = beam.Impulse(s)
 	}
-	return beam.ParDo(s, &groupsFn{GroupImages: groupImages, Shards: shards}, beam.Impulse(s), beam.SideInput{Input: bowParts}, beam.SideInput{Input: gate})
+	return beam.ParDo(s, &groupsFn{GroupImages: groupImages, Shards: shards}, beam.Impulse(s),
+		beam.SideInput{Input: bowParts}, beam.SideInput{Input: cut}, beam.SideInput{Input: gate})
 }
 
 type groupsFn struct{ GroupImages, Shards int }
 
-func (f *groupsFn) ProcessElement(_ []byte, parts func(*formats.Part) bool, _ func(*beam.T) bool, emit func(Group)) {
+func (f *groupsFn) ProcessElement(_ []byte, parts func(*formats.Part) bool, cut split.Cut, _ func(*beam.T) bool, emit func(Group)) {
 	var all []formats.Part
 	var p formats.Part
 	var n int64
@@ -59,7 +64,7 @@ func (f *groupsFn) ProcessElement(_ []byte, parts func(*formats.Part) bool, _ fu
 	g := train.Groups(n, len(all), f.GroupImages, f.Shards)
 	groups := make([]Group, g)
 	for i := range groups {
-		groups[i] = Group{Index: i, Groups: g}
+		groups[i] = Group{Index: i, Groups: g, Cut: cut}
 	}
 	for i, p := range all {
 		groups[i%g].Paths = append(groups[i%g].Paths, p.Path)
@@ -81,7 +86,7 @@ func (g Group) load(ctx context.Context, opt triplets.Options) (*train.Group, er
 			return nil, fmt.Errorf("train: group %d: %w", g.Index, err)
 		}
 	}
-	return train.NewGroup(bows, opt)
+	return train.NewGroup(bows, g.Cut, opt)
 }
 
 // TripletsName is the name of the triplets output.

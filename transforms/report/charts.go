@@ -1,0 +1,101 @@
+package report
+
+import (
+	"html/template"
+
+	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/learners"
+)
+
+// Chart is one figure of report.html: a title and its inline SVG.
+type Chart struct {
+	Title string
+	SVG   template.HTML
+}
+
+// headlineLearner is the learner whose per-label scores the report sets
+// against its baseline's: the pipeline's default.
+const headlineLearner = "solis-ada"
+
+// Charts draws the report's figures from its headline rows: the
+// precision–recall curve of every method, per input; the per-label mAP of
+// the headline learner (SOLIS-ADA, else the first learner of bags of
+// words) against TF-IDF; and the time of each stage.
+func (r Report) Charts() ([]Chart, error) {
+	var charts []Chart
+	rows := r.Headline()
+	recall := make([]float64, 0, 11)
+	for i := range 11 {
+		recall = append(recall, float64(i)/10)
+	}
+	unit := &[2]float64{0, 1}
+	for _, input := range []string{"bow", "global"} {
+		var series []Series
+		for _, m := range rows {
+			if m.Input == input && len(m.PR) == len(recall) {
+				series = append(series, Series{Name: m.Method, X: recall, Y: m.PR})
+			}
+		}
+		if len(series) == 0 {
+			continue
+		}
+		title := "Precision–recall, " + map[string]string{"bow": "bags of words", "global": "global features"}[input]
+		svg, err := LineChart(title, "recall", "interpolated precision", series, unit, unit)
+		if err != nil {
+			return nil, err
+		}
+		charts = append(charts, Chart{title, svg})
+	}
+
+	if base, learner, ok := r.perLabelPair(rows); ok {
+		title := "mAP per label: " + learner.Method + " against " + base.Method
+		apOf := func(m formats.ReportRow) []float64 {
+			by := map[string]float64{}
+			for i, l := range m.Labels {
+				by[l] = m.LabelMAP[i]
+			}
+			out := make([]float64, len(base.Labels))
+			for i, l := range base.Labels {
+				out[i] = by[l]
+			}
+			return out
+		}
+		svg, err := BarChart(title, "mAP", base.Labels, []Series{{Name: base.Method, Y: apOf(base)}, {Name: learner.Method, Y: apOf(learner)}})
+		if err != nil {
+			return nil, err
+		}
+		charts = append(charts, Chart{title, svg})
+	}
+
+	if len(r.Stages) > 0 {
+		var names []string
+		var wall, worker []float64
+		for _, s := range r.Stages {
+			names = append(names, s.Name)
+			wall, worker = append(wall, s.WallSeconds), append(worker, s.WorkerSeconds)
+		}
+		const title = "Time per stage"
+		svg, err := BarChart(title, "seconds", names, []Series{{Name: "wall", Y: wall}, {Name: "worker (sum of units)", Y: worker}})
+		if err != nil {
+			return nil, err
+		}
+		charts = append(charts, Chart{title, svg})
+	}
+	return charts, nil
+}
+
+// perLabelPair returns the TF-IDF row and the headline learner's among
+// rows, if both have per-label scores.
+func (r Report) perLabelPair(rows []formats.ReportRow) (base, learner formats.ReportRow, ok bool) {
+	var haveBase, haveLearner bool
+	for _, m := range rows {
+		switch {
+		case m.Input != "bow" || len(m.Labels) == 0:
+		case m.Method == string(learners.BaselineTFIDF):
+			base, haveBase = m, true
+		case !haveLearner || m.Method == headlineLearner:
+			learner, haveLearner = m, true
+		}
+	}
+	return base, learner, haveBase && haveLearner
+}
