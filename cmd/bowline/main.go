@@ -38,8 +38,8 @@ var groups = []cli.Group{
 	{Title: "Vocabulary", Flags: []string{"vocab", "vocab_sample", "vocab_iter", "akm", "akm_checks", "vocab_chunks"}},
 	{Title: "Bags of words", Flags: []string{"soft_words", "soft_sigma"}},
 	{Title: "Triplets", Flags: []string{"triplets_per_query"}},
-	{Title: "Learners", Flags: []string{"learners", "learner_params", "train_shards", "train_rounds", "group_images", "batch_images"}},
-	{Title: "Evaluation", Flags: []string{"query_fraction", "eval_queries", "train_queries", "eval_depth", "eval_shard_queries"}},
+	{Title: "Learners", Flags: []string{"learners", "learner_params", "sweep", "train_shards", "train_rounds", "group_images", "batch_images"}},
+	{Title: "Evaluation", Flags: []string{"query_fraction", "eval_queries", "train_queries", "compare_to", "eval_depth", "eval_shard_queries"}},
 	{Title: "Errors", Flags: []string{"verbose_errors"}},
 }
 
@@ -70,9 +70,11 @@ func main() {
 		strings.Join(learners.Names(), ", ")+"; of global features (need --global), compared with Euclidean distance: "+strings.Join(learners.DenseNames(), ", "))
 	flag.IntVar(&c.Learning.BatchImages, "batch_images", c.Learning.BatchImages, "train the batch learners of global features (ssml, itq, cca-itq, lsh, mglp) on at most this many images, a fixed hash-chosen sample")
 	params := flag.String("learner_params", "", "hyper-parameters as learner.name=value,… (e.g. solis-ada.lambda=1e-5,solis-ada.eta=10); the rest keep the defaults")
+	sweep := flag.String("sweep", "", "train a learner of bags of words once more for each value of one hyper-parameter, each indexed and evaluated as a learner of its own (e.g. solis-ada.lambda=1e-7,1e-6,1e-5,1e-4: the report plots mAP against sparsity)")
 	flag.IntVar(&c.Learning.Shards, "train_shards", c.Learning.Shards, "shards each training round is split over")
 	flag.IntVar(&c.Learning.GroupImages, "group_images", c.Learning.GroupImages, "images per training group: triplets are drawn within groups, each group a shard of sharded training, and a worker holds one group's bags of words")
 	flag.IntVar(&c.Learning.Rounds, "train_rounds", c.Learning.Rounds, "rounds of parameter averaging over one pass of the triplets")
+	compareTo := flag.String("compare_to", "", "an earlier run's output directory (local or gs://): the report shows how each score changed since")
 	flag.Float64Var(&c.Learning.Eval.QueryFraction, "query_fraction", c.Learning.Eval.QueryFraction, "share of each label's images held out as queries: no learner trains on them, and the report's headline is measured on them (0: none held out, every query trained on)")
 	flag.IntVar(&c.Learning.Eval.TrainQueries, "train_queries", c.Learning.Eval.TrainQueries, "also query with at most this many training images, to show over-fitting (0: every one)")
 	flag.IntVar(&c.Learning.Eval.MaxQueries, "eval_queries", c.Learning.Eval.MaxQueries, "evaluate with at most this many held-out queries, a fixed hash-chosen subset (0: all)")
@@ -100,6 +102,9 @@ func main() {
 		fail(cli.UsageError{Err: err})
 	}
 	c.Learning.Params = p
+	if c.Learning.Sweep, err = cli.ParseSweep(*sweep); err != nil {
+		fail(cli.UsageError{Err: err})
+	}
 	if c.Output == "" {
 		dir, err := os.MkdirTemp("", "bowline-")
 		if err != nil {
@@ -107,8 +112,10 @@ func main() {
 		}
 		c.Output = dir
 	}
-	c.Flags = map[string]string{}
-	flag.VisitAll(func(f *flag.Flag) { c.Flags[f.Name] = f.Value.String() })
+	c.Flags = cli.Settings(flag.CommandLine, groups)
+	if c.Earlier, err = bowline.LoadEarlier(ctx, *compareTo); err != nil {
+		fail(cli.UsageError{Err: err})
+	}
 	if err := c.Validate(); err != nil {
 		fail(cli.UsageError{Err: err})
 	}

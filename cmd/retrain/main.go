@@ -32,8 +32,8 @@ the images again.`
 
 var groups = []cli.Group{
 	{Title: "Input and output", Flags: []string{"run", "output", "overwrite", "shards"}},
-	{Title: "Learners", Flags: []string{"learners", "learner_params", "train_shards", "train_rounds"}},
-	{Title: "Evaluation", Flags: []string{"query_fraction", "eval_queries", "train_queries"}},
+	{Title: "Learners", Flags: []string{"learners", "learner_params", "sweep", "train_shards", "train_rounds"}},
+	{Title: "Evaluation", Flags: []string{"query_fraction", "eval_queries", "train_queries", "compare_to"}},
 	{Title: "Errors", Flags: []string{"verbose_errors"}},
 }
 
@@ -45,8 +45,10 @@ func main() {
 	flag.BoolVar(&c.Overwrite, "overwrite", false, "replace an output directory that holds files other than a bowline run's")
 	learnerList := flag.String("learners", strings.Join(c.Learning.Learners, ","), "learners to train, comma-separated, or \"all\" (of bags of words; learners of global features, named, need a run made with --global)")
 	params := flag.String("learner_params", "", "hyper-parameters as learner.name=value,…")
+	sweep := flag.String("sweep", "", "train a learner of bags of words once more for each value of one hyper-parameter, each indexed and evaluated as a learner of its own (e.g. solis-ada.lambda=1e-7,1e-6,1e-5,1e-4: the report plots mAP against sparsity)")
 	flag.IntVar(&c.Learning.Shards, "train_shards", c.Learning.Shards, "shards each training round is split over")
 	flag.IntVar(&c.Learning.Rounds, "train_rounds", c.Learning.Rounds, "rounds of parameter averaging over one pass of the triplets")
+	compareTo := flag.String("compare_to", "", "an earlier run's output directory (local or gs://): the report shows how each score changed since")
 	flag.Float64Var(&c.Learning.Eval.QueryFraction, "query_fraction", c.Learning.Eval.QueryFraction, "share of each label's images held out as queries: no learner trains on them, and the report's headline is measured on them (0: none held out, every query trained on)")
 	flag.IntVar(&c.Learning.Eval.TrainQueries, "train_queries", c.Learning.Eval.TrainQueries, "also query with at most this many training images, to show over-fitting (0: every one)")
 	flag.IntVar(&c.Learning.Eval.MaxQueries, "eval_queries", c.Learning.Eval.MaxQueries, "evaluate with at most this many held-out queries (0: all)")
@@ -67,6 +69,9 @@ func main() {
 		fail(cli.UsageError{Err: err})
 	}
 	c.Learning.Params = p
+	if c.Learning.Sweep, err = cli.ParseSweep(*sweep); err != nil {
+		fail(cli.UsageError{Err: err})
+	}
 	n, err := fileio.CountRows(ctx, fileio.Join(c.Run, "codebook-*.parquet"))
 	if err != nil {
 		fail(fmt.Errorf("reading the run's codebook: %w", err))
@@ -75,8 +80,10 @@ func main() {
 		fail(fmt.Errorf("%s holds no codebook-*.parquet: is it the output directory of a finished bowline run?", c.Run))
 	}
 	c.Vocabulary = int(n)
-	c.Flags = map[string]string{}
-	flag.VisitAll(func(f *flag.Flag) { c.Flags[f.Name] = f.Value.String() })
+	c.Flags = cli.Settings(flag.CommandLine, groups)
+	if c.Earlier, err = bowline.LoadEarlier(ctx, *compareTo); err != nil {
+		fail(cli.UsageError{Err: err})
+	}
 	if err := c.Validate(); err != nil {
 		fail(cli.UsageError{Err: err})
 	}

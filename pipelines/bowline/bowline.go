@@ -68,6 +68,22 @@ type Config struct {
 	// Overwrite lets the run replace an output directory that holds other
 	// files than the jobs' own (see PrepareOutput).
 	Overwrite bool
+	// Earlier, if set, is an earlier run the report shows the change of
+	// every score since (LoadEarlier).
+	Earlier *report.Earlier
+}
+
+// LoadEarlier reads the report of the finished run under dir, for a
+// report to compare itself with; with no dir it returns nil.
+func LoadEarlier(ctx context.Context, dir string) (*report.Earlier, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	r, err := LoadReport(ctx, dir)
+	if err != nil {
+		return nil, fmt.Errorf("the run to compare with: %w", err)
+	}
+	return &report.Earlier{Run: dir, Methods: r.Methods}, nil
 }
 
 // DefaultConfig returns the settings the README's command runs with.
@@ -178,7 +194,9 @@ func Build(s beam.Scope, c Config) error {
 		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, keypointsFn, featParts))},
 		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, rowsFn, tripParts))},
 		beam.SideInput{Input: sharedPaths})
-	WriteReport(s, ReportMeta{Job: "bowline", Input: c.Input, Output: c.Output, Flags: c.Flags, Overwrite: c.Overwrite}, rows, counts, cut, beam.Flatten(s, units...), written)
+	meta := ReportMeta{Job: "bowline", Input: c.Input, Output: c.Output, Flags: c.Flags, Params: c.Learning.Effective(c.Vocab.K), Earlier: c.Earlier,
+		Sweep: c.Learning.Sweep.Report(), Overwrite: c.Overwrite}
+	WriteReport(s, meta, rows, counts, cut, dead, beam.Flatten(s, units...), written)
 	return nil
 }
 
@@ -235,6 +253,13 @@ type ReportMeta struct {
 	Input, Output string
 	// Flags is the command line, flag by flag.
 	Flags map[string]string
+	// Params are the hyper-parameters each learner trained with
+	// (Learning.Effective).
+	Params map[string]map[string]float64
+	// Earlier is the run to compare with, if any.
+	Earlier *report.Earlier
+	// Sweep names the learners of a hyper-parameter sweep, if any.
+	Sweep *report.Sweep
 	// Overwrite removes, when the run finishes, every file of the output
 	// directory it did not write, not only the jobs' own (PrepareOutput).
 	Overwrite bool
@@ -243,23 +268,26 @@ type ReportMeta struct {
 // WriteReport writes report.html and report.json under meta.Output from
 // the report rows (PCollection<formats.ReportRow>), the counts
 // (single-element PCollection<report.Counts>), the held-out split
-// (single-element PCollection<split.Cut>) and the stages' units of
+// (single-element PCollection<split.Cut>), the dead letters
+// (PCollection<formats.DeadLetter>, summarised) and the stages' units of
 // work (PCollection<report.Stage>, summed by report.MergeStages), once every collection of
 // written paths is complete: they are side inputs, so the report cannot be
 // written before the last of them. Then it removes what the run did not
 // write and writes the manifest, whose presence means the run finished.
-func WriteReport(s beam.Scope, meta ReportMeta, rows, counts, cut, stages beam.PCollection, written []beam.PCollection) {
+func WriteReport(s beam.Scope, meta ReportMeta, rows, counts, cut, dead, stages beam.PCollection, written []beam.PCollection) {
 	s = s.Scope("WriteReport")
 	written = append(written, parquetio.Write(s, meta.Output, "report", 1, rows))
 	beam.ParDo0(s, &reportFn{Meta: meta}, beam.Impulse(s),
-		beam.SideInput{Input: rows}, beam.SideInput{Input: counts}, beam.SideInput{Input: cut}, beam.SideInput{Input: stages}, beam.SideInput{Input: beam.Flatten(s, written...)})
+		beam.SideInput{Input: rows}, beam.SideInput{Input: counts}, beam.SideInput{Input: cut}, beam.SideInput{Input: dead},
+		beam.SideInput{Input: stages}, beam.SideInput{Input: beam.Flatten(s, written...)})
 }
 
 type reportFn struct {
 	Meta ReportMeta
 }
 
-func (f *reportFn) ProcessElement(ctx context.Context, _ []byte, rows func(*formats.ReportRow) bool, counts report.Counts, cut split.Cut, stages func(*report.Stage) bool, paths func(*string) bool) error {
+func (f *reportFn) ProcessElement(ctx context.Context, _ []byte, rows func(*formats.ReportRow) bool, counts report.Counts, cut split.Cut,
+	dead func(*formats.DeadLetter) bool, stages func(*report.Stage) bool, paths func(*string) bool) error {
 	written := []string{ReportHTML, ReportJSON}
 	var p string
 	for paths(&p) {
@@ -269,13 +297,15 @@ func (f *reportFn) ProcessElement(ctx context.Context, _ []byte, rows func(*form
 		}
 		written = append(written, base)
 	}
-	r := report.Report{Input: f.Meta.Input, Output: f.Meta.Output, Config: f.Meta.Flags, Counts: counts,
-		Split: report.Split{TrainImages: counts.Described - cut.Queries, QueryImages: cut.Queries, QueryFraction: cut.Fraction}}
+	r := report.Report{Input: f.Meta.Input, Output: f.Meta.Output, Config: f.Meta.Flags, Params: f.Meta.Params, Counts: counts,
+		Split:       report.Split{TrainImages: counts.Described - cut.Queries, QueryImages: cut.Queries, QueryFraction: cut.Fraction},
+		DeadLetters: report.SummariseDead(dead)}
 	var row formats.ReportRow
 	for rows(&row) {
 		r.Methods = append(r.Methods, row)
 	}
 	r.Sort()
+	r.ComparedTo, r.Sweep = f.Meta.Earlier, f.Meta.Sweep
 	var units []report.Stage
 	var u report.Stage
 	for stages(&u) {

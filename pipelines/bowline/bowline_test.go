@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -121,6 +122,9 @@ func TestEndToEnd(t *testing.T) {
 	}
 	if len(dead) != 1 || dead[0].ImageID != "corrupt" || dead[0].Stage != "decode" || dead[0].Reason == "" {
 		t.Errorf("dead letters = %+v, want one decode failure of corrupt", dead)
+	}
+	if d := r.DeadLetters; d.Total != 1 || len(d.Kinds) != 1 || len(d.First) != 1 || d.First[0] != dead[0] {
+		t.Errorf("the report's dead letters = %+v, want the one of corrupt", d)
 	}
 
 	base, ok1 := r.Method(string(learners.BaselineTFIDF))
@@ -263,7 +267,19 @@ func TestRerunIsIdentical(t *testing.T) {
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
 	run(t, testConfig(shapes, a))
-	run(t, testConfig(shapes, b))
+	cb := testConfig(shapes, b)
+	earlier, err := LoadEarlier(context.Background(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb.Earlier = earlier
+	rb := run(t, cb)
+	// Compared with the first run, every score is unchanged.
+	for _, m := range rb.Methods {
+		if d, p, ok := rb.Change(m); !ok || d != 0 || p != 0 {
+			t.Errorf("%s %s: change since the first run %v %v (compared %v), want exactly 0", m.Method, m.Split, d, p, ok)
+		}
+	}
 	// Every Parquet file: report-*.parquet leaves the times out.
 	for _, pattern := range []string{"images-*", "dead-letters-*", "features-*", "codebook-*", "idf-*", "bow-*", "triplets-*", "model-solis-ada-*", "index-solis-ada-*", "report-*"} {
 		fa, _ := filepath.Glob(filepath.Join(a, pattern))
@@ -392,5 +408,47 @@ func TestDenseLearners(t *testing.T) {
 	c.Describe.Global = false
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "--global") {
 		t.Errorf("a dense learner without global features: error %v, want one naming --global", err)
+	}
+}
+
+// TestSweep trains SOLIS-ADA once per λ of a sweep beside the learners
+// named: each value is a learner of its own in the report, with its model
+// and index, trained once; a larger λ zeroes more weights.
+func TestSweep(t *testing.T) {
+	ctx := context.Background()
+	out := filepath.Join(t.TempDir(), "out")
+	c := testConfig(shapes, out)
+	c.Learning.Sweep = Sweep{Learner: "solis-ada", Param: "lambda", Values: []float64{1e-6, 1e-4}}
+	r := run(t, c)
+	if r.Sweep == nil || !slices.Equal(r.Sweep.Methods, []string{"solis-ada-lambda-1e-06", "solis-ada-lambda-0.0001"}) {
+		t.Fatalf("report sweep %+v", r.Sweep)
+	}
+	var sparsity []float64
+	for _, name := range r.Sweep.Methods {
+		m, ok := r.Method(name)
+		if !ok || m.Queries != 18 || m.Baseline != "tfidf" {
+			t.Fatalf("%s: row %+v (found %v)", name, m, ok)
+		}
+		sparsity = append(sparsity, m.Sparsity)
+		for _, f := range []string{"model-" + name, "index-" + name} {
+			if files, _ := fileio.Glob(ctx, fileio.Join(out, f+"-*.parquet")); len(files) == 0 {
+				t.Errorf("no %s files", f)
+			}
+		}
+		if p := r.Params[name]["lambda"]; p != r.Sweep.Values[slices.Index(r.Sweep.Methods, name)] {
+			t.Errorf("%s trained with λ %v", name, p)
+		}
+	}
+	if !(sparsity[0] < sparsity[1]) {
+		t.Errorf("sparsity %v: want more zero weights at the larger λ", sparsity)
+	}
+	for _, st := range r.Stages {
+		if st.Name == "train" && st.Units != 3 {
+			t.Errorf("train stage: %d models, want 3 (solis-ada and the two sweep values, each once)", st.Units)
+		}
+	}
+	html, err := os.ReadFile(filepath.Join(out, ReportHTML))
+	if err != nil || !bytes.Contains(html, []byte("mAP against sparsity")) {
+		t.Errorf("report.html lacks the sweep's chart (%v)", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -15,6 +16,7 @@ import (
 	"github.com/bowline/bowline/transforms/evaluate/evaluatebeam"
 	"github.com/bowline/bowline/transforms/global"
 	"github.com/bowline/bowline/transforms/index/indexbeam"
+	"github.com/bowline/bowline/transforms/report"
 	"github.com/bowline/bowline/transforms/train"
 	"github.com/bowline/bowline/transforms/train/trainbeam"
 	"github.com/bowline/bowline/transforms/triplets"
@@ -43,6 +45,64 @@ type Learning struct {
 	// training; there are at least Shards of them.
 	GroupImages int
 	Eval        evaluate.Options
+	// Sweep trains a learner of bags of words once more for each value of
+	// one of its hyper-parameters, as learners of their own (Sweep.Name).
+	Sweep Sweep
+}
+
+// Sweep is a set of values of one hyper-parameter of one learner of bags
+// of words, each trained, indexed and evaluated in the same job — the SOLIS
+// paper's trade-off of mAP against sparsity over λ. The zero Sweep is none.
+type Sweep struct {
+	Learner, Param string
+	Values         []float64
+}
+
+// Name names the learner trained with the given value, in the report and
+// the output's file names: "solis-ada-lambda-1e-06".
+func (w Sweep) Name(v float64) string {
+	return w.Learner + "-" + w.Param + "-" + strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// Report returns what the report says of the sweep: nil for none.
+func (w Sweep) Report() *report.Sweep {
+	if len(w.Values) == 0 {
+		return nil
+	}
+	return &report.Sweep{Learner: w.Learner, Param: w.Param, Values: w.Values, Methods: w.Names()}
+}
+
+// Names returns the names of every value's learner, in the order given.
+func (w Sweep) Names() []string {
+	var out []string
+	for _, v := range w.Values {
+		out = append(out, w.Name(v))
+	}
+	return out
+}
+
+// bowRun is one learner of bags of words to train: its name in the
+// report and its options.
+type bowRun struct {
+	Name string
+	Opt  train.ShardOptions
+}
+
+// bowRuns returns the learners of bags of words to train over a
+// vocabulary of dim words: those named, then the sweep's.
+func (l Learning) bowRuns(dim int) []bowRun {
+	var out []bowRun
+	for _, name := range l.Learners {
+		if !learners.IsDense(name) {
+			out = append(out, bowRun{name, l.options(name, dim)})
+		}
+	}
+	for _, v := range l.Sweep.Values {
+		o := l.options(l.Sweep.Learner, dim)
+		o.Params[l.Sweep.Param] = v
+		out = append(out, bowRun{l.Sweep.Name(v), o})
+	}
+	return out
 }
 
 // DefaultParams are the hyper-parameters the pipeline uses where the
@@ -96,6 +156,25 @@ func (l Learning) params(learner string, vocab int) map[string]float64 {
 	return out
 }
 
+// Effective returns the hyper-parameters each learner of l trains with
+// over a vocabulary of vocab words: DefaultParams with their scaled λ,
+// overridden by l.Params. The report shows them, since the scaled λ is
+// on no command line.
+func (l Learning) Effective(vocab int) map[string]map[string]float64 {
+	out := map[string]map[string]float64{}
+	for _, name := range l.Learners {
+		if learners.IsDense(name) {
+			out[name] = l.params(name, 0)
+		} else {
+			out[name] = l.params(name, vocab)
+		}
+	}
+	for _, r := range l.bowRuns(vocab) {
+		out[r.Name] = r.Opt.Params
+	}
+	return out
+}
+
 // Validate reports a learner that does not exist or rejects its
 // parameters, a learner of global features in a run without them, and
 // parameters given for a learner not trained.
@@ -132,8 +211,36 @@ func (l Learning) Validate(dim int, global bool) error {
 		}
 	}
 	for name := range l.Params {
-		if !seen[name] {
+		if !seen[name] && name != l.Sweep.Learner {
 			return fmt.Errorf("parameters given for %s, which is not among the learners (%s)", name, strings.Join(l.Learners, ","))
+		}
+	}
+	return l.validateSweep(dim)
+}
+
+// validateSweep reports a sweep of a learner that is not one of bags of
+// words, of a parameter it does not take, or over a repeated value.
+func (l Learning) validateSweep(dim int) error {
+	w := l.Sweep
+	if len(w.Values) == 0 {
+		return nil
+	}
+	if !slices.Contains(learners.Names(), w.Learner) {
+		return fmt.Errorf("sweep: %q is not a learner of bags of words (%s)", w.Learner, strings.Join(learners.Names(), ", "))
+	}
+	if _, ok := l.params(w.Learner, dim)[w.Param]; !ok {
+		return fmt.Errorf("sweep: %s has no parameter %q", w.Learner, w.Param)
+	}
+	seen := map[float64]bool{}
+	for _, v := range w.Values {
+		if seen[v] {
+			return fmt.Errorf("sweep: %s=%g given twice", w.Param, v)
+		}
+		seen[v] = true
+	}
+	for _, r := range l.bowRuns(dim) {
+		if err := r.Opt.Validate(); err != nil {
+			return fmt.Errorf("sweep: %s: %w", r.Name, err)
 		}
 	}
 	return nil
@@ -237,14 +344,15 @@ func Learn(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Learni
 			evals, scores = append(evals, r), append(scores, sc)
 		}
 	}
-	for _, name := range l.Learners {
-		if learners.IsDense(name) {
-			continue
+	for _, r := range l.bowRuns(dim) {
+		s := s.Scope(r.Name)
+		model := trainbeam.ShardedGroups(s, groups, r.Opt, trip)
+		if r.Name != r.Opt.Learner {
+			model = trainbeam.Rename(s, model, r.Name)
 		}
-		model := trainbeam.ShardedGroups(s, groups, l.options(name, dim), trip)
-		indexParts := indexbeam.PostingsOfParts(s, bowParts, model, out, "index-"+name)
+		indexParts := indexbeam.PostingsOfParts(s, bowParts, model, out, "index-"+r.Name)
 		written = append(written,
-			parquetio.Write(s, out, "model-"+name, 1, trainbeam.ModelRows(s, model)),
+			parquetio.Write(s, out, "model-"+r.Name, 1, trainbeam.ModelRows(s, model)),
 			parquetio.PartPaths(s, indexParts))
 		r, sc, evalUnits := evaluatebeam.EvaluateParts(s, bowParts, queries, labels, model, dim, l.Eval)
 		evals, scores = append(evals, r), append(scores, sc)

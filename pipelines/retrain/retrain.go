@@ -47,6 +47,9 @@ type Config struct {
 	// Overwrite lets the run replace an output directory that holds other
 	// files than the jobs' own (bowline.PrepareOutput).
 	Overwrite bool
+	// Earlier, if set, is a run the report compares itself with
+	// (bowline.LoadEarlier): by default the run retrained from.
+	Earlier *report.Earlier
 }
 
 // Validate reports a configuration the job cannot run with.
@@ -84,7 +87,7 @@ func Build(s beam.Scope, c Config) error {
 	counts := beam.ParDo(s, &countsFn{Vocabulary: c.Vocabulary}, beam.Impulse(s),
 		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, rowsFn, bowParts))},
 		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, rowsFn, tripParts))})
-	bowline.WriteReport(s, bowline.ReportMeta{Job: "retrain", Input: c.Run, Output: c.Output, Flags: c.Flags, Overwrite: c.Overwrite}, rows, counts, cut, units, written)
+	bowline.WriteReport(s, bowline.ReportMeta{Job: "retrain", Input: c.Run, Output: c.Output, Flags: c.Flags, Params: c.Learning.Effective(c.Vocabulary), Earlier: c.Earlier, Sweep: c.Learning.Sweep.Report(), Overwrite: c.Overwrite}, rows, counts, cut, beam.CreateList(s, []formats.DeadLetter{}), units, written)
 	return nil
 }
 

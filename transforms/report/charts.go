@@ -1,7 +1,9 @@
 package report
 
 import (
+	"fmt"
 	"html/template"
+	"slices"
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/learners"
@@ -67,6 +69,29 @@ func (r Report) Charts() ([]Chart, error) {
 		charts = append(charts, Chart{title, svg})
 	}
 
+	if w := r.Sweep; w != nil {
+		var x, y []float64
+		for _, name := range w.Methods {
+			for _, m := range rows {
+				if m.Method == name {
+					x, y = append(x, m.Sparsity), append(y, m.MAP)
+				}
+			}
+		}
+		series := []Series{{Name: w.Learner + ", " + w.Param + " " + formatValues(w.Values), X: x, Y: y}}
+		for _, m := range rows {
+			if m.Input == "bow" && !slices.Contains(w.Methods, m.Method) {
+				series = append(series, Series{Name: m.Method, X: []float64{m.Sparsity}, Y: []float64{m.MAP}})
+			}
+		}
+		title := "mAP against sparsity, " + w.Learner + " over " + w.Param
+		svg, err := LineChart(title, "sparsity (share of zero weights)", "mAP", series, &[2]float64{0, 1}, nil)
+		if err != nil {
+			return nil, err
+		}
+		charts = append(charts, Chart{title, svg})
+	}
+
 	if len(r.Stages) > 0 {
 		var names []string
 		var wall, worker []float64
@@ -82,6 +107,14 @@ func (r Report) Charts() ([]Chart, error) {
 		charts = append(charts, Chart{title, svg})
 	}
 	return charts, nil
+}
+
+// formatValues writes a sweep's values: "1e-07 … 0.0001".
+func formatValues(v []float64) string {
+	if len(v) == 1 {
+		return fmt.Sprintf("%g", v[0])
+	}
+	return fmt.Sprintf("%g … %g", v[0], v[len(v)-1])
 }
 
 // perLabelPair returns the TF-IDF row and the headline learner's among

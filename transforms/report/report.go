@@ -9,7 +9,10 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
+	"slices"
 	"sort"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/bowline/bowline/formats"
@@ -20,9 +23,20 @@ import (
 type Report struct {
 	Input  string `json:"input"`
 	Output string `json:"output"`
-	// Config is the run's configuration, flag by flag.
+	// Config is the run's configuration, flag by flag: the job's own
+	// flags, not the runner's.
 	Config map[string]string `json:"config"`
-	Counts Counts            `json:"counts"`
+	// Params are the hyper-parameters each learner trained with, defaults
+	// and scaling included.
+	Params map[string]map[string]float64 `json:"hyper_parameters,omitempty"`
+	Counts Counts                        `json:"counts"`
+	// ComparedTo holds an earlier run's rows, to show the change of each
+	// method's scores (Change).
+	ComparedTo *Earlier `json:"compared_to,omitempty"`
+	// Sweep, if any, names the learners of a hyper-parameter sweep.
+	Sweep *Sweep `json:"sweep,omitempty"`
+	// DeadLetters summarises the inputs the run refused.
+	DeadLetters DeadLetters `json:"dead_letters"`
 	// Split says which images were held out as queries.
 	Split Split `json:"split"`
 	// Stages say where the run's time went, stage by stage, in the order
@@ -30,6 +44,48 @@ type Report struct {
 	Stages []Stage `json:"stages"`
 	// Methods are sorted with the TF-IDF baseline first, then by name.
 	Methods []formats.ReportRow `json:"methods"`
+}
+
+// Sweep is a learner trained once per value of one hyper-parameter:
+// Methods[i] names the learner trained with Values[i].
+type Sweep struct {
+	Learner string    `json:"learner"`
+	Param   string    `json:"param"`
+	Values  []float64 `json:"values"`
+	Methods []string  `json:"methods"`
+}
+
+// Earlier is the run a report is compared with: where it is and its
+// rows.
+type Earlier struct {
+	Run     string              `json:"run"`
+	Methods []formats.ReportRow `json:"methods"`
+}
+
+// Change returns the change of m's mAP and P@10 since the earlier run
+// compared with, over the same query set, and whether that run has the
+// method. A run made without held-out queries is compared on its training
+// rows only.
+func (r Report) Change(m formats.ReportRow) (mAP, p10 float64, ok bool) {
+	if r.ComparedTo == nil {
+		return 0, 0, false
+	}
+	for _, e := range r.ComparedTo.Methods {
+		if e.Method == m.Method && e.Input == m.Input && e.Split == m.Split {
+			return m.MAP - e.MAP, m.PrecisionAt10 - e.PrecisionAt10, true
+		}
+	}
+	return 0, 0, false
+}
+
+// ChangeText formats Change's mAP for a table: "+0.0123", or "new" for a
+// method the earlier run lacks.
+func (r Report) ChangeText(m formats.ReportRow) string {
+	d, _, ok := r.Change(m)
+	if !ok {
+		return "new"
+	}
+	return fmt.Sprintf("%+.4f", d)
 }
 
 // Split is how the images were divided between training and evaluation:
@@ -235,6 +291,15 @@ func versus(m formats.ReportRow) string {
 	return fmt.Sprintf("%+.4f [%+.4f, %+.4f]%s", m.MAPDiff, m.MAPDiffLow, m.MAPDiffHigh, star)
 }
 
+// formatParams writes hyper-parameters as name=value, sorted by name.
+func formatParams(p map[string]float64) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(p)) {
+		parts = append(parts, fmt.Sprintf("%s=%g", k, p[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
 func interval(x, lo, hi float64) string { return fmt.Sprintf("%.4f [%.4f, %.4f]", x, lo, hi) }
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
@@ -243,6 +308,7 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"sec":      func(x float64) string { return fmt.Sprintf("%.3f s", x) },
 	"interval": interval,
 	"versus":   versus,
+	"params":   formatParams,
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>bowline report</title>
 <style>
@@ -262,6 +328,15 @@ figcaption{color:#555;font-size:.9em}
 <tr><th>Images</th><th>Dead letters</th><th>Described</th><th>Keypoints</th><th>Vocabulary</th><th>Triplets</th><th>Files under two ids</th></tr>
 <tr><td>{{.Counts.Images}}</td><td>{{.Counts.DeadLetters}}</td><td>{{.Counts.Described}}</td><td>{{.Counts.Keypoints}}</td><td>{{.Counts.Vocabulary}}</td><td>{{.Counts.Triplets}}</td><td>{{.Counts.DuplicatePaths}}</td></tr>
 </table>
+{{with .DeadLetters}}{{if .Total}}<h2>Dead letters</h2>
+<p>{{.Total}} inputs were refused and left out (<code>dead-letters-*.parquet</code> lists them all). By stage and kind of reason (ids, paths and numbers left out):</p>
+<table><tr><th>Stage</th><th>Reason</th><th>Count</th></tr>
+{{range .Kinds}}<tr><td>{{.Stage}}</td><td style="text-align:left">{{.Reason}}</td><td>{{.Count}}</td></tr>
+{{end}}</table>
+<p>The first {{len .First}}:</p>
+<table><tr><th>Image id</th><th>URI</th><th>Stage</th><th>Reason</th></tr>
+{{range .First}}<tr><td>{{.ImageID}}</td><td style="text-align:left">{{.URI}}</td><td>{{.Stage}}</td><td style="text-align:left">{{.Reason}}</td></tr>
+{{end}}</table>{{end}}{{end}}
 {{if .Stages}}<h2>Stages</h2>
 <p>Worker time sums the time of a stage's units of work (parts, groups, query shards, models); wall time runs from its first unit's start to its last unit's end.</p>
 <table>
@@ -272,9 +347,10 @@ figcaption{color:#555;font-size:.9em}
 {{if .Split.HeldOut}}<p>{{.Split.QueryImages}} images ({{pct .Split.QueryFraction}} of each label) were held out: no learner trained on them, and they query an index of all {{.Counts.Described}} images, themselves excluded; relevant = same label. Brackets are 95% bootstrap intervals over queries; Δ mAP compares each learner with its baseline on the same queries (paired bootstrap; * = significant).</p>
 {{else}}<p><strong>No held-out queries:</strong> every query below was also trained on, so these scores overstate how the learners retrieve for new images. Brackets are 95% bootstrap intervals over queries.</p>{{end}}
 <table>
-<tr><th>Method</th><th>Input</th><th>Queries</th><th>mAP</th><th>P@10</th><th>NDCG@10</th><th>Δ mAP vs baseline</th><th>Sparsity</th><th>Postings</th><th>Train</th><th>Index</th><th>Query (all)</th></tr>
-{{range .Headline}}<tr><td>{{.Method}}</td><td>{{.Input}}</td><td>{{.Queries}}</td><td>{{interval .MAP .MAPLow .MAPHigh}}</td><td>{{interval .PrecisionAt10 .PrecisionAt10Low .PrecisionAt10High}}</td><td>{{f4 .NDCGAt10}}</td><td>{{versus .}}</td><td>{{pct .Sparsity}}</td><td>{{.IndexPostings}}</td><td>{{sec .TrainSeconds}}</td><td>{{sec .IndexSeconds}}</td><td>{{sec .QuerySeconds}}</td></tr>
+<tr><th>Method</th><th>Input</th><th>Queries</th><th>mAP</th><th>P@10</th><th>NDCG@10</th><th>Δ mAP vs baseline</th>{{if .ComparedTo}}<th>Δ mAP since earlier run</th>{{end}}<th>Sparsity</th><th>Postings</th><th>Train</th><th>Index</th><th>Query (all)</th></tr>
+{{range .Headline}}<tr><td>{{.Method}}</td><td>{{.Input}}</td><td>{{.Queries}}</td><td>{{interval .MAP .MAPLow .MAPHigh}}</td><td>{{interval .PrecisionAt10 .PrecisionAt10Low .PrecisionAt10High}}</td><td>{{f4 .NDCGAt10}}</td><td>{{versus .}}</td>{{if $.ComparedTo}}<td>{{$.Report.ChangeText .}}</td>{{end}}<td>{{pct .Sparsity}}</td><td>{{.IndexPostings}}</td><td>{{sec .TrainSeconds}}</td><td>{{sec .IndexSeconds}}</td><td>{{sec .QuerySeconds}}</td></tr>
 {{end}}</table>
+{{with .ComparedTo}}<p>Earlier run: <code>{{.Run}}</code> (same method and query set; “new” where it lacks the method).</p>{{end}}
 {{with .Training}}<h3>Training queries</h3>
 <p>The same metrics over a sample of images the learners trained on: a learner far above its held-out score has memorised its training images.</p>
 <table>
@@ -283,7 +359,10 @@ figcaption{color:#555;font-size:.9em}
 {{end}}</table>{{end}}
 {{if .Charts}}<h2>Figures</h2>
 {{range .Charts}}<figure>{{.SVG}}<figcaption>{{.Title}}</figcaption></figure>
-{{end}}{{end}}<h2>Configuration</h2>
+{{end}}{{end}}{{with .Params}}<h2>Learner settings</h2>
+<p>The hyper-parameters each learner trained with: the defaults (λ scaled to the vocabulary) and what the command line set.</p>
+<table>{{range $name, $p := .}}<tr><td>{{$name}}</td><td><code>{{params $p}}</code></td></tr>{{end}}</table>{{end}}
+<h2>Configuration</h2>
 <table>{{range $k, $v := .Config}}<tr><td>{{$k}}</td><td><code>{{$v}}</code></td></tr>{{end}}</table>
 </body></html>
 `))
@@ -320,6 +399,17 @@ func (r Report) WriteTable(w io.Writer) error {
 	c := r.Counts
 	fmt.Fprintf(w, "%d images (%d dead letters, %d described), %d keypoints, %d words, %d triplets\n\n",
 		c.Images, c.DeadLetters, c.Described, c.Keypoints, c.Vocabulary, c.Triplets)
+	if d := r.DeadLetters; d.Total > 0 {
+		fmt.Fprintf(w, "dead letters by stage and reason:\n")
+		for i, k := range d.Kinds {
+			if i == 5 {
+				fmt.Fprintf(w, "  … and %d more kinds (report.html)\n", len(d.Kinds)-i)
+				break
+			}
+			fmt.Fprintf(w, "  %6d  %s: %s\n", k.Count, k.Stage, k.Reason)
+		}
+		fmt.Fprintln(w)
+	}
 	if c.DuplicatePaths > 0 {
 		fmt.Fprintf(w, "warning: %d files are named by more than one image id and were described once per id (see the log)\n\n", c.DuplicatePaths)
 	}
@@ -330,13 +420,24 @@ func (r Report) WriteTable(w io.Writer) error {
 		fmt.Fprintln(w, "no held-out queries: every query was trained on, so the learners' scores are optimistic")
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "method\tinput\tqueries\tmAP [95% CI]\tP@10\tNDCG@10\tmAP vs baseline\tsparsity\tpostings\ttrain s\t")
+	since := ""
+	if r.ComparedTo != nil {
+		since = "since earlier\t"
+	}
+	fmt.Fprintln(tw, "method\tinput\tqueries\tmAP [95% CI]\tP@10\tNDCG@10\tmAP vs baseline\t"+since+"sparsity\tpostings\ttrain s\t")
 	for _, m := range r.Headline() {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.4f\t%.4f\t%s\t%.1f%%\t%d\t%.3f\t\n",
-			m.Method, m.Input, m.Queries, interval(m.MAP, m.MAPLow, m.MAPHigh), m.PrecisionAt10, m.NDCGAt10, versus(m), 100*m.Sparsity, m.IndexPostings, m.TrainSeconds)
+		since := ""
+		if r.ComparedTo != nil {
+			since = r.ChangeText(m) + "\t"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.4f\t%.4f\t%s\t%s%.1f%%\t%d\t%.3f\t\n",
+			m.Method, m.Input, m.Queries, interval(m.MAP, m.MAPLow, m.MAPHigh), m.PrecisionAt10, m.NDCGAt10, versus(m), since, 100*m.Sparsity, m.IndexPostings, m.TrainSeconds)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if r.ComparedTo != nil {
+		fmt.Fprintf(w, "(since earlier: the change of mAP since %s)\n", r.ComparedTo.Run)
 	}
 	if tr := r.Training(); len(tr) > 0 {
 		fmt.Fprintln(w, "\ntraining queries (images the learners trained on; gap = training mAP − held-out mAP):")

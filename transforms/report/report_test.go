@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -139,5 +140,45 @@ func TestCharts(t *testing.T) {
 	}
 	if n := strings.Count(string(html), "<svg"); n != 3 {
 		t.Errorf("report.html has %d inline SVGs, want 3", n)
+	}
+}
+
+// CompareTo shows each method's change since an earlier run, on the same
+// query set, and "new" for a method it lacks.
+func TestCompareTo(t *testing.T) {
+	earlier := Report{Methods: []formats.ReportRow{
+		{Method: "tfidf", Input: "bow", Split: "held-out", MAP: 0.5, PrecisionAt10: 0.4},
+		{Method: "solis-ada", Input: "bow", Split: "training", MAP: 0.9},
+	}}
+	r := Report{Split: Split{QueryImages: 3}, Methods: []formats.ReportRow{
+		{Method: "tfidf", Input: "bow", Split: "held-out", MAP: 0.55, PrecisionAt10: 0.3},
+		{Method: "solis-ada", Input: "bow", Split: "held-out", MAP: 0.7},
+	}}
+	r.ComparedTo = &Earlier{Run: "gs://b/runs/1", Methods: earlier.Methods}
+	if d, p, ok := r.Change(r.Methods[0]); !ok || math.Abs(d-0.05) > 1e-12 || math.Abs(p+0.1) > 1e-12 {
+		t.Errorf("tfidf change %v %v %v, want +0.05, -0.1", d, p, ok)
+	}
+	if _, _, ok := r.Change(r.Methods[1]); ok {
+		t.Error("solis-ada held-out compared with its earlier training row")
+	}
+	var b strings.Builder
+	if err := r.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	html, err := r.HTML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{b.String(), string(html)} {
+		for _, want := range []string{"0.0500", "new", "gs://b/runs/1"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+	}
+	js, _ := r.JSON()
+	back, err := Parse(js)
+	if err != nil || back.ComparedTo == nil || back.ComparedTo.Run != "gs://b/runs/1" || len(back.ComparedTo.Methods) != 2 {
+		t.Errorf("round trip of compared_to: %+v, %v", back.ComparedTo, err)
 	}
 }

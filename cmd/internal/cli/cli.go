@@ -127,6 +127,24 @@ type Group struct {
 	Flags []string
 }
 
+// Settings returns the values of the command's own flags (those of
+// groups) and, if set, of --runner: what a report needs to say how the run
+// was made, without the Beam SDK's dozens of runner flags.
+func Settings(fs *flag.FlagSet, groups []Group) map[string]string {
+	out := map[string]string{}
+	for _, g := range groups {
+		for _, name := range g.Flags {
+			if f := fs.Lookup(name); f != nil {
+				out[name] = f.Value.String()
+			}
+		}
+	}
+	if f := fs.Lookup("runner"); f != nil && f.Value.String() != "" {
+		out["runner"] = f.Value.String()
+	}
+	return out
+}
+
 // Usage returns a flag.FlagSet Usage function that prints synopsis, then
 // the command's own flags group by group, then the names of every other
 // flag of fs — those the Beam SDK registers — on one line.

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,6 +88,26 @@ func TestPrintUsage(t *testing.T) {
 	}
 }
 
+// Settings keeps the command's own flags and the runner, not Beam's others.
+func TestSettings(t *testing.T) {
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.String("input", "", "the input")
+	fs.Int("vocab", 1000, "words")
+	fs.String("runner", "", "Beam's")
+	fs.String("project", "", "Beam's")
+	groups := []Group{{Title: "Input", Flags: []string{"input", "vocab"}}}
+	if err := fs.Parse([]string{"--input", "a.csv", "--project", "p"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := Settings(fs, groups), map[string]string{"input": "a.csv", "vocab": "1000"}; !maps.Equal(got, want) {
+		t.Errorf("Settings = %v, want %v", got, want)
+	}
+	_ = fs.Set("runner", "flink")
+	if got := Settings(fs, groups); got["runner"] != "flink" || len(got) != 3 {
+		t.Errorf("Settings with a runner = %v", got)
+	}
+}
+
 func TestRequire(t *testing.T) {
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
 	fs.String("input", "", "")
@@ -93,5 +115,20 @@ func TestRequire(t *testing.T) {
 	err := Require(fs, "output", "input")
 	if err == nil || err.Error() != "--input is required" || !errors.As(err, new(UsageError)) {
 		t.Errorf("Require = %v, want a usage error for --input", err)
+	}
+}
+
+func TestParseSweep(t *testing.T) {
+	w, err := ParseSweep(" solis-ada.lambda=1e-7, 1e-6,1e-5 ")
+	if err != nil || w.Learner != "solis-ada" || w.Param != "lambda" || !slices.Equal(w.Values, []float64{1e-7, 1e-6, 1e-5}) {
+		t.Errorf("ParseSweep = %+v, %v", w, err)
+	}
+	if w, err := ParseSweep(""); err != nil || len(w.Values) != 0 {
+		t.Errorf("ParseSweep(\"\") = %+v, %v; want no sweep", w, err)
+	}
+	for _, bad := range []string{"solis-ada=1", "lambda=1", "solis-ada.lambda=", "solis-ada.lambda=1,x"} {
+		if _, err := ParseSweep(bad); err == nil {
+			t.Errorf("ParseSweep(%q): no error", bad)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/bowline/bowline/learners"
+	"github.com/bowline/bowline/pipelines/bowline"
 )
 
 // ParseParams reads hyper-parameters written as
@@ -75,4 +76,27 @@ func ParseLearners(s string, global bool) []string {
 		}
 	}
 	return out
+}
+
+// ParseSweep parses --sweep, learner.name=v1,v2,…: one hyper-parameter of
+// one learner and the values to train it with. An empty s is no sweep.
+func ParseSweep(s string) (bowline.Sweep, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return bowline.Sweep{}, nil
+	}
+	key, vals, ok := strings.Cut(s, "=")
+	learner, name, ok2 := strings.Cut(strings.TrimSpace(key), ".")
+	if !ok || !ok2 || learner == "" || name == "" {
+		return bowline.Sweep{}, fmt.Errorf("sweep %q: want learner.name=value,value,…", s)
+	}
+	w := bowline.Sweep{Learner: learner, Param: name}
+	for _, v := range strings.Split(vals, ",") {
+		x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil {
+			return bowline.Sweep{}, fmt.Errorf("sweep %q: %w", s, err)
+		}
+		w.Values = append(w.Values, x)
+	}
+	return w, nil
 }

@@ -21,7 +21,7 @@ import (
 
 func init() {
 	for _, t := range []any{
-		(*sparse.Vector)(nil), (*vec)(nil), (*partial)(nil), (*fillFn)(nil), (*finishFn)(nil),
+		(*sparse.Vector)(nil), (*vec)(nil), (*partial)(nil), (*fillFn)(nil), (*finishFn)(nil), (*renameFn)(nil),
 	} {
 		beam.RegisterType(reflect.TypeOf(t).Elem())
 	}
@@ -159,4 +159,18 @@ func modelRowsFn(m learners.Model, emit func(formats.ModelWeight)) {
 			emit(formats.ModelWeight{Learner: m.Learner, Params: m.Params, WordID: uint32(i), Weight: w})
 		}
 	}
+}
+
+// Rename gives the models (PCollection<learners.Model>) another name, for
+// a learner trained more than once with other settings (a sweep): the
+// name the report, the model file and the index show.
+func Rename(s beam.Scope, models beam.PCollection, name string) beam.PCollection {
+	return beam.ParDo(s.Scope("train.Rename"), &renameFn{Name: name}, models)
+}
+
+type renameFn struct{ Name string }
+
+func (f *renameFn) ProcessElement(m learners.Model) learners.Model {
+	m.Learner = f.Name
+	return m
 }
