@@ -33,7 +33,7 @@ index, evaluation report — on Prism in-process, or on the runner --runner name
 
 // groups orders the job's own flags by stage for --help.
 var groups = []cli.Group{
-	{Title: "Input and output", Flags: []string{"input", "label_column", "output", "overwrite", "shards", "part_images", "seed"}},
+	{Title: "Input and output", Flags: []string{"input", "label_column", "output", "overwrite", "part_images", "seed"}},
 	{Title: "Description (SIFT and global features)", Flags: []string{"max_side", "max_pixels", "max_keypoints", "sift_double", "rootsift", "global"}},
 	{Title: "Vocabulary", Flags: []string{"vocab", "vocab_sample", "vocab_iter", "akm", "akm_checks", "vocab_chunks"}},
 	{Title: "Bags of words", Flags: []string{"soft_words", "soft_sigma"}},
@@ -48,8 +48,7 @@ func main() {
 	flag.StringVar(&c.Input, "input", "", "labels CSV (image_id,path,label[,tags]; paths relative to the CSV) or image directory (label = sub-directory); local or gs://; or synthetic:N[?labels=L&descriptors=D&seed=S], N generated images (SIFT-like descriptors only, for scale runs); required")
 	flag.StringVar(&c.Output, "output", "", "output directory, local or gs:// (default: a new directory under the system's temp dir)")
 	flag.StringVar(&c.Columns.Label, "label_column", c.Columns.Label, "labels CSV column that holds the class label")
-	flag.IntVar(&c.Shards, "shards", c.Shards, "files of the image list (0: as many as make ~192 MB each)")
-	flag.IntVar(&c.Describe.PartImages, "part_images", c.Describe.PartImages, "images per part: features, word counts, bags of words and indexes are written ⌈images/part_images⌉ files each, one worker a part at a time (bounds its memory: ~128 MB of features at 1,000 keypoints an image)")
+	flag.IntVar(&c.Describe.PartImages, "part_images", c.Describe.PartImages, "images per part: the image list, features, word counts, bags of words and indexes are written ⌈images/part_images⌉ files each, one worker a part at a time (bounds its memory: ~128 MB of features at 1,000 keypoints an image)")
 	flag.BoolVar(&c.Overwrite, "overwrite", false, "replace an output directory that holds files other than a bowline run's; without it such a directory is refused (an earlier run's files are always replaced)")
 	flag.IntVar(&c.Vocab.K, "vocab", c.Vocab.K, "visual words in the vocabulary")
 	flag.IntVar(&c.Vocab.Sample, "vocab_sample", c.Vocab.Sample, "descriptors sampled to build the vocabulary")

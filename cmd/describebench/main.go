@@ -14,6 +14,7 @@ import (
 	"log"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"sync/atomic"
 	"time"
@@ -67,7 +68,11 @@ func main() {
 			log.Fatal(err)
 		}
 		defer os.RemoveAll(dir)
-		parts, _ := describebeam.Extract(s, beam.CreateList(s, images), opt, dir)
+		list, err := ingestbeam.WriteParts(ctx, slices.Clone(images), opt.PartImages, dir)
+		if err != nil {
+			log.Fatal(err)
+		}
+		parts, _ := describebeam.Extract(s, beam.Reshuffle(s, beam.CreateList(s, list)), opt, dir)
 		stats.CountElms(s, parts)
 		start = time.Now()
 		if err := beamx.Run(ctx, p); err != nil {

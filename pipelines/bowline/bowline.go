@@ -53,10 +53,7 @@ type Config struct {
 	Input   string
 	Columns ingest.Columns
 	// Output is the directory every file is written to, local or gs://.
-	Output string
-	// Shards is the number of files the image list is split into; 0
-	// follows the data (parquetio.Write).
-	Shards   int
+	Output   string
 	Describe describe.Options
 	Vocab    kmeansbeam.Options
 	// BoW configures quantisation, hard (the default) or soft.
@@ -90,7 +87,6 @@ func LoadEarlier(ctx context.Context, dir string) (*report.Earlier, error) {
 func DefaultConfig() Config {
 	return Config{
 		Columns:  ingest.DefaultColumns(),
-		Shards:   0,
 		Describe: describe.DefaultOptions(),
 		Vocab:    kmeansbeam.Options{K: 1000, Sample: 200_000, MaxIter: 25, Tol: 1e-4, Seed: 1},
 		Triplets: triplets.Options{PerQuery: 20, Seed: 1},
@@ -105,8 +101,6 @@ func (c Config) Validate() error {
 		return fmt.Errorf("no input: give a labels CSV or an image directory")
 	case c.Output == "":
 		return fmt.Errorf("no output directory")
-	case c.Shards < 0:
-		return fmt.Errorf("shards must be 0 (follow the data) or positive, got %d", c.Shards)
 	case c.Vocab.K <= 1:
 		return fmt.Errorf("vocabulary size must be at least 2, got %d", c.Vocab.K)
 	case c.Vocab.Sample < c.Vocab.K:
@@ -165,13 +159,13 @@ func Build(s beam.Scope, c Config) error {
 	if synthetic.IsInput(c.Input) {
 		c.Describe.Synthetic, _ = synthetic.Parse(c.Input) // Validate checked it
 	}
-	images, deadIngest, sharedPaths := ingestbeam.Images(s, c.Input, c.Columns)
-	written = append(written, write("images", c.Shards, images))
-
-	// The corpus-sized outputs are written part by part from inside the
-	// stages that make them; only formats.Part records travel between
-	// stages (see package formats).
-	featParts, deadSIFT := describebeam.Extract(s, images, c.Describe, c.Output)
+	// The corpus-sized outputs — the image list, the features, the bags of
+	// words — are written part by part from inside the stages that make
+	// them; only formats.Part records travel between stages (see package
+	// formats).
+	imageParts, deadIngest, sharedPaths := ingestbeam.Images(s, c.Input, c.Columns, c.Describe.PartImages, c.Output)
+	written = append(written, parquetio.PartPaths(s, imageParts))
+	featParts, deadSIFT := describebeam.Extract(s, imageParts, c.Describe, c.Output)
 	dead := beam.Flatten(s, deadIngest, deadSIFT)
 	written = append(written, write("dead-letters", 1, dead), parquetio.PartPaths(s, featParts))
 
@@ -188,7 +182,7 @@ func Build(s beam.Scope, c Config) error {
 	units = append(units, learnUnits)
 
 	counts := beam.ParDo(s, &countsFn{Vocabulary: c.Vocab.K}, beam.Impulse(s),
-		beam.SideInput{Input: stats.CountElms(s, images)},
+		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, rowsFn, imageParts))},
 		beam.SideInput{Input: stats.CountElms(s, dead)},
 		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, rowsFn, featParts))},
 		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, keypointsFn, featParts))},
@@ -233,9 +227,9 @@ func rowsFn(p formats.Part) int64 { return p.Rows }
 
 type countsFn struct{ Vocabulary int }
 
-func (f *countsFn) ProcessElement(_ []byte, images, dead int, described, keypoints, trips int64, sharedPaths int) report.Counts {
+func (f *countsFn) ProcessElement(_ []byte, images int64, dead int, described, keypoints, trips int64, sharedPaths int) report.Counts {
 	return report.Counts{
-		Images:         int64(images),
+		Images:         images,
 		DuplicatePaths: int64(sharedPaths),
 		DeadLetters:    int64(dead),
 		Described:      described,

@@ -34,7 +34,6 @@ var shapes = filepath.Join("..", "..", "testdata", "shapes", "labels.csv")
 func testConfig(input, output string) Config {
 	c := DefaultConfig()
 	c.Input, c.Output = input, output
-	c.Shards = 2
 	c.Vocab.K = 200
 	c.Learning.Learners = []string{"solis-ada"}
 	return c

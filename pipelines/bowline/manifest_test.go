@@ -83,7 +83,6 @@ func TestRerunReplacesTheRun(t *testing.T) {
 	os.WriteFile(filepath.Join(out, ".tmp-0123456789abcdef-bow-00000-of-00002.parquet"), []byte("killed"), 0o644)
 
 	c.Learning.Learners = []string{"solis-ada"}
-	c.Shards = 3
 	c.Describe.PartImages = 40 // 96 images: 3 parts, not 1
 	if err := PrepareOutput(ctx, out, false); err != nil {
 		t.Fatal(err)

@@ -39,7 +39,7 @@ func TestRetrain(t *testing.T) {
 	dir := t.TempDir()
 	run := filepath.Join(dir, "run")
 	c := bowline.DefaultConfig()
-	c.Input, c.Output, c.Shards, c.Vocab.K = shapes, run, 2, 200
+	c.Input, c.Output, c.Vocab.K = shapes, run, 200
 	c.Learning.Learners = []string{"solis-ada"}
 	runJob(t, func(s beam.Scope) error { return bowline.Build(s, c) })
 

@@ -1,5 +1,5 @@
-// Package describebeam is the Beam wrapper of package describe: it spreads
-// images over parts, describes each part with a pool of goroutines, writes
+// Package describebeam is the Beam wrapper of package describe: it reads
+// the image list part by part, describes each part with a pool of goroutines, writes
 // the part's features to a Parquet file of its own from inside the DoFn and
 // turns every failure into a dead letter. Only the small formats.Part
 // records travel on: on Prism every collection between stages lives in
@@ -17,7 +17,6 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
@@ -25,7 +24,6 @@ import (
 )
 
 func init() {
-	beam.RegisterType(reflect.TypeOf((*partKeyFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*describeFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*formats.Features)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*formats.Part)(nil)).Elem())
@@ -35,24 +33,16 @@ func init() {
 // formats.ShardName(Name, p, parts) under the output directory.
 const Name = "features"
 
-// Extract describes every image of images (PCollection<formats.Image>)
-// and writes the features of the images of part p, sorted by image id, to
-// dir/features-p-of-P.parquet, P = ⌈images/opt.PartImages⌉ and an image's
-// part formats.ShardOf(id, P). It returns the parts written
-// (PCollection<formats.Part>, one per non-empty part); an image that cannot
-// be read, decoded or described becomes a dead letter
+// Extract describes the images of every part of the image list
+// (PCollection<formats.Part>, as ingestbeam.Images writes them) and writes
+// the features of the images of part p of P, sorted by image id, to
+// dir/features-p-of-P.parquet. It returns the parts written
+// (PCollection<formats.Part>, one per part with an image described); an
+// image that cannot be read, decoded or described becomes a dead letter
 // (PCollection<formats.DeadLetter>) with the reason, and the others go on.
-func Extract(s beam.Scope, images beam.PCollection, opt describe.Options, dir string) (parts, dead beam.PCollection) {
+func Extract(s beam.Scope, imageParts beam.PCollection, opt describe.Options, dir string) (parts, dead beam.PCollection) {
 	s = s.Scope("describe.Extract")
-	n := stats.CountElms(s, images)
-	keyed := beam.ParDo(s, &partKeyFn{PartImages: opt.PartImages}, images, beam.SideInput{Input: n})
-	return beam.ParDo2(s, &describeFn{Opt: opt, Dir: dir}, beam.GroupByKey(s, keyed), beam.SideInput{Input: n})
-}
-
-type partKeyFn struct{ PartImages int }
-
-func (f *partKeyFn) ProcessElement(img formats.Image, n int) (int, formats.Image) {
-	return formats.ShardOf(img.ImageID, formats.Parts(int64(n), f.PartImages)), img
+	return beam.ParDo2(s, &describeFn{Opt: opt, Dir: dir}, imageParts)
 }
 
 type describeFn struct {
@@ -75,17 +65,12 @@ func (f *describeFn) Setup() error {
 	return nil
 }
 
-func (f *describeFn) ProcessElement(ctx context.Context, part int, iter func(*formats.Image) bool, n int, emit func(formats.Part), emitDead func(formats.DeadLetter)) error {
-	// The group's records are small (ids and URIs); draining them first keeps
-	// the runner's iterator, like the emitters and metrics, on this goroutine.
+func (f *describeFn) ProcessElement(ctx context.Context, in formats.Part, emit func(formats.Part), emitDead func(formats.DeadLetter)) error {
 	start := time.Now()
-	var batch []formats.Image
-	var img formats.Image
-	for iter(&img) {
-		batch = append(batch, img)
-		img = formats.Image{}
+	batch, err := fileio.ReadFile[formats.Image](ctx, in.Path)
+	if err != nil {
+		return fmt.Errorf("describe: part %d: %w", in.Part, err)
 	}
-	sort.Slice(batch, func(i, j int) bool { return batch[i].ImageID < batch[j].ImageID })
 	results := make(chan describe.Result)
 	var firstErr error
 	var once sync.Once
@@ -116,12 +101,11 @@ func (f *describeFn) ProcessElement(ctx context.Context, part int, iter func(*fo
 		return nil
 	}
 	sort.Slice(feats, func(i, j int) bool { return feats[i].ImageID < feats[j].ImageID })
-	parts := formats.Parts(int64(n), f.Opt.PartImages)
-	path := fileio.Join(f.Dir, formats.ShardName(Name, part, parts))
+	path := fileio.Join(f.Dir, formats.ShardName(Name, in.Part, in.Parts))
 	if err := fileio.WriteFile(ctx, path, feats); err != nil {
-		return fmt.Errorf("describe: part %d: %w", part, err)
+		return fmt.Errorf("describe: part %d: %w", in.Part, err)
 	}
 	f.parts.Inc(ctx, 1)
-	emit(formats.Part{Name: Name, Part: part, Parts: parts, Path: path, Rows: int64(len(feats)), Keypoints: keypoints, Inputs: int64(len(batch))}.Timed(start))
+	emit(formats.Part{Name: Name, Part: in.Part, Parts: in.Parts, Path: path, Rows: int64(len(feats)), Keypoints: keypoints, Inputs: int64(len(batch))}.Timed(start))
 	return nil
 }

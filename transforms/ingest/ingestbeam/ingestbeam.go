@@ -1,6 +1,9 @@
-// Package ingestbeam is the Beam wrapper of package ingest: it turns the
-// pipeline's input — a labels CSV or a directory, local or gs:// — into a
-// PCollection of formats.Image, spread over workers.
+// Package ingestbeam is the Beam wrapper of package ingest: it lists the
+// pipeline's input — a labels CSV or a directory, local or gs://, or a
+// synthetic corpus — and writes the image list in parts, from inside the
+// DoFn, so that only the parts' small formats.Part records travel on: on
+// Prism every collection between stages lives in memory, and a million
+// image records held there, reshuffled and grouped, cost gigabytes.
 package ingestbeam
 
 import (
@@ -9,7 +12,9 @@ import (
 	"io/fs"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
@@ -27,30 +32,39 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*listFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*formats.Image)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*formats.DeadLetter)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*formats.Part)(nil)).Elem())
 }
+
+// Name is the name of the image list output: its parts are
+// formats.ShardName(Name, p, parts) under the output directory.
+const Name = "images"
 
 // Images lists the images named by input: a file ending in .csv is a labels
 // CSV read with cols (paths relative to the CSV's directory); anything else
 // is a directory whose image files are taken, labelled by their parent
 // directory's name. The listing happens when the pipeline runs, not when it
-// is built. Rows that cannot be used come out as dead letters; files named
-// under more than one id are logged, and counted in sharedPaths (a
-// single-element PCollection<int>). An input without a single usable image
-// fails the pipeline: every later stage would run on nothing.
-func Images(s beam.Scope, input string, cols ingest.Columns) (images, dead, sharedPaths beam.PCollection) {
+// is built. The list is written in parts of about partImages images to dir
+// (WriteParts), and the parts are returned (PCollection<formats.Part>,
+// spread over workers for the expensive per-image stages). Rows that cannot
+// be used come out as dead letters; files named under more than one id are
+// logged, and counted in sharedPaths (a single-element PCollection<int>).
+// An input without a single usable image fails the pipeline: every later
+// stage would run on nothing.
+func Images(s beam.Scope, input string, cols ingest.Columns, partImages int, dir string) (parts, dead, sharedPaths beam.PCollection) {
 	s = s.Scope("ingest.Images")
-	images, dead, sharedPaths = beam.ParDo3(s, &listFn{Input: input, Cols: cols}, beam.Impulse(s))
-	// The listing comes from one worker; spread it before the expensive
-	// per-image stages.
-	return beam.Reshuffle(s, images), dead, sharedPaths
+	parts, dead, sharedPaths = beam.ParDo3(s, &listFn{Input: input, Cols: cols, PartImages: partImages, Dir: dir}, beam.Impulse(s))
+	return beam.Reshuffle(s, parts), dead, sharedPaths
 }
 
 type listFn struct {
-	Input string
-	Cols  ingest.Columns
+	Input      string
+	Cols       ingest.Columns
+	PartImages int
+	Dir        string
 }
 
-func (f *listFn) ProcessElement(ctx context.Context, _ []byte, emit func(formats.Image), emitDead func(formats.DeadLetter), emitShared func(int)) error {
+func (f *listFn) ProcessElement(ctx context.Context, _ []byte, emit func(formats.Part), emitDead func(formats.DeadLetter), emitShared func(int)) error {
+	start := time.Now()
 	images, dead, err := List(ctx, f.Input, f.Cols)
 	if err != nil {
 		return err
@@ -68,12 +82,53 @@ func (f *listFn) ProcessElement(ctx context.Context, _ []byte, emit func(formats
 	}
 	beam.NewCounter("ingest", "duplicate_paths").Inc(ctx, int64(len(shared)))
 	emitShared(len(shared))
-	for _, img := range images {
-		emit(img)
+	n := len(images)
+	parts, err := WriteParts(ctx, images, f.PartImages, f.Dir)
+	if err != nil {
+		return err
 	}
-	beam.NewCounter("ingest", "images_listed").Inc(ctx, int64(len(images)))
-	log.Infof(ctx, "ingest: %d images from %s, %d refused", len(images), f.Input, len(dead))
+	for _, p := range parts {
+		p.StartMillis = start.UnixMilli()
+		emit(p)
+	}
+	beam.NewCounter("ingest", "images_listed").Inc(ctx, int64(n))
+	log.Infof(ctx, "ingest: %d images from %s in %d parts, %d refused", n, f.Input, len(parts), len(dead))
 	return nil
+}
+
+// WriteParts spreads images over P = ⌈len(images)/partImages⌉ parts, an
+// image to part formats.ShardOf(id, P) — a hash, so that each part, and
+// each training group made of parts, is a random subset of the corpus
+// whatever the order of the input — and writes each non-empty part's
+// images, sorted by id, to dir/images-p-of-P.parquet. It returns the parts
+// written, in order. images is reordered, and its elements are released
+// as their part is written.
+func WriteParts(ctx context.Context, images []formats.Image, partImages int, dir string) ([]formats.Part, error) {
+	n := formats.Parts(int64(len(images)), partImages)
+	part := func(img formats.Image) int { return formats.ShardOf(img.ImageID, n) }
+	sort.Slice(images, func(i, j int) bool {
+		if pi, pj := part(images[i]), part(images[j]); pi != pj {
+			return pi < pj
+		}
+		return images[i].ImageID < images[j].ImageID
+	})
+	var out []formats.Part
+	for lo := 0; lo < len(images); {
+		p := part(images[lo])
+		hi := lo
+		for hi < len(images) && part(images[hi]) == p {
+			hi++
+		}
+		start := time.Now()
+		path := fileio.Join(dir, formats.ShardName(Name, p, n))
+		if err := fileio.WriteFile(ctx, path, images[lo:hi]); err != nil {
+			return nil, fmt.Errorf("ingest: part %d: %w", p, err)
+		}
+		out = append(out, formats.Part{Name: Name, Part: p, Parts: n, Path: path, Rows: int64(hi - lo), Inputs: int64(hi - lo)}.Timed(start))
+		clear(images[lo:hi])
+		lo = hi
+	}
+	return out, nil
 }
 
 // noImages is the error of an input that yields no image, with what was

@@ -2,20 +2,29 @@ package ingestbeam
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/ingest"
 )
 
 func TestMain(m *testing.M) { ptest.Main(m) }
+
+func init() { beam.RegisterFunction(partRows) }
+
+func partRows(p formats.Part) int { return int(p.Rows) }
 
 // touch creates the files under dir (listing reads no image bytes).
 func touch(t *testing.T, dir string, names ...string) {
@@ -43,13 +52,68 @@ func TestImagesFromDirectory(t *testing.T) {
 		}
 	}
 	touch(t, dir, "a/notes.txt")
+	out := t.TempDir()
 	p, s := beam.NewPipelineWithRoot()
-	images, dead, shared := Images(s, dir, ingest.DefaultColumns())
-	passert.Equals(s, images, want...)
+	parts, dead, shared := Images(s, dir, ingest.DefaultColumns(), 5, out)
 	passert.Empty(s, dead)
 	passert.Equals(s, shared, 0)
+	passert.Equals(s, stats.Sum(s, beam.ParDo(s, partRows, parts)), 12)
 	if err := ptest.Run(p); err != nil {
 		t.Fatal(err)
+	}
+	checkList(t, out, want)
+}
+
+// checkList checks that the image list written under dir holds want.
+func checkList(t *testing.T, dir string, want []any) {
+	t.Helper()
+	got, err := fileio.ReadAll[formats.Image](context.Background(), fileio.Join(dir, Name+"-*.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g []any
+	for _, img := range got {
+		img.Tags = nil
+		g = append(g, img)
+	}
+	key := func(x any) string { return x.(formats.Image).ImageID }
+	slices.SortFunc(g, func(a, b any) int { return strings.Compare(key(a), key(b)) })
+	slices.SortFunc(want, func(a, b any) int { return strings.Compare(key(a), key(b)) })
+	if !reflect.DeepEqual(g, want) {
+		t.Errorf("image list %+v\nwant %+v", g, want)
+	}
+}
+
+// TestWriteParts: every image is written once, in the part its id hashes
+// to, sorted by id within it; empty parts are not written.
+func TestWriteParts(t *testing.T) {
+	dir := t.TempDir()
+	var images []formats.Image
+	for i := range 23 {
+		images = append(images, formats.Image{ImageID: fmt.Sprintf("im%02d", 22-i), Label: "l"})
+	}
+	parts, err := WriteParts(context.Background(), slices.Clone(images), 4, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for i, p := range parts {
+		if p.Parts != 6 || (i > 0 && parts[i-1].Part >= p.Part) {
+			t.Fatalf("parts %+v: want increasing parts of 6", parts)
+		}
+		rows, err := fileio.ReadFile[formats.Image](context.Background(), p.Path)
+		if err != nil || int64(len(rows)) != p.Rows || len(rows) == 0 {
+			t.Fatalf("part %d: %d rows (%v), recorded %d", p.Part, len(rows), err, p.Rows)
+		}
+		for k, r := range rows {
+			if formats.ShardOf(r.ImageID, 6) != p.Part || (k > 0 && rows[k-1].ImageID >= r.ImageID) || seen[r.ImageID] {
+				t.Errorf("part %d: image %s out of place", p.Part, r.ImageID)
+			}
+			seen[r.ImageID] = true
+		}
+	}
+	if len(seen) != len(images) {
+		t.Errorf("%d of %d images written", len(seen), len(images))
 	}
 }
 
@@ -63,18 +127,19 @@ func TestImagesFromCSV(t *testing.T) {
 	if err := os.WriteFile(csv, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	out := t.TempDir()
 	p, s := beam.NewPipelineWithRoot()
-	images, dead, shared := Images(s, csv, ingest.DefaultColumns())
-	passert.Equals(s, images,
-		formats.Image{ImageID: "x", URI: filepath.Join(dir, "img/x.jpg"), Label: "cat"},
-		formats.Image{ImageID: "y", URI: filepath.Join(dir, "img/y.jpg"), Label: "dog"},
-		formats.Image{ImageID: "w", URI: filepath.Join(dir, "img/x.jpg"), Label: "dog"})
+	_, dead, shared := Images(s, csv, ingest.DefaultColumns(), 1000, out)
 	passert.Equals(s, dead, formats.DeadLetter{URI: filepath.Join(dir, "img/z.jpg"), Stage: "ingest",
 		Reason: `labels line 4: duplicate image id "x"; kept line 2 (img/x.jpg)`})
 	passert.Equals(s, shared, 1)
 	if err := ptest.Run(p); err != nil {
 		t.Fatal(err)
 	}
+	checkList(t, out, []any{
+		formats.Image{ImageID: "x", URI: filepath.Join(dir, "img/x.jpg"), Label: "cat"},
+		formats.Image{ImageID: "y", URI: filepath.Join(dir, "img/y.jpg"), Label: "dog"},
+		formats.Image{ImageID: "w", URI: filepath.Join(dir, "img/x.jpg"), Label: "dog"}})
 }
 
 // TestNoImagesFails: an input without a usable image fails the pipeline at
@@ -93,7 +158,7 @@ func TestNoImagesFails(t *testing.T) {
 		{noImageFiles, "no images in " + noImageFiles},
 	} {
 		p, s := beam.NewPipelineWithRoot()
-		Images(s, c.input, ingest.DefaultColumns())
+		Images(s, c.input, ingest.DefaultColumns(), 1000, t.TempDir())
 		err := ptest.Run(p)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want one saying %q", filepath.Base(c.input), err, c.want)
