@@ -316,12 +316,12 @@ func Learn(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Learni
 	evals, scores := []beam.PCollection{evalRows}, []beam.PCollection{evalScores}
 	units = append(units, evalUnits)
 	if l.dense() {
-		// The learners of global features still join in memory: their
-		// features are a few KB an image, not the corpus's descriptors.
+		// The online learners of global features train group by group over
+		// the triplets files, each group reading the features parts of its
+		// own images; evaluation and the batch learners' sample still see
+		// every image's global features, a few KB each.
 		described := parquetio.ReadParts(s, featParts, reflect.TypeOf(formats.Features{}))
-		trips := parquetio.ReadParts(s, tripParts, reflect.TypeOf(formats.Triplet{}))
-		dense := trainbeam.DenseRows(s, described)
-		var denseFeats beam.PCollection
+		dense, moments := trainbeam.DenseRowsMoments(s, described)
 		euclid := beam.Create(s, learners.BaselineModel(learners.BaselineEuclidean, global.Dims))
 		r, sc := evaluatebeam.EvaluateDense(s, dense, euclid, cut, l.Eval)
 		evals, scores = append(evals, r), append(scores, sc)
@@ -331,10 +331,7 @@ func Learn(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Learni
 			case !learners.IsDense(name) || name == string(learners.BaselineEuclidean):
 				continue
 			case l.online(name):
-				if !denseFeats.IsValid() {
-					denseFeats = trainbeam.DenseFeatures(s, trips, dense)
-				}
-				model = trainbeam.Sharded(s, denseFeats, l.options(name, dim))
+				model = trainbeam.ShardedDenseGroups(s, tripParts, featParts, moments, l.options(name, dim))
 			default:
 				model = trainbeam.Batch(s, dense, cut, l.batchOptions(name))
 			}

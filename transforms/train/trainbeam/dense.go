@@ -33,10 +33,8 @@ func init() {
 // per-dimension moments, O(d) per worker, and reaches the scaling ParDo as
 // a side input.
 func DenseRows(s beam.Scope, features beam.PCollection) beam.PCollection {
-	s = s.Scope("train.DenseRows")
-	raw := beam.ParDo(s, &concatFn{}, features)
-	moments := beam.Combine(s, &momentsFn{}, raw)
-	return beam.ParDo(s, &scaleFn{Dims: global.Dims}, raw, beam.SideInput{Input: moments})
+	rows, _ := DenseRowsMoments(s, features)
+	return rows
 }
 
 type concatFn struct{ missing beam.Counter }

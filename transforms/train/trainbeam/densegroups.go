@@ -1,0 +1,255 @@
+package trainbeam
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sort"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+
+	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/fileio"
+	"github.com/bowline/bowline/transforms/global"
+	"github.com/bowline/bowline/transforms/train"
+)
+
+func init() {
+	beam.RegisterType(reflect.TypeOf((*denseGroupShardFn)(nil)).Elem())
+}
+
+// DenseRowsMoments is DenseRows that also returns the moments its scaler
+// is made from: rows is what DenseRows(s, features) returns, and moments
+// the single-element PCollection<global.Moments> combined over every image
+// with global features, which ShardedDenseGroups scales with. The images
+// are concatenated once for both, so the image counter of DenseRows counts
+// each image once.
+func DenseRowsMoments(s beam.Scope, features beam.PCollection) (rows, moments beam.PCollection) {
+	s = s.Scope("train.DenseRows")
+	raw := beam.ParDo(s, &concatFn{}, features)
+	moments = beam.Combine(s, &momentsFn{}, raw)
+	rows = beam.ParDo(s, &scaleFn{Dims: global.Dims}, raw, beam.SideInput{Input: moments})
+	return rows, moments
+}
+
+// ShardedDenseGroups trains an online learner of dense global features
+// (opt.Dims = global.Dims) group by group, as ShardedGroups trains a
+// learner of bags of words: the training groups are the triplets parts
+// (tripParts, PCollection<formats.Part> of the triplets-g-of-G files
+// WriteTriplets writes), and group g is the shard g of every round. In
+// round r the DoFn of group g reads its triplets of round r (RoundOf(Seq,
+// opt.Rounds) = r), reads the features parts (featParts,
+// PCollection<formats.Part> of the features-p-of-P files) that hold their
+// images (formats.ShardOf(id, P)) and no other, keeps the global features
+// of those images, concatenated and scaled by the scaler of moments (the
+// single-element PCollection<global.Moments> of DenseRowsMoments, as
+// DenseRows scales), and learns from the triplets in Seq order, starting
+// from the averaged state of round r−1 (train.TrainShard); the groups'
+// states are then averaged in group order (train.Average). A worker holds
+// one group's triplets of one round and the dense rows of the images they
+// name, never the corpus's. It returns a single-element
+// PCollection<learners.Model>.
+//
+// A triplet naming an image without global features (no row in the
+// features parts, or a modality of the wrong length) is dropped and
+// counted in train/triplets_without_bow, as DenseFeatures' join drops and
+// counts it; a group with no triplet left in a round hands back no state,
+// as an empty shard of Sharded (ShardedGroups instead averages in such a
+// group's unchanged state). An image found twice in the features parts
+// fails the group, as a bag of words twice in a group does.
+//
+// So the model is, bit for bit (but for Seconds), that of
+//
+//	Sharded(s, DenseFeatures(s, triplets, rows), opt)
+//
+// with triplets and features the rows of tripParts and featParts and
+// rows, moments = DenseRowsMoments(s, features), except that a
+// triplet's shard is its group rather than train.ShardOf(Seq, opt.Shards):
+// it equals that model outright when every triplet of group g has
+// train.ShardOf(Seq, G) = g and opt.Shards = G. opt.Shards splits nothing
+// here; it is only recorded in the model's parameters, as in
+// ShardedGroups. With one group it is the sequential learner over the
+// triplets that have features, in Seq order, for any number of rounds.
+func ShardedDenseGroups(s beam.Scope, tripParts, featParts, moments beam.PCollection, opt train.ShardOptions) beam.PCollection {
+	s = s.Scope("train.Sharded." + opt.Learner)
+	state := beam.ParDo(s, &initFn{Opt: opt}, beam.Impulse(s))
+	for r := 0; r < opt.Rounds; r++ {
+		rs := s.Scope(fmt.Sprintf("round%d", r))
+		shards := beam.ParDo(rs, &denseGroupShardFn{Opt: opt, Round: r}, beam.Reshuffle(rs, tripParts),
+			beam.SideInput{Input: featParts}, beam.SideInput{Input: moments}, beam.SideInput{Input: state})
+		state = beam.ParDo(rs, &averageFn{}, beam.Impulse(rs), beam.SideInput{Input: state}, beam.SideInput{Input: shards})
+	}
+	return beam.ParDo(s, &modelFn{Opt: opt}, beam.Impulse(s), beam.SideInput{Input: state})
+}
+
+// globalColumns are the columns of a features file that the dense learners
+// read (matched by name): a features part's keypoints and descriptors are
+// not decoded.
+type globalColumns struct {
+	ImageID string    `parquet:"image_id"`
+	Colour  []float32 `parquet:"colour,list"`
+	Edge    []float32 `parquet:"edge,list"`
+	Gabor   []float32 `parquet:"gabor,list"`
+	LBP     []float32 `parquet:"lbp,list"`
+	GIST    []float32 `parquet:"gist,list"`
+}
+
+type denseGroupShardFn struct {
+	Opt   train.ShardOptions
+	Round int
+
+	// scaler is derived from the moments side input on the first element,
+	// as scaleFn's.
+	scaler  *global.Scaler
+	missing beam.Counter
+}
+
+func (f *denseGroupShardFn) Setup() { f.missing = beam.NewCounter("train", "triplets_without_bow") }
+
+func (f *denseGroupShardFn) ProcessElement(ctx context.Context, g formats.Part, featParts func(*formats.Part) bool,
+	moments func(*global.Moments) bool, state func(*train.RoundState) bool, emit func(train.ShardState)) error {
+	trips, err := f.roundTriplets(ctx, g)
+	if err != nil || len(trips) == 0 {
+		return err
+	}
+	if f.scaler == nil {
+		var m global.Moments
+		moments(&m)
+		sc, err := global.NewScaler(m, global.Dims)
+		if err != nil {
+			return fmt.Errorf("train: group %d: %w", g.Part, err)
+		}
+		f.scaler = &sc
+	}
+	paths, parts, err := featurePaths(featParts)
+	if err != nil {
+		return fmt.Errorf("train: group %d: %w", g.Part, err)
+	}
+	rows, err := f.readRows(ctx, g, trips, paths, parts)
+	if err != nil {
+		return err
+	}
+	feats := make([]train.Feature, 0, len(trips))
+	for _, t := range trips {
+		if ft, ok := f.feature(ctx, rows, t); ok {
+			feats = append(feats, ft)
+		}
+	}
+	if len(feats) == 0 {
+		return nil // as an empty shard of Sharded: no state to average in
+	}
+	var st train.RoundState
+	if !state(&st) {
+		return fmt.Errorf("train: group %d: no state", g.Part)
+	}
+	sh, err := train.TrainShard(f.Opt, g.Part, st, feats)
+	if err != nil {
+		return fmt.Errorf("train: group %d: %w", g.Part, err)
+	}
+	log.Infof(ctx, "train: %s round %d, group %d: %d of %d triplets over %d images, %.2fs",
+		f.Opt.Learner, f.Round, g.Part, len(feats), len(trips), len(rows), sh.Seconds)
+	emit(sh)
+	return nil
+}
+
+// roundTriplets reads the triplets of group g that belong to this round.
+func (f *denseGroupShardFn) roundTriplets(ctx context.Context, g formats.Part) ([]formats.Triplet, error) {
+	var trips []formats.Triplet
+	err := fileio.ReadEach(ctx, g.Path, func(t *formats.Triplet) error {
+		if train.RoundOf(t.Seq, f.Opt.Rounds) == f.Round {
+			trips = append(trips, *t)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("train: group %d: %w", g.Part, err)
+	}
+	return trips, nil
+}
+
+// featurePaths returns the features parts' paths by part and their number.
+func featurePaths(featParts func(*formats.Part) bool) (map[int]string, int, error) {
+	paths := map[int]string{}
+	parts := 0
+	var p formats.Part
+	for featParts(&p) {
+		if parts != 0 && p.Parts != parts {
+			return nil, 0, fmt.Errorf("features parts of %d and of %d parts", parts, p.Parts)
+		}
+		if p.Parts < 1 || p.Part < 0 || p.Part >= p.Parts {
+			return nil, 0, fmt.Errorf("features part %d of %d (%s)", p.Part, p.Parts, p.Path)
+		}
+		if q, dup := paths[p.Part]; dup {
+			return nil, 0, fmt.Errorf("features part %d twice: %s and %s", p.Part, q, p.Path)
+		}
+		parts, paths[p.Part] = p.Parts, p.Path
+	}
+	return paths, parts, nil
+}
+
+// readRows reads, from the features parts that hold them and no other, the
+// global features of the images trips name, concatenated and scaled. An
+// image without them (in no part, or with a modality of the wrong length)
+// has no row.
+func (f *denseGroupShardFn) readRows(ctx context.Context, g formats.Part, trips []formats.Triplet, paths map[int]string, parts int) (map[string][]float32, error) {
+	need := map[string]bool{}
+	for _, t := range trips {
+		need[t.Query], need[t.Positive], need[t.Negative] = true, true, true
+	}
+	if parts == 0 {
+		return nil, nil // no features at all: every triplet is dropped
+	}
+	wanted := map[int]bool{}
+	for id := range need {
+		wanted[formats.ShardOf(id, parts)] = true
+	}
+	order := make([]int, 0, len(wanted))
+	for p := range wanted {
+		order = append(order, p)
+	}
+	sort.Ints(order)
+	rows := make(map[string][]float32, len(need))
+	seen := make(map[string]bool, len(need))
+	var x []float32
+	for _, p := range order {
+		path, ok := paths[p]
+		if !ok {
+			log.Warnf(ctx, "train: group %d: features part %d of %d is missing; its images have no global features", g.Part, p, parts)
+			continue
+		}
+		err := fileio.ReadEach(ctx, path, func(r *globalColumns) error {
+			if !need[r.ImageID] {
+				return nil
+			}
+			if seen[r.ImageID] {
+				return fmt.Errorf("image %s twice in the features", r.ImageID)
+			}
+			seen[r.ImageID] = true
+			var err error
+			if x, err = global.Concat(x[:0], r.Colour, r.Edge, r.Gabor, r.LBP, r.GIST); err == nil {
+				rows[r.ImageID] = f.scaler.Apply(nil, x)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("train: group %d: %w", g.Part, err)
+		}
+	}
+	return rows, nil
+}
+
+// feature returns t's feature over rows, or drops and counts t, naming
+// the first of its images without a row, as the join does.
+func (f *denseGroupShardFn) feature(ctx context.Context, rows map[string][]float32, t formats.Triplet) (train.Feature, bool) {
+	var v [3][]float32
+	for i, id := range [3]string{t.Query, t.Positive, t.Negative} {
+		r, ok := rows[id]
+		if !ok {
+			drop(ctx, f.missing, t, [3]string{"query", "positive", "negative"}[i], id)
+			return train.Feature{}, false
+		}
+		v[i] = r
+	}
+	return train.Feature{Seq: t.Seq, X: v[0], P: v[1], N: v[2]}, true
+}
