@@ -16,6 +16,8 @@
 // process. Columns: image_id (string, unique in a run: the labels CSV's id
 // column, or else the image's path relative to the input, extension kept), uri (string, local
 // path or gs:// URL), label (string, may be empty), tags (list<string>).
+// Part p of P holds the images whose ShardOf(image_id, P) is p, sorted by
+// id; features, word counts and bags of words keep the same parts.
 //
 // dead-letters-*.parquet (DeadLetter): one row per input a stage refused.
 // Columns: image_id, uri, stage (string, e.g. "decode", "sift"), reason

@@ -2,14 +2,12 @@ package bowline
 
 import (
 	"fmt"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
-	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/parquetio"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/transforms/evaluate"
@@ -303,7 +301,14 @@ func Learn(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Learni
 	queries, labels, cut := evaluatebeam.QuerySet(s, bowParts, l.Eval)
 	checked := beam.ParDo(s, learnableFn, beam.Impulse(s), beam.SideInput{Input: labels})
 	groups := trainbeam.Groups(s, bowParts, cut, checked, l.GroupImages, l.Shards)
-	tripParts = trainbeam.WriteTriplets(s, groups, trip, out)
+	// Each group is loaded once a round for every learner of bags of words,
+	// and writes its triplets in the first.
+	runs := l.bowRuns(dim)
+	opts := make([]train.ShardOptions, len(runs))
+	for i, r := range runs {
+		opts[i] = r.Opt
+	}
+	models, tripParts := trainbeam.TrainGroups(s, groups, opts, trip, out)
 	written = append(written, parquetio.PartPaths(s, tripParts))
 	units := []beam.PCollection{stageUnits(s, "triplets", tripParts)}
 
@@ -316,15 +321,18 @@ func Learn(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Learni
 	evals, scores := []beam.PCollection{evalRows}, []beam.PCollection{evalScores}
 	units = append(units, evalUnits)
 	if l.dense() {
-		// The online learners of global features train group by group over
-		// the triplets files, each group reading the features parts of its
-		// own images; evaluation and the batch learners' sample still see
-		// every image's global features, a few KB each.
-		described := parquetio.ReadParts(s, featParts, reflect.TypeOf(formats.Features{}))
-		dense, moments := trainbeam.DenseRowsMoments(s, described)
-		euclid := beam.Create(s, learners.BaselineModel(learners.BaselineEuclidean, global.Dims))
-		r, sc := evaluatebeam.EvaluateDense(s, dense, euclid, cut, l.Eval)
-		evals, scores = append(evals, r), append(scores, sc)
+		// The learners of global features read the features parts too, as
+		// the learners of bags of words read theirs: the online ones group
+		// by group, each reading the parts of its own images; the batch
+		// ones from a bounded sample drawn part by part; the evaluation
+		// shard by shard of queries. Only the moments of the features, the
+		// scaler's statistics, are combined over the corpus.
+		moments := trainbeam.DenseMoments(s, featParts)
+		evalDense := func(model beam.PCollection) {
+			r, sc, u := evaluatebeam.EvaluateDenseParts(s, featParts, moments, cut, model, l.Eval)
+			evals, scores, units = append(evals, r), append(scores, sc), append(units, u)
+		}
+		evalDense(beam.Create(s, learners.BaselineModel(learners.BaselineEuclidean, global.Dims)))
 		for _, name := range l.Learners {
 			var model beam.PCollection
 			switch {
@@ -333,17 +341,16 @@ func Learn(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Learni
 			case l.online(name):
 				model = trainbeam.ShardedDenseGroups(s, tripParts, featParts, moments, l.options(name, dim))
 			default:
-				model = trainbeam.Batch(s, dense, cut, l.batchOptions(name))
+				model = trainbeam.BatchParts(s, featParts, moments, cut, l.batchOptions(name))
 			}
 			written = append(written, parquetio.Write(s, out, "model-"+name, 1, trainbeam.TensorRows(s, model)))
 			units = append(units, beam.ParDo(s, trainStageFn, model))
-			r, sc := evaluatebeam.EvaluateDense(s, dense, model, cut, l.Eval)
-			evals, scores = append(evals, r), append(scores, sc)
+			evalDense(model)
 		}
 	}
-	for _, r := range l.bowRuns(dim) {
+	for i, r := range runs {
 		s := s.Scope(r.Name)
-		model := trainbeam.ShardedGroups(s, groups, r.Opt, trip)
+		model := models[i]
 		if r.Name != r.Opt.Learner {
 			model = trainbeam.Rename(s, model, r.Name)
 		}

@@ -17,6 +17,8 @@ import (
 
 func init() {
 	beam.RegisterType(reflect.TypeOf((*denseGroupShardFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*partMomentsFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*mergeMomentsFn)(nil)).Elem())
 }
 
 // DenseRowsMoments is DenseRows that also returns the moments its scaler
@@ -83,18 +85,6 @@ func ShardedDenseGroups(s beam.Scope, tripParts, featParts, moments beam.PCollec
 	return beam.ParDo(s, &modelFn{Opt: opt}, beam.Impulse(s), beam.SideInput{Input: state})
 }
 
-// globalColumns are the columns of a features file that the dense learners
-// read (matched by name): a features part's keypoints and descriptors are
-// not decoded.
-type globalColumns struct {
-	ImageID string    `parquet:"image_id"`
-	Colour  []float32 `parquet:"colour,list"`
-	Edge    []float32 `parquet:"edge,list"`
-	Gabor   []float32 `parquet:"gabor,list"`
-	LBP     []float32 `parquet:"lbp,list"`
-	GIST    []float32 `parquet:"gist,list"`
-}
-
 type denseGroupShardFn struct {
 	Opt   train.ShardOptions
 	Round int
@@ -114,13 +104,9 @@ func (f *denseGroupShardFn) ProcessElement(ctx context.Context, g formats.Part, 
 		return err
 	}
 	if f.scaler == nil {
-		var m global.Moments
-		moments(&m)
-		sc, err := global.NewScaler(m, global.Dims)
-		if err != nil {
+		if f.scaler, err = ScalerOf(moments); err != nil {
 			return fmt.Errorf("train: group %d: %w", g.Part, err)
 		}
-		f.scaler = &sc
 	}
 	paths, parts, err := featurePaths(featParts)
 	if err != nil {
@@ -210,26 +196,20 @@ func (f *denseGroupShardFn) readRows(ctx context.Context, g formats.Part, trips 
 	}
 	sort.Ints(order)
 	rows := make(map[string][]float32, len(need))
-	seen := make(map[string]bool, len(need))
-	var x []float32
 	for _, p := range order {
 		path, ok := paths[p]
 		if !ok {
 			log.Warnf(ctx, "train: group %d: features part %d of %d is missing; its images have no global features", g.Part, p, parts)
 			continue
 		}
-		err := fileio.ReadEach(ctx, path, func(r *globalColumns) error {
+		_, err := ReadDense(ctx, path, f.scaler, func(r train.DenseRow) error {
 			if !need[r.ImageID] {
 				return nil
 			}
-			if seen[r.ImageID] {
+			if _, dup := rows[r.ImageID]; dup {
 				return fmt.Errorf("image %s twice in the features", r.ImageID)
 			}
-			seen[r.ImageID] = true
-			var err error
-			if x, err = global.Concat(x[:0], r.Colour, r.Edge, r.Gabor, r.LBP, r.GIST); err == nil {
-				rows[r.ImageID] = f.scaler.Apply(nil, x)
-			}
+			rows[r.ImageID] = r.X
 			return nil
 		})
 		if err != nil {
@@ -252,4 +232,41 @@ func (f *denseGroupShardFn) feature(ctx context.Context, rows map[string][]float
 		v[i] = r
 	}
 	return train.Feature{Seq: t.Seq, X: v[0], P: v[1], N: v[2]}, true
+}
+
+// DenseMoments combines the per-dimension moments of the global features
+// of every image of the features parts (PCollection<formats.Part>) into
+// the single-element PCollection<global.Moments> the dense learners and
+// their evaluation scale by. Each part's DoFn reads only the global
+// columns of its file, so no image's features travel: DenseRowsMoments'
+// moments without its corpus-sized collection of rows.
+func DenseMoments(s beam.Scope, featParts beam.PCollection) beam.PCollection {
+	s = s.Scope("train.DenseMoments")
+	return beam.Combine(s, &mergeMomentsFn{}, beam.ParDo(s, &partMomentsFn{}, featParts))
+}
+
+type partMomentsFn struct{ missing beam.Counter }
+
+func (f *partMomentsFn) Setup() {
+	f.missing = beam.NewCounter("train", "images_without_global_features")
+}
+
+func (f *partMomentsFn) ProcessElement(ctx context.Context, p formats.Part) (global.Moments, error) {
+	var m global.Moments
+	missing, err := ReadDense(ctx, p.Path, nil, func(r train.DenseRow) error {
+		m.Add(r.X)
+		return nil
+	})
+	f.missing.Inc(ctx, int64(missing))
+	if err != nil {
+		return global.Moments{}, fmt.Errorf("train: features part %d: %w", p.Part, err)
+	}
+	return m, nil
+}
+
+type mergeMomentsFn struct{}
+
+func (mergeMomentsFn) MergeAccumulators(a, b global.Moments) global.Moments {
+	a.Merge(b)
+	return a
 }

@@ -118,12 +118,7 @@ func (f *writeTripletsFn) ProcessElement(ctx context.Context, g Group) (formats.
 	if err != nil {
 		return formats.Part{}, err
 	}
-	path := fileio.Join(f.Dir, formats.ShardName(TripletsName, g.Index, g.Groups))
-	if err := fileio.WriteFile(ctx, path, tg.Triplets); err != nil {
-		return formats.Part{}, fmt.Errorf("triplets: group %d: %w", g.Index, err)
-	}
-	f.sampled.Inc(ctx, int64(len(tg.Triplets)))
-	return formats.Part{Name: TripletsName, Part: g.Index, Parts: g.Groups, Path: path, Rows: int64(len(tg.Triplets)), Inputs: int64(tg.Images())}.Timed(start), nil
+	return writeGroupTriplets(ctx, f.Dir, g, tg, f.sampled, start)
 }
 
 // ShardedGroups trains an online learner of bags of words as Sharded does,

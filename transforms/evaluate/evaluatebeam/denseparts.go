@@ -1,0 +1,287 @@
+package evaluatebeam
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sort"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+
+	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/learners"
+	"github.com/bowline/bowline/transforms/evaluate"
+	"github.com/bowline/bowline/transforms/global"
+	"github.com/bowline/bowline/transforms/split"
+	"github.com/bowline/bowline/transforms/train"
+	"github.com/bowline/bowline/transforms/train/trainbeam"
+)
+
+func init() {
+	for _, t := range []any{(*denseQueries)(nil), (*denseLabelsFn)(nil), (*denseCandidatesFn)(nil), (*denseQueriesMergeFn)(nil),
+		(*denseShardsFn)(nil), (*denseShardFn)(nil), (*denseSummaryFn)(nil), (*global.Moments)(nil)} {
+		beam.RegisterType(reflect.TypeOf(t).Elem())
+	}
+}
+
+// EvaluateDenseParts evaluates the dense model (single-element
+// PCollection<learners.Model> with Dims set: learned, or the Euclidean
+// baseline) by brute-force retrieval over the global features of the
+// features parts (featParts, PCollection<formats.Part> of the
+// features-p-of-P files), scaled by the scaler of moments (the
+// single-element PCollection<global.Moments> of
+// trainbeam.DenseRowsMoments), with the held-out queries of cut (the
+// single-element PCollection<split.Cut>). It returns the model's report
+// rows (PCollection<formats.ReportRow>, evaluate.Rows), its per-query
+// scores (single-element PCollection<evaluate.Scores>, for Compare) and
+// the time of each query shard (PCollection<report.Stage>, stage
+// "evaluate").
+//
+// It is EvaluateParts for global features: the queries are the images
+// with global features whose label has another such image, at most
+// opt.Cap of the held-out and of the training ones, those of smallest
+// evaluate.QueryKey — the queries evaluate.Dense selects — split into
+// ⌈queries/opt.ShardQueries⌉ shards; each shard's DoFn reads the features
+// parts in turn, makes the scaled dense rows opt.ChunkImages at a time and
+// ranks each chunk for its queries (evaluate.DenseRanking), so a worker
+// holds one chunk, its queries and their best hits, never the collection.
+// The rows and scores equal those of
+//
+//	EvaluateDense(s, rows, model, cut, opt)
+//
+// with rows, moments = trainbeam.DenseRowsMoments(s, features) and
+// features the rows of featParts, up to their times and the rank depth
+// (opt.DepthFor the number of images with global features; EvaluateDense
+// always ranks the whole collection). Each call selects its queries anew,
+// two passes over the features parts before the shards' passes.
+func EvaluateDenseParts(s beam.Scope, featParts, moments, cut, model beam.PCollection, opt evaluate.Options) (rows, scores, stages beam.PCollection) {
+	s = s.Scope("evaluate.EvaluateDenseParts")
+	labels := beam.Combine(s, &labelsMergeFn{}, beam.ParDo(s, &denseLabelsFn{}, featParts))
+	cands := beam.ParDo(s, &denseCandidatesFn{Opt: opt}, featParts,
+		beam.SideInput{Input: labels}, beam.SideInput{Input: cut}, beam.SideInput{Input: moments})
+	queries := beam.Combine(s, &denseQueriesMergeFn{Opt: opt}, cands)
+	shards := beam.ParDo(s, &denseShardsFn{Opt: opt}, beam.Impulse(s), beam.SideInput{Input: queries})
+	results := beam.ParDo(s, &denseShardFn{Opt: opt}, beam.Reshuffle(s, shards),
+		beam.SideInput{Input: queries}, beam.SideInput{Input: labels}, beam.SideInput{Input: model},
+		beam.SideInput{Input: featParts}, beam.SideInput{Input: moments})
+	rows, scores = beam.ParDo2(s, &denseSummaryFn{Opt: opt}, beam.Impulse(s),
+		beam.SideInput{Input: model}, beam.SideInput{Input: labels}, beam.SideInput{Input: results})
+	return rows, scores, beam.ParDo(s, shardStageFn, results)
+}
+
+// denseLabelsFn counts the images of one features part that have global
+// features, by label: the relevance totals of the dense evaluation, whose
+// collection is those images only.
+type denseLabelsFn struct{}
+
+func (f *denseLabelsFn) ProcessElement(ctx context.Context, p formats.Part) (Labels, error) {
+	m := map[string]int64{}
+	var l Labels
+	_, err := trainbeam.ReadDense(ctx, p.Path, nil, func(r train.DenseRow) error {
+		l.Images++
+		if r.Label != "" {
+			m[r.Label]++
+		}
+		return nil
+	})
+	if err != nil {
+		return Labels{}, fmt.Errorf("evaluate: features part %d: %w", p.Part, err)
+	}
+	for n, c := range m {
+		l.Names, l.Counts = append(l.Names, n), append(l.Counts, c)
+	}
+	return l, nil
+}
+
+// denseQueries is the dense evaluation's query set, sorted by image id.
+type denseQueries struct {
+	Keys    []uint64
+	Queries []evaluate.DenseQuery
+}
+
+// trim is Queries.trim, the queries' rows carried along.
+func (q denseQueries) trim(opt evaluate.Options) denseQueries {
+	heads := Queries{Keys: q.Keys, Queries: make([]evaluate.Query, len(q.Queries))}
+	rows := make(map[string][]float32, len(q.Queries))
+	for i, d := range q.Queries {
+		heads.Queries[i] = evaluate.Query{ID: d.ID, Label: d.Label, Held: d.Held}
+		rows[d.ID] = d.X
+	}
+	kept := heads.trim(opt)
+	out := denseQueries{Keys: kept.Keys, Queries: make([]evaluate.DenseQuery, len(kept.Queries))}
+	for i, h := range kept.Queries {
+		out.Queries[i] = evaluate.DenseQuery{ID: h.ID, Label: h.Label, Held: h.Held, X: rows[h.ID]}
+	}
+	return out
+}
+
+// denseCandidatesFn selects the queries of one features part, trimmed to
+// the caps as it goes, so that it holds at most twice the caps' rows (or
+// the part's candidates when a cap is 0: every query kept).
+type denseCandidatesFn struct {
+	Opt evaluate.Options
+
+	// scaler is derived from the moments side input on the first element;
+	// the side input is the one global-window value of this stage, so an
+	// instance reused across bundles may keep it.
+	scaler *global.Scaler
+}
+
+func (f *denseCandidatesFn) ProcessElement(ctx context.Context, p formats.Part, labels Labels, cut split.Cut,
+	moments func(*global.Moments) bool) (denseQueries, error) {
+	if f.scaler == nil {
+		sc, err := trainbeam.ScalerOf(moments)
+		if err != nil {
+			return denseQueries{}, fmt.Errorf("evaluate: features part %d: %w", p.Part, err)
+		}
+		f.scaler = sc
+	}
+	rel := labels.relevant()
+	bound := 0
+	if h, t := f.Opt.Cap(true), f.Opt.Cap(false); h > 0 && t > 0 {
+		bound = 2 * (h + t)
+	}
+	var q denseQueries
+	_, err := trainbeam.ReadDense(ctx, p.Path, f.scaler, func(r train.DenseRow) error {
+		if ok, held := evaluate.Classify(r.ImageID, r.Label, rel, cut); ok {
+			q.Keys = append(q.Keys, evaluate.QueryKey(f.Opt.Seed, r.ImageID))
+			q.Queries = append(q.Queries, evaluate.DenseQuery{ID: r.ImageID, Label: r.Label, Held: held, X: r.X})
+			if bound > 0 && len(q.Queries) >= bound {
+				q = q.trim(f.Opt)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return denseQueries{}, fmt.Errorf("evaluate: features part %d: %w", p.Part, err)
+	}
+	return q.trim(f.Opt), nil
+}
+
+type denseQueriesMergeFn struct{ Opt evaluate.Options }
+
+func (f *denseQueriesMergeFn) CreateAccumulator() denseQueries { return denseQueries{} }
+func (f *denseQueriesMergeFn) AddInput(a, b denseQueries) denseQueries {
+	return f.MergeAccumulators(a, b)
+}
+func (f *denseQueriesMergeFn) MergeAccumulators(a, b denseQueries) denseQueries {
+	return denseQueries{Keys: append(a.Keys, b.Keys...), Queries: append(a.Queries, b.Queries...)}.trim(f.Opt)
+}
+func (f *denseQueriesMergeFn) ExtractOutput(a denseQueries) denseQueries { return a.trim(f.Opt) }
+
+type denseShardsFn struct{ Opt evaluate.Options }
+
+func (f *denseShardsFn) ProcessElement(_ []byte, q denseQueries, emit func(int)) {
+	for i := range formats.Parts(int64(len(q.Queries)), shardsFn{Opt: f.Opt}.shardQueries()) {
+		emit(i)
+	}
+}
+
+// denseShardFn ranks the collection for one shard of the queries, the
+// queries i ≡ shard mod shards of the sorted set, as shardFn does. Its
+// result's Postings is 0: a brute-force ranking has no index.
+type denseShardFn struct {
+	Opt evaluate.Options
+
+	// scaler is derived from the moments side input on the first element,
+	// as denseCandidatesFn's.
+	scaler *global.Scaler
+}
+
+func (f *denseShardFn) ProcessElement(ctx context.Context, shard int, q denseQueries, labels Labels, model func(*learners.Model) bool,
+	parts func(*formats.Part) bool, moments func(*global.Moments) bool) (shardResult, error) {
+	start := time.Now()
+	var m learners.Model
+	if !model(&m) {
+		return shardResult{}, fmt.Errorf("evaluate: shard %d: no model", shard)
+	}
+	n := formats.Parts(int64(len(q.Queries)), shardsFn{Opt: f.Opt}.shardQueries())
+	var mine []evaluate.DenseQuery
+	for i := shard; i < len(q.Queries); i += n {
+		mine = append(mine, q.Queries[i])
+	}
+	if len(mine) == 0 {
+		// No query at all (a shard is made even then): nothing to rank.
+		return shardResult{StartMillis: start.UnixMilli(), EndMillis: time.Now().UnixMilli()}, nil
+	}
+	if f.scaler == nil {
+		sc, err := trainbeam.ScalerOf(moments)
+		if err != nil {
+			return shardResult{}, fmt.Errorf("evaluate %s: shard %d: %w", m.Learner, shard, err)
+		}
+		f.scaler = sc
+	}
+	var all []formats.Part
+	var p formats.Part
+	for parts(&p) {
+		all = append(all, p)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Part < all[j].Part })
+	chunk := f.Opt.ChunkImages
+	if chunk <= 0 {
+		chunk = evaluate.DefaultChunkImages
+	}
+	r, err := evaluate.NewDenseRanking(m, mine, f.Opt.DepthFor(labels.Images))
+	if err != nil {
+		return shardResult{}, fmt.Errorf("evaluate %s: shard %d: %w", m.Learner, shard, err)
+	}
+	rows := make([]train.DenseRow, 0, chunk)
+	for _, p := range all {
+		_, err := trainbeam.ReadDense(ctx, p.Path, f.scaler, func(row train.DenseRow) error {
+			rows = append(rows, row)
+			if len(rows) < chunk {
+				return nil
+			}
+			err := r.Add(rows)
+			rows = rows[:0]
+			return err
+		})
+		if err != nil {
+			return shardResult{}, fmt.Errorf("evaluate %s: shard %d, features part %d: %w", m.Learner, shard, p.Part, err)
+		}
+	}
+	if len(rows) > 0 {
+		if err := r.Add(rows); err != nil {
+			return shardResult{}, fmt.Errorf("evaluate %s: shard %d: %w", m.Learner, shard, err)
+		}
+	}
+	return shardResult{Scores: r.Scores(labels.relevant()), IndexSeconds: r.IndexSeconds,
+		StartMillis: start.UnixMilli(), EndMillis: time.Now().UnixMilli()}, nil
+}
+
+type denseSummaryFn struct{ Opt evaluate.Options }
+
+func (f *denseSummaryFn) ProcessElement(ctx context.Context, _ []byte, model func(*learners.Model) bool, labels Labels, results func(*shardResult) bool,
+	emitRow func(formats.ReportRow), emitScores func(evaluate.Scores)) error {
+	var m learners.Model
+	if !model(&m) {
+		return fmt.Errorf("evaluate: no model")
+	}
+	// Every image's row has the model's width (DenseRanking checks it):
+	// evaluate.Dense's vocabulary, the length of the first row.
+	width := 0
+	for _, d := range m.Dims {
+		width += d
+	}
+	row := formats.ReportRow{Method: m.Learner, Input: "global", Relevance: "label", Vocabulary: int64(width), TrainSeconds: m.Seconds}
+	var scores []evaluate.QueryScore
+	var res shardResult
+	first := true
+	for results(&res) {
+		scores = append(scores, res.Scores...)
+		if first && len(res.Scores) > 0 {
+			// Every shard embeds the whole collection: count it once.
+			row.IndexSeconds, first = res.IndexSeconds, false
+		}
+		res = shardResult{}
+	}
+	for _, r := range evaluate.Rows(row, scores, f.Opt) {
+		log.Infof(ctx, "evaluate: %s (global features): %s queries: mAP %.4f [%.4f, %.4f], P@10 %.4f, NDCG@10 %.4f over %d queries (depth %d)",
+			r.Method, r.Split, r.MAP, r.MAPLow, r.MAPHigh, r.PrecisionAt10, r.NDCGAt10, r.Queries, f.Opt.DepthFor(labels.Images))
+		emitRow(r)
+	}
+	emitScores(lightScores(row.Method, row.Input, scores))
+	return nil
+}

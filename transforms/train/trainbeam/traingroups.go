@@ -1,0 +1,228 @@
+package trainbeam
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+
+	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/fileio"
+	"github.com/bowline/bowline/transforms/train"
+	"github.com/bowline/bowline/transforms/triplets"
+)
+
+func init() {
+	for _, t := range []any{(*learnerStates)(nil), (*groupShards)(nil), (*initAllFn)(nil), (*trainGroupFn)(nil), (*averageAllFn)(nil), (*pickStateFn)(nil)} {
+		beam.RegisterType(reflect.TypeOf(t).Elem())
+	}
+}
+
+// TrainGroups trains several online learners of bags of words over the
+// training groups (PCollection<Group>, from Groups) and writes the
+// groups' triplets, loading each group once per round for all of them.
+//
+// Loading a group (reading its bags of words and drawing its triplets) is
+// what costs memory: with WriteTriplets and one ShardedGroups per learner,
+// every group is loaded once to write its triplets and once more per
+// learner per round, and on a runner that runs those stages side by side
+// as many loads can be alive at once. Here, in round r, one DoFn per group
+// loads it once and trains from it a shard of every learner, from that
+// learner's averaged state of round r−1; in round 0 the same DoFn writes
+// the group's triplets. A worker holds one group and the learners' states.
+//
+// It returns, for each opts[i], a single-element PCollection<learners.Model>
+// models[i] that equals, bit for bit but for Seconds (times differ),
+//
+//	ShardedGroups(s, groups, opts[i], trip)
+//
+// (the same shards, TrainShard on the same triplets from the same state,
+// averaged in group order by the same code), and tripParts, the parts
+// written (PCollection<formats.Part>), which equals
+//
+//	WriteTriplets(s, groups, trip, dir)
+//
+// but for its timings: the same files dir/triplets-g-of-G.parquet, byte
+// for byte, the same records and the same triplets/sampled counter. Each
+// load counts one in train/group_loads: groups × rounds in all.
+//
+// The learners share the rounds, so every opts[i].Rounds must be the same
+// and positive (round 0 writes the triplets): TrainGroups panics
+// otherwise, as beam.ParDo panics on a malformed pipeline, since such
+// options are a mistake in the code that builds the job, not in the data.
+// With no opts it is WriteTriplets and trains nothing.
+func TrainGroups(s beam.Scope, groups beam.PCollection, opts []train.ShardOptions, trip triplets.Options, dir string) (models []beam.PCollection, tripParts beam.PCollection) {
+	if len(opts) == 0 {
+		return nil, WriteTriplets(s, groups, trip, dir)
+	}
+	rounds := opts[0].Rounds
+	for _, o := range opts {
+		if o.Rounds != rounds {
+			panic(fmt.Sprintf("trainbeam: TrainGroups: %s trains %d rounds, %s %d: the learners must share their rounds", opts[0].Learner, rounds, o.Learner, o.Rounds))
+		}
+	}
+	if rounds < 1 {
+		panic(fmt.Sprintf("trainbeam: TrainGroups: %d rounds, want at least 1", rounds))
+	}
+	s = s.Scope("train.TrainGroups")
+	states := beam.ParDo(s, &initAllFn{Opts: opts}, beam.Impulse(s))
+	for r := range rounds {
+		rs := s.Scope(fmt.Sprintf("round%d", r))
+		shards, parts := beam.ParDo2(rs, &trainGroupFn{Opts: opts, Trip: trip, Round: r, Dir: dir}, beam.Reshuffle(rs, groups), beam.SideInput{Input: states})
+		if r == 0 {
+			tripParts = parts
+		}
+		// Driven by Impulse, as in ShardedGroups, so that no groups at all
+		// pass the states on.
+		states = beam.ParDo(rs, &averageAllFn{}, beam.Impulse(rs), beam.SideInput{Input: states}, beam.SideInput{Input: shards})
+	}
+	for i, o := range opts {
+		ms := s.Scope(fmt.Sprintf("model%d.%s", i, o.Learner))
+		st := beam.ParDo(ms, &pickStateFn{Learner: i}, states)
+		models = append(models, beam.ParDo(ms, &modelFn{Opt: o}, beam.Impulse(ms), beam.SideInput{Input: st}))
+	}
+	return models, tripParts
+}
+
+// learnerStates is the round state of every learner of TrainGroups, in
+// the order of its opts: one element, so that a group's DoFn takes one
+// side input whatever the number of learners.
+type learnerStates struct{ States []train.RoundState }
+
+// groupShards is what one group hands back at the end of a round: every
+// learner's shard state, in the order of the opts.
+type groupShards struct {
+	Group  int
+	Shards []train.ShardState
+}
+
+// iter returns a side-input iterator over xs, so that the DoFns of
+// Sharded run on values in hand.
+func iter[T any](xs ...T) func(*T) bool {
+	return func(x *T) bool {
+		if len(xs) == 0 {
+			return false
+		}
+		*x, xs = xs[0], xs[1:]
+		return true
+	}
+}
+
+type initAllFn struct{ Opts []train.ShardOptions }
+
+func (f *initAllFn) ProcessElement(_ []byte) (learnerStates, error) {
+	out := learnerStates{States: make([]train.RoundState, len(f.Opts))}
+	for i, o := range f.Opts {
+		st, err := (&initFn{Opt: o}).ProcessElement(nil)
+		if err != nil {
+			return learnerStates{}, err
+		}
+		out.States[i] = st
+	}
+	return out, nil
+}
+
+type trainGroupFn struct {
+	Opts  []train.ShardOptions
+	Trip  triplets.Options
+	Round int
+	// Dir is where round 0 writes the triplets.
+	Dir string
+
+	loads, sampled beam.Counter
+}
+
+func (f *trainGroupFn) Setup() {
+	f.loads = beam.NewCounter("train", "group_loads")
+	f.sampled = beam.NewCounter("triplets", "sampled")
+}
+
+func (f *trainGroupFn) ProcessElement(ctx context.Context, g Group, states func(*learnerStates) bool, emit func(groupShards), emitPart func(formats.Part)) error {
+	var st learnerStates
+	if !states(&st) {
+		return fmt.Errorf("train: group %d: no state", g.Index)
+	}
+	if len(st.States) != len(f.Opts) {
+		return fmt.Errorf("train: group %d: %d learners' states, want %d", g.Index, len(st.States), len(f.Opts))
+	}
+	start := time.Now()
+	tg, err := g.load(ctx, f.Trip)
+	if err != nil {
+		return err
+	}
+	f.loads.Inc(ctx, 1)
+	if f.Round == 0 {
+		part, err := writeGroupTriplets(ctx, f.Dir, g, tg, f.sampled, start)
+		if err != nil {
+			return err
+		}
+		emitPart(part)
+	}
+	out := groupShards{Group: g.Index, Shards: make([]train.ShardState, len(f.Opts))}
+	for i, o := range f.Opts {
+		if out.Shards[i], err = tg.TrainShard(o, g.Index, st.States[i], f.Round, o.Rounds); err != nil {
+			return err
+		}
+	}
+	emit(out)
+	return nil
+}
+
+// writeGroupTriplets writes the triplets of the loaded group g and
+// returns the part written, timed from start.
+func writeGroupTriplets(ctx context.Context, dir string, g Group, tg *train.Group, sampled beam.Counter, start time.Time) (formats.Part, error) {
+	path := fileio.Join(dir, formats.ShardName(TripletsName, g.Index, g.Groups))
+	if err := fileio.WriteFile(ctx, path, tg.Triplets); err != nil {
+		return formats.Part{}, fmt.Errorf("triplets: group %d: %w", g.Index, err)
+	}
+	sampled.Inc(ctx, int64(len(tg.Triplets)))
+	return formats.Part{Name: TripletsName, Part: g.Index, Parts: g.Groups, Path: path, Rows: int64(len(tg.Triplets)), Inputs: int64(tg.Images())}.Timed(start), nil
+}
+
+type averageAllFn struct{}
+
+// ProcessElement averages learner by learner, re-reading the groups'
+// shards for each, so that it holds one learner's shards at a time, as
+// the averageFn of each ShardedGroups does.
+func (averageAllFn) ProcessElement(ctx context.Context, _ []byte, prev func(*learnerStates) bool, shards func() func(*groupShards) bool) (learnerStates, error) {
+	var st learnerStates
+	if !prev(&st) {
+		return learnerStates{}, fmt.Errorf("train: no state to average into")
+	}
+	for i := range st.States {
+		next := shards()
+		var bad error
+		learner := func(sh *train.ShardState) bool {
+			var gs groupShards
+			if bad != nil || !next(&gs) {
+				return false
+			}
+			if len(gs.Shards) != len(st.States) {
+				bad = fmt.Errorf("train: group %d: %d learners' shards, want %d", gs.Group, len(gs.Shards), len(st.States))
+				return false
+			}
+			*sh = gs.Shards[i]
+			return true
+		}
+		avg, err := averageFn{}.ProcessElement(ctx, nil, iter(st.States[i]), learner)
+		if bad != nil {
+			return learnerStates{}, bad
+		}
+		if err != nil {
+			return learnerStates{}, err
+		}
+		st.States[i] = avg
+	}
+	return st, nil
+}
+
+type pickStateFn struct{ Learner int }
+
+func (f *pickStateFn) ProcessElement(st learnerStates) (train.RoundState, error) {
+	if f.Learner >= len(st.States) {
+		return train.RoundState{}, fmt.Errorf("train: no state of learner %d among %d", f.Learner, len(st.States))
+	}
+	return st.States[f.Learner], nil
+}
