@@ -14,11 +14,15 @@ import (
 // DefaultBits is the code length the registered learner uses when the bits
 // parameter is not given (capped at the feature dimension): itq's, so that
 // mGLP is compared with ITQ and CCA-ITQ at equal length, as the paper does.
-// Unlike theirs, mGLP's bits all have unit variance (the constraint
-// AᵀX̃ᵀX̃A ∝ I), so bits beyond the directions that carry the data's
-// structure weigh as much in the Hamming distance as the good ones: on toy
-// data with 5 informative directions, 16 bits rank far worse than 5 (the
-// package's TestDenseRanking). Tune bits on validation data.
+// With text, bits beyond the texts' principal directions are rotations of
+// the text-coupled ones (package doc, Bits beyond the text's rank), so a
+// long code does no harm: on ETH-80 with its 8 category labels as text,
+// held-out mAP is 0.97 at 7 bits and 0.98 at 64. Without text (uGLP) every
+// bit has unit variance (the constraint AᵀX̃ᵀX̃A ∝ I), so bits beyond the
+// directions that carry the data's structure weigh as much in the Hamming
+// distance as the good ones: on ETH-80, uGLP beats ITQ at 16 bits (mAP 0.50
+// against 0.46) but not at 64 (0.34 against 0.49). Tune bits for uGLP on
+// validation data.
 const DefaultBits = itq.DefaultBits
 
 // Dense is a learners.DenseBatch.

@@ -148,17 +148,19 @@ func (m *Model) TextProjection() *mat.Dense {
 // Mean returns a copy of the training image mean μ.
 func (m *Model) Mean() []float64 { return slices.Clone(m.mean) }
 
-// Eigenvalues returns the c smallest eigenvalues of the relaxed problem, in
+// Eigenvalues returns the eigenvalues of the relaxed directions, in
 // ascending order: the relaxed loss of each projection per unit of
-// constrained variance. The refinement does not change their sum (the
-// paper's Observation 2).
+// constrained variance. There are c of them, or, with text, at most as many
+// as the texts' principal directions (package doc, Bits beyond the text's
+// rank). The refinement does not change their sum (the paper's
+// Observation 2).
 func (m *Model) Eigenvalues() []float64 { return slices.Clone(m.eigen) }
 
-// ImageShare returns, for each eigenvector before the refinement, the share
-// of its squared norm in whitened coordinates that lies in the image block;
-// 1 for a uni-modal model. A share near 0 means the direction is nearly
-// text-only, and its image bit carries little (package doc, Degenerate
-// cases).
+// ImageShare returns, for each relaxed direction (eigenvector) before the
+// refinement, the share of its squared norm in whitened coordinates that
+// lies in the image block; 1 for a uni-modal model. A share near 0 means
+// the direction is nearly text-only, and its image bit carries little
+// (package doc, Degenerate cases).
 func (m *Model) ImageShare() []float64 { return slices.Clone(m.imageShare) }
 
 // Loss returns the quantisation loss ‖Z − VR‖²_F after each refinement
@@ -218,9 +220,12 @@ func (m *Model) EncodeAll(X *mat.Dense) ([]itq.Code, error) {
 // Train learns a bits-long mGLP encoder from image features X (n×d, one
 // image per row) and the texts of the same images Y (n×t, e.g. a dense bag
 // of tags, attribute vector or mean word vector; row i describes image i).
-// With Y nil it learns the uni-modal uGLP encoder (Eqs. 8–11). Only images
-// are encoded afterwards. It needs n ≥ 2 and 1 ≤ bits ≤ the number of image
-// principal directions kept (at most min(d, n − 1)).
+// With Y nil it learns the uni-modal uGLP encoder (Eqs. 8–11). With Y, bits
+// beyond the texts' principal directions are rotations of the others, or
+// constant without the refinement (package doc, Bits beyond the text's
+// rank). Only images are encoded afterwards. It needs n ≥ 2 and
+// 1 ≤ bits ≤ the number of image principal directions kept (at most
+// min(d, n − 1)).
 func Train(X, Y *mat.Dense, bits int, p Params) (*Model, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -278,11 +283,18 @@ func Train(X, Y *mat.Dense, bits int, p Params) (*Model, error) {
 	vals := eig.Values(nil)
 	var Z mat.Dense
 	eig.VectorsTo(&Z)
-	// The c smallest eigenvalues (EigenSym sorts ascending) minimise the
-	// relaxed trace (Eq. 10).
-	m.eigen = slices.Clone(vals[:bits])
-	m.imageShare = make([]float64, bits)
-	for k := range bits {
+	// The smallest eigenvalues (EigenSym sorts ascending) minimise the
+	// relaxed trace (Eq. 10). With text there are at most as many relaxed
+	// directions as the texts have principal directions (package doc,
+	// Bits beyond the text's rank); the other bits' columns of A and B stay
+	// zero until the refinement rotates the kept directions into them.
+	dirs := bits
+	if my != nil {
+		dirs = min(bits, my.dim())
+	}
+	m.eigen = slices.Clone(vals[:dirs])
+	m.imageShare = make([]float64, dirs)
+	for k := range dirs {
 		var img, all float64
 		for r := range H.SymmetricDim() {
 			v := Z.At(r, k) * Z.At(r, k)
@@ -293,13 +305,14 @@ func Train(X, Y *mat.Dense, bits int, p Params) (*Model, error) {
 		}
 		m.imageShare[k] = img / all
 	}
-	A := mat.NewDense(Xc.RawMatrix().Cols, bits, nil)
-	A.Mul(mx.whiten, Z.Slice(0, kx, 0, bits))
+	d := Xc.RawMatrix().Cols
+	A := mat.NewDense(d, bits, nil)
+	A.Slice(0, d, 0, dirs).(*mat.Dense).Mul(mx.whiten, Z.Slice(0, kx, 0, dirs))
 	var B *mat.Dense
 	if my != nil {
-		ky := my.dim()
-		B = mat.NewDense(my.data.RawMatrix().Cols, bits, nil)
-		B.Mul(my.whiten, Z.Slice(kx, kx+ky, 0, bits))
+		ky, t := my.dim(), my.data.RawMatrix().Cols
+		B = mat.NewDense(t, bits, nil)
+		B.Slice(0, t, 0, dirs).(*mat.Dense).Mul(my.whiten, Z.Slice(kx, kx+ky, 0, dirs))
 	}
 
 	// Quantisation refinement (Eqs. 29–30) on the stacked projections of

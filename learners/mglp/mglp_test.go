@@ -222,6 +222,59 @@ func TestLargeEtaIsCCA(t *testing.T) {
 	}
 }
 
+// TestBitsBeyondTextRank checks that a code longer than the texts have
+// principal directions learns only that many relaxed directions (the
+// paper's constraint BᵀỸᵀỸB ∝ I admits no more): without the refinement
+// the other bits' projections are zero, so those bits are constant and add
+// nothing to a Hamming distance, and with it the projection still has the
+// texts' rank, the extra bits being further rotations of the same
+// directions.
+func TestBitsBeyondTextRank(t *testing.T) {
+	all := makeMultimodal(rand.New(rand.NewPCG(9, 10)), 400, 4)
+	const bits = 20
+	_, r := all.Y.Dims() // 12 tags, not one-hot: rank 12 after centring
+	p := mglp.DefaultParams()
+	p.Iterations = 0
+	minus, err := mglp.Train(all.X, all.Y, bits, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(minus.Eigenvalues()); n != r {
+		t.Fatalf("%d relaxed directions, want the texts' %d", n, r)
+	}
+	A := minus.Projection()
+	d, _ := A.Dims()
+	for j := range bits {
+		norm := mat.Norm(A.Slice(0, d, j, j+1), 2)
+		if (j < r) != (norm > 0) {
+			t.Errorf("column %d of A has norm %v", j, norm)
+		}
+	}
+	codes, err := minus.EncodeAll(all.X)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range codes {
+		if want := uint64(1)<<bits - 1<<r; c[0]&want != want {
+			t.Fatalf("image %d: code %b, want bits %d… set", i, c[0], r)
+		}
+	}
+
+	p.Iterations = 50
+	m, err := mglp.Train(all.X, all.Y, bits, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var svd mat.SVD
+	if !svd.Factorize(m.Projection(), mat.SVDNone) {
+		t.Fatal("SVD failed")
+	}
+	sv := svd.Values(nil)
+	if sv[r-1] < 1e-6*sv[0] || sv[r] > 1e-9*sv[0] {
+		t.Errorf("singular values of the refined A %v: want rank %d", sv, r)
+	}
+}
+
 func TestEncodeDeterminismAndShapes(t *testing.T) {
 	all := makeMultimodal(rand.New(rand.NewPCG(5, 6)), 300, 4)
 	p := mglp.DefaultParams()
