@@ -295,7 +295,7 @@ func versus(m formats.ReportRow) string {
 func formatParams(p map[string]float64) string {
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(p)) {
-		parts = append(parts, fmt.Sprintf("%s=%g", k, p[k]))
+		parts = append(parts, fmt.Sprintf("%s=%.6g", k, p[k]))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -313,7 +313,7 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 <html lang="en"><head><meta charset="utf-8"><title>bowline report</title>
 <style>
 body{font-family:system-ui,sans-serif;margin:2em;color:#222}
-table{border-collapse:collapse;margin:1em 0}
+table{border-collapse:collapse;margin:1em 0;display:block;overflow-x:auto;max-width:100%}
 th,td{border:1px solid #ccc;padding:.35em .8em;text-align:right;white-space:nowrap}
 th:first-child,td:first-child{text-align:left}
 th{background:#f3f3f3}
