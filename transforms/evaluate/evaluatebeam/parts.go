@@ -345,17 +345,7 @@ func (f *summaryFn) ProcessElement(ctx context.Context, _ []byte, model func(*le
 	if w != nil {
 		row.Sparsity = learners.Sparsity(w)
 	}
-	var scores []evaluate.QueryScore
-	var res shardResult
-	first := true
-	for results(&res) {
-		scores = append(scores, res.Scores...)
-		if first {
-			// Every shard indexes the whole collection: count it once.
-			row.IndexSeconds, row.IndexPostings, first = res.IndexSeconds, res.Postings, false
-		}
-		res = shardResult{}
-	}
+	scores := collectShards(&row, results)
 	for _, r := range evaluate.Rows(row, scores, f.Opt) {
 		log.Infof(ctx, "evaluate: %s: %s queries: mAP %.4f [%.4f, %.4f], P@10 %.4f, NDCG@10 %.4f over %d queries (depth %d); sparsity %.3f; %d postings",
 			r.Method, r.Split, r.MAP, r.MAPLow, r.MAPHigh, r.PrecisionAt10, r.NDCGAt10, r.Queries, f.Opt.DepthFor(labels.Images), r.Sparsity, r.IndexPostings)
@@ -404,4 +394,21 @@ func (f *compareFn) ProcessElement(_ []byte, rows func(*formats.ReportRow) bool,
 		emit(r)
 	}
 	return nil
+}
+
+// collectShards gathers the shards' query scores and takes the index time
+// and postings from the first shard: every shard indexes (or embeds) the
+// whole collection, so they are counted once.
+func collectShards(row *formats.ReportRow, results func(*shardResult) bool) []evaluate.QueryScore {
+	var scores []evaluate.QueryScore
+	var res shardResult
+	first := true
+	for results(&res) {
+		scores = append(scores, res.Scores...)
+		if first {
+			row.IndexSeconds, row.IndexPostings, first = res.IndexSeconds, res.Postings, false
+		}
+		res = shardResult{}
+	}
+	return scores
 }
