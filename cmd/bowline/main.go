@@ -38,7 +38,7 @@ var groups = []cli.Group{
 	{Title: "Vocabulary", Flags: []string{"vocab", "vocab_sample", "vocab_iter", "akm", "akm_checks", "vocab_chunks"}},
 	{Title: "Bags of words", Flags: []string{"soft_words", "soft_sigma"}},
 	{Title: "Triplets", Flags: []string{"triplets_per_query"}},
-	{Title: "Learners", Flags: []string{"learners", "learner_params", "sweep", "train_shards", "train_rounds", "group_images", "batch_images"}},
+	{Title: "Learners", Flags: []string{"learners", "learner_params", "sweep", "train_shards", "train_rounds", "group_images", "group_loads", "batch_images"}},
 	{Title: "Evaluation", Flags: []string{"query_fraction", "eval_queries", "train_queries", "compare_to", "eval_depth", "eval_shard_queries"}},
 	{Title: "Errors", Flags: []string{"verbose_errors"}},
 }
@@ -72,6 +72,7 @@ func main() {
 	sweep := flag.String("sweep", "", "train a learner of bags of words once more for each value of one hyper-parameter, each indexed and evaluated as a learner of its own (e.g. solis-ada.lambda=1e-7,1e-6,1e-5,1e-4: the report plots mAP against sparsity)")
 	flag.IntVar(&c.Learning.Shards, "train_shards", c.Learning.Shards, "shards each training round is split over")
 	flag.IntVar(&c.Learning.GroupImages, "group_images", c.Learning.GroupImages, "images per training group: triplets are drawn within groups, each group a shard of sharded training, and a worker holds one group's bags of words")
+	flag.IntVar(&c.Learning.GroupLoads, "group_loads", c.Learning.GroupLoads, "most training groups a worker process holds loaded at once (0: no limit); memory of training is about group_loads × group_images images' bags of words and triplets")
 	flag.IntVar(&c.Learning.Rounds, "train_rounds", c.Learning.Rounds, "rounds of parameter averaging over one pass of the triplets")
 	compareTo := flag.String("compare_to", "", "an earlier run's output directory (local or gs://): the report shows how each score changed since")
 	flag.Float64Var(&c.Learning.Eval.QueryFraction, "query_fraction", c.Learning.Eval.QueryFraction, "share of each label's images held out as queries: no learner trains on them, and the report's headline is measured on them (0: none held out, every query trained on)")

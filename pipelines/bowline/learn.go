@@ -42,7 +42,12 @@ type Learning struct {
 	// holds one group's bags. The groups are the shards of sharded
 	// training; there are at least Shards of them.
 	GroupImages int
-	Eval        evaluate.Options
+	// GroupLoads is the most training groups a worker process holds
+	// loaded at once (trainbeam.Group.Loads; 0: no limit), so that a
+	// process that runs many groups side by side — Prism runs them all —
+	// holds GroupLoads × GroupImages images' bags and triplets at most.
+	GroupLoads int
+	Eval       evaluate.Options
 	// Sweep trains a learner of bags of words once more for each value of
 	// one of its hyper-parameters, as learners of their own (Sweep.Name).
 	Sweep Sweep
@@ -126,6 +131,7 @@ func DefaultLearning() Learning {
 		Shards:   1, Rounds: 1,
 		BatchImages: 20_000,
 		GroupImages: 200_000,
+		GroupLoads:  2,
 		Eval:        evaluate.Options{MaxQueries: 10_000, QueryFraction: 0.2, TrainQueries: 1000, Seed: 1},
 	}
 }
@@ -300,7 +306,7 @@ func Learn(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Learni
 	s = s.Scope("Learn")
 	queries, labels, cut := evaluatebeam.QuerySet(s, bowParts, l.Eval)
 	checked := beam.ParDo(s, learnableFn, beam.Impulse(s), beam.SideInput{Input: labels})
-	groups := trainbeam.Groups(s, bowParts, cut, checked, l.GroupImages, l.Shards)
+	groups := trainbeam.Groups(s, bowParts, cut, checked, l.GroupImages, l.Shards, l.GroupLoads)
 	// Each group is loaded once a round for every learner of bags of words,
 	// and writes its triplets in the first.
 	runs := l.bowRuns(dim)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -29,6 +30,12 @@ type Group struct {
 	Index, Groups int
 	Paths         []string
 	Cut           split.Cut
+	// Loads is the most groups one worker process holds loaded at once
+	// (0: no limit). A runner may run every group of a round in one
+	// process side by side — Prism does — and a loaded group is the
+	// largest thing training holds, so this, not the corpus, bounds a
+	// worker's memory.
+	Loads int
 }
 
 // Groups splits bag-of-words parts (PCollection<formats.Part>) into
@@ -37,17 +44,17 @@ type Group struct {
 // the split (single-element PCollection<split.Cut>).
 //
 // gate is any PCollection the groups wait for (a check that must pass
-// before training starts), or an invalid one.
-func Groups(s beam.Scope, bowParts, cut, gate beam.PCollection, groupImages, shards int) beam.PCollection {
+// before training starts), or an invalid one. loads is Group.Loads.
+func Groups(s beam.Scope, bowParts, cut, gate beam.PCollection, groupImages, shards, loads int) beam.PCollection {
 	s = s.Scope("train.Groups")
 	if !gate.IsValid() {
 		gate = beam.Impulse(s)
 	}
-	return beam.ParDo(s, &groupsFn{GroupImages: groupImages, Shards: shards}, beam.Impulse(s),
+	return beam.ParDo(s, &groupsFn{GroupImages: groupImages, Shards: shards, Loads: loads}, beam.Impulse(s),
 		beam.SideInput{Input: bowParts}, beam.SideInput{Input: cut}, beam.SideInput{Input: gate})
 }
 
-type groupsFn struct{ GroupImages, Shards int }
+type groupsFn struct{ GroupImages, Shards, Loads int }
 
 func (f *groupsFn) ProcessElement(_ []byte, parts func(*formats.Part) bool, cut split.Cut, _ func(*beam.T) bool, emit func(Group)) {
 	var all []formats.Part
@@ -64,7 +71,7 @@ func (f *groupsFn) ProcessElement(_ []byte, parts func(*formats.Part) bool, cut 
 	g := train.Groups(n, len(all), f.GroupImages, f.Shards)
 	groups := make([]Group, g)
 	for i := range groups {
-		groups[i] = Group{Index: i, Groups: g, Cut: cut}
+		groups[i] = Group{Index: i, Groups: g, Cut: cut, Loads: f.Loads}
 	}
 	for i, p := range all {
 		groups[i%g].Paths = append(groups[i%g].Paths, p.Path)
@@ -74,8 +81,19 @@ func (f *groupsFn) ProcessElement(_ []byte, parts func(*formats.Part) bool, cut 
 	}
 }
 
-// load reads the group's bags of words and draws its triplets.
-func (g Group) load(ctx context.Context, opt triplets.Options) (*train.Group, error) {
+// load reads the group's bags of words and draws its triplets, once
+// fewer than g.Loads groups are loaded in this process. The caller calls
+// release when it no longer needs the group (also after an error).
+func (g Group) load(ctx context.Context, opt triplets.Options) (tg *train.Group, release func(), err error) {
+	release, err = acquireLoad(ctx, g.Loads)
+	if err != nil {
+		return nil, release, fmt.Errorf("train: group %d: %w", g.Index, err)
+	}
+	tg, err = g.read(ctx, opt)
+	return tg, release, err
+}
+
+func (g Group) read(ctx context.Context, opt triplets.Options) (*train.Group, error) {
 	var bows []formats.BoW
 	for _, path := range g.Paths {
 		err := fileio.ReadEach(ctx, path, func(b *formats.BoW) error {
@@ -87,6 +105,38 @@ func (g Group) load(ctx context.Context, opt triplets.Options) (*train.Group, er
 		}
 	}
 	return train.NewGroup(bows, g.Cut, opt)
+}
+
+// loadSlots holds, per limit, the semaphore of the groups loaded in
+// this process: the limit travels in each Group, and DoFns of one job
+// share the process, so the semaphore is the process's.
+var loadSlots struct {
+	sync.Mutex
+	m map[int]chan struct{}
+}
+
+// acquireLoad waits for one of n slots (n ≤ 0: no limit) or for ctx.
+func acquireLoad(ctx context.Context, n int) (release func(), err error) {
+	if n <= 0 {
+		return func() {}, nil
+	}
+	loadSlots.Lock()
+	if loadSlots.m == nil {
+		loadSlots.m = map[int]chan struct{}{}
+	}
+	slots, ok := loadSlots.m[n]
+	if !ok {
+		slots = make(chan struct{}, n)
+		loadSlots.m[n] = slots
+	}
+	loadSlots.Unlock()
+	select {
+	case slots <- struct{}{}:
+		var once sync.Once
+		return func() { once.Do(func() { <-slots }) }, nil
+	case <-ctx.Done():
+		return func() {}, ctx.Err()
+	}
 }
 
 // TripletsName is the name of the triplets output.
@@ -114,7 +164,8 @@ func (f *writeTripletsFn) ProcessElement(ctx context.Context, g Group) (formats.
 		f.sampled = beam.NewCounter("triplets", "sampled")
 	}
 	start := time.Now()
-	tg, err := g.load(ctx, f.Opt)
+	tg, release, err := g.load(ctx, f.Opt)
+	defer release()
 	if err != nil {
 		return formats.Part{}, err
 	}
@@ -150,7 +201,8 @@ func (f *groupShardFn) ProcessElement(ctx context.Context, g Group, state func(*
 	if !state(&st) {
 		return train.ShardState{}, fmt.Errorf("train: group %d: no state", g.Index)
 	}
-	tg, err := g.load(ctx, f.Trip)
+	tg, release, err := g.load(ctx, f.Trip)
+	defer release()
 	if err != nil {
 		return train.ShardState{}, err
 	}

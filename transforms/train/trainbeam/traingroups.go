@@ -148,7 +148,8 @@ func (f *trainGroupFn) ProcessElement(ctx context.Context, g Group, states func(
 		return fmt.Errorf("train: group %d: %d learners' states, want %d", g.Index, len(st.States), len(f.Opts))
 	}
 	start := time.Now()
-	tg, err := g.load(ctx, f.Trip)
+	tg, release, err := g.load(ctx, f.Trip)
+	defer release()
 	if err != nil {
 		return err
 	}
