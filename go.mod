@@ -3,12 +3,14 @@ module github.com/bowline/bowline
 go 1.26.8
 
 require (
+	cloud.google.com/go/storage v1.70.0
 	github.com/apache/beam/sdks/v2 v2.77.0
 	github.com/fsouza/fake-gcs-server v1.56.1
 	github.com/parquet-go/parquet-go v0.32.0
 	golang.org/x/image v0.47.0
 	gonum.org/v1/gonum v0.17.0
 	gonum.org/v1/plot v0.17.0
+	google.golang.org/api v0.307.0
 )
 
 require (
@@ -21,7 +23,6 @@ require (
 	cloud.google.com/go/monitoring v1.30.0 // indirect
 	cloud.google.com/go/profiler v0.6.0 // indirect
 	cloud.google.com/go/pubsub/v2 v2.6.2 // indirect
-	cloud.google.com/go/storage v1.70.0 // indirect
 	codeberg.org/go-fonts/liberation v0.5.0 // indirect
 	codeberg.org/go-latex/latex v0.2.0 // indirect
 	codeberg.org/go-pdf/fpdf v0.11.1 // indirect
@@ -88,7 +89,6 @@ require (
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
-	google.golang.org/api v0.307.0 // indirect
 	google.golang.org/genproto v0.0.0-20260715232425-e75dac1f907d // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260715232425-e75dac1f907d // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261019180522-ce908d29299b // indirect
