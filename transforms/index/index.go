@@ -15,8 +15,8 @@ import (
 	"github.com/bowline/bowline/learners/sparse"
 )
 
-// Index is an inverted index built once by Build and read-only afterwards;
-// it is safe for concurrent use by multiple Searchers.
+// Index is an inverted index built once, by Build or FromPostings, and
+// read-only afterwards; it is safe for concurrent use by multiple Searchers.
 //
 // Postings are stored compressed-sparse-row style: the postings of word i
 // are docs[start[i]:start[i+1]] (document ordinals, ascending) with the
@@ -115,6 +115,65 @@ func Build(ids []string, vecs []sparse.Vector, w []float32, vocab int) (*Index, 
 	return ix, nil
 }
 
+// FromPostings returns the index whose postings are given compressed-sparse-
+// row style, the layout Index keeps: the postings of word i are the
+// document ordinals docs[start[i]:start[i+1]], strictly ascending, with the
+// documents' unweighted coordinates x_i in the same positions of vals,
+// scored with the weight weight[i]; ordinal d names the document ids[d].
+// It is for indexes assembled elsewhere — read from posting-list files,
+// part by part — that never hold every vector at once as Build needs.
+//
+// FromPostings takes ownership of weight, start, docs and vals without
+// copying them: the caller must not modify them afterwards. ids is only
+// read, so several indexes over the same documents may share it; unlike
+// Build, FromPostings does not check that the ids are distinct (they are
+// the names Search returns). Postings on a word of zero weight, or of zero
+// value, are kept and add zero to every score.
+//
+// It returns an error if len(start) ≠ len(weight)+1, the offsets do not
+// ascend from 0 to len(docs), len(vals) ≠ len(docs), a weight or a value
+// is not finite, or a word's ordinals are not strictly ascending within
+// [0, len(ids)).
+func FromPostings(ids []string, weight []float32, start []int, docs []int32, vals []float32) (*Index, error) {
+	vocab := len(weight)
+	if len(ids) > math.MaxInt32 {
+		return nil, fmt.Errorf("index: %d documents exceed the int32 ordinals", len(ids))
+	}
+	if int64(vocab) > math.MaxUint32+1 {
+		return nil, fmt.Errorf("index: vocabulary size %d beyond 2³²", vocab)
+	}
+	if len(start) != vocab+1 {
+		return nil, fmt.Errorf("index: %d offsets for a vocabulary of %d words, want %d", len(start), vocab, vocab+1)
+	}
+	if len(vals) != len(docs) {
+		return nil, fmt.Errorf("index: %d ordinals but %d values", len(docs), len(vals))
+	}
+	if start[0] != 0 || start[vocab] != len(docs) {
+		return nil, fmt.Errorf("index: offsets from %d to %d, want from 0 to the %d postings", start[0], start[vocab], len(docs))
+	}
+	n := int32(len(ids))
+	for i, v := range weight {
+		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("index: weight of word %d is %v, want a finite value", i, v)
+		}
+		lo, hi := start[i], start[i+1]
+		if hi < lo || hi > len(docs) {
+			return nil, fmt.Errorf("index: offsets of word %d, [%d, %d), not ascending within the %d postings", i, lo, hi, len(docs))
+		}
+		prev := int32(-1)
+		for p, d := range docs[lo:hi] {
+			if d <= prev || d >= n {
+				return nil, fmt.Errorf("index: word %d: ordinal %d after %d, want ascending within [0, %d)", i, d, prev, n)
+			}
+			if f := float64(vals[lo+p]); math.IsNaN(f) || math.IsInf(f, 0) {
+				return nil, fmt.Errorf("index: word %d, document %d: value %v, want a finite value", i, d, vals[lo+p])
+			}
+			prev = d
+		}
+	}
+	return &Index{ids: ids, vocab: vocab, weight: weight, start: start, docs: docs, vals: vals}, nil
+}
+
 // Words returns the vocabulary size.
 func (ix *Index) Words() int { return ix.vocab }
 
@@ -124,7 +183,8 @@ func (ix *Index) Docs() int { return len(ix.ids) }
 // NNZ returns the total number of postings.
 func (ix *Index) NNZ() int { return len(ix.docs) }
 
-// ID returns the identifier of document ordinal doc.
+// ID returns the identifier of document ordinal doc, as given to Build or
+// FromPostings.
 func (ix *Index) ID(doc int) string { return ix.ids[doc] }
 
 // Weight returns w_word, the weight the index scores the word with.
@@ -132,9 +192,9 @@ func (ix *Index) ID(doc int) string { return ix.ids[doc] }
 func (ix *Index) Weight(word uint32) float32 { return ix.weight[word] }
 
 // Postings returns the postings of word: the ordinals of the documents that
-// contain it, ascending, and their unweighted coordinates x_word. A word
-// with zero weight has no postings. The slices alias the index and must not
-// be modified. Postings panics if word ≥ Words().
+// contain it, ascending, and their unweighted coordinates x_word. Build
+// keeps no postings for a word with zero weight. The slices alias the index
+// and must not be modified. Postings panics if word ≥ Words().
 func (ix *Index) Postings(word uint32) (docs []int32, vals []float32) {
 	if int64(word) >= int64(ix.vocab) {
 		panic(fmt.Sprintf("index: word %d outside the vocabulary of %d", word, ix.vocab))
@@ -146,7 +206,7 @@ func (ix *Index) Postings(word uint32) (docs []int32, vals []float32) {
 // Hit is one ranked document.
 type Hit struct {
 	Doc   int     // ordinal in the index
-	ID    string  // identifier given to Build
+	ID    string  // identifier given to Build or FromPostings
 	Score float64 // S_w(q, x_Doc)
 }
 

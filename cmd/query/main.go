@@ -1,0 +1,118 @@
+// Command query searches a finished bowline run with a photo or with an
+// indexed image, and prints the ranked images with their scores:
+//
+//	go run ./cmd/query --run /tmp/bowline-shapes --image photo.jpg [--k 10] [--learner solis-ada]
+//	go run ./cmd/query --run gs://bucket/root --image_id class0/img1.png
+//
+// --run is a run directory (with manifest.json) or a root whose
+// published.json names the run, local or gs://. The photo is described,
+// quantised and weighted with the run's own settings; an indexed image
+// queries with its bag of words, itself left out. Errors end in one line
+// "query: <cause>" (exit status 1; 2 for a bad command line).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/bowline/bowline/formats/blob"
+	"github.com/bowline/bowline/transforms/search"
+)
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// usageError marks an error of the command line.
+type usageError struct{ error }
+
+// run is the command: it returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	err := query(ctx, args, stdout, stderr)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	}
+	fmt.Fprintf(stderr, "query: %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
+	if errors.As(err, new(usageError)) {
+		return 2
+	}
+	return 1
+}
+
+func query(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("query", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	runDir := fs.String("run", "", "the run: a finished run's directory (manifest.json) or a root holding published.json, local or gs://; required")
+	image := fs.String("image", "", "search with this photo (JPEG, PNG, GIF or WebP; local or gs://)")
+	imageID := fs.String("image_id", "", "search with this indexed image, itself left out")
+	k := fs.Int("k", 10, "number of results")
+	learner := fs.String("learner", "", "the learner whose index to search, or tfidf (default: the published serving learner, else solis-ada, else the first learned)")
+	maxPixels := fs.Int64("max_pixels", 0, "refuse photos with more pixels than this (0: the run's --max_pixels)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: query --run <dir | gs://… | root with published.json> (--image photo.jpg | --image_id ID) [--k 10] [--learner solis-ada]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageError{fmt.Errorf("unexpected arguments %q: flags are written --name value", fs.Args())}
+	case *runDir == "":
+		return usageError{errors.New("--run is required")}
+	case (*image == "") == (*imageID == ""):
+		return usageError{errors.New("give one of --image and --image_id")}
+	case *k < 1:
+		return usageError{fmt.Errorf("--k %d: want at least 1", *k)}
+	}
+	var photo []byte
+	if *image != "" {
+		// Read before loading the run, which takes longer to fail.
+		data, _, err := blob.Read(ctx, *image)
+		if err != nil {
+			return err
+		}
+		photo = data
+	}
+	opt := search.Options{MaxPixels: *maxPixels}
+	if *learner != "" {
+		opt.Learners = []string{*learner}
+	}
+	ix, err := search.Open(ctx, *runDir, opt)
+	if err != nil {
+		return err
+	}
+	l := *learner
+	if l == "" {
+		l = ix.ServingLearner()
+	}
+	var hits []search.Hit
+	what := *imageID
+	if photo != nil {
+		what = *image
+		hits, err = ix.SearchImage(ctx, l, photo, *k)
+	} else {
+		hits, err = ix.SearchID(l, *imageID, *k)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: %d images, learner %s; top %d for %s\n", ix.Run(), ix.Images(), l, len(hits), what)
+	fmt.Fprintf(stdout, "%4s  %10s  %-12s  %s\n", "rank", "score", "label", "image_id")
+	for i, h := range hits {
+		label, _ := ix.Label(h.ImageID)
+		fmt.Fprintf(stdout, "%4d  %10.6f  %-12s  %s\n", i+1, h.Score, label, h.ImageID)
+	}
+	return nil
+}

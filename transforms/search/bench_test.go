@@ -1,0 +1,256 @@
+package search
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/jpeg"
+	"math"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	xdraw "golang.org/x/image/draw"
+
+	"github.com/bowline/bowline/formats/blob"
+	"github.com/bowline/bowline/transforms/ingest"
+)
+
+// The benchmarks of the serving side, one core:
+//
+//	go test ./transforms/search -run '^$' -bench . -cpu 1 -benchtime 2000x
+//
+// BenchmarkIDQueries searches a 1M-image index by indexed image with
+// SOLIS-ADA's weights and with TF-IDF's: the index of the finished run
+// under $SEARCH_BENCH_RUN (a synthetic run of the job with SOLIS-ADA, e.g.
+// --input 'synthetic:1000000?descriptors=100' --vocab 10000 --akm
+// --learners solis-ada), or without it a synthetic index built here
+// (syntheticIndex). BenchmarkImageQueries needs $SEARCH_BENCH_IMAGE_RUN, a
+// run of photos (ETH-80): its photos, scaled to 640×480, query it, SIFT
+// and all. Each reports the p50 and p99 latency of single queries and the
+// loaded index's memory per million images.
+
+var bench struct {
+	once sync.Once
+	ix   *Index
+	err  error
+	load time.Duration
+}
+
+// benchIndex loads (once) the index the id benchmarks search.
+func benchIndex(b *testing.B) *Index {
+	bench.once.Do(func() {
+		start := time.Now()
+		if run := os.Getenv("SEARCH_BENCH_RUN"); run != "" {
+			bench.ix, bench.err = Open(context.Background(), run, Options{Learners: []string{TFIDF, "solis-ada"}})
+		} else {
+			bench.ix = syntheticIndex(1_000_000, 10_000, 100, 0.024)
+		}
+		bench.load = time.Since(start)
+	})
+	if bench.err != nil {
+		b.Fatal(bench.err)
+	}
+	return bench.ix
+}
+
+// syntheticIndex builds in memory an index of n images of about words
+// distinct words each, drawn Zipf-like from a vocabulary of vocab, TF-IDF
+// weighted and normalised, with a "solis-ada" of the given share of
+// non-zero weights: the shape of the job's synthetic corpus, without the
+// job.
+func syntheticIndex(n, vocab, words int, nonzero float64) *Index {
+	rng := rand.New(rand.NewPCG(1, 2))
+	zipf := rand.NewZipf(rand.New(rand.NewPCG(3, 4)), 1.05, 8, uint64(vocab-1))
+	docs := make([][]uint32, n)
+	df := make([]int64, vocab)
+	for d := range docs {
+		seen := map[uint32]bool{}
+		for range words {
+			seen[uint32(zipf.Uint64())] = true
+		}
+		ws := make([]uint32, 0, len(seen))
+		for w := range seen {
+			ws = append(ws, w)
+			df[w]++
+		}
+		slices.Sort(ws)
+		docs[d] = ws
+	}
+	ix := &Index{bow: map[string]*scored{}, vocab: vocab, idf: make([]float32, vocab)}
+	for w := range vocab {
+		if df[w] > 0 {
+			ix.idf[w] = float32(math.Log(float64(n) / float64(df[w])))
+		}
+	}
+	ids := make([]string, n)
+	ix.arrival = make([]uint32, n)
+	ix.labels = make([]uint32, n)
+	ix.names = []string{""}
+	ix.uris = newArena(n)
+	ix.off = make([]int64, 1, n+1)
+	ones := make([]float32, vocab)
+	solis := make([]float32, vocab)
+	for w := range vocab {
+		ones[w] = 1
+		if rng.Float64() < nonzero {
+			solis[w] = rng.Float32()
+		}
+	}
+	tfidf := newPostingsBuilder(ones, df)
+	bound := make([]int64, vocab)
+	for w := range vocab {
+		if solis[w] != 0 {
+			bound[w] = df[w]
+		}
+	}
+	learned := newPostingsBuilder(solis, bound)
+	for d, ws := range docs {
+		ids[d] = fmt.Sprintf("img%08d", d)
+		ix.arrival[d] = uint32(d)
+		var ss float64
+		for _, w := range ws {
+			ss += float64(ix.idf[w]) * float64(ix.idf[w])
+		}
+		for _, w := range ws {
+			v := float32(float64(ix.idf[w]) / math.Sqrt(ss))
+			ix.words, ix.vals = append(ix.words, w), append(ix.vals, v)
+			if err := tfidf.add(w, int32(d), v); err != nil {
+				panic(err)
+			}
+			if solis[w] != 0 {
+				if err := learned.add(w, int32(d), v); err != nil {
+					panic(err)
+				}
+			}
+		}
+		ix.off = append(ix.off, int64(len(ix.words)))
+		docs[d] = nil
+	}
+	ix.ids = packStrings(ids)
+	for l, b := range map[string]*postingsBuilder{TFIDF: tfidf, "solis-ada": learned} {
+		p, err := newScored(ix.ids, b.finish())
+		if err != nil {
+			panic(err)
+		}
+		ix.bow[l] = p
+	}
+	ix.learners = []string{TFIDF, "solis-ada"}
+	return ix
+}
+
+// latencies runs query once per b.N iteration, timing each, and reports
+// their p50 and p99 in milliseconds; it returns the p50.
+func latencies(b *testing.B, query func(i int) error) float64 {
+	times := make([]float64, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		if err := query(i); err != nil {
+			b.Fatal(err)
+		}
+		times = append(times, float64(time.Since(start).Nanoseconds())/1e6)
+	}
+	b.StopTimer()
+	slices.Sort(times)
+	p50, p99 := times[len(times)/2], times[min(len(times)-1, len(times)*99/100)]
+	b.ReportMetric(p50, "p50-ms")
+	b.ReportMetric(p99, "p99-ms")
+	return p50
+}
+
+// BenchmarkIDQueries: top-10 searches by indexed image, a fixed sample of
+// 1,000 query images cycled through, with each learner's index.
+func BenchmarkIDQueries(b *testing.B) {
+	ix := benchIndex(b)
+	n := ix.Images()
+	queries := make([]string, 1000)
+	for i := range queries {
+		queries[i] = ix.ids[int(uint64(i)*uint64(n)/uint64(len(queries)))]
+	}
+	b.Logf("%d images loaded in %.1fs (GOMAXPROCS %d); %.2f GB held, %.2f GB per million images; postings: tfidf %d, solis-ada %d",
+		n, bench.load.Seconds(), runtime.GOMAXPROCS(0), float64(ix.MemoryBytes())/1e9, float64(ix.MemoryBytes())/1e9*1e6/float64(n),
+		ix.Postings(TFIDF), ix.Postings("solis-ada"))
+	p50 := map[string]float64{}
+	for _, l := range []string{"solis-ada", TFIDF} {
+		b.Run(l, func(b *testing.B) {
+			p50[l] = latencies(b, func(i int) error {
+				_, err := ix.SearchID(l, queries[i%len(queries)], 10)
+				return err
+			})
+			b.ReportMetric(float64(ix.MemoryBytes())*1e6/float64(n)/1e9, "GB/Mimages")
+		})
+	}
+	if p50["solis-ada"] > 0 {
+		b.Logf("p50: solis-ada %.3f ms, tfidf %.3f ms: %.1fx faster", p50["solis-ada"], p50[TFIDF], p50[TFIDF]/p50["solis-ada"])
+	}
+}
+
+// BenchmarkImageQueries: top-10 searches by photo, 640×480 JPEGs made from
+// the run's own photos (every 1/20th of the collection), decode and SIFT
+// included.
+func BenchmarkImageQueries(b *testing.B) {
+	run := os.Getenv("SEARCH_BENCH_IMAGE_RUN")
+	if run == "" {
+		b.Skip("SEARCH_BENCH_IMAGE_RUN names no run of photos")
+	}
+	ctx := context.Background()
+	ix, err := Open(ctx, run, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var photos [][]byte
+	for i := range 20 {
+		id := ix.ids[i*ix.Images()/20]
+		uri, _ := ix.URI(id)
+		data, _, err := blob.Read(ctx, uri)
+		if err != nil {
+			b.Fatal(err)
+		}
+		img, _, err := ingest.Decode(data, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		dst := image.NewRGBA(image.Rect(0, 0, 640, 480))
+		xdraw.CatmullRom.Scale(dst, dst.Bounds(), img, img.Bounds(), xdraw.Src, nil)
+		var buf bytes.Buffer
+		if err := jpeg.Encode(&buf, dst, &jpeg.Options{Quality: 90}); err != nil {
+			b.Fatal(err)
+		}
+		photos = append(photos, buf.Bytes())
+	}
+	b.Logf("%d images, %d words; learners %v", ix.Images(), ix.vocab, ix.Learners())
+	for _, l := range []string{ix.ServingLearner(), TFIDF} {
+		b.Run(l, func(b *testing.B) {
+			latencies(b, func(i int) error {
+				_, err := ix.SearchImage(ctx, l, photos[i%len(photos)], 10)
+				return err
+			})
+		})
+	}
+}
+
+// BenchmarkHammingQueries: top-10 searches of 1M random 64-bit codes by
+// popcount over all of them (the learners of binary codes; whether that
+// needs multi-index hashing at 1M).
+func BenchmarkHammingQueries(b *testing.B) {
+	const n = 1_000_000
+	rng := rand.New(rand.NewPCG(5, 5))
+	c := &codes{words: 1, item: make([]uint64, n), has: make([]bool, n), count: n}
+	for d := range n {
+		c.item[d], c.has[d] = rng.Uint64(), true
+	}
+	c.query = c.item
+	var w worker
+	latencies(b, func(i int) error {
+		d := (i * 7919) % n
+		w.hamming(c, c.query[d:d+1], 10, d)
+		return nil
+	})
+	b.ReportMetric(float64(c.bytes())*1e6/n/1e9, "GB/Mimages")
+}

@@ -1,0 +1,158 @@
+package search
+
+import (
+	"errors"
+	"fmt"
+	"image"
+	"strconv"
+
+	"github.com/bowline/bowline/learners/itq"
+	"github.com/bowline/bowline/learners/sparse"
+	"github.com/bowline/bowline/transforms/bow"
+	"github.com/bowline/bowline/transforms/describe"
+	"github.com/bowline/bowline/transforms/global"
+	"github.com/bowline/bowline/transforms/ingest"
+	"github.com/bowline/bowline/transforms/kmeans"
+	"github.com/bowline/bowline/transforms/sift"
+)
+
+// settings are the run's settings a query image is described and
+// quantised with: the job's flags as report.json records them.
+type settings struct {
+	sift      sift.Options
+	maxPixels int64
+	soft      bow.SoftOptions
+	akm       bool
+	forest    kmeans.ForestOptions
+}
+
+// settingsOf reads the settings from a run's recorded flags; a flag the
+// run did not record had the job's default.
+func settingsOf(cfg map[string]string) (settings, error) {
+	d := describe.DefaultOptions()
+	s := settings{sift: d.SIFT, maxPixels: d.MaxPixels, forest: kmeans.DefaultForestOptions()}
+	s.forest.Seed = 1
+	var errs []error
+	num := func(name string, set func(v float64)) {
+		if v, ok := cfg[name]; ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("setting %s=%q: %w", name, v, err))
+				return
+			}
+			set(f)
+		}
+	}
+	flag := func(name string, set func(v bool)) {
+		if v, ok := cfg[name]; ok {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("setting %s=%q: %w", name, v, err))
+				return
+			}
+			set(b)
+		}
+	}
+	num("max_side", func(v float64) { s.sift.MaxSide = int(v) })
+	num("max_keypoints", func(v float64) { s.sift.MaxKeypoints = int(v) })
+	num("max_pixels", func(v float64) { s.maxPixels = int64(v) })
+	flag("sift_double", func(v bool) { s.sift.DoubleImage = v })
+	flag("rootsift", func(v bool) { s.sift.RootSIFT = v })
+	num("soft_words", func(v float64) { s.soft.R = int(v) })
+	num("soft_sigma", func(v float64) { s.soft.Sigma = v })
+	flag("akm", func(v bool) { s.akm = v })
+	// The job's forest: kmeansbeam's defaults, --akm_checks, seeded by --seed.
+	num("akm_checks", func(v float64) {
+		if v > 0 {
+			s.forest.Checks = int(v)
+		}
+	})
+	if v, ok := cfg["seed"]; ok {
+		seed, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("setting seed=%q: %w", v, err))
+		}
+		s.forest.Seed = seed
+	}
+	if err := errors.Join(errs...); err != nil {
+		return settings{}, err
+	}
+	if err := s.sift.Validate(); err != nil {
+		return settings{}, err
+	}
+	if err := s.soft.Validate(); err != nil {
+		return settings{}, err
+	}
+	return s, nil
+}
+
+// decode decodes the photo data as the job decoded the run's images
+// (ingest.Decode with the pixel limit).
+func (ix *Index) decode(data []byte) (image.Image, error) {
+	img, _, err := ingest.Decode(data, ix.set.maxPixels)
+	if errors.Is(err, ingest.ErrTooLarge) {
+		return nil, fmt.Errorf("%w: %w", ErrTooLarge, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadImage, err)
+	}
+	return img, nil
+}
+
+// bagOfWords returns the TF-IDF bag of words of a decoded photo, made as
+// the job made the run's: SIFT on the gray image (as describe.Describer
+// does), quantised, weighted.
+func (ix *Index) bagOfWords(w *worker, img image.Image) (sparse.Vector, error) {
+	if w.ex == nil {
+		ex, err := sift.NewExtractor(ix.set.sift)
+		if err != nil {
+			return sparse.Vector{}, err
+		}
+		q, err := ix.quantizer()
+		if err != nil {
+			return sparse.Vector{}, err
+		}
+		w.ex, w.q = ex, q
+	}
+	w.gray = sift.FromImage(img, w.gray)
+	_, desc := w.ex.Extract(w.gray)
+	return bow.TFIDF(w.q.Quantize(desc), ix.idf), nil
+}
+
+// code returns the query code of a decoded photo under a learner of
+// binary codes: its global features (package global), scaled by the
+// run's scaler, embedded by the model's Query and packed.
+func (ix *Index) code(w *worker, cs *codes, img image.Image) ([]uint64, error) {
+	if w.glob == nil {
+		w.glob = global.NewExtractor()
+	}
+	g, err := w.glob.Extract(img)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadImage, err)
+	}
+	x, err := global.Concat(nil, g[0], g[1], g[2], g[3], g[4])
+	if err != nil {
+		return nil, err
+	}
+	emb := cs.model.Query(nil, widen(nil, ix.scaler.Apply(nil, x)))
+	return itq.Pack(emb, nil), nil
+}
+
+// quantizer returns a quantiser of the run's vocabulary as the job made
+// it (bowbeam): through the forest with --akm, exhaustive otherwise, with
+// the run's soft assignment.
+func (ix *Index) quantizer() (*bow.Quantizer, error) {
+	var q *bow.Quantizer
+	if ix.forest != nil {
+		q = bow.NewForestQuantizer(ix.forest)
+	} else {
+		var err error
+		if q, err = bow.NewQuantizer(ix.centroids, len(ix.centroids)/ix.vocab); err != nil {
+			return nil, err
+		}
+	}
+	if err := q.SetSoft(ix.set.soft); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
