@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"image"
+	_ "image/jpeg"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bowline/bowline/formats/published"
+	"github.com/bowline/bowline/transforms/search"
+)
+
+// shapesRoot runs the job on the project's shapes (by cmd/bowline, so that
+// this test binary stays free of Beam) into <root>/runs/night-1 and
+// publishes it, once for the package's tests; it returns the root.
+var shapesRoot = sync.OnceValues(func() (string, error) {
+	root, err := os.MkdirTemp("", "serve-e2e-")
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(root, published.RunsDir, "night-1")
+	cmd := exec.Command("go", "run", "../bowline", "--input", shapesCSV, "--output", out,
+		"--vocab", "200", "--learners", "solis-ada", "--seed", "3")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("the job: %v\n%s", err, b)
+	}
+	r := published.Run{Run: published.RunsDir + "/night-1", PublishedAt: time.Now(), ServingLearner: "solis-ada"}
+	return root, published.Publish(context.Background(), root, r, 0)
+})
+
+// shapesCSV is the project's own labelled test set.
+var shapesCSV, _ = filepath.Abs(filepath.Join("..", "..", "testdata", "shapes", "labels.csv"))
+
+// TestServeRealRun serves a real run through a published root: searches by
+// id agree with the search package, a corpus image POSTed finds itself
+// first, thumbnails come from the corpus, and the search package's errors
+// get the API's statuses.
+func TestServeRealRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the job")
+	}
+	root, err := shapesRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	ctx := context.Background()
+	rl := NewReloader(root, openSearch(search.Options{}), quietLog(t))
+	ix, err := rl.Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(ix.Run(), filepath.Join("runs", "night-1")) || ix.Images() != 96 || ix.ServingLearner() != "solis-ada" {
+		t.Fatalf("loaded %s: %d images, serving %s", ix.Run(), ix.Images(), ix.ServingLearner())
+	}
+	cfg := testConfig()
+	cfg.MaxBody = 10 << 20
+	s := NewServer(ix, cfg, quietLog(t))
+	rl.Srv = s
+
+	// The corpus: id, path, label.
+	f, err := os.Open(shapesCSV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := rows[0]
+	col := func(name string) int { return slices.Index(head, name) }
+	idCol, pathCol := col("image_id"), col("path")
+	if idCol < 0 || pathCol < 0 {
+		t.Fatalf("labels.csv columns %v", head)
+	}
+	for _, row := range rows[1:6] {
+		id := row[idCol]
+		r := results(t, do(s, "GET", "/v1/search?k=5&image_id="+id, nil))
+		want, err := ix.SearchID("solis-ada", id, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Learner != "solis-ada" || r.Run != ix.Run() || !slices.Equal(r.Results, want) {
+			t.Fatalf("GET %s: %+v, want %+v", id, r, want)
+		}
+		if slices.ContainsFunc(r.Results, func(h Hit) bool { return h.ImageID == id }) {
+			t.Fatalf("GET %s: the query is among its results", id)
+		}
+
+		data, err := os.ReadFile(filepath.Join(filepath.Dir(shapesCSV), row[pathCol]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = results(t, do(s, "POST", "/v1/search?k=3&learner=tfidf", bytes.NewReader(data)))
+		if len(r.Results) != 3 || r.Results[0].ImageID != id || r.Learner != "tfidf" {
+			t.Fatalf("POST the image of %s: %+v", id, r.Results)
+		}
+
+		w := do(s, "GET", "/v1/image?size=64&image_id="+id, nil)
+		th, _, err := image.Decode(bytes.NewReader(w.Body.Bytes()))
+		if w.Code != 200 || err != nil || max(th.Bounds().Dx(), th.Bounds().Dy()) != 64 {
+			t.Fatalf("thumbnail of %s: %d %v", id, w.Code, err)
+		}
+	}
+
+	id := rows[1][idCol]
+	for target, want := range map[string]int{
+		"/v1/search?image_id=" + id + "&learner=oasis-diag": 400, // not trained in this run
+		"/v1/search?image_id=nope.png":                      404,
+	} {
+		if w := do(s, "GET", target, nil); w.Code != want {
+			t.Errorf("%s: %d %s, want %d", target, w.Code, w.Body.String(), want)
+		}
+	}
+	if w := do(s, "POST", "/v1/search", strings.NewReader("%PDF-1.4 not a photo")); w.Code != 415 {
+		t.Errorf("POST a PDF: %d %s, want 415", w.Code, w.Body.String())
+	}
+	// A pixel limit below the shapes' size: 422.
+	small, err := openSearch(search.Options{MaxPixels: 100})(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(filepath.Join(filepath.Dir(shapesCSV), rows[1][pathCol]))
+	if w := do(NewServer(small, cfg, quietLog(t)), "POST", "/v1/search", bytes.NewReader(data)); w.Code != 422 {
+		t.Errorf("POST over the pixel limit: %d %s, want 422", w.Code, w.Body.String())
+	}
+
+	// The page, as a person would reach it.
+	w := do(s, "GET", "/?image_id="+id, nil)
+	if w.Code != 200 || strings.Count(w.Body.String(), `size=160"`) != DefaultK {
+		t.Fatalf("page: %d\n%s", w.Code, w.Body.String())
+	}
+	var h map[string]any
+	json.Unmarshal(do(s, "GET", "/healthz", nil).Body.Bytes(), &h)
+	if h["images"] != float64(96) {
+		t.Errorf("healthz: %v", h)
+	}
+}

@@ -1,0 +1,193 @@
+// Command serve answers image searches over HTTP from a finished bowline
+// run, or from the run a root's published.json names, following new
+// publishes:
+//
+//	go run ./cmd/serve --run /tmp/bowline-shapes --addr 127.0.0.1:8080
+//
+// The API:
+//
+//	POST /v1/search?k=10&learner=solis-ada   body: the photo's bytes (or a form with a file "image")
+//	GET  /v1/search?image_id=…&k=10&learner=…
+//	     → {"results":[{"image_id":…,"score":…},…],"took_ms":…,"learner":…,"run":…}
+//	GET  /v1/image?image_id=…[&size=160]      the corpus image, or a JPEG thumbnail
+//	GET  /healthz, GET /metrics (Prometheus text format)
+//	GET  /                                    a search page
+//
+// A bad request gets a 4xx and {"error": "…"}: 400 for a malformed query,
+// k out of range or an unknown learner, 404 for an unknown image id, 405
+// for a wrong method, 413 for a body over --max_body, 415 for a body that
+// is no image the service decodes, 422 for an image over --max_pixels; 503
+// when --max_inflight searches run and a slot stays taken for --queue_wait,
+// 504 past --timeout. A handler that panics answers 500 and the service
+// goes on.
+//
+// With a root, published.json is checked every --reload and on SIGHUP; a
+// new run is loaded beside the one in service (memory for both, for a
+// while) and swapped in whole: queries in flight finish on the old index.
+// A run that fails to load is logged and counted, and the old one stays.
+// SIGINT or SIGTERM stop accepting connections and let the requests in
+// flight finish (at most --drain).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/bowline/bowline/transforms/search"
+)
+
+func main() {
+	cfg := Config{
+		MaxBody:     10 << 20,
+		Timeout:     10 * time.Second,
+		MaxInflight: 2 * runtime.GOMAXPROCS(0),
+		QueueWait:   time.Second,
+		MaxK:        1000,
+	}
+	run := flag.String("run", "", "a finished bowline run's output directory, or a root whose published.json names the run (local or gs://); required")
+	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
+	maxBody := byteSize(cfg.MaxBody)
+	flag.Var(&maxBody, "max_body", "largest request body (a photo), in bytes or with a unit: 10MiB, 500KB")
+	flag.Int64Var(&cfg.MaxPixels, "max_pixels", 0, "refuse photos whose header declares more pixels, before decoding them (0: the run's own --max_pixels)")
+	learnerList := flag.String("learners", "", "load only these learners' indexes, comma-separated (\"tfidf\" is the baseline; default: all the run has; the baseline's index is as large as the bags of words)")
+	flag.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "longest a request may take (its search's deadline; the connection's read and write timeouts follow)")
+	flag.IntVar(&cfg.MaxInflight, "max_inflight", cfg.MaxInflight, "searches and thumbnail reads run at once")
+	flag.DurationVar(&cfg.QueueWait, "queue_wait", cfg.QueueWait, "how long a request waits for a free slot before it gets 503")
+	flag.IntVar(&cfg.MaxK, "max_k", cfg.MaxK, "largest k a request may ask for")
+	flag.StringVar(&cfg.DefaultLearner, "default_learner", "", "learner of requests that name none (default: the one published.json names for serving, else the run's first)")
+	flag.StringVar(&cfg.ImageRoot, "image_root", "", "directory that relative image paths of the run are read from, for thumbnails: where the job ran, if its --input was relative (default: the working directory)")
+	reload := flag.Duration("reload", time.Minute, "how often to check published.json for a new run (0: only on SIGHUP)")
+	drain := flag.Duration("drain", 30*time.Second, "on SIGINT or SIGTERM, how long requests in flight may take to finish")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "Usage: serve --run <run dir | root with published.json> [--addr 127.0.0.1:8080] [flags]\n\nAnswers image searches over HTTP (see the package documentation for the API).\n\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	cfg.MaxBody = int64(maxBody)
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	fail := func(code int, err error) {
+		fmt.Fprintf(os.Stderr, "serve: %v\n", err)
+		os.Exit(code)
+	}
+	switch {
+	case *run == "":
+		fail(2, errors.New("--run is required (--help lists every flag)"))
+	case flag.NArg() > 0:
+		fail(2, fmt.Errorf("unexpected arguments %q", flag.Args()))
+	case cfg.MaxBody < 1 || cfg.MaxPixels < 0 || cfg.Timeout <= 0 || cfg.MaxInflight < 1 || cfg.QueueWait < 0 || cfg.MaxK < 1 || *drain < 0:
+		fail(2, errors.New("--max_body, --timeout, --max_inflight and --max_k must be positive, --max_pixels, --queue_wait and --drain not negative"))
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	start := time.Now()
+	var only []string
+	if *learnerList != "" {
+		only = strings.Split(*learnerList, ",")
+	}
+	rl := NewReloader(*run, openSearch(search.Options{MaxPixels: cfg.MaxPixels, Learners: only}), log)
+	ix, err := rl.Open(ctx)
+	if err != nil {
+		fail(1, err)
+	}
+	if l := cfg.DefaultLearner; l != "" && !slices.Contains(ix.Learners(), l) {
+		fail(2, fmt.Errorf("--default_learner %s: the run has %s", l, strings.Join(ix.Learners(), ", ")))
+	}
+	srv := NewServer(ix, cfg, log)
+	rl.Srv = srv
+	log.Info("index loaded", "run", ix.Run(), "images", ix.Images(), "learners", ix.Learners(),
+		"memory_bytes", ix.MemoryBytes(), "load_seconds", time.Since(start).Seconds())
+
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	reloads := make(chan struct{}, 1)
+	go func() {
+		for range hup {
+			select {
+			case reloads <- struct{}{}:
+			default: // a reload is already pending
+			}
+		}
+	}()
+	go rl.Watch(ctx, *reload, reloads)
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fail(1, err)
+	}
+	log.Info("listening", "addr", "http://"+ln.Addr().String())
+	if err := Serve(ctx, ln, srv, cfg.Timeout, *drain); err != nil {
+		fail(1, err)
+	}
+	log.Info("stopped")
+}
+
+// Serve serves h on ln until ctx is done, then stops accepting and waits
+// at most drain for the requests in flight. The connection's timeouts
+// follow the request timeout: reading a body (a photo) and writing an
+// answer get it in full beside the search's own.
+func Serve(ctx context.Context, ln net.Listener, h http.Handler, timeout, drain time.Duration) error {
+	hs := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       timeout + 10*time.Second,
+		WriteTimeout:      2*timeout + 10*time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), drain)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		return fmt.Errorf("draining requests: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// byteSize is a flag value of bytes with an optional unit.
+type byteSize int64
+
+func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
+
+func (b *byteSize) Set(s string) error {
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
+	num, mult := strings.TrimSpace(s), int64(1)
+	for _, u := range units {
+		if n, ok := strings.CutSuffix(num, u.suffix); ok {
+			num, mult = strings.TrimSpace(n), u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || v < 0 || v*float64(mult) > 1<<62 {
+		return fmt.Errorf("%q is not a size such as 10MiB", s)
+	}
+	*b = byteSize(v * float64(mult))
+	return nil
+}

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+//go:embed page.html
+var pageHTML string
+
+// pageTmpl is the search page: a form to upload a photo and the results as
+// thumbnails, each a link that searches by it. It is rendered on the server
+// and needs no script (one attribute submits the form when a file is
+// chosen) and no asset but the service's own thumbnails.
+var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
+	"inc": func(i int) int { return i + 1 },
+}).Parse(pageHTML))
+
+// pageData is what the page shows.
+type pageData struct {
+	Run        string
+	Images     int
+	Learners   []string
+	Learner    string
+	K, MaxK    int
+	QueryID    string
+	QueryThumb template.URL // the uploaded photo as a data: URL
+	Results    []Hit
+	TookMS     float64
+	Error      string
+}
+
+// handlePage answers GET / (the form; with image_id, a search by it) and
+// POST / (a search by the uploaded photo).
+func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	cur := s.current()
+	ix := cur.ix
+	d := pageData{Run: ix.Run(), Images: ix.Images(), Learners: ix.Learners(), Learner: s.defaultLearner(cur), K: DefaultK, MaxK: s.cfg.MaxK}
+	status := http.StatusOK
+	fail := func(err error) {
+		status = statusOf(err)
+		d.Error = err.Error()
+		d.Results = nil
+	}
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		q, err := s.parseQuery(r)
+		if err != nil {
+			fail(err)
+			break
+		}
+		s.fillQuery(&d, q)
+		if q.imageID == "" {
+			break
+		}
+		d.Results, _, d.Learner, err = s.search(r.Context(), q, nil)
+		if err != nil {
+			fail(err)
+		}
+	case http.MethodPost:
+		data, q, err := s.readForm(w, r)
+		if err != nil {
+			fail(err)
+			break
+		}
+		s.fillQuery(&d, q)
+		d.Results, _, d.Learner, err = s.search(r.Context(), q, data)
+		if err != nil {
+			fail(err)
+			break
+		}
+		if th, err := thumbnail(data, 200, s.cfg.MaxPixels); err == nil {
+			d.QueryThumb = template.URL("data:image/jpeg;base64," + base64.StdEncoding.EncodeToString(th))
+		}
+	default:
+		w.Header().Set("Allow", "GET, HEAD, POST")
+		writeError(w, http.StatusMethodNotAllowed, "method %s not allowed", r.Method)
+		return
+	}
+	d.TookMS = float64(time.Since(start).Microseconds()) / 1000
+	var b bytes.Buffer
+	if err := pageTmpl.Execute(&b, d); err != nil {
+		panic(fmt.Sprintf("serve: rendering the page: %v", err))
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	// The page loads nothing from elsewhere; say so to the browser.
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'unsafe-inline'; script-src 'unsafe-hashes' 'sha256-"+submitHash+"'")
+	w.WriteHeader(status)
+	w.Write(b.Bytes())
+}
+
+// submitHash is the Content-Security-Policy hash of the page's one inline
+// handler, which submits the form when a photo is chosen.
+var submitHash = func() string {
+	h := sha256.Sum256([]byte("this.form.submit()"))
+	return base64.StdEncoding.EncodeToString(h[:])
+}()
+
+// fillQuery copies a query's parameters to the page.
+func (s *Server) fillQuery(d *pageData, q query) {
+	d.QueryID, d.K = q.imageID, q.k
+	if q.learner != "" {
+		d.Learner = q.learner
+	}
+}
+
+// readForm reads the page's form: the photo, k and learner.
+func (s *Server) readForm(w http.ResponseWriter, r *http.Request) ([]byte, query, error) {
+	if r.ContentLength > s.cfg.MaxBody {
+		return nil, query{}, fmt.Errorf("%w: %d bytes, the limit is %d bytes", errBodyTooLarge, r.ContentLength, s.cfg.MaxBody)
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
+	// The whole body fits in MaxBody: keep it in memory, no temporary files.
+	if err := r.ParseMultipartForm(s.cfg.MaxBody); err != nil {
+		return nil, query{}, s.bodyErr(err)
+	}
+	defer r.MultipartForm.RemoveAll()
+	q := query{k: DefaultK, learner: r.FormValue("learner")}
+	if ks := r.FormValue("k"); ks != "" {
+		k, err := strconv.Atoi(ks)
+		if err != nil || k < 1 || k > s.cfg.MaxK {
+			return nil, q, fmt.Errorf("%w: k=%.20q: want a whole number from 1 to %d", errBadRequest, ks, s.cfg.MaxK)
+		}
+		q.k = k
+	}
+	f, _, err := r.FormFile("image")
+	if errors.Is(err, http.ErrMissingFile) {
+		return nil, q, fmt.Errorf("%w: choose a photo to search with", errBadImage)
+	}
+	if err != nil {
+		return nil, q, s.bodyErr(err)
+	}
+	defer f.Close()
+	var b bytes.Buffer
+	if _, err := b.ReadFrom(f); err != nil {
+		return nil, q, s.bodyErr(err)
+	}
+	if b.Len() == 0 {
+		return nil, q, fmt.Errorf("%w: the photo is empty", errBadImage)
+	}
+	return b.Bytes(), q, nil
+}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"image"
+	_ "image/jpeg"
+	"image/png"
+	"mime/multipart"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestPage(t *testing.T) {
+	f := newFake("runs/night-3", 12)
+	f.serving = "solis-ada"
+	s := NewServer(f, testConfig(), quietLog(t))
+
+	w := do(s, "GET", "/", nil)
+	page := w.Body.String()
+	if w.Code != 200 || !strings.Contains(page, `enctype="multipart/form-data"`) || !strings.Contains(page, "runs/night-3 · 12 images") {
+		t.Fatalf("form page: %d\n%s", w.Code, page)
+	}
+	if !strings.Contains(page, `onchange="this.form.submit()"`) || !strings.Contains(w.Header().Get("Content-Security-Policy"), submitHash) {
+		t.Fatalf("the inline handler and its CSP hash disagree: %q", w.Header().Get("Content-Security-Policy"))
+	}
+	if strings.Contains(page, "http://") || strings.Contains(page, "https://") {
+		t.Fatalf("the page refers to an external address")
+	}
+
+	// A search by id: one thumbnail and link per hit, in rank order.
+	id := f.ids[4]
+	w = do(s, "GET", "/?image_id="+id+"&k=6&learner=tfidf", nil)
+	page = w.Body.String()
+	if w.Code != 200 {
+		t.Fatalf("search page: %d\n%s", w.Code, page)
+	}
+	want := f.rank("tfidf"+id, 6)
+	links := regexp.MustCompile(`<a href="/\?image_id=([^&"]+)&amp;learner=tfidf&amp;k=6"`).FindAllStringSubmatch(page, -1)
+	thumbs := regexp.MustCompile(`<img src="/v1/image\?image_id=([^&"]+)&amp;size=160"`).FindAllStringSubmatch(page, -1)
+	if len(links) != len(want) || len(thumbs) != len(want) {
+		t.Fatalf("%d links and %d thumbnails, want %d\n%s", len(links), len(thumbs), len(want), page)
+	}
+	for i, h := range want {
+		// The ids hold a slash, which html/template writes as %2f.
+		esc := strings.ReplaceAll(h.ImageID, "/", "%2f")
+		if links[i][1] != esc || thumbs[i][1] != esc {
+			t.Errorf("hit %d: link %q, thumbnail %q, want %q", i, links[i][1], thumbs[i][1], esc)
+		}
+	}
+	if !strings.Contains(page, `<option selected>tfidf</option>`) {
+		t.Errorf("the learner asked for is not the one selected")
+	}
+
+	// An unknown id: the page says so, with the API's status.
+	w = do(s, "GET", "/?image_id=nope", nil)
+	if w.Code != 404 || !strings.Contains(w.Body.String(), `class="error">unknown image id &#34;nope&#34;`) {
+		t.Fatalf("unknown id: %d\n%s", w.Code, w.Body.String())
+	}
+
+	// An upload: results, and the photo itself as a data: URL.
+	img := pngBytes(t, 40, 30)
+	var form bytes.Buffer
+	mw := multipart.NewWriter(&form)
+	mw.WriteField("learner", "tfidf")
+	mw.WriteField("k", "3")
+	fw, _ := mw.CreateFormFile("image", "photo.png")
+	fw.Write(img)
+	mw.Close()
+	w = do(s, "POST", "/", &form, "Content-Type", mw.FormDataContentType())
+	page = w.Body.String()
+	first := strings.ReplaceAll(f.rank("tfidf"+string(img), 1)[0].ImageID, "/", "%2f")
+	if w.Code != 200 || !strings.Contains(page, `<img src="data:image/jpeg;base64,`) || strings.Count(page, `size=160"`) != 3 || !strings.Contains(page, "image_id="+first+"&amp;") {
+		t.Fatalf("upload: %d\n%s", w.Code, page)
+	}
+
+	// An upload that is no image.
+	form.Reset()
+	mw = multipart.NewWriter(&form)
+	fw, _ = mw.CreateFormFile("image", "notes.txt")
+	fw.Write([]byte("hello"))
+	mw.Close()
+	w = do(s, "POST", "/", &form, "Content-Type", mw.FormDataContentType())
+	if w.Code != 415 || !strings.Contains(w.Body.String(), `class="error"`) {
+		t.Fatalf("upload of text: %d\n%s", w.Code, w.Body.String())
+	}
+}
+
+func TestImage(t *testing.T) {
+	f := newFake("runs/a", 3)
+	dir := t.TempDir()
+	src := pngBytes(t, 300, 200)
+	p := filepath.Join(dir, "a.png")
+	if err := os.WriteFile(p, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text := filepath.Join(dir, "a.txt")
+	os.WriteFile(text, []byte("not an image"), 0o644)
+	f.uris[f.ids[0]] = p
+	f.uris[f.ids[1]] = text
+	f.uris[f.ids[2]] = filepath.Join(dir, "missing.png")
+	s := NewServer(f, testConfig(), quietLog(t))
+
+	w := do(s, "GET", "/v1/image?image_id="+f.ids[0], nil)
+	if w.Code != 200 || w.Header().Get("Content-Type") != "image/png" || !bytes.Equal(w.Body.Bytes(), src) {
+		t.Fatalf("original: %d %q, %d bytes", w.Code, w.Header().Get("Content-Type"), w.Body.Len())
+	}
+	w = do(s, "GET", "/v1/image?image_id="+f.ids[0]+"&size=120", nil)
+	if w.Code != 200 || w.Header().Get("Content-Type") != "image/jpeg" {
+		t.Fatalf("thumbnail: %d %q %s", w.Code, w.Header().Get("Content-Type"), w.Body.String())
+	}
+	th, format, err := image.Decode(bytes.NewReader(w.Body.Bytes()))
+	if err != nil || format != "jpeg" || th.Bounds().Dx() != 120 || th.Bounds().Dy() != 80 {
+		t.Fatalf("thumbnail: %s %v, %v", format, th.Bounds(), err)
+	}
+	// The thumbnail looks like the image: the gradient's corners.
+	want, _ := png.Decode(bytes.NewReader(src))
+	for _, c := range [][4]int{{2, 2, 3, 3}, {117, 77, 297, 197}, {117, 2, 297, 3}} {
+		r1, g1, _, _ := th.At(c[0], c[1]).RGBA()
+		r2, g2, _, _ := want.At(c[2], c[3]).RGBA()
+		if d := int(r1>>8) - int(r2>>8); d < -20 || d > 20 {
+			t.Errorf("thumbnail at %d,%d: red %d, image %d", c[0], c[1], r1>>8, r2>>8)
+		}
+		if d := int(g1>>8) - int(g2>>8); d < -20 || d > 20 {
+			t.Errorf("thumbnail at %d,%d: green %d, image %d", c[0], c[1], g1>>8, g2>>8)
+		}
+	}
+
+	for _, c := range []struct {
+		target string
+		status int
+	}{
+		{"/v1/image?image_id=" + f.ids[1], 415},
+		{"/v1/image?image_id=" + f.ids[1] + "&size=64", 422},
+		{"/v1/image?image_id=" + f.ids[2], 502},
+	} {
+		w := do(s, "GET", c.target, nil)
+		if msg := jsonError(t, w); w.Code != c.status {
+			t.Errorf("%s: %d %q, want %d", c.target, w.Code, msg, c.status)
+		}
+	}
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"errors"
+
+	"github.com/bowline/bowline/transforms/search"
+)
+
+// openSearch returns the LoadFunc of the real index: search.Open with opt.
+func openSearch(opt search.Options) LoadFunc {
+	return func(ctx context.Context, run string) (Index, error) {
+		ix, err := search.Open(ctx, run, opt)
+		if err != nil {
+			return nil, err
+		}
+		return searchIndex{ix}, nil
+	}
+}
+
+// searchIndex adapts *search.Index to Index: its hits to the service's,
+// its errors to the service's classes.
+type searchIndex struct{ *search.Index }
+
+func (x searchIndex) SearchID(learner, imageID string, k int) ([]Hit, error) {
+	hits, err := x.Index.SearchID(learner, imageID, k)
+	return convert(hits), classify(err)
+}
+
+func (x searchIndex) SearchImage(ctx context.Context, learner string, data []byte, k int) ([]Hit, error) {
+	hits, err := x.Index.SearchImage(ctx, learner, data, k)
+	return convert(hits), classify(err)
+}
+
+func convert(hits []search.Hit) []Hit {
+	out := make([]Hit, len(hits))
+	for i, h := range hits {
+		out[i] = Hit{ImageID: h.ImageID, Score: h.Score}
+	}
+	return out
+}
+
+// classes pairs the search package's errors with the service's.
+var classes = []struct{ from, to error }{
+	{search.ErrUnknownImage, errUnknownImage},
+	{search.ErrUnknownLearner, errUnknownLearner},
+	{search.ErrBadImage, errBadImage},
+	{search.ErrTooLarge, errTooLarge},
+}
+
+// classify wraps err with the service's class of it, keeping its text.
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	for _, c := range classes {
+		if errors.Is(err, c.from) {
+			return classed{err, c.to}
+		}
+	}
+	return err
+}
+
+// classed is an error of the search package that also matches the
+// service's class.
+type classed struct{ err, class error }
+
+func (c classed) Error() string   { return c.err.Error() }
+func (c classed) Unwrap() []error { return []error{c.err, c.class} }

@@ -1,0 +1,490 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Index is what the service needs of a loaded run: *search.Index through
+// searchIndex, or a fake in tests. It must be safe for concurrent use.
+type Index interface {
+	Run() string
+	Learners() []string
+	// ServingLearner is the learner of requests that name none, unless
+	// --default_learner says otherwise.
+	ServingLearner() string
+	Images() int
+	MemoryBytes() int64
+	// URI is where the corpus image is (local path or gs://), for
+	// thumbnails.
+	URI(imageID string) (string, bool)
+	SearchID(learner, imageID string, k int) ([]Hit, error)
+	SearchImage(ctx context.Context, learner string, data []byte, k int) ([]Hit, error)
+}
+
+// Hit is one result: an indexed image and its similarity to the query.
+type Hit struct {
+	ImageID string  `json:"image_id"`
+	Score   float64 `json:"score"`
+}
+
+// Errors an Index's errors wrap, one per kind of bad request, so that the
+// handler can choose the status.
+var (
+	errUnknownImage   = errors.New("unknown image id")
+	errUnknownLearner = errors.New("unknown learner")
+	errBadImage       = errors.New("not an image the service can decode")
+	errTooLarge       = errors.New("image has too many pixels")
+)
+
+// Config holds the service's limits.
+type Config struct {
+	// MaxBody is the largest request body accepted, in bytes.
+	MaxBody int64
+	// MaxPixels is the pixel limit the index was opened with; the page's
+	// thumbnails of uploads decode under it too.
+	MaxPixels int64
+	// Timeout bounds each request's work (its context's deadline).
+	Timeout time.Duration
+	// MaxInflight is the number of searches and image reads running at
+	// once; QueueWait is how long a request waits for a slot before it
+	// gets 503.
+	MaxInflight int
+	QueueWait   time.Duration
+	// DefaultLearner answers requests that name none; "" means the
+	// index's serving learner.
+	DefaultLearner string
+	// MaxK is the largest k a request may ask for.
+	MaxK int
+	// ImageRoot is the directory relative image URIs are read from: a job
+	// given a relative input records its images' paths relative to where
+	// it ran ("": the working directory).
+	ImageRoot string
+}
+
+// DefaultK is the number of results when a request does not say.
+const DefaultK = 10
+
+// Server is the HTTP search service. Its index is swapped whole
+// (SetIndex): a request reads the pointer once and finishes on the index it
+// started with.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	cur     atomic.Pointer[loaded]
+	slots   chan struct{}
+	metrics *metrics
+	mux     *http.ServeMux
+}
+
+// loaded is an index and when it was put in service.
+type loaded struct {
+	ix    Index
+	since time.Time
+}
+
+// NewServer returns a server answering from ix.
+func NewServer(ix Index, cfg Config, log *slog.Logger) *Server {
+	if cfg.MaxInflight < 1 {
+		panic(fmt.Sprintf("serve: MaxInflight %d", cfg.MaxInflight))
+	}
+	if cfg.MaxK < 1 {
+		cfg.MaxK = 1000
+	}
+	s := &Server{cfg: cfg, log: log, slots: make(chan struct{}, cfg.MaxInflight), metrics: newMetrics()}
+	s.SetIndex(ix)
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc("/v1/search", s.handleSearch)
+	s.mux.HandleFunc("/v1/image", s.handleImage)
+	s.mux.HandleFunc("/healthz", s.handleHealth)
+	s.mux.HandleFunc("/metrics", s.handleMetrics)
+	s.mux.HandleFunc("/{$}", s.handlePage)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no such page: %s", r.URL.Path)
+	})
+	return s
+}
+
+// SetIndex puts ix in service; requests already running finish on the
+// index they started with.
+func (s *Server) SetIndex(ix Index) {
+	s.cur.Store(&loaded{ix: ix, since: time.Now()})
+	s.metrics.setIndex(ix)
+}
+
+// Index returns the index in service.
+func (s *Server) Index() Index { return s.cur.Load().ix }
+
+// current returns the index in service with its serving learner.
+func (s *Server) current() *loaded { return s.cur.Load() }
+
+// ServeHTTP routes the request, times and counts it, and turns a panic into
+// a 500 so that no input brings the service down.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	sw := &statusWriter{ResponseWriter: w}
+	route := routeOf(r)
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			s.metrics.panics.Add(1)
+			s.log.Error("handler panicked", "method", r.Method, "url", r.URL.String(), "panic", p, "stack", string(debug.Stack()))
+			if sw.status == 0 {
+				writeError(sw, http.StatusInternalServerError, "internal error")
+			}
+		}
+		s.metrics.observe(route, sw.code(), time.Since(start))
+	}()
+	s.mux.ServeHTTP(sw, r)
+}
+
+// routeOf names the request's route for the metrics: a fixed set, so that
+// arbitrary paths cannot grow the label space.
+func routeOf(r *http.Request) string {
+	switch r.URL.Path {
+	case "/v1/search":
+		if r.Method == http.MethodPost {
+			return "search_image"
+		}
+		return "search_id"
+	case "/v1/image":
+		return "image"
+	case "/healthz":
+		return "healthz"
+	case "/metrics":
+		return "metrics"
+	case "/":
+		return "page"
+	}
+	return "other"
+}
+
+// statusWriter records the status a handler wrote.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *statusWriter) code() int {
+	if w.status == 0 {
+		return http.StatusOK
+	}
+	return w.status
+}
+
+// SearchResponse is the body of a successful search.
+type SearchResponse struct {
+	Results []Hit   `json:"results"`
+	TookMS  float64 `json:"took_ms"`
+	Learner string  `json:"learner"`
+	Run     string  `json:"run"`
+}
+
+// errorResponse is the body of every refusal.
+type errorResponse struct {
+	Error string `json:"error"`
+}
+
+// handleSearch answers GET /v1/search?image_id=… and POST /v1/search with
+// the image as body.
+func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	if r.Method != http.MethodGet && r.Method != http.MethodPost {
+		w.Header().Set("Allow", "GET, POST")
+		writeError(w, http.StatusMethodNotAllowed, "method %s not allowed: GET with image_id, or POST the image", r.Method)
+		return
+	}
+	q, err := s.parseQuery(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	var data []byte
+	if r.Method == http.MethodPost {
+		if q.imageID != "" {
+			writeError(w, http.StatusBadRequest, "POST searches with the image in the body; image_id is for GET")
+			return
+		}
+		if data, err = s.readImage(w, r); err != nil {
+			writeError(w, statusOf(err), "%v", err)
+			return
+		}
+	} else if q.imageID == "" {
+		writeError(w, http.StatusBadRequest, "GET needs image_id (or POST the image)")
+		return
+	}
+	hits, ix, learner, err := s.search(r.Context(), q, data)
+	if err != nil {
+		s.refuse(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, SearchResponse{
+		Results: hits,
+		TookMS:  float64(time.Since(start).Microseconds()) / 1000,
+		Learner: learner,
+		Run:     ix.Run(),
+	})
+}
+
+// query is a search request's parameters.
+type query struct {
+	imageID, learner string
+	k                int
+}
+
+// parseQuery reads k, learner and image_id.
+func (s *Server) parseQuery(r *http.Request) (query, error) {
+	v, err := urlQuery(r)
+	if err != nil {
+		return query{}, err
+	}
+	q := query{k: DefaultK, imageID: v.Get("image_id"), learner: v.Get("learner")}
+	if ks := v.Get("k"); ks != "" {
+		k, err := strconv.Atoi(ks)
+		if err != nil || k < 1 || k > s.cfg.MaxK {
+			return query{}, fmt.Errorf("%w: k=%.20q: want a whole number from 1 to %d", errBadRequest, ks, s.cfg.MaxK)
+		}
+		q.k = k
+	}
+	return q, nil
+}
+
+// search runs a query on the index in service, within the concurrency
+// limit and the request timeout, and returns the index it used.
+func (s *Server) search(ctx context.Context, q query, data []byte) ([]Hit, Index, string, error) {
+	cur := s.current()
+	ix := cur.ix
+	learner := q.learner
+	if learner == "" {
+		learner = s.defaultLearner(cur)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	release, err := s.acquire(ctx)
+	if err != nil {
+		return nil, ix, learner, err
+	}
+	defer release()
+	var hits []Hit
+	if data != nil {
+		hits, err = ix.SearchImage(ctx, learner, data, q.k)
+	} else {
+		hits, err = ix.SearchID(learner, q.imageID, q.k)
+	}
+	if hits == nil {
+		hits = []Hit{}
+	}
+	return hits, ix, learner, err
+}
+
+// defaultLearner is the learner of requests that name none: the one
+// --default_learner names, or else the index's serving learner.
+func (s *Server) defaultLearner(cur *loaded) string {
+	if s.cfg.DefaultLearner != "" {
+		return s.cfg.DefaultLearner
+	}
+	return cur.ix.ServingLearner()
+}
+
+// errBusy is the refusal of a request that found every slot taken.
+var errBusy = errors.New("the service is busy: try again")
+
+// acquire takes one of the MaxInflight slots, waiting at most QueueWait (and
+// never past ctx's deadline).
+func (s *Server) acquire(ctx context.Context) (release func(), err error) {
+	select {
+	case s.slots <- struct{}{}:
+	default:
+		t := time.NewTimer(s.cfg.QueueWait)
+		defer t.Stop()
+		select {
+		case s.slots <- struct{}{}:
+		case <-t.C:
+			s.metrics.busy.Add(1)
+			return nil, errBusy
+		case <-ctx.Done():
+			s.metrics.busy.Add(1)
+			return nil, errBusy
+		}
+	}
+	s.metrics.inflight.Add(1)
+	return func() {
+		s.metrics.inflight.Add(-1)
+		<-s.slots
+	}, nil
+}
+
+// errBodyTooLarge marks a body over MaxBody.
+var errBodyTooLarge = errors.New("request body too large")
+
+// readImage reads the image of a POST: the body itself or, from a form,
+// the file part named "image". The body may hold at most MaxBody bytes.
+func (s *Server) readImage(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if r.ContentLength > s.cfg.MaxBody {
+		return nil, fmt.Errorf("%w: %d bytes, the limit is %d bytes", errBodyTooLarge, r.ContentLength, s.cfg.MaxBody)
+	}
+	body := http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
+	var src io.Reader = body
+	if mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err == nil && mt == "multipart/form-data" {
+		part, err := formFile(body, params["boundary"])
+		if err != nil {
+			return nil, s.bodyErr(err)
+		}
+		src = part
+	}
+	data, err := io.ReadAll(src)
+	if err != nil {
+		return nil, s.bodyErr(err)
+	}
+	if len(data) == 0 {
+		return nil, fmt.Errorf("%w: empty body: POST the image's bytes", errBadImage)
+	}
+	return data, nil
+}
+
+// bodyErr classifies an error reading the body.
+func (s *Server) bodyErr(err error) error {
+	var mb *http.MaxBytesError
+	if errors.As(err, &mb) {
+		return fmt.Errorf("%w: the limit is %d bytes", errBodyTooLarge, s.cfg.MaxBody)
+	}
+	if errors.Is(err, errBadImage) {
+		return err
+	}
+	return fmt.Errorf("%w: reading the body: %v", errBadRequest, err)
+}
+
+// errBadRequest marks a request the service cannot parse.
+var errBadRequest = errors.New("bad request")
+
+// urlQuery parses the query string, refusing a malformed one rather than
+// dropping the parameters it cannot parse as URL.Query does.
+func urlQuery(r *http.Request) (url.Values, error) {
+	v, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, fmt.Errorf("%w: query string: %v", errBadRequest, err)
+	}
+	return v, nil
+}
+
+// formFile returns the content of a multipart form's file part named
+// "image".
+func formFile(body io.Reader, boundary string) (io.Reader, error) {
+	if boundary == "" {
+		return nil, fmt.Errorf("%w: multipart form without a boundary", errBadRequest)
+	}
+	mr := multipart.NewReader(body, boundary)
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			return nil, fmt.Errorf("%w: the form has no file named \"image\"", errBadImage)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if p.FormName() == "image" && p.FileName() != "" {
+			return p, nil
+		}
+	}
+}
+
+// statusOf is the HTTP status of a search's error.
+func statusOf(err error) int {
+	switch {
+	case errors.Is(err, errBodyTooLarge):
+		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, errTooLarge):
+		return http.StatusUnprocessableEntity
+	case errors.Is(err, errBadImage):
+		return http.StatusUnsupportedMediaType
+	case errors.Is(err, errUnknownImage):
+		return http.StatusNotFound
+	case errors.Is(err, errUnknownLearner), errors.Is(err, errBadRequest):
+		return http.StatusBadRequest
+	case errors.Is(err, errBusy):
+		return http.StatusServiceUnavailable
+	case errors.Is(err, context.DeadlineExceeded):
+		return http.StatusGatewayTimeout
+	case errors.Is(err, context.Canceled):
+		// The client went away or the service is stopping.
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// refuse answers a failed search with its status; a failure of the
+// service's own (500) is logged, as a client's mistake is not.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, err error) {
+	status := statusOf(err)
+	if status == http.StatusInternalServerError {
+		s.log.Error("search failed", "url", r.URL.String(), "err", err)
+	}
+	writeError(w, status, "%v", err)
+}
+
+// writeJSON writes v as the response.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("serve: encoding a response: %v", err))
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+// writeError writes {"error": message}.
+func writeError(w http.ResponseWriter, status int, format string, args ...any) {
+	writeJSON(w, status, errorResponse{Error: strings.ToValidUTF8(fmt.Sprintf(format, args...), "\uFFFD")})
+}
+
+// handleHealth answers 200 with the run in service.
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeError(w, http.StatusMethodNotAllowed, "method %s not allowed", r.Method)
+		return
+	}
+	cur := s.cur.Load()
+	writeJSON(w, http.StatusOK, map[string]any{
+		"status":   "ok",
+		"run":      cur.ix.Run(),
+		"images":   cur.ix.Images(),
+		"learners": cur.ix.Learners(),
+		"learner":  s.defaultLearner(cur),
+		"since":    cur.since.UTC().Format(time.RFC3339),
+	})
+}
