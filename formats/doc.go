@@ -29,7 +29,10 @@
 //
 // features-*.parquet (Features): one row per image, holding all its SIFT
 // keypoints as parallel lists. Columns: image_id, label, tags (list<string>,
-// from the input), width and height
+// from the input), content (string, the identity of the bytes described:
+// "sha256:" and the hex SHA-256 of the image file, see ContentOf, or for a
+// synthetic image its corpus settings, id and label; an incremental run
+// carries a row over when id and content are unchanged), width and height
 // (int32, pixels of the image the keypoints were found in), x, y, scale,
 // angle (list<float>; keypoint i is x[i], y[i], scale[i], angle[i]),
 // descriptors (list<binary>, each DescriptorSize bytes), and the global
@@ -62,6 +65,14 @@
 // (int64), index (int32, the vector's position) and values (list<double>;
 // the layout is the learner's, documented on its State method).
 //
+// state-<learner>-*.parquet (ModelTensor) for a learner of bags of words:
+// its final learners.State, what its weights are derived from (for
+// SOLIS-ADA the subgradient sums and squared sums), from which an
+// incremental run continues training. One row per vector of the state:
+// learner (the name it is reported under), params (the JSON of its
+// hyper-parameters; a warm start needs the same), dims (one value: the
+// vocabulary size), steps, index and values.
+//
 // index-*.parquet (Posting): one row per (learner, visual word), its
 // inverted list. Columns: learner, word_id (uint32), weight (float, the
 // learned weight of the word), images (list<string>) and values
@@ -84,6 +95,15 @@
 //
 // manifest.json, written last, lists every file of a finished run (see
 // package pipelines/bowline); readers trust only the files it lists.
+// incremental.json records what the run reused of the run it started from
+// (images described and carried over, whether the vocabulary was kept and
+// its drift, the learners warm-started) and what the next run needs (the
+// distortion of the vocabulary, the settings compared).
+//
+// In an incremental run the parts are those of the run it started from
+// times a power of two (PartsFrom), so that part q of every partitioned
+// output holds only images of its part q mod that count; features parts'
+// records list their carried images (Part.Carried).
 //
 // # Encoding
 //

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"testing"
@@ -91,5 +92,26 @@ func TestEncodeDecode(t *testing.T) {
 	}
 	if err := EncodeOf(ctx, &refl, BoW{}); err == nil {
 		t.Error("EncodeOf of a non-slice succeeded")
+	}
+}
+
+// TestPartsFrom: an incremental run's part count is the previous one's
+// times a power of two, so that its part q draws its images from the
+// previous run's part q mod prev only.
+func TestPartsFrom(t *testing.T) {
+	for _, c := range []struct {
+		prev     int
+		n        int64
+		per, out int
+	}{{3, 2500, 1000, 3}, {3, 3001, 1000, 6}, {3, 100, 1000, 3}, {1, 5000, 1000, 8}, {4, 4000, 1000, 4}} {
+		if got := PartsFrom(c.prev, c.n, c.per); got != c.out {
+			t.Errorf("PartsFrom(%d, %d, %d) = %d, want %d", c.prev, c.n, c.per, got, c.out)
+		}
+	}
+	for i := range 1000 {
+		id := fmt.Sprintf("img-%d", i)
+		if q := ShardOf(id, 12); q%3 != ShardOf(id, 3) {
+			t.Fatalf("%s: part %d of 12 but %d of 3", id, q, ShardOf(id, 3))
+		}
 	}
 }

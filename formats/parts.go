@@ -1,6 +1,10 @@
 package formats
 
-import "time"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"time"
+)
 
 // Part is one file of a partitioned output, named by the DoFn that wrote
 // its rows: the corpus-sized outputs (features, word counts, bags of words,
@@ -31,6 +35,12 @@ type Part struct {
 	// StartMillis and EndMillis are when the DoFn started and finished the
 	// part, in Unix milliseconds: the stage's time in the report.
 	StartMillis, EndMillis int64
+	// Carried are the ids, sorted, of the part's images whose features an
+	// incremental run carried over unchanged from the previous run (empty
+	// in a full run): the later stages carry their word counts over too,
+	// and warm-started learners train on the triplets of the other images.
+	// Features parts set it; word-count and bag-of-words parts pass it on.
+	Carried []string
 }
 
 // Timed returns p made from start until now.
@@ -47,4 +57,33 @@ func Parts(n int64, perPart int) int {
 	}
 	p := (n + int64(perPart) - 1) / int64(perPart)
 	return int(max(p, 1))
+}
+
+// PartsFrom returns the number of parts of an incremental run whose
+// previous run had prev parts: prev·2^j for the smallest j ≥ 0 that gives
+// at least Parts(n, perPart). Since ShardOf is a hash modulo the part
+// count, an image of part q of the new run was in part q mod prev of the
+// previous run, so a worker making part q reads a single previous part and
+// memory stays bounded by a part as the corpus grows.
+func PartsFrom(prev int, n int64, perPart int) int {
+	if prev < 1 {
+		panic("formats: PartsFrom with prev < 1")
+	}
+	want, p := Parts(n, perPart), prev
+	for p < want {
+		p *= 2
+	}
+	return p
+}
+
+// ContentOf returns the content identity of an image file's bytes
+// (Features.Content): "sha256:" and the SHA-256 of data in hex. A hash of
+// the bytes rather than a size and modification time: it is the same
+// wherever the file is copied, local or gs://, so a run's features depend
+// on the images' bytes alone, and hashing costs a fraction of a
+// millisecond an image against tens for decoding and SIFT, which read the
+// bytes anyway.
+func ContentOf(data []byte) string {
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }

@@ -46,6 +46,11 @@ type Features struct {
 	// Tags are the image's tags from the input (Image.Tags), carried along
 	// for the learners that use text.
 	Tags []string `parquet:"tags,list"`
+	// Content identifies the bytes the features were computed from (see
+	// ContentOf): an incremental run carries an image's features over
+	// from the previous run when its id and content are unchanged, and
+	// describes it again otherwise.
+	Content string `parquet:"content"`
 	// Width and Height are those of the image the keypoints were found in
 	// (after any downscaling), in pixels.
 	Width  int32 `parquet:"width"`

@@ -68,6 +68,32 @@ type Config struct {
 	// Earlier, if set, is an earlier run the report shows the change of
 	// every score since (LoadEarlier).
 	Earlier *report.Earlier
+
+	// Previous is a finished run (its directory, local or gs://;
+	// manifest.json present) this run starts from: "" is a full run. An
+	// image whose id and content (formats.Features.Content) are
+	// unchanged since is not described again: its features, and its word
+	// counts if the vocabulary is kept, are carried over into this run's
+	// own parts (a run is self-contained). The vocabulary is kept unless
+	// RebuildVocab, other vocabulary settings, or the drift check; the
+	// learners of bags of words then continue from Previous's states on
+	// the triplets of the new and changed images. A rebuilt vocabulary
+	// makes the rest a full run. incremental.json (Lineage) records what
+	// was reused and why.
+	//
+	// The held-out split is a function of the ids and labels (package
+	// split), so most of Previous's held-out images stay held out; but a
+	// label's quota grows with its images, and an image Previous trained
+	// on may become a held-out query of this run, which a warm-started
+	// learner has seen. A diagonal similarity memorises little (the
+	// report's training-query rows show the gap); a full run has none.
+	Previous string
+	// RebuildVocab builds a new vocabulary even when Previous has one.
+	RebuildVocab bool
+	// MaxDrift is the largest relative rise of the mean quantisation
+	// distortion, on a descriptor sample of this run, over Previous's,
+	// for which Previous's vocabulary is kept (0.1 = 10%).
+	MaxDrift float64
 }
 
 // LoadEarlier reads the report of the finished run under dir, for a
@@ -91,6 +117,7 @@ func DefaultConfig() Config {
 		Vocab:    kmeansbeam.Options{K: 1000, Sample: 200_000, MaxIter: 25, Tol: 1e-4, Seed: 1},
 		Triplets: triplets.Options{PerQuery: 20, Seed: 1},
 		Learning: DefaultLearning(),
+		MaxDrift: 0.1,
 	}
 }
 
@@ -105,6 +132,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("vocabulary size must be at least 2, got %d", c.Vocab.K)
 	case c.Vocab.Sample < c.Vocab.K:
 		return fmt.Errorf("vocabulary sample (%d) must be at least the vocabulary size (%d)", c.Vocab.Sample, c.Vocab.K)
+	case !(c.MaxDrift >= 0):
+		return fmt.Errorf("the vocabulary's largest drift must be 0 or more, got %v", c.MaxDrift)
+	case c.Previous != "" && fileio.Join(c.Previous, "x") == fileio.Join(c.Output, "x"):
+		return fmt.Errorf("the previous run %s is the output directory: an incremental run writes a new directory", c.Previous)
 	}
 	if synthetic.IsInput(c.Input) {
 		if _, err := synthetic.Parse(c.Input); err != nil {
@@ -163,21 +194,38 @@ func Build(s beam.Scope, c Config) error {
 	// words — are written part by part from inside the stages that make
 	// them; only formats.Part records travel between stages (see package
 	// formats).
-	imageParts, deadIngest, sharedPaths := ingestbeam.Images(s, c.Input, c.Columns, c.Describe.PartImages, c.Output)
+	// An incremental run reads what it reuses of the previous run from
+	// its files while the job runs; here, only its manifest and lineage.
+	prev, err := loadPrevious(context.Background(), c)
+	if err != nil {
+		return err
+	}
+	imageParts, deadIngest, sharedPaths := ingestbeam.ImagesFrom(s, c.Input, c.Columns, c.Describe.PartImages, prev.parts(), c.Output)
 	written = append(written, parquetio.PartPaths(s, imageParts))
-	featParts, deadSIFT := describebeam.Extract(s, imageParts, c.Describe, c.Output)
+	featParts, deadSIFT := describebeam.ExtractFrom(s, imageParts, c.Describe, c.Output, prev.describe())
 	dead := beam.Flatten(s, deadIngest, deadSIFT)
 	written = append(written, write("dead-letters", 1, dead), parquetio.PartPaths(s, featParts))
 
-	codebook := kmeansbeam.VocabularyOfParts(s, featParts, c.Vocab)
-	units := []beam.PCollection{stageUnits(s, "describe", featParts), beam.ParDo(s, vocabStageFn, codebook)}
+	// The distortion of a descriptor sample against the vocabulary is
+	// recorded whenever one is built, for the drift check of the next
+	// run.
+	drift := kmeansbeam.DriftSample(s, featParts, DriftSample, c.Vocab.Seed)
+	codebook, built, decision, kept := vocabulary(s, c, prev, featParts, drift)
+	units := []beam.PCollection{stageUnits(s, "describe", featParts), beam.ParDo(s, vocabStageFn, built)}
 	written = append(written, write("codebook", 1, kmeansbeam.Words(s, codebook)))
 
-	bowParts, countParts, wordStats := bowbeam.BoWOfParts(s, featParts, codebook, c.BoW, c.Output)
+	var bowParts, countParts, wordStats beam.PCollection
+	if kept.IsValid() {
+		bowParts, countParts, wordStats = bowbeam.BoWOfPartsCarrying(s, featParts, codebook, c.BoW, c.Output, prev.counts(), kept)
+	} else {
+		bowParts, countParts, wordStats = bowbeam.BoWOfParts(s, featParts, codebook, c.BoW, c.Output)
+	}
 	written = append(written, parquetio.PartPaths(s, bowParts), parquetio.PartPaths(s, countParts), write("idf", 1, wordStats))
 	units = append(units, stageUnits(s, "bow.quantise", countParts), stageUnits(s, "bow.weight", bowParts))
 
-	rows, learned, tripParts, learnUnits, cut := Learn(s, bowParts, featParts, c.Vocab.K, c.Learning, c.Triplets, c.Output)
+	warm := warmStarts(s, c, prev, kept)
+	rows, learned, tripParts, learnUnits, cut := LearnFrom(s, bowParts, featParts, c.Vocab.K, c.Learning, c.Triplets, c.Output, warm)
+	written = append(written, writeLineage(s, c, prev, decision, kmeansbeam.Distortion(s, drift, built), imageParts, featParts, warm))
 	written = append(written, learned...)
 	units = append(units, learnUnits)
 

@@ -302,7 +302,20 @@ func (l Learning) dense() bool {
 // on), the triplets parts, the units of work of its stages (triplets,
 // train, index, evaluate: PCollection<report.Stage>) and the split
 // (PCollection<split.Cut>).
+//
+// Every learner of bags of words also writes its final state
+// (state-<name>-*.parquet, trainbeam.StateName), from which the next,
+// incremental, run can continue training (LearnFrom).
 func Learn(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Learning, trip triplets.Options, out string) (rows beam.PCollection, written []beam.PCollection, tripParts, stages, cut beam.PCollection) {
+	return LearnFrom(s, bowParts, featParts, dim, l, trip, out, beam.PCollection{})
+}
+
+// LearnFrom is Learn with warm starts: warm, if valid, is a
+// PCollection<trainbeam.Warm> of states of the learners of bags of words
+// (indexed as l.bowRuns(dim)), from which they continue training on the
+// triplets of the images the bag-of-words parts do not list as carried
+// (trainbeam.TrainGroupsFrom).
+func LearnFrom(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Learning, trip triplets.Options, out string, warm beam.PCollection) (rows beam.PCollection, written []beam.PCollection, tripParts, stages, cut beam.PCollection) {
 	s = s.Scope("Learn")
 	queries, labels, cut := evaluatebeam.QuerySet(s, bowParts, l.Eval)
 	checked := beam.ParDo(s, learnableFn, beam.Impulse(s), beam.SideInput{Input: labels})
@@ -314,7 +327,7 @@ func Learn(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Learni
 	for i, r := range runs {
 		opts[i] = r.Opt
 	}
-	models, tripParts := trainbeam.TrainGroups(s, groups, opts, trip, out)
+	models, states, tripParts := trainbeam.TrainGroupsFrom(s, groups, opts, trip, out, warm)
 	written = append(written, parquetio.PartPaths(s, tripParts))
 	units := []beam.PCollection{stageUnits(s, "triplets", tripParts)}
 
@@ -363,6 +376,7 @@ func Learn(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Learni
 		indexParts := indexbeam.PostingsOfParts(s, bowParts, model, out, "index-"+r.Name)
 		written = append(written,
 			parquetio.Write(s, out, "model-"+r.Name, 1, trainbeam.ModelRows(s, model)),
+			parquetio.Write(s, out, trainbeam.StateName(r.Name), 1, trainbeam.StateRows(s, states[i], r.Name, r.Opt)),
 			parquetio.PartPaths(s, indexParts))
 		r, sc, evalUnits := evaluatebeam.EvaluateParts(s, bowParts, queries, labels, model, dim, l.Eval)
 		evals, scores = append(evals, r), append(scores, sc)

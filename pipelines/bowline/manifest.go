@@ -40,7 +40,7 @@ type ManifestFile struct {
 // temporary files.
 var ownName = regexp.MustCompile(`^(` +
 	`[a-z0-9][a-z0-9._-]*-[0-9]{5,}-of-[0-9]{5,}\.parquet` + `|` +
-	`report\.json|report\.html|manifest\.json` + `|` +
+	`report\.json|report\.html|manifest\.json|incremental\.json` + `|` +
 	regexp.QuoteMeta(fileio.TempPrefix) + `.*` + `)$`)
 
 // IsOwnFile reports whether a base name is that of a file the jobs write.

@@ -110,33 +110,68 @@ func NewDescriber(opt Options, read ReadFunc) (*Describer, error) {
 }
 
 // Describe reads, decodes and describes one image. On failure it returns a
-// dead letter naming the stage and the reason instead.
+// dead letter naming the stage and the reason instead. The features'
+// Content is the identity of the bytes read (formats.ContentOf), or the
+// synthetic image's (synthetic.Spec.Content).
 //
 // A panic while decoding or extracting is a bug, but it is one image's bug:
 // it becomes that image's dead letter, with the panic as the reason, and
 // the Describer is rebuilt, since its buffers may be half written.
 func (d *Describer) Describe(ctx context.Context, img formats.Image) (feat formats.Features, dead *formats.DeadLetter) {
-	fail := func(stage string, err error) (formats.Features, *formats.DeadLetter) {
-		return formats.Features{}, &formats.DeadLetter{ImageID: img.ImageID, URI: img.URI, Stage: stage, Reason: err.Error()}
+	feat, _, dead = d.DescribeUnless(ctx, img, nil)
+	return feat, dead
+}
+
+// Known reports whether the features of the image with this id, made from
+// content of this identity, are at hand already, so that the image need
+// not be described again.
+type Known func(id, content string) bool
+
+// DescribeUnless is Describe, but first finds the identity of the image's
+// content (reading its bytes, which are then described from memory: no
+// file is read twice) and, if known reports true for it, returns features
+// holding only the id and Content instead of describing the image: carried
+// reports that. A nil known describes every image.
+func (d *Describer) DescribeUnless(ctx context.Context, img formats.Image, known Known) (feat formats.Features, carried bool, dead *formats.DeadLetter) {
+	fail := func(stage string, err error) (formats.Features, bool, *formats.DeadLetter) {
+		return formats.Features{}, false, &formats.DeadLetter{ImageID: img.ImageID, URI: img.URI, Stage: stage, Reason: err.Error()}
 	}
 	defer func() {
 		if p := recover(); p != nil {
 			if fresh, err := NewDescriber(d.opt, d.read); err == nil {
 				*d = *fresh
 			}
-			feat, dead = fail("describe", fmt.Errorf("panic: %v", p))
+			feat, carried, dead = fail("describe", fmt.Errorf("panic: %v", p))
 		}
 	}()
 	if d.syn != nil {
+		content := d.opt.Synthetic.Content(img)
+		if known != nil && known(img.ImageID, content) {
+			return formats.Features{ImageID: img.ImageID, Content: content}, true, nil
+		}
 		f, err := d.syn.Features(img)
 		if err != nil {
 			return fail("synthetic", err)
 		}
-		return f, nil
+		return f, false, nil
 	}
 	data, err := d.read(ctx, img.URI)
 	if err != nil {
 		return fail("read", err)
+	}
+	content := formats.ContentOf(data)
+	if known != nil && known(img.ImageID, content) {
+		return formats.Features{ImageID: img.ImageID, Content: content}, true, nil
+	}
+	feat, dead = d.describe(img, data)
+	feat.Content = content
+	return feat, false, dead
+}
+
+// describe decodes and describes the bytes data of img.
+func (d *Describer) describe(img formats.Image, data []byte) (feat formats.Features, dead *formats.DeadLetter) {
+	fail := func(stage string, err error) (formats.Features, *formats.DeadLetter) {
+		return formats.Features{}, &formats.DeadLetter{ImageID: img.ImageID, URI: img.URI, Stage: stage, Reason: err.Error()}
 	}
 	decoded, _, err := ingest.Decode(data, d.opt.MaxPixels)
 	if err != nil {
@@ -170,7 +205,10 @@ func (d *Describer) Describe(ctx context.Context, img formats.Image) (feat forma
 // Result is one image's outcome: its features, or a dead letter.
 type Result struct {
 	Features formats.Features
-	Dead     *formats.DeadLetter
+	// Carried reports that Features holds only the id and Content: the
+	// image's features were known (DescribeUnless).
+	Carried bool
+	Dead    *formats.DeadLetter
 	// Millis is the time reading, decoding and describing took.
 	Millis int64
 }
@@ -181,6 +219,12 @@ type Result struct {
 // transform, exported so that a benchmark can time the same work without a
 // runner.
 func DescribeAll(ctx context.Context, opt Options, read ReadFunc, images []formats.Image, workers int, out func(Result), fail func(error)) {
+	DescribeAllUnless(ctx, opt, read, images, nil, workers, out, fail)
+}
+
+// DescribeAllUnless is DescribeAll with DescribeUnless: the images known
+// reports come out carried, not described.
+func DescribeAllUnless(ctx context.Context, opt Options, read ReadFunc, images []formats.Image, known Known, workers int, out func(Result), fail func(error)) {
 	jobs := make(chan formats.Image)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
@@ -196,8 +240,8 @@ func DescribeAll(ctx context.Context, opt Options, read ReadFunc, images []forma
 			}
 			for img := range jobs {
 				start := time.Now()
-				feat, dead := d.Describe(ctx, img)
-				out(Result{Features: feat, Dead: dead, Millis: time.Since(start).Milliseconds()})
+				feat, carried, dead := d.DescribeUnless(ctx, img, known)
+				out(Result{Features: feat, Carried: carried, Dead: dead, Millis: time.Since(start).Milliseconds()})
 			}
 		}()
 	}

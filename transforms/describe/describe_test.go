@@ -82,3 +82,44 @@ func TestDescribeFailures(t *testing.T) {
 		t.Errorf("nothing to extract accepted: %v", err)
 	}
 }
+
+// TestDescribeUnless: an image whose content identity is known comes back
+// carried, with only its id and content, and the content identity is the
+// hash of the file's bytes, whatever its path.
+func TestDescribeUnless(t *testing.T) {
+	ctx := context.Background()
+	d, err := NewDescriber(DefaultOptions(), readFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied := filepath.Join(t.TempDir(), "copy.jpg")
+	if err := os.WriteFile(copied, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	img := formats.Image{ImageID: "a", URI: copied, Label: "class0"}
+	f, carried, dead := d.DescribeUnless(ctx, img, nil)
+	if dead != nil || carried || f.Content != formats.ContentOf(data) || len(f.Descriptors) == 0 {
+		t.Fatalf("no known images: carried %v, content %q, %d descriptors, dead %+v; want described with content %q", carried, f.Content, len(f.Descriptors), dead, formats.ContentOf(data))
+	}
+	var asked []string
+	known := func(id, content string) bool {
+		asked = append(asked, id+" "+content)
+		return id == "a" && content == f.Content
+	}
+	g, carried, dead := d.DescribeUnless(ctx, img, known)
+	if dead != nil || !carried || g.ImageID != "a" || g.Content != f.Content || len(g.Descriptors) != 0 || len(asked) != 1 {
+		t.Errorf("known image: carried %v, %+v, dead %+v, asked %v; want carried with id and content only", carried, g, dead, asked)
+	}
+	// Other bytes under the same id are described again.
+	if err := os.WriteFile(copied, append(data, 0), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, carried, dead := d.DescribeUnless(ctx, img, known)
+	if dead != nil || carried || h.Content == f.Content || len(h.Descriptors) == 0 {
+		t.Errorf("changed bytes: carried %v, content %q (was %q), dead %+v; want described again", carried, h.Content, f.Content, dead)
+	}
+}

@@ -131,6 +131,15 @@ func (s Spec) Image(i int) formats.Image {
 	return formats.Image{ImageID: ID(i), URI: s.String() + "#" + strconv.Itoa(i), Label: fmt.Sprintf("label-%03d", i%s.Labels)}
 }
 
+// Content returns the content identity of img, an image of the corpus
+// (formats.Features.Content): what its features depend on — the model's
+// settings but not N, and the image's id and label — so that image i of
+// synthetic:1000 and of synthetic:1100 with the same settings is the same
+// image, and an incremental run carries its features over.
+func (s Spec) Content(img formats.Image) string {
+	return fmt.Sprintf("%slabels=%d&descriptors=%d&seed=%d#%s@%s", Scheme, s.Labels, s.Descriptors, s.Seed, img.ImageID, img.Label)
+}
+
 // Images returns the records of every image, in id order.
 func (s Spec) Images() []formats.Image {
 	out := make([]formats.Image, s.N)
@@ -174,7 +183,7 @@ func (g *Generator) Features(img formats.Image) (formats.Features, error) {
 	r := rand.New(rand.NewPCG(g.spec.Seed, h.Sum64()))
 	d := g.spec.Descriptors
 	n := d/2 + r.IntN(d+1)
-	f := formats.Features{ImageID: img.ImageID, Label: img.Label, Tags: img.Tags, Width: width, Height: height,
+	f := formats.Features{ImageID: img.ImageID, Label: img.Label, Tags: img.Tags, Content: g.spec.Content(img), Width: width, Height: height,
 		X: make([]float32, n), Y: make([]float32, n), Scale: make([]float32, n), Angle: make([]float32, n),
 		Descriptors: make([][]byte, n)}
 	buf := make([]byte, n*formats.DescriptorSize)

@@ -57,11 +57,28 @@ func NewGroup(bows []formats.BoW, cut split.Cut, opt triplets.Options) (*Group, 
 // TrainShard is TrainShard for shard shard of the round round of rounds,
 // whose triplets are the group's with RoundOf(Seq, rounds) = round.
 func (g *Group) TrainShard(o ShardOptions, shard int, st RoundState, round, rounds int) (ShardState, error) {
+	return g.TrainShardOf(o, shard, st, round, rounds, nil)
+}
+
+// TrainShardOf is TrainShard on those of the round's triplets for which
+// keep is true, in the same order; a nil keep keeps every one. A learner
+// warm-started from an earlier run's model learns from the triplets of
+// the images that are new since (package pipelines/bowline).
+func (g *Group) TrainShardOf(o ShardOptions, shard int, st RoundState, round, rounds int, keep func(formats.Triplet) bool) (ShardState, error) {
 	lo := sort.Search(len(g.Triplets), func(i int) bool { return RoundOf(g.Triplets[i].Seq, rounds) >= round })
 	hi := sort.Search(len(g.Triplets), func(i int) bool { return RoundOf(g.Triplets[i].Seq, rounds) > round })
+	trips := g.Triplets[lo:hi]
+	if keep != nil {
+		trips = nil
+		for _, t := range g.Triplets[lo:hi] {
+			if keep(t) {
+				trips = append(trips, t)
+			}
+		}
+	}
 	var u sparse.Vector
-	return trainEach(o, shard, st, hi-lo, func(i int) (Feature, error) {
-		t := g.Triplets[lo+i]
+	return trainEach(o, shard, st, len(trips), func(i int) (Feature, error) {
+		t := trips[i]
 		u = sparse.TripletFeature(u, g.vecs[g.pos[t.Query]], g.vecs[g.pos[t.Positive]], g.vecs[g.pos[t.Negative]])
 		return Feature{Seq: t.Seq, U: u}, nil
 	})

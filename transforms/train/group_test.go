@@ -155,3 +155,65 @@ func TestGroupLeavesOutQueries(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainShardOfContinues: a learner trained on the triplets of some
+// queries, its state saved, then restored and trained on the others'
+// triplets (a warm start) is the sequential learner over the first
+// triplets and then the second, bit for bit.
+func TestTrainShardOfContinues(t *testing.T) {
+	const dim = 30
+	bows := groupBoWs(60, dim)
+	opt := triplets.Options{PerQuery: 5, Seed: 2}
+	g, err := train.NewGroup(bows, split.Cut{}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := func(tr formats.Triplet) bool { return tr.Query < bows[45].ImageID }
+	young := func(tr formats.Triplet) bool { return !old(tr) }
+	vec := map[string]sparse.Vector{}
+	for _, b := range bows {
+		vec[b.ImageID] = sparse.Vector{Idx: b.WordIDs, Val: b.Weights}
+	}
+	o := train.ShardOptions{Learner: "solis-ada", Params: map[string]float64{"eta": 1, "lambda": 1e-3, "delta": 1e-8}, Dim: dim, Shards: 1, Rounds: 1}
+	l, err := learners.New(o.Learner, dim, o.Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nYoung int64
+	for _, keep := range []func(formats.Triplet) bool{old, young} {
+		for _, tr := range g.Triplets {
+			if keep(tr) {
+				l.Update(sparse.TripletFeature(sparse.Vector{}, vec[tr.Query], vec[tr.Positive], vec[tr.Negative]))
+				if !old(tr) {
+					nYoung++
+				}
+			}
+		}
+	}
+	want := l.Weights(nil)
+
+	fresh, err := train.NewTrainer(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := train.RoundState{State: fresh.State()}
+	for i, keep := range []func(formats.Triplet) bool{old, young} {
+		if i == 1 {
+			st = train.RoundState{State: st.State} // a new run's bookkeeping, the saved state
+		}
+		sh, err := g.TrainShardOf(o, 0, st, 0, 1, keep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st, err = train.Average(st, []train.ShardState{sh}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := train.Finish(o, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nYoung == 0 || nYoung == int64(len(g.Triplets)) || got.Triplets != nYoung || !slices.Equal(got.Weights, want) {
+		t.Errorf("warm start: %d triplets (of %d, want %d), weights %v\nsequential: %v", got.Triplets, len(g.Triplets), nYoung, got.Weights, want)
+	}
+}

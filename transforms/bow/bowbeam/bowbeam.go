@@ -259,15 +259,32 @@ func (f *countPartFn) ProcessElement(ctx context.Context, p formats.Part, codebo
 		f.qs = qs
 		f.words = beam.NewCounter("bow", "descriptors_quantised")
 	}
+	part, df, err := countPart(ctx, f.Dir, p, f.qs, nil)
+	if err != nil {
+		return err
+	}
+	f.words.Inc(ctx, part.Inputs)
+	emit(part)
+	emitDF(df)
+	return nil
+}
+
+// countPart quantises the features of part p with qs (one quantizer per
+// goroutine) and writes the part's word counts under dir, except for the
+// images of known, whose counts it takes as they are. It returns the part
+// written, whose Inputs are the descriptors quantised, and the part's
+// document frequencies.
+func countPart(ctx context.Context, dir string, p formats.Part, qs []*bow.Quantizer, known map[string]formats.BoW) (formats.Part, DF, error) {
 	start := time.Now()
 	feats, err := fileio.ReadFile[formats.Features](ctx, p.Path)
 	if err != nil {
-		return fmt.Errorf("bow: %w", err)
+		return formats.Part{}, DF{}, fmt.Errorf("bow: %w", err)
 	}
 	out := make([]formats.BoW, len(feats))
+	var quantised atomic.Int64
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for _, q := range f.qs {
+	for _, q := range qs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -277,6 +294,12 @@ func (f *countPartFn) ProcessElement(ctx context.Context, p formats.Part, codebo
 				if i >= len(feats) {
 					return
 				}
+				if c, ok := known[feats[i].ImageID]; ok {
+					out[i] = formats.BoW{ImageID: feats[i].ImageID, Label: feats[i].Label, WordIDs: c.WordIDs, Weights: c.Weights}
+					feats[i] = formats.Features{ImageID: feats[i].ImageID}
+					continue
+				}
+				quantised.Add(int64(len(feats[i].Descriptors)))
 				flat = flat[:0]
 				for _, d := range feats[i].Descriptors {
 					flat = append(flat, d...)
@@ -289,19 +312,15 @@ func (f *countPartFn) ProcessElement(ctx context.Context, p formats.Part, codebo
 	}
 	wg.Wait()
 	var df DF
-	var words int64
 	for _, b := range out {
 		df = (dfFn{}).AddInput(df, b)
 	}
-	words = p.Keypoints
-	path := fileio.Join(f.Dir, formats.ShardName(CountsName, p.Part, p.Parts))
+	path := fileio.Join(dir, formats.ShardName(CountsName, p.Part, p.Parts))
 	if err := fileio.WriteFile(ctx, path, out); err != nil {
-		return fmt.Errorf("bow: part %d: %w", p.Part, err)
+		return formats.Part{}, DF{}, fmt.Errorf("bow: part %d: %w", p.Part, err)
 	}
-	f.words.Inc(ctx, words)
-	emit(formats.Part{Name: CountsName, Part: p.Part, Parts: p.Parts, Path: path, Rows: int64(len(out)), Inputs: words}.Timed(start))
-	emitDF(df)
-	return nil
+	part := formats.Part{Name: CountsName, Part: p.Part, Parts: p.Parts, Path: path, Rows: int64(len(out)), Inputs: quantised.Load(), Carried: p.Carried}
+	return part.Timed(start), df, nil
 }
 
 // mergeDFFn sums the document frequencies of parts.
@@ -340,6 +359,6 @@ func (f *weightPartFn) ProcessElement(ctx context.Context, p formats.Part, df fu
 	if err := fileio.WriteFile(ctx, path, out); err != nil {
 		return fmt.Errorf("bow: part %d: %w", p.Part, err)
 	}
-	emit(formats.Part{Name: BoWName, Part: p.Part, Parts: p.Parts, Path: path, Rows: int64(len(out)), Inputs: int64(len(out))}.Timed(start))
+	emit(formats.Part{Name: BoWName, Part: p.Part, Parts: p.Parts, Path: path, Rows: int64(len(out)), Inputs: int64(len(out)), Carried: p.Carried}.Timed(start))
 	return nil
 }

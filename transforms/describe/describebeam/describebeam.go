@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -41,16 +42,57 @@ const Name = "features"
 // image that cannot be read, decoded or described becomes a dead letter
 // (PCollection<formats.DeadLetter>) with the reason, and the others go on.
 func Extract(s beam.Scope, imageParts beam.PCollection, opt describe.Options, dir string) (parts, dead beam.PCollection) {
+	return ExtractFrom(s, imageParts, opt, dir, Previous{})
+}
+
+// Previous is the finished run an incremental run starts from: its
+// features parts are read back so that unchanged images are not described
+// again. The zero Previous is none.
+type Previous struct {
+	// Dir is the run's directory, local or gs://.
+	Dir string
+	// Parts is its part count; this run's must be a multiple of it
+	// (formats.PartsFrom), so that part p reads only its part p mod Parts.
+	Parts int
+	// Features lists, ascending, the parts of which the run wrote a
+	// features file (a part whose images all failed has none).
+	Features []int
+}
+
+// features returns the path of the features file of the previous run
+// that holds the images of this run's part p, or "" if there is none.
+func (pr Previous) features(p int) string {
+	if pr.Dir == "" || pr.Parts < 1 {
+		return ""
+	}
+	q := p % pr.Parts
+	if _, ok := slices.BinarySearch(pr.Features, q); !ok {
+		return ""
+	}
+	return fileio.Join(pr.Dir, formats.ShardName(Name, q, pr.Parts))
+}
+
+// ExtractFrom is Extract in an incremental run: an image whose id and
+// content identity (formats.Features.Content: a hash of its bytes, or the
+// synthetic image's settings) are those of a features row of prev is not
+// decoded or described, its row is carried over instead, with the label
+// and tags of this run's image list. Each features part written lists its
+// carried images in formats.Part.Carried; the describe/images counter
+// counts the images described, describe/carried those carried. Every
+// image's bytes are still read, to hash them: a new file under an old id
+// is described again.
+func ExtractFrom(s beam.Scope, imageParts beam.PCollection, opt describe.Options, dir string, prev Previous) (parts, dead beam.PCollection) {
 	s = s.Scope("describe.Extract")
-	return beam.ParDo2(s, &describeFn{Opt: opt, Dir: dir}, imageParts)
+	return beam.ParDo2(s, &describeFn{Opt: opt, Dir: dir, Prev: prev}, imageParts)
 }
 
 type describeFn struct {
-	Opt describe.Options
-	Dir string
+	Opt  describe.Options
+	Dir  string
+	Prev Previous
 
-	images, keypoints, failed, parts beam.Counter
-	millis                           beam.Distribution
+	images, carried, keypoints, failed, parts beam.Counter
+	millis                                    beam.Distribution
 }
 
 func (f *describeFn) Setup() error {
@@ -58,6 +100,7 @@ func (f *describeFn) Setup() error {
 		return err
 	}
 	f.images = beam.NewCounter("describe", "images")
+	f.carried = beam.NewCounter("describe", "carried")
 	f.keypoints = beam.NewCounter("describe", "keypoints")
 	f.failed = beam.NewCounter("describe", "dead_letters")
 	f.parts = beam.NewCounter("describe", "parts_written")
@@ -71,17 +114,45 @@ func (f *describeFn) ProcessElement(ctx context.Context, in formats.Part, emit f
 	if err != nil {
 		return fmt.Errorf("describe: part %d: %w", in.Part, err)
 	}
+	prev, err := f.previous(ctx, in.Part, batch)
+	if err != nil {
+		return fmt.Errorf("describe: part %d: %w", in.Part, err)
+	}
+	var known describe.Known
+	if len(prev) > 0 {
+		// Read-only from here on, so the describing goroutines share it.
+		known = func(id, content string) bool {
+			old, ok := prev[id]
+			return ok && content != "" && old.Content == content
+		}
+	}
 	results := make(chan describe.Result)
 	var firstErr error
 	var once sync.Once
 	go func() {
-		describe.DescribeAll(ctx, f.Opt, fileio.ReadBytes, batch, runtime.GOMAXPROCS(0), func(r describe.Result) { results <- r }, func(err error) { once.Do(func() { firstErr = err }) })
+		describe.DescribeAllUnless(ctx, f.Opt, fileio.ReadBytes, batch, known, runtime.GOMAXPROCS(0), func(r describe.Result) { results <- r }, func(err error) { once.Do(func() { firstErr = err }) })
 		close(results)
 	}()
+	imgs := make(map[string]*formats.Image, len(batch))
+	for i := range batch {
+		imgs[batch[i].ImageID] = &batch[i]
+	}
 	// Emitters are not safe for concurrent use: only this goroutine emits.
 	var feats []formats.Features
+	var carried []string
 	var keypoints int64
 	for r := range results {
+		if r.Carried {
+			// The carried row takes this run's label and tags: a labels
+			// CSV may relabel an image without changing its bytes.
+			row, img := prev[r.Features.ImageID], imgs[r.Features.ImageID]
+			row.Label, row.Tags = img.Label, img.Tags
+			f.carried.Inc(ctx, 1)
+			keypoints += int64(len(row.X))
+			feats = append(feats, row)
+			carried = append(carried, row.ImageID)
+			continue
+		}
 		if r.Dead != nil {
 			log.Warnf(ctx, "describe: dead letter %s (%s): %s: %s", r.Dead.ImageID, r.Dead.URI, r.Dead.Stage, r.Dead.Reason)
 			f.failed.Inc(ctx, 1)
@@ -106,6 +177,33 @@ func (f *describeFn) ProcessElement(ctx context.Context, in formats.Part, emit f
 		return fmt.Errorf("describe: part %d: %w", in.Part, err)
 	}
 	f.parts.Inc(ctx, 1)
-	emit(formats.Part{Name: Name, Part: in.Part, Parts: in.Parts, Path: path, Rows: int64(len(feats)), Keypoints: keypoints, Inputs: int64(len(batch))}.Timed(start))
+	sort.Strings(carried)
+	emit(formats.Part{Name: Name, Part: in.Part, Parts: in.Parts, Path: path, Rows: int64(len(feats)), Keypoints: keypoints, Inputs: int64(len(batch)), Carried: carried}.Timed(start))
 	return nil
+}
+
+// previous returns the features rows of the previous run of the images
+// of batch, this run's part p, by id: those its part p mod Parts holds.
+// A worker holds them with the part's new features, at most one part's
+// worth in all, as in a full run.
+func (f *describeFn) previous(ctx context.Context, p int, batch []formats.Image) (map[string]formats.Features, error) {
+	path := f.Prev.features(p)
+	if path == "" {
+		return nil, nil
+	}
+	want := make(map[string]bool, len(batch))
+	for _, img := range batch {
+		want[img.ImageID] = true
+	}
+	out := map[string]formats.Features{}
+	err := fileio.ReadEach(ctx, path, func(row *formats.Features) error {
+		if want[row.ImageID] && row.Content != "" {
+			out[row.ImageID] = *row
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("the previous run's features: %w", err)
+	}
+	return out, nil
 }

@@ -51,8 +51,17 @@ const Name = "images"
 // An input without a single usable image fails the pipeline: every later
 // stage would run on nothing.
 func Images(s beam.Scope, input string, cols ingest.Columns, partImages int, dir string) (parts, dead, sharedPaths beam.PCollection) {
+	return ImagesFrom(s, input, cols, partImages, 0, dir)
+}
+
+// ImagesFrom is Images in an incremental run whose previous run wrote
+// prevParts parts (0: none, which is Images): the list is written in
+// formats.PartsFrom(prevParts, images, partImages) parts, a multiple of
+// prevParts, so that this run's part p holds only images that were in the
+// previous run's part p mod prevParts, if they were in it at all.
+func ImagesFrom(s beam.Scope, input string, cols ingest.Columns, partImages, prevParts int, dir string) (parts, dead, sharedPaths beam.PCollection) {
 	s = s.Scope("ingest.Images")
-	parts, dead, sharedPaths = beam.ParDo3(s, &listFn{Input: input, Cols: cols, PartImages: partImages, Dir: dir}, beam.Impulse(s))
+	parts, dead, sharedPaths = beam.ParDo3(s, &listFn{Input: input, Cols: cols, PartImages: partImages, PrevParts: prevParts, Dir: dir}, beam.Impulse(s))
 	return beam.Reshuffle(s, parts), dead, sharedPaths
 }
 
@@ -60,6 +69,7 @@ type listFn struct {
 	Input      string
 	Cols       ingest.Columns
 	PartImages int
+	PrevParts  int
 	Dir        string
 }
 
@@ -83,7 +93,11 @@ func (f *listFn) ProcessElement(ctx context.Context, _ []byte, emit func(formats
 	beam.NewCounter("ingest", "duplicate_paths").Inc(ctx, int64(len(shared)))
 	emitShared(len(shared))
 	n := len(images)
-	parts, err := WriteParts(ctx, images, f.PartImages, f.Dir)
+	np := formats.Parts(int64(n), f.PartImages)
+	if f.PrevParts > 0 {
+		np = formats.PartsFrom(f.PrevParts, int64(n), f.PartImages)
+	}
+	parts, err := WritePartsIn(ctx, images, np, f.Dir)
 	if err != nil {
 		return err
 	}
@@ -104,7 +118,11 @@ func (f *listFn) ProcessElement(ctx context.Context, _ []byte, emit func(formats
 // written, in order. images is reordered, and its elements are released
 // as their part is written.
 func WriteParts(ctx context.Context, images []formats.Image, partImages int, dir string) ([]formats.Part, error) {
-	n := formats.Parts(int64(len(images)), partImages)
+	return WritePartsIn(ctx, images, formats.Parts(int64(len(images)), partImages), dir)
+}
+
+// WritePartsIn is WriteParts into n parts.
+func WritePartsIn(ctx context.Context, images []formats.Image, n int, dir string) ([]formats.Part, error) {
 	part := func(img formats.Image) int { return formats.ShardOf(img.ImageID, n) }
 	sort.Slice(images, func(i, j int) bool {
 		if pi, pj := part(images[i]), part(images[j]); pi != pj {

@@ -271,7 +271,7 @@ type Codebook struct {
 func Vocabulary(s beam.Scope, features beam.PCollection, opt Options) beam.PCollection {
 	s = s.Scope("kmeans.Vocabulary")
 	smp := beam.Combine(s, &sampleFn{Max: max(opt.Sample, 0), Seed: opt.Seed}, features)
-	return fromSample(s, smp, opt)
+	return fromSample(s, smp, opt, beam.Impulse(s))
 }
 
 // VocabularyOfParts is Vocabulary over features written part by part
@@ -285,10 +285,15 @@ func Vocabulary(s beam.Scope, features beam.PCollection, opt Options) beam.PColl
 // Sample (with Sample ≥ 1,000 the chance they do not is below 1e-300).
 func VocabularyOfParts(s beam.Scope, parts beam.PCollection, opt Options) beam.PCollection {
 	s = s.Scope("kmeans.Vocabulary")
+	return fromSample(s, sampleOfParts(s, parts, opt.Sample, opt.Seed), opt, beam.Impulse(s))
+}
+
+// sampleOfParts draws the bottom-n sample of the descriptors of the
+// features parts under seed (see VocabularyOfParts): PCollection<sample>.
+func sampleOfParts(s beam.Scope, parts beam.PCollection, n int, seed uint64) beam.PCollection {
 	total := stats.Sum(s, beam.ParDo(s, keypointsFn, parts))
-	per := beam.ParDo(s, &samplePartFn{Max: max(opt.Sample, 0), Seed: opt.Seed}, beam.Reshuffle(s, parts), beam.SideInput{Input: total})
-	smp := beam.Combine(s, &mergeSampleFn{Max: max(opt.Sample, 0)}, per)
-	return fromSample(s, smp, opt)
+	per := beam.ParDo(s, &samplePartFn{Max: max(n, 0), Seed: seed}, beam.Reshuffle(s, parts), beam.SideInput{Input: total})
+	return beam.Combine(s, &mergeSampleFn{Max: max(n, 0)}, per)
 }
 
 func keypointsFn(p formats.Part) int64 { return p.Keypoints }
@@ -329,7 +334,11 @@ func (f *mergeSampleFn) MergeAccumulators(a, b sample) sample {
 func (f *mergeSampleFn) ExtractOutput(a sample) sample { return a.trim(f.Max) }
 
 // fromSample trains the codebook on the sample smp (PCollection<sample>).
-func fromSample(s beam.Scope, smp beam.PCollection, opt Options) beam.PCollection {
+// start drives the stages that have no main input of their own (the
+// updates of distributed training and the codebook made from the last):
+// an Impulse, or, for VocabularyOfPartsIf, a collection that is empty when
+// no vocabulary is to be trained, so that with no sample nothing runs.
+func fromSample(s beam.Scope, smp beam.PCollection, opt Options, start beam.PCollection) beam.PCollection {
 	if err := opt.Validate(); err != nil {
 		return beam.ParDo(s, &failFn{Err: err.Error()}, smp)
 	}
@@ -343,10 +352,10 @@ func fromSample(s beam.Scope, smp beam.PCollection, opt Options) beam.PCollectio
 		is := s.Scope(fmt.Sprintf("iteration%02d", i))
 		next, parts := beam.ParDo2(is, &assignFn{Iter: i, Approx: opt.Approx, Forest: forest}, chunks, beam.SideInput{Input: st})
 		sums := beam.CombinePerKey(is, &mergeFn{}, parts)
-		st = beam.ParDo(is, &updateFn{Iter: i, MaxIter: opt.MaxIter, Tol: opt.Tol}, beam.Impulse(is), beam.SideInput{Input: st}, beam.SideInput{Input: sums})
+		st = beam.ParDo(is, &updateFn{Iter: i, MaxIter: opt.MaxIter, Tol: opt.Tol}, start, beam.SideInput{Input: st}, beam.SideInput{Input: sums})
 		chunks = next
 	}
-	return beam.ParDo(s, codebookFn, beam.Impulse(s), beam.SideInput{Input: st})
+	return beam.ParDo(s, codebookFn, start, beam.SideInput{Input: st})
 }
 
 // Words flattens a codebook into its Parquet rows.

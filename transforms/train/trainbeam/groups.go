@@ -36,6 +36,11 @@ type Group struct {
 	// largest thing training holds, so this, not the corpus, bounds a
 	// worker's memory.
 	Loads int
+	// Carried are the ids, sorted, of the group's images carried over
+	// from the previous run by an incremental run (formats.Part.Carried):
+	// a warm-started learner trains only on the triplets whose query is
+	// not among them.
+	Carried []string
 }
 
 // Groups splits bag-of-words parts (PCollection<formats.Part>) into
@@ -75,8 +80,10 @@ func (f *groupsFn) ProcessElement(_ []byte, parts func(*formats.Part) bool, cut 
 	}
 	for i, p := range all {
 		groups[i%g].Paths = append(groups[i%g].Paths, p.Path)
+		groups[i%g].Carried = append(groups[i%g].Carried, p.Carried...)
 	}
 	for _, gr := range groups {
+		sort.Strings(gr.Carried)
 		emit(gr)
 	}
 }

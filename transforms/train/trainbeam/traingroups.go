@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
@@ -54,8 +56,21 @@ func init() {
 // options are a mistake in the code that builds the job, not in the data.
 // With no opts it is WriteTriplets and trains nothing.
 func TrainGroups(s beam.Scope, groups beam.PCollection, opts []train.ShardOptions, trip triplets.Options, dir string) (models []beam.PCollection, tripParts beam.PCollection) {
+	models, _, tripParts = TrainGroupsFrom(s, groups, opts, trip, dir, beam.PCollection{})
+	return models, tripParts
+}
+
+// TrainGroupsFrom is TrainGroups with warm starts: warm, if valid, is a
+// PCollection<Warm> of at most one state per learner (by its index in
+// opts), read from an earlier run (ReadWarm); a learner with one starts
+// from it and trains only on the triplets whose query is not among the
+// group's carried images (Group.Carried: the images new or changed since
+// that run), the others start fresh and train on every triplet. The
+// triplets written are all of them either way. It also returns each
+// learner's final state (PCollection<train.RoundState>), for StateRows.
+func TrainGroupsFrom(s beam.Scope, groups beam.PCollection, opts []train.ShardOptions, trip triplets.Options, dir string, warm beam.PCollection) (models, states []beam.PCollection, tripParts beam.PCollection) {
 	if len(opts) == 0 {
-		return nil, WriteTriplets(s, groups, trip, dir)
+		return nil, nil, WriteTriplets(s, groups, trip, dir)
 	}
 	rounds := opts[0].Rounds
 	for _, o := range opts {
@@ -67,29 +82,37 @@ func TrainGroups(s beam.Scope, groups beam.PCollection, opts []train.ShardOption
 		panic(fmt.Sprintf("trainbeam: TrainGroups: %d rounds, want at least 1", rounds))
 	}
 	s = s.Scope("train.TrainGroups")
-	states := beam.ParDo(s, &initAllFn{Opts: opts}, beam.Impulse(s))
+	if !warm.IsValid() {
+		warm = beam.CreateList(s, []Warm{})
+	}
+	all := beam.ParDo(s, &initAllFn{Opts: opts}, beam.Impulse(s), beam.SideInput{Input: warm})
 	for r := range rounds {
 		rs := s.Scope(fmt.Sprintf("round%d", r))
-		shards, parts := beam.ParDo2(rs, &trainGroupFn{Opts: opts, Trip: trip, Round: r, Dir: dir}, beam.Reshuffle(rs, groups), beam.SideInput{Input: states})
+		shards, parts := beam.ParDo2(rs, &trainGroupFn{Opts: opts, Trip: trip, Round: r, Dir: dir}, beam.Reshuffle(rs, groups), beam.SideInput{Input: all})
 		if r == 0 {
 			tripParts = parts
 		}
 		// Driven by Impulse, as in ShardedGroups, so that no groups at all
 		// pass the states on.
-		states = beam.ParDo(rs, &averageAllFn{}, beam.Impulse(rs), beam.SideInput{Input: states}, beam.SideInput{Input: shards})
+		all = beam.ParDo(rs, &averageAllFn{}, beam.Impulse(rs), beam.SideInput{Input: all}, beam.SideInput{Input: shards})
 	}
 	for i, o := range opts {
 		ms := s.Scope(fmt.Sprintf("model%d.%s", i, o.Learner))
-		st := beam.ParDo(ms, &pickStateFn{Learner: i}, states)
+		st := beam.ParDo(ms, &pickStateFn{Learner: i}, all)
 		models = append(models, beam.ParDo(ms, &modelFn{Opt: o}, beam.Impulse(ms), beam.SideInput{Input: st}))
+		states = append(states, st)
 	}
-	return models, tripParts
+	return models, states, tripParts
 }
 
 // learnerStates is the round state of every learner of TrainGroups, in
 // the order of its opts: one element, so that a group's DoFn takes one
-// side input whatever the number of learners.
-type learnerStates struct{ States []train.RoundState }
+// side input whatever the number of learners. Warm[i] reports that
+// learner i started from an earlier run's state.
+type learnerStates struct {
+	States []train.RoundState
+	Warm   []bool
+}
 
 // groupShards is what one group hands back at the end of a round: every
 // learner's shard state, in the order of the opts.
@@ -112,14 +135,31 @@ func iter[T any](xs ...T) func(*T) bool {
 
 type initAllFn struct{ Opts []train.ShardOptions }
 
-func (f *initAllFn) ProcessElement(_ []byte) (learnerStates, error) {
-	out := learnerStates{States: make([]train.RoundState, len(f.Opts))}
+func (f *initAllFn) ProcessElement(ctx context.Context, _ []byte, warm func(*Warm) bool) (learnerStates, error) {
+	out := learnerStates{States: make([]train.RoundState, len(f.Opts)), Warm: make([]bool, len(f.Opts))}
 	for i, o := range f.Opts {
 		st, err := (&initFn{Opt: o}).ProcessElement(nil)
 		if err != nil {
 			return learnerStates{}, err
 		}
 		out.States[i] = st
+	}
+	var w Warm
+	for warm(&w) {
+		if w.Index < 0 || w.Index >= len(f.Opts) || out.Warm[w.Index] {
+			return learnerStates{}, fmt.Errorf("train: a warm start for learner %d of %d, or two", w.Index, len(f.Opts))
+		}
+		// The state is checked by restoring it, as every shard will.
+		l, err := train.NewTrainer(f.Opts[w.Index])
+		if err != nil {
+			return learnerStates{}, fmt.Errorf("train: %w", err)
+		}
+		if err := l.SetState(w.State); err != nil {
+			return learnerStates{}, fmt.Errorf("train: the warm start of %s: %w", f.Opts[w.Index].Learner, err)
+		}
+		out.States[w.Index] = train.RoundState{State: w.State}
+		out.Warm[w.Index] = true
+		log.Infof(ctx, "train: %s starts from the previous run's state (%d steps)", f.Opts[w.Index].Learner, w.State.Steps)
 	}
 	return out, nil
 }
@@ -163,7 +203,14 @@ func (f *trainGroupFn) ProcessElement(ctx context.Context, g Group, states func(
 	}
 	out := groupShards{Group: g.Index, Shards: make([]train.ShardState, len(f.Opts))}
 	for i, o := range f.Opts {
-		if out.Shards[i], err = tg.TrainShard(o, g.Index, st.States[i], f.Round, o.Rounds); err != nil {
+		var keep func(formats.Triplet) bool
+		if i < len(st.Warm) && st.Warm[i] {
+			keep = func(t formats.Triplet) bool {
+				_, carried := slices.BinarySearch(g.Carried, t.Query)
+				return !carried
+			}
+		}
+		if out.Shards[i], err = tg.TrainShardOf(o, g.Index, st.States[i], f.Round, o.Rounds, keep); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,398 @@
+package bowline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"regexp"
+	"sort"
+	"strconv"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+
+	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/fileio"
+	"github.com/bowline/bowline/transforms/bow/bowbeam"
+	"github.com/bowline/bowline/transforms/describe/describebeam"
+	"github.com/bowline/bowline/transforms/ingest/ingestbeam"
+	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
+	"github.com/bowline/bowline/transforms/synthetic"
+	"github.com/bowline/bowline/transforms/train/trainbeam"
+)
+
+func init() {
+	beam.RegisterType(reflect.TypeOf((*VocabDecision)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*decideFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*staticDecisionFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*lineageFn)(nil)).Elem())
+	beam.RegisterFunction(keptCodebookFn)
+	beam.RegisterFunction(keepFn)
+	beam.RegisterFunction(buildFn)
+}
+
+// LineageJSON names the file in which a run records what it was built
+// from and what an incremental run starting from it needs (Lineage).
+const LineageJSON = "incremental.json"
+
+// DriftSample is the number of descriptors the drift of the vocabulary is
+// measured on (kmeansbeam.DriftSample): the mean squared distance of
+// 10,000 SIFT descriptors to their nearest word has a relative standard
+// error well under 1%, against the 10% rise MaxDrift allows by default,
+// and costs about a second against 1,000 words (the search is exact) or
+// 10,000 (through the forest).
+const DriftSample = 10_000
+
+// Lineage is the content of incremental.json, written by every run.
+type Lineage struct {
+	// Previous is the run this one started from ("" for a full run), and
+	// FullReason why it did not start from the one it was given, if so.
+	Previous   string `json:"previous,omitempty"`
+	FullReason string `json:"full_reason,omitempty"`
+	// Describe, Learning and BoW identify the settings of description,
+	// of the split and triplets, and of quantisation: an incremental run
+	// carries features only across equal Describe, word counts across
+	// equal BoW (with the vocabulary kept), and warm-starts learners
+	// across equal Learning.
+	Describe string `json:"describe"`
+	Learning string `json:"learning"`
+	BoW      string `json:"bow"`
+	// Parts is the run's part count: the next run's is a multiple of it.
+	Parts int `json:"parts"`
+	// Images counts the images listed, described (decoded and described
+	// in this run) and carried over from Previous.
+	Images     LineageImages `json:"images"`
+	Vocabulary VocabDecision `json:"vocabulary"`
+	// WarmStarted names the learners that continued from Previous's
+	// state; the others trained from scratch.
+	WarmStarted []string `json:"warm_started"`
+}
+
+// LineageImages are the image counts of Lineage.
+type LineageImages struct {
+	Listed    int64 `json:"listed"`
+	Described int64 `json:"described"`
+	Carried   int64 `json:"carried"`
+}
+
+// VocabDecision says which vocabulary a run used, and why.
+type VocabDecision struct {
+	// Settings are kmeansbeam.Options.Settings of the vocabulary.
+	Settings string `json:"settings"`
+	// Kept reports that the run used Previous's vocabulary; Reason says
+	// why it kept it or built a new one.
+	Kept   bool   `json:"kept"`
+	Reason string `json:"reason"`
+	// Reference is the distortion — the mean squared distance of a
+	// sample of DriftSample descriptors (kmeansbeam.DriftSample) to their
+	// nearest word — of the run that built the vocabulary in use, on its
+	// own sample: measured when it is built, carried over while it is
+	// kept, so that drift accumulated over many nights is seen.
+	Reference float64 `json:"reference"`
+	// Measured is the distortion of this run's sample against Previous's
+	// vocabulary, and Drift its relative rise over Previous's Reference
+	// (both zero when there was no vocabulary to keep).
+	Measured float64 `json:"measured,omitempty"`
+	Drift    float64 `json:"drift,omitempty"`
+}
+
+// LoadLineage reads the incremental.json of the run under dir.
+func LoadLineage(ctx context.Context, dir string) (Lineage, error) {
+	path := fileio.Join(dir, LineageJSON)
+	js, err := fileio.ReadBytes(ctx, path)
+	if err != nil {
+		return Lineage{}, err
+	}
+	var l Lineage
+	if err := json.Unmarshal(js, &l); err != nil {
+		return Lineage{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return l, nil
+}
+
+// settingsKey is the JSON of v: settings compared across runs.
+func settingsKey(v any) string {
+	js, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("bowline: settings %T: %v", v, err)) // plain structs of numbers and strings
+	}
+	return string(js)
+}
+
+// describeKey identifies the settings features depend on besides an
+// image's content: not the part size, nor the synthetic corpus, whose
+// settings are in each image's content identity (synthetic.Spec.Content).
+func (c Config) describeKey() string {
+	d := c.Describe
+	d.PartImages, d.Synthetic = 0, synthetic.Spec{}
+	return settingsKey(d)
+}
+
+func (c Config) learningKey() string {
+	return settingsKey(struct {
+		Seed          uint64
+		QueryFraction float64
+		Triplets      any
+	}{c.Learning.Eval.Seed, c.Learning.Eval.QueryFraction, c.Triplets})
+}
+
+func (c Config) bowKey() string { return settingsKey(c.BoW) }
+
+// previous is what Build knows, before the job runs, of the run an
+// incremental run starts from.
+type previous struct {
+	Dir     string
+	Lineage Lineage
+	// Parts is its part count; Features and Counts the parts of which it
+	// has files; States the learners of bags of words with a state file.
+	Parts            int
+	Features, Counts []int
+	States           map[string]bool
+	// CarryFeatures, KeepVocab (a candidate: the drift check decides),
+	// CarryCounts and WarmStart say what may be reused; Why says why the
+	// rest may not.
+	CarryFeatures, KeepVocab, CarryCounts, WarmStart bool
+	Why                                              string
+}
+
+var shardRE = regexp.MustCompile(`^([a-z0-9][a-z0-9._-]*)-([0-9]{5,})-of-([0-9]{5,})\.parquet$`)
+
+// loadPrevious reads the manifest and lineage of c.Previous and decides
+// what the run may reuse of it. A previous run that cannot be used at all
+// (none given) is nil; one that cannot be read is an error.
+func loadPrevious(ctx context.Context, c Config) (*previous, error) {
+	if c.Previous == "" {
+		return nil, nil
+	}
+	m, err := LoadManifest(ctx, c.Previous)
+	if err != nil {
+		return nil, fmt.Errorf("the previous run: %w", err)
+	}
+	p := &previous{Dir: c.Previous, States: map[string]bool{}}
+	for _, f := range m.Files {
+		sm := shardRE.FindStringSubmatch(f.Name)
+		if sm == nil {
+			continue
+		}
+		part, _ := strconv.Atoi(sm[2])
+		parts, _ := strconv.Atoi(sm[3])
+		switch name := sm[1]; {
+		case name == describebeam.Name:
+			p.Features, p.Parts = append(p.Features, part), parts
+		case name == bowbeam.CountsName:
+			p.Counts = append(p.Counts, part)
+		case name == ingestbeam.Name:
+			p.Parts = parts
+		case len(name) > len("state-") && name[:len("state-")] == "state-":
+			p.States[name[len("state-"):]] = true
+		}
+	}
+	sort.Ints(p.Features)
+	sort.Ints(p.Counts)
+	l, err := LoadLineage(ctx, c.Previous)
+	switch {
+	case err != nil:
+		p.Why = fmt.Sprintf("the previous run has no readable %s (%v): it predates incremental runs", LineageJSON, err)
+	case p.Parts < 1:
+		p.Why = "the previous run lists no image parts"
+	case l.Describe != c.describeKey():
+		p.Why = "the description settings changed"
+	default:
+		p.Lineage = l
+		p.CarryFeatures = true
+		switch {
+		case c.RebuildVocab:
+			p.Why = "--rebuild_vocab"
+		case l.Vocabulary.Settings != c.Vocab.Settings():
+			p.Why = fmt.Sprintf("the vocabulary settings changed (%s, now %s)", l.Vocabulary.Settings, c.Vocab.Settings())
+		case l.Vocabulary.Reference <= 0:
+			p.Why = "the previous run recorded no distortion of its vocabulary"
+		default:
+			p.KeepVocab = true
+			p.CarryCounts = l.BoW == c.bowKey()
+			p.WarmStart = l.Learning == c.learningKey()
+		}
+	}
+	if p.Why != "" {
+		log.Infof(ctx, "bowline: starting from %s: %s", c.Previous, p.Why)
+	}
+	return p, nil
+}
+
+// describe returns what describebeam needs of p.
+func (p *previous) describe() describebeam.Previous {
+	if p == nil || !p.CarryFeatures {
+		return describebeam.Previous{}
+	}
+	return describebeam.Previous{Dir: p.Dir, Parts: p.Parts, Features: p.Features}
+}
+
+// counts returns what bowbeam needs of p.
+func (p *previous) counts() bowbeam.Previous {
+	if p == nil || !p.CarryCounts {
+		return bowbeam.Previous{}
+	}
+	return bowbeam.Previous{Dir: p.Dir, Parts: p.Parts, Counts: p.Counts}
+}
+
+// parts returns the previous part count ImagesFrom needs (0: none).
+func (p *previous) parts() int {
+	if p == nil || !p.CarryFeatures {
+		return 0
+	}
+	return p.Parts
+}
+
+// vocabulary adds the vocabulary stage: Previous's vocabulary when p
+// allows keeping it and its drift on this run's descriptor sample (drift,
+// from kmeansbeam.DriftSample) is at most c.MaxDrift, a new one otherwise.
+// It returns the codebook used (single-element PCollection<Codebook>), the
+// codebook built, if any (PCollection<Codebook> of at most one), the
+// decision (single-element PCollection<VocabDecision>) and whether the
+// vocabulary was kept (single-element PCollection<bool>; invalid when it
+// cannot be, known before the job runs).
+func vocabulary(s beam.Scope, c Config, p *previous, featParts, drift beam.PCollection) (codebook, built, decision, kept beam.PCollection) {
+	if p == nil || !p.KeepVocab {
+		reason := "a full run: no previous run"
+		if p != nil {
+			reason = "rebuilt: " + p.Why
+		}
+		built = kmeansbeam.VocabularyOfParts(s, featParts, c.Vocab)
+		decision = beam.ParDo(s, &staticDecisionFn{Settings: c.Vocab.Settings(), Reason: reason}, beam.Impulse(s))
+		return built, built, decision, beam.PCollection{}
+	}
+	s = s.Scope("vocabulary.Keep")
+	prevCB := kmeansbeam.ReadCodebook(s, fileio.Join(p.Dir, "codebook-*.parquet"), c.Vocab)
+	measured := kmeansbeam.Distortion(s, drift, prevCB)
+	decision = beam.ParDo(s, &decideFn{Settings: c.Vocab.Settings(), Reference: p.Lineage.Vocabulary.Reference, MaxDrift: c.MaxDrift}, measured)
+	kept = beam.ParDo(s, keepFn, decision)
+	built = kmeansbeam.VocabularyOfPartsIf(s, featParts, c.Vocab, beam.ParDo(s, buildFn, decision))
+	codebook = beam.Flatten(s, beam.ParDo(s, keptCodebookFn, prevCB, beam.SideInput{Input: kept}), built)
+	return codebook, built, decision, kept
+}
+
+type staticDecisionFn struct{ Settings, Reason string }
+
+func (f *staticDecisionFn) ProcessElement(ctx context.Context, _ []byte) VocabDecision {
+	log.Infof(ctx, "vocabulary: %s", f.Reason)
+	return VocabDecision{Settings: f.Settings, Reason: f.Reason}
+}
+
+// decideFn keeps the previous vocabulary unless this run's distortion
+// against it rose by more than MaxDrift over its Reference.
+type decideFn struct {
+	Settings  string
+	Reference float64
+	MaxDrift  float64
+}
+
+func (f *decideFn) ProcessElement(ctx context.Context, measured float64) VocabDecision {
+	d := VocabDecision{Settings: f.Settings, Measured: measured, Reference: f.Reference, Drift: measured/f.Reference - 1}
+	if d.Drift <= f.MaxDrift && !math.IsNaN(d.Drift) {
+		d.Kept = true
+		d.Reason = fmt.Sprintf("kept: distortion %.1f is %+.1f%% of the reference %.1f, within %.1f%%", measured, 100*d.Drift, f.Reference, 100*f.MaxDrift)
+	} else {
+		d.Reference = 0 // the new vocabulary's, measured once it is built
+		d.Reason = fmt.Sprintf("rebuilt: distortion %.1f is %+.1f%% of the reference %.1f, beyond %.1f%%", measured, 100*d.Drift, f.Reference, 100*f.MaxDrift)
+	}
+	log.Infof(ctx, "vocabulary: %s", d.Reason)
+	return d
+}
+
+func keepFn(d VocabDecision) bool  { return d.Kept }
+func buildFn(d VocabDecision) bool { return !d.Kept }
+
+func keptCodebookFn(cb kmeansbeam.Codebook, kept bool, emit func(kmeansbeam.Codebook)) {
+	if kept {
+		emit(cb)
+	}
+}
+
+// warmStarts returns the warm starts of the learners of bags of words
+// (PCollection<trainbeam.Warm>) from p's state files, read only if kept
+// (the vocabulary is p's): invalid if none can be.
+func warmStarts(s beam.Scope, c Config, p *previous, kept beam.PCollection) beam.PCollection {
+	if p == nil || !p.WarmStart || !kept.IsValid() {
+		return beam.PCollection{}
+	}
+	var files []trainbeam.WarmFile
+	for i, r := range c.Learning.bowRuns(c.Vocab.K) {
+		if p.States[r.Name] {
+			files = append(files, trainbeam.WarmFile{Index: i, Pattern: fileio.Join(p.Dir, trainbeam.StateName(r.Name)+"-*.parquet"), Opt: r.Opt})
+		}
+	}
+	if len(files) == 0 {
+		return beam.PCollection{}
+	}
+	return trainbeam.ReadWarm(s, files, kept)
+}
+
+// writeLineage writes incremental.json once the decision, the reference
+// distortion of a vocabulary built (PCollection<float64>, at most one),
+// the image and features parts and the warm starts are known; it returns
+// the path written (PCollection<string>).
+func writeLineage(s beam.Scope, c Config, p *previous, decision, reference, imageParts, featParts, warm beam.PCollection) beam.PCollection {
+	s = s.Scope("Lineage")
+	l := Lineage{Describe: c.describeKey(), Learning: c.learningKey(), BoW: c.bowKey()}
+	if p != nil {
+		l.Previous = p.Dir
+		if !p.CarryFeatures {
+			l.FullReason = p.Why
+		}
+	}
+	var names []string
+	for _, r := range c.Learning.bowRuns(c.Vocab.K) {
+		names = append(names, r.Name)
+	}
+	if !warm.IsValid() {
+		warm = beam.CreateList(s, []trainbeam.Warm{})
+	}
+	return beam.ParDo(s, &lineageFn{Output: c.Output, Lineage: l, Names: names}, beam.Impulse(s),
+		beam.SideInput{Input: decision}, beam.SideInput{Input: reference},
+		beam.SideInput{Input: imageParts}, beam.SideInput{Input: featParts}, beam.SideInput{Input: warm})
+}
+
+type lineageFn struct {
+	Output  string
+	Lineage Lineage
+	Names   []string
+}
+
+func (f *lineageFn) ProcessElement(ctx context.Context, _ []byte, decision VocabDecision, reference func(*float64) bool,
+	imageParts, featParts func(*formats.Part) bool, warm func(*trainbeam.Warm) bool) (string, error) {
+	l := f.Lineage
+	l.Vocabulary = decision
+	var ref float64
+	for reference(&ref) {
+		l.Vocabulary.Reference = ref
+	}
+	var p formats.Part
+	for imageParts(&p) {
+		l.Images.Listed += p.Rows
+		l.Parts = p.Parts
+	}
+	for featParts(&p) {
+		l.Images.Carried += int64(len(p.Carried))
+		l.Images.Described += p.Rows - int64(len(p.Carried))
+	}
+	var w trainbeam.Warm
+	for warm(&w) {
+		if w.Index >= 0 && w.Index < len(f.Names) {
+			l.WarmStarted = append(l.WarmStarted, f.Names[w.Index])
+		}
+	}
+	sort.Strings(l.WarmStarted)
+	js, err := json.MarshalIndent(l, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	path := fileio.Join(f.Output, LineageJSON)
+	if err := fileio.WriteBytes(ctx, path, append(js, '\n')); err != nil {
+		return "", err
+	}
+	log.Infof(ctx, "bowline: %d images, %d described, %d carried over from %q; vocabulary %s; warm-started: %v",
+		l.Images.Listed, l.Images.Described, l.Images.Carried, l.Previous, l.Vocabulary.Reason, l.WarmStarted)
+	return path, nil
+}

@@ -1,0 +1,211 @@
+package kmeansbeam
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"reflect"
+	"runtime"
+	"sort"
+	"sync"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
+
+	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/fileio"
+	"github.com/bowline/bowline/transforms/kmeans"
+)
+
+func init() {
+	beam.RegisterType(reflect.TypeOf((*gateSamplePartFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*distortionFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*readCodebookFn)(nil)).Elem())
+	beam.RegisterFunction(passIfFn)
+	beam.RegisterFunction(sampleIfFn)
+}
+
+// DriftSeed is xored into the vocabulary's seed to draw the drift sample
+// (DriftSample): a sample other than the one the vocabulary was trained
+// on, whose distortion would flatter it.
+const DriftSeed = 0x6472696674 // "drift"
+
+// DriftSample draws the bottom-n sample of the descriptors of the
+// features parts (PCollection<formats.Part>) under seed ⊕ DriftSeed, as
+// VocabularyOfParts draws its training sample: a single-element
+// collection for Distortion. Since a descriptor's priority is a hash of
+// the seed, its image id and its index, an image carried unchanged from
+// one run to the next keeps its descriptors' priorities, and the samples
+// of two runs share the descriptors of the images they share.
+func DriftSample(s beam.Scope, parts beam.PCollection, n int, seed uint64) beam.PCollection {
+	s = s.Scope("kmeans.DriftSample")
+	return sampleOfParts(s, parts, n, seed^DriftSeed)
+}
+
+// Distortion returns, for each codebook of codebooks
+// (PCollection<Codebook>: none, or one), the mean squared Euclidean
+// distance of the descriptors of the sample (from DriftSample) to their
+// nearest word: PCollection<float64>. The search is the one quantisation
+// uses — exact, or through the codebook's forest if it was trained
+// approximately — so the figure measures the quantisation the bags of
+// words get, and it is deterministic.
+func Distortion(s beam.Scope, sample, codebooks beam.PCollection) beam.PCollection {
+	s = s.Scope("kmeans.Distortion")
+	return beam.ParDo(s, &distortionFn{}, codebooks, beam.SideInput{Input: sample})
+}
+
+type distortionFn struct{}
+
+func (distortionFn) ProcessElement(ctx context.Context, cb Codebook, smp sample) (float64, error) {
+	const d = formats.DescriptorSize
+	n := len(smp.Prio)
+	if n == 0 {
+		return 0, fmt.Errorf("vocabulary: no descriptors to measure the distortion on")
+	}
+	if cb.Dim != d || len(cb.Centroids) != cb.K*d || cb.K < 1 {
+		return 0, fmt.Errorf("vocabulary: a codebook of %d words of dimension %d with %d values", cb.K, cb.Dim, len(cb.Centroids))
+	}
+	var forest *kmeans.Forest
+	if cb.Approx {
+		var err error
+		if forest, err = kmeans.NewForest(cb.Centroids, cb.Dim, cb.Forest); err != nil {
+			return 0, fmt.Errorf("vocabulary: %w", err)
+		}
+	}
+	w := max(1, min(runtime.GOMAXPROCS(0), n))
+	sums := make([]float64, w)
+	var wg sync.WaitGroup
+	for g := range w {
+		lo, hi := g*n/w, (g+1)*n/w
+		wg.Go(func() {
+			x := make([]float32, (hi-lo)*d)
+			for i, b := range smp.Desc[lo*d : hi*d] {
+				x[i] = float32(b)
+			}
+			labels := make([]int32, hi-lo)
+			for i := range labels {
+				labels[i] = -1
+			}
+			dist := make([]float32, hi-lo)
+			if forest != nil {
+				forest.Assign(x, labels, dist, new(kmeans.Search))
+			} else {
+				kmeans.Assign(cb.Centroids, d, x, labels, dist)
+			}
+			for _, v := range dist {
+				sums[g] += float64(v)
+			}
+		})
+	}
+	wg.Wait()
+	var total float64
+	for _, v := range sums { // in goroutine order: the same sum every run
+		total += v
+	}
+	mean := total / float64(n)
+	log.Infof(ctx, "vocabulary: mean squared distance of %d sampled descriptors to %d words: %.1f", n, cb.K, mean)
+	return mean, nil
+}
+
+// ReadCodebook reads the codebook of a finished run from its
+// codebook-*.parquet files matching pattern, when the job runs: a
+// single-element PCollection<Codebook> whose Approx and Forest are opt's
+// (the run that wrote it must have trained with the same settings, which
+// are not in the file). Its training figures (Objective, Iterations,
+// Sampled, Seconds) are zero: they belong to the run that trained it.
+func ReadCodebook(s beam.Scope, pattern string, opt Options) beam.PCollection {
+	s = s.Scope("kmeans.ReadCodebook")
+	f := &readCodebookFn{Pattern: pattern, Approx: opt.Approx}
+	if opt.Approx {
+		f.Forest = opt.forest()
+	}
+	return beam.ParDo(s, f, beam.Impulse(s))
+}
+
+type readCodebookFn struct {
+	Pattern string
+	Approx  bool
+	Forest  kmeans.ForestOptions
+}
+
+func (f *readCodebookFn) ProcessElement(ctx context.Context, _ []byte) (Codebook, error) {
+	words, err := fileio.ReadAll[formats.Word](ctx, f.Pattern)
+	if err != nil {
+		return Codebook{}, fmt.Errorf("vocabulary: %w", err)
+	}
+	if len(words) == 0 {
+		return Codebook{}, fmt.Errorf("vocabulary: no codebook in %s", f.Pattern)
+	}
+	sort.Slice(words, func(i, j int) bool { return words[i].WordID < words[j].WordID })
+	const d = formats.DescriptorSize
+	cb := Codebook{K: len(words), Dim: d, Centroids: make([]float32, 0, len(words)*d), Converged: true, Approx: f.Approx, Forest: f.Forest}
+	for i, w := range words {
+		if int(w.WordID) != i || len(w.Centroid) != d {
+			return Codebook{}, fmt.Errorf("vocabulary: %s: word %d of %d has id %d and %d values, want ids 0…%d of %d values", f.Pattern, i, len(words), w.WordID, len(w.Centroid), len(words)-1, d)
+		}
+		for _, v := range w.Centroid {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return Codebook{}, fmt.Errorf("vocabulary: %s: word %d has a non-finite centroid", f.Pattern, i)
+			}
+		}
+		cb.Centroids = append(cb.Centroids, w.Centroid...)
+	}
+	return cb, nil
+}
+
+// VocabularyOfPartsIf is VocabularyOfParts when build (a single-element
+// PCollection<bool>, decided while the job runs) is true; when it is
+// false no features part is read, nothing is trained, and the result is
+// empty. An incremental run that keeps the previous run's vocabulary uses
+// it so, the graph of a batch job being fixed before it runs.
+func VocabularyOfPartsIf(s beam.Scope, parts beam.PCollection, opt Options, build beam.PCollection) beam.PCollection {
+	s = s.Scope("kmeans.Vocabulary")
+	total := stats.Sum(s, beam.ParDo(s, keypointsFn, parts))
+	per := beam.ParDo(s, &gateSamplePartFn{Max: max(opt.Sample, 0), Seed: opt.Seed}, beam.Reshuffle(s, parts),
+		beam.SideInput{Input: total}, beam.SideInput{Input: build})
+	smp := beam.Combine(s, &mergeSampleFn{Max: max(opt.Sample, 0)}, per)
+	smp = beam.ParDo(s, sampleIfFn, smp, beam.SideInput{Input: build})
+	start := beam.ParDo(s, passIfFn, beam.Impulse(s), beam.SideInput{Input: build})
+	return fromSample(s, smp, opt, start)
+}
+
+// gateSamplePartFn is samplePartFn when build is true; otherwise it reads
+// nothing and samples nothing.
+type gateSamplePartFn struct {
+	Max  int
+	Seed uint64
+}
+
+func (f *gateSamplePartFn) ProcessElement(ctx context.Context, p formats.Part, total int64, build bool) (sample, error) {
+	if !build {
+		return sample{}, nil
+	}
+	return (&samplePartFn{Max: f.Max, Seed: f.Seed}).ProcessElement(ctx, p, total)
+}
+
+func sampleIfFn(smp sample, build bool, emit func(sample)) {
+	if build {
+		emit(smp)
+	}
+}
+
+func passIfFn(x []byte, build bool, emit func([]byte)) {
+	if build {
+		emit(x)
+	}
+}
+
+// Settings returns what a codebook trained with o is, for quantisation,
+// besides its centroids: the number of words, and whether it is searched
+// exactly or through a forest and which (the options in force). Two runs
+// with equal Settings quantise alike with the same centroids, so an
+// incremental run may keep a vocabulary only if its settings are the
+// previous run's.
+func (o Options) Settings() string {
+	f := kmeans.ForestOptions{}
+	if o.Approx {
+		f = o.forest()
+	}
+	return fmt.Sprintf("k=%d approx=%t trees=%d leaf=%d checks=%d seed=%d", o.K, o.Approx, f.Trees, f.LeafSize, f.Checks, f.Seed)
+}
