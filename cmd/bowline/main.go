@@ -7,6 +7,11 @@
 //
 // Errors end in one line "bowline: <cause>" (exit status 1; 2 for a bad
 // command line); --verbose_errors prints the runner's whole error first.
+//
+// On a runner whose workers run on other machines (Dataflow, Flink, a job
+// server with DOCKER workers) the input and output must be gs:// paths,
+// and with --async the command returns once the job is submitted,
+// printing its id and where the report will be written.
 package main
 
 import (
@@ -18,6 +23,7 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
 	"github.com/bowline/bowline/cmd/internal/cli"
@@ -33,9 +39,9 @@ index, evaluation report — on Prism in-process, or on the runner --runner name
 
 // groups orders the job's own flags by stage for --help.
 var groups = []cli.Group{
-	{Title: "Input and output", Flags: []string{"input", "label_column", "output", "overwrite", "part_images", "seed"}},
+	{Title: "Input and output", Flags: []string{"input", "label_column", "output", "overwrite", "part_images", "seed", "previous"}},
 	{Title: "Description (SIFT and global features)", Flags: []string{"max_side", "max_pixels", "max_keypoints", "sift_double", "rootsift", "global"}},
-	{Title: "Vocabulary", Flags: []string{"vocab", "vocab_sample", "vocab_iter", "akm", "akm_checks", "vocab_chunks"}},
+	{Title: "Vocabulary", Flags: []string{"vocab", "vocab_sample", "vocab_iter", "akm", "akm_checks", "vocab_chunks", "rebuild_vocab", "max_drift"}},
 	{Title: "Bags of words", Flags: []string{"soft_words", "soft_sigma"}},
 	{Title: "Triplets", Flags: []string{"triplets_per_query"}},
 	{Title: "Learners", Flags: []string{"learners", "learner_params", "sweep", "train_shards", "train_rounds", "group_images", "group_loads", "batch_images"}},
@@ -50,11 +56,14 @@ func main() {
 	flag.StringVar(&c.Columns.Label, "label_column", c.Columns.Label, "labels CSV column that holds the class label")
 	flag.IntVar(&c.Describe.PartImages, "part_images", c.Describe.PartImages, "images per part: the image list, features, word counts, bags of words and indexes are written ⌈images/part_images⌉ files each, one worker a part at a time (bounds its memory: ~128 MB of features at 1,000 keypoints an image)")
 	flag.BoolVar(&c.Overwrite, "overwrite", false, "replace an output directory that holds files other than a bowline run's; without it such a directory is refused (an earlier run's files are always replaced)")
+	flag.StringVar(&c.Previous, "previous", "", "a finished run (directory, local or gs://) to start from: images unchanged since (same id and content hash) are not described again, their features and word counts are carried over, the vocabulary is kept (see --max_drift) and the learners of bags of words continue training on the new images' triplets; the output is a new, self-contained run")
 	flag.IntVar(&c.Vocab.K, "vocab", c.Vocab.K, "visual words in the vocabulary")
 	flag.IntVar(&c.Vocab.Sample, "vocab_sample", c.Vocab.Sample, "descriptors sampled to build the vocabulary")
 	flag.IntVar(&c.Vocab.MaxIter, "vocab_iter", c.Vocab.MaxIter, "maximum k-means iterations")
 	flag.BoolVar(&c.Vocab.Approx, "akm", c.Vocab.Approx, "approximate k-means: assign with a randomised kd-forest, for vocabularies of 10K words and more")
 	flag.IntVar(&c.Vocab.Forest.Checks, "akm_checks", c.Vocab.Forest.Checks, "with --akm: distance computations per search (0: the default, 256, within 0.4% of exact Lloyd's objective at 100K words; 512 matched it)")
+	flag.BoolVar(&c.RebuildVocab, "rebuild_vocab", false, "with --previous: build a new vocabulary even if the previous run's would do (which makes the rest a full run)")
+	flag.Float64Var(&c.MaxDrift, "max_drift", c.MaxDrift, "with --previous: keep the previous run's vocabulary while the mean squared distance of a descriptor sample to its nearest word has risen by at most this fraction since the vocabulary was built")
 	flag.IntVar(&c.Vocab.Chunks, "vocab_chunks", c.Vocab.Chunks, "at least this many chunks the descriptor sample is split into so that k-means iterations spread over workers; chunks hold at most 4,096 descriptors (0: one worker)")
 	flag.IntVar(&c.BoW.Soft.R, "soft_words", c.BoW.Soft.R, "soft assignment (Philbin et al. 2008): quantise each descriptor to this many nearest words, weighted by exp(−d²/2σ²) (0 or 1: hard assignment)")
 	flag.Float64Var(&c.BoW.Soft.Sigma, "soft_sigma", c.BoW.Soft.Sigma, "with --soft_words: σ in descriptor units (0: the paper's √6250)")
@@ -95,6 +104,12 @@ func main() {
 	if flag.NArg() > 0 {
 		fail(cli.Usagef("unexpected arguments %q: flags are written --name value", flag.Args()))
 	}
+	runner := cli.RunnerFromFlags(flag.CommandLine)
+	// The workers read and write these; --compare_to is read here.
+	paths := []cli.PathFlag{{Name: "input", Value: c.Input}, {Name: "output", Value: c.Output, Required: true}, {Name: "previous", Value: c.Previous}}
+	if err := cli.CheckRunner(runner, *jobopts.Async, paths, cli.DataflowPaths(flag.CommandLine)); err != nil {
+		fail(err)
+	}
 	c.Vocab.Seed, c.Triplets.Seed, c.Learning.Eval.Seed = *seed, *seed, *seed
 	c.Learning.Learners = cli.ParseLearners(*learnerList, c.Describe.Global)
 	p, err := cli.ParseParams(*params)
@@ -125,19 +140,44 @@ func main() {
 	if err := bowline.PrepareOutput(ctx, c.Output, c.Overwrite); err != nil {
 		fail(err)
 	}
-	if err := run(ctx, c); err != nil {
+	if runner.Workers() != cli.InProcess {
+		if _, err := cli.UseSelfAsWorker(flag.CommandLine, runner, os.Executable); err != nil {
+			fail(err)
+		}
+		if *jobopts.JobName == "" {
+			// A name the async message can give and a console can be
+			// searched for (Dataflow: [a-z]([-a-z0-9]*[a-z0-9])?).
+			*jobopts.JobName = "bowline-" + time.Now().UTC().Format("20060102-150405")
+		}
+	}
+	if err := run(ctx, c, runner); err != nil {
 		fail(err)
 	}
 }
 
-func run(ctx context.Context, c bowline.Config) error {
+// run builds the job and runs it: until it finishes, then printing the
+// report's table; with --async until the runner accepted it, printing the
+// job's id and where the report will be.
+func run(ctx context.Context, c bowline.Config, runner cli.Runner) error {
 	p, s := beam.NewPipelineWithRoot()
 	if err := bowline.Build(s, c); err != nil {
 		return err
 	}
 	start := time.Now()
-	if err := beamx.Run(ctx, p); err != nil {
+	res, err := beamx.RunWithMetrics(ctx, p)
+	if err != nil {
 		return err
+	}
+	html, json := fileio.Join(c.Output, bowline.ReportHTML), fileio.Join(c.Output, bowline.ReportJSON)
+	switch {
+	case !cli.Submitted(res):
+		// Dataflow's --dry_run and --template_location (how a Flex
+		// Template's launcher runs the command) return no job.
+		fmt.Println("the runner did not run the job (--dry_run or --template_location): no report")
+		return nil
+	case *jobopts.Async:
+		fmt.Print(cli.Submission("bowline", runner.Name, cli.JobID(res), *jobopts.JobName, html, json))
+		return nil
 	}
 	r, err := bowline.LoadReport(ctx, c.Output)
 	if err != nil {
@@ -145,6 +185,6 @@ func run(ctx context.Context, c bowline.Config) error {
 	}
 	fmt.Printf("\nfinished in %.1fs: ", time.Since(start).Seconds())
 	r.WriteTable(os.Stdout)
-	fmt.Printf("\nreport: %s\n        %s\n", fileio.Join(c.Output, bowline.ReportHTML), fileio.Join(c.Output, bowline.ReportJSON))
+	fmt.Printf("\nreport: %s\n        %s\n", html, json)
 	return nil
 }

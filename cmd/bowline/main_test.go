@@ -3,12 +3,19 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
@@ -139,5 +146,82 @@ func TestRootSIFT(t *testing.T) {
 	}
 	if plain := descriptors(false); reflect.DeepEqual(f.Descriptors, plain) {
 		t.Errorf("%s: RootSIFT and SIFT descriptors are the same: the test proves nothing", f.ImageID)
+	}
+}
+
+// TestRemoteRunnerRefusesLocalPaths: on a runner whose workers run on
+// other machines, a local input, output or Dataflow staging path is
+// refused before anything is built, in one line naming the flag.
+func TestRemoteRunnerRefusesLocalPaths(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	flink := []string{"--runner", "flink", "--endpoint", "localhost:8099", "--environment_type", "DOCKER"}
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"flink, local input", append(flink, "--input", shapes, "--output", "gs://b/out"),
+			"bowline: --input " + shapes + " is a local path, but the flink runner's workers run on other machines and cannot reach it: give a gs:// path"},
+		{"flink, local output", append(flink, "--input", "gs://b/labels.csv", "--output", out), "bowline: --output " + out + " is a local path"},
+		{"flink, no output", append(flink, "--input", "synthetic:100"), "bowline: --output is required on the flink runner"},
+		{"dataflow, local staging", []string{"--runner", "dataflow", "--input", "gs://b/labels.csv", "--output", "gs://b/out", "--staging_location", out},
+			"bowline: --staging_location " + out + " is a local path, but the dataflow runner's workers"},
+		{"async on prism in-process", []string{"--input", shapes, "--output", out, "--async"}, "bowline: --async leaves the job running after this process exits"},
+	} {
+		stderr, code := runCmd(t, c.args...)
+		lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+		if last := lines[len(lines)-1]; code != 2 || !strings.HasPrefix(last, c.want) {
+			t.Errorf("%s: exit %d, last line %q; want exit 2 and %q", c.name, code, last, c.want)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a refused run made its local output %s: %v", out, err)
+	}
+}
+
+// TestAsyncReturnsOnceSubmitted: with --async the command returns as soon
+// as the job service accepted the job, exit 0, printing the job's id (one
+// the job service knows) and where the report will be, not waiting for
+// the job: its workers here are a command that exits at once, so the job
+// could never finish.
+func TestAsyncReturnsOnceSubmitted(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	jobs, err := prism.CreateJobServer(ctx, prism.Options{Port: port})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	cmd := exec.CommandContext(ctx, binary, "--input", shapes, "--output", out, "--vocab", "20",
+		"--runner", "universal", "--endpoint", fmt.Sprintf("localhost:%d", port),
+		"--environment_type", "PROCESS", "--environment_config", `{"command": "/bin/false"}`, "--async")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v after %v:\n%s\n%s", err, time.Since(start), stdout.String(), stderr.String())
+	}
+	m := regexp.MustCompile(`(?m)^submitted job (\S+) \((bowline-[0-9-]+)\) to universal; it runs on after bowline exits\.\nwhen it finishes: (\S+)\n +(\S+)\n`).FindStringSubmatch(stdout.String())
+	if m == nil {
+		t.Fatalf("no submission message in stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	}
+	if m[3] != filepath.Join(out, "report.html") || m[4] != filepath.Join(out, "report.json") {
+		t.Errorf("report paths %q, %q", m[3], m[4])
+	}
+	state, err := jobs.GetState(ctx, &jobpb.GetJobStateRequest{JobId: m[1]})
+	if err != nil {
+		t.Fatalf("the job service does not know job %s: %v", m[1], err)
+	}
+	if _, err := jobs.Cancel(ctx, &jobpb.CancelJobRequest{JobId: m[1]}); err != nil {
+		t.Logf("cancel %s (state %v): %v", m[1], state.GetState(), err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "report.json")); !os.IsNotExist(err) {
+		t.Errorf("report.json exists although the job cannot have run: %v", err)
 	}
 }

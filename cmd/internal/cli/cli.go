@@ -85,7 +85,8 @@ func Exit(prog string, err error, verbose bool) {
 // logs through, by one that drops the runner's records carrying a stage's
 // execution plan: on a failure Prism logs the same plan and cause about ten
 // times, kilobytes that bury the one line Exit prints. Every other record,
-// the job's own progress and warnings included, is kept until Exit.
+// the job's own progress and warnings included, is kept until Exit. It
+// also notes the id of a job the runner logs as submitted (JobID).
 func QuietRunnerLogs() {
 	slog.SetDefault(slog.New(quietHandler{slog.Default().Handler()}))
 }
@@ -96,6 +97,7 @@ type quietHandler struct{ slog.Handler }
 var muted atomic.Bool
 
 func (h quietHandler) Handle(ctx context.Context, r slog.Record) error {
+	noteSubmitted(r)
 	if muted.Load() || planDump(r) {
 		return nil
 	}
