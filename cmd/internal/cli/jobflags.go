@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"flag"
+	"strings"
+
+	"github.com/bowline/bowline/learners"
+	"github.com/bowline/bowline/pipelines/bowline"
+)
+
+// JobFlags are the bowline job's settings as flags, for every command that
+// runs the job: registered by AddJobFlags, completed by Apply after the
+// command line is parsed. The flags that depend on how a command handles
+// its output (--output, --overwrite, --compare_to) and --verbose_errors
+// are the command's own.
+type JobFlags struct {
+	c                       *bowline.Config
+	learners, params, sweep *string
+	seed                    *uint64
+}
+
+// AddJobFlags registers the job's flags on fs, each writing into c (whose
+// values are the defaults shown), and returns what Apply needs to finish
+// c. JobGroups lists them by stage for --help.
+func AddJobFlags(fs *flag.FlagSet, c *bowline.Config) *JobFlags {
+	fs.StringVar(&c.Input, "input", c.Input, "labels CSV (image_id,path,label[,tags]; paths relative to the CSV) or image directory (label = sub-directory); local or gs://; or synthetic:N[?labels=L&descriptors=D&seed=S], N generated images (SIFT-like descriptors only, for scale runs); required")
+	fs.StringVar(&c.Columns.Label, "label_column", c.Columns.Label, "labels CSV column that holds the class label")
+	fs.IntVar(&c.Describe.PartImages, "part_images", c.Describe.PartImages, "images per part: the image list, features, word counts, bags of words and indexes are written ⌈images/part_images⌉ files each, one worker a part at a time (bounds its memory: ~128 MB of features at 1,000 keypoints an image)")
+	fs.IntVar(&c.Vocab.K, "vocab", c.Vocab.K, "visual words in the vocabulary")
+	fs.IntVar(&c.Vocab.Sample, "vocab_sample", c.Vocab.Sample, "descriptors sampled to build the vocabulary")
+	fs.IntVar(&c.Vocab.MaxIter, "vocab_iter", c.Vocab.MaxIter, "maximum k-means iterations")
+	fs.BoolVar(&c.Vocab.Approx, "akm", c.Vocab.Approx, "approximate k-means: assign with a randomised kd-forest, for vocabularies of 10K words and more")
+	fs.IntVar(&c.Vocab.Forest.Checks, "akm_checks", c.Vocab.Forest.Checks, "with --akm: distance computations per search (0: the default, 256, within 0.4% of exact Lloyd's objective at 100K words; 512 matched it)")
+	fs.IntVar(&c.Vocab.Chunks, "vocab_chunks", c.Vocab.Chunks, "at least this many chunks the descriptor sample is split into so that k-means iterations spread over workers; chunks hold at most 4,096 descriptors (0: one worker)")
+	fs.IntVar(&c.BoW.Soft.R, "soft_words", c.BoW.Soft.R, "soft assignment (Philbin et al. 2008): quantise each descriptor to this many nearest words, weighted by exp(−d²/2σ²) (0 or 1: hard assignment)")
+	fs.Float64Var(&c.BoW.Soft.Sigma, "soft_sigma", c.BoW.Soft.Sigma, "with --soft_words: σ in descriptor units (0: the paper's √6250)")
+	fs.IntVar(&c.Describe.SIFT.MaxKeypoints, "max_keypoints", c.Describe.SIFT.MaxKeypoints, "keep at most this many strongest keypoints per image (0: all)")
+	fs.IntVar(&c.Describe.SIFT.MaxSide, "max_side", c.Describe.SIFT.MaxSide, "downscale images whose longer side exceeds this (0: never)")
+	fs.BoolVar(&c.Describe.SIFT.DoubleImage, "sift_double", c.Describe.SIFT.DoubleImage, "upsample images ×2 before SIFT, as Lowe does")
+	fs.BoolVar(&c.Describe.SIFT.RootSIFT, "rootsift", c.Describe.SIFT.RootSIFT, "RootSIFT descriptors (Arandjelović & Zisserman 2012): Euclidean distance between them is the Hellinger kernel of SIFT's")
+	fs.BoolVar(&c.Describe.Global, "global", c.Describe.Global, "also extract the global features (colour, edge, Gabor, LBP, GIST) into the features files")
+	fs.Int64Var(&c.Describe.MaxPixels, "max_pixels", c.Describe.MaxPixels, "refuse images with more pixels than this, before decoding")
+	fs.IntVar(&c.Triplets.PerQuery, "triplets_per_query", c.Triplets.PerQuery, "training triplets sampled per labelled image")
+	j := &JobFlags{c: c}
+	j.learners = fs.String("learners", strings.Join(c.Learning.Learners, ","), "similarity learners to train, comma-separated, or \"all\". Of bags of words, compared with TF-IDF: "+
+		strings.Join(learners.Names(), ", ")+"; of global features (need --global), compared with Euclidean distance: "+strings.Join(learners.DenseNames(), ", "))
+	fs.IntVar(&c.Learning.BatchImages, "batch_images", c.Learning.BatchImages, "train the batch learners of global features (ssml, itq, cca-itq, lsh, mglp) on at most this many images, a fixed hash-chosen sample")
+	j.params = fs.String("learner_params", "", "hyper-parameters as learner.name=value,… (e.g. solis-ada.lambda=1e-5,solis-ada.eta=10); the rest keep the defaults")
+	j.sweep = fs.String("sweep", "", "train a learner of bags of words once more for each value of one hyper-parameter, each indexed and evaluated as a learner of its own (e.g. solis-ada.lambda=1e-7,1e-6,1e-5,1e-4: the report plots mAP against sparsity)")
+	fs.IntVar(&c.Learning.Shards, "train_shards", c.Learning.Shards, "shards each training round is split over")
+	fs.IntVar(&c.Learning.GroupImages, "group_images", c.Learning.GroupImages, "images per training group: triplets are drawn within groups, each group a shard of sharded training, and a worker holds one group's bags of words")
+	fs.IntVar(&c.Learning.GroupLoads, "group_loads", c.Learning.GroupLoads, "most training groups a worker process holds loaded at once (0: no limit); memory of training is about group_loads × group_images images' bags of words and triplets")
+	fs.IntVar(&c.Learning.Rounds, "train_rounds", c.Learning.Rounds, "rounds of parameter averaging over one pass of the triplets")
+	fs.Float64Var(&c.Learning.Eval.QueryFraction, "query_fraction", c.Learning.Eval.QueryFraction, "share of each label's images held out as queries: no learner trains on them, and the report's headline is measured on them (0: none held out, every query trained on)")
+	fs.IntVar(&c.Learning.Eval.TrainQueries, "train_queries", c.Learning.Eval.TrainQueries, "also query with at most this many training images, to show over-fitting (0: every one)")
+	fs.IntVar(&c.Learning.Eval.MaxQueries, "eval_queries", c.Learning.Eval.MaxQueries, "evaluate with at most this many held-out queries, a fixed hash-chosen subset (0: all)")
+	fs.IntVar(&c.Learning.Eval.Depth, "eval_depth", c.Learning.Eval.Depth, "rank depth of mAP, P@10 and NDCG@10 (0: the whole ranking up to 20,000 images, the first 1,000 results beyond)")
+	fs.IntVar(&c.Learning.Eval.ShardQueries, "eval_shard_queries", c.Learning.Eval.ShardQueries, "queries per evaluation shard; each shard searches the whole collection part by part (0: 1,000)")
+	j.seed = fs.Uint64("seed", c.Vocab.Seed, "seed for sampling, k-means and triplets")
+	return j
+}
+
+// JobGroups returns the --help groups of AddJobFlags's flags, by stage; a
+// command adds its own flags to them (its output flags to the first) or
+// appends groups of its own.
+func JobGroups() []Group {
+	return []Group{
+		{Title: "Input and output", Flags: []string{"input", "label_column", "part_images", "seed"}},
+		{Title: "Description (SIFT and global features)", Flags: []string{"max_side", "max_pixels", "max_keypoints", "sift_double", "rootsift", "global"}},
+		{Title: "Vocabulary", Flags: []string{"vocab", "vocab_sample", "vocab_iter", "akm", "akm_checks", "vocab_chunks"}},
+		{Title: "Bags of words", Flags: []string{"soft_words", "soft_sigma"}},
+		{Title: "Triplets", Flags: []string{"triplets_per_query"}},
+		{Title: "Learners", Flags: []string{"learners", "learner_params", "sweep", "train_shards", "train_rounds", "group_images", "group_loads", "batch_images"}},
+		{Title: "Evaluation", Flags: []string{"query_fraction", "eval_queries", "train_queries", "eval_depth", "eval_shard_queries"}},
+	}
+}
+
+// Apply completes the configuration the flags were parsed into: the
+// seed of every stage, the learner list ("all" expanded), the
+// hyper-parameters and the sweep. Its errors are UsageErrors.
+func (j *JobFlags) Apply() error {
+	c := j.c
+	c.Vocab.Seed, c.Triplets.Seed, c.Learning.Eval.Seed = *j.seed, *j.seed, *j.seed
+	c.Learning.Learners = ParseLearners(*j.learners, c.Describe.Global)
+	p, err := ParseParams(*j.params)
+	if err != nil {
+		return UsageError{Err: err}
+	}
+	c.Learning.Params = p
+	if c.Learning.Sweep, err = ParseSweep(*j.sweep); err != nil {
+		return UsageError{Err: err}
+	}
+	return nil
+}

@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"io"
+	"slices"
+	"testing"
+
+	"github.com/bowline/bowline/pipelines/bowline"
+)
+
+func TestJobFlags(t *testing.T) {
+	fs := flag.NewFlagSet("job", flag.ContinueOnError)
+	c := bowline.DefaultConfig()
+	j := AddJobFlags(fs, &c)
+	err := fs.Parse([]string{"--input", "x.csv", "--vocab", "200", "--learners", "solis-ada,oasis-diag", "--seed", "7",
+		"--learner_params", "solis-ada.lambda=1e-5", "--sweep", "solis-ada.lambda=1e-6,1e-5", "--query_fraction", "0.3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Apply(); err != nil {
+		t.Fatal(err)
+	}
+	if c.Input != "x.csv" || c.Vocab.K != 200 || c.Learning.Eval.QueryFraction != 0.3 {
+		t.Errorf("config %+v", c)
+	}
+	if !slices.Equal(c.Learning.Learners, []string{"solis-ada", "oasis-diag"}) {
+		t.Errorf("learners %v", c.Learning.Learners)
+	}
+	if c.Vocab.Seed != 7 || c.Triplets.Seed != 7 || c.Learning.Eval.Seed != 7 {
+		t.Errorf("seeds %d %d %d, want 7", c.Vocab.Seed, c.Triplets.Seed, c.Learning.Eval.Seed)
+	}
+	if c.Learning.Params["solis-ada"]["lambda"] != 1e-5 || len(c.Learning.Sweep.Values) != 2 {
+		t.Errorf("params %v, sweep %+v", c.Learning.Params, c.Learning.Sweep)
+	}
+
+	// Without flags, the configuration keeps its defaults.
+	fs = flag.NewFlagSet("job", flag.ContinueOnError)
+	d := bowline.DefaultConfig()
+	j = AddJobFlags(fs, &d)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Apply(); err != nil {
+		t.Fatal(err)
+	}
+	def := bowline.DefaultConfig()
+	if d.Vocab != def.Vocab || !slices.Equal(d.Learning.Learners, def.Learning.Learners) || d.Triplets != def.Triplets {
+		t.Errorf("defaults changed: %+v, want %+v", d, def)
+	}
+
+	fs = flag.NewFlagSet("job", flag.ContinueOnError)
+	j = AddJobFlags(fs, &d)
+	if err := fs.Parse([]string{"--learner_params", "lambda"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Apply(); !errors.As(err, new(UsageError)) {
+		t.Errorf("bad --learner_params: %v, want a UsageError", err)
+	}
+}
+
+// TestJobGroupsNameEveryJobFlag: --help shows every job flag, in one
+// group.
+func TestJobGroupsNameEveryJobFlag(t *testing.T) {
+	fs := flag.NewFlagSet("job", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	c := bowline.DefaultConfig()
+	AddJobFlags(fs, &c)
+	seen := map[string]int{}
+	for _, g := range JobGroups() {
+		for _, f := range g.Flags {
+			seen[f]++
+		}
+	}
+	fs.VisitAll(func(f *flag.Flag) {
+		if seen[f.Name] != 1 {
+			t.Errorf("flag --%s is in %d groups", f.Name, seen[f.Name])
+		}
+		delete(seen, f.Name)
+	})
+	if len(seen) > 0 {
+		t.Errorf("groups name flags AddJobFlags does not define: %v", seen)
+	}
+	var b bytes.Buffer
+	PrintUsage(&b, fs, "usage", JobGroups()) // panics on a group naming an undefined flag
+	if !bytes.Contains(b.Bytes(), []byte("--triplets_per_query")) {
+		t.Errorf("usage:\n%s", b.String())
+	}
+}

@@ -1,0 +1,349 @@
+package reindex
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+
+	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/blob"
+	"github.com/bowline/bowline/formats/gcstest"
+	"github.com/bowline/bowline/formats/published"
+	"github.com/bowline/bowline/pipelines/bowline"
+	"github.com/bowline/bowline/transforms/report"
+)
+
+func TestMain(m *testing.M) { ptest.Main(m) }
+
+// shapes is the project's own labelled test set, made by cmd/mktestdata.
+var shapes = filepath.Join("..", "..", "testdata", "shapes", "labels.csv")
+
+// shapesRows returns the rows of the shapes labels CSV (header first),
+// with absolute image paths.
+func shapesRows(t *testing.T) [][]string {
+	t.Helper()
+	f, err := os.Open(shapes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := filepath.Abs(filepath.Dir(shapes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows[1:] {
+		r[1] = filepath.Join(base, r[1])
+	}
+	return rows
+}
+
+// writeCSV writes rows as a labels CSV named name in dir.
+func writeCSV(t *testing.T, dir, name string, rows [][]string) string {
+	t.Helper()
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	if err := w.WriteAll(rows); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// options returns a night's options for the shapes set, scaled down, with
+// a clock day days after a fixed start, so that run ids sort as the
+// nights ran.
+func options(input, root string, day int) Options {
+	c := bowline.DefaultConfig()
+	c.Input = input
+	c.Vocab.K = 200
+	c.Learning.Learners = []string{"solis-ada"}
+	offset := time.Date(2026, 11, 25+day, 7, 15, 0, 0, time.UTC).Sub(time.Now())
+	return Options{Job: c, Root: root, Incremental: true, ServingLearner: "solis-ada", Limits: DefaultLimits(), Keep: 5,
+		Now: func() time.Time { return time.Now().Add(offset) }}
+}
+
+// TestThreeNights plays the three nights against a GCS emulator,
+// the job on Prism in-process: a first full night on 84 of the 96 shapes
+// images, published; a second with all 96, starting from the first,
+// published; a third where half of the 12 images new on the second night
+// are replaced by corrupt files, refused by the gate, published.json still
+// naming the second night.
+func TestThreeNights(t *testing.T) {
+	ctx := context.Background()
+	gcstest.Start(t, "bucket")
+	root := "gs://bucket/root"
+	dir := t.TempDir()
+	rows := shapesRows(t)
+	night := func(input string, day int) (Result, error) {
+		o := options(input, root, day)
+		// 18 held-out queries make the mAP noisy (±0.1 is its 95%
+		// interval): the gate on mAP is TestGate's and
+		// TestNightAroundTheJob's; these nights are judged on their dead
+		// letters and image counts.
+		o.Limits.MaxMAPDrop = 0.1
+		return Night(ctx, o)
+	}
+
+	// Night 1: the first 14 images of each label (14 of 16, 87.5%).
+	var first, added [][]string
+	for _, r := range rows[1:] {
+		if n := r[0][len(r[0])-2:]; n == "14" || n == "15" {
+			added = append(added, r)
+		} else {
+			first = append(first, r)
+		}
+	}
+	if len(first) != 84 || len(added) != 12 {
+		t.Fatalf("%d and %d images: the shapes set changed", len(first), len(added))
+	}
+	in1 := writeCSV(t, dir, "night1.csv", append([][]string{rows[0]}, first...))
+	start := time.Now()
+	r1, err := night(in1, 0)
+	t1 := time.Since(start).Round(time.Millisecond)
+	if err != nil {
+		t.Fatalf("night 1: %v", err)
+	}
+	if r1.Previous != nil || r1.Incremental || r1.Published == nil || !r1.Verdict.Pass {
+		t.Fatalf("night 1: %+v", r1)
+	}
+	pub, gen1, err := published.Read(ctx, root)
+	if err != nil || pub.Run != "runs/"+r1.ID || pub.RunURI != root+"/runs/"+r1.ID || pub.Images != 84 || pub.Previous != "" || pub.ServingLearner != "solis-ada" {
+		t.Fatalf("published after night 1: %+v (%v)", pub, err)
+	}
+	if m, ok := r1.Report.Method("solis-ada"); !ok || pub.MAP["solis-ada"] != m.MAP || pub.MAP["tfidf"] == 0 {
+		t.Errorf("published mAP %v, report %+v", pub.MAP, m)
+	}
+	checkGate(t, r1.Dir, OutcomePublished, "")
+
+	// Night 2: every image, 12 more (+14%).
+	in2 := writeCSV(t, dir, "night2.csv", rows)
+	start = time.Now()
+	r2, err := night(in2, 1)
+	t2 := time.Since(start).Round(time.Millisecond)
+	if err != nil {
+		t.Fatalf("night 2: %v", err)
+	}
+	if r2.Previous == nil || r2.Previous.Run != pub.Run || r2.Published == nil || r2.Verdict.ComparedWith != pub.Run {
+		t.Fatalf("night 2: %+v", r2)
+	}
+	pub2, gen2, err := published.Read(ctx, root)
+	if err != nil || pub2.Run != "runs/"+r2.ID || pub2.Previous != pub.Run || pub2.Images != 96 || gen2 == gen1 {
+		t.Fatalf("published after night 2: %+v gen %d (night 1's %d) (%v)", pub2, gen2, gen1, err)
+	}
+	// Night 2 started from night 1: it described only the 12 new images
+	// and carried the 84 others over, with night 1's vocabulary.
+	l := r2.Lineage
+	if !r2.Incremental || l == nil || l.Previous != pub.RunURI || l.FullReason != "" {
+		t.Fatalf("night 2: incremental %v, lineage %+v, want started from %s", r2.Incremental, l, pub.RunURI)
+	}
+	if l.Images.Listed != 96 || l.Images.Described != 12 || l.Images.Carried != 84 || !l.Vocabulary.Kept {
+		t.Errorf("night 2 images %+v, vocabulary %+v; want 96 listed, 12 described, 84 carried over, the vocabulary kept", l.Images, l.Vocabulary)
+	}
+	if r1.Lineage == nil || r1.Lineage.Images.Described != 84 || r1.Lineage.Images.Carried != 0 {
+		t.Errorf("night 1 lineage %+v, want 84 images described", r1.Lineage)
+	}
+	t.Logf("night 1: %v, %d images described; night 2: %v, %d described, %d carried over, warm-started %v",
+		t1, r1.Lineage.Images.Described, t2, l.Images.Described, l.Images.Carried, l.WarmStarted)
+	checkGate(t, r2.Dir, OutcomePublished, "")
+	// The report compares itself with the published run.
+	if r2.Report.ComparedTo == nil || r2.Report.ComparedTo.Run != r1.Dir {
+		t.Errorf("night 2's report compared with %+v, want %s", r2.Report.ComparedTo, r1.Dir)
+	}
+
+	// Night 3: half the new images replaced by truncated copies: 6 dead
+	// letters of 96 images, over the 5% limit.
+	night3 := slices.Clone(rows)
+	broken := 0
+	for i, r := range night3 {
+		if i == 0 || !slices.ContainsFunc(added, func(a []string) bool { return a[0] == r[0] }) || broken == len(added)/2 {
+			continue
+		}
+		data, err := os.ReadFile(r[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, "broken-"+filepath.Base(r[1]))
+		if err := os.WriteFile(p, data[:len(data)/3], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		night3[i] = []string{r[0], p, r[2], r[3]}
+		broken++
+	}
+	in3 := writeCSV(t, dir, "night3.csv", night3)
+	r3, err := night(in3, 2)
+	if !errors.Is(err, ErrRefused) {
+		t.Fatalf("night 3: %v, want refused by the gate", err)
+	}
+	t.Logf("night 3: %v", err)
+	if r3.Published != nil || r3.Verdict.Pass || r3.Report.Counts.DeadLetters != 6 {
+		t.Fatalf("night 3: %+v", r3)
+	}
+	if !strings.Contains(err.Error(), "6 dead letters of 96 images") || !strings.Contains(err.Error(), r3.Dir) || !strings.Contains(err.Error(), pub2.Run) {
+		t.Errorf("night 3's error does not say why, where the run is and what is published: %v", err)
+	}
+	after, gen3, err := published.Read(ctx, root)
+	if err != nil || gen3 != gen2 || fmt.Sprint(after) != fmt.Sprint(pub2) {
+		t.Fatalf("published.json changed by a refused night: %+v gen %d, was %+v gen %d (%v)", after, gen3, pub2, gen2, err)
+	}
+	checkGate(t, r3.Dir, OutcomeRefused, CheckDeadRate)
+	if _, err := bowline.LoadManifest(ctx, r3.Dir); err != nil {
+		t.Errorf("the refused run was not kept whole: %v", err)
+	}
+	if ids, err := Runs(ctx, root); err != nil || !slices.Equal(ids, []string{r1.ID, r2.ID, r3.ID}) {
+		t.Errorf("runs %v (%v), want the three nights'", ids, err)
+	}
+}
+
+// checkGate checks the gate.json of the run in dir: its outcome and which
+// check failed ("" for none).
+func checkGate(t *testing.T, dir, outcome, failed string) {
+	t.Helper()
+	g, err := LoadGate(context.Background(), dir)
+	if err != nil {
+		t.Fatalf("gate.json: %v", err)
+	}
+	var names []string
+	for _, c := range g.Failed() {
+		names = append(names, c.Name)
+	}
+	if g.Outcome != outcome || strings.Join(names, ",") != failed || len(g.Checks) != 3 || g.Run != "runs/"+filepath.Base(dir) {
+		t.Errorf("gate.json of %s: %+v, want outcome %s, failed %q", dir, g, outcome, failed)
+	}
+	for _, c := range g.Checks {
+		if c.Detail == "" || (c.Name == CheckDeadRate && c.Limit != DefaultLimits().MaxDeadRate) {
+			t.Errorf("gate.json check %+v", c)
+		}
+	}
+}
+
+// fakeRun returns a Run that runs no pipeline but leaves, in the newest
+// run under the local root, the files of a finished run whose report is r, and then
+// calls then (if not nil): a night in a test that is about what happens
+// around the job.
+func fakeRun(root string, r report.Report, then func()) func(context.Context, *beam.Pipeline) error {
+	return func(ctx context.Context, _ *beam.Pipeline) error {
+		ids, err := Runs(ctx, root) // a local root: the new run's directory exists
+		if err != nil || len(ids) == 0 {
+			return fmt.Errorf("no run under %s: %v", root, err)
+		}
+		dir := RunDir(root, ids[len(ids)-1])
+		js, err := r.JSON()
+		if err != nil {
+			return err
+		}
+		if err := blob.Write(ctx, blob.Join(dir, bowline.ReportJSON), js); err != nil {
+			return err
+		}
+		m, _ := json.Marshal(bowline.Manifest{Job: "bowline", Finished: time.Now(), Files: []bowline.ManifestFile{{Name: bowline.ReportJSON, Bytes: int64(len(js))}}})
+		if err := blob.Write(ctx, blob.Join(dir, bowline.ManifestJSON), m); err != nil {
+			return err
+		}
+		if then != nil {
+			then()
+		}
+		return nil
+	}
+}
+
+func fakeReport(images, dead int64, mAP float64) report.Report {
+	return report.Report{Counts: report.Counts{Images: images, DeadLetters: dead, Described: images - dead},
+		Methods: []formats.ReportRow{{Method: "tfidf", Split: "held-out", MAP: mAP / 2}, {Method: "solis-ada", Split: "held-out", MAP: mAP}}}
+}
+
+// TestNightAroundTheJob runs nights whose job is faked (fakeRun) on a
+// local root: the publish, the gate on mAP, the race, and the pruning.
+func TestNightAroundTheJob(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	night := func(day int, r report.Report, then func()) (Result, error) {
+		o := options(shapes, root, day)
+		o.Keep = 2
+		o.Run = fakeRun(root, r, then)
+		return Night(ctx, o)
+	}
+	r1, err := night(0, fakeReport(100, 0, 0.8), nil)
+	if err != nil || r1.Published == nil {
+		t.Fatalf("night 1: %+v, %v", r1, err)
+	}
+	// A fall of 0.02 in mAP is refused.
+	r2, err := night(1, fakeReport(100, 0, 0.78), nil)
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "solis-ada mAP 0.7800, published 0.8000") {
+		t.Fatalf("night 2: %v, want refused for its mAP", err)
+	}
+	checkGate(t, r2.Dir, OutcomeRefused, CheckMAPDrop)
+
+	// Night 3 passes, but night 4, started from the same published run,
+	// publishes while night 3's job runs: night 3 loses.
+	var r4 Result
+	var err4 error
+	r3, err := night(2, fakeReport(100, 0, 0.81), func() {
+		r4, err4 = night(3, fakeReport(101, 0, 0.82), nil)
+	})
+	if err4 != nil || r4.Published == nil {
+		t.Fatalf("night 4: %+v, %v", r4, err4)
+	}
+	if !errors.Is(err, published.ErrRace) || r3.Published != nil {
+		t.Fatalf("night 3: %v, want the publish race lost", err)
+	}
+	if p, err := published.ReadPublished(ctx, root); err != nil || p.Run != "runs/"+r4.ID || p.Previous != "runs/"+r1.ID {
+		t.Fatalf("published %+v (%v), want night 4 after night 1", p, err)
+	}
+	if g, err := LoadGate(ctx, r3.Dir); err != nil || !g.Pass || !strings.HasPrefix(g.Outcome, "not published: ") {
+		t.Errorf("night 3's gate.json: %+v (%v)", g, err)
+	}
+	// Night 4 published with keep 2, while night 3, older, was running:
+	// runs 1 and 2 were older than the newest two (3 and 4); 1 is no
+	// longer published.
+	if !slices.Equal(r4.Pruned, []string{r1.ID, r2.ID}) {
+		t.Errorf("night 4 pruned %v, want nights 1 and 2 (%s, %s)", r4.Pruned, r1.ID, r2.ID)
+	}
+	if ids, _ := Runs(ctx, root); !slices.Equal(ids, []string{r3.ID, r4.ID}) {
+		t.Errorf("runs left %v", ids)
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	o := options(shapes, t.TempDir(), 0)
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	bad := o
+	bad.ServingLearner = "oasis-diag"
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "oasis-diag") {
+		t.Errorf("a serving learner not trained: %v", err)
+	}
+	bad = o
+	bad.ServingLearner = "tfidf"
+	if err := bad.Validate(); err != nil {
+		t.Errorf("the TF-IDF baseline as serving learner: %v", err)
+	}
+	bad = o
+	bad.Root = ""
+	if err := bad.Validate(); err == nil {
+		t.Error("no root accepted")
+	}
+	bad = o
+	bad.Limits.MaxShrink = 2
+	if err := bad.Validate(); err == nil {
+		t.Error("max shrink 2 accepted")
+	}
+}
