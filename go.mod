@@ -10,6 +10,7 @@ require (
 	golang.org/x/image v0.47.0
 	gonum.org/v1/gonum v0.17.0
 	gonum.org/v1/plot v0.17.0
+	go.yaml.in/yaml/v3 v3.0.5
 	google.golang.org/api v0.307.0
 )
 

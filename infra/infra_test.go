@@ -1,0 +1,619 @@
+// Package infra holds no Go code but the checks of the launch files beside
+// it: the scripts are shellcheck-clean and strict, the Flex Template's
+// parameters are flags the launched command defines, the schedules call
+// what the template and the job server expect, and every image tag agrees
+// with the Beam and Go versions in go.mod.
+package infra
+
+import (
+	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// metadata is infra/dataflow/metadata.json, the Flex Template's.
+type metadata struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Parameters  []struct {
+		Name       string   `json:"name"`
+		Label      string   `json:"label"`
+		HelpText   string   `json:"helpText"`
+		IsOptional bool     `json:"isOptional"`
+		ParamType  string   `json:"paramType"`
+		Regexes    []string `json:"regexes"`
+	} `json:"parameters"`
+}
+
+func readMetadata(t *testing.T) metadata {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("dataflow", "metadata.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m metadata
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		t.Fatalf("metadata.json: %v", err)
+	}
+	return m
+}
+
+// scripts returns every shell script under infra/.
+func scripts(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(".", func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".sh") {
+			out = append(out, p)
+		}
+		return err
+	})
+	if err != nil || len(out) == 0 {
+		t.Fatalf("found %d scripts: %v", len(out), err)
+	}
+	return out
+}
+
+func TestShellcheck(t *testing.T) {
+	if _, err := exec.LookPath("shellcheck"); err != nil {
+		t.Skip("shellcheck is not installed (apt-get install -y shellcheck)")
+	}
+	out, err := exec.Command("shellcheck", append([]string{"-x"}, scripts(t)...)...).CombinedOutput()
+	if err != nil {
+		t.Errorf("shellcheck: %v\n%s", err, out)
+	}
+}
+
+// TestScriptsAreStrict: every script runs under bash with errexit,
+// nounset and pipefail before its first command, and is executable.
+func TestScriptsAreStrict(t *testing.T) {
+	for _, p := range scripts(t) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(b), "\n")
+		if lines[0] != "#!/usr/bin/env bash" {
+			t.Errorf("%s: first line %q, want #!/usr/bin/env bash", p, lines[0])
+		}
+		for _, l := range lines[1:] {
+			if l = strings.TrimSpace(l); l == "" || strings.HasPrefix(l, "#") {
+				continue
+			}
+			if l != "set -euo pipefail" {
+				t.Errorf("%s: first command %q, want set -euo pipefail", p, l)
+			}
+			break
+		}
+		if st, err := os.Stat(p); err != nil || st.Mode()&0o111 == 0 {
+			t.Errorf("%s is not executable: %v", p, err)
+		}
+	}
+}
+
+// moduleDeps returns the directories of the module's own packages that
+// pkg (a ./cmd/… pattern) builds from; ok is false when pkg does not
+// exist.
+func moduleDeps(t *testing.T, pkg string) (dirs []string, ok bool) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join("..", filepath.FromSlash(pkg))); err != nil {
+		return nil, false
+	}
+	depsMu.Lock()
+	defer depsMu.Unlock()
+	if d, ok := deps[pkg]; ok {
+		return d, true
+	}
+	defer func() { deps[pkg] = dirs }()
+	cmd := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}} {{.Dir}}{{end}}", pkg)
+	cmd.Dir = ".."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v", pkg, err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		path, dir, _ := strings.Cut(line, " ")
+		if strings.HasPrefix(path, "github.com/bowline/bowline/") {
+			dirs = append(dirs, dir)
+		}
+	}
+	return dirs, true
+}
+
+// deps caches moduleDeps: go list takes seconds on a busy machine.
+var (
+	depsMu sync.Mutex
+	deps   = map[string][]string{}
+)
+
+// flagMethods maps the flag package's defining functions (and
+// *flag.FlagSet's methods) to the position of the flag's name.
+var flagMethods = map[string]int{
+	"String": 0, "Int": 0, "Int64": 0, "Uint": 0, "Uint64": 0, "Bool": 0, "Float64": 0, "Duration": 0,
+	"Func": 0, "BoolFunc": 0,
+	"StringVar": 1, "IntVar": 1, "Int64Var": 1, "UintVar": 1, "Uint64Var": 1, "BoolVar": 1,
+	"Float64Var": 1, "DurationVar": 1, "Var": 1, "TextVar": 1,
+}
+
+// definedFlags returns the names of the flags the Go files in dirs define
+// with a literal name, test files left out.
+func definedFlags(t *testing.T, dirs []string) map[string]bool {
+	t.Helper()
+	names := map[string]bool{}
+	fset := token.NewFileSet()
+	for _, dir := range dirs {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			file, err := parser.ParseFile(fset, f, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(file, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				sel, ok := call.Fun.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				i, ok := flagMethods[sel.Sel.Name]
+				if !ok || len(call.Args) <= i+1 {
+					return true
+				}
+				if lit, ok := call.Args[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+					if name, err := strconv.Unquote(lit.Value); err == nil {
+						names[name] = true
+					}
+				}
+				return true
+			})
+		}
+	}
+	return names
+}
+
+// reindexFlags returns the flags ./cmd/reindex defines, skipping the test
+// while the command does not exist.
+func reindexFlags(t *testing.T) map[string]bool {
+	t.Helper()
+	dirs, ok := moduleDeps(t, "./cmd/reindex")
+	if !ok {
+		t.Skip("./cmd/reindex, the command the template and the CronJob launch, does not exist yet")
+	}
+	return definedFlags(t, dirs)
+}
+
+func TestDefinedFlags(t *testing.T) {
+	dirs, ok := moduleDeps(t, "./cmd/bowline")
+	if !ok {
+		t.Fatal("./cmd/bowline does not exist")
+	}
+	got := definedFlags(t, dirs)
+	for _, want := range []string{"input", "output", "vocab", "learners", "label_column", "seed", "verbose_errors"} {
+		if !got[want] {
+			t.Errorf("bowline's flag --%s not found in its source", want)
+		}
+	}
+	if got["worker_binary"] || got["runner"] {
+		t.Error("Beam's own flags were counted as the command's")
+	}
+}
+
+func TestFlexTemplateMetadata(t *testing.T) {
+	m := readMetadata(t)
+	if m.Name == "" || len(m.Parameters) == 0 {
+		t.Fatalf("metadata.json: name %q, %d parameters", m.Name, len(m.Parameters))
+	}
+	seen := map[string]bool{}
+	for _, p := range m.Parameters {
+		// gcloud refuses a parameter without any of these three.
+		if p.Name == "" || p.Label == "" || p.HelpText == "" {
+			t.Errorf("parameter %+v: name, label and helpText are required", p)
+		}
+		if seen[p.Name] {
+			t.Errorf("parameter %s twice", p.Name)
+		}
+		seen[p.Name] = true
+		for _, re := range p.Regexes {
+			if _, err := regexp.Compile(re); err != nil {
+				t.Errorf("parameter %s: regex %q: %v", p.Name, re, err)
+			}
+		}
+		if (p.Name == "input" || p.Name == "root") && p.IsOptional {
+			t.Errorf("parameter %s is optional; the nightly command needs it", p.Name)
+		}
+		if p.Name == "input" || p.Name == "root" {
+			// A template job runs on Dataflow: local paths are refused.
+			re := regexp.MustCompile(p.Regexes[0])
+			if !re.MatchString("gs://bucket/corpus/labels.csv") || re.MatchString("/data/labels.csv") {
+				t.Errorf("parameter %s: regex %q does not ask for gs://", p.Name, p.Regexes[0])
+			}
+		}
+	}
+	t.Run("flags of reindex", func(t *testing.T) {
+		flags := reindexFlags(t)
+		for _, p := range m.Parameters {
+			if !flags[p.Name] {
+				t.Errorf("template parameter %s is no flag of ./cmd/reindex: the launcher would fail on --%s", p.Name, p.Name)
+			}
+		}
+	})
+}
+
+// TestGcloudAcceptsTheTemplate: gcloud builds the template spec from
+// metadata.json (--print-only: nothing is built or written).
+func TestGcloudAcceptsTheTemplate(t *testing.T) {
+	if _, err := exec.LookPath("gcloud"); err != nil || testing.Short() {
+		t.Skip("gcloud is not installed, or -short")
+	}
+	cmd := exec.Command("dataflow/build-template.sh")
+	cmd.Env = append(os.Environ(), "PROJECT=p", "REGION=europe-west1", "REPOSITORY=r", "TEMPLATE_BUCKET=b", "TAG=t", "PRINT_ONLY=1",
+		"CLOUDSDK_CONFIG="+t.TempDir(), "CLOUDSDK_CORE_DISABLE_PROMPTS=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("build-template.sh: %v\n%s", err, out)
+	}
+	for _, want := range []string{`"image": "europe-west1-docker.pkg.dev/p/r/bowline-flex:t"`, `"name": "input"`, `"language": "GO"`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the template spec lacks %s:\n%s", want, out)
+		}
+	}
+}
+
+// stubGcloud puts a gcloud on PATH that records its calls, one argument a
+// line and "----" after each call, in the returned log, copies a
+// --message-body-from-file to log+".body", and fails "scheduler jobs
+// describe" unless describeOK.
+func stubGcloud(t *testing.T, describeOK bool) (env []string, log string) {
+	t.Helper()
+	dir := t.TempDir()
+	log = filepath.Join(dir, "calls")
+	describe := "1"
+	if describeOK {
+		describe = "0"
+	}
+	stub := `#!/usr/bin/env bash
+set -euo pipefail
+{ printf '%s\n' "$@"; echo ----; } >>"$STUB_LOG"
+prev=
+for a in "$@"; do
+  if [[ "$prev" == --message-body-from-file ]]; then cp "$a" "$STUB_LOG.body"; fi
+  prev=$a
+done
+if [[ "$1 $2 $3" == "scheduler jobs describe" ]]; then exit ` + describe + `; fi
+`
+	if err := os.WriteFile(filepath.Join(dir, "gcloud"), []byte(stub), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"), "STUB_LOG="+log), log
+}
+
+// calls splits a stub's log into its calls' arguments.
+func calls(t *testing.T, log string) [][]string {
+	t.Helper()
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]string
+	for _, c := range strings.Split(strings.TrimSuffix(string(b), "----\n"), "----\n") {
+		out = append(out, strings.Split(strings.TrimSuffix(c, "\n"), "\n"))
+	}
+	return out
+}
+
+// arg returns the value after flag in args.
+func arg(args []string, flag string) string {
+	if i := slices.Index(args, flag); i >= 0 && i+1 < len(args) {
+		return args[i+1]
+	}
+	return ""
+}
+
+// TestCloudScheduler: the scheduler job POSTs a launch request for the
+// template build-template.sh writes, with parameters the template
+// declares, to Dataflow's flexTemplates:launch, as an OAuth service
+// account; a second run updates the job instead of creating another.
+func TestCloudScheduler(t *testing.T) {
+	base := []string{"PROJECT=proj", "REGION=europe-west1", "TEMPLATE_BUCKET=tmpl", "INPUT=gs://img/labels.csv",
+		"ROOT=gs://idx/bowline", "SCHEDULER_SA=sched@proj.iam.gserviceaccount.com"}
+	for _, describeOK := range []bool{false, true} {
+		env, log := stubGcloud(t, describeOK)
+		cmd := exec.Command("schedule/cloud-scheduler.sh")
+		cmd.Env = append(env, base...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("cloud-scheduler.sh: %v\n%s", err, out)
+		}
+		cs := calls(t, log)
+		if len(cs) != 2 || cs[0][2] != "describe" {
+			t.Fatalf("gcloud calls %q: want describe, then create or update", cs)
+		}
+		verb, want := cs[1][2], "create"
+		if describeOK {
+			want = "update"
+		}
+		if verb != want || cs[1][3] != "http" || cs[1][4] != "bowline-nightly" {
+			t.Errorf("existing job %v: gcloud %q, want scheduler jobs %s http bowline-nightly", describeOK, cs[1][:5], want)
+		}
+		args := cs[1]
+		if got := arg(args, "--uri"); got != "https://dataflow.googleapis.com/v1b3/projects/proj/locations/europe-west1/flexTemplates:launch" {
+			t.Errorf("--uri %s", got)
+		}
+		if arg(args, "--http-method") != "POST" || arg(args, "--oauth-service-account-email") != "sched@proj.iam.gserviceaccount.com" ||
+			arg(args, "--oauth-token-scope") != "https://www.googleapis.com/auth/cloud-platform" {
+			t.Errorf("not an authorised POST: %q", args)
+		}
+		b, err := os.ReadFile(log + ".body")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			LaunchParameter struct {
+				JobName              string            `json:"jobName"`
+				ContainerSpecGcsPath string            `json:"containerSpecGcsPath"`
+				Parameters           map[string]string `json:"parameters"`
+				Environment          map[string]any    `json:"environment"`
+			} `json:"launchParameter"`
+		}
+		if err := json.Unmarshal(b, &body); err != nil {
+			t.Fatalf("body: %v\n%s", err, b)
+		}
+		lp := body.LaunchParameter
+		if lp.ContainerSpecGcsPath != "gs://tmpl/templates/bowline-reindex.json" || lp.JobName != "bowline-nightly" {
+			t.Errorf("launch %+v", lp)
+		}
+		if lp.Parameters["input"] != "gs://img/labels.csv" || lp.Parameters["root"] != "gs://idx/bowline" {
+			t.Errorf("parameters %v", lp.Parameters)
+		}
+		declared := map[string]bool{}
+		for _, p := range readMetadata(t).Parameters {
+			declared[p.Name] = true
+		}
+		for name := range lp.Parameters {
+			if !declared[name] {
+				t.Errorf("parameter %s is not declared in metadata.json", name)
+			}
+		}
+		if lp.Environment["tempLocation"] != "gs://tmpl/temp" || lp.Environment["serviceAccountEmail"] != "bowline-worker@proj.iam.gserviceaccount.com" {
+			t.Errorf("environment %v", lp.Environment)
+		}
+	}
+	env, _ := stubGcloud(t, false)
+	cmd := exec.Command("schedule/cloud-scheduler.sh")
+	cmd.Env = append(append(env, base...), `INPUT=gs://img/"x".csv`)
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "holds a quote") {
+		t.Errorf("a quote in INPUT: %v\n%s", err, out)
+	}
+
+	// TARGET=cloud-run starts an execution of the Cloud Run job, once.
+	env, log := stubGcloud(t, false)
+	cmd = exec.Command("schedule/cloud-scheduler.sh")
+	cmd.Env = append(env, "PROJECT=proj", "REGION=europe-west1", "SCHEDULER_SA=sched@proj.iam.gserviceaccount.com", "TARGET=cloud-run")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("cloud-scheduler.sh, cloud-run: %v\n%s", err, out)
+	}
+	args := calls(t, log)[1]
+	if arg(args, "--uri") != "https://run.googleapis.com/v2/projects/proj/locations/europe-west1/jobs/bowline-reindex:run" || arg(args, "--max-retry-attempts") != "0" {
+		t.Errorf("cloud-run: %q", args)
+	}
+}
+
+// TestRunTemplate: run-template.sh launches the template with the
+// required parameters and extra ones whose values may hold commas.
+func TestRunTemplate(t *testing.T) {
+	env, log := stubGcloud(t, false)
+	cmd := exec.Command("dataflow/run-template.sh", "learners=solis-ada,oasis-diag", "vocab=10000")
+	cmd.Env = append(env, "PROJECT=proj", "REGION=europe-west1", "TEMPLATE_BUCKET=tmpl", "INPUT=gs://img/labels.csv", "ROOT=gs://idx/bowline", "JOB_NAME=night")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("run-template.sh: %v\n%s", err, out)
+	}
+	cs := calls(t, log)
+	if len(cs) != 1 || !slices.Equal(cs[0][:4], []string{"dataflow", "flex-template", "run", "night"}) {
+		t.Fatalf("gcloud calls %q", cs)
+	}
+	args := cs[0]
+	if arg(args, "--template-file-gcs-location") != "gs://tmpl/templates/bowline-reindex.json" || arg(args, "--temp-location") != "gs://tmpl/temp" {
+		t.Errorf("template or temp location: %q", args)
+	}
+	var params []string
+	for i, a := range args {
+		if a == "--parameters" && i+1 < len(args) {
+			params = append(params, args[i+1])
+		}
+	}
+	want := []string{"^~^input=gs://img/labels.csv", "^~^root=gs://idx/bowline", "^~^learners=solis-ada,oasis-diag", "^~^vocab=10000"}
+	if !slices.Equal(params, want) {
+		t.Errorf("--parameters %q, want %q", params, want)
+	}
+}
+
+// beamVersion returns the Beam Go SDK's version in go.mod ("2.77.0") and
+// the Go version ("1.26.8").
+func versions(t *testing.T) (beam, goVersion string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^\s*github\.com/apache/beam/sdks/v2 v(\S+)`).FindSubmatch(b)
+	g := regexp.MustCompile(`(?m)^go (\S+)`).FindSubmatch(b)
+	if m == nil || g == nil {
+		t.Fatal("go.mod names no Beam or Go version")
+	}
+	return string(m[1]), string(g[1])
+}
+
+// flinkJobServer matches Beam's Flink job server image, capturing the
+// Flink and Beam versions.
+var flinkJobServer = regexp.MustCompile(`^apache/beam_flink(\d+\.\d+)_job_server:(\S+)$`)
+
+// TestFlinkCompose: the compose file's job server, Flink and Go SDK worker
+// images agree with each other and with go.mod's Beam.
+func TestFlinkCompose(t *testing.T) {
+	beam, _ := versions(t)
+	b, err := os.ReadFile(filepath.Join("flink", "docker-compose.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compose struct {
+		Services map[string]struct {
+			Image       string   `yaml:"image"`
+			Command     any      `yaml:"command"`
+			NetworkMode string   `yaml:"network_mode"`
+			Volumes     []string `yaml:"volumes"`
+		} `yaml:"services"`
+	}
+	if err := yaml.Unmarshal(b, &compose); err != nil {
+		t.Fatal(err)
+	}
+	js, tm, pool := compose.Services["job-server"], compose.Services["taskmanager"], compose.Services["sdk-worker-pool"]
+	m := flinkJobServer.FindStringSubmatch(js.Image)
+	if m == nil || m[2] != beam {
+		t.Fatalf("job server image %q: want apache/beam_flinkX.Y_job_server:%s", js.Image, beam)
+	}
+	if !strings.HasPrefix(tm.Image, "flink:"+m[1]+"-") && tm.Image != "flink:"+m[1] {
+		t.Errorf("taskmanager image %s: the job server is for Flink %s", tm.Image, m[1])
+	}
+	if pool.Image != "apache/beam_go_sdk:"+beam || pool.NetworkMode != "service:taskmanager" {
+		t.Errorf("worker pool %+v: want apache/beam_go_sdk:%s in the taskmanager's network", pool, beam)
+	}
+	for name, s := range map[string][]string{"job-server": js.Volumes, "taskmanager": tm.Volumes} {
+		if !slices.Contains(s, "artifacts:/tmp/beam-artifact-staging") {
+			t.Errorf("%s does not share the staged artifacts: %v", name, s)
+		}
+	}
+	if _, err := exec.LookPath("docker-compose"); err == nil {
+		cmd := exec.Command("docker-compose", "-f", filepath.Join("flink", "docker-compose.yml"), "config", "-q")
+		cmd.Env = append(os.Environ(), "GOOGLE_APPLICATION_CREDENTIALS=/dev/null")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("docker-compose config: %v\n%s", err, out)
+		}
+	}
+}
+
+// TestFlinkCronJob: one night at a time, launched against the pod's own
+// job server (of go.mod's Beam), on Flink, with flags the command defines.
+func TestFlinkCronJob(t *testing.T) {
+	beam, _ := versions(t)
+	b, err := os.ReadFile(filepath.Join("schedule", "flink-cronjob.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type container struct {
+		Name          string   `yaml:"name"`
+		Image         string   `yaml:"image"`
+		Args          []string `yaml:"args"`
+		RestartPolicy string   `yaml:"restartPolicy"`
+	}
+	var cj struct {
+		Kind string `yaml:"kind"`
+		Spec struct {
+			Schedule          string `yaml:"schedule"`
+			ConcurrencyPolicy string `yaml:"concurrencyPolicy"`
+			JobTemplate       struct {
+				Spec struct {
+					Template struct {
+						Spec struct {
+							InitContainers []container `yaml:"initContainers"`
+							Containers     []container `yaml:"containers"`
+						} `yaml:"spec"`
+					} `yaml:"template"`
+				} `yaml:"spec"`
+			} `yaml:"jobTemplate"`
+		} `yaml:"spec"`
+	}
+	if err := yaml.Unmarshal(b, &cj); err != nil {
+		t.Fatal(err)
+	}
+	if cj.Kind != "CronJob" || cj.Spec.ConcurrencyPolicy != "Forbid" || len(strings.Fields(cj.Spec.Schedule)) != 5 {
+		t.Errorf("kind %s, concurrencyPolicy %s, schedule %q", cj.Kind, cj.Spec.ConcurrencyPolicy, cj.Spec.Schedule)
+	}
+	pod := cj.Spec.JobTemplate.Spec.Template.Spec
+	if len(pod.InitContainers) != 1 || len(pod.Containers) != 1 {
+		t.Fatalf("pod: %d init containers, %d containers", len(pod.InitContainers), len(pod.Containers))
+	}
+	js, launcher := pod.InitContainers[0], pod.Containers[0]
+	if m := flinkJobServer.FindStringSubmatch(js.Image); m == nil || m[2] != beam || js.RestartPolicy != "Always" {
+		t.Errorf("job server sidecar %s (restartPolicy %q): want Beam %s's Flink job server as a native sidecar", js.Image, js.RestartPolicy, beam)
+	}
+	flags := map[string]string{}
+	for _, a := range launcher.Args {
+		name, value, ok := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		if !ok || !strings.HasPrefix(a, "--") {
+			t.Errorf("argument %q: want --name=value", a)
+		}
+		flags[name] = value
+	}
+	if flags["runner"] != "flink" || flags["endpoint"] != "localhost:8099" || !slices.Contains([]string{"EXTERNAL", "PROCESS", "DOCKER"}, flags["environment_type"]) {
+		t.Errorf("launch flags %v: want --runner=flink --endpoint=localhost:8099 and a worker environment", flags)
+	}
+	t.Run("flags of reindex", func(t *testing.T) {
+		defined := reindexFlags(t)
+		beamFlags := map[string]bool{"runner": true, "endpoint": true, "environment_type": true, "environment_config": true, "parallelism": true}
+		for name := range flags {
+			if !beamFlags[name] && !defined[name] {
+				t.Errorf("--%s is no flag of ./cmd/reindex", name)
+			}
+		}
+	})
+}
+
+// TestDockerfile: the images build the commands the launch files run,
+// static, with go.mod's Go, and the launcher runs as a non-root user.
+func TestDockerfile(t *testing.T) {
+	_, goVersion := versions(t)
+	b, err := os.ReadFile("Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	df := string(b)
+	if !strings.Contains(df, "ARG GO_VERSION="+goVersion+"\n") {
+		t.Errorf("the Dockerfile's GO_VERSION is not go.mod's go %s", goVersion)
+	}
+	stages := regexp.MustCompile(`(?m)^FROM \S+ AS (\S+)$`).FindAllStringSubmatch(df, -1)
+	var names []string
+	for _, s := range stages {
+		names = append(names, s[1])
+	}
+	if !slices.Equal(names, []string{"build", "launcher", "flex-template"}) {
+		t.Errorf("stages %v", names)
+	}
+	build := regexp.MustCompile(`(?m)CGO_ENABLED=0 GOOS=linux GOARCH=amd64 \\\n\s+go build -trimpath -o /out/ (.+)$`).FindStringSubmatch(df)
+	if build == nil {
+		t.Fatal("no static linux/amd64 go build -trimpath")
+	}
+	for _, pkg := range strings.Fields(build[1]) {
+		if _, err := os.Stat(filepath.Join("..", filepath.FromSlash(pkg))); err != nil {
+			if pkg == "./cmd/reindex" {
+				t.Logf("the Dockerfile builds %s, which does not exist yet", pkg)
+				continue
+			}
+			t.Errorf("the Dockerfile builds %s: %v", pkg, err)
+		}
+	}
+	launcher := df[strings.Index(df, "\nFROM gcr.io/distroless/"):strings.Index(df, " AS flex-template")]
+	if !strings.Contains(launcher, "USER nonroot:nonroot") || !strings.Contains(launcher, "distroless/static") {
+		t.Errorf("the launcher stage is not distroless/static as nonroot:\n%s", launcher)
+	}
+	if !strings.Contains(df, "ENV FLEX_TEMPLATE_GO_BINARY=/template/reindex") {
+		t.Error("the flex-template stage does not name the binary the template launches")
+	}
+}
