@@ -76,7 +76,7 @@ func options(input, root string, day int) Options {
 	c.Input = input
 	c.Vocab.K = 200
 	c.Learning.Learners = []string{"solis-ada"}
-	offset := time.Date(2026, 11, 25+day, 7, 15, 0, 0, time.UTC).Sub(time.Now())
+	offset := time.Until(time.Date(2026, 11, 25+day, 7, 15, 0, 0, time.UTC))
 	return Options{Job: c, Root: root, Incremental: true, ServingLearner: "solis-ada", Limits: DefaultLimits(), Keep: 5,
 		Now: func() time.Time { return time.Now().Add(offset) }}
 }
