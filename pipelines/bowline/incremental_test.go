@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,6 +17,7 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/report"
+	"github.com/bowline/bowline/transforms/train/trainbeam"
 )
 
 // runCounting is run that also returns the job's counters by namespace
@@ -111,8 +113,9 @@ func readFile(t *testing.T, path string) []byte {
 // of the images, night 2 on all of them, one image's file replaced by
 // another's bytes, starting from night 1. Night 2 describes only the new
 // and the changed images, carries the other features rows over unchanged,
-// keeps night 1's codebook byte for byte, warm-starts the learner, and
-// retrieves about as well as a full run on the same images.
+// keeps night 1's codebook byte for byte, warm-starts the learner on the
+// new images' triplets and a replayed share of the others', and retrieves
+// about as well as a full run on the same images.
 func TestIncrementalNight(t *testing.T) {
 	if testing.Short() {
 		t.Skip("three pipeline runs")
@@ -165,6 +168,29 @@ func TestIncrementalNight(t *testing.T) {
 			t.Errorf("image %s: features not carried over unchanged", id)
 		}
 	}
+	// The warm-started learner trains on the new and the changed images'
+	// triplets and replays about WarmReplay times as many of the others.
+	var young, old int
+	trips, err := fileio.ReadAll[formats.Triplet](context.Background(), fileio.Join(night2, trainbeam.TripletsName+"-*.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range trips {
+		if _, carried := f1[tr.Query]; carried && tr.Query != changedID {
+			old++
+		} else {
+			young++
+		}
+	}
+	p := 1.0 // a negative replay, train.ReplayAll
+	if trainbeam.WarmReplay >= 0 {
+		p = math.Min(1, trainbeam.WarmReplay*float64(young)/float64(old))
+	}
+	replayed := float64(stateSteps(t, night2, "solis-ada") - stateSteps(t, night1, "solis-ada") - int64(young))
+	t.Logf("warm start: %d new-query triplets, %.0f of %d others replayed", young, replayed, old)
+	if want, sd := p*float64(old), math.Sqrt(p*(1-p)*float64(old)); young == 0 || math.Abs(replayed-want) > 4*sd+0.5 {
+		t.Errorf("the warm start trained on %d new-query triplets and replayed %.0f of %d others, want %.0f ± %.0f", young, replayed, old, want, 4*sd)
+	}
 	// Word counts carried too: only the new images' descriptors are
 	// quantised.
 	var newKeypoints int64
@@ -189,6 +215,17 @@ func TestIncrementalNight(t *testing.T) {
 			t.Errorf("%s: incremental mAP %.4f, full run %.4f", m, inc.MAP, fr.MAP)
 		}
 	}
+}
+
+// stateSteps returns the step count of the state learner name saved
+// under dir.
+func stateSteps(t *testing.T, dir, name string) int64 {
+	t.Helper()
+	rows, err := fileio.ReadAll[formats.ModelTensor](context.Background(), fileio.Join(dir, trainbeam.StateName(name)+"-*.parquet"))
+	if err != nil || len(rows) == 0 {
+		t.Fatalf("the state of %s under %s: %d rows, %v", name, dir, len(rows), err)
+	}
+	return rows[0].Steps
 }
 
 // TestIncrementalDrift: a synthetic corpus made with another seed has

@@ -314,7 +314,8 @@ func Learn(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Learni
 // PCollection<trainbeam.Warm> of states of the learners of bags of words
 // (indexed as l.bowRuns(dim)), from which they continue training on the
 // triplets of the images the bag-of-words parts do not list as carried
-// (trainbeam.TrainGroupsFrom).
+// and a replayed share of the others' (trainbeam.TrainGroupsFrom,
+// trainbeam.WarmReplay).
 func LearnFrom(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Learning, trip triplets.Options, out string, warm beam.PCollection) (rows beam.PCollection, written []beam.PCollection, tripParts, stages, cut beam.PCollection) {
 	s = s.Scope("Learn")
 	queries, labels, cut := evaluatebeam.QuerySet(s, bowParts, l.Eval)

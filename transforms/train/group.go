@@ -2,10 +2,13 @@ package train
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"sort"
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/learners/sparse"
+	"github.com/bowline/bowline/transforms/internal/splitmix"
 	"github.com/bowline/bowline/transforms/split"
 	"github.com/bowline/bowline/transforms/triplets"
 )
@@ -82,6 +85,62 @@ func (g *Group) TrainShardOf(o ShardOptions, shard int, st RoundState, round, ro
 		u = sparse.TripletFeature(u, g.vecs[g.pos[t.Query]], g.vecs[g.pos[t.Positive]], g.vecs[g.pos[t.Negative]])
 		return Feature{Seq: t.Seq, U: u}, nil
 	})
+}
+
+// ReplayAll, or any negative replay of WarmKeep, keeps every triplet: a
+// warm-started learner makes one more pass over all of them.
+const ReplayAll = -1
+
+// replaySalt makes the draw of the replayed triplets independent of
+// RoundOf and ShardOf, which also hash Seq.
+const replaySalt = 0x7265706c6179 // "replay"
+
+// WarmKeep returns the triplets, as the keep function of TrainShardOf,
+// that a learner warm-started from an earlier run's state trains on:
+// those whose query is new, not among carried (sorted ids of the images
+// carried over from that run), and a share of the others, so that about
+// replay old-query triplets are replayed for each new-query one: none
+// when replay is 0, every one when it is negative (ReplayAll) or the
+// group has too few.
+//
+// The new images' triplets alone pull the model towards their queries;
+// replaying old queries' triplets alongside keeps the update balanced
+// (trainbeam.WarmReplay has the measurements). Which old triplets are
+// replayed is decided by a hash of their Seq, not a random stream, so
+// that a run is deterministic whatever its sharding, and the share is the
+// group's, counted over all its rounds, so that every round replays alike.
+func (g *Group) WarmKeep(carried []string, replay float64) func(formats.Triplet) bool {
+	isOld := func(t formats.Triplet) bool {
+		_, found := slices.BinarySearch(carried, t.Query)
+		return found
+	}
+	if replay < 0 {
+		return nil
+	}
+	var old, young int
+	for _, t := range g.Triplets {
+		if isOld(t) {
+			old++
+		} else {
+			young++
+		}
+	}
+	share := 0.0
+	if old > 0 {
+		share = math.Min(1, replay*float64(young)/float64(old))
+	}
+	// Keep an old triplet when its hash, as a fraction of 2⁶⁴, is below
+	// the share: a share of 1 keeps them all.
+	cut := uint64(math.MaxUint64)
+	if share < 1 {
+		cut = uint64(share * (1 << 64))
+	}
+	return func(t formats.Triplet) bool {
+		if !isOld(t) {
+			return true
+		}
+		return share > 0 && splitmix.Mix64(uint64(t.Seq)^replaySalt) <= cut
+	}
 }
 
 // Groups returns the number of training groups of a corpus of n images

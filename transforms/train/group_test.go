@@ -2,6 +2,8 @@ package train_test
 
 import (
 	"fmt"
+	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -215,5 +217,82 @@ func TestTrainShardOfContinues(t *testing.T) {
 	}
 	if nYoung == 0 || nYoung == int64(len(g.Triplets)) || got.Triplets != nYoung || !slices.Equal(got.Weights, want) {
 		t.Errorf("warm start: %d triplets (of %d, want %d), weights %v\nsequential: %v", got.Triplets, len(g.Triplets), nYoung, got.Weights, want)
+	}
+}
+
+// TestWarmKeep: a warm-started learner keeps every triplet of a new
+// query and about replay old-query triplets per new one, the same ones
+// however often it is asked, each replay's a subset of a larger one's;
+// a negative replay, or one beyond what the group holds, keeps them all.
+func TestWarmKeep(t *testing.T) {
+	bows := groupBoWs(400, 20)
+	g, err := train.NewGroup(bows, split.Cut{}, triplets.Options{PerQuery: 10, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Images 0–359 were there the night before: a tenth are new.
+	var carried []string
+	for _, b := range bows[:360] {
+		carried = append(carried, b.ImageID)
+	}
+	slices.Sort(carried)
+	isOld := func(tr formats.Triplet) bool { _, ok := slices.BinarySearch(carried, tr.Query); return ok }
+	kept := func(replay float64) (young int, old map[int64]bool) {
+		keep := g.WarmKeep(carried, replay)
+		old = map[int64]bool{}
+		for _, tr := range g.Triplets {
+			switch {
+			case keep != nil && !keep(tr): // nil keeps every one
+			case isOld(tr):
+				old[tr.Seq] = true
+			default:
+				young++
+			}
+		}
+		return young, old
+	}
+	var nYoung, nOld int
+	for _, tr := range g.Triplets {
+		if isOld(tr) {
+			nOld++
+		} else {
+			nYoung++
+		}
+	}
+	if nYoung == 0 || nOld < 5*nYoung {
+		t.Fatalf("%d new-query and %d old-query triplets: the test needs both", nYoung, nOld)
+	}
+	var prev map[int64]bool
+	for _, replay := range []float64{0, 1, 3} {
+		young, old := kept(replay)
+		if young != nYoung {
+			t.Errorf("replay %g: %d new-query triplets kept, want all %d", replay, young, nYoung)
+		}
+		// The old ones are kept independently with probability
+		// p = replay·nYoung/nOld: allow four standard deviations.
+		p := replay * float64(nYoung) / float64(nOld)
+		want, sd := p*float64(nOld), math.Sqrt(p*(1-p)*float64(nOld))
+		if d := math.Abs(float64(len(old)) - want); d > 4*sd+0.5 {
+			t.Errorf("replay %g: %d old-query triplets replayed, want %.0f ± %.0f", replay, len(old), want, 4*sd)
+		}
+		if _, again := kept(replay); !maps.Equal(old, again) {
+			t.Errorf("replay %g: another call replays other triplets", replay)
+		}
+		for seq := range prev {
+			if !old[seq] {
+				t.Errorf("replay %g leaves out triplet %d, which a smaller replay keeps", replay, seq)
+				break
+			}
+		}
+		prev = old
+	}
+	for _, replay := range []float64{train.ReplayAll, float64(nOld)} {
+		if young, old := kept(replay); young+len(old) != len(g.Triplets) {
+			t.Errorf("replay %g: %d of %d triplets kept, want all", replay, young+len(old), len(g.Triplets))
+		}
+	}
+	// With nothing carried every query is new.
+	if keep := g.WarmKeep(nil, 0); keep == nil || !keep(g.Triplets[0]) {
+		t.Error("no image carried: a triplet left out")
 	}
 }
