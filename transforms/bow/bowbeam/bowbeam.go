@@ -248,13 +248,9 @@ type countPartFn struct {
 
 func (f *countPartFn) ProcessElement(ctx context.Context, p formats.Part, codebook func(*kmeansbeam.Codebook) bool, emit func(formats.Part), emitDF func(DF)) error {
 	if f.qs == nil {
-		var cb kmeansbeam.Codebook
-		if !codebook(&cb) {
-			return fmt.Errorf("bow: no codebook")
-		}
-		qs, err := quantizers(cb, f.Soft, runtime.GOMAXPROCS(0))
+		qs, err := sideQuantizers(codebook, f.Soft)
 		if err != nil {
-			return fmt.Errorf("bow: %w", err)
+			return err
 		}
 		f.qs = qs
 		f.words = beam.NewCounter("bow", "descriptors_quantised")
@@ -361,4 +357,18 @@ func (f *weightPartFn) ProcessElement(ctx context.Context, p formats.Part, df fu
 	}
 	emit(formats.Part{Name: BoWName, Part: p.Part, Parts: p.Parts, Path: path, Rows: int64(len(out)), Inputs: int64(len(out)), Carried: p.Carried}.Timed(start))
 	return nil
+}
+
+// sideQuantizers reads the codebook side input and makes a quantiser for
+// each of the process's threads, once per DoFn instance.
+func sideQuantizers(codebook func(*kmeansbeam.Codebook) bool, soft bow.SoftOptions) ([]*bow.Quantizer, error) {
+	var cb kmeansbeam.Codebook
+	if !codebook(&cb) {
+		return nil, fmt.Errorf("bow: no codebook")
+	}
+	qs, err := quantizers(cb, soft, runtime.GOMAXPROCS(0))
+	if err != nil {
+		return nil, fmt.Errorf("bow: %w", err)
+	}
+	return qs, nil
 }

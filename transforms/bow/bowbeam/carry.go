@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"runtime"
 	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -73,13 +72,9 @@ type carryCountPartFn struct {
 
 func (f *carryCountPartFn) ProcessElement(ctx context.Context, p formats.Part, codebook func(*kmeansbeam.Codebook) bool, carry bool, emit func(formats.Part), emitDF func(DF)) error {
 	if f.qs == nil {
-		var cb kmeansbeam.Codebook
-		if !codebook(&cb) {
-			return fmt.Errorf("bow: no codebook")
-		}
-		qs, err := quantizers(cb, f.Soft, runtime.GOMAXPROCS(0))
+		qs, err := sideQuantizers(codebook, f.Soft)
 		if err != nil {
-			return fmt.Errorf("bow: %w", err)
+			return err
 		}
 		f.qs = qs
 		f.words = beam.NewCounter("bow", "descriptors_quantised")
