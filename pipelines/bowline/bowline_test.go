@@ -59,9 +59,10 @@ func run(t *testing.T, c Config) report.Report {
 	return r
 }
 
-// withCorruptImage writes a copy of the shapes labels CSV into dir, with
-// absolute paths, plus one truncated JPEG labelled like the others.
-func withCorruptImage(t *testing.T, dir string) string {
+// shapesRows returns the rows of the shapes labels CSV (header first),
+// with absolute image paths, so that a copy written elsewhere still names
+// the images.
+func shapesRows(t *testing.T) [][]string {
 	t.Helper()
 	f, err := os.Open(shapes)
 	if err != nil {
@@ -72,10 +73,33 @@ func withCorruptImage(t *testing.T, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, _ := filepath.Abs(filepath.Dir(shapes))
+	base, err := filepath.Abs(filepath.Dir(shapes))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, r := range rows[1:] {
 		r[1] = filepath.Join(base, r[1])
 	}
+	return rows
+}
+
+// writeCSV writes rows as the CSV dir/name and returns its path.
+func writeCSV(t *testing.T, dir, name string, rows [][]string) string {
+	t.Helper()
+	var buf bytes.Buffer
+	csv.NewWriter(&buf).WriteAll(rows)
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// withCorruptImage writes a copy of the shapes labels CSV into dir, with
+// absolute paths, plus one truncated JPEG labelled like the others.
+func withCorruptImage(t *testing.T, dir string) string {
+	t.Helper()
+	rows := shapesRows(t)
 	good, err := os.ReadFile(rows[1][1])
 	if err != nil {
 		t.Fatal(err)
@@ -85,13 +109,7 @@ func withCorruptImage(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	rows = append(rows, []string{"corrupt", corrupt, "class0", ""})
-	var buf bytes.Buffer
-	csv.NewWriter(&buf).WriteAll(rows)
-	in := filepath.Join(dir, "labels.csv")
-	if err := os.WriteFile(in, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return in
+	return writeCSV(t, dir, "labels.csv", rows)
 }
 
 // TestEndToEnd runs the whole job on the shapes set plus one corrupt image:

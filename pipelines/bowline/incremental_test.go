@@ -57,34 +57,18 @@ func lineage(t *testing.T, dir string) Lineage {
 // paths of replaced ids pointing at the given files.
 func shapesCSV(t *testing.T, dir, name string, keep func(i int) bool, replaced map[string]string) string {
 	t.Helper()
-	f, err := os.Open(shapes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, _ := filepath.Abs(filepath.Dir(shapes))
+	rows := shapesRows(t)
 	out := [][]string{rows[0]}
 	for i, r := range rows[1:] {
 		if !keep(i) {
 			continue
 		}
-		r[1] = filepath.Join(base, r[1])
 		if p, ok := replaced[r[0]]; ok {
 			r[1] = p
 		}
 		out = append(out, r)
 	}
-	var buf bytes.Buffer
-	csv.NewWriter(&buf).WriteAll(out)
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeCSV(t, dir, name, out)
 }
 
 func featuresByID(t *testing.T, dir string) map[string]formats.Features {
