@@ -39,6 +39,9 @@ func (e *Extractor) detectOctave(o int, g []float32, w, h int) {
 	fill(imgBorder - 1)
 	fill(imgBorder)
 	for r := imgBorder; r < h-imgBorder; r++ {
+		if (r-imgBorder)%checkRows == 0 && e.stopped() {
+			return
+		}
 		fill(r + 1)
 		for i := 1; i <= S; i++ {
 			var n [9][]float32 // rows r−1, r, r+1 of layers i−1, i, i+1
