@@ -1,6 +1,7 @@
 package search
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"image"
@@ -101,8 +102,11 @@ func (ix *Index) decode(data []byte) (image.Image, error) {
 
 // bagOfWords returns the TF-IDF bag of words of a decoded photo, made as
 // the job made the run's: SIFT on the gray image (as describe.Describer
-// does), quantised, weighted.
-func (ix *Index) bagOfWords(w *worker, img image.Image) (sparse.Vector, error) {
+// does), quantised, weighted. It gives up with ctx's error once ctx is
+// done: a noise photo of 1600² pixels has about 80,000 keypoints, seconds
+// of SIFT and as many of quantising. A photo without keypoints is
+// ErrNoFeatures: it matches nothing.
+func (ix *Index) bagOfWords(ctx context.Context, w *worker, img image.Image) (sparse.Vector, error) {
 	if w.ex == nil {
 		ex, err := sift.NewExtractor(ix.set.sift)
 		if err != nil {
@@ -115,8 +119,70 @@ func (ix *Index) bagOfWords(w *worker, img image.Image) (sparse.Vector, error) {
 		w.ex, w.q = ex, q
 	}
 	w.gray = sift.FromImage(img, w.gray)
-	_, desc := w.ex.Extract(w.gray)
-	return bow.TFIDF(w.q.Quantize(desc), ix.idf), nil
+	kps, desc, err := w.ex.ExtractContext(ctx, w.gray)
+	if err != nil {
+		return sparse.Vector{}, err
+	}
+	if len(kps) == 0 {
+		b := img.Bounds()
+		return sparse.Vector{}, fmt.Errorf("%w: SIFT finds no keypoint in the %dx%d photo (too small, or without texture)", ErrNoFeatures, b.Dx(), b.Dy())
+	}
+	counts, err := ix.quantize(ctx, w.q, desc)
+	if err != nil {
+		return sparse.Vector{}, err
+	}
+	return bow.TFIDF(counts, ix.idf), nil
+}
+
+// quantize quantises desc in batches of about 2²⁰ descriptor-to-word
+// distances (some tens of milliseconds), looking at ctx between them, and
+// adds the batches' counts. Hard counts add up exactly; soft weights of a
+// photo with more descriptors than one batch may differ from the job's in
+// the last bit of float32, as each batch's sums are rounded once.
+func (ix *Index) quantize(ctx context.Context, q *bow.Quantizer, desc []byte) (sparse.Vector, error) {
+	batch := 1024
+	if ix.forest == nil {
+		batch = max(16, (1<<20)/ix.vocab)
+	}
+	return quantizeBatches(ctx, q, desc, batch)
+}
+
+// quantizeBatches is quantize in batches of batch descriptors.
+func quantizeBatches(ctx context.Context, q *bow.Quantizer, desc []byte, batch int) (sparse.Vector, error) {
+	batch *= q.Dim()
+	var sum sparse.Vector
+	for lo := 0; lo < len(desc); lo += batch {
+		if err := ctx.Err(); err != nil {
+			return sparse.Vector{}, err
+		}
+		v := q.Quantize(desc[lo:min(lo+batch, len(desc))])
+		if lo == 0 {
+			sum = v
+		} else {
+			sum = addSparse(sum, v)
+		}
+	}
+	return sum, nil
+}
+
+// addSparse returns a + b, both with ascending indices.
+func addSparse(a, b sparse.Vector) sparse.Vector {
+	out := sparse.Vector{Idx: make([]uint32, 0, len(a.Idx)+len(b.Idx)), Val: make([]float32, 0, len(a.Idx)+len(b.Idx))}
+	i, j := 0, 0
+	for i < len(a.Idx) || j < len(b.Idx) {
+		switch {
+		case j == len(b.Idx) || (i < len(a.Idx) && a.Idx[i] < b.Idx[j]):
+			out.Idx, out.Val = append(out.Idx, a.Idx[i]), append(out.Val, a.Val[i])
+			i++
+		case i == len(a.Idx) || b.Idx[j] < a.Idx[i]:
+			out.Idx, out.Val = append(out.Idx, b.Idx[j]), append(out.Val, b.Val[j])
+			j++
+		default:
+			out.Idx, out.Val = append(out.Idx, a.Idx[i]), append(out.Val, a.Val[i]+b.Val[j])
+			i, j = i+1, j+1
+		}
+	}
+	return out
 }
 
 // code returns the query code of a decoded photo under a learner of

@@ -64,6 +64,9 @@ var (
 	ErrBadImage = errors.New("not a decodable image")
 	// ErrTooLarge reports an image with more pixels than the limit.
 	ErrTooLarge = errors.New("image too large")
+	// ErrNoFeatures reports a photo in which no feature is found (no SIFT
+	// keypoint: too small, or uniform), which therefore matches nothing.
+	ErrNoFeatures = errors.New("no features found")
 )
 
 // TFIDF names the baseline: cosine similarity of the TF-IDF bags of words.
@@ -242,7 +245,8 @@ func (ix *Index) SearchID(learner, imageID string, k int) ([]Hit, error) {
 // (JPEG, PNG, GIF or WebP bytes) under learner, best first: the photo is
 // described, quantised and weighted as the job did the run's own images.
 // Errors wrap ErrUnknownLearner, ErrBadImage (and the ingest package's
-// reason), ErrTooLarge, or ctx's error.
+// reason), ErrTooLarge, ErrNoFeatures, or ctx's error, which description
+// and quantisation look at as they go.
 func (ix *Index) SearchImage(ctx context.Context, learner string, data []byte, k int) (hits []Hit, err error) {
 	p, cs, err := ix.learner(learner)
 	if err != nil {
@@ -275,7 +279,7 @@ func (ix *Index) SearchImage(ctx context.Context, learner string, data []byte, k
 		}
 		return ix.hits(w.hamming(cs, q, k, -1)), nil
 	}
-	q, err := ix.bagOfWords(w, img)
+	q, err := ix.bagOfWords(ctx, w, img)
 	if err != nil {
 		return nil, err
 	}

@@ -331,7 +331,7 @@ func TestErrors(t *testing.T) {
 	}
 	// Within the limit, a photo is searched (the made-up vocabulary
 	// ranks something; what is the photos' test in cmd/query).
-	if hits, err := ix.SearchImage(ctx, "dense", pngOf(t, 100, 100), 3); err != nil || len(hits) != 3 {
+	if hits, err := ix.SearchImage(ctx, "dense", texturePNG(t, 100, 100), 3); err != nil || len(hits) != 3 {
 		t.Errorf("a 100x100 photo: %v, %v", hits, err)
 	}
 	lower := openRun(t, dir, Options{MaxPixels: 2500})
