@@ -34,25 +34,17 @@ func DefaultColumns() Columns {
 
 // ParseLabels reads a labels CSV. Relative paths are resolved against base,
 // the directory that holds the CSV (local or gs://); a row without an id
-// gets IDFromPath of its path as written. A row that cannot be used (no
-// path, an id already taken) becomes a dead letter rather than an error: a
-// duplicate's dead letter names the kept row in its reason and carries no
-// image id, so that it never matches the kept image. Only a malformed CSV
-// or a missing required column is an error.
+// gets IDFromPath of its path as written. A row that cannot be used (not
+// as many fields as the header, no path, an id already taken) becomes a
+// dead letter rather than an error: a duplicate's dead letter names the
+// kept row in its reason and carries no image id, so that it never matches
+// the kept image; so does a row of the wrong width, whose fields cannot be
+// told apart. Only a malformed CSV or a missing required column is an
+// error.
 func ParseLabels(r io.Reader, base string, cols Columns) ([]formats.Image, []formats.DeadLetter, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	cr.ReuseRecord = true
-	at, err := readHeader(cr, cols)
+	rows, err := newRowReader(r, cols)
 	if err != nil {
 		return nil, nil, err
-	}
-	iPath, iID, iLabel, iTags := at.path, at.id, at.label, at.tags
-	field := func(rec []string, i int) string {
-		if i < 0 || i >= len(rec) {
-			return ""
-		}
-		return strings.TrimSpace(rec[i])
 	}
 	var images []formats.Image
 	var dead []formats.DeadLetter
@@ -61,39 +53,40 @@ func ParseLabels(r io.Reader, base string, cols Columns) ([]formats.Image, []for
 		path string
 	}
 	seen := make(map[string]kept)
-	for line := 2; ; line++ {
-		rec, err := cr.Read()
+	for {
+		row, err := rows.next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("ingest: labels line %d: %w", line, err)
+			return nil, nil, err
 		}
-		p := field(rec, iPath)
-		id := field(rec, iID)
-		if id == "" && p != "" {
-			id = IDFromPath(p)
+		uri := row.path
+		if uri != "" && !isAbs(uri) {
+			uri = join(base, uri)
 		}
-		uri := p
-		if p != "" && !isAbs(p) {
-			uri = join(base, p)
-		}
-		if p == "" {
-			dead = append(dead, formats.DeadLetter{ImageID: id, Stage: "ingest", Reason: fmt.Sprintf("labels line %d: empty path", line)})
+		switch {
+		case row.wide:
+			// Its id and path may be fragments of other fields: the
+			// reason's line number is what finds the row.
+			dead = append(dead, formats.DeadLetter{Stage: "ingest", Reason: row.refused})
+			continue
+		case row.refused != "":
+			dead = append(dead, formats.DeadLetter{ImageID: row.id, URI: uri, Stage: "ingest", Reason: row.refused})
 			continue
 		}
-		if k, dup := seen[id]; dup {
+		if k, dup := seen[row.id]; dup {
 			// The refused row has no id of its own: giving it the kept
 			// row's would hide the kept image from an anti-join of the
 			// images with the dead letters.
 			dead = append(dead, formats.DeadLetter{URI: uri, Stage: "ingest",
-				Reason: fmt.Sprintf("labels line %d: duplicate image id %q; kept line %d (%s)", line, id, k.line, k.path)})
+				Reason: fmt.Sprintf("labels line %d: duplicate image id %q; kept line %d (%s)", row.line, row.id, k.line, k.path)})
 			continue
 		}
-		seen[id] = kept{line, p}
-		img := formats.Image{ImageID: id, URI: uri, Label: field(rec, iLabel)}
-		if t := field(rec, iTags); t != "" {
-			for _, tag := range strings.Split(t, TagSeparator) {
+		seen[row.id] = kept{row.line, row.path}
+		img := formats.Image{ImageID: row.id, URI: uri, Label: row.label}
+		if row.tags != "" {
+			for _, tag := range strings.Split(row.tags, TagSeparator) {
 				if tag = strings.TrimSpace(tag); tag != "" {
 					img.Tags = append(img.Tags, tag)
 				}
@@ -102,6 +95,138 @@ func ParseLabels(r io.Reader, base string, cols Columns) ([]formats.Image, []for
 		images = append(images, img)
 	}
 	return images, dead, nil
+}
+
+// LabelsScan is what ScanLabels found in a labels CSV.
+type LabelsScan struct {
+	// Rows counts the rows below the header.
+	Rows int64
+	// Usable counts the rows ParseLabels would make images of, before
+	// duplicate ids are refused; Labels counts them by label, the
+	// unlabelled ones under "".
+	Usable int64
+	Labels map[string]int64
+	// Refused counts the other rows, and FirstRefused is the first one's
+	// reason; Wide counts those among them whose field count differs
+	// from the header's, and FirstWide is the first one's reason.
+	Refused, Wide           int64
+	FirstRefused, FirstWide string
+}
+
+// ScanLabels reads a labels CSV as ParseLabels does, row by row, keeping
+// only counts: its memory is bounded by the number of labels, not rows,
+// so that a job can check a CSV of millions of rows before it starts. It
+// does not refuse duplicate ids (that would keep every id), so Usable may
+// count rows ParseLabels refuses. Its errors are ParseLabels'.
+func ScanLabels(r io.Reader, cols Columns) (LabelsScan, error) {
+	rows, err := newRowReader(r, cols)
+	if err != nil {
+		return LabelsScan{}, err
+	}
+	s := LabelsScan{Labels: map[string]int64{}}
+	for {
+		row, err := rows.next()
+		if err == io.EOF {
+			return s, nil
+		}
+		if err != nil {
+			return s, err
+		}
+		s.Rows++
+		switch {
+		case row.wide:
+			s.Wide++
+			if s.FirstWide == "" {
+				s.FirstWide = row.refused
+			}
+			fallthrough
+		case row.refused != "":
+			s.Refused++
+			if s.FirstRefused == "" {
+				s.FirstRefused = row.refused
+			}
+			continue
+		}
+		s.Usable++
+		if _, ok := s.Labels[row.label]; !ok {
+			// The field shares its memory with the whole row.
+			row.label = strings.Clone(row.label)
+		}
+		s.Labels[row.label]++
+	}
+}
+
+// rowReader reads the rows of a labels CSV below its header.
+type rowReader struct {
+	cr    *csv.Reader
+	at    columnsAt
+	width int
+}
+
+// row is one row of a labels CSV, its fields trimmed; refused, if not
+// "", is why it cannot be an image.
+type row struct {
+	line                  int
+	id, path, label, tags string
+	refused               string
+	wide                  bool
+}
+
+// deadID is the image id a refused row's dead letter carries: none for
+// a row of the wrong width, whose id field may be a fragment of another
+// field.
+func (r row) deadID() string {
+	if r.wide {
+		return ""
+	}
+	return r.id
+}
+
+func newRowReader(r io.Reader, cols Columns) (*rowReader, error) {
+	cr := csv.NewReader(r)
+	// Rows of another width are dead letters, not a failed CSV.
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	at, err := readHeader(cr, cols)
+	if err != nil {
+		return nil, err
+	}
+	return &rowReader{cr: cr, at: at, width: at.width}, nil
+}
+
+// next returns the next row, io.EOF after the last one, or the error of
+// a malformed CSV.
+func (rr *rowReader) next() (row, error) {
+	rec, err := rr.cr.Read()
+	if err == io.EOF {
+		return row{}, err
+	}
+	if err != nil {
+		// A *csv.ParseError names the line.
+		return row{}, fmt.Errorf("ingest: labels CSV: %w", err)
+	}
+	// The line the row starts on: a quoted field may span lines.
+	line, _ := rr.cr.FieldPos(0)
+	field := func(i int) string {
+		if i < 0 || i >= len(rec) {
+			return ""
+		}
+		return strings.TrimSpace(rec[i])
+	}
+	out := row{line: line, id: field(rr.at.id), path: field(rr.at.path), label: field(rr.at.label), tags: field(rr.at.tags)}
+	if out.id == "" && out.path != "" {
+		out.id = IDFromPath(out.path)
+	}
+	switch {
+	case len(rec) != rr.width:
+		// An unquoted comma in an id or a path shifts every field after
+		// it: the row's path and label would be fragments.
+		out.wide = true
+		out.refused = fmt.Sprintf("labels line %d: %d fields, header has %d (quote a field that holds a comma)", line, len(rec), rr.width)
+	case out.path == "":
+		out.refused = fmt.Sprintf("labels line %d: empty path", line)
+	}
+	return out, nil
 }
 
 // CheckHeader reads the header row of a labels CSV from r and reports a
@@ -128,8 +253,9 @@ func (e *MissingColumnError) Error() string {
 }
 
 // columnsAt holds the positions of the columns of Columns in a header; -1
-// for an optional column the header lacks.
-type columnsAt struct{ path, id, label, tags int }
+// for an optional column the header lacks. width is the header's number
+// of fields.
+type columnsAt struct{ path, id, label, tags, width int }
 
 func readHeader(cr *csv.Reader, cols Columns) (columnsAt, error) {
 	header, err := cr.Read()
@@ -154,7 +280,7 @@ func readHeader(cr *csv.Reader, cols Columns) (columnsAt, error) {
 		}
 		return i, nil
 	}
-	var out columnsAt
+	out := columnsAt{width: len(header)}
 	if out.path, err = col(cols.Path, true); err != nil {
 		return out, err
 	}

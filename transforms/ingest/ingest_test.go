@@ -150,3 +150,69 @@ func TestDecodeRefusesBombBeforeDecoding(t *testing.T) {
 		t.Fatalf("an image at the limit was refused: %v", err)
 	}
 }
+
+// TestParseLabelsWrongFieldCount: a row with an unquoted comma in its id
+// and path (6 fields under a 4-column header) is a dead letter naming its
+// line and field count (and no id or path: they may be fragments), not an
+// image whose id and path are fragments of its fields; the
+// rows around it, a quoted comma and a field spanning lines included, are
+// images.
+func TestParseLabelsWrongFieldCount(t *testing.T) {
+	csv := "image_id,path,label,tags\n" +
+		"a,img/a.jpg,cat,\n" +
+		"Paris_Louvre_Courtyard,_Looking_West,img/Paris_Louvre_Courtyard,_Looking_West.jpg,building,\n" +
+		"\"b,c\",\"img/b,c.jpg\",dog,\"two\nlines\"\n" +
+		"short,img/short.jpg,dog\n" +
+		"d,img/d.jpg,dog,\n"
+	images, dead, err := ParseLabels(strings.NewReader(csv), "/data", DefaultColumns())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, img := range images {
+		ids = append(ids, img.ImageID)
+	}
+	if want := []string{"a", "b,c", "d"}; !reflect.DeepEqual(ids, want) {
+		t.Errorf("images %q, want %q", ids, want)
+	}
+	want := []formats.DeadLetter{
+		{Stage: "ingest", Reason: "labels line 3: 6 fields, header has 4 (quote a field that holds a comma)"},
+		{Stage: "ingest", Reason: "labels line 6: 3 fields, header has 4 (quote a field that holds a comma)"},
+	}
+	if !reflect.DeepEqual(dead, want) {
+		t.Errorf("dead letters\n%+v\nwant\n%+v", dead, want)
+	}
+
+	s, err := ScanLabels(strings.NewReader(csv), DefaultColumns())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Rows != 5 || s.Usable != 3 || s.Refused != 2 || s.Wide != 2 || s.FirstWide != want[0].Reason {
+		t.Errorf("ScanLabels = %+v, want 5 rows, 3 usable, 2 refused for their width, the first at line 3", s)
+	}
+}
+
+// TestScanLabels: ScanLabels counts what ParseLabels would make of each
+// row, by label, and fails where it fails.
+func TestScanLabels(t *testing.T) {
+	csv := "image_id,path,label\n" +
+		"a,img/a.jpg,cat\n" +
+		"b,img/b.jpg,cat\n" +
+		"c,,dog\n" +
+		"d,img/d.jpg,dog\n" +
+		"e,img/e.jpg,\n"
+	s, err := ScanLabels(strings.NewReader(csv), DefaultColumns())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := LabelsScan{Rows: 5, Usable: 4, Labels: map[string]int64{"cat": 2, "dog": 1, "": 1}, Refused: 1, FirstRefused: "labels line 4: empty path"}
+	if !reflect.DeepEqual(s, want) {
+		t.Errorf("ScanLabels =\n%+v\nwant\n%+v", s, want)
+	}
+	if _, err := ScanLabels(strings.NewReader("image_id,path\na,b\n"), DefaultColumns()); !errors.As(err, new(*MissingColumnError)) {
+		t.Errorf("no label column: %v", err)
+	}
+	if _, err := ScanLabels(strings.NewReader("image_id,path,label\na,\"b,cat\n"), DefaultColumns()); err == nil {
+		t.Error("an unterminated quote: no error")
+	}
+}

@@ -83,7 +83,7 @@ func (f *listFn) ProcessElement(ctx context.Context, _ []byte, emit func(formats
 		return noImages(f.Input, dead)
 	}
 	for _, d := range dead {
-		log.Warnf(ctx, "ingest: %s (%s): %s", d.ImageID, d.URI, d.Reason)
+		log.Warn(ctx, refusedLine(d))
 		emitDead(d)
 	}
 	shared := ingest.SharedPaths(images)
@@ -149,6 +149,24 @@ func WritePartsIn(ctx context.Context, images []formats.Image, n int, dir string
 	return out, nil
 }
 
+// refusedLine is the log line of a row of the input refused at ingest:
+// its reason, then the image id and file it names, if it names them (a
+// duplicate row's dead letter has no id, a row of the wrong width neither).
+func refusedLine(d formats.DeadLetter) string {
+	var of []string
+	if d.ImageID != "" {
+		of = append(of, fmt.Sprintf("image id %q", d.ImageID))
+	}
+	if d.URI != "" {
+		of = append(of, "file "+d.URI)
+	}
+	line := "ingest: row refused, a dead letter: " + d.Reason
+	if len(of) > 0 {
+		line += " [" + strings.Join(of, ", ") + "]"
+	}
+	return line
+}
+
 // noImages is the error of an input that yields no image, with what was
 // refused, if anything.
 func noImages(input string, dead []formats.DeadLetter) error {
@@ -170,15 +188,18 @@ func List(ctx context.Context, input string, cols ingest.Columns) ([]formats.Ima
 		return spec.Images(), nil, nil
 	}
 	if strings.HasSuffix(strings.ToLower(input), ".csv") {
-		data, err := fileio.ReadBytes(ctx, input)
+		// Streamed, as the job's start-up check (bowline.Preflight)
+		// reads it, rather than held whole beside the images.
+		r, err := fileio.Open(ctx, input)
 		if err != nil {
 			return nil, nil, fmt.Errorf("ingest: %w", err)
 		}
+		defer r.Close()
 		base := input[:strings.LastIndex(input, "/")+1]
 		if !strings.Contains(input, "://") {
 			base = filepath.Dir(input)
 		}
-		return ingest.ParseLabels(strings.NewReader(string(data)), base, cols)
+		return ingest.ParseLabels(r, base, cols)
 	}
 	var files []string
 	if strings.Contains(input, "://") {

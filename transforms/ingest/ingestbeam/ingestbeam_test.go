@@ -180,3 +180,24 @@ func TestListSynthetic(t *testing.T) {
 		t.Error("more labels than images was accepted")
 	}
 }
+
+// TestRefusedLine: the log line of a refused row says it was refused and
+// why, and names the image id and file only when the dead letter has
+// them: a duplicate row's has no id, and its line read "ingest:  (path)".
+func TestRefusedLine(t *testing.T) {
+	for _, c := range []struct {
+		d    formats.DeadLetter
+		want string
+	}{
+		{formats.DeadLetter{URI: "/d/img/z.jpg", Stage: "ingest", Reason: `labels line 4: duplicate image id "x"; kept line 2 (img/x.jpg)`},
+			`ingest: row refused, a dead letter: labels line 4: duplicate image id "x"; kept line 2 (img/x.jpg) [file /d/img/z.jpg]`},
+		{formats.DeadLetter{ImageID: "c", Stage: "ingest", Reason: "labels line 3: empty path"},
+			`ingest: row refused, a dead letter: labels line 3: empty path [image id "c"]`},
+		{formats.DeadLetter{Stage: "ingest", Reason: "labels line 5: 6 fields, header has 4 (quote a field that holds a comma)"},
+			"ingest: row refused, a dead letter: labels line 5: 6 fields, header has 4 (quote a field that holds a comma)"},
+	} {
+		if got := refusedLine(c.d); got != c.want {
+			t.Errorf("refusedLine(%+v) =\n%q, want\n%q", c.d, got, c.want)
+		}
+	}
+}
