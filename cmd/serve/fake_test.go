@@ -33,6 +33,8 @@ type fakeIndex struct {
 	release <-chan struct{}
 	// panicID makes SearchID panic for that id.
 	panicID string
+	// photosOnly makes only photo searches wait for release.
+	photosOnly bool
 }
 
 func newFake(run string, n int) *fakeIndex {
@@ -82,6 +84,9 @@ func (f *fakeIndex) SearchID(learner, id string, k int) ([]Hit, error) {
 	}
 	if id == f.panicID {
 		panic("fake index: " + id)
+	}
+	if f.photosOnly {
+		return f.rank(learner+id, k), nil
 	}
 	if err := f.wait(context.Background()); err != nil {
 		return nil, err

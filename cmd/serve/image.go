@@ -61,7 +61,7 @@ func (s *Server) handleImage(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Timeout)
 	defer cancel()
-	release, err := s.acquire(ctx)
+	release, err := s.acquire(ctx, s.slots)
 	if err != nil {
 		writeError(w, statusOf(err), "%v", err)
 		return

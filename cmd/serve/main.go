@@ -10,15 +10,18 @@
 //	GET  /v1/search?image_id=…&k=10&learner=…
 //	     → {"results":[{"image_id":…,"score":…},…],"took_ms":…,"learner":…,"run":…}
 //	GET  /v1/image?image_id=…[&size=160]      the corpus image, or a JPEG thumbnail
-//	GET  /healthz, GET /metrics (Prometheus text format)
+//	GET  /healthz, GET /readyz, GET /metrics (Prometheus text format)
 //	GET  /                                    a search page
 //
 // A bad request gets a 4xx and {"error": "…"}: 400 for a malformed query,
 // k out of range or an unknown learner, 404 for an unknown image id, 405
 // for a wrong method, 413 for a body over --max_body, 415 for a body that
-// is no image the service decodes, 422 for an image over --max_pixels; 503
-// when --max_inflight searches run and a slot stays taken for --queue_wait,
-// 504 past --timeout. A handler that panics answers 500 and the service
+// is no image the service decodes, 422 for an image over --max_pixels or
+// one without features; 503 when --max_inflight searches by id (or
+// --max_photo_inflight photo searches, which have slots of their own) run
+// and a slot stays taken for --queue_wait, 504 past --timeout, which the
+// description of a photo looks at as it goes. GET /readyz is 503 while
+// every slot of id searches is taken; /healthz stays 200. A handler that panics answers 500 and the service
 // goes on.
 //
 // With a root, published.json is checked every --reload and on SIGHUP; a
@@ -51,20 +54,25 @@ import (
 
 func main() {
 	cfg := Config{
-		MaxBody:     10 << 20,
-		Timeout:     10 * time.Second,
-		MaxInflight: 2 * runtime.GOMAXPROCS(0),
-		QueueWait:   time.Second,
-		MaxK:        1000,
+		MaxBody:          10 << 20,
+		MaxPixels:        16_000_000,
+		Timeout:          10 * time.Second,
+		MaxInflight:      2 * runtime.GOMAXPROCS(0),
+		MaxPhotoInflight: max(1, runtime.GOMAXPROCS(0)/2),
+		MemoryIdle:       2 * time.Second,
+		QueueWait:        time.Second,
+		MaxK:             1000,
 	}
 	run := flag.String("run", "", "a finished bowline run's output directory, or a root whose published.json names the run (local or gs://); required")
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
 	maxBody := byteSize(cfg.MaxBody)
 	flag.Var(&maxBody, "max_body", "largest request body (a photo), in bytes or with a unit: 10MiB, 500KB")
-	flag.Int64Var(&cfg.MaxPixels, "max_pixels", 0, "refuse photos whose header declares more pixels, before decoding them (0: the run's own --max_pixels)")
+	flag.Int64Var(&cfg.MaxPixels, "max_pixels", cfg.MaxPixels, "refuse photos whose header declares more pixels, before decoding them (at most the run's own --max_pixels; 0: the run's); a photo's decoded pixels and its gray copy take 8 bytes a pixel")
 	learnerList := flag.String("learners", "", "load only these learners' indexes, comma-separated (\"tfidf\" is the baseline; default: all the run has; the baseline's index is as large as the bags of words)")
 	flag.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "longest a request may take (its search's deadline; the connection's read and write timeouts follow)")
-	flag.IntVar(&cfg.MaxInflight, "max_inflight", cfg.MaxInflight, "searches and thumbnail reads run at once")
+	flag.IntVar(&cfg.MaxInflight, "max_inflight", cfg.MaxInflight, "searches by id and thumbnail reads run at once")
+	flag.IntVar(&cfg.MaxPhotoInflight, "max_photo_inflight", cfg.MaxPhotoInflight, "photo searches (decoding and describing an upload: a core and up to a few hundred MB each) run at once, in slots of their own")
+	flag.DurationVar(&cfg.MemoryIdle, "memory_idle", cfg.MemoryIdle, "after this long without photo searches, return their memory to the operating system")
 	flag.DurationVar(&cfg.QueueWait, "queue_wait", cfg.QueueWait, "how long a request waits for a free slot before it gets 503")
 	flag.IntVar(&cfg.MaxK, "max_k", cfg.MaxK, "largest k a request may ask for")
 	flag.StringVar(&cfg.DefaultLearner, "default_learner", "", "learner of requests that name none (default: the one published.json names for serving, else the run's first)")
@@ -87,8 +95,8 @@ func main() {
 		fail(2, errors.New("--run is required (--help lists every flag)"))
 	case flag.NArg() > 0:
 		fail(2, fmt.Errorf("unexpected arguments %q", flag.Args()))
-	case cfg.MaxBody < 1 || cfg.MaxPixels < 0 || cfg.Timeout <= 0 || cfg.MaxInflight < 1 || cfg.QueueWait < 0 || cfg.MaxK < 1 || *drain < 0:
-		fail(2, errors.New("--max_body, --timeout, --max_inflight and --max_k must be positive, --max_pixels, --queue_wait and --drain not negative"))
+	case cfg.MaxBody < 1 || cfg.MaxPixels < 0 || cfg.Timeout <= 0 || cfg.MaxInflight < 1 || cfg.MaxPhotoInflight < 1 || cfg.QueueWait < 0 || cfg.MemoryIdle < 0 || cfg.MaxK < 1 || *drain < 0:
+		fail(2, errors.New("--max_body, --timeout, --max_inflight, --max_photo_inflight and --max_k must be positive, --max_pixels, --queue_wait, --memory_idle and --drain not negative"))
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -46,6 +46,7 @@ var classes = []struct{ from, to error }{
 	{search.ErrUnknownLearner, errUnknownLearner},
 	{search.ErrBadImage, errBadImage},
 	{search.ErrTooLarge, errTooLarge},
+	{search.ErrNoFeatures, errNoFeatures},
 }
 
 // classify wraps err with the service's class of it, keeping its text.

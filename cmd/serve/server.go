@@ -48,6 +48,7 @@ var (
 	errUnknownLearner = errors.New("unknown learner")
 	errBadImage       = errors.New("not an image the service can decode")
 	errTooLarge       = errors.New("image has too many pixels")
+	errNoFeatures     = errors.New("no features found")
 )
 
 // Config holds the service's limits.
@@ -59,11 +60,21 @@ type Config struct {
 	MaxPixels int64
 	// Timeout bounds each request's work (its context's deadline).
 	Timeout time.Duration
-	// MaxInflight is the number of searches and image reads running at
-	// once; QueueWait is how long a request waits for a slot before it
+	// MaxInflight is the number of searches by id and image reads running
+	// at once; QueueWait is how long a request waits for a slot before it
 	// gets 503.
 	MaxInflight int
 	QueueWait   time.Duration
+	// MaxPhotoInflight is the number of photo searches running at once,
+	// in slots of their own: a photo takes a core and up to hundreds of MB
+	// for up to Timeout, an id search a few milliseconds, so photos must
+	// neither take the id searches' slots nor decode without bound.
+	MaxPhotoInflight int
+	// MemoryIdle is how long the photo slots stay empty before the memory
+	// of the photos described is returned to the operating system (a
+	// large photo's SIFT scratch, hundreds of MB, would otherwise stay for
+	// minutes); 0 returns it as soon as the last photo search ends.
+	MemoryIdle time.Duration
 	// DefaultLearner answers requests that name none; "" means the
 	// index's serving learner.
 	DefaultLearner string
@@ -85,9 +96,16 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	cur     atomic.Pointer[loaded]
-	slots   chan struct{}
+	slots   chan struct{} // of id searches and image reads
+	photos  chan struct{} // of photo searches
 	metrics *metrics
 	mux     *http.ServeMux
+
+	// photoGen counts the photo searches ended, so that only the last of
+	// a burst returns the memory; freeMemory returns it (returnMemory, or
+	// a test's hook).
+	photoGen   atomic.Int64
+	freeMemory func()
 }
 
 // loaded is an index and when it was put in service.
@@ -101,15 +119,20 @@ func NewServer(ix Index, cfg Config, log *slog.Logger) *Server {
 	if cfg.MaxInflight < 1 {
 		panic(fmt.Sprintf("serve: MaxInflight %d", cfg.MaxInflight))
 	}
+	if cfg.MaxPhotoInflight < 1 {
+		cfg.MaxPhotoInflight = 1
+	}
 	if cfg.MaxK < 1 {
 		cfg.MaxK = 1000
 	}
-	s := &Server{cfg: cfg, log: log, slots: make(chan struct{}, cfg.MaxInflight), metrics: newMetrics()}
+	s := &Server{cfg: cfg, log: log, slots: make(chan struct{}, cfg.MaxInflight), photos: make(chan struct{}, cfg.MaxPhotoInflight),
+		metrics: newMetrics(), freeMemory: returnMemory}
 	s.SetIndex(ix)
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("/v1/search", s.handleSearch)
 	s.mux.HandleFunc("/v1/image", s.handleImage)
 	s.mux.HandleFunc("/healthz", s.handleHealth)
+	s.mux.HandleFunc("/readyz", s.handleReady)
 	s.mux.HandleFunc("/metrics", s.handleMetrics)
 	s.mux.HandleFunc("/{$}", s.handlePage)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -166,6 +189,8 @@ func routeOf(r *http.Request) string {
 		return "image"
 	case "/healthz":
 		return "healthz"
+	case "/readyz":
+		return "readyz"
 	case "/metrics":
 		return "metrics"
 	case "/":
@@ -292,11 +317,20 @@ func (s *Server) search(ctx context.Context, q query, data []byte) ([]Hit, Index
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
-	release, err := s.acquire(ctx)
+	slots := s.slots
+	if data != nil {
+		slots = s.photos
+	}
+	release, err := s.acquire(ctx, slots)
 	if err != nil {
 		return nil, ix, learner, err
 	}
-	defer release()
+	defer func() {
+		release()
+		if data != nil {
+			s.photoDone()
+		}
+	}()
 	var hits []Hit
 	if data != nil {
 		hits, err = ix.SearchImage(ctx, learner, data, q.k)
@@ -321,16 +355,16 @@ func (s *Server) defaultLearner(cur *loaded) string {
 // errBusy is the refusal of a request that found every slot taken.
 var errBusy = errors.New("the service is busy: try again")
 
-// acquire takes one of the MaxInflight slots, waiting at most QueueWait (and
-// never past ctx's deadline).
-func (s *Server) acquire(ctx context.Context) (release func(), err error) {
+// acquire takes one of slots (s.slots or s.photos), waiting at most
+// QueueWait (and never past ctx's deadline).
+func (s *Server) acquire(ctx context.Context, slots chan struct{}) (release func(), err error) {
 	select {
-	case s.slots <- struct{}{}:
+	case slots <- struct{}{}:
 	default:
 		t := time.NewTimer(s.cfg.QueueWait)
 		defer t.Stop()
 		select {
-		case s.slots <- struct{}{}:
+		case slots <- struct{}{}:
 		case <-t.C:
 			s.metrics.busy.Add(1)
 			return nil, errBusy
@@ -342,8 +376,31 @@ func (s *Server) acquire(ctx context.Context) (release func(), err error) {
 	s.metrics.inflight.Add(1)
 	return func() {
 		s.metrics.inflight.Add(-1)
-		<-s.slots
+		<-slots
 	}, nil
+}
+
+// photoDone returns the memory of photo searches once the photo slots have
+// stayed empty for MemoryIdle: a burst of large photos leaves the SIFT
+// scratch of each (hundreds of MB) in the search package's pool and the
+// heap, which the runtime would otherwise give back only over minutes.
+// Every photo search moves photoGen on, so only the timer of the last one
+// of a burst returns it.
+func (s *Server) photoDone() {
+	gen := s.photoGen.Add(1)
+	time.AfterFunc(s.cfg.MemoryIdle, func() {
+		if s.photoGen.Load() == gen && len(s.photos) == 0 {
+			s.freeMemory()
+		}
+	})
+}
+
+// returnMemory returns the free heap to the operating system. Twice: the
+// first collection only moves pooled scratch to sync.Pool's victim cache,
+// the second frees it.
+func returnMemory() {
+	debug.FreeOSMemory()
+	debug.FreeOSMemory()
 }
 
 // errBodyTooLarge marks a body over MaxBody.
@@ -425,7 +482,7 @@ func statusOf(err error) int {
 	switch {
 	case errors.Is(err, errBodyTooLarge):
 		return http.StatusRequestEntityTooLarge
-	case errors.Is(err, errTooLarge):
+	case errors.Is(err, errTooLarge), errors.Is(err, errNoFeatures):
 		return http.StatusUnprocessableEntity
 	case errors.Is(err, errBadImage):
 		return http.StatusUnsupportedMediaType
@@ -469,6 +526,31 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // writeError writes {"error": message}.
 func writeError(w http.ResponseWriter, status int, format string, args ...any) {
 	writeJSON(w, status, errorResponse{Error: strings.ToValidUTF8(fmt.Sprintf(format, args...), "\uFFFD")})
+}
+
+// handleReady answers whether the service can take a search now: 503 when
+// every slot of id searches is taken (photo searches have slots of their
+// own, reported beside), so that a load balancer sends queries elsewhere
+// while /healthz, the process's liveness, stays 200.
+func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeError(w, http.StatusMethodNotAllowed, "method %s not allowed", r.Method)
+		return
+	}
+	busy, photos := len(s.slots), len(s.photos)
+	status, code := "ready", http.StatusOK
+	if busy >= cap(s.slots) {
+		status, code = "saturated", http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, map[string]any{
+		"status":          status,
+		"searches":        busy,
+		"max_searches":    cap(s.slots),
+		"photo_searches":  photos,
+		"max_photos":      cap(s.photos),
+		"photo_saturated": photos >= cap(s.photos),
+	})
 }
 
 // handleHealth answers 200 with the run in service.

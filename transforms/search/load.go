@@ -211,7 +211,7 @@ func load(ctx context.Context, dir string, opt Options) (*Index, error) {
 	if ix.set, err = settingsOf(rep.Config); err != nil {
 		return nil, err
 	}
-	if opt.MaxPixels > 0 {
+	if opt.MaxPixels > 0 && (ix.set.maxPixels <= 0 || opt.MaxPixels < ix.set.maxPixels) {
 		ix.set.maxPixels = opt.MaxPixels
 	}
 	for _, t := range []string{"idf", "codebook", "bow", "images"} {

@@ -144,3 +144,13 @@ func TestQuantizeBatches(t *testing.T) {
 		t.Fatalf("done before the third batch: %v after %d looks", err, ctx.calls)
 	}
 }
+
+// Options.MaxPixels lowers the run's pixel limit and never raises it.
+func TestMaxPixelsOnlyLowers(t *testing.T) {
+	dir := t.TempDir()
+	writeRun(t, dir, randomCorpus(30, 10, 3), 1, map[string]string{"max_pixels": "10000"})
+	ix := openRun(t, dir, Options{MaxPixels: 16_000_000})
+	if _, err := ix.SearchImage(context.Background(), "dense", pngOf(t, 101, 100), 3); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("a photo over the run's limit, under Options.MaxPixels: %v", err)
+	}
+}

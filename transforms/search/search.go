@@ -82,7 +82,8 @@ type Hit struct {
 // Options configures Open.
 type Options struct {
 	// MaxPixels refuses query images whose header declares more pixels
-	// (0: the run's own limit, --max_pixels).
+	// (0: the run's own limit, --max_pixels). It can only lower the run's
+	// limit: a photo the job would have refused is never described.
 	MaxPixels int64
 	// Learners, if set, loads only these learners' indexes ("tfidf" for
 	// the baseline); by default every one the run has. The TF-IDF index
