@@ -238,6 +238,11 @@ type Codebook struct {
 	// iteration when distributed.
 	Seconds float64
 
+	// Chunks is the number of chunks the sample was cut into when
+	// distributed (Options.Chunks, adjusted by the sample's size), 0 on
+	// one worker: the vocabulary's units of work in the report.
+	Chunks int
+
 	// Converged reports whether training stopped before MaxIter (see
 	// kmeans.Result).
 	Converged bool
@@ -517,6 +522,8 @@ type state struct {
 	Forest   kmeans.ForestOptions
 	// Start is when training started, in Unix nanoseconds.
 	Start int64
+	// Chunks is the number of chunks of the sample (chunkCount).
+	Chunks int
 }
 
 // stateRows is the number of centroids in a part of a state: 256 KB of
@@ -595,7 +602,8 @@ func (f *initFn) ProcessElement(ctx context.Context, smp sample, emit func(state
 		return fmt.Errorf("vocabulary: %w", err)
 	}
 	log.Infof(ctx, "vocabulary: %d initial centroids from %d descriptors in %.1fs", f.Opt.K, len(smp.Prio), time.Since(start).Seconds())
-	st := state{K: f.Opt.K, Dim: d, Centroids: cent, Fingerprint: fingerprint(cent), Sampled: len(smp.Prio), Approx: f.Opt.Approx, Start: start.UnixNano()}
+	st := state{K: f.Opt.K, Dim: d, Centroids: cent, Fingerprint: fingerprint(cent), Sampled: len(smp.Prio), Approx: f.Opt.Approx, Start: start.UnixNano(),
+		Chunks: chunkCount(f.Opt.Chunks, len(smp.Prio))}
 	if st.Approx {
 		st.Forest = f.Opt.forest()
 	}
@@ -627,11 +635,17 @@ type splitFn struct{ Chunks int }
 func (f *splitFn) ProcessElement(smp sample, emit func(chunk)) {
 	const d = formats.DescriptorSize
 	n := len(smp.Prio)
-	c := max(min(f.Chunks, n), (n+maxChunk-1)/maxChunk)
+	c := chunkCount(f.Chunks, n)
 	for i := range c {
 		lo, hi := i*n/c, (i+1)*n/c
 		emit(chunk{Index: i, Desc: smp.Desc[lo*d : hi*d]})
 	}
+}
+
+// chunkCount is the number of chunks splitFn cuts a sample of n
+// descriptors into when asked for chunks.
+func chunkCount(chunks, n int) int {
+	return max(min(chunks, n), (n+maxChunk-1)/maxChunk)
 }
 
 // partial holds the sufficient statistics of a set of descriptors for the
@@ -1043,5 +1057,5 @@ func codebookFn(_ []byte, stateSide func(*state) bool) (Codebook, error) {
 	}
 	return Codebook{K: st.K, Dim: st.Dim, Centroids: st.Centroids, Objective: st.Objective, Iterations: st.Iter,
 		Sampled: st.Sampled, Seconds: time.Since(time.Unix(0, st.Start)).Seconds(), Converged: st.Converged,
-		Approx: st.Approx, Forest: st.Forest}, nil
+		Approx: st.Approx, Forest: st.Forest, Chunks: st.Chunks}, nil
 }
