@@ -13,12 +13,21 @@
 // writers that read the same version exactly one succeeds; the other gets
 // ErrPrecondition.
 //
+// Locally, a lock file beside the object (path + ".lock") serialises
+// conditional writes across processes; it records its owner (host, process
+// and time), so that one left by a killed writer is recognised as stale
+// (ErrStaleLock, LockOf) instead of looking like another writer forever.
+// Local files are created with mode 0666 less the umask, as os.Create
+// makes them.
+//
 // STORAGE_EMULATOR_HOST, when set, points the client at an emulator, as it
 // does for the Cloud Storage library.
 package blob
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -178,16 +187,11 @@ func writeLocal(path string, data []byte, gen int64) error {
 	if gen >= 0 {
 		localLocks.Lock()
 		defer localLocks.Unlock()
-		lock := path + ".lock"
-		f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("%w: another writer holds %s", ErrPrecondition, lock)
-		}
+		release, err := takeLock(path)
 		if err != nil {
 			return err
 		}
-		f.Close()
-		defer os.Remove(lock)
+		defer release()
 		st, err := os.Stat(path)
 		var cur int64
 		switch {
@@ -200,7 +204,7 @@ func writeLocal(path string, data []byte, gen int64) error {
 			return fmt.Errorf("%w: generation %d, expected %d", ErrPrecondition, cur, gen)
 		}
 	}
-	tmp, err := os.CreateTemp(dir, ".tmp-*-"+filepath.Base(path))
+	tmp, err := createTemp(dir, filepath.Base(path))
 	if err != nil {
 		return err
 	}
@@ -217,6 +221,26 @@ func writeLocal(path string, data []byte, gen int64) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// createTemp creates a new file in dir for the content of the file name:
+// as os.CreateTemp does, but with mode 0666 less the umask, as os.Create
+// and the job's other files have, where os.CreateTemp's 0600 would keep
+// published.json from a reader running as another user.
+func createTemp(dir, name string) (*os.File, error) {
+	for range 100 {
+		var b [6]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, err
+		}
+		p := filepath.Join(dir, ".tmp-"+hex.EncodeToString(b[:])+"-"+name)
+		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return f, err
+	}
+	return nil, fmt.Errorf("no free temporary name for %s in %s", name, dir)
 }
 
 // localGen is a local file's generation: its modification time in

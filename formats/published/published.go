@@ -119,6 +119,20 @@ func (r Run) JSON() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
+// CheckLock returns an error wrapping blob.ErrStaleLock, which names the
+// command that clears it, when published.json under a local root has a
+// stale lock: one left by a night killed while publishing, which would
+// make every later night do all its work and then fail to publish. A
+// night checks before it starts its job. A lock held by a live writer, or
+// none, is nil; so is any gs:// root (Cloud Storage needs no lock).
+func CheckLock(root string) error {
+	l, err := blob.LockOf(Path(root))
+	if err != nil || l == nil || !l.Stale {
+		return err
+	}
+	return fmt.Errorf("%w: %v", blob.ErrStaleLock, l)
+}
+
 // ErrRace is returned (wrapped, with blob.ErrPrecondition) by Publish when
 // published.json changed since it was read: another night published first.
 var ErrRace = errors.New("another run was published since this night started")
