@@ -472,16 +472,27 @@ type trainer struct {
 	// when searches is non-nil; searches holds one scratch per worker.
 	forest   ForestOptions
 	searches []Search
+
+	// exact holds one scratch per worker for exact assignment (Exact),
+	// allocated on first use.
+	exact []ExactScratch
 }
 
-// assign runs Assign, or a Forest's Assign for approximate training, over
+// assign runs Assign (through Exact, which gives the same labels and
+// distances faster), or a Forest's Assign for approximate training, over
 // contiguous shards of the points, one per worker, for Lloyd iteration iter
 // (0 for the initial centroids). Each point's label depends only on that
 // point, the centroids and the iteration's forest, so the sharding does not
 // affect the result.
 func (t *trainer) assign(iter int) (changed int) {
 	var f *Forest
-	if t.searches != nil {
+	var e *Exact
+	if t.searches == nil {
+		e = NewExact(t.centroids, t.dim)
+		if len(t.exact) < max(1, t.workers) {
+			t.exact = make([]ExactScratch, max(1, t.workers))
+		}
+	} else {
 		var err error
 		f, err = NewForest(t.centroids, t.dim, t.forest.ForIteration(iter))
 		if err != nil {
@@ -494,7 +505,7 @@ func (t *trainer) assign(iter int) (changed int) {
 		if f != nil {
 			return f.Assign(t.data[lo*t.dim:hi*t.dim], t.labels[lo:hi], t.dist[lo:hi], &t.searches[w])
 		}
-		return Assign(t.centroids, t.dim, t.data[lo*t.dim:hi*t.dim], t.labels[lo:hi], t.dist[lo:hi])
+		return e.Assign(t.data[lo*t.dim:hi*t.dim], t.labels[lo:hi], t.dist[lo:hi], &t.exact[w])
 	}
 	if t.workers <= 1 {
 		return run(0, 0, t.n)

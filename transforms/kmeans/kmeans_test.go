@@ -1,6 +1,7 @@
 package kmeans
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -382,26 +383,32 @@ func TestNearestPanics(t *testing.T) {
 	}
 }
 
+// BenchmarkNearest is one point at a time through Nearest, at 1K and 10K
+// words (BenchmarkNearestBatch is the same search through Exact).
 func BenchmarkNearest(b *testing.B) {
-	const k, dim = 1000, 128
-	rng := rand.New(rand.NewPCG(1, 2))
-	// SIFT-like: non-negative byte-range coordinates.
-	cent := make([]float32, k*dim)
-	for i := range cent {
-		cent[i] = float32(rng.IntN(256))
-	}
-	xs := make([][]float32, 64)
-	for i := range xs {
-		xs[i] = make([]float32, dim)
-		for j := range xs[i] {
-			xs[i][j] = float32(rng.IntN(256))
+	const dim = 128
+	for _, k := range []int{1000, 10000} {
+		rng := rand.New(rand.NewPCG(1, 2))
+		// SIFT-like: non-negative byte-range coordinates.
+		cent := make([]float32, k*dim)
+		for i := range cent {
+			cent[i] = float32(rng.IntN(256))
 		}
-	}
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		Nearest(cent, dim, xs[i%len(xs)])
-		i++
+		xs := make([][]float32, 64)
+		for i := range xs {
+			xs[i] = make([]float32, dim)
+			for j := range xs[i] {
+				xs[i][j] = float32(rng.IntN(256))
+			}
+		}
+		b.Run(fmt.Sprintf("K=%d", k), func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				Nearest(cent, dim, xs[i%len(xs)])
+				i++
+			}
+		})
 	}
 }
 

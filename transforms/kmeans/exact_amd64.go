@@ -1,0 +1,37 @@
+//go:build !purego
+
+package kmeans
+
+// useFMA reports whether the CPU has AVX2 and FMA and the OS saves the YMM
+// registers (XGETBV), as Intel's manual prescribes checking before using
+// 256-bit vectors. Without them the portable kernel runs.
+var useFMA = func() bool {
+	maxLeaf, _, _, _ := cpuid(0, 0)
+	if maxLeaf < 7 {
+		return false
+	}
+	_, _, ecx, _ := cpuid(1, 0)
+	const fma, osxsave, avx = 1 << 12, 1 << 27, 1 << 28
+	if ecx&fma == 0 || ecx&osxsave == 0 || ecx&avx == 0 {
+		return false
+	}
+	if eax, _ := xgetbv(); eax&6 != 6 {
+		return false
+	}
+	_, ebx, _, _ := cpuid(7, 0)
+	const avx2 = 1 << 5
+	return ebx&avx2 != 0
+}()
+
+func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
+func xgetbv() (eax, edx uint32)
+
+// panelFMA is panelGo with AVX2 fused multiply-adds: xs points at a strip
+// of stripRows points and panel at a panel of panelCols centroids, both
+// dim (a multiple of 4) long, norms at the panel's 16 squared norms, thr at
+// the strip's 6 thresholds and out at 96 floats. The dot products round
+// differently from panelGo's (one rounding per fused step), within the
+// same error bound.
+//
+//go:noescape
+func panelFMA(xs, panel *float32, dim int, norms, thr, out *float32) uint64

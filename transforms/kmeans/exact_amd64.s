@@ -1,0 +1,115 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
+TEXT ·cpuid(SB), NOSPLIT, $0-24
+	MOVL eaxArg+0(FP), AX
+	MOVL ecxArg+4(FP), CX
+	CPUID
+	MOVL AX, eax+8(FP)
+	MOVL BX, ebx+12(FP)
+	MOVL CX, ecx+16(FP)
+	MOVL DX, edx+20(FP)
+	RET
+
+// func xgetbv() (eax, edx uint32)
+TEXT ·xgetbv(SB), NOSPLIT, $0-8
+	MOVL $0, CX
+	XGETBV
+	MOVL AX, eax+0(FP)
+	MOVL DX, edx+4(FP)
+	RET
+
+// STEP multiplies coordinate j of the strip's 6 points (6 floats at X(SI))
+// by coordinate j of the panel's 16 centroids (two vectors at P(DI)) into
+// the 12 accumulators: Y0/Y1 for point 0, Y2/Y3 for point 1, and so on.
+#define STEP(P, X) \
+	VMOVUPS      P(DI), Y12;         \
+	VMOVUPS      32+P(DI), Y13;      \
+	VBROADCASTSS X(SI), Y14;         \
+	VFMADD231PS  Y12, Y14, Y0;       \
+	VFMADD231PS  Y13, Y14, Y1;       \
+	VBROADCASTSS 4+X(SI), Y15;       \
+	VFMADD231PS  Y12, Y15, Y2;       \
+	VFMADD231PS  Y13, Y15, Y3;       \
+	VBROADCASTSS 8+X(SI), Y14;       \
+	VFMADD231PS  Y12, Y14, Y4;       \
+	VFMADD231PS  Y13, Y14, Y5;       \
+	VBROADCASTSS 12+X(SI), Y15;      \
+	VFMADD231PS  Y12, Y15, Y6;       \
+	VFMADD231PS  Y13, Y15, Y7;       \
+	VBROADCASTSS 16+X(SI), Y14;      \
+	VFMADD231PS  Y12, Y14, Y8;       \
+	VFMADD231PS  Y13, Y14, Y9;       \
+	VBROADCASTSS 20+X(SI), Y15;      \
+	VFMADD231PS  Y12, Y15, Y10;      \
+	VFMADD231PS  Y13, Y15, Y11
+
+// ROW turns point R's accumulators A, B into ‖c‖² − 2·x·c (Y12/Y13 hold
+// the norms; doubling is exact), stores the 16 values at out+64·R, and
+// sets byte R of the mask (R8) to the lanes of min(A, B) at or below the
+// point's threshold.
+#define ROW(R, A, B) \
+	VADDPS       A, A, A;            \
+	VSUBPS       A, Y12, A;          \
+	VADDPS       B, B, B;            \
+	VSUBPS       B, Y13, B;          \
+	VMOVUPS      A, (64*R)(DX);      \
+	VMOVUPS      B, (64*R+32)(DX);   \
+	VMINPS       B, A, Y15;          \
+	VBROADCASTSS (4*R)(BX), Y14;     \
+	VCMPPS       $0x12, Y14, Y15, Y15; \
+	VMOVMSKPS    Y15, AX;            \
+	SHLQ         $(8*R), AX;         \
+	ORQ          AX, R8
+
+// func panelFMA(xs, panel *float32, dim int, norms, thr, out *float32) uint64
+//
+// The 6×16 dot products of a strip with a panel, four coordinates per
+// loop: each coordinate loads two centroid vectors and broadcasts six
+// point values into twelve independent fused multiply-adds, enough to
+// cover the FMA latency on both ports.
+TEXT ·panelFMA(SB), NOSPLIT, $0-56
+	MOVQ xs+0(FP), SI
+	MOVQ panel+8(FP), DI
+	MOVQ dim+16(FP), CX
+	SHRQ $2, CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+loop:
+	STEP(0, 0)
+	STEP(64, 24)
+	STEP(128, 48)
+	STEP(192, 72)
+	ADDQ $256, DI
+	ADDQ $96, SI
+	DECQ CX
+	JNZ  loop
+
+	MOVQ norms+24(FP), AX
+	VMOVUPS (AX), Y12
+	VMOVUPS 32(AX), Y13
+	MOVQ thr+32(FP), BX
+	MOVQ out+40(FP), DX
+	XORQ R8, R8
+	ROW(0, Y0, Y1)
+	ROW(1, Y2, Y3)
+	ROW(2, Y4, Y5)
+	ROW(3, Y6, Y7)
+	ROW(4, Y8, Y9)
+	ROW(5, Y10, Y11)
+	VZEROUPPER
+	MOVQ R8, ret+48(FP)
+	RET

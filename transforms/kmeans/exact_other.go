@@ -1,0 +1,11 @@
+//go:build !amd64 || purego
+
+package kmeans
+
+// useFMA is false: there is no vector kernel for this platform (or the
+// purego build tag asked for none).
+var useFMA = false
+
+func panelFMA(xs, panel *float32, dim int, norms, thr, out *float32) uint64 {
+	panic("kmeans: panelFMA without AVX2")
+}
