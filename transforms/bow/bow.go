@@ -44,6 +44,10 @@ type Quantizer struct {
 	forest *kmeans.Forest
 	search kmeans.Search
 
+	// exact assigns hard words without a forest, built on first use.
+	exact   *kmeans.Exact
+	scratch kmeans.ExactScratch
+
 	// soft, when soft.R > 0, assigns each descriptor to its soft.R
 	// nearest words (see SetSoft).
 	soft  SoftOptions
@@ -325,13 +329,10 @@ func (q *Quantizer) quantize(desc []byte) {
 		slices.Sort(q.words)
 		return
 	}
-	for off := 0; off < len(desc); off += q.dim {
-		for j, b := range desc[off : off+q.dim] {
-			q.x[j] = float32(b)
-		}
-		w, _ := kmeans.Nearest(q.centroids, q.dim, q.x)
-		q.words = append(q.words, uint32(w))
+	if q.exact == nil {
+		q.exact = kmeans.NewExact(q.centroids, q.dim)
 	}
+	q.words = q.exact.QuantizeBytes(q.words, desc, &q.scratch)
 	// Sorting the n words costs O(n log n), negligible against the
 	// O(n·k·dim) search, and needs no k-sized count array.
 	slices.Sort(q.words)

@@ -67,11 +67,14 @@ func (distortionFn) ProcessElement(ctx context.Context, cb Codebook, smp sample)
 		return 0, fmt.Errorf("vocabulary: a codebook of %d words of dimension %d with %d values", cb.K, cb.Dim, len(cb.Centroids))
 	}
 	var forest *kmeans.Forest
+	var exact *kmeans.Exact
 	if cb.Approx {
 		var err error
 		if forest, err = kmeans.NewForest(cb.Centroids, cb.Dim, cb.Forest); err != nil {
 			return 0, fmt.Errorf("vocabulary: %w", err)
 		}
+	} else {
+		exact = kmeans.NewExact(cb.Centroids, d)
 	}
 	w := max(1, min(runtime.GOMAXPROCS(0), n))
 	sums := make([]float64, w)
@@ -91,7 +94,7 @@ func (distortionFn) ProcessElement(ctx context.Context, cb Codebook, smp sample)
 			if forest != nil {
 				forest.Assign(x, labels, dist, new(kmeans.Search))
 			} else {
-				kmeans.Assign(cb.Centroids, d, x, labels, dist)
+				exact.Assign(x, labels, dist, nil)
 			}
 			for _, v := range dist {
 				sums[g] += float64(v)

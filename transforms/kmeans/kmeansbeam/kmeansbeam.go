@@ -860,9 +860,11 @@ type assignFn struct {
 	skip     bool // training has converged
 	cent     []float32
 	forest   *kmeans.Forest
+	exact    *kmeans.Exact // without Approx
 	sums     bundleSums
 	descs    beam.Counter
 	searches []kmeans.Search
+	scratch  []kmeans.ExactScratch
 	x        []float32
 	dist     []float32
 }
@@ -892,6 +894,8 @@ func (f *assignFn) ProcessElement(ctx context.Context, c chunk, stateSide func(*
 				return fmt.Errorf("vocabulary: iteration %d: %w", f.Iter, err)
 			}
 			f.forest = fr
+		} else {
+			f.exact = kmeans.NewExact(f.cent, d)
 		}
 		f.sums = bundleSums{dim: d, slot: slices.Repeat([]int32{-1}, st.K)}
 		f.descs = beam.NewCounter("kmeans", "descriptors_assigned")
@@ -924,6 +928,9 @@ func (f *assignFn) ProcessElement(ctx context.Context, c chunk, stateSide func(*
 	if len(f.searches) < w {
 		f.searches = make([]kmeans.Search, w)
 	}
+	if f.exact != nil && len(f.scratch) < w {
+		f.scratch = make([]kmeans.ExactScratch, w)
+	}
 	changed := make([]int, w)
 	var wg sync.WaitGroup
 	for g := range w {
@@ -932,7 +939,7 @@ func (f *assignFn) ProcessElement(ctx context.Context, c chunk, stateSide func(*
 			if f.forest != nil {
 				changed[g] = f.forest.Assign(f.x[lo*d:hi*d], labels[lo:hi], f.dist[lo:hi], &f.searches[g])
 			} else {
-				changed[g] = kmeans.Assign(f.cent, d, f.x[lo*d:hi*d], labels[lo:hi], f.dist[lo:hi])
+				changed[g] = f.exact.Assign(f.x[lo*d:hi*d], labels[lo:hi], f.dist[lo:hi], &f.scratch[g])
 			}
 		})
 	}
