@@ -2,8 +2,9 @@
 // writes a complete, versioned run under <root>/runs/<run-id>/, a quality
 // gate compares it with the published run, and only a night that passes
 // is published, by one conditional write of <root>/published.json
-// (package formats/published). Old runs beyond a number kept are then
-// deleted, never the published one.
+// (package formats/published). Then old runs are removed (Prune): the
+// newest published runs beyond a number kept, refused runs older than the
+// published one, and unfinished runs of nights that can no longer publish.
 //
 //	<root>/published.json          → {"run": "runs/20261125T071500Z-3f9a", …}
 //	<root>/runs/20261124T071500Z-0b1c/  an earlier night, kept for a while
@@ -56,8 +57,8 @@ type Options struct {
 	// checks: one of Job's learners, or a baseline.
 	ServingLearner string
 	Limits         Limits
-	// Keep is the number of runs kept under runs/ after a publish (≤ 0:
-	// all); see Prune.
+	// Keep is the number of published runs kept under runs/ (≤ 0: every
+	// run is kept); see Prune for the refused and unfinished ones.
 	Keep int
 	// Run runs a pipeline; beamx.Run (the runner --runner names, Prism by
 	// default) when nil.
@@ -107,8 +108,9 @@ type Result struct {
 	Verdict Verdict
 	// Published is what the night published; nil if it did not.
 	Published *published.Run
-	// Pruned are the ids of the runs deleted after the publish.
-	Pruned []string
+	// Pruned is what the night removed under runs/ once judged, and the
+	// unfinished runs it kept (see Prune).
+	Pruned Pruned
 }
 
 // ErrRefused is returned (wrapped) by Night when the gate refused the
@@ -182,6 +184,11 @@ func Night(ctx context.Context, o Options) (Result, error) {
 		run = o.Run
 	}
 
+	// A stale lock would make the publish fail after the whole job: say
+	// so, and how to clear it, before anything starts.
+	if err := published.CheckLock(o.Root); err != nil {
+		return res, err
+	}
 	// The generation read here is the one the publish is conditional on:
 	// if another night publishes while this one runs, this one loses.
 	pub, gen, err := published.Read(ctx, o.Root)
@@ -245,6 +252,11 @@ func Night(ctx context.Context, o Options) (Result, error) {
 	}
 	// The manifest, written last, is what says the run finished.
 	if _, err := bowline.LoadManifest(ctx, res.Dir); err != nil {
+		if now, gerr := blob.Generation(ctx, published.Path(o.Root)); gerr == nil && now != gen {
+			// A night that started later published and pruned this one's
+			// run, which could never have been published anyway (Prune).
+			return res, fmt.Errorf("night %s: its run %s is gone, removed by a later night that published: %w", res.ID, res.Dir, published.ErrRace)
+		}
 		return res, fmt.Errorf("night %s: the job ended without finishing its run: %w", res.ID, err)
 	}
 	if res.Report, err = bowline.LoadReport(ctx, res.Dir); err != nil {
@@ -278,6 +290,7 @@ func Night(ctx context.Context, o Options) (Result, error) {
 		if res.Previous != nil {
 			was = "published.json still names " + res.Previous.Run
 		}
+		prune(ctx, o, &res, logf)
 		return res, fmt.Errorf("night %s %w: %s (the run is kept in %s; %s)", res.ID, ErrRefused, res.Verdict.Reason(), res.Dir, was)
 	}
 
@@ -311,13 +324,27 @@ func Night(ctx context.Context, o Options) (Result, error) {
 	res.Published = &pr
 	logf("night %s: published (%s)", res.ID, published.Path(o.Root))
 
-	if res.Pruned, err = Prune(ctx, o.Root, o.Keep, res.ID); err != nil {
+	if err := prune(ctx, o, &res, logf); err != nil {
 		// The night is published; a failed clean-up is the next night's to
 		// retry.
 		return res, fmt.Errorf("night %s was published, but removing old runs failed: %w", res.ID, err)
 	}
-	if len(res.Pruned) > 0 {
-		logf("night %s: removed %d old runs (%v), keeping %d", res.ID, len(res.Pruned), res.Pruned, o.Keep)
-	}
 	return res, nil
+}
+
+// prune runs Prune for the night, once it is judged, and logs what it
+// removed and the unfinished runs it kept.
+func prune(ctx context.Context, o Options, res *Result, logf func(string, ...any)) error {
+	p, err := Prune(ctx, o.Root, o.Keep, res.ID)
+	res.Pruned = p
+	for _, r := range p.Removed {
+		logf("night %s: removed run %s: %s", res.ID, r.ID, r.Why)
+	}
+	for _, r := range p.Unfinished {
+		logf("night %s: run %s is %s", res.ID, r.ID, r.Why)
+	}
+	if err != nil {
+		logf("night %s: %v", res.ID, err)
+	}
+	return err
 }

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/bowline/bowline/formats/blob"
 	"github.com/bowline/bowline/formats/gcstest"
+	"github.com/bowline/bowline/formats/published"
 )
 
 func TestNewRunID(t *testing.T) {
@@ -36,47 +38,75 @@ func TestNewRunID(t *testing.T) {
 	}
 }
 
-// TestPrune: --keep deletes the oldest runs beyond the newest N, never
-// the published one, and nothing under runs/ that is not a run.
+// TestPrune: the newest keep published runs stay, whatever else is under
+// runs/; refused runs stay while newer than the published run; unfinished
+// runs go once older than the published run, and are reported while not;
+// nothing under runs/ that is not a run is touched.
 func TestPrune(t *testing.T) {
 	ctx := context.Background()
 	gcstest.Start(t, "bucket")
-	ids := []string{"20261120T071500Z-aaaa", "20261121T071500Z-bbbb", "20261122T071500Z-cccc", "20261123T071500Z-dddd", "20261124T071500Z-eeee"}
+	const (
+		a     = "20261120T071500Z-aaaa" // published
+		b     = "20261121T071500Z-bbbb" // refused
+		c     = "20261121T120000Z-cccc" // killed: no manifest
+		d     = "20261122T071500Z-dddd" // published, named by published.json
+		e     = "20261123T071500Z-eeee" // refused since
+		f     = "20261123T120000Z-ffff" // unfinished since: killed, or running
+		night = "20261124T071500Z-9999"
+	)
 	for name, root := range map[string]string{"local": t.TempDir(), "gcs": "gs://bucket/root"} {
 		t.Run(name, func(t *testing.T) {
 			if got, err := Runs(ctx, root); err != nil || len(got) != 0 {
 				t.Fatalf("runs of an empty root: %v, %v", got, err)
 			}
-			for _, id := range ids {
-				for _, f := range []string{"manifest.json", "bow-00000-of-00001.parquet"} {
-					if err := blob.Write(ctx, blob.Join(RunDir(root, id), f), []byte(id)); err != nil {
-						t.Fatal(err)
-					}
+			write := func(id, file, content string) {
+				t.Helper()
+				if err := blob.Write(ctx, blob.Join(RunDir(root, id), file), []byte(content)); err != nil {
+					t.Fatal(err)
 				}
+			}
+			for id, outcome := range map[string]string{a: OutcomePublished, b: OutcomeRefused, c: "", d: OutcomePublished, e: OutcomeRefused, f: ""} {
+				write(id, "bow-00000-of-00001.parquet", id)
+				if id == c || id == f {
+					continue
+				}
+				write(id, "manifest.json", "{}")
+				if err := writeGate(ctx, RunDir(root, id), GateFile{Run: RunRel(id), Outcome: outcome}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			pub := published.Run{Run: RunRel(d), PublishedAt: time.Now(), ServingLearner: "solis-ada"}
+			if err := published.Publish(ctx, root, pub, 0); err != nil {
+				t.Fatal(err)
 			}
 			foreign := blob.Join(root, "runs/notes/readme.txt")
 			if err := blob.Write(ctx, foreign, []byte("not a run")); err != nil {
 				t.Fatal(err)
 			}
-			if got, err := Runs(ctx, root); err != nil || !slices.Equal(got, ids) {
-				t.Fatalf("runs %v (%v), want %v", got, err, ids)
+			all := []string{a, b, c, d, e, f}
+			if got, err := Runs(ctx, root); err != nil || !slices.Equal(got, all) {
+				t.Fatalf("runs %v (%v), want %v", got, err, all)
 			}
-			if gone, err := Prune(ctx, root, 0, ids[4]); err != nil || gone != nil {
-				t.Fatalf("keep 0 pruned %v (%v)", gone, err)
+			if p, err := Prune(ctx, root, 0, night); err != nil || p.Removed != nil {
+				t.Fatalf("keep 0 pruned %v (%v)", p, err)
 			}
-			if gone, err := Prune(ctx, root, 5, ids[4]); err != nil || gone != nil {
-				t.Fatalf("keep 5 of 5 pruned %v (%v)", gone, err)
+			// Keep 2: both published runs stay; the refused and the killed
+			// run older than the published one go.
+			p, err := Prune(ctx, root, 2, night)
+			if err != nil || !slices.Equal(p.IDs(), []string{b, c}) {
+				t.Fatalf("keep 2 pruned %v (%v), want %v", p.IDs(), err, []string{b, c})
 			}
-			// Keep 2, the oldest published: runs 1 to 3 go but the first.
-			gone, err := Prune(ctx, root, 2, ids[0])
-			if err != nil || !slices.Equal(gone, ids[1:3]) {
-				t.Fatalf("pruned %v (%v), want %v", gone, err, ids[1:3])
+			if p.Removed[0].State != StateRefused || p.Removed[1].State != StateUnfinished || !strings.Contains(p.Removed[1].Why, "no manifest.json") {
+				t.Errorf("removed %+v", p.Removed)
 			}
-			want := []string{ids[0], ids[3], ids[4]}
+			if len(p.Unfinished) != 1 || p.Unfinished[0].ID != f || !strings.Contains(p.Unfinished[0].Why, "may be a night still running") {
+				t.Errorf("unfinished runs reported: %+v, want %s", p.Unfinished, f)
+			}
+			want := []string{a, d, e, f}
 			if got, err := Runs(ctx, root); err != nil || !slices.Equal(got, want) {
 				t.Fatalf("runs left %v (%v), want %v", got, err, want)
 			}
-			for _, id := range gone {
+			for _, id := range p.IDs() {
 				if files, err := blob.List(ctx, RunDir(root, id)); err == nil && len(files) > 0 {
 					t.Errorf("pruned run %s still has %v", id, files)
 				}
@@ -84,9 +114,13 @@ func TestPrune(t *testing.T) {
 			if _, _, err := blob.Read(ctx, foreign); err != nil {
 				t.Errorf("a foreign file under runs/ was removed: %v", err)
 			}
-			// Keep 1, the newest published: the oldest two go.
-			if gone, err := Prune(ctx, root, 1, ids[4]); err != nil || !slices.Equal(gone, want[:2]) {
-				t.Fatalf("pruned %v (%v), want %v", gone, err, want[:2])
+			// Keep 1: the older published run goes, never the one
+			// published.json names, even when it is not the newest run.
+			if p, err := Prune(ctx, root, 1, night); err != nil || !slices.Equal(p.IDs(), []string{a}) {
+				t.Fatalf("keep 1 pruned %v (%v), want %v", p.IDs(), err, []string{a})
+			}
+			if got, _ := Runs(ctx, root); !slices.Equal(got, []string{d, e, f}) {
+				t.Fatalf("runs left %v", got)
 			}
 		})
 	}
