@@ -9,7 +9,9 @@
 // A night the gate refuses, or that another night beat to publishing,
 // keeps its run directory (with gate.json saying why), leaves
 // published.json alone and exits 1 with one line "reindex: <cause>"; a
-// bad command line exits 2.
+// bad command line exits 2. A night waits for its job, so it refuses what
+// makes the runner return first: --async, and Dataflow's --dry_run and
+// --template_location (a Flex Template launch).
 package main
 
 import (
@@ -18,6 +20,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -40,7 +43,7 @@ func main() {
 	job := cli.AddJobFlags(flag.CommandLine, &c)
 	o := reindex.Options{Limits: reindex.DefaultLimits()}
 	flag.StringVar(&o.Root, "root", "", "directory (local or gs://) of the versioned runs (runs/<run-id>/) and of published.json, which names the run readers use; required")
-	flag.IntVar(&o.Keep, "keep", 5, "after a publish, keep this many newest runs under runs/ and remove the older ones, never the published run (0: keep all)")
+	flag.IntVar(&o.Keep, "keep", 5, "published runs kept under runs/, the newest, the one published.json names always among them; refused runs stay until a later night publishes, and unfinished runs (killed nights) started before the published run are removed (0: remove nothing)")
 	flag.BoolVar(&o.Incremental, "incremental", true, "start from the published run, when there is one: reuse its vocabulary, describe only new or changed images and warm-start the learners (false: a full run)")
 	flag.BoolVar(&c.RebuildVocab, "rebuild_vocab", false, "with --incremental: build a new vocabulary even when the published run's would do")
 	flag.Float64Var(&c.MaxDrift, "max_drift", c.MaxDrift, "with --incremental: largest relative rise of the mean quantisation distortion of a descriptor sample for which the published vocabulary is kept")
@@ -72,6 +75,19 @@ func main() {
 		fail(cli.Usagef("--async: a night waits for its job, to judge the run and publish it; schedule the command itself instead"))
 	}
 	runner := cli.RunnerFromFlags(flag.CommandLine)
+	// With these Dataflow writes the job (a Flex Template launch runs the
+	// command with --template_location) or prints it, and returns before
+	// it runs: the night would find no finished run to gate or publish.
+	// Other runners ignore them.
+	refuse := []string{"template_location"}
+	if strings.Contains(strings.ToLower(runner.Name), "dataflow") {
+		refuse = append(refuse, "dry_run")
+	}
+	for _, name := range refuse {
+		if f := flag.Lookup(name); f != nil && f.Value.String() != "" && f.Value.String() != "false" {
+			fail(cli.Usagef("--%s: Dataflow would return before the job ran, leaving no run to gate or publish (a Flex Template launch passes --template_location); run reindex where it waits for its job, e.g. the Cloud Run job of infra/README.md", name))
+		}
+	}
 	paths := []cli.PathFlag{{Name: "input", Value: c.Input}, {Name: "root", Value: o.Root, Required: true}}
 	if err := cli.CheckRunner(runner, false, paths, cli.DataflowPaths(flag.CommandLine)); err != nil {
 		fail(err)

@@ -65,6 +65,9 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"--input", shapes, "--root", root, "--learners", "solis-ada", "--serving_learner", "oasis-diag"}, "the serving learner oasis-diag is not among the learners trained"},
 		{[]string{"--input", "gs://b/labels.csv", "--root", root, "--runner", "dataflow"}, "--root " + root + " is a local path"},
 		{[]string{"--input", shapes, "--root", root, "--max_dead_rate", "2"}, "max dead-letter rate 2 is not in [0, 1]"},
+		// A Flex Template launch: Dataflow only writes the job.
+		{[]string{"--input", "gs://b/labels.csv", "--root", "gs://b/root", "--runner", "dataflow", "--template_location", "gs://b/job.json"}, "reindex: --template_location: Dataflow would return before the job ran"},
+		{[]string{"--input", "gs://b/labels.csv", "--root", "gs://b/root", "--runner", "dataflow", "--dry_run"}, "reindex: --dry_run: Dataflow would return before the job ran"},
 		{[]string{"--input", shapes, "--root", root, "--vocab", "1"}, "vocabulary size must be at least 2"},
 	} {
 		_, stderr, code := runCmd(t, tc.args...)
