@@ -51,8 +51,12 @@ type DenseRanking struct {
 }
 
 // NewDenseRanking restores the dense model m (learners.RestoreDense) and
-// returns an empty ranking for queries under it, depth hits deep.
-func NewDenseRanking(m learners.Model, queries []DenseQuery, depth int) (*DenseRanking, error) {
+// returns an empty ranking for queries under it, depth hits deep, over a
+// collection of images rows in which relevant counts the rows of each
+// label (the query itself included). As Ranking's, each query is scored
+// and its hits dropped as soon as the chunk that completes the collection
+// is merged.
+func NewDenseRanking(m learners.Model, queries []DenseQuery, depth int, images int64, relevant map[string]int) (*DenseRanking, error) {
 	model, err := learners.RestoreDense(m)
 	if err != nil {
 		return nil, fmt.Errorf("evaluate %s: %w", m.Learner, err)
@@ -68,7 +72,7 @@ func NewDenseRanking(m learners.Model, queries []DenseQuery, depth int) (*DenseR
 		}
 		qs[i] = Query{ID: q.ID, Label: q.Label, Held: q.Held}
 	}
-	r := &DenseRanking{r: *NewRanking(qs, depth), model: model, metric: model.Metric(), width: width, emb: make([][]float64, len(queries))}
+	r := &DenseRanking{r: *NewRanking(qs, depth, images, relevant), model: model, metric: model.Metric(), width: width, emb: make([][]float64, len(queries))}
 	parallel(len(queries), func(i int, buf []float64) []float64 {
 		buf = widen(buf, queries[i].X)
 		r.emb[i] = model.Query(nil, buf)
@@ -88,6 +92,10 @@ func (r *DenseRanking) Add(rows []train.DenseRow) error {
 			return fmt.Errorf("evaluate: image %s has %d features, the model takes %d", row.ImageID, len(row.X), r.width)
 		}
 		pos[row.ImageID] = i
+	}
+	last, err := r.r.chunk(len(rows))
+	if err != nil {
+		return err
 	}
 	start := time.Now()
 	items := make([][]float64, len(rows))
@@ -111,6 +119,7 @@ func (r *DenseRanking) Add(rows []train.DenseRow) error {
 			var sc BruteScratch
 			var order []int
 			var part []Hit
+			var hs scorer
 			for {
 				qi := int(next.Add(1) - 1)
 				if qi >= len(r.r.queries) {
@@ -131,8 +140,8 @@ func (r *DenseRanking) Add(rows []train.DenseRow) error {
 					// Rank leaves item i's score in sc.score[i].
 					part = append(part, Hit{Score: -sc.score[i], ID: rows[i].ImageID, Rel: q.Label != "" && rows[i].Label == q.Label})
 				}
-				r.r.hits[qi] = merge(r.r.hits[qi], part, r.r.depth)
 				r.r.seconds[qi] += time.Since(start).Seconds()
+				r.r.take(qi, part, last, &hs)
 			}
 		}()
 	}
@@ -140,9 +149,8 @@ func (r *DenseRanking) Add(rows []train.DenseRow) error {
 	return nil
 }
 
-// Scores returns every query's metrics over its merged ranking, as
-// Ranking.Scores does; relevant counts the rows of each label in the whole
-// collection (the query itself included).
-func (r *DenseRanking) Scores(relevant map[string]int) []QueryScore {
-	return r.r.Scores(relevant)
+// Scores returns every query's metrics over its ranking of the whole
+// collection, as Ranking.Scores does.
+func (r *DenseRanking) Scores() ([]QueryScore, error) {
+	return r.r.Scores()
 }

@@ -124,7 +124,7 @@ func shardedDense(t *testing.T, rows []train.DenseRow, m learners.Model, cut spl
 		for i := s; i < len(queries); i += shards {
 			mine = append(mine, queries[i])
 		}
-		r, err := NewDenseRanking(m, mine, opt.DepthFor(int64(len(rows))))
+		r, err := NewDenseRanking(m, mine, opt.DepthFor(int64(len(rows))), int64(len(rows)), relevant)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +137,11 @@ func shardedDense(t *testing.T, rows []train.DenseRow, m learners.Model, cut spl
 				t.Fatal(err)
 			}
 		}
-		scores = append(scores, r.Scores(relevant)...)
+		sc, err := r.Scores()
+		if err != nil {
+			t.Fatal(err)
+		}
+		scores = append(scores, sc...)
 	}
 	base := formats.ReportRow{Method: m.Learner, Input: "global", Relevance: "label", Vocabulary: 7, TrainSeconds: m.Seconds}
 	return Rows(base, scores, opt), scores
@@ -209,7 +213,9 @@ func TestDenseRankingOrder(t *testing.T) {
 		}
 		q := []DenseQuery{{ID: rows[qi].ImageID, Label: rows[qi].Label, X: rows[qi].X}}
 		for _, depth := range []int{0, 9} {
-			r, err := NewDenseRanking(m, q, depth)
+			// One image more than the chunks bring: the ranking stays
+			// unscored, its hits kept to be read.
+			r, err := NewDenseRanking(m, q, depth, int64(len(rows)+1), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -240,13 +246,13 @@ func TestDenseRankingOrder(t *testing.T) {
 
 func TestDenseRankingErrors(t *testing.T) {
 	m := learners.BaselineModel(learners.BaselineEuclidean, denseDims)
-	if _, err := NewDenseRanking(m, []DenseQuery{{ID: "q", Label: "a", X: make([]float32, 6)}}, 0); err == nil {
+	if _, err := NewDenseRanking(m, []DenseQuery{{ID: "q", Label: "a", X: make([]float32, 6)}}, 0, 1, nil); err == nil {
 		t.Error("NewDenseRanking accepted a query of the wrong width")
 	}
-	if _, err := NewDenseRanking(learners.BaselineModel(learners.BaselineTFIDF, nil), nil, 0); err == nil {
+	if _, err := NewDenseRanking(learners.BaselineModel(learners.BaselineTFIDF, nil), nil, 0, 0, nil); err == nil {
 		t.Error("NewDenseRanking accepted a model of bags of words")
 	}
-	r, err := NewDenseRanking(m, nil, 0)
+	r, err := NewDenseRanking(m, nil, 0, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,11 +41,15 @@ type Options struct {
 	// ranking up to FullDepthImages images and DefaultDepth beyond, where
 	// full rankings of every query would cost queries × images.
 	Depth int
-	// ShardQueries is the number of queries one shard of the sharded
+	// ShardQueries is the most queries one shard of the sharded
 	// evaluation searches with (0: DefaultShardQueries); ChunkImages the
-	// number of images it indexes at a time (0: DefaultChunkImages). A
-	// shard holds ShardQueries × depth hits and one chunk's index.
-	ShardQueries, ChunkImages int
+	// number of images it indexes at a time (0: DefaultChunkImages).
+	// ShardHits (0: DefaultShardHits) bounds the hits a shard keeps
+	// between chunks, each query's best depth so far: ShardQueriesFor
+	// sizes the shards by it. A shard holds one chunk's index and at most
+	// ShardHits hits (or, over a collection of one chunk, one ranking per
+	// core).
+	ShardQueries, ChunkImages, ShardHits int
 }
 
 // Defaults of Options' sharded evaluation.
@@ -54,7 +58,45 @@ const (
 	DefaultDepth        = 1000
 	DefaultShardQueries = 1000
 	DefaultChunkImages  = 50_000
+	// DefaultShardHits is what a shard of DefaultShardQueries queries
+	// keeps at DefaultDepth: about 32 MB of hits.
+	DefaultShardHits = DefaultShardQueries * DefaultDepth
 )
+
+// Chunk returns the number of images a shard indexes at a time.
+func (o Options) Chunk() int {
+	if o.ChunkImages > 0 {
+		return o.ChunkImages
+	}
+	return DefaultChunkImages
+}
+
+// ShardQueriesFor returns the number of queries of one shard of the
+// sharded evaluation of a collection of n images. A shard scores each
+// query, and drops its hits, once it has ranked the whole collection, so
+// over a collection of one chunk it keeps nothing between queries and
+// takes ShardQueries queries. Over several chunks it keeps every query's
+// best hits between them, depth hits each (the whole collection at full
+// depth): then it takes no more queries than fit in ShardHits hits, at
+// least one.
+func (o Options) ShardQueriesFor(n int64) int {
+	q := o.ShardQueries
+	if q <= 0 {
+		q = DefaultShardQueries
+	}
+	if n <= int64(o.Chunk()) {
+		return q
+	}
+	hits := int64(o.ShardHits)
+	if hits <= 0 {
+		hits = DefaultShardHits
+	}
+	depth := int64(o.DepthFor(n))
+	if depth == 0 || depth > n {
+		depth = n
+	}
+	return int(max(1, min(int64(q), hits/depth)))
+}
 
 // DepthFor returns the rank depth of a collection of n images (0: full).
 func (o Options) DepthFor(n int64) int {

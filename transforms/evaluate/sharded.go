@@ -44,20 +44,63 @@ func before(a, b Hit) bool {
 // its memory is bounded by queries × Depth, not by the collection, and
 // the chunks may come in any order. Depth ≤ 0 keeps every hit (the full
 // ranking average precision is defined on; bounded by the collection).
+//
+// A ranking is complete once the chunks have brought every image of the
+// collection: the chunk that completes it scores each query as soon as its
+// search of that chunk is merged, and drops the query's hits. So a
+// collection of one chunk never holds more than one ranking per goroutine,
+// whatever the number of queries: full-depth rankings of every query at
+// once (queries × images hits) were what a worker ran out of memory on.
 type Ranking struct {
-	depth   int
-	queries []Query
-	hits    [][]Hit
-	seconds []float64
+	depth    int
+	images   int64          // the collection's size
+	seen     int64          // images brought by the chunks so far
+	relevant map[string]int // each label's images in the collection
+	queries  []Query
+	hits     [][]Hit // each query's best hits so far; nil once scored
+	scores   []QueryScore
+	seconds  []float64
 
 	// IndexSeconds and Postings sum the index builds of the chunks.
 	IndexSeconds float64
 	Postings     int64
 }
 
-// NewRanking returns an empty ranking for queries.
-func NewRanking(queries []Query, depth int) *Ranking {
-	return &Ranking{depth: depth, queries: queries, hits: make([][]Hit, len(queries)), seconds: make([]float64, len(queries))}
+// NewRanking returns an empty ranking for queries, depth hits deep, over
+// a collection of images images in which relevant counts the images of
+// each label (the query itself included).
+func NewRanking(queries []Query, depth int, images int64, relevant map[string]int) *Ranking {
+	return &Ranking{depth: depth, images: images, relevant: relevant, queries: queries,
+		hits: make([][]Hit, len(queries)), scores: make([]QueryScore, len(queries)), seconds: make([]float64, len(queries))}
+}
+
+// chunk records a chunk of n images and reports whether it completes the
+// collection; more images than the collection holds is an error (the
+// chunks and the label counts were read from different data).
+func (r *Ranking) chunk(n int) (last bool, err error) {
+	if r.seen+int64(n) > r.images {
+		return false, fmt.Errorf("evaluate: %d images ranked, the collection has %d", r.seen+int64(n), r.images)
+	}
+	r.seen += int64(n)
+	return r.seen == r.images, nil
+}
+
+// take merges part, query qi's ranking of one chunk, into its hits; in
+// the chunk that completes the collection it scores the query and drops
+// its hits instead of keeping them.
+func (r *Ranking) take(qi int, part []Hit, last bool, sc *scorer) {
+	if !last {
+		r.hits[qi] = merge(r.hits[qi], part, r.depth)
+		return
+	}
+	all := part
+	if len(r.hits[qi]) > 0 {
+		all = merge(r.hits[qi], part, r.depth)
+	} else if r.depth > 0 && len(all) > r.depth {
+		all = all[:r.depth]
+	}
+	r.hits[qi] = nil
+	r.scores[qi] = sc.scoreHits(r.queries[qi], all, r.relevant[r.queries[qi].Label]-1)
 }
 
 // Add ranks the documents docs (one chunk of the collection; sorted by
@@ -65,6 +108,10 @@ func NewRanking(queries []Query, depth int) *Ranking {
 // TF-IDF, w ≡ 1) over a vocabulary of vocab words, and merges them into
 // each query's hits. A query's own image is left out.
 func (r *Ranking) Add(docs []formats.BoW, w []float32, vocab int) error {
+	last, err := r.chunk(len(docs))
+	if err != nil {
+		return err
+	}
 	sort.Slice(docs, func(i, j int) bool { return docs[i].ImageID < docs[j].ImageID })
 	ids := make([]string, len(docs))
 	vecs := make([]sparse.Vector, len(docs))
@@ -90,6 +137,7 @@ func (r *Ranking) Add(docs []formats.BoW, w []float32, vocab int) error {
 			defer wg.Done()
 			srch := ix.NewSearcher()
 			var part []Hit
+			var sc scorer
 			for {
 				qi := int(next.Add(1) - 1)
 				if qi >= len(r.queries) {
@@ -105,8 +153,8 @@ func (r *Ranking) Add(docs []formats.BoW, w []float32, vocab int) error {
 				for _, h := range srch.Search(q.Vec, r.depth, exclude) {
 					part = append(part, Hit{Score: h.Score, ID: h.ID, Rel: q.Label != "" && labels[h.Doc] == q.Label})
 				}
-				r.hits[qi] = merge(r.hits[qi], part, r.depth)
 				r.seconds[qi] += time.Since(start).Seconds()
+				r.take(qi, part, last, &sc)
 			}
 		}()
 	}
@@ -149,6 +197,7 @@ type QueryScore struct {
 
 // scorer scores rankings, reusing its buffers from query to query.
 type scorer struct {
+	rel          []bool
 	gains, ideal []float64
 }
 
@@ -166,22 +215,32 @@ func (sc *scorer) score(q Query, rel []bool, total int) QueryScore {
 		NDCG10: NDCGAt(sc.gains, sc.ideal, 10), PR: InterpolatedPrecision(nil, rel, total)}
 }
 
-// Scores returns every query's metrics over its merged ranking; relevant
-// counts the relevant documents of each label in the whole collection
-// (the query itself included).
-func (r *Ranking) Scores(relevant map[string]int) []QueryScore {
+// scoreHits is score of a ranking of hits.
+func (sc *scorer) scoreHits(q Query, hits []Hit, total int) QueryScore {
+	sc.rel = sc.rel[:0]
+	for _, h := range hits {
+		sc.rel = append(sc.rel, h.Rel)
+	}
+	return sc.score(q, sc.rel, total)
+}
+
+// Scores returns every query's metrics over its ranking of the whole
+// collection, and an error if the chunks added did not bring all of it.
+func (r *Ranking) Scores() ([]QueryScore, error) {
+	if r.seen != r.images {
+		return nil, fmt.Errorf("evaluate: %d of the collection's %d images ranked", r.seen, r.images)
+	}
 	out := make([]QueryScore, len(r.queries))
-	var rel []bool
 	var sc scorer
 	for qi, q := range r.queries {
-		rel = rel[:0]
-		for _, h := range r.hits[qi] {
-			rel = append(rel, h.Rel)
+		if r.images == 0 {
+			// No chunk came to score it: an empty ranking.
+			r.scores[qi] = sc.scoreHits(q, nil, r.relevant[q.Label]-1)
 		}
-		out[qi] = sc.score(q, rel, relevant[q.Label]-1)
+		out[qi] = r.scores[qi]
 		out[qi].Seconds = r.seconds[qi]
 	}
-	return out
+	return out, nil
 }
 
 // IsQuery reports whether the image id with label may be a query: it is

@@ -75,7 +75,7 @@ func sharded(t *testing.T, docs []formats.BoW, m learners.Model, cut split.Cut, 
 		for i := s; i < len(queries); i += shards {
 			mine = append(mine, queries[i])
 		}
-		r := NewRanking(mine, opt.DepthFor(int64(len(docs))))
+		r := NewRanking(mine, opt.DepthFor(int64(len(docs))), int64(len(docs)), relevant)
 		for lo := 0; lo < len(order); lo += chunk {
 			var part []formats.BoW
 			for _, i := range order[lo:min(lo+chunk, len(order))] {
@@ -85,7 +85,11 @@ func sharded(t *testing.T, docs []formats.BoW, m learners.Model, cut split.Cut, 
 				t.Fatal(err)
 			}
 		}
-		scores = append(scores, r.Scores(relevant)...)
+		sc, err := r.Scores()
+		if err != nil {
+			t.Fatal(err)
+		}
+		scores = append(scores, sc...)
 	}
 	return Rows(formats.ReportRow{}, scores, opt)
 }
@@ -151,15 +155,18 @@ func TestShardedEqualsUnsharded(t *testing.T) {
 }
 
 // At a rank depth the merged ranking is the first Depth results of the
-// full one, whatever the chunks.
+// full one, whatever the chunks. (The collection is made one image larger
+// than the chunks bring, so that the rankings stay unscored, their hits
+// kept to be read.)
 func TestDepthKeepsTheHead(t *testing.T) {
 	docs := randomDocs(90, 12, 9)
 	q := []Query{{ID: docs[5].ImageID, Label: docs[5].Label, Vec: sparse.Vector{Idx: docs[5].WordIDs, Val: docs[5].Weights}}}
-	full := NewRanking(q, 0)
+	images := int64(len(docs) + 1)
+	full := NewRanking(q, 0, images, nil)
 	if err := full.Add(slices.Clone(docs), nil, 12); err != nil {
 		t.Fatal(err)
 	}
-	head := NewRanking(q, 10)
+	head := NewRanking(q, 10, images, nil)
 	for lo := 0; lo < len(docs); lo += 11 {
 		if err := head.Add(slices.Clone(docs[lo:min(lo+11, len(docs))]), nil, 12); err != nil {
 			t.Fatal(err)
@@ -170,5 +177,102 @@ func TestDepthKeepsTheHead(t *testing.T) {
 	}
 	if !sort.SliceIsSorted(full.hits[0], func(i, j int) bool { return before(full.hits[0][i], full.hits[0][j]) }) {
 		t.Error("full ranking out of order")
+	}
+}
+
+// held counts the hits r keeps.
+func (r *Ranking) held() int {
+	n := 0
+	for _, h := range r.hits {
+		n += len(h)
+	}
+	return n
+}
+
+// The chunk that completes the collection scores every query and drops its
+// hits: a worker is left holding no ranking, where it held every query's
+// whole ranking (queries × images hits at full depth) until Scores. The
+// scores are the unsharded evaluation's, exactly, in one chunk or several.
+func TestRankingDropsScoredRankings(t *testing.T) {
+	docs := randomDocs(120, 12, 7)
+	relevant := map[string]int{}
+	for _, d := range docs {
+		if d.Label != "" {
+			relevant[d.Label]++
+		}
+	}
+	m := learners.BaselineModel(learners.BaselineTFIDF, nil)
+	_, want, err := BoW(slices.Clone(docs), m, split.Cut{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, want = untimed(nil, want)
+	queries := make([]Query, len(want))
+	for i, q := range want {
+		d := docs[slices.IndexFunc(docs, func(d formats.BoW) bool { return d.ImageID == q.ID })]
+		queries[i] = Query{ID: q.ID, Label: q.Label, Vec: sparse.Vector{Idx: d.WordIDs, Val: d.Weights}}
+	}
+	for _, c := range []struct{ chunk, depth int }{{len(docs), 0}, {50, 0}, {50, 7}} {
+		r := NewRanking(queries, c.depth, int64(len(docs)), relevant)
+		bound := len(queries) * (len(docs) - 1)
+		if c.depth > 0 {
+			bound = len(queries) * c.depth
+		}
+		for lo := 0; lo < len(docs); lo += c.chunk {
+			if err := r.Add(slices.Clone(docs[lo:min(lo+c.chunk, len(docs))]), nil, 12); err != nil {
+				t.Fatal(err)
+			}
+			if lo+c.chunk < len(docs) && (r.held() == 0 || r.held() > bound) {
+				t.Fatalf("chunks of %d, depth %d: %d hits held before the last chunk, want some, at most %d", c.chunk, c.depth, r.held(), bound)
+			}
+		}
+		if n := r.held(); n != 0 {
+			t.Errorf("chunks of %d, depth %d: %d hits held once every image is ranked, want 0", c.chunk, c.depth, n)
+		}
+		got, err := r.Scores()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, got = untimed(nil, got); c.depth == 0 && !reflect.DeepEqual(got, want) {
+			t.Errorf("chunks of %d: scores differ from BoW's\n%+v\n%+v", c.chunk, got[:2], want[:2])
+		}
+	}
+}
+
+func TestRankingCountsTheCollection(t *testing.T) {
+	docs := randomDocs(20, 12, 3)
+	q := []Query{{ID: docs[0].ImageID, Label: docs[0].Label, Vec: sparse.Vector{Idx: docs[0].WordIDs, Val: docs[0].Weights}}}
+	r := NewRanking(q, 0, int64(len(docs)), map[string]int{docs[0].Label: 3})
+	if err := r.Add(slices.Clone(docs[:10]), nil, 12); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Scores(); err == nil {
+		t.Error("Scores with half the collection ranked: no error")
+	}
+	if err := r.Add(slices.Clone(docs), nil, 12); err == nil {
+		t.Error("Add of more images than the collection holds: no error")
+	}
+}
+
+// Over one chunk a shard keeps nothing between chunks and takes
+// ShardQueries queries; over several it keeps each query's best depth
+// hits, and takes no more queries than ShardHits allows.
+func TestShardQueriesFor(t *testing.T) {
+	for _, c := range []struct {
+		opt    Options
+		images int64
+		want   int
+	}{
+		{Options{}, 20_000, DefaultShardQueries},                           // one chunk, full depth
+		{Options{}, 1_000_000, DefaultShardQueries},                        // depth 1,000: the default bound
+		{Options{ChunkImages: 5000}, 20_000, DefaultShardHits / 20_000},    // several chunks, full depth
+		{Options{ChunkImages: 5000, ShardHits: 30_000}, 20_000, 1},         // at least one
+		{Options{ShardQueries: 10, ChunkImages: 100}, 1000, 10},            // within the bound
+		{Options{ChunkImages: 100, Depth: 5000, ShardHits: 9000}, 1000, 9}, // depth beyond the collection
+	} {
+		got := c.opt.ShardQueriesFor(c.images)
+		if got != c.want {
+			t.Errorf("%+v over %d images: %d queries a shard, want %d", c.opt, c.images, got, c.want)
+		}
 	}
 }

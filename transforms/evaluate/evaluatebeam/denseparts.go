@@ -43,10 +43,11 @@ func init() {
 // with global features whose label has another such image, at most
 // opt.Cap of the held-out and of the training ones, those of smallest
 // evaluate.QueryKey — the queries evaluate.Dense selects — split into
-// ⌈queries/opt.ShardQueries⌉ shards; each shard's DoFn reads the features
-// parts in turn, makes the scaled dense rows opt.ChunkImages at a time and
-// ranks each chunk for its queries (evaluate.DenseRanking), so a worker
-// holds one chunk, its queries and their best hits, never the collection.
+// shards of at most opt.ShardQueries queries (evaluate.ShardQueriesFor);
+// each shard's DoFn reads the features parts in turn, makes the scaled
+// dense rows opt.ChunkImages at a time and ranks each chunk for its
+// queries (evaluate.DenseRanking), so a worker holds one chunk, its
+// queries and their best hits, never the collection.
 // The rows and scores equal those of
 //
 //	EvaluateDense(s, rows, model, cut, opt)
@@ -62,7 +63,7 @@ func EvaluateDenseParts(s beam.Scope, featParts, moments, cut, model beam.PColle
 	cands := beam.ParDo(s, &denseCandidatesFn{Opt: opt}, featParts,
 		beam.SideInput{Input: labels}, beam.SideInput{Input: cut}, beam.SideInput{Input: moments})
 	queries := beam.Combine(s, &denseQueriesMergeFn{Opt: opt}, cands)
-	shards := beam.ParDo(s, &denseShardsFn{Opt: opt}, beam.Impulse(s), beam.SideInput{Input: queries})
+	shards := beam.ParDo(s, &denseShardsFn{Opt: opt}, beam.Impulse(s), beam.SideInput{Input: queries}, beam.SideInput{Input: labels})
 	results := beam.ParDo(s, &denseShardFn{Opt: opt}, beam.Reshuffle(s, shards),
 		beam.SideInput{Input: queries}, beam.SideInput{Input: labels}, beam.SideInput{Input: model},
 		beam.SideInput{Input: featParts}, beam.SideInput{Input: moments})
@@ -173,8 +174,8 @@ func (f *denseQueriesMergeFn) ExtractOutput(a denseQueries) denseQueries { retur
 
 type denseShardsFn struct{ Opt evaluate.Options }
 
-func (f *denseShardsFn) ProcessElement(_ []byte, q denseQueries, emit func(int)) {
-	for i := range formats.Parts(int64(len(q.Queries)), shardsFn{Opt: f.Opt}.shardQueries()) {
+func (f *denseShardsFn) ProcessElement(_ []byte, q denseQueries, labels Labels, emit func(int)) {
+	for i := range shardCount(f.Opt, len(q.Queries), labels.Images) {
 		emit(i)
 	}
 }
@@ -197,7 +198,7 @@ func (f *denseShardFn) ProcessElement(ctx context.Context, shard int, q denseQue
 	if !model(&m) {
 		return shardResult{}, fmt.Errorf("evaluate: shard %d: no model", shard)
 	}
-	n := formats.Parts(int64(len(q.Queries)), shardsFn{Opt: f.Opt}.shardQueries())
+	n := shardCount(f.Opt, len(q.Queries), labels.Images)
 	var mine []evaluate.DenseQuery
 	for i := shard; i < len(q.Queries); i += n {
 		mine = append(mine, q.Queries[i])
@@ -219,11 +220,8 @@ func (f *denseShardFn) ProcessElement(ctx context.Context, shard int, q denseQue
 		all = append(all, p)
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].Part < all[j].Part })
-	chunk := f.Opt.ChunkImages
-	if chunk <= 0 {
-		chunk = evaluate.DefaultChunkImages
-	}
-	r, err := evaluate.NewDenseRanking(m, mine, f.Opt.DepthFor(labels.Images))
+	chunk := f.Opt.Chunk()
+	r, err := evaluate.NewDenseRanking(m, mine, f.Opt.DepthFor(labels.Images), labels.Images, labels.relevant())
 	if err != nil {
 		return shardResult{}, fmt.Errorf("evaluate %s: shard %d: %w", m.Learner, shard, err)
 	}
@@ -247,7 +245,11 @@ func (f *denseShardFn) ProcessElement(ctx context.Context, shard int, q denseQue
 			return shardResult{}, fmt.Errorf("evaluate %s: shard %d: %w", m.Learner, shard, err)
 		}
 	}
-	return shardResult{Scores: r.Scores(labels.relevant()), IndexSeconds: r.IndexSeconds,
+	scores, err := r.Scores()
+	if err != nil {
+		return shardResult{}, fmt.Errorf("evaluate %s: shard %d: %w", m.Learner, shard, err)
+	}
+	return shardResult{Scores: scores, IndexSeconds: r.IndexSeconds,
 		StartMillis: start.UnixMilli(), EndMillis: time.Now().UnixMilli()}, nil
 }
 

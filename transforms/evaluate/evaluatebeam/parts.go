@@ -15,6 +15,7 @@ import (
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/evaluate"
+	"github.com/bowline/bowline/transforms/progress"
 	"github.com/bowline/bowline/transforms/report"
 	"github.com/bowline/bowline/transforms/split"
 )
@@ -231,16 +232,19 @@ func (f *queriesMergeFn) ExtractOutput(a Queries) Queries { return a.trim(f.Opt)
 // its report rows (PCollection<formats.ReportRow>, evaluate.Rows), its
 // per-query scores (single-element PCollection<evaluate.Scores>, for
 // Compare) and the time of each query shard (PCollection<report.Stage>,
-// stage "evaluate"). The queries are split
-// into ⌈queries/opt.ShardQueries⌉ shards; each shard's DoFn reads the
-// parts in turn, indexes opt.ChunkImages images at a time under the
-// model's weights and merges each query's ranking chunk by chunk
-// (evaluate.Ranking), so it holds one chunk and its queries' best hits,
-// never the collection. The metrics equal evaluate.BoW's whatever the
-// number of shards and chunks, up to the rank depth (opt.DepthFor).
+// stage "evaluate"). The queries are split into shards of at most
+// opt.ShardQueries queries; each shard's DoFn reads the parts in turn,
+// indexes opt.ChunkImages images at a time under the model's weights and
+// merges each query's ranking chunk by chunk (evaluate.Ranking), so it
+// holds one chunk and its queries' best hits, never the collection, and
+// scores each query, dropping its hits, once it has seen the whole
+// collection. Over several chunks the shards are made smaller so that
+// their best hits stay within opt.ShardHits (evaluate.ShardQueriesFor).
+// The metrics equal evaluate.BoW's whatever the number of shards and
+// chunks, up to the rank depth (opt.DepthFor).
 func EvaluateParts(s beam.Scope, bowParts, queries, labels, model beam.PCollection, vocab int, opt evaluate.Options) (rows, scores, stages beam.PCollection) {
 	s = s.Scope("evaluate.EvaluateParts")
-	shards := beam.ParDo(s, &shardsFn{Opt: opt}, beam.Impulse(s), beam.SideInput{Input: queries})
+	shards := beam.ParDo(s, &shardsFn{Opt: opt}, beam.Impulse(s), beam.SideInput{Input: queries}, beam.SideInput{Input: labels})
 	results := beam.ParDo(s, &shardFn{Opt: opt, Vocab: vocab}, beam.Reshuffle(s, shards),
 		beam.SideInput{Input: queries}, beam.SideInput{Input: labels}, beam.SideInput{Input: model}, beam.SideInput{Input: bowParts})
 	rows, scores = beam.ParDo2(s, &summaryFn{Opt: opt, Vocab: vocab}, beam.Impulse(s),
@@ -248,21 +252,27 @@ func EvaluateParts(s beam.Scope, bowParts, queries, labels, model beam.PCollecti
 	return rows, scores, beam.ParDo(s, shardStageFn, results)
 }
 
-func shardStageFn(r shardResult) report.Stage {
-	return report.Unit("evaluate", int64(len(r.Scores)), int64(len(r.Scores)), r.StartMillis, r.EndMillis)
+// shardStageFn records a query shard as a unit of the evaluate stage and
+// logs the stage's progress: the shard is one of r.Shards of r.Model's
+// evaluation (0 and "" if unknown), itself one of an unknown number.
+func shardStageFn(ctx context.Context, r shardResult) report.Stage {
+	u := report.Unit("evaluate", int64(len(r.Scores)), int64(len(r.Scores)), r.StartMillis, r.EndMillis)
+	for _, line := range progress.Default.Done(u.Progress("query shards", r.Model, int64(r.Shards), 0), time.Now()) {
+		log.Infof(ctx, "progress: %s", line)
+	}
+	return u
 }
 
-func (o shardsFn) shardQueries() int {
-	if o.Opt.ShardQueries > 0 {
-		return o.Opt.ShardQueries
-	}
-	return evaluate.DefaultShardQueries
+// shardCount returns the number of shards of queries queries over a
+// collection of images images.
+func shardCount(opt evaluate.Options, queries int, images int64) int {
+	return formats.Parts(int64(queries), opt.ShardQueriesFor(images))
 }
 
 type shardsFn struct{ Opt evaluate.Options }
 
-func (f *shardsFn) ProcessElement(_ []byte, q Queries, emit func(int)) {
-	for i := range formats.Parts(int64(len(q.Queries)), f.shardQueries()) {
+func (f *shardsFn) ProcessElement(_ []byte, q Queries, labels Labels, emit func(int)) {
+	for i := range shardCount(f.Opt, len(q.Queries), labels.Images) {
 		emit(i)
 	}
 }
@@ -273,6 +283,10 @@ type shardResult struct {
 	Postings     int64
 	// StartMillis and EndMillis time the shard (Unix ms).
 	StartMillis, EndMillis int64
+	// Model names the learner evaluated and Shards the number of shards
+	// of its queries, for the progress lines.
+	Model  string
+	Shards int
 }
 
 type shardFn struct {
@@ -290,7 +304,7 @@ func (f *shardFn) ProcessElement(ctx context.Context, shard int, q Queries, labe
 	if err != nil {
 		return shardResult{}, fmt.Errorf("evaluate: %w", err)
 	}
-	n := formats.Parts(int64(len(q.Queries)), shardsFn{Opt: f.Opt}.shardQueries())
+	n := shardCount(f.Opt, len(q.Queries), labels.Images)
 	var mine []evaluate.Query
 	for i := shard; i < len(q.Queries); i += n {
 		mine = append(mine, q.Queries[i])
@@ -301,11 +315,8 @@ func (f *shardFn) ProcessElement(ctx context.Context, shard int, q Queries, labe
 		all = append(all, p)
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].Part < all[j].Part })
-	chunk := f.Opt.ChunkImages
-	if chunk <= 0 {
-		chunk = evaluate.DefaultChunkImages
-	}
-	r := evaluate.NewRanking(mine, f.Opt.DepthFor(labels.Images))
+	chunk := f.Opt.Chunk()
+	r := evaluate.NewRanking(mine, f.Opt.DepthFor(labels.Images), labels.Images, labels.relevant())
 	var docs []formats.BoW
 	for i, p := range all {
 		err := fileio.ReadEach(ctx, p.Path, func(b *formats.BoW) error {
@@ -322,8 +333,12 @@ func (f *shardFn) ProcessElement(ctx context.Context, shard int, q Queries, labe
 			docs = docs[:0]
 		}
 	}
-	return shardResult{Scores: r.Scores(labels.relevant()), IndexSeconds: r.IndexSeconds, Postings: r.Postings,
-		StartMillis: start.UnixMilli(), EndMillis: time.Now().UnixMilli()}, nil
+	scores, err := r.Scores()
+	if err != nil {
+		return shardResult{}, fmt.Errorf("evaluate %s: shard %d: %w", m.Learner, shard, err)
+	}
+	return shardResult{Scores: scores, IndexSeconds: r.IndexSeconds, Postings: r.Postings,
+		StartMillis: start.UnixMilli(), EndMillis: time.Now().UnixMilli(), Model: m.Learner, Shards: n}, nil
 }
 
 type summaryFn struct {
