@@ -37,6 +37,10 @@ func (s *Server) handleImage(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
+	if err := once(v, "image_id", "size"); err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
 	id := v.Get("image_id")
 	if id == "" {
 		writeError(w, http.StatusBadRequest, "image_id is required")
@@ -44,7 +48,7 @@ func (s *Server) handleImage(w http.ResponseWriter, r *http.Request) {
 	}
 	size := 0
 	if ss := v.Get("size"); ss != "" {
-		size, err = strconv.Atoi(ss)
+		size, err = wholeNumber(ss)
 		if err != nil || size < minThumb || size > maxThumb {
 			writeError(w, http.StatusBadRequest, "size=%.20q: want a whole number of pixels from %d to %d", ss, minThumb, maxThumb)
 			return
@@ -103,7 +107,7 @@ func thumbnail(data []byte, size int, maxPixels int64) ([]byte, error) {
 	src, _, err := d.Decode(data)
 	if err != nil {
 		if errors.Is(err, ingest.ErrTooLarge) {
-			return nil, fmt.Errorf("%w: %v", errTooLarge, err)
+			return nil, classed{err, errTooLarge} // its text says "image too large" already
 		}
 		return nil, fmt.Errorf("%w: %v", errBadImage, err)
 	}

@@ -154,7 +154,7 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, timeout, drain 
 		ReadTimeout:       timeout + 10*time.Second,
 		WriteTimeout:      2*timeout + 10*time.Second,
 		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
+		MaxHeaderBytes:    4 * maxQuery, // a longer query string gets the handler's JSON 414
 		ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)

@@ -111,9 +111,12 @@ func (r *Reloader) Check(ctx context.Context, force bool) (bool, error) {
 }
 
 // Watch checks every interval (never if interval ≤ 0) and whenever hup
-// delivers, until ctx is done. A failed check is logged and counted; the
+// delivers, until ctx is done. A failed check is counted, and logged once
+// for as long as it fails the same way (a garbage published.json fails at
+// every tick until it is republished), with the run still in service; the
 // index in service stays.
 func (r *Reloader) Watch(ctx context.Context, interval time.Duration, hup <-chan struct{}) {
+	var lastErr string
 	var tick <-chan time.Time
 	if interval > 0 {
 		t := time.NewTicker(interval)
@@ -130,8 +133,17 @@ func (r *Reloader) Watch(ctx context.Context, interval time.Duration, hup <-chan
 			r.log.Info("reload asked for", "published", r.pub)
 			force = true
 		}
-		if _, err := r.Check(ctx, force); err != nil && ctx.Err() == nil {
-			r.log.Error("reload failed; the run in service stays", "run", r.Srv.Index().Run(), "err", err)
+		_, err := r.Check(ctx, force)
+		switch {
+		case err == nil:
+			if lastErr != "" {
+				r.log.Info("published.json checks succeed again", "serving", r.Srv.Index().Run())
+			}
+			lastErr = ""
+		case ctx.Err() != nil:
+		case err.Error() != lastErr || force:
+			lastErr = err.Error()
+			r.log.Error("reload failed; the run in service stays (logged once until the error changes)", "serving", r.Srv.Index().Run(), "err", err)
 		}
 	}
 }

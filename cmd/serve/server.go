@@ -160,6 +160,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	sw := &statusWriter{ResponseWriter: w}
 	route := routeOf(r)
+	if len(r.URL.RawQuery) > maxQuery {
+		defer func() { s.metrics.observe(route, sw.code(), time.Since(start)) }()
+		writeError(sw, http.StatusRequestURITooLong, "query string of %d bytes: the limit is %d", len(r.URL.RawQuery), maxQuery)
+		return
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -175,6 +180,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	s.mux.ServeHTTP(sw, r)
 }
+
+// maxQuery is the longest query string answered: every parameter is short,
+// and Serve's MaxHeaderBytes leaves room for longer ones so that they get
+// a JSON 414 counted in the metrics rather than the HTTP server's plain
+// text 431.
+const maxQuery = 64 << 10
 
 // routeOf names the request's route for the metrics: a fixed set, so that
 // arbitrary paths cannot grow the label space.
@@ -295,15 +306,38 @@ func (s *Server) parseQuery(r *http.Request) (query, error) {
 	if err != nil {
 		return query{}, err
 	}
+	if err := once(v, "k", "image_id", "learner"); err != nil {
+		return query{}, err
+	}
 	q := query{k: DefaultK, imageID: v.Get("image_id"), learner: v.Get("learner")}
 	if ks := v.Get("k"); ks != "" {
-		k, err := strconv.Atoi(ks)
+		k, err := wholeNumber(ks)
 		if err != nil || k < 1 || k > s.cfg.MaxK {
 			return query{}, fmt.Errorf("%w: k=%.20q: want a whole number from 1 to %d", errBadRequest, ks, s.cfg.MaxK)
 		}
 		q.k = k
 	}
 	return q, nil
+}
+
+// once refuses a query string that gives one of names more than once: which
+// value would count is a guess (Get takes the first).
+func once(v url.Values, names ...string) error {
+	for _, n := range names {
+		if len(v[n]) > 1 {
+			return fmt.Errorf("%w: %s given %d times: give it once", errBadRequest, n, len(v[n]))
+		}
+	}
+	return nil
+}
+
+// wholeNumber parses decimal digits only: strconv.Atoi also takes a sign
+// ("+5"), which no client means.
+func wholeNumber(s string) (int, error) {
+	if s == "" || len(s) > 9 || strings.TrimLeft(s, "0123456789") != "" {
+		return 0, fmt.Errorf("%q is not a whole number", s)
+	}
+	return strconv.Atoi(s)
 }
 
 // search runs a query on the index in service, within the concurrency

@@ -9,6 +9,7 @@ import (
 	"image/png"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/bowline/bowline/formats"
@@ -152,5 +153,15 @@ func TestMaxPixelsOnlyLowers(t *testing.T) {
 	ix := openRun(t, dir, Options{MaxPixels: 16_000_000})
 	if _, err := ix.SearchImage(context.Background(), "dense", pngOf(t, 101, 100), 3); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("a photo over the run's limit, under Options.MaxPixels: %v", err)
+	}
+}
+
+// A photo over the pixel limit says "image too large" once, not twice.
+func TestTooLargeSaysItOnce(t *testing.T) {
+	dir := t.TempDir()
+	writeRun(t, dir, randomCorpus(30, 10, 3), 1, map[string]string{"max_pixels": "10000"})
+	_, err := openRun(t, dir, Options{}).SearchImage(context.Background(), "dense", pngOf(t, 101, 100), 3)
+	if !errors.Is(err, ErrTooLarge) || strings.Count(err.Error(), "too large") != 1 {
+		t.Fatalf("%v", err)
 	}
 }

@@ -92,13 +92,20 @@ func settingsOf(cfg map[string]string) (settings, error) {
 func (ix *Index) decode(data []byte) (image.Image, error) {
 	img, _, err := ingest.Decode(data, ix.set.maxPixels)
 	if errors.Is(err, ingest.ErrTooLarge) {
-		return nil, fmt.Errorf("%w: %w", ErrTooLarge, err)
+		// ingest's reason starts with ErrTooLarge's text: say it once.
+		return nil, classed{ErrTooLarge, err}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadImage, err)
 	}
 	return img, nil
 }
+
+// classed is err, with err's text, that is also of the class class.
+type classed struct{ class, err error }
+
+func (c classed) Error() string   { return c.err.Error() }
+func (c classed) Unwrap() []error { return []error{c.class, c.err} }
 
 // bagOfWords returns the TF-IDF bag of words of a decoded photo, made as
 // the job made the run's: SIFT on the gray image (as describe.Describer
