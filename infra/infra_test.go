@@ -190,15 +190,74 @@ func definedFlags(t *testing.T, dirs []string) map[string]bool {
 	return names
 }
 
-// reindexFlags returns the flags ./cmd/reindex defines, skipping the test
-// while the command does not exist.
-func reindexFlags(t *testing.T) map[string]bool {
+// commandFlags returns the flags the command ./cmd/<name> defines,
+// skipping the test while the command does not exist.
+func commandFlags(t *testing.T, name string) map[string]bool {
 	t.Helper()
-	dirs, ok := moduleDeps(t, "./cmd/reindex")
+	dirs, ok := moduleDeps(t, "./cmd/"+name)
 	if !ok {
-		t.Skip("./cmd/reindex, the command the template and the CronJob launch, does not exist yet")
+		t.Skipf("./cmd/%s does not exist yet", name)
 	}
 	return definedFlags(t, dirs)
+}
+
+// reindexFlags returns the flags ./cmd/reindex defines, skipping the test
+// while the command does not exist.
+func reindexFlags(t *testing.T) map[string]bool { return commandFlags(t, "reindex") }
+
+// beamFlags returns the flags Beam's Dataflow runner and its options
+// packages define: the runner flags a launch may pass beside the
+// command's own.
+func beamFlags(t *testing.T) map[string]bool {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-f", "{{.Dir}}",
+		"github.com/apache/beam/sdks/v2/go/pkg/beam/runners",
+		"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/dataflow",
+		"github.com/apache/beam/sdks/v2/go/pkg/beam/options/gcpopts",
+		"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts")
+	cmd.Dir = ".."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list Beam's option packages: %v", err)
+	}
+	return definedFlags(t, strings.Fields(string(out)))
+}
+
+// templateBinary returns the command the Flex Template runs, from the
+// Dockerfile's FLEX_TEMPLATE_GO_BINARY=/template/<name>.
+func templateBinary(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^ENV FLEX_TEMPLATE_GO_BINARY=/template/(\S+)$`).FindSubmatch(b)
+	if m == nil {
+		t.Fatal("the Dockerfile sets no FLEX_TEMPLATE_GO_BINARY=/template/<command>")
+	}
+	return string(m[1])
+}
+
+// helpDefaults builds ./cmd/<name> and returns the defaults its --help
+// prints, by flag: what a template's "(default …)" must agree with.
+func helpDefaults(t *testing.T, name string) map[string]string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), name)
+	build := exec.Command("go", "build", "-o", bin, "./cmd/"+name)
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/%s: %v\n%s", name, err, out)
+	}
+	out, _ := exec.Command(bin, "--help").CombinedOutput()
+	defaults := map[string]string{}
+	re := regexp.MustCompile(`(?m)^  --(\S+)[^\n]*\n(?:    \t[^\n]*\n)*?    \t[^\n]*?(?: \(default ([^\n]*)\))?$`)
+	for _, m := range re.FindAllStringSubmatch(string(out), -1) {
+		defaults[m[1]] = strings.Trim(m[2], `"`)
+	}
+	if len(defaults) == 0 {
+		t.Fatalf("%s --help lists no flags:\n%s", name, out)
+	}
+	return defaults
 }
 
 func TestDefinedFlags(t *testing.T) {
@@ -237,10 +296,10 @@ func TestFlexTemplateMetadata(t *testing.T) {
 				t.Errorf("parameter %s: regex %q: %v", p.Name, re, err)
 			}
 		}
-		if (p.Name == "input" || p.Name == "root") && p.IsOptional {
-			t.Errorf("parameter %s is optional; the nightly command needs it", p.Name)
+		if (p.Name == "input" || p.Name == "output") && p.IsOptional {
+			t.Errorf("parameter %s is optional; the command needs it", p.Name)
 		}
-		if p.Name == "input" || p.Name == "root" {
+		if p.Name == "input" || p.Name == "output" {
 			// A template job runs on Dataflow: local paths are refused.
 			re := regexp.MustCompile(p.Regexes[0])
 			if !re.MatchString("gs://bucket/corpus/labels.csv") || re.MatchString("/data/labels.csv") {
@@ -248,11 +307,32 @@ func TestFlexTemplateMetadata(t *testing.T) {
 			}
 		}
 	}
-	t.Run("flags of reindex", func(t *testing.T) {
-		flags := reindexFlags(t)
+	if !seen["input"] || !seen["output"] {
+		t.Errorf("parameters %v: input and output are required", seen)
+	}
+	bin := templateBinary(t)
+	if bin != "bowline" {
+		// reindex refuses --template_location, which the template
+		// launcher passes: it must wait for its job to gate and publish.
+		t.Errorf("the template runs %s; only bowline can run from a Flex Template", bin)
+	}
+	t.Run("flags of the template's command", func(t *testing.T) {
+		flags := commandFlags(t, bin)
 		for _, p := range m.Parameters {
 			if !flags[p.Name] {
-				t.Errorf("template parameter %s is no flag of ./cmd/reindex: the launcher would fail on --%s", p.Name, p.Name)
+				t.Errorf("template parameter %s is no flag of ./cmd/%s: the launcher would fail on --%s", p.Name, bin, p.Name)
+			}
+		}
+	})
+	t.Run("stated defaults", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("-short: builds the command")
+		}
+		defaults := helpDefaults(t, bin)
+		stated := regexp.MustCompile(`\(default ([^)]*)\)`)
+		for _, p := range m.Parameters {
+			if d := stated.FindStringSubmatch(p.HelpText); d != nil && d[1] != defaults[p.Name] {
+				t.Errorf("parameter %s states the default %q; %s's is %q", p.Name, d[1], bin, defaults[p.Name])
 			}
 		}
 	})
@@ -271,7 +351,7 @@ func TestGcloudAcceptsTheTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("build-template.sh: %v\n%s", err, out)
 	}
-	for _, want := range []string{`"image": "europe-west1-docker.pkg.dev/p/r/bowline-flex:t"`, `"name": "input"`, `"language": "GO"`} {
+	for _, want := range []string{`"image": "europe-west1-docker.pkg.dev/p/r/bowline-flex:t"`, `"name": "output"`, `"language": "GO"`} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the template spec lacks %s:\n%s", want, out)
 		}
@@ -328,13 +408,18 @@ func arg(args []string, flag string) string {
 	return ""
 }
 
-// TestCloudScheduler: the scheduler job POSTs a launch request for the
-// template build-template.sh writes, with parameters the template
-// declares, to Dataflow's flexTemplates:launch, as an OAuth service
-// account; a second run updates the job instead of creating another.
+// TestCloudScheduler: the scheduler job POSTs to Cloud Run's jobs:run, as
+// an OAuth service account, a request whose argument override carries the
+// night's flags — the job's (input, root, label column, vocabulary,
+// learners, extra ones) and Dataflow's — every one a flag of reindex or of
+// Beam; a second run updates the job instead of creating another; the
+// Flex Template, which cannot gate or publish, is refused.
 func TestCloudScheduler(t *testing.T) {
-	base := []string{"PROJECT=proj", "REGION=europe-west1", "TEMPLATE_BUCKET=tmpl", "INPUT=gs://img/labels.csv",
-		"ROOT=gs://idx/bowline", "SCHEDULER_SA=sched@proj.iam.gserviceaccount.com"}
+	base := []string{"PROJECT=proj", "REGION=europe-west1", "STAGING_BUCKET=stage", "INPUT=gs://img/labels.csv",
+		"ROOT=gs://idx/bowline", "SCHEDULER_SA=sched@proj.iam.gserviceaccount.com",
+		"LABEL_COLUMN=category", "VOCAB=10000", "LEARNERS=solis-ada,oasis-diag", "EXTRA_ARGS=--keep=7  --max_map_drop=0.02"}
+	defined := reindexFlags(t)
+	beam := beamFlags(t)
 	for _, describeOK := range []bool{false, true} {
 		env, log := stubGcloud(t, describeOK)
 		cmd := exec.Command("schedule/cloud-scheduler.sh")
@@ -354,65 +439,58 @@ func TestCloudScheduler(t *testing.T) {
 			t.Errorf("existing job %v: gcloud %q, want scheduler jobs %s http bowline-nightly", describeOK, cs[1][:5], want)
 		}
 		args := cs[1]
-		if got := arg(args, "--uri"); got != "https://dataflow.googleapis.com/v1b3/projects/proj/locations/europe-west1/flexTemplates:launch" {
+		if got := arg(args, "--uri"); got != "https://run.googleapis.com/v2/projects/proj/locations/europe-west1/jobs/bowline-reindex:run" {
 			t.Errorf("--uri %s", got)
 		}
 		if arg(args, "--http-method") != "POST" || arg(args, "--oauth-service-account-email") != "sched@proj.iam.gserviceaccount.com" ||
-			arg(args, "--oauth-token-scope") != "https://www.googleapis.com/auth/cloud-platform" {
-			t.Errorf("not an authorised POST: %q", args)
+			arg(args, "--oauth-token-scope") != "https://www.googleapis.com/auth/cloud-platform" || arg(args, "--max-retry-attempts") != "0" {
+			t.Errorf("not an authorised POST without retries: %q", args)
 		}
 		b, err := os.ReadFile(log + ".body")
 		if err != nil {
 			t.Fatal(err)
 		}
 		var body struct {
-			LaunchParameter struct {
-				JobName              string            `json:"jobName"`
-				ContainerSpecGcsPath string            `json:"containerSpecGcsPath"`
-				Parameters           map[string]string `json:"parameters"`
-				Environment          map[string]any    `json:"environment"`
-			} `json:"launchParameter"`
+			Overrides struct {
+				ContainerOverrides []struct {
+					Args []string `json:"args"`
+				} `json:"containerOverrides"`
+			} `json:"overrides"`
 		}
-		if err := json.Unmarshal(b, &body); err != nil {
+		if err := json.Unmarshal(b, &body); err != nil || len(body.Overrides.ContainerOverrides) != 1 {
 			t.Fatalf("body: %v\n%s", err, b)
 		}
-		lp := body.LaunchParameter
-		if lp.ContainerSpecGcsPath != "gs://tmpl/templates/bowline-reindex.json" || lp.JobName != "bowline-nightly" {
-			t.Errorf("launch %+v", lp)
+		flags := map[string]string{}
+		for _, a := range body.Overrides.ContainerOverrides[0].Args {
+			name, value, ok := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+			if !ok || !strings.HasPrefix(a, "--") {
+				t.Errorf("argument %q: want --name=value", a)
+			}
+			if !defined[name] && !beam[name] {
+				t.Errorf("--%s is no flag of ./cmd/reindex or of Beam's Dataflow runner", name)
+			}
+			flags[name] = value
 		}
-		if lp.Parameters["input"] != "gs://img/labels.csv" || lp.Parameters["root"] != "gs://idx/bowline" {
-			t.Errorf("parameters %v", lp.Parameters)
-		}
-		declared := map[string]bool{}
-		for _, p := range readMetadata(t).Parameters {
-			declared[p.Name] = true
-		}
-		for name := range lp.Parameters {
-			if !declared[name] {
-				t.Errorf("parameter %s is not declared in metadata.json", name)
+		for name, want := range map[string]string{"input": "gs://img/labels.csv", "root": "gs://idx/bowline", "label_column": "category",
+			"vocab": "10000", "learners": "solis-ada,oasis-diag", "keep": "7", "max_map_drop": "0.02", "runner": "dataflow",
+			"project": "proj", "temp_location": "gs://stage/temp", "staging_location": "gs://stage/staging",
+			"service_account_email": "bowline-worker@proj.iam.gserviceaccount.com"} {
+			if flags[name] != want {
+				t.Errorf("--%s=%q, want %q (args %v)", name, flags[name], want, flags)
 			}
 		}
-		if lp.Environment["tempLocation"] != "gs://tmpl/temp" || lp.Environment["serviceAccountEmail"] != "bowline-worker@proj.iam.gserviceaccount.com" {
-			t.Errorf("environment %v", lp.Environment)
+	}
+	for _, bad := range []struct{ env, want string }{
+		{`INPUT=gs://img/"x".csv`, "holds a quote"},
+		{"TARGET=flex", "cannot gate or publish"},
+		{"EXTRA_ARGS=--keep 7", "is not --name=value"},
+	} {
+		env, _ := stubGcloud(t, false)
+		cmd := exec.Command("schedule/cloud-scheduler.sh")
+		cmd.Env = append(append(env, base...), bad.env)
+		if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), bad.want) {
+			t.Errorf("%s: %v\n%s", bad.env, err, out)
 		}
-	}
-	env, _ := stubGcloud(t, false)
-	cmd := exec.Command("schedule/cloud-scheduler.sh")
-	cmd.Env = append(append(env, base...), `INPUT=gs://img/"x".csv`)
-	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "holds a quote") {
-		t.Errorf("a quote in INPUT: %v\n%s", err, out)
-	}
-
-	// TARGET=cloud-run starts an execution of the Cloud Run job, once.
-	env, log := stubGcloud(t, false)
-	cmd = exec.Command("schedule/cloud-scheduler.sh")
-	cmd.Env = append(env, "PROJECT=proj", "REGION=europe-west1", "SCHEDULER_SA=sched@proj.iam.gserviceaccount.com", "TARGET=cloud-run")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("cloud-scheduler.sh, cloud-run: %v\n%s", err, out)
-	}
-	args := calls(t, log)[1]
-	if arg(args, "--uri") != "https://run.googleapis.com/v2/projects/proj/locations/europe-west1/jobs/bowline-reindex:run" || arg(args, "--max-retry-attempts") != "0" {
-		t.Errorf("cloud-run: %q", args)
 	}
 }
 
@@ -421,7 +499,7 @@ func TestCloudScheduler(t *testing.T) {
 func TestRunTemplate(t *testing.T) {
 	env, log := stubGcloud(t, false)
 	cmd := exec.Command("dataflow/run-template.sh", "learners=solis-ada,oasis-diag", "vocab=10000")
-	cmd.Env = append(env, "PROJECT=proj", "REGION=europe-west1", "TEMPLATE_BUCKET=tmpl", "INPUT=gs://img/labels.csv", "ROOT=gs://idx/bowline", "JOB_NAME=night")
+	cmd.Env = append(env, "PROJECT=proj", "REGION=europe-west1", "TEMPLATE_BUCKET=tmpl", "INPUT=gs://img/labels.csv", "OUTPUT=gs://idx/runs/one", "JOB_NAME=night")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("run-template.sh: %v\n%s", err, out)
 	}
@@ -430,7 +508,7 @@ func TestRunTemplate(t *testing.T) {
 		t.Fatalf("gcloud calls %q", cs)
 	}
 	args := cs[0]
-	if arg(args, "--template-file-gcs-location") != "gs://tmpl/templates/bowline-reindex.json" || arg(args, "--temp-location") != "gs://tmpl/temp" {
+	if arg(args, "--template-file-gcs-location") != "gs://tmpl/templates/bowline.json" || arg(args, "--temp-location") != "gs://tmpl/temp" {
 		t.Errorf("template or temp location: %q", args)
 	}
 	var params []string
@@ -439,7 +517,7 @@ func TestRunTemplate(t *testing.T) {
 			params = append(params, args[i+1])
 		}
 	}
-	want := []string{"^~^input=gs://img/labels.csv", "^~^root=gs://idx/bowline", "^~^learners=solis-ada,oasis-diag", "^~^vocab=10000"}
+	want := []string{"^~^input=gs://img/labels.csv", "^~^output=gs://idx/runs/one", "^~^learners=solis-ada,oasis-diag", "^~^vocab=10000"}
 	if !slices.Equal(params, want) {
 		t.Errorf("--parameters %q, want %q", params, want)
 	}
@@ -613,7 +691,13 @@ func TestDockerfile(t *testing.T) {
 	if !strings.Contains(launcher, "USER nonroot:nonroot") || !strings.Contains(launcher, "distroless/static") {
 		t.Errorf("the launcher stage is not distroless/static as nonroot:\n%s", launcher)
 	}
-	if !strings.Contains(df, "ENV FLEX_TEMPLATE_GO_BINARY=/template/reindex") {
+	if !strings.Contains(df, "ENV FLEX_TEMPLATE_GO_BINARY=/template/") {
 		t.Error("the flex-template stage does not name the binary the template launches")
+	}
+	// The template's base image is one release, not whatever :latest is
+	// when the template is rebuilt.
+	base := regexp.MustCompile(`(?m)^ARG FLEX_TEMPLATE_BASE=(\S+)$`).FindStringSubmatch(df)
+	if base == nil || !regexp.MustCompile(`:flex_templates_base_image_release_\d{8}_RC\d\d$|@sha256:[0-9a-f]{64}$`).MatchString(base[1]) {
+		t.Errorf("the Flex Template base %v is not pinned to a release tag or digest", base)
 	}
 }

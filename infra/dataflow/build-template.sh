@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the bowline Flex Template: the flex-template image of
 # infra/Dockerfile, pushed to Artifact Registry, and the template spec
-# (image + metadata.json) written to Cloud Storage.
+# (image + metadata.json) written to Cloud Storage. The template runs one
+# bowline run into --output; the nightly reindex cannot run as a template
+# (infra/README.md).
 #
 #   PROJECT=my-project REGION=europe-west1 REPOSITORY=bowline TEMPLATE_BUCKET=my-templates \
 #     infra/dataflow/build-template.sh
@@ -9,7 +11,7 @@
 # Environment:
 #   PROJECT, REGION, REPOSITORY  the Artifact Registry Docker repository
 #                                REGION-docker.pkg.dev/PROJECT/REPOSITORY (required)
-#   TEMPLATE_BUCKET              bucket of the spec, gs://TEMPLATE_BUCKET/templates/bowline-reindex.json (required)
+#   TEMPLATE_BUCKET              bucket of the spec, gs://TEMPLATE_BUCKET/templates/bowline.json (required)
 #   TAG                          image tag (default: the git commit, short)
 #   BUILDER                      docker (default: build and push here) or cloudbuild (gcloud builds submit)
 #   PRINT_ONLY=1                 build nothing, print the template spec gcloud would write
@@ -24,7 +26,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 tag=${TAG:-$(git -C "$root" rev-parse --short HEAD)}
 image="$REGION-docker.pkg.dev/$PROJECT/$REPOSITORY/bowline-flex:$tag"
-template="gs://$TEMPLATE_BUCKET/templates/bowline-reindex.json"
+template="gs://$TEMPLATE_BUCKET/templates/bowline.json"
 
 if [[ "${PRINT_ONLY:-}" == 1 ]]; then
   exec gcloud dataflow flex-template build "$template" --project "$PROJECT" \
