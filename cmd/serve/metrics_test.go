@@ -46,11 +46,11 @@ func TestMetrics(t *testing.T) {
 	}
 	m := w.Body.String()
 	for series, want := range map[string]float64{
-		`bowline_serve_requests_total{route="search_id",code="200"}`:                    3,
-		`bowline_serve_requests_total{route="search_id",code="404"}`:                    1,
-		`bowline_serve_requests_total{route="search_image",code="415"}`:                 1,
-		`bowline_serve_requests_total{route="other",code="404"}`:                        1,
-		`bowline_serve_requests_total{route="healthz",code="200"}`:                      1,
+		`bowline_serve_requests_total{code="200",route="search_id"}`:                    3,
+		`bowline_serve_requests_total{code="404",route="search_id"}`:                    1,
+		`bowline_serve_requests_total{code="415",route="search_image"}`:                 1,
+		`bowline_serve_requests_total{code="404",route="other"}`:                        1,
+		`bowline_serve_requests_total{code="200",route="healthz"}`:                      1,
 		`bowline_serve_request_duration_seconds_count{route="search_id"}`:               4,
 		`bowline_serve_request_duration_seconds_bucket{route="search_id",le="+Inf"}`:    4,
 		`bowline_serve_request_duration_seconds_bucket{route="search_image",le="+Inf"}`: 1,
@@ -65,6 +65,14 @@ func TestMetrics(t *testing.T) {
 	}
 	if rss := sample(t, m, "process_resident_memory_bytes"); rss < 1<<20 {
 		t.Errorf("resident memory %v bytes", rss)
+	}
+	// The Go runtime's and the process's figures, which show a burst of
+	// photos' memory and whether it was given back.
+	for _, series := range []string{"go_memstats_heap_inuse_bytes", "go_memstats_heap_released_bytes", "go_memstats_sys_bytes",
+		"go_gc_duration_seconds_count", "go_goroutines", "process_cpu_seconds_total", "process_open_fds", "process_virtual_memory_bytes"} {
+		if v := sample(t, m, series); v < 0 {
+			t.Errorf("%s = %v", series, v)
+		}
 	}
 
 	// Every line is a comment or a sample; every histogram's buckets grow.

@@ -67,7 +67,7 @@ func TestLongQueryString(t *testing.T) {
 		t.Fatalf("70 KB query string: %d %q", resp.StatusCode, body)
 	}
 	w := do(s, "GET", "/metrics", nil)
-	if got := sample(t, w.Body.String(), `bowline_serve_requests_total{route="search_id",code="414"}`); got != 1 {
+	if got := sample(t, w.Body.String(), `bowline_serve_requests_total{code="414",route="search_id"}`); got != 1 {
 		t.Fatalf("414 counted %v times", got)
 	}
 }

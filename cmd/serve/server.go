@@ -101,6 +101,8 @@ type Server struct {
 	metrics *metrics
 	mux     *http.ServeMux
 
+	metricsHandler http.Handler
+
 	// photoGen counts the photo searches ended, so that only the last of
 	// a burst returns the memory; freeMemory returns it (returnMemory, or
 	// a test's hook).
@@ -127,6 +129,7 @@ func NewServer(ix Index, cfg Config, log *slog.Logger) *Server {
 	}
 	s := &Server{cfg: cfg, log: log, slots: make(chan struct{}, cfg.MaxInflight), photos: make(chan struct{}, cfg.MaxPhotoInflight),
 		metrics: newMetrics(), freeMemory: returnMemory}
+	s.metricsHandler = newMetricsHandler(s.metrics)
 	s.SetIndex(ix)
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("/v1/search", s.handleSearch)
