@@ -26,6 +26,7 @@ import (
 	"github.com/bowline/bowline/transforms/ingest"
 	"github.com/bowline/bowline/transforms/ingest/ingestbeam"
 	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
+	"github.com/bowline/bowline/transforms/progress"
 	"github.com/bowline/bowline/transforms/report"
 	"github.com/bowline/bowline/transforms/split"
 	"github.com/bowline/bowline/transforms/synthetic"
@@ -42,7 +43,10 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*partStageFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*report.Stage)(nil)).Elem())
 	beam.RegisterFunction(vocabStageFn)
-	beam.RegisterFunction(trainStageFn)
+	beam.RegisterType(reflect.TypeOf((*trainStageFn)(nil)).Elem())
+	// The report's CPU seconds per stage read this process's CPU clock
+	// over each unit of work: it must run from the start of every worker.
+	report.StartCPUClock()
 }
 
 // Config is the whole job's configuration.
@@ -211,7 +215,7 @@ func Build(s beam.Scope, c Config) error {
 	// run.
 	drift := kmeansbeam.DriftSample(s, featParts, DriftSample, c.Vocab.Seed)
 	codebook, built, decision, kept := vocabulary(s, c, prev, featParts, drift)
-	units := []beam.PCollection{stageUnits(s, "describe", featParts), beam.ParDo(s, vocabStageFn, built)}
+	units := []beam.PCollection{stageUnits(s, partStageFn{Name: "describe", Noun: "parts"}, featParts), beam.ParDo(s, vocabStageFn, built)}
 	written = append(written, write("codebook", 1, kmeansbeam.Words(s, codebook)))
 
 	var bowParts, countParts, wordStats beam.PCollection
@@ -221,7 +225,8 @@ func Build(s beam.Scope, c Config) error {
 		bowParts, countParts, wordStats = bowbeam.BoWOfParts(s, featParts, codebook, c.BoW, c.Output)
 	}
 	written = append(written, parquetio.PartPaths(s, bowParts), parquetio.PartPaths(s, countParts), write("idf", 1, wordStats))
-	units = append(units, stageUnits(s, "bow.quantise", countParts), stageUnits(s, "bow.weight", bowParts))
+	units = append(units, stageUnits(s, partStageFn{Name: "bow.quantise", Noun: "parts"}, countParts),
+		stageUnits(s, partStageFn{Name: "bow.weight", Noun: "parts"}, bowParts))
 
 	warm := warmStarts(s, c, prev, kept)
 	rows, learned, tripParts, learnUnits, cut := LearnFrom(s, bowParts, featParts, c.Vocab.K, c.Learning, c.Triplets, c.Output, warm)
@@ -243,28 +248,57 @@ func Build(s beam.Scope, c Config) error {
 }
 
 // stageUnits returns the report's record of each part (PCollection<formats.Part>)
-// as a unit of work of the named stage: PCollection<report.Stage>.
-func stageUnits(s beam.Scope, name string, parts beam.PCollection) beam.PCollection {
-	return beam.ParDo(s, &partStageFn{Name: name}, parts)
+// as a unit of work of fn's stage: PCollection<report.Stage>. The records
+// are made in a ParDo fused with the one that wrote the parts, in its
+// process, whose CPU clock they read (report.Unit).
+func stageUnits(s beam.Scope, fn partStageFn, parts beam.PCollection) beam.PCollection {
+	return beam.ParDo(s, &fn, parts)
 }
 
-type partStageFn struct{ Name string }
+// partStageFn records a part as a unit of the stage Name, and logs the
+// stage's progress (progress.Default): a part is one of Part.Parts of its
+// source, one of Sources (0: a single one) that the stage has.
+type partStageFn struct {
+	Name, Noun string
+	Source     string
+	Sources    int
+}
 
-func (f *partStageFn) ProcessElement(p formats.Part) report.Stage {
-	return report.Unit(f.Name, p.Inputs, p.Rows, p.StartMillis, p.EndMillis)
+func (f *partStageFn) ProcessElement(ctx context.Context, p formats.Part) report.Stage {
+	u := report.Unit(f.Name, p.Inputs, p.Rows, p.StartMillis, p.EndMillis)
+	logProgress(ctx, u.Progress(f.Noun, f.Source, int64(p.Parts), f.Sources))
+	return u
+}
+
+// logProgress counts u in this process's progress and logs the lines it
+// deserves, through Beam's log so that they reach a cluster's worker logs.
+func logProgress(ctx context.Context, u progress.Unit) {
+	for _, line := range progress.Default.Done(u, time.Now()) {
+		log.Infof(ctx, "progress: %s", line)
+	}
 }
 
 // vocabStageFn and trainStageFn make the vocabulary's and a learner's unit
 // of work from the training time they record: they end when the codebook
-// or model reaches them, which follows its training closely.
-func vocabStageFn(cb kmeansbeam.Codebook) report.Stage {
+// or model reaches them, which follows its training closely. The
+// vocabulary's units are its chunks, assigned together iteration by
+// iteration (report.UnitsOf), or one on a single worker.
+func vocabStageFn(ctx context.Context, cb kmeansbeam.Codebook) report.Stage {
 	end := time.Now()
-	return report.Unit("vocabulary", int64(cb.Sampled), int64(cb.K), end.Add(-seconds(cb.Seconds)).UnixMilli(), end.UnixMilli())
+	chunks := int64(max(cb.Chunks, 1))
+	u := report.UnitsOf("vocabulary", chunks, int64(cb.Sampled), int64(cb.K), end.Add(-seconds(cb.Seconds)).UnixMilli(), end.UnixMilli())
+	logProgress(ctx, u.Progress("chunks", "", chunks, 0))
+	return u
 }
 
-func trainStageFn(m learners.Model) report.Stage {
+// trainStageFn's Of is the number of models the job trains.
+type trainStageFn struct{ Of int }
+
+func (f *trainStageFn) ProcessElement(ctx context.Context, m learners.Model) report.Stage {
 	end := time.Now()
-	return report.Unit("train", m.Triplets, 1, end.Add(-seconds(m.Seconds)).UnixMilli(), end.UnixMilli())
+	u := report.Unit("train", m.Triplets, 1, end.Add(-seconds(m.Seconds)).UnixMilli(), end.UnixMilli())
+	logProgress(ctx, u.Progress("models", "", int64(f.Of), 0))
+	return u
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

@@ -236,7 +236,7 @@ func TestEndToEnd(t *testing.T) {
 		if (w.units >= 0 && st.Units != w.units) || st.Units < 1 || (w.in >= 0 && st.RowsIn != w.in) || (w.out >= 0 && st.RowsOut != w.out) {
 			t.Errorf("stage %s: %d units, %d rows in, %d out; want %d, %d, %d (-1: any)", st.Name, st.Units, st.RowsIn, st.RowsOut, w.units, w.in, w.out)
 		}
-		if st.WorkerSeconds < 0 || st.WallSeconds < 0 || st.EndMillis < st.StartMillis || st.StartMillis == 0 {
+		if st.CPUSeconds < 0 || st.UnitWallSeconds < 0 || st.WallSeconds < 0 || st.EndMillis < st.StartMillis || st.StartMillis == 0 {
 			t.Errorf("stage %s: times %+v", st.Name, st)
 		}
 	}

@@ -330,7 +330,8 @@ func LearnFrom(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Le
 	}
 	models, states, tripParts := trainbeam.TrainGroupsFrom(s, groups, opts, trip, out, warm)
 	written = append(written, parquetio.PartPaths(s, tripParts))
-	units := []beam.PCollection{stageUnits(s, "triplets", tripParts)}
+	units := []beam.PCollection{stageUnits(s, partStageFn{Name: "triplets", Noun: "groups"}, tripParts)}
+	trained := &trainStageFn{Of: len(runs) + l.denseTrained()}
 
 	// Each model is evaluated in its own ParDo: Prism (v2.77.0) ran a ParDo
 	// whose main input was a Flatten of a Create and a computed collection
@@ -364,7 +365,7 @@ func LearnFrom(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Le
 				model = trainbeam.BatchParts(s, featParts, moments, cut, l.batchOptions(name))
 			}
 			written = append(written, parquetio.Write(s, out, "model-"+name, 1, trainbeam.TensorRows(s, model)))
-			units = append(units, beam.ParDo(s, trainStageFn, model))
+			units = append(units, beam.ParDo(s, trained, model))
 			evalDense(model)
 		}
 	}
@@ -381,10 +382,26 @@ func LearnFrom(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Le
 			parquetio.PartPaths(s, indexParts))
 		r, sc, evalUnits := evaluatebeam.EvaluateParts(s, bowParts, queries, labels, model, dim, l.Eval)
 		evals, scores = append(evals, r), append(scores, sc)
-		units = append(units, beam.ParDo(s, trainStageFn, model), stageUnits(s, "index", indexParts), evalUnits)
+		units = append(units, beam.ParDo(s, trained, model),
+			stageUnits(s, partStageFn{Name: "index", Noun: "parts", Source: runs[i].Name, Sources: len(runs)}, indexParts), evalUnits)
 	}
 	rows = evaluatebeam.Compare(s, beam.Flatten(s, evals...), beam.Flatten(s, scores...), l.Eval.Seed)
 	return rows, written, tripParts, beam.Flatten(s, units...), cut
+}
+
+// denseTrained is the number of learners of global features the job
+// trains (LearnFrom's loop over them).
+func (l Learning) denseTrained() int {
+	if !l.dense() {
+		return 0
+	}
+	n := 0
+	for _, name := range l.Learners {
+		if learners.IsDense(name) && name != string(learners.BaselineEuclidean) {
+			n++
+		}
+	}
+	return n
 }
 
 // learnableFn fails the job, before any learner trains, when the labels

@@ -94,13 +94,13 @@ func (r Report) Charts() ([]Chart, error) {
 
 	if len(r.Stages) > 0 {
 		var names []string
-		var wall, worker []float64
+		var wall, cpu []float64
 		for _, s := range r.Stages {
 			names = append(names, s.Name)
-			wall, worker = append(wall, s.WallSeconds), append(worker, s.WorkerSeconds)
+			wall, cpu = append(wall, s.WallSeconds), append(cpu, s.CPUSeconds)
 		}
 		const title = "Time per stage"
-		svg, err := BarChart(title, "seconds", names, []Series{{Name: "wall", Y: wall}, {Name: "worker (sum of units)", Y: worker}})
+		svg, err := BarChart(title, "seconds", names, []Series{{Name: "wall", Y: wall}, {Name: "CPU", Y: cpu}})
 		if err != nil {
 			return nil, err
 		}

@@ -39,8 +39,8 @@ type Report struct {
 	DeadLetters DeadLetters `json:"dead_letters"`
 	// Split says which images were held out as queries.
 	Split Split `json:"split"`
-	// Stages say where the run's time went, stage by stage, in the order
-	// they started.
+	// Stages say where the run's time went, stage by stage, in the job's
+	// order (MergeStages).
 	Stages []Stage `json:"stages"`
 	// Methods are sorted with the TF-IDF baseline first, then by name.
 	Methods []formats.ReportRow `json:"methods"`
@@ -113,64 +113,6 @@ type Counts struct {
 	// DuplicatePaths counts the files named by more than one image id,
 	// each described once per id.
 	DuplicatePaths int64 `json:"duplicate_paths"`
-}
-
-// Stage is what one stage of the job did: the rows it read and wrote and
-// its time. A stage runs as units of work (a part, a training group, a
-// query shard, a model) on as many workers as the runner gives it, so it
-// has two times: WorkerSeconds, the sum of its units' times, is what the
-// stage costs in worker time and what adding workers divides; WallSeconds,
-// from the start of its first unit to the end of its last, is how long the
-// job waited on it (stages overlap where the graph lets them).
-type Stage struct {
-	Name          string  `json:"name"`
-	Units         int64   `json:"units"`
-	RowsIn        int64   `json:"rows_in"`
-	RowsOut       int64   `json:"rows_out"`
-	WorkerSeconds float64 `json:"worker_seconds"`
-	WallSeconds   float64 `json:"wall_seconds"`
-	// StartMillis and EndMillis bound the stage's units, in Unix
-	// milliseconds.
-	StartMillis int64 `json:"start_unix_ms"`
-	EndMillis   int64 `json:"end_unix_ms"`
-}
-
-// Unit returns the stage name's record of one unit of work that read in
-// rows and wrote out rows from startMillis to endMillis (Unix ms).
-func Unit(name string, in, out, startMillis, endMillis int64) Stage {
-	return Stage{Name: name, Units: 1, RowsIn: in, RowsOut: out, StartMillis: startMillis, EndMillis: endMillis,
-		WorkerSeconds: float64(endMillis-startMillis) / 1000, WallSeconds: float64(endMillis-startMillis) / 1000}
-}
-
-// MergeStages sums units by stage name: rows and worker time add up, and
-// the wall time spans the first start to the last end. The stages come out
-// in the order they started, ties by name.
-func MergeStages(units []Stage) []Stage {
-	byName := map[string]int{}
-	var out []Stage
-	for _, u := range units {
-		i, ok := byName[u.Name]
-		if !ok {
-			byName[u.Name] = len(out)
-			out = append(out, u)
-			continue
-		}
-		s := &out[i]
-		s.Units += u.Units
-		s.RowsIn += u.RowsIn
-		s.RowsOut += u.RowsOut
-		s.WorkerSeconds += u.WorkerSeconds
-		s.StartMillis = min(s.StartMillis, u.StartMillis)
-		s.EndMillis = max(s.EndMillis, u.EndMillis)
-		s.WallSeconds = float64(s.EndMillis-s.StartMillis) / 1000
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].StartMillis != out[j].StartMillis {
-			return out[i].StartMillis < out[j].StartMillis
-		}
-		return out[i].Name < out[j].Name
-	})
-	return out
 }
 
 // Sort orders the methods: the held-out rows, then the training rows;
@@ -338,10 +280,10 @@ figcaption{color:#555;font-size:.9em}
 {{range .First}}<tr><td>{{.ImageID}}</td><td style="text-align:left">{{.URI}}</td><td>{{.Stage}}</td><td style="text-align:left">{{.Reason}}</td></tr>
 {{end}}</table>{{end}}{{end}}
 {{if .Stages}}<h2>Stages</h2>
-<p>Worker time sums the time of a stage's units of work (parts, groups, query shards, models); wall time runs from its first unit's start to its last unit's end.</p>
+<p>CPU time is the worker processes' CPU (user + system) while the stage's units of work (parts, groups, query shards, models, the vocabulary's chunks) ran, each moment's CPU split equally among the units running then; unit wall time sums the units' wall times; wall time runs from its first unit's start to its last unit's end.</p>
 <table>
-<tr><th>Stage</th><th>Units</th><th>Rows in</th><th>Rows out</th><th>Worker time</th><th>Wall time</th></tr>
-{{range .Stages}}<tr><td>{{.Name}}</td><td>{{.Units}}</td><td>{{.RowsIn}}</td><td>{{.RowsOut}}</td><td>{{sec .WorkerSeconds}}</td><td>{{sec .WallSeconds}}</td></tr>
+<tr><th>Stage</th><th>Units</th><th>Rows in</th><th>Rows out</th><th>CPU time</th><th>Unit wall time</th><th>Wall time</th></tr>
+{{range .Stages}}<tr><td>{{.Name}}</td><td>{{.Units}}</td><td>{{.RowsIn}}</td><td>{{.RowsOut}}</td><td>{{sec .CPUSeconds}}</td><td>{{sec .UnitWallSeconds}}</td><td>{{sec .WallSeconds}}</td></tr>
 {{end}}</table>{{end}}
 <h2>Methods</h2>
 {{if .Split.HeldOut}}<p>{{.Split.QueryImages}} images ({{pct .Split.QueryFraction}} of each label) were held out: no learner trained on them, and they query an index of all {{.Counts.Described}} images, themselves excluded; relevant = same label. Brackets are 95% bootstrap intervals over queries; Δ mAP compares each learner with its baseline on the same queries (paired bootstrap; * = significant).</p>
@@ -455,10 +397,5 @@ func (r Report) WriteTable(w io.Writer) error {
 		return nil
 	}
 	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "stage\tunits\trows in\trows out\tworker s\twall s\t")
-	for _, s := range r.Stages {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f\t%.1f\t\n", s.Name, s.Units, s.RowsIn, s.RowsOut, s.WorkerSeconds, s.WallSeconds)
-	}
-	return tw.Flush()
+	return writeStages(w, r.Stages)
 }

@@ -77,31 +77,6 @@ func TestReport(t *testing.T) {
 	}
 }
 
-// MergeStages adds up the units of each stage: rows and worker time sum,
-// wall time spans the first start to the last end, stages in start order.
-func TestMergeStages(t *testing.T) {
-	got := MergeStages([]Stage{
-		Unit("bow", 10, 2, 5_000, 6_000),
-		Unit("describe", 4, 3, 1_000, 3_000),
-		Unit("bow", 20, 4, 5_500, 9_000),
-		Unit("describe", 6, 6, 2_000, 4_500),
-	})
-	want := []Stage{
-		{Name: "describe", Units: 2, RowsIn: 10, RowsOut: 9, WorkerSeconds: 4.5, WallSeconds: 3.5, StartMillis: 1_000, EndMillis: 4_500},
-		{Name: "bow", Units: 2, RowsIn: 30, RowsOut: 6, WorkerSeconds: 4.5, WallSeconds: 4, StartMillis: 5_000, EndMillis: 9_000},
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("MergeStages =\n%+v\nwant\n%+v", got, want)
-	}
-	var b strings.Builder
-	if err := (Report{Stages: got}).WriteTable(&b); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(b.String(), "describe") || !strings.Contains(b.String(), "3.5") {
-		t.Errorf("table lacks the stages:\n%s", b.String())
-	}
-}
-
 // The page draws a precision–recall chart, the headline learner's mAP per
 // label against TF-IDF, and the stage times, inline.
 func TestCharts(t *testing.T) {
@@ -113,7 +88,7 @@ func TestCharts(t *testing.T) {
 		return out
 	}
 	r := Report{
-		Stages: []Stage{{Name: "describe", WallSeconds: 2, WorkerSeconds: 3}, {Name: "train", WallSeconds: 1, WorkerSeconds: 1}},
+		Stages: []Stage{{Name: "describe", WallSeconds: 2, CPUSeconds: 3}, {Name: "train", WallSeconds: 1, CPUSeconds: 1}},
 		Methods: []formats.ReportRow{
 			{Method: "tfidf", Input: "bow", Split: "held-out", PR: pr(0.6), Labels: []string{"cat", "dog"}, LabelMAP: []float64{0.4, 0.5}},
 			{Method: "oasis-diag", Input: "bow", Split: "held-out", PR: pr(0.7), Labels: []string{"cat", "dog"}, LabelMAP: []float64{0.6, 0.5}},
