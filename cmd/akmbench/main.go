@@ -30,11 +30,17 @@
 //     FAISS (faiss_assign.py, with Debian's python3-faiss and
 //     libopenblas0, through -python, on -faiss_threads threads): BLAS
 //     matrix products make K = 10⁵ measurable, and its CPU time, counted
-//     with ours, is the time of a well-optimised exact scan. The objective
+//     with ours, is the time of a well-optimised exact scan. -exact
+//     faiss,go runs both, one after the other from the same start, and
+//     prints each one's exhaustive search in descriptors per CPU-second
+//     (FAISS's as its process counts it, ours as the Lloyd pass's, updates
+//     included): the comparison of kmeans.Exact with BLAS in one run. The
+//     first method listed is the reference of the speed-up column. The objective
 //     J is shown as each trainer measured it (AKM's with its own
 //     approximate assignment, an upper bound) and recomputed exactly on
 //     -eval points;
-//   - assignment: descriptors per second on one goroutine, recall@1 (the
+//   - assignment: descriptors per second on one goroutine, for the
+//     exhaustive scan of kmeans.Assign and kmeans.Exact, and recall@1 (the
 //     forest's centroid is at the exact nearest distance), the ratio of
 //     mean squared distances to the exact ones, and the distances computed
 //     per query, for every -sweep checks value, on -queries training
@@ -81,7 +87,7 @@ func main() {
 		ks         = flag.String("k", "10000", "comma-separated vocabulary sizes")
 		iters      = flag.Int("iters", 5, "AKM Lloyd iterations")
 		exactIters = flag.Int("exact_iters", 5, "exact Lloyd iterations (0: extrapolate exact's time from the exhaustive assignment of -queries points)")
-		exactWith  = flag.String("exact", "go", "exact Lloyd's assignment: go (kmeans.Assign) or faiss (exhaustive search by python3-faiss with BLAS, see faiss_assign.py)")
+		exactWith  = flag.String("exact", "go", "comma-separated exact Lloyd's assignments, the first the reference of the speed-ups: go (kmeans.Exact), faiss (exhaustive search by python3-faiss with BLAS, see faiss_assign.py)")
 		python     = flag.String("python", "/usr/bin/python3", "Python interpreter with the faiss module (Debian's python3-faiss), for -exact faiss")
 		faissThr   = flag.Int("faiss_threads", 1, "threads of FAISS and OpenBLAS, for -exact faiss (a second thread made it no faster here and doubled its CPU time)")
 		checks     = flag.String("checks", "128,256", "comma-separated forest checks of the AKM runs (the first also gives the centroids of the assignment table)")
@@ -113,8 +119,11 @@ func main() {
 	if !ok {
 		log.Fatalf("-init %q: want auto, kmeans++ or random", *initName)
 	}
-	if *exactWith != "go" && *exactWith != "faiss" {
-		log.Fatalf("-exact %q: want go or faiss", *exactWith)
+	exactList := strings.Split(*exactWith, ",")
+	for _, m := range exactList {
+		if m != "go" && m != "faiss" {
+			log.Fatalf("-exact %q: want go, faiss or both, comma-separated", *exactWith)
+		}
 	}
 	if *faissThr < 1 {
 		log.Fatalf("-faiss_threads %d: want at least 1", *faissThr)
@@ -179,30 +188,42 @@ func main() {
 			o.Forest.Checks = ch
 			akm = append(akm, train(fmt.Sprintf("akm checks=%d", ch), o))
 		}
-		var exact run
-		switch {
-		case *exactIters > 0 && *exactWith == "faiss":
-			ref, err := startFAISS(*python, *faissThr, pts, dim)
-			if err != nil {
-				log.Fatal(err)
+		// exacts holds one run per -exact method, in order; the first is
+		// the reference of the speed-ups.
+		var exacts []run
+		for _, m := range exactList {
+			if *exactIters == 0 {
+				break
 			}
-			c := start()
-			res, refCPU, err := lloydFAISS(ref, pts, cent, dim, k, *exactIters)
-			if err != nil {
-				log.Fatal(err)
+			n := float64(len(pts) / dim)
+			switch m {
+			case "faiss":
+				ref, err := startFAISS(*python, *faissThr, pts, dim)
+				if err != nil {
+					log.Fatal(err)
+				}
+				c := start()
+				res, refCPU, err := lloydFAISS(ref, pts, cent, dim, k, *exactIters)
+				if err != nil {
+					log.Fatal(err)
+				}
+				wall, cpu := c.elapsed()
+				if err := ref.close(); err != nil {
+					log.Fatalf("faiss: %v", err)
+				}
+				passes := float64(res.Iterations + 1)
+				r := run{name: "exact (faiss)", res: res, wall: wall / passes, cpu: (cpu + refCPU) / passes, evalJ: objective(res.Centroids, evalPts, *workers), set: true}
+				exacts = append(exacts, r)
+				fmt.Printf("faiss exhaustive assignment: %.0f desc/s wall, %.0f desc/CPU-s (its CPU time: %.1f s of %.1f s per pass)\n",
+					n/r.wall, n/(refCPU/passes), refCPU/passes, r.cpu)
+			case "go":
+				o := opt
+				o.MaxIter = *exactIters
+				r := train("exact (go)", o)
+				exacts = append(exacts, r)
+				fmt.Printf("go exhaustive assignment (kmeans.Exact): %.0f desc/s wall, %.0f desc/CPU-s (%.1f s CPU per pass, update included)\n",
+					n/r.wall, n/r.cpu, r.cpu)
 			}
-			wall, cpu := c.elapsed()
-			if err := ref.close(); err != nil {
-				log.Fatalf("faiss: %v", err)
-			}
-			passes := float64(res.Iterations + 1)
-			exact = run{name: "exact (faiss)", res: res, wall: wall / passes, cpu: (cpu + refCPU) / passes, evalJ: objective(res.Centroids, evalPts, *workers), set: true}
-			fmt.Printf("faiss exhaustive assignment: %.0f desc/s wall, %.0f desc/CPU-s (its CPU time: %.1f s of %.1f s per pass)\n",
-				float64(len(pts)/dim)/(wall/passes), float64(len(pts)/dim)/(refCPU/passes), refCPU/passes, exact.cpu)
-		case *exactIters > 0:
-			o := opt
-			o.MaxIter = *exactIters
-			exact = train("exact", o)
 		}
 
 		// Assignment throughput and recall against the centroids of the
@@ -218,7 +239,17 @@ func main() {
 		c = start()
 		kmeans.Assign(final, dim, q, exLab, exDist)
 		exWall, exCPU := c.elapsed()
-		if !exact.set {
+		bLab, bDist := make([]int32, nq), make([]float32, nq)
+		c = start()
+		kmeans.NewExact(final, dim).Assign(q, bLab, bDist, nil)
+		bWall, bCPU := c.elapsed()
+		if !slices.Equal(bLab, exLab) || !slices.Equal(bDist, exDist) {
+			log.Fatalf("kmeans.Exact and kmeans.Assign disagree on the %d queries", nq)
+		}
+		var exact run
+		if len(exacts) > 0 {
+			exact = exacts[0]
+		} else {
 			// One exact pass costs N exhaustive searches; spread over the
 			// workers for wall time.
 			w := *workers
@@ -226,12 +257,13 @@ func main() {
 				w = runtime.GOMAXPROCS(0)
 			}
 			n := float64(len(pts) / dim)
-			exact = run{name: "exact (extrapolated)", cpu: exCPU / float64(nq) * n, wall: exCPU / float64(nq) * n / float64(w), extrapolated: true}
+			exact = run{name: "exact (extrapolated)", cpu: bCPU / float64(nq) * n, wall: bCPU / float64(nq) * n / float64(w), extrapolated: true}
+			exacts = []run{exact}
 		}
 
 		tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "lloyd\titers\twall s/iter\tCPU s/iter\tCPU speed-up\tJ (own)\tJ exact on eval\tvs exact lloyd\t")
-		for _, r := range append(akm, exact) {
+		for _, r := range append(akm, exacts...) {
 			iters, own, ev, vs := "-", "-", "-", "-"
 			if !r.extrapolated {
 				iters = strconv.Itoa(r.res.Iterations)
@@ -248,7 +280,8 @@ func main() {
 
 		tw = tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "assign (1 goroutine)\tdesc/s wall\tdesc/CPU-s\tCPU speed-up\trecall@1\tmean dist ratio\tdistances/query\t")
-		fmt.Fprintf(tw, "exhaustive\t%.0f\t%.0f\t1.0\t1.000\t1.0000\t%d\t\n", float64(nq)/exWall, float64(nq)/exCPU, k)
+		fmt.Fprintf(tw, "exhaustive (Assign)\t%.0f\t%.0f\t1.0\t1.000\t1.0000\t%d\t\n", float64(nq)/exWall, float64(nq)/exCPU, k)
+		fmt.Fprintf(tw, "exhaustive (Exact)\t%.0f\t%.0f\t%s\t1.000\t1.0000\t%d\t\n", float64(nq)/bWall, float64(nq)/bCPU, ratio(exCPU, bCPU), k)
 		for _, ch := range sweepList {
 			o := fopt
 			o.Checks = ch
@@ -308,10 +341,11 @@ func objective(cent, pts []float32, workers int) float64 {
 	n := len(pts) / dim
 	lab := make([]int32, n)
 	dist := make([]float32, n)
+	e := kmeans.NewExact(cent, dim)
 	var wg sync.WaitGroup
 	for w := range workers {
 		lo, hi := w*n/workers, (w+1)*n/workers
-		wg.Go(func() { kmeans.Assign(cent, dim, pts[lo*dim:hi*dim], lab[lo:hi], dist[lo:hi]) })
+		wg.Go(func() { e.Assign(pts[lo*dim:hi*dim], lab[lo:hi], dist[lo:hi], nil) })
 	}
 	wg.Wait()
 	var s float64

@@ -35,3 +35,11 @@ func xgetbv() (eax, edx uint32)
 //
 //go:noescape
 func panelFMA(xs, panel *float32, dim int, norms, thr, out *float32) uint64
+
+// sqDist4AVX is sqDist of the four consecutive points of dimension dim (a
+// multiple of 16) at x to c, each bounded by its entry of bound[0:4], into
+// out, with sqDist's operations in sqDist's order: the exact values of the
+// points under their bounds, values at or above the bounds of the others.
+//
+//go:noescape
+func sqDist4AVX(x *float32, dim int, c, bound *float32, out *[4]float32)

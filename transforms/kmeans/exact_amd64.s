@@ -113,3 +113,80 @@ loop:
 	VZEROUPPER
 	MOVQ R8, ret+48(FP)
 	RET
+
+// PT adds the 16 squared differences of block (P) of a point to its four
+// accumulators A, as sqDist does: lane k of A is sqDist's s_k, and each
+// gets coordinates k, 4+k, 8+k, 12+k of the block in that order, each
+// squared and added without fusing.
+#define PT(P, A) \
+	VMOVUPS (P), X8;     \
+	VSUBPS  X4, X8, X8;  \
+	VMULPS  X8, X8, X8;  \
+	VADDPS  X8, A, A;    \
+	VMOVUPS 16(P), X9;   \
+	VSUBPS  X5, X9, X9;  \
+	VMULPS  X9, X9, X9;  \
+	VADDPS  X9, A, A;    \
+	VMOVUPS 32(P), X8;   \
+	VSUBPS  X6, X8, X8;  \
+	VMULPS  X8, X8, X8;  \
+	VADDPS  X8, A, A;    \
+	VMOVUPS 48(P), X9;   \
+	VSUBPS  X7, X9, X9;  \
+	VMULPS  X9, X9, X9;  \
+	VADDPS  X9, A, A
+
+// func sqDist4AVX(x *float32, dim int, c *float32, bound *float32, out *[4]float32)
+//
+// sqDist of four consecutive points of dimension dim (a multiple of 16) to
+// c, with bounds bound[0:4], in lockstep: the four dependency chains that
+// one point's sqDist leaves idle run side by side. After each block of 16
+// coordinates the totals (s0 + s1) + (s2 + s3) are formed as sqDist forms
+// them (two horizontal adds) and the search stops once all four reach
+// their bounds. out receives the totals: the exact sqDist of a point that
+// stayed under its bound, some value at or above the bound otherwise.
+TEXT ·sqDist4AVX(SB), NOSPLIT, $0-40
+	MOVQ x+0(FP), SI
+	MOVQ dim+8(FP), CX
+	MOVQ c+16(FP), DI
+	MOVQ bound+24(FP), R8
+	MOVQ CX, R9
+	SHLQ $2, R9
+	LEAQ (SI)(R9*1), R10
+	LEAQ (R10)(R9*1), R11
+	LEAQ (R11)(R9*1), R12
+	SHRQ $4, CX
+	VMOVUPS (R8), X12
+	VXORPS  X0, X0, X0
+	VXORPS  X1, X1, X1
+	VXORPS  X2, X2, X2
+	VXORPS  X3, X3, X3
+
+block4:
+	VMOVUPS (DI), X4
+	VMOVUPS 16(DI), X5
+	VMOVUPS 32(DI), X6
+	VMOVUPS 48(DI), X7
+	PT(SI, X0)
+	PT(R10, X1)
+	PT(R11, X2)
+	PT(R12, X3)
+	VHADDPS X1, X0, X8
+	VHADDPS X3, X2, X9
+	VHADDPS X9, X8, X10
+	VCMPPS  $0x1d, X12, X10, X11
+	VMOVMSKPS X11, AX
+	CMPL    AX, $15
+	JEQ     done4
+	ADDQ    $64, SI
+	ADDQ    $64, R10
+	ADDQ    $64, R11
+	ADDQ    $64, R12
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     block4
+
+done4:
+	MOVQ    out+32(FP), DX
+	VMOVUPS X10, (DX)
+	RET

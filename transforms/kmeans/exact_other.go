@@ -9,3 +9,7 @@ var useFMA = false
 func panelFMA(xs, panel *float32, dim int, norms, thr, out *float32) uint64 {
 	panic("kmeans: panelFMA without AVX2")
 }
+
+func sqDist4AVX(x *float32, dim int, c, bound *float32, out *[4]float32) {
+	panic("kmeans: sqDist4AVX without AVX")
+}

@@ -324,3 +324,63 @@ func BenchmarkNearestBatch(b *testing.B) {
 		})
 	}
 }
+
+// lowerD2 four points at a time (sqDist4AVX) must lower D² to exactly the
+// values of sqDist one point at a time, whatever bounds stop the sums: the
+// centres of KMeansPP depend on every bit of them.
+func TestLowerD2Vector(t *testing.T) {
+	if !useFMA {
+		t.Skip("no AVX on this CPU")
+	}
+	saved := useFMA
+	defer func() { useFMA = saved }()
+	rng := rand.New(rand.NewPCG(4, 4))
+	for _, dim := range []int{16, 32, 128} {
+		const n = 203
+		data := make([]float32, n*dim)
+		for i := range data {
+			data[i] = float32(rng.IntN(256))
+			if i%3 == 0 {
+				data[i] += float32(rng.Float64())
+			}
+		}
+		c := make([]float32, dim)
+		for j := range c {
+			c[j] = float32(rng.Float64() * 255)
+		}
+		d2 := make([]float32, n)
+		for i := range d2 {
+			switch i % 4 {
+			case 0:
+				d2[i] = float32(math.Inf(1))
+			case 1:
+				d2[i] = float32(rng.Float64() * 1000) // stops early
+			default:
+				d2[i] = sqDist(data[i*dim:(i+1)*dim], c, float32(math.Inf(1))) * float32(0.5+rng.Float64())
+			}
+		}
+		want, got := slices.Clone(d2), slices.Clone(d2)
+		useFMA = false
+		lowerD2(data, dim, c, want)
+		useFMA = true
+		lowerD2(data, dim, c, got)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("dim %d point %d: D² %v, sqDist gives %v (bound %v)", dim, i, got[i], want[i], d2[i])
+			}
+		}
+	}
+	// The centres of k-means++ on real descriptors.
+	desc := eth80Descriptors(t, 1)
+	x := make([]float32, len(desc))
+	for i, b := range desc {
+		x[i] = float32(b)
+	}
+	useFMA = false
+	want := KMeansPP(x, sift.DescriptorSize, 50, rand.New(rand.NewPCG(1, 2)))
+	useFMA = true
+	got := KMeansPP(x, sift.DescriptorSize, 50, rand.New(rand.NewPCG(1, 2)))
+	if !slices.Equal(got, want) {
+		t.Error("KMeansPP chooses other centres with sqDist4AVX")
+	}
+}

@@ -667,7 +667,21 @@ const kmeansPPGrain = 4096
 // lowerD2 lowers d2[i] to the squared distance from point i of data to c
 // where that is smaller.
 func lowerD2(data []float32, dim int, c []float32, d2 []float32) {
-	for i := range d2 {
+	i := 0
+	if useFMA && dim%16 == 0 {
+		// Four points at a time, with the same sums bit for bit, so the
+		// centres chosen do not depend on the CPU.
+		var out [4]float32
+		for ; i+4 <= len(d2); i += 4 {
+			sqDist4AVX(&data[i*dim : (i+4)*dim][0], dim, &c[:dim][0], &d2[i : i+4][0], &out)
+			for p, d := range out {
+				if d < d2[i+p] {
+					d2[i+p] = d
+				}
+			}
+		}
+	}
+	for ; i < len(d2); i++ {
 		// Bounding by the current D² lets most distances stop early.
 		if d := sqDist(data[i*dim:(i+1)*dim], c, d2[i]); d < d2[i] {
 			d2[i] = d
