@@ -243,6 +243,29 @@ func TestEndToEnd(t *testing.T) {
 	if len(seen) != len(want) {
 		t.Errorf("stages %+v, want one of each of %v", r.Stages, want)
 	}
+	checkStagesMeasured(t, r)
+}
+
+// checkStagesMeasured checks that the stages come in the job's order and
+// that, on Prism in-process, the CPU of every unit was measured.
+func checkStagesMeasured(t *testing.T, r report.Report) {
+	t.Helper()
+	var names []string
+	var cpu float64
+	for _, st := range r.Stages {
+		names = append(names, st.Name)
+		cpu += st.CPUSeconds
+		if st.CPUUnits != st.Units {
+			t.Errorf("stage %s: CPU of %d of %d units measured", st.Name, st.CPUUnits, st.Units)
+		}
+	}
+	order := slices.DeleteFunc(slices.Clone(report.StageOrder), func(n string) bool { return !slices.Contains(names, n) })
+	if !slices.Equal(names, order) {
+		t.Errorf("stages in the order %v, want %v", names, order)
+	}
+	if !(cpu > 0) {
+		t.Errorf("stages took %v CPU seconds", cpu)
+	}
 }
 
 // noQueryTrained checks that no image the split holds out appears in any
@@ -358,6 +381,13 @@ func TestApproximateVocabulary(t *testing.T) {
 	if !ok || ada.Queries != 18 || ada.MAP <= base.MAP {
 		t.Fatalf("with approximate k-means: tfidf %+v, solis-ada %+v", base, ada)
 	}
+	// The vocabulary's units are its chunks.
+	for _, st := range r.Stages {
+		if st.Name == "vocabulary" && st.Units != 4 {
+			t.Errorf("vocabulary stage: %d units, want its 4 chunks", st.Units)
+		}
+	}
+	checkStagesMeasured(t, r)
 }
 
 // TestDenseLearners runs the job with global features and learners of
