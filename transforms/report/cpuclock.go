@@ -97,25 +97,36 @@ func (c *cpuClock) add(s cpuSample) {
 
 // at returns the process's CPU seconds at t, interpolated between the
 // readings around it (a fresh reading if t is later than the last), and
-// false if the clock did not run at t.
+// false if the clock did not run at t. The fresh reading is kept if it is
+// a tenth of a tick after the last, so that many short units do not
+// crowd the history.
 func (c *cpuClock) at(t time.Time) (float64, bool) {
-	c.mu.Lock()
-	started := len(c.samples) > 0
-	c.mu.Unlock()
-	if !started {
-		return 0, false
-	}
-	c.sample()
+	cpu, fresh := c.read()
+	now := c.now().UnixNano()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s, ns := c.samples, t.UnixNano()
-	if ns < s[0].nanos {
+	if len(s) == 0 || ns < s[0].nanos {
 		return 0, false
 	}
-	i := sort.Search(len(s), func(i int) bool { return s[i].nanos > ns })
-	if i == len(s) {
-		return s[i-1].cpu, true // t is in the future of the latest reading
+	last := s[len(s)-1]
+	fresh = fresh && now > last.nanos && cpu >= last.cpu
+	if fresh && now-last.nanos >= int64(cpuTick/10) {
+		c.add(cpuSample{now, cpu})
+		s = c.samples
 	}
-	a, b := s[i-1], s[i]
+	i := sort.Search(len(s), func(i int) bool { return s[i].nanos > ns })
+	var a, b cpuSample
+	switch {
+	case i < len(s):
+		a, b = s[i-1], s[i]
+	case fresh && now > s[i-1].nanos:
+		a, b = s[i-1], cpuSample{now, cpu}
+	default:
+		return s[i-1].cpu, true // t is at or after the latest reading
+	}
+	if ns >= b.nanos {
+		return b.cpu, true
+	}
 	return a.cpu + (b.cpu-a.cpu)*float64(ns-a.nanos)/float64(b.nanos-a.nanos), true
 }

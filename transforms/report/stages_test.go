@@ -163,6 +163,22 @@ func TestCPUClock(t *testing.T) {
 	}
 }
 
+// A time after the last reading is interpolated to a fresh one, which is
+// kept only a tenth of a tick after the last.
+func TestCPUClockFreshReading(t *testing.T) {
+	now, cpu := time.Unix(1000, 0), 0.0
+	c := &cpuClock{read: func() (float64, bool) { return cpu, true }, now: func() time.Time { return now }}
+	c.sample()
+	now, cpu = now.Add(4*time.Millisecond), 0.004
+	if got, ok := c.at(time.Unix(1000, 2e6)); !ok || math.Abs(got-0.002) > 1e-12 || len(c.samples) != 1 {
+		t.Errorf("at 2 ms: %v, %v, %d readings kept; want 0.002 from a fresh reading not kept", got, ok, len(c.samples))
+	}
+	now, cpu = now.Add(cpuTick), 1
+	if got, ok := c.at(now); !ok || got != 1 || len(c.samples) != 2 {
+		t.Errorf("at now: %v, %v, %d readings kept; want 1, the fresh reading kept", got, ok, len(c.samples))
+	}
+}
+
 // A unit recorded by Unit in this process, with the clock running, carries
 // the process's CPU over its span: a unit that burns CPU gets some.
 func TestUnitReadsProcessClock(t *testing.T) {
