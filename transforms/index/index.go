@@ -222,6 +222,7 @@ type Searcher struct {
 	neg     []int32   // scratch: touched docs with negative score
 
 	radixMin int // smallest k ranked by appendRanking
+	matched  int // documents of positive score in the last Search
 
 	// Radix-sort scratch for large k, allocated on first use.
 	keys, keys2   []uint64
@@ -262,6 +263,12 @@ func (s *Searcher) Search(q sparse.Vector, k int, exclude int) []Hit {
 		panic(fmt.Sprintf("index: query with %d indices and %d values", len(q.Idx), len(q.Val)))
 	}
 	s.accumulate(q)
+	s.matched = 0
+	for _, d := range s.touched {
+		if s.acc[d] > 0 && int(d) != exclude {
+			s.matched++
+		}
+	}
 
 	candidates := n
 	if exclude >= 0 {
@@ -299,6 +306,11 @@ func (s *Searcher) Search(q sparse.Vector, k int, exclude int) []Hit {
 	s.reset()
 	return hits
 }
+
+// Matched returns the number of documents the last Search scored above
+// zero, exclude left out, whatever its k: a service shows how many images
+// match rather than padding its k results with zero scores.
+func (s *Searcher) Matched() int { return s.matched }
 
 // reset clears the scores of the last query.
 func (s *Searcher) reset() {
