@@ -1,5 +1,7 @@
 // Command query searches a finished bowline run with a photo or with an
-// indexed image, and prints the ranked images with their scores:
+// indexed image, and prints how many images match it and the best k with
+// their scores (only matches: under a learner of bags of words, images of
+// positive score; a photo without features is an error):
 //
 //	go run ./cmd/query --run /tmp/bowline-shapes --image photo.jpg [--k 10] [--learner solis-ada]
 //	go run ./cmd/query --run gs://bucket/root --image_id class0/img1.png
@@ -97,20 +99,24 @@ func query(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if l == "" {
 		l = ix.ServingLearner()
 	}
-	var hits []search.Hit
+	var res search.Result
 	what := *imageID
 	if photo != nil {
 		what = *image
-		hits, err = ix.SearchImage(ctx, l, photo, *k)
+		res, err = ix.SearchImage(ctx, l, photo, *k)
 	} else {
-		hits, err = ix.SearchID(l, *imageID, *k)
+		res, err = ix.SearchID(l, *imageID, *k)
 	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s: %d images, learner %s; top %d for %s\n", ix.Run(), ix.Images(), l, len(hits), what)
+	fmt.Fprintf(stdout, "%s: %d images, learner %s; %d matched, top %d for %s\n", ix.Run(), ix.Images(), l, res.Matched, len(res.Hits), what)
+	if len(res.Hits) == 0 {
+		fmt.Fprintf(stdout, "no image shares a weighted visual word with %s under %s\n", what, l)
+		return nil
+	}
 	fmt.Fprintf(stdout, "%4s  %10s  %-12s  %s\n", "rank", "score", "label", "image_id")
-	for i, h := range hits {
+	for i, h := range res.Hits {
 		label, _ := ix.Label(h.ImageID)
 		fmt.Fprintf(stdout, "%4d  %10.6f  %-12s  %s\n", i+1, h.Score, label, h.ImageID)
 	}

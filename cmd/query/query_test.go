@@ -8,6 +8,7 @@ import (
 	"image"
 	"image/draw"
 	"image/jpeg"
+	"image/png"
 	"math"
 	"os"
 	"path/filepath"
@@ -192,7 +193,7 @@ func TestIDQueriesAreTheEvaluation(t *testing.T) {
 				if ok, isHeld := evaluate.Classify(id, labels[q], count, cut); !ok || !isHeld {
 					continue
 				}
-				got, err := ix.SearchID(row.Method, id, 0)
+				got, err := ix.RankID(row.Method, id)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -220,7 +221,7 @@ func TestIDQueriesAreTheEvaluation(t *testing.T) {
 		var sum float64
 		var queries int
 		for q, id := range ids {
-			got, err := ix.SearchID(row.Method, id, 0)
+			got, err := ix.RankID(row.Method, id)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -286,10 +287,11 @@ func TestImageQueries(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := ix.SearchImage(ctx, learner, data, 0)
+			res, err := ix.SearchImage(ctx, learner, data, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
+			got := res.Hits
 			var self float64
 			for k, word := range d.WordIDs {
 				x := float64(d.Weights[k])
@@ -312,7 +314,7 @@ func TestImageQueries(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(slices.Delete(got, at, at+1), byID) {
+			if !slices.Equal(slices.Delete(got, at, at+1), byID.Hits) || res.Matched != byID.Matched+1 {
 				t.Fatalf("%s, %s: the photo's ranking without itself differs from the id query's", learner, d.ImageID)
 			}
 			if learner != search.TFIDF || i%8 != 0 {
@@ -320,10 +322,11 @@ func TestImageQueries(t *testing.T) {
 			}
 			// Every 8th image, rotated a quarter turn and cropped.
 			copied := rotatedCrop(t, data)
-			hits, err := ix.SearchImage(ctx, learner, copied, 3)
+			copyRes, err := ix.SearchImage(ctx, learner, copied, 3)
 			if err != nil {
 				t.Fatal(err)
 			}
+			hits := copyRes.Hits
 			if slices.ContainsFunc(hits, func(h search.Hit) bool { return h.ImageID == d.ImageID }) {
 				found++
 			} else {
@@ -377,14 +380,28 @@ func TestCommand(t *testing.T) {
 	if err := os.WriteFile(photo, rotatedCrop(t, data), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A uniform photo has no keypoint: an error, not k zero scores.
+	featureless := filepath.Join(t.TempDir(), "grey.png")
+	grey := image.NewGray(image.Rect(0, 0, 300, 200))
+	for i := range grey.Pix {
+		grey.Pix[i] = 128
+	}
+	var greyPNG bytes.Buffer
+	if err := png.Encode(&greyPNG, grey); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(featureless, greyPNG.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		code int
 		out  []string // lines of stdout that must appear
 		err  string   // the one line of stderr
 	}{
-		{args: []string{"--run", dir, "--image_id", docs[0].ImageID, "--k", "3"}, out: []string{"learner solis-ada; top 3 for " + docs[0].ImageID, "   3  "}},
-		{args: []string{"--run", dir, "--image", photo, "--learner", "tfidf", "--k", "2"}, out: []string{"learner tfidf; top 2 for " + photo}},
+		{args: []string{"--run", dir, "--image_id", docs[0].ImageID, "--k", "3"}, out: []string{"learner solis-ada; ", " matched, top 3 for " + docs[0].ImageID, "   3  "}},
+		{args: []string{"--run", dir, "--image", photo, "--learner", "tfidf", "--k", "2"}, out: []string{"learner tfidf; ", " matched, top 2 for " + photo}},
+		{args: []string{"--run", dir, "--image", featureless}, code: 1, err: "query: no features found"},
 		{args: []string{"--run", dir, "--image_id", "nope"}, code: 1, err: `query: image "nope": unknown image`},
 		{args: []string{"--run", dir, "--image_id", docs[0].ImageID, "--learner", "lsh-ish"}, code: 1, err: "unknown learner"},
 		{args: []string{"--run", dir, "--image", shapes}, code: 1, err: "query: not a decodable image"},

@@ -7,7 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"image"
-	_ "image/jpeg"
+	"image/jpeg"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,6 +39,28 @@ var shapesRoot = sync.OnceValues(func() (string, error) {
 	r := published.Run{Run: published.RunsDir + "/night-1", PublishedAt: time.Now(), ServingLearner: "solis-ada"}
 	return root, published.Publish(context.Background(), root, r, 0)
 })
+
+// noiseJPEG returns a side×side JPEG of random grey 4×4 blocks: SIFT finds
+// keypoints everywhere, for seconds.
+func noiseJPEG(t testing.TB, side int) []byte {
+	rng := rand.New(rand.NewPCG(1, 2))
+	img := image.NewGray(image.Rect(0, 0, side, side))
+	for y := 0; y < side; y += 4 {
+		for x := 0; x < side; x += 4 {
+			v := uint8(rng.IntN(256))
+			for dy := y; dy < min(y+4, side); dy++ {
+				for dx := x; dx < min(x+4, side); dx++ {
+					img.Pix[dy*side+dx] = v
+				}
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: 95}); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
 
 // shapesCSV is the project's own labelled test set.
 var shapesCSV, _ = filepath.Abs(filepath.Join("..", "..", "testdata", "shapes", "labels.csv"))
@@ -81,8 +104,8 @@ func TestServeRealRun(t *testing.T) {
 	}
 	head := rows[0]
 	col := func(name string) int { return slices.Index(head, name) }
-	idCol, pathCol := col("image_id"), col("path")
-	if idCol < 0 || pathCol < 0 {
+	idCol, pathCol, labelCol := col("image_id"), col("path"), col("label")
+	if idCol < 0 || pathCol < 0 || labelCol < 0 {
 		t.Fatalf("labels.csv columns %v", head)
 	}
 	for _, row := range rows[1:6] {
@@ -92,8 +115,17 @@ func TestServeRealRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Learner != "solis-ada" || r.Run != ix.Run() || !slices.Equal(r.Results, want) {
+		if r.Learner != "solis-ada" || r.Run != ix.Run() || !slices.Equal(r.Results, want.Hits) || r.Matched != want.Matched || r.Matched < len(r.Results) {
 			t.Fatalf("GET %s: %+v, want %+v", id, r, want)
+		}
+		label := map[string]string{}
+		for _, row := range rows[1:] {
+			label[row[idCol]] = row[labelCol]
+		}
+		for _, h := range r.Results {
+			if h.Score <= 0 || h.Label != label[h.ImageID] {
+				t.Fatalf("GET %s: hit %+v, labelled %q in labels.csv", id, h, label[h.ImageID])
+			}
 		}
 		if slices.ContainsFunc(r.Results, func(h Hit) bool { return h.ImageID == id }) {
 			t.Fatalf("GET %s: the query is among its results", id)
@@ -135,6 +167,18 @@ func TestServeRealRun(t *testing.T) {
 	data, _ := os.ReadFile(filepath.Join(filepath.Dir(shapesCSV), rows[1][pathCol]))
 	if w := do(NewServer(small, cfg, quietLog(t)), "POST", "/v1/search", bytes.NewReader(data)); w.Code != 422 {
 		t.Errorf("POST over the pixel limit: %d %s, want 422", w.Code, w.Body.String())
+	}
+
+	// A photo without features: 422, not k zero scores.
+	if w := do(s, "POST", "/v1/search", bytes.NewReader(pngBytes(t, 1, 1))); w.Code != 422 || !strings.Contains(w.Body.String(), "no features found") {
+		t.Errorf("POST a 1x1 photo: %d %s, want 422", w.Code, w.Body.String())
+	}
+	// A photo whose description outlasts --timeout: 504, with the
+	// description stopped (issue 21: a 1 s timeout ran 50 s).
+	short := cfg
+	short.Timeout = 100 * time.Millisecond
+	if w := do(NewServer(ix, short, quietLog(t)), "POST", "/v1/search", bytes.NewReader(noiseJPEG(t, 1000))); w.Code != 504 {
+		t.Errorf("POST a noise photo past the timeout: %d %s, want 504", w.Code, w.Body.String())
 	}
 
 	// The page, as a person would reach it.

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 )
@@ -75,40 +76,55 @@ func (f *fakeIndex) wait(ctx context.Context) error {
 	}
 }
 
-func (f *fakeIndex) SearchID(learner, id string, k int) ([]Hit, error) {
+// Label is the class the fake's ids start with.
+func (f *fakeIndex) Label(id string) (string, bool) {
+	if !slices.Contains(f.ids, id) {
+		return "", false
+	}
+	label, _, _ := strings.Cut(id, "/")
+	return label, true
+}
+
+func (f *fakeIndex) SearchID(learner, id string, k int) (Found, error) {
 	if !slices.Contains(f.learners, learner) {
-		return nil, fmt.Errorf("%w %q", errUnknownLearner, learner)
+		return Found{}, fmt.Errorf("%w %q", errUnknownLearner, learner)
 	}
 	if !slices.Contains(f.ids, id) {
-		return nil, fmt.Errorf("%w %q", errUnknownImage, id)
+		return Found{}, fmt.Errorf("%w %q", errUnknownImage, id)
 	}
 	if id == f.panicID {
 		panic("fake index: " + id)
 	}
 	if f.photosOnly {
-		return f.rank(learner+id, k), nil
+		return f.found(learner+id, k), nil
 	}
 	if err := f.wait(context.Background()); err != nil {
-		return nil, err
+		return Found{}, err
 	}
-	return f.rank(learner+id, k), nil
+	return f.found(learner+id, k), nil
 }
 
-func (f *fakeIndex) SearchImage(ctx context.Context, learner string, data []byte, k int) ([]Hit, error) {
+func (f *fakeIndex) SearchImage(ctx context.Context, learner string, data []byte, k int) (Found, error) {
 	if !slices.Contains(f.learners, learner) {
-		return nil, fmt.Errorf("%w %q", errUnknownLearner, learner)
+		return Found{}, fmt.Errorf("%w %q", errUnknownLearner, learner)
 	}
 	cfg, _, err := image.DecodeConfig(bytes.NewReader(data))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errBadImage, err)
+		return Found{}, fmt.Errorf("%w: %v", errBadImage, err)
 	}
 	if int64(cfg.Width)*int64(cfg.Height) > f.maxPixels {
-		return nil, fmt.Errorf("%w: %d×%d", errTooLarge, cfg.Width, cfg.Height)
+		return Found{}, fmt.Errorf("%w: %d×%d", errTooLarge, cfg.Width, cfg.Height)
 	}
 	if err := f.wait(ctx); err != nil {
-		return nil, err
+		return Found{}, err
 	}
-	return f.rank(learner+string(data), k), nil
+	return f.found(learner+string(data), k), nil
+}
+
+// found is rank's answer: every fake score is positive, so every image
+// matches.
+func (f *fakeIndex) found(q string, k int) Found {
+	return Found{Hits: f.rank(q, k), Matched: len(f.ids)}
 }
 
 // rank scores every id by a hash of the query and returns the top k.
@@ -117,7 +133,8 @@ func (f *fakeIndex) rank(q string, k int) []Hit {
 	for i, id := range f.ids {
 		h := fnv.New64a()
 		io.WriteString(h, q+"\x00"+id)
-		hits[i] = Hit{ImageID: id, Score: float64(h.Sum64()%1e6) / 1e6}
+		label, _ := f.Label(id)
+		hits[i] = Hit{ImageID: id, Label: label, Score: float64(h.Sum64()%1e6+1) / 1e6}
 	}
 	sort.Slice(hits, func(i, j int) bool { return hits[i].Score > hits[j].Score })
 	return hits[:min(k, len(hits))]

@@ -2,14 +2,12 @@ package main
 
 import (
 	"bytes"
-	"crypto/sha256"
 	_ "embed"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
-	"strconv"
 	"time"
 )
 
@@ -17,9 +15,9 @@ import (
 var pageHTML string
 
 // pageTmpl is the search page: a form to upload a photo and the results as
-// thumbnails, each a link that searches by it. It is rendered on the server
-// and needs no script (one attribute submits the form when a file is
-// chosen) and no asset but the service's own thumbnails.
+// labelled thumbnails, each a link that searches by it. It is rendered on
+// the server and needs no script and no asset but the service's own
+// thumbnails; the form is sent by its button, once learner and k are set.
 var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"inc": func(i int) int { return i + 1 },
 }).Parse(pageHTML))
@@ -34,6 +32,8 @@ type pageData struct {
 	QueryID    string
 	QueryThumb template.URL // the uploaded photo as a data: URL
 	Results    []Hit
+	Matched    int
+	Searched   bool // a search was answered (Results may still be empty)
 	TookMS     float64
 	Error      string
 }
@@ -49,8 +49,9 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 	fail := func(err error) {
 		status = statusOf(err)
 		d.Error = err.Error()
-		d.Results = nil
+		d.Results, d.Searched = nil, false
 	}
+	var found Found
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
 		q, err := s.parseQuery(r)
@@ -62,9 +63,13 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 		if q.imageID == "" {
 			break
 		}
-		d.Results, _, d.Learner, err = s.search(r.Context(), q, nil)
+		found, _, d.Learner, err = s.search(r.Context(), q, nil)
+		d.Results, d.Matched, d.Searched = found.Hits, found.Matched, true
 		if err != nil {
 			fail(err)
+		}
+		if errors.Is(err, errUnknownImage) {
+			d.Error = fmt.Sprintf("There is no image with the id %q in this run (%d images): upload a photo, or pick an id from a search's results.", q.imageID, d.Images)
 		}
 	case http.MethodPost:
 		data, q, err := s.readForm(w, r)
@@ -73,7 +78,8 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		s.fillQuery(&d, q)
-		d.Results, _, d.Learner, err = s.search(r.Context(), q, data)
+		found, _, d.Learner, err = s.search(r.Context(), q, data)
+		d.Results, d.Matched, d.Searched = found.Hits, found.Matched, true
 		if err != nil {
 			fail(err)
 			break
@@ -93,18 +99,12 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	// The page loads nothing from elsewhere; say so to the browser.
-	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'unsafe-inline'; script-src 'unsafe-hashes' 'sha256-"+submitHash+"'")
+	// The page loads nothing from elsewhere and runs no script; say so to
+	// the browser.
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'unsafe-inline'; script-src 'none'")
 	w.WriteHeader(status)
 	w.Write(b.Bytes())
 }
-
-// submitHash is the Content-Security-Policy hash of the page's one inline
-// handler, which submits the form when a photo is chosen.
-var submitHash = func() string {
-	h := sha256.Sum256([]byte("this.form.submit()"))
-	return base64.StdEncoding.EncodeToString(h[:])
-}()
 
 // fillQuery copies a query's parameters to the page.
 func (s *Server) fillQuery(d *pageData, q query) {
@@ -127,7 +127,7 @@ func (s *Server) readForm(w http.ResponseWriter, r *http.Request) ([]byte, query
 	defer r.MultipartForm.RemoveAll()
 	q := query{k: DefaultK, learner: r.FormValue("learner")}
 	if ks := r.FormValue("k"); ks != "" {
-		k, err := strconv.Atoi(ks)
+		k, err := wholeNumber(ks)
 		if err != nil || k < 1 || k > s.cfg.MaxK {
 			return nil, q, fmt.Errorf("%w: k=%.20q: want a whole number from 1 to %d", errBadRequest, ks, s.cfg.MaxK)
 		}

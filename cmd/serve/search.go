@@ -22,22 +22,23 @@ func openSearch(opt search.Options) LoadFunc {
 // its errors to the service's classes.
 type searchIndex struct{ *search.Index }
 
-func (x searchIndex) SearchID(learner, imageID string, k int) ([]Hit, error) {
-	hits, err := x.Index.SearchID(learner, imageID, k)
-	return convert(hits), classify(err)
+func (x searchIndex) SearchID(learner, imageID string, k int) (Found, error) {
+	res, err := x.Index.SearchID(learner, imageID, k)
+	return x.convert(res), classify(err)
 }
 
-func (x searchIndex) SearchImage(ctx context.Context, learner string, data []byte, k int) ([]Hit, error) {
-	hits, err := x.Index.SearchImage(ctx, learner, data, k)
-	return convert(hits), classify(err)
+func (x searchIndex) SearchImage(ctx context.Context, learner string, data []byte, k int) (Found, error) {
+	res, err := x.Index.SearchImage(ctx, learner, data, k)
+	return x.convert(res), classify(err)
 }
 
-func convert(hits []search.Hit) []Hit {
-	out := make([]Hit, len(hits))
-	for i, h := range hits {
-		out[i] = Hit{ImageID: h.ImageID, Score: h.Score}
+func (x searchIndex) convert(res search.Result) Found {
+	out := make([]Hit, len(res.Hits))
+	for i, h := range res.Hits {
+		label, _ := x.Label(h.ImageID)
+		out[i] = Hit{ImageID: h.ImageID, Label: label, Score: h.Score}
 	}
-	return out
+	return Found{Hits: out, Matched: res.Matched}
 }
 
 // classes pairs the search package's errors with the service's.

@@ -31,13 +31,26 @@ type Index interface {
 	// URI is where the corpus image is (local path or gs://), for
 	// thumbnails.
 	URI(imageID string) (string, bool)
-	SearchID(learner, imageID string, k int) ([]Hit, error)
-	SearchImage(ctx context.Context, learner string, data []byte, k int) ([]Hit, error)
+	// Label is the indexed image's label, shown with results.
+	Label(imageID string) (string, bool)
+	SearchID(learner, imageID string, k int) (Found, error)
+	SearchImage(ctx context.Context, learner string, data []byte, k int) (Found, error)
 }
 
-// Hit is one result: an indexed image and its similarity to the query.
+// Found is a search's answer: the best matching images (at most k), and
+// how many matched in all. Only matches are results: an image that shares
+// nothing with the query (score 0 under a learner of bags of words) is
+// none, so k results are never padded with ties in id order.
+type Found struct {
+	Hits    []Hit
+	Matched int
+}
+
+// Hit is one result: an indexed image, its label and its similarity to the
+// query.
 type Hit struct {
 	ImageID string  `json:"image_id"`
+	Label   string  `json:"label,omitempty"`
 	Score   float64 `json:"score"`
 }
 
@@ -245,7 +258,10 @@ func (w *statusWriter) code() int {
 
 // SearchResponse is the body of a successful search.
 type SearchResponse struct {
-	Results []Hit   `json:"results"`
+	Results []Hit `json:"results"`
+	// Matched is the number of images that match the query in all, of
+	// which Results are the best k.
+	Matched int     `json:"matched"`
 	TookMS  float64 `json:"took_ms"`
 	Learner string  `json:"learner"`
 	Run     string  `json:"run"`
@@ -284,13 +300,14 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "GET needs image_id (or POST the image)")
 		return
 	}
-	hits, ix, learner, err := s.search(r.Context(), q, data)
+	found, ix, learner, err := s.search(r.Context(), q, data)
 	if err != nil {
 		s.refuse(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, SearchResponse{
-		Results: hits,
+		Results: found.Hits,
+		Matched: found.Matched,
 		TookMS:  float64(time.Since(start).Microseconds()) / 1000,
 		Learner: learner,
 		Run:     ix.Run(),
@@ -345,7 +362,7 @@ func wholeNumber(s string) (int, error) {
 
 // search runs a query on the index in service, within the concurrency
 // limit and the request timeout, and returns the index it used.
-func (s *Server) search(ctx context.Context, q query, data []byte) ([]Hit, Index, string, error) {
+func (s *Server) search(ctx context.Context, q query, data []byte) (Found, Index, string, error) {
 	cur := s.current()
 	ix := cur.ix
 	learner := q.learner
@@ -360,7 +377,7 @@ func (s *Server) search(ctx context.Context, q query, data []byte) ([]Hit, Index
 	}
 	release, err := s.acquire(ctx, slots)
 	if err != nil {
-		return nil, ix, learner, err
+		return Found{Hits: []Hit{}}, ix, learner, err
 	}
 	defer func() {
 		release()
@@ -368,16 +385,16 @@ func (s *Server) search(ctx context.Context, q query, data []byte) ([]Hit, Index
 			s.photoDone()
 		}
 	}()
-	var hits []Hit
+	var found Found
 	if data != nil {
-		hits, err = ix.SearchImage(ctx, learner, data, q.k)
+		found, err = ix.SearchImage(ctx, learner, data, q.k)
 	} else {
-		hits, err = ix.SearchID(learner, q.imageID, q.k)
+		found, err = ix.SearchID(learner, q.imageID, q.k)
 	}
-	if hits == nil {
-		hits = []Hit{}
+	if found.Hits == nil {
+		found.Hits = []Hit{}
 	}
-	return hits, ix, learner, err
+	return found, ix, learner, err
 }
 
 // defaultLearner is the learner of requests that name none: the one

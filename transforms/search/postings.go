@@ -141,17 +141,18 @@ func newScored(ids []string, p *postings) (*scored, error) {
 
 // search returns the k images of best score S_w(q, x) = Σ_i w_i q_i x_i,
 // leaving out image exclude (−1: none), as index.Searcher.Search ranks
-// them — the ranking of the job's evaluation. k ≤ 0, or k beyond the
-// collection, ranks every image. q must be valid over the vocabulary
-// (checkQuery).
-func (s *scored) search(q sparse.Vector, k, exclude int) []index.Hit {
+// them — the ranking of the job's evaluation — and the number of images
+// of positive score, which come first. k ≤ 0, or k beyond the collection,
+// ranks every image. q must be valid over the vocabulary (checkQuery).
+func (s *scored) search(q sparse.Vector, k, exclude int) ([]index.Hit, int) {
 	sr, ok := s.pool.Get().(*index.Searcher)
 	if !ok {
 		sr = s.ix.NewSearcher()
 	}
 	hits := sr.Search(q, k, exclude)
+	matched := sr.Matched()
 	s.pool.Put(sr)
-	return hits
+	return hits, matched
 }
 
 // checkQuery reports a query vector search cannot score: indices not

@@ -215,31 +215,65 @@ func (ix *Index) Label(imageID string) (string, bool) {
 	return ix.names[ix.labels[d]], true
 }
 
+// Result is a search's answer.
+type Result struct {
+	// Hits are the best of the matching images, best first: at most k.
+	Hits []Hit
+	// Matched is the number of images that match the query in all.
+	// Under a learner of bags of words they are those of positive score:
+	// an image sharing no weighted word with the query scores 0, and is
+	// no result however many tie with it (in id order, the evaluation's
+	// tie-break). Under a learner of binary codes every image with a code
+	// matches, at its Hamming distance.
+	Matched int
+}
+
 // SearchID returns the k images most similar to the indexed image imageID
-// under learner, best first, the image itself left out: the ranking the
-// job's evaluation made for it as a query. k ≤ 0, or k beyond the
-// collection, ranks every other image.
+// under learner, best first, the image itself left out: the matching head
+// of the ranking the job's evaluation made for it as a query (RankID). k ≤
+// 0 returns every match.
 //
 // A learner of binary codes ranks by ascending Hamming distance, ties by
 // id, each hit scored minus its distance, among the images with global
 // features; an image without has no code and is unknown to it.
-func (ix *Index) SearchID(learner, imageID string, k int) ([]Hit, error) {
+func (ix *Index) SearchID(learner, imageID string, k int) (Result, error) {
+	hits, matched, err := ix.rankID(learner, imageID, k)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Hits: hits[:min(len(hits), matched)], Matched: matched}, nil
+}
+
+// RankID returns the ranking the job's evaluation made for the indexed
+// image imageID as a query: every other image (with a code, for a learner
+// of binary codes), those of score 0 or below included, ties by id. It is
+// what average precision is computed from; a search service wants
+// SearchID.
+func (ix *Index) RankID(learner, imageID string) ([]Hit, error) {
+	hits, _, err := ix.rankID(learner, imageID, 0)
+	return hits, err
+}
+
+// rankID returns the first k of imageID's ranking (all if k ≤ 0) and the
+// number of matching images; the matches come first.
+func (ix *Index) rankID(learner, imageID string, k int) ([]Hit, int, error) {
 	p, cs, err := ix.learner(learner)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	d, ok := slices.BinarySearch(ix.ids, imageID)
 	if !ok || (cs != nil && !cs.has[d]) {
-		return nil, fmt.Errorf("image %q: %w", imageID, ErrUnknownImage)
+		return nil, 0, fmt.Errorf("image %q: %w", imageID, ErrUnknownImage)
 	}
 	if cs != nil {
 		w := ix.worker()
 		defer ix.pool.Put(w)
-		return ix.hits(w.hamming(cs, cs.query[d*cs.words:(d+1)*cs.words], k, d)), nil
+		return ix.hits(w.hamming(cs, cs.query[d*cs.words:(d+1)*cs.words], k, d)), cs.count - 1, nil
 	}
 	a := ix.arrival[d]
 	lo, hi := ix.off[a], ix.off[a+1]
-	return named(p.search(sparse.Vector{Idx: ix.words[lo:hi], Val: ix.vals[lo:hi]}, k, d)), nil
+	hits, matched := p.search(sparse.Vector{Idx: ix.words[lo:hi], Val: ix.vals[lo:hi]}, k, d)
+	return named(hits), matched, nil
 }
 
 // SearchImage returns the k indexed images most similar to the photo data
@@ -248,43 +282,46 @@ func (ix *Index) SearchID(learner, imageID string, k int) ([]Hit, error) {
 // Errors wrap ErrUnknownLearner, ErrBadImage (and the ingest package's
 // reason), ErrTooLarge, ErrNoFeatures, or ctx's error, which description
 // and quantisation look at as they go.
-func (ix *Index) SearchImage(ctx context.Context, learner string, data []byte, k int) (hits []Hit, err error) {
+//
+// Its Result holds the matches only, as SearchID's does.
+func (ix *Index) SearchImage(ctx context.Context, learner string, data []byte, k int) (res Result, err error) {
 	p, cs, err := ix.learner(learner)
 	if err != nil {
-		return nil, err
+		return Result{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return Result{}, err
 	}
 	w := ix.worker()
 	defer func() {
 		if r := recover(); r != nil {
 			// A decoder or extractor bug is this photo's failure; the
 			// worker's buffers may be half written, so it is dropped.
-			hits, err = nil, fmt.Errorf("%w: panic while describing: %v", ErrBadImage, r)
+			res, err = Result{}, fmt.Errorf("%w: panic while describing: %v", ErrBadImage, r)
 			return
 		}
 		ix.pool.Put(w)
 	}()
 	img, err := ix.decode(data)
 	if err != nil {
-		return nil, err
+		return Result{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return Result{}, err
 	}
 	if cs != nil {
 		q, err := ix.code(w, cs, img)
 		if err != nil {
-			return nil, err
+			return Result{}, err
 		}
-		return ix.hits(w.hamming(cs, q, k, -1)), nil
+		return Result{Hits: ix.hits(w.hamming(cs, q, k, -1)), Matched: cs.count}, nil
 	}
 	q, err := ix.bagOfWords(ctx, w, img)
 	if err != nil {
-		return nil, err
+		return Result{}, err
 	}
-	return named(p.search(q, k, -1)), nil
+	hits, matched := p.search(q, k, -1)
+	return Result{Hits: named(hits[:min(len(hits), matched)]), Matched: matched}, nil
 }
 
 // learner returns learner's index, or its codes.

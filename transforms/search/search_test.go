@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -234,21 +235,41 @@ func TestSearchIDIsTheIndex(t *testing.T) {
 			t.Errorf("%s: %d postings, the index has %d", l, got, ref.NNZ())
 		}
 		srch := ref.NewSearcher()
+		same := func(what string, got []Hit, want []index.Hit) {
+			t.Helper()
+			if len(got) != len(want) {
+				t.Fatalf("%s: %d hits, want %d", what, len(got), len(want))
+			}
+			for i := range got {
+				if got[i].ImageID != want[i].ID || got[i].Score != want[i].Score {
+					t.Fatalf("%s, rank %d: %v, want %s %v", what, i, got[i], want[i].ID, want[i].Score)
+				}
+			}
+		}
 		for q, id := range ids {
+			all := srch.Search(vecs[q], 0, q)
+			ranked, err := ix.RankID(l, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			same(fmt.Sprintf("%s, query %s, ranking", l, id), ranked, all)
+			// The matches are the images of positive score: the head of
+			// the ranking, never a zero score.
+			matched := 0
+			for matched < len(all) && all[matched].Score > 0 {
+				matched++
+			}
 			for _, k := range []int{1, 7, 60, 0} {
 				want := srch.Search(vecs[q], k, q)
+				want = want[:min(len(want), matched)]
 				got, err := ix.SearchID(l, id, k)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(got) != len(want) {
-					t.Fatalf("%s, query %s, k=%d: %d hits, want %d", l, id, k, len(got), len(want))
+				if got.Matched != matched {
+					t.Fatalf("%s, query %s: %d matched, want %d", l, id, got.Matched, matched)
 				}
-				for i := range got {
-					if got[i].ImageID != want[i].ID || got[i].Score != want[i].Score {
-						t.Fatalf("%s, query %s, k=%d, rank %d: %v, want %s %v", l, id, k, i, got[i], want[i].ID, want[i].Score)
-					}
-				}
+				same(fmt.Sprintf("%s, query %s, k=%d", l, id, k), got.Hits, want)
 			}
 		}
 	}
@@ -331,8 +352,8 @@ func TestErrors(t *testing.T) {
 	}
 	// Within the limit, a photo is searched (the made-up vocabulary
 	// ranks something; what is the photos' test in cmd/query).
-	if hits, err := ix.SearchImage(ctx, "dense", texturePNG(t, 100, 100), 3); err != nil || len(hits) != 3 {
-		t.Errorf("a 100x100 photo: %v, %v", hits, err)
+	if res, err := ix.SearchImage(ctx, "dense", texturePNG(t, 100, 100), 3); err != nil || len(res.Hits) > 3 || len(res.Hits) != min(3, res.Matched) {
+		t.Errorf("a 100x100 photo: %v, %v", res, err)
 	}
 	lower := openRun(t, dir, Options{MaxPixels: 2500})
 	if _, err := lower.SearchImage(ctx, "dense", pngOf(t, 51, 50), 3); !errors.Is(err, ErrTooLarge) {
@@ -467,8 +488,9 @@ func TestPostingsBuilder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := sc.search(sparse.Vector{Idx: []uint32{0, 3}, Val: []float32{1, 1}}, 3, 7), []index.Hit{{Doc: 0, ID: "a", Score: 18}, {Doc: 8, ID: "i", Score: 15}, {Doc: 1, ID: "b", Score: 9}}; !slices.Equal(got, want) {
-		t.Errorf("search ranks %v, want %v", got, want)
+	got, matched := sc.search(sparse.Vector{Idx: []uint32{0, 3}, Val: []float32{1, 1}}, 3, 7)
+	if want := []index.Hit{{Doc: 0, ID: "a", Score: 18}, {Doc: 8, ID: "i", Score: 15}, {Doc: 1, ID: "b", Score: 9}}; !slices.Equal(got, want) || matched < 3 {
+		t.Errorf("search ranks %v (%d matched), want %v", got, matched, want)
 	}
 }
 
@@ -478,7 +500,7 @@ func TestConcurrentSearches(t *testing.T) {
 	dir := t.TempDir()
 	writeRun(t, dir, c, 2, nil)
 	ix := openRun(t, dir, Options{})
-	want := map[string][]Hit{}
+	want := map[string]Result{}
 	for _, d := range c.docs {
 		want[d.ImageID], _ = ix.SearchID("sparse", d.ImageID, 5)
 	}
@@ -488,7 +510,7 @@ func TestConcurrentSearches(t *testing.T) {
 			for i := range c.docs {
 				d := c.docs[(i+g*25)%len(c.docs)]
 				got, err := ix.SearchID("sparse", d.ImageID, 5)
-				if err == nil && !slices.Equal(got, want[d.ImageID]) {
+				if w := want[d.ImageID]; err == nil && (!slices.Equal(got.Hits, w.Hits) || got.Matched != w.Matched) {
 					err = errors.New("a different ranking under concurrency for " + d.ImageID)
 				}
 				if err != nil {
@@ -625,7 +647,7 @@ func TestOpenGCS(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if w, _ := want.SearchID("sparse", d.ImageID, 5); !slices.Equal(got, w) {
+		if w, _ := want.SearchID("sparse", d.ImageID, 5); !slices.Equal(got.Hits, w.Hits) || got.Matched != w.Matched {
 			t.Fatalf("%s: %v from gs://, %v locally", d.ImageID, got, w)
 		}
 	}
