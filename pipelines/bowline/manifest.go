@@ -49,8 +49,9 @@ func IsOwnFile(name string) bool { return ownName.MatchString(name) }
 // PrepareOutput readies the output directory dir (local or gs://) for a
 // run, before the pipeline is built. A directory that holds anything but
 // the jobs' own files — another program's output, a directory of photos —
-// is refused, unless overwrite is set, in which case the run replaces it:
-// what it does not write is removed when it finishes. The manifest and
+// is refused, unless overwrite is set, in which case the files directly in
+// it that the run does not write are removed when it finishes;
+// sub-directories are kept (OverwriteHelp). The manifest and
 // report.json of an earlier run are removed first, so that a run that is
 // killed never looks finished.
 func PrepareOutput(ctx context.Context, dir string, overwrite bool) error {
@@ -60,7 +61,10 @@ func PrepareOutput(ctx context.Context, dir string, overwrite bool) error {
 	}
 	var foreign []string
 	for _, n := range names {
-		if isDir[n] || !IsOwnFile(n) {
+		switch {
+		case isDir[n]:
+			foreign = append(foreign, n+"/")
+		case !IsOwnFile(n):
 			foreign = append(foreign, n)
 		}
 	}
@@ -69,7 +73,8 @@ func PrepareOutput(ctx context.Context, dir string, overwrite bool) error {
 		if len(shown) > 5 {
 			shown = append(shown[:5:5], fmt.Sprintf("and %d more", len(foreign)-5))
 		}
-		return fmt.Errorf("output %s holds files that are not a bowline run's (%s): give an empty or new directory, or --overwrite to replace its content",
+		return fmt.Errorf("output %s holds files that are not a bowline run's (%s): give an empty or new directory, "+
+			"or --overwrite to have the run remove, when it finishes, the files directly in it that it did not write (sub-directories are kept)",
 			dir, strings.Join(shown, ", "))
 	}
 	for _, n := range []string{ManifestJSON, ReportJSON} {

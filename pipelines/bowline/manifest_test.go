@@ -55,7 +55,7 @@ func TestPrepareOutput(t *testing.T) {
 	os.MkdirAll(filepath.Join(photos, "2024"), 0o755)
 	os.WriteFile(filepath.Join(photos, "holiday.jpg"), []byte("x"), 0o644)
 	err := PrepareOutput(ctx, photos, false)
-	if err == nil || !strings.Contains(err.Error(), "2024, holiday.jpg") || !strings.Contains(err.Error(), "--overwrite") {
+	if err == nil || !strings.Contains(err.Error(), "2024/, holiday.jpg") || !strings.Contains(err.Error(), "--overwrite") {
 		t.Errorf("a foreign directory: err = %v", err)
 	}
 	if err := PrepareOutput(ctx, photos, true); err != nil {

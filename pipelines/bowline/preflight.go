@@ -4,64 +4,118 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/ingest"
 	"github.com/bowline/bowline/transforms/synthetic"
+	"github.com/bowline/bowline/transforms/triplets"
 )
+
+// OverwriteHelp is the help of the commands' --overwrite: what
+// PrepareOutput and the end of a run do with a directory that holds
+// files that are not a bowline run's, exactly.
+const OverwriteHelp = "let the run use an output directory that holds other files than a bowline run's: when the run finishes, " +
+	"it removes every file directly in the directory that it did not write; sub-directories, and what they hold, are kept. " +
+	"Without it such a directory is refused. An earlier run's files are replaced either way"
 
 // Preflight checks, before a pipeline is built, what can be checked
 // without running it, so that a mistake costs a readable error and not a
-// failed job: the input exists and can be read, a labels CSV has the
-// columns c.Columns names, and a local output is a directory, or can be
-// created, and can be written to. A gs:// directory is left to the job.
+// failed job: the input (CheckInput, its warnings logged) and the output
+// (CheckOutput).
 func Preflight(ctx context.Context, c Config) error {
-	if err := checkInput(ctx, c.Input, c.Columns); err != nil {
+	warnings, err := CheckInput(ctx, c)
+	if err != nil {
 		return err
 	}
-	return checkOutput(c.Output)
+	for _, w := range warnings {
+		slog.Warn(w)
+	}
+	return CheckOutput(c.Output)
 }
 
-func checkInput(ctx context.Context, input string, cols ingest.Columns) error {
+// CheckInput checks c's input before the job starts: a synthetic corpus's
+// specification parses; a directory exists and can be read; a labels CSV
+// can be read and has the columns c.Columns names, rows below its header,
+// and labels a learner can learn from (triplets.Learnable: two labels,
+// one of them with two images). The CSV is read row by row through the
+// reader the job uses (gs:// too), keeping counts by label only, so the
+// check holds memory by labels, not rows. Rows the job will refuse as dead
+// letters (a field count other than the header's, no path) do not stop
+// it: they come back as warnings. It creates nothing.
+func CheckInput(ctx context.Context, c Config) (warnings []string, err error) {
+	input := c.Input
 	if synthetic.IsInput(input) {
 		_, err := synthetic.Parse(input)
-		return err
+		return nil, err
 	}
 	if strings.HasSuffix(strings.ToLower(input), ".csv") {
-		r, err := fileio.Open(ctx, input)
-		if err != nil {
-			return fmt.Errorf("cannot read the labels CSV %s: %w", input, unwrapPath(err))
-		}
-		defer r.Close()
-		err = ingest.CheckHeader(r, cols)
-		var missing *ingest.MissingColumnError
-		switch {
-		case errors.As(err, &missing) && missing.Column == cols.Label:
-			return fmt.Errorf("the labels CSV %s has no label column %q (its columns: %s): name it with --label_column",
-				input, missing.Column, strings.Join(missing.Header, ","))
-		case errors.As(err, &missing):
-			return fmt.Errorf("the labels CSV %s has no column %q (its columns: %s)", input, missing.Column, strings.Join(missing.Header, ","))
-		case err != nil:
-			return fmt.Errorf("the labels CSV %s: %w", input, err)
-		}
-		return nil
+		return checkLabels(ctx, input, c.Columns)
 	}
 	if strings.Contains(input, "://") {
-		return nil
+		return nil, nil
 	}
 	st, err := os.Stat(input)
 	switch {
 	case err != nil:
-		return fmt.Errorf("input %s: %w", input, unwrapPath(err))
+		return nil, fmt.Errorf("input %s: %w", input, unwrapPath(err))
 	case !st.IsDir():
-		return fmt.Errorf("input %s is neither a labels CSV (.csv) nor a directory of images", input)
+		return nil, fmt.Errorf("input %s is neither a labels CSV (.csv) nor a directory of images", input)
 	}
 	if _, err := os.ReadDir(input); err != nil {
-		return fmt.Errorf("input %s: %w", input, unwrapPath(err))
+		return nil, fmt.Errorf("input %s: %w", input, unwrapPath(err))
 	}
-	return nil
+	return nil, nil
+}
+
+func checkLabels(ctx context.Context, input string, cols ingest.Columns) ([]string, error) {
+	r, err := fileio.Open(ctx, input)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the labels CSV %s: %w", input, unwrapPath(err))
+	}
+	defer r.Close()
+	scan, err := ingest.ScanLabels(r, cols)
+	var missing *ingest.MissingColumnError
+	switch {
+	case errors.As(err, &missing) && missing.Column == cols.Label:
+		return nil, fmt.Errorf("the labels CSV %s has no label column %q (its columns: %s): name it with --label_column",
+			input, missing.Column, strings.Join(missing.Header, ","))
+	case errors.As(err, &missing):
+		return nil, fmt.Errorf("the labels CSV %s has no column %q (its columns: %s)", input, missing.Column, strings.Join(missing.Header, ","))
+	case err != nil:
+		return nil, fmt.Errorf("the labels CSV %s: %w", input, err)
+	case scan.Rows == 0:
+		return nil, fmt.Errorf("the labels CSV %s has no rows below its header", input)
+	case scan.Usable == 0:
+		return nil, fmt.Errorf("the labels CSV %s has no usable row: all %d would be refused, the first because %s", input, scan.Rows, scan.FirstRefused)
+	}
+	labelled := make(map[string]int, len(scan.Labels))
+	for l, n := range scan.Labels {
+		if l != "" {
+			labelled[l] = int(n)
+		}
+	}
+	if err := triplets.Learnable(labelled); err != nil {
+		return nil, fmt.Errorf("the labels CSV %s (column %q): %w", input, cols.Label, err)
+	}
+	var warnings []string
+	if scan.Wide > 0 {
+		warnings = append(warnings, fmt.Sprintf("the labels CSV %s has %d rows whose field count differs from its header's, the first: %s; they will be dead letters",
+			input, scan.Wide, scan.FirstWide))
+	}
+	if n := scan.Refused - scan.Wide; n > 0 {
+		warnings = append(warnings, fmt.Sprintf("the labels CSV %s has %d rows without a path; they will be dead letters", input, n))
+	}
+	return warnings, nil
+}
+
+// CheckOutput checks that a local output is a directory, or can be
+// created, and can be written to; it creates the directory if need be. A
+// gs:// directory is left to the job.
+func CheckOutput(output string) error {
+	return checkOutput(output)
 }
 
 func checkOutput(output string) error {
