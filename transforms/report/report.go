@@ -339,8 +339,7 @@ func Parse(js []byte) (Report, error) {
 // terminal.
 func (r Report) WriteTable(w io.Writer) error {
 	c := r.Counts
-	fmt.Fprintf(w, "%d images (%d dead letters, %d described), %d keypoints, %d words, %d triplets\n\n",
-		c.Images, c.DeadLetters, c.Described, c.Keypoints, c.Vocabulary, c.Triplets)
+	fmt.Fprintf(w, "%s\n\n", r.countsLine())
 	if d := r.DeadLetters; d.Total > 0 {
 		fmt.Fprintf(w, "dead letters by stage and reason:\n")
 		for i, k := range d.Kinds {
