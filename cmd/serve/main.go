@@ -8,7 +8,9 @@
 //
 //	POST /v1/search?k=10&learner=solis-ada   body: the photo's bytes (or a form with a file "image")
 //	GET  /v1/search?image_id=…&k=10&learner=…
-//	     → {"results":[{"image_id":…,"score":…},…],"took_ms":…,"learner":…,"run":…}
+//	     → {"results":[{"image_id":…,"label":…,"score":…},…],"matched":N,"took_ms":…,"learner":…,"run":…}
+//	       (only matching images: of positive score under a learner of bags
+//	       of words; matched counts them all, results are the best k)
 //	GET  /v1/image?image_id=…[&size=160]      the corpus image, or a JPEG thumbnail
 //	GET  /healthz, GET /readyz, GET /metrics (Prometheus text format)
 //	GET  /                                    a search page
