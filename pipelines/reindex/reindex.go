@@ -252,7 +252,7 @@ func Night(ctx context.Context, o Options) (Result, error) {
 	}
 	// The manifest, written last, is what says the run finished.
 	if _, err := bowline.LoadManifest(ctx, res.Dir); err != nil {
-		if now, gerr := blob.Generation(ctx, published.Path(o.Root)); gerr == nil && now != gen {
+		if cur, gerr := blob.Generation(ctx, published.Path(o.Root)); gerr == nil && cur != gen {
 			// A night that started later published and pruned this one's
 			// run, which could never have been published anyway (Prune).
 			return res, fmt.Errorf("night %s: its run %s is gone, removed by a later night that published: %w", res.ID, res.Dir, published.ErrRace)
@@ -290,7 +290,9 @@ func Night(ctx context.Context, o Options) (Result, error) {
 		if res.Previous != nil {
 			was = "published.json still names " + res.Previous.Run
 		}
-		prune(ctx, o, &res, logf)
+		// A refused night prunes too (its own run stays: it is newer than
+		// the published one); a failure is logged, the refusal is the error.
+		_ = prune(ctx, o, &res, logf)
 		return res, fmt.Errorf("night %s %w: %s (the run is kept in %s; %s)", res.ID, ErrRefused, res.Verdict.Reason(), res.Dir, was)
 	}
 

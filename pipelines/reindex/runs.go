@@ -143,13 +143,13 @@ func (p Pruned) IDs() []string {
 }
 
 // classify returns the state of the run id under root, from its gate.json
-// (and whether its job finished, for people), published being the
-// published run's id ("" for none).
-func classify(ctx context.Context, root, id, published string) (RunInfo, error) {
+// (and whether its job finished, for people), pubID being the published
+// run's id ("" for none).
+func classify(ctx context.Context, root, id, pubID string) (RunInfo, error) {
 	r := RunInfo{ID: id}
 	g, err := LoadGate(ctx, RunDir(root, id))
 	switch {
-	case id == published:
+	case id == pubID:
 		r.State = StatePublished
 	case errors.Is(err, fs.ErrNotExist):
 		r.State = StateUnfinished
