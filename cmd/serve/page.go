@@ -84,8 +84,14 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 			fail(err)
 			break
 		}
-		if th, err := thumbnail(data, 200, s.cfg.MaxPixels); err == nil {
-			d.QueryThumb = template.URL("data:image/jpeg;base64," + base64.StdEncoding.EncodeToString(th))
+		// Decoding the photo again is photo work: in a photo slot, or not
+		// at all when none is free (the page shows no thumbnail then).
+		if release, err := s.acquire(r.Context(), s.photos); err == nil {
+			th, err := thumbnail(data, 200, s.cfg.MaxPixels)
+			release()
+			if err == nil {
+				d.QueryThumb = template.URL("data:image/jpeg;base64," + base64.StdEncoding.EncodeToString(th))
+			}
 		}
 	default:
 		w.Header().Set("Allow", "GET, HEAD, POST")
