@@ -12,10 +12,14 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
+	"github.com/bowline/bowline/internal/prismretry"
 	"github.com/bowline/bowline/pipelines/bowline"
 )
 
-func TestMain(m *testing.M) { ptest.Main(m) }
+// TestMain runs the jobs on Prism with prismretry's retry: a job that
+// Prism v2.77.0 fails with its progress race on a GroupByKey or Flatten
+// stage (seen once in two loaded runs of the suite) runs again.
+func TestMain(m *testing.M) { ptest.MainWithDefault(m, prismretry.Runner) }
 
 // shapes is the project's own labelled test set, made by cmd/mktestdata.
 var shapes = filepath.Join("..", "..", "testdata", "shapes", "labels.csv")
