@@ -23,6 +23,7 @@ import (
 
 	"github.com/bowline/bowline/cmd/internal/cli"
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/internal/prismretry"
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/transforms/evaluate"
@@ -40,7 +41,7 @@ var job struct {
 }
 
 func TestMain(m *testing.M) {
-	code := ptest.MainRet(m)
+	code := ptest.MainRetWithDefault(m, prismretry.Runner)
 	if job.dir != "" {
 		os.RemoveAll(job.dir)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/formats/gcstest"
 	"github.com/bowline/bowline/formats/parquetio"
+	"github.com/bowline/bowline/internal/prismretry"
 )
 
 func init() {
@@ -26,7 +27,7 @@ func init() {
 }
 
 func TestMain(m *testing.M) {
-	ptest.Main(m)
+	ptest.MainWithDefault(m, prismretry.Runner)
 }
 
 func bows(n int) []formats.BoW {

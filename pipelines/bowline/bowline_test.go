@@ -18,6 +18,7 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/formats/gcstest"
+	"github.com/bowline/bowline/internal/prismretry"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/transforms/evaluate"
 	"github.com/bowline/bowline/transforms/global"
@@ -25,7 +26,7 @@ import (
 	"github.com/bowline/bowline/transforms/split"
 )
 
-func TestMain(m *testing.M) { ptest.Main(m) }
+func TestMain(m *testing.M) { ptest.MainWithDefault(m, prismretry.Runner) }
 
 // shapes is the project's own labelled test set, made by cmd/mktestdata.
 var shapes = filepath.Join("..", "..", "testdata", "shapes", "labels.csv")

@@ -12,13 +12,14 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/internal/prismretry"
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/bow"
 	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
 )
 
-func TestMain(m *testing.M) { ptest.Main(m) }
+func TestMain(m *testing.M) { ptest.MainWithDefault(m, prismretry.Runner) }
 
 // planted returns images whose descriptors lie around 12 centres in
 // [40, 216)¹²⁸ with N(0, 15²) noise per coordinate, one image without

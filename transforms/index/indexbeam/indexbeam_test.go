@@ -12,12 +12,13 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/internal/prismretry"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/index"
 )
 
-func TestMain(m *testing.M) { ptest.Main(m) }
+func TestMain(m *testing.M) { ptest.MainWithDefault(m, prismretry.Runner) }
 
 func init() { beam.RegisterFunction(postingStringFn) }
 

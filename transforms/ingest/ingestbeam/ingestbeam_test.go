@@ -17,10 +17,11 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
+	"github.com/bowline/bowline/internal/prismretry"
 	"github.com/bowline/bowline/transforms/ingest"
 )
 
-func TestMain(m *testing.M) { ptest.Main(m) }
+func TestMain(m *testing.M) { ptest.MainWithDefault(m, prismretry.Runner) }
 
 func init() { beam.RegisterFunction(partRows) }
 

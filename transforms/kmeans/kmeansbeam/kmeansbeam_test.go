@@ -17,6 +17,7 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
+	"github.com/bowline/bowline/internal/prismretry"
 	"github.com/bowline/bowline/transforms/kmeans"
 )
 
@@ -24,7 +25,7 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*checkFn)(nil)).Elem())
 }
 
-func TestMain(m *testing.M) { ptest.Main(m) }
+func TestMain(m *testing.M) { ptest.MainWithDefault(m, prismretry.Runner) }
 
 func features(n int, r *rand.Rand) []formats.Features {
 	var out []formats.Features

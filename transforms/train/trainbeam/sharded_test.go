@@ -9,12 +9,13 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
+	"github.com/bowline/bowline/internal/prismretry"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/transforms/train"
 	"github.com/bowline/bowline/transforms/train/traintest"
 )
 
-func TestMain(m *testing.M) { ptest.Main(m) }
+func TestMain(m *testing.M) { ptest.MainWithDefault(m, prismretry.Runner) }
 
 func init() { beam.RegisterType(reflect.TypeOf((*checkFn)(nil)).Elem()) }
 

@@ -10,10 +10,11 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/internal/prismretry"
 	"github.com/bowline/bowline/transforms/triplets"
 )
 
-func TestMain(m *testing.M) { ptest.Main(m) }
+func TestMain(m *testing.M) { ptest.MainWithDefault(m, prismretry.Runner) }
 
 // bows makes per images of each label, with one word each, plus an
 // unlabelled image and a labelled image without words (neither is used).
