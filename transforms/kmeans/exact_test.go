@@ -14,18 +14,21 @@ import (
 	"github.com/bowline/bowline/transforms/sift"
 )
 
-// kernels runs f once with each kernel this machine has: the portable Go
-// one, and the AVX2 one where the CPU supports it.
+// kernels runs f once with each way Exact can search on this machine: the
+// tiled search with the portable Go kernel, with the AVX2 one where the CPU
+// supports it, and Nearest point by point.
 func kernels(t *testing.T, f func(t *testing.T)) {
 	t.Helper()
-	saved := useFMA
-	t.Cleanup(func() { useFMA = saved })
-	useFMA = false
+	savedFMA, savedBlocked := useFMA, blocked
+	t.Cleanup(func() { useFMA, blocked = savedFMA, savedBlocked })
+	blocked, useFMA = true, false
 	t.Run("go", f)
-	if saved {
+	if savedFMA {
 		useFMA = true
 		t.Run("fma", f)
 	}
+	blocked = false
+	t.Run("nearest", f)
 }
 
 // checkExact compares Exact.Assign with Assign (Nearest per point) bit for
