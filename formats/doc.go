@@ -93,12 +93,69 @@
 // (times differ from run to run), is also written as report.json and
 // report.html.
 //
+// # report.json
+//
+// report.json (package transforms/report, type Report) is one JSON object
+// whose keys are snake_case, as the Parquet columns are, with typed values
+// (numbers are numbers, flags' booleans booleans). Its keys:
+//
+//   - input, output (string): the run's input and output directory.
+//   - config (object): the command's own flags by flag name, each with its
+//     flag's type, e.g. "vocab": 1000, "akm": false, "input": "a.csv"
+//     ("vocab" is the flag; the run's vocabulary size is
+//     counts.vocabulary).
+//   - hyper_parameters (object): per learner name, its hyper-parameters by
+//     name (numbers), defaults and scaling included.
+//   - counts (object): images, dead_letters, images_described, keypoints,
+//     vocabulary (the number of visual words), triplets, duplicate_paths
+//     (files named by more than one image id), all integers.
+//   - compared_to (object, with --compare_to): run (the earlier run's
+//     directory) and methods (its rows, as methods below).
+//   - sweep (object, with --sweep): learner, param, values (numbers) and
+//     methods (the learner names trained with values[i]).
+//   - dead_letters (object): total; kinds (stage, example: one reason of
+//     the kind verbatim, count), most frequent first, where a kind is the
+//     reasons that differ only in the image's own id and URI and in
+//     numbers; first (the first few dead-letters rows: image_id, uri,
+//     stage, reason).
+//   - split (object): train_images, query_images, query_fraction.
+//   - stages (array, in the job's order): name, units, rows_in, rows_out,
+//     cpu_units, cpu_seconds, unit_wall_seconds, worker_seconds,
+//     wall_seconds, start_unix_ms, end_unix_ms (see report.Stage).
+//   - methods (array): one object per report-*.parquet row, its columns
+//     under the same names (method, input, relevance, split, queries, map,
+//     precision_at_10, ndcg_at_10, map_low, map_high, precision_at_10_low,
+//     precision_at_10_high, baseline, map_diff, map_diff_low,
+//     map_diff_high, map_diff_p, significant, sparsity, vocabulary,
+//     index_postings), plus train_seconds,
+//     index_seconds, query_seconds, precision_recall (11 interpolated
+//     precisions at recall 0, 0.1, …, 1), labels and label_map (per-label
+//     mAP). A baseline's row (tfidf, euclidean) has no baseline, map_diff,
+//     map_diff_low, map_diff_high, map_diff_p or significant: it is not
+//     compared with anything.
+//   - map_diff_p_resolution (number): the smallest p-value map_diff_p can
+//     tell from 0 (2/resamples of the paired bootstrap); a map_diff_p of 0
+//     means below it.
+//
+// Readers (compare_to, the nightly quality gate, cmd/serve and cmd/query
+// through transforms/search) also read a report.json written before keys
+// were snake_case: methods[] and dead_letters.first[] under Go field names
+// ("MAP", "PrecisionAt10", "ImageID") and config values as strings.
+//
 // manifest.json, written last, lists every file of a finished run (see
 // package pipelines/bowline); readers trust only the files it lists.
 // incremental.json records what the run reused of the run it started from
 // (images described and carried over, whether the vocabulary was kept and
 // its drift, the learners warm-started) and what the next run needs (the
-// distortion of the vocabulary, the settings compared).
+// distortion of the vocabulary, the settings compared). Its keys are
+// snake_case: previous, full_reason, describe, learning and bow (the
+// settings compared, each a JSON object with snake_case keys, e.g.
+// "sift": {"max_side": 1600, …}), parts, images (listed, described,
+// carried), vocabulary (settings, an object such as {"k": 1000, "approx":
+// false, …}; kept, reason, reference, measured, drift) and warm_started.
+// An incremental.json written before the settings were objects (strings
+// of JSON with Go field names, the vocabulary's "k=1000 approx=false …")
+// reads as the same settings, so a run can start from it.
 //
 // In an incremental run the parts are those of the run it started from
 // times a power of two (PartsFrom), so that part q of every partitioned

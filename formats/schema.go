@@ -25,12 +25,12 @@ type Image struct {
 // refused, with the reason, so a bad image never fails the job silently or
 // loudly.
 type DeadLetter struct {
-	ImageID string `parquet:"image_id"`
-	URI     string `parquet:"uri"`
+	ImageID string `parquet:"image_id" json:"image_id"`
+	URI     string `parquet:"uri" json:"uri"`
 	// Stage names the stage that refused the input (for example "decode" or
 	// "sift").
-	Stage  string `parquet:"stage"`
-	Reason string `parquet:"reason"`
+	Stage  string `parquet:"stage" json:"stage"`
+	Reason string `parquet:"reason" json:"reason"`
 }
 
 // DescriptorSize is the length of a SIFT descriptor in bytes.
@@ -153,59 +153,59 @@ type Posting struct {
 // ReportRow is one row of report-*.parquet: the evaluation of one method
 // (a learner, or the TF-IDF cosine baseline) on one relevance level.
 type ReportRow struct {
-	Method string `parquet:"method"`
+	Method string `parquet:"method" json:"method"`
 	// Input names the representation the method ranks: "bow" (bags of
 	// visual words) or "global" (dense global features).
-	Input string `parquet:"input"`
+	Input string `parquet:"input" json:"input"`
 	// Relevance names what counts as relevant, e.g. "label".
-	Relevance string `parquet:"relevance"`
+	Relevance string `parquet:"relevance" json:"relevance"`
 	// Split names the queries: "held-out", images no learner trained on,
 	// or "training", images the learners trained on (a sample beside the
 	// held-out ones; every query in a run with none held out).
-	Split         string  `parquet:"split"`
-	Queries       int64   `parquet:"queries"`
-	MAP           float64 `parquet:"map"`
-	PrecisionAt10 float64 `parquet:"precision_at_10"`
-	NDCGAt10      float64 `parquet:"ndcg_at_10"`
+	Split         string  `parquet:"split" json:"split"`
+	Queries       int64   `parquet:"queries" json:"queries"`
+	MAP           float64 `parquet:"map" json:"map"`
+	PrecisionAt10 float64 `parquet:"precision_at_10" json:"precision_at_10"`
+	NDCGAt10      float64 `parquet:"ndcg_at_10" json:"ndcg_at_10"`
 	// MAPLow … PrecisionAt10High bound the 95% bootstrap intervals of mAP
 	// and P@10 over the queries: how much they owe to which queries were
 	// drawn.
-	MAPLow            float64 `parquet:"map_low"`
-	MAPHigh           float64 `parquet:"map_high"`
-	PrecisionAt10Low  float64 `parquet:"precision_at_10_low"`
-	PrecisionAt10High float64 `parquet:"precision_at_10_high"`
+	MAPLow            float64 `parquet:"map_low" json:"map_low"`
+	MAPHigh           float64 `parquet:"map_high" json:"map_high"`
+	PrecisionAt10Low  float64 `parquet:"precision_at_10_low" json:"precision_at_10_low"`
+	PrecisionAt10High float64 `parquet:"precision_at_10_high" json:"precision_at_10_high"`
 	// Baseline names the method a learner is compared with on the same
 	// queries ("" for a baseline): MAPDiff is the learner's mAP minus the
 	// baseline's, MAPDiffLow and MAPDiffHigh its paired 95% bootstrap
 	// interval, MAPDiffP the bootstrap p-value of no difference, and
 	// Significant says the interval excludes 0.
-	Baseline    string  `parquet:"baseline"`
-	MAPDiff     float64 `parquet:"map_diff"`
-	MAPDiffLow  float64 `parquet:"map_diff_low"`
-	MAPDiffHigh float64 `parquet:"map_diff_high"`
-	MAPDiffP    float64 `parquet:"map_diff_p"`
-	Significant bool    `parquet:"significant"`
+	Baseline    string  `parquet:"baseline" json:"baseline"`
+	MAPDiff     float64 `parquet:"map_diff" json:"map_diff"`
+	MAPDiffLow  float64 `parquet:"map_diff_low" json:"map_diff_low"`
+	MAPDiffHigh float64 `parquet:"map_diff_high" json:"map_diff_high"`
+	MAPDiffP    float64 `parquet:"map_diff_p" json:"map_diff_p"`
+	Significant bool    `parquet:"significant" json:"significant"`
 	// Sparsity is the share of exactly-zero weights over the vocabulary.
-	Sparsity   float64 `parquet:"sparsity"`
-	Vocabulary int64   `parquet:"vocabulary"`
+	Sparsity   float64 `parquet:"sparsity" json:"sparsity"`
+	Vocabulary int64   `parquet:"vocabulary" json:"vocabulary"`
 	// IndexPostings counts the index's (word, image) entries; words with a
 	// zero weight have none.
-	IndexPostings int64 `parquet:"index_postings"`
+	IndexPostings int64 `parquet:"index_postings" json:"index_postings"`
 
 	// The times are wall-clock measurements, different on every run: they
 	// travel with the row to report.json, report.html and the terminal,
 	// but stay out of report-*.parquet, which, like every Parquet file of
 	// a run, is the same for the same input and seed.
-	TrainSeconds float64 `parquet:"-"`
-	IndexSeconds float64 `parquet:"-"`
+	TrainSeconds float64 `parquet:"-" json:"train_seconds"`
+	IndexSeconds float64 `parquet:"-" json:"index_seconds"`
 	// QuerySeconds is the time to answer all Queries one after another:
 	// the sum of per-query search times, whatever the number of cores.
-	QuerySeconds float64 `parquet:"-"`
+	QuerySeconds float64 `parquet:"-" json:"query_seconds"`
 
 	// PR is the mean interpolated precision at recall 0, 0.1, …, 1 (the
 	// precision–recall curve), and LabelMAP[i] the mAP of the queries of
 	// label Labels[i]: for the report's plots, not its Parquet table.
-	PR       []float64 `parquet:"-"`
-	Labels   []string  `parquet:"-"`
-	LabelMAP []float64 `parquet:"-"`
+	PR       []float64 `parquet:"-" json:"precision_recall"`
+	Labels   []string  `parquet:"-" json:"labels"`
+	LabelMAP []float64 `parquet:"-" json:"label_map"`
 }

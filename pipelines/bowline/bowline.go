@@ -23,6 +23,7 @@ import (
 	"github.com/bowline/bowline/transforms/bow/bowbeam"
 	"github.com/bowline/bowline/transforms/describe"
 	"github.com/bowline/bowline/transforms/describe/describebeam"
+	"github.com/bowline/bowline/transforms/evaluate"
 	"github.com/bowline/bowline/transforms/ingest"
 	"github.com/bowline/bowline/transforms/ingest/ingestbeam"
 	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
@@ -65,7 +66,7 @@ type Config struct {
 	Triplets triplets.Options
 	Learning Learning
 	// Flags records the command line for the report.
-	Flags map[string]string
+	Flags report.Settings
 	// Overwrite lets the run replace an output directory that holds other
 	// files than the jobs' own (see PrepareOutput).
 	Overwrite bool
@@ -328,7 +329,7 @@ type ReportMeta struct {
 	Job           string
 	Input, Output string
 	// Flags is the command line, flag by flag.
-	Flags map[string]string
+	Flags report.Settings
 	// Params are the hyper-parameters each learner trained with
 	// (Learning.Effective).
 	Params map[string]map[string]float64
@@ -375,13 +376,14 @@ func (f *reportFn) ProcessElement(ctx context.Context, _ []byte, rows func(*form
 	}
 	r := report.Report{Input: f.Meta.Input, Output: f.Meta.Output, Config: f.Meta.Flags, Params: f.Meta.Params, Counts: counts,
 		Split:       report.Split{TrainImages: counts.Described - cut.Queries, QueryImages: cut.Queries, QueryFraction: cut.Fraction},
-		DeadLetters: report.SummariseDead(dead)}
+		DeadLetters: report.SummariseDead(dead), ComparedTo: f.Meta.Earlier, Sweep: f.Meta.Sweep,
+		// evaluate.Compare's two-sided p moves in steps of 2/Resamples.
+		PResolution: 2.0 / evaluate.Resamples}
 	var row formats.ReportRow
 	for rows(&row) {
 		r.Methods = append(r.Methods, row)
 	}
 	r.Sort()
-	r.ComparedTo, r.Sweep = f.Meta.Earlier, f.Meta.Sweep
 	var units []report.Stage
 	var u report.Stage
 	for stages(&u) {

@@ -43,7 +43,7 @@ type Config struct {
 	// Triplets configures the triplets the learners draw from the run's
 	// bags of words: the run's own settings draw the run's triplets again.
 	Triplets triplets.Options
-	Flags    map[string]string
+	Flags    report.Settings
 	// Overwrite lets the run replace an output directory that holds other
 	// files than the jobs' own (bowline.PrepareOutput).
 	Overwrite bool

@@ -1,9 +1,12 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"html/template"
+	"maps"
 	"slices"
+	"strings"
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/learners"
@@ -70,26 +73,11 @@ func (r Report) Charts() ([]Chart, error) {
 	}
 
 	if w := r.Sweep; w != nil {
-		var x, y []float64
-		for _, name := range w.Methods {
-			for _, m := range rows {
-				if m.Method == name {
-					x, y = append(x, m.Sparsity), append(y, m.MAP)
-				}
-			}
-		}
-		series := []Series{{Name: w.Learner + ", " + w.Param + " " + formatValues(w.Values), X: x, Y: y}}
-		for _, m := range rows {
-			if m.Input == "bow" && !slices.Contains(w.Methods, m.Method) {
-				series = append(series, Series{Name: m.Method, X: []float64{m.Sparsity}, Y: []float64{m.MAP}})
-			}
-		}
-		title := "mAP against sparsity, " + w.Learner + " over " + w.Param
-		svg, err := LineChart(title, "sparsity (share of zero weights)", "mAP", series, &[2]float64{0, 1}, nil)
-		if err != nil {
+		if c, ok, err := r.sweepChart(w, rows); err != nil {
 			return nil, err
+		} else if ok {
+			charts = append(charts, c)
 		}
-		charts = append(charts, Chart{title, svg})
 	}
 
 	if len(r.Stages) > 0 {
@@ -109,7 +97,84 @@ func (r Report) Charts() ([]Chart, error) {
 	return charts, nil
 }
 
-// formatValues writes a sweep's values: "1e-07 … 0.0001".
+// sweepChart draws mAP against the share of non-zero weights (1 −
+// sparsity) on a log scale, one line through the sweep's learners in the
+// order of their values and a point for each other learner of bags of
+// words: on a linear axis of sparsity every model past 94% sits at x ≈ 1,
+// while the share kept (1/1000 against 1/100) is what sets the index's
+// size. A learner equal to one of the sweep's (the default λ, trained
+// under its own name as well) is not drawn twice. A model with no weight
+// left has no place on a log scale: the caption says so.
+func (r Report) sweepChart(w *Sweep, rows []formats.ReportRow) (Chart, bool, error) {
+	if len(w.Methods) != len(w.Values) {
+		return Chart{}, false, nil
+	}
+	order := make([]int, len(w.Values))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(w.Values[a], w.Values[b]) })
+	row := func(name string) (formats.ReportRow, bool) {
+		for _, m := range rows {
+			if m.Method == name {
+				return m, true
+			}
+		}
+		return formats.ReportRow{}, false
+	}
+	var x, y, values []float64
+	var dropped []string
+	for _, i := range order {
+		m, ok := row(w.Methods[i])
+		switch {
+		case !ok:
+		case m.Sparsity >= 1:
+			dropped = append(dropped, fmt.Sprintf("%s %g", w.Param, w.Values[i]))
+		default:
+			x, y, values = append(x, 1-m.Sparsity), append(y, m.MAP), append(values, w.Values[i])
+		}
+	}
+	if len(x) == 0 {
+		return Chart{}, false, nil
+	}
+	var points []string
+	for _, v := range values {
+		points = append(points, fmt.Sprintf("%g", v))
+	}
+	series := []Series{{Name: w.Learner + ", " + w.Param + " " + formatValues(values), X: x, Y: y, Points: points}}
+	for _, m := range rows {
+		if m.Input != "bow" || slices.Contains(w.Methods, m.Method) || m.Sparsity >= 1 || r.sameAsSweep(w, m.Method) {
+			continue
+		}
+		series = append(series, Series{Name: m.Method, X: []float64{1 - m.Sparsity}, Y: []float64{m.MAP}})
+	}
+	title := "mAP against sparsity, " + w.Learner + " over " + w.Param + ": the share of non-zero weights on a log scale"
+	svg, err := lineChart(title, "share of non-zero weights (1 − sparsity), log scale", "mAP", series, nil, nil, true)
+	if err != nil {
+		return Chart{}, false, err
+	}
+	if len(dropped) > 0 {
+		title += " (not drawn, no weight left: " + strings.Join(dropped, ", ") + ")"
+	}
+	return Chart{title, svg}, true, nil
+}
+
+// sameAsSweep reports whether the named learner trained with the same
+// hyper-parameters as one of w's.
+func (r Report) sameAsSweep(w *Sweep, name string) bool {
+	p, ok := r.Params[name]
+	if !ok {
+		return false
+	}
+	for _, n := range w.Methods {
+		if q, ok := r.Params[n]; ok && maps.Equal(p, q) {
+			return true
+		}
+	}
+	return false
+}
+
+// formatValues writes a sweep's values, in order: "1e-07 … 0.0001".
 func formatValues(v []float64) string {
 	if len(v) == 1 {
 		return fmt.Sprintf("%g", v[0])

@@ -24,8 +24,8 @@ type Report struct {
 	Input  string `json:"input"`
 	Output string `json:"output"`
 	// Config is the run's configuration, flag by flag: the job's own
-	// flags, not the runner's.
-	Config map[string]string `json:"config"`
+	// flags, not the runner's, under the flags' names.
+	Config Settings `json:"config"`
 	// Params are the hyper-parameters each learner trained with, defaults
 	// and scaling included.
 	Params map[string]map[string]float64 `json:"hyper_parameters,omitempty"`
@@ -42,8 +42,12 @@ type Report struct {
 	// Stages say where the run's time went, stage by stage, in the job's
 	// order (MergeStages).
 	Stages []Stage `json:"stages"`
-	// Methods are sorted with the TF-IDF baseline first, then by name.
-	Methods []formats.ReportRow `json:"methods"`
+	// Methods are sorted by Sort.
+	Methods Rows `json:"methods"`
+	// PResolution is the smallest p-value Methods' map_diff_p can tell
+	// from 0: a two-sided p from B bootstrap resamples moves in steps of
+	// 2/B, so a map_diff_p of 0 means p < PResolution, not p = 0.
+	PResolution float64 `json:"map_diff_p_resolution,omitempty"`
 }
 
 // Sweep is a learner trained once per value of one hyper-parameter:
@@ -58,8 +62,8 @@ type Sweep struct {
 // Earlier is the run a report is compared with: where it is and its
 // rows.
 type Earlier struct {
-	Run     string              `json:"run"`
-	Methods []formats.ReportRow `json:"methods"`
+	Run     string `json:"run"`
+	Methods Rows   `json:"methods"`
 }
 
 // Change returns the change of m's mAP and P@10 since the earlier run
@@ -85,7 +89,7 @@ func (r Report) ChangeText(m formats.ReportRow) string {
 	if !ok {
 		return "new"
 	}
-	return fmt.Sprintf("%+.4f", d)
+	return signed(d)
 }
 
 // Split is how the images were divided between training and evaluation:
@@ -117,14 +121,37 @@ type Counts struct {
 
 // Sort orders the methods: the held-out rows, then the training rows;
 // within each, those ranking bags of words, then those ranking global
-// features, each group with its baseline first and then by name.
+// features, each group with its baseline first and then by name, the
+// learners of a sweep (set Sweep first) together by their value.
 func (r *Report) Sort() {
 	// Learners are compared with the baseline of their input.
 	base := func(m formats.ReportRow) bool {
 		return m.Method == string(learners.BaselineTFIDF) || m.Method == string(learners.BaselineEuclidean)
 	}
 	group := func(m formats.ReportRow) int { return map[string]int{"bow": 0, "global": 1}[m.Input] }
-	sort.Slice(r.Methods, func(i, j int) bool {
+	// A sweep's learners are named by their value as text, whose order
+	// is not the values' ("…-0.0001" before "…-1e-05"): they sort by the
+	// name they share, then by value.
+	name, value := func(m formats.ReportRow) string { return m.Method }, func(formats.ReportRow) float64 { return 0 }
+	if w := r.Sweep; w != nil && len(w.Methods) == len(w.Values) {
+		at := map[string]int{}
+		for i, n := range w.Methods {
+			at[n] = i
+		}
+		name = func(m formats.ReportRow) string {
+			if _, ok := at[m.Method]; ok {
+				return w.Learner + "-" + w.Param + "-"
+			}
+			return m.Method
+		}
+		value = func(m formats.ReportRow) float64 {
+			if i, ok := at[m.Method]; ok {
+				return w.Values[i]
+			}
+			return 0
+		}
+	}
+	sort.SliceStable(r.Methods, func(i, j int) bool {
 		a, b := r.Methods[i], r.Methods[j]
 		if a.Split != b.Split {
 			return a.Split == heldOut
@@ -134,6 +161,12 @@ func (r *Report) Sort() {
 		}
 		if base(a) != base(b) {
 			return base(a)
+		}
+		if name(a) != name(b) {
+			return name(a) < name(b)
+		}
+		if value(a) != value(b) {
+			return value(a) < value(b)
 		}
 		if a.Method != b.Method {
 			return a.Method < b.Method
@@ -230,7 +263,7 @@ func versus(m formats.ReportRow) string {
 	if m.Significant {
 		star = " *"
 	}
-	return fmt.Sprintf("%+.4f [%+.4f, %+.4f]%s", m.MAPDiff, m.MAPDiffLow, m.MAPDiffHigh, star)
+	return fmt.Sprintf("%s [%s, %s]%s", signed(m.MAPDiff), signed(m.MAPDiffLow), signed(m.MAPDiffHigh), star)
 }
 
 // formatParams writes hyper-parameters as name=value, sorted by name.
@@ -242,24 +275,52 @@ func formatParams(p map[string]float64) string {
 	return strings.Join(parts, ", ")
 }
 
+// pText is the p-value of m's comparison with its baseline, "" for a
+// baseline.
+func (r Report) pText(m formats.ReportRow) string {
+	if m.Baseline == "" {
+		return ""
+	}
+	return pValue(m.MAPDiffP, r.PResolution)
+}
+
 func interval(x, lo, hi float64) string { return fmt.Sprintf("%.4f [%.4f, %.4f]", x, lo, hi) }
+
+// plural writes n and the noun, with an s unless n is 1.
+func plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"pct":      func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) },
+	"sparsity": sparsity,
 	"f4":       func(x float64) string { return fmt.Sprintf("%.4f", x) },
+	"f3":       func(x float64) string { return fmt.Sprintf("%.3f", x) },
 	"sec":      func(x float64) string { return fmt.Sprintf("%.3f s", x) },
-	"interval": interval,
-	"versus":   versus,
+	"signed":   signed,
+	"pvalue":   func(p float64) string { return pValue(p, 0) }, // HTML binds the report's resolution
+	"plural":   plural,
 	"params":   formatParams,
+	"setting": func(s Settings, name string) string {
+		v, _ := s.Text(name)
+		return v
+	},
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>bowline report</title>
 <style>
-body{font-family:system-ui,sans-serif;margin:2em;color:#222}
-table{border-collapse:collapse;margin:1em 0;display:block;overflow-x:auto;max-width:100%}
-th,td{border:1px solid #ccc;padding:.35em .8em;text-align:right;white-space:nowrap}
+body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
+.wide{overflow-x:auto;max-width:100%}
+table{border-collapse:collapse;margin:1em 0;font-size:.88em}
+th,td{border:1px solid #ccc;padding:.3em .45em;text-align:right;white-space:nowrap;vertical-align:top}
 th:first-child,td:first-child{text-align:left}
-th{background:#f3f3f3}
-tr.best td{font-weight:bold}
+td.text{text-align:left;white-space:normal;overflow-wrap:anywhere;min-width:12em;max-width:48em}
+th{background:#f3f3f3;white-space:normal}
+th.text{text-align:left}
+.ci{display:block;color:#555;font-size:.88em}
+.none{color:#888;font-style:italic}
 code{background:#f6f6f6;padding:0 .2em}
 figure{margin:1.5em 0;overflow-x:auto}
 figcaption{color:#555;font-size:.9em}
@@ -271,13 +332,13 @@ figcaption{color:#555;font-size:.9em}
 <tr><td>{{.Counts.Images}}</td><td>{{.Counts.DeadLetters}}</td><td>{{.Counts.Described}}</td><td>{{.Counts.Keypoints}}</td><td>{{.Counts.Vocabulary}}</td><td>{{.Counts.Triplets}}</td><td>{{.Counts.DuplicatePaths}}</td></tr>
 </table>
 {{with .DeadLetters}}{{if .Total}}<h2>Dead letters</h2>
-<p>{{.Total}} inputs were refused and left out (<code>dead-letters-*.parquet</code> lists them all). By stage and kind of reason (ids, paths and numbers left out):</p>
-<table><tr><th>Stage</th><th>Reason</th><th>Count</th></tr>
-{{range .Kinds}}<tr><td>{{.Stage}}</td><td style="text-align:left">{{.Reason}}</td><td>{{.Count}}</td></tr>
+<p>{{plural .Total "input"}} {{if eq .Total 1}}was{{else}}were{{end}} refused and left out (<code>dead-letters-*.parquet</code> lists them all). By stage and kind of reason (reasons that differ only in the image's id or path and in numbers are one kind; one example of each):</p>
+<table><tr><th>Stage</th><th class="text">Reason (example)</th><th>Count</th></tr>
+{{range .Kinds}}<tr><td>{{.Stage}}</td><td class="text">{{.Example}}</td><td>{{.Count}}</td></tr>
 {{end}}</table>
 <p>The first {{len .First}}:</p>
-<table><tr><th>Image id</th><th>URI</th><th>Stage</th><th>Reason</th></tr>
-{{range .First}}<tr><td>{{.ImageID}}</td><td style="text-align:left">{{.URI}}</td><td>{{.Stage}}</td><td style="text-align:left">{{.Reason}}</td></tr>
+<table><tr><th>Image id</th><th class="text">URI</th><th>Stage</th><th class="text">Reason</th></tr>
+{{range .First}}<tr><td class="text">{{.ImageID}}</td><td class="text">{{.URI}}</td><td>{{.Stage}}</td><td class="text">{{.Reason}}</td></tr>
 {{end}}</table>{{end}}{{end}}
 {{if .Stages}}<h2>Stages</h2>
 <p>CPU time is the worker processes' CPU (user + system) while the stage's units of work (parts, groups, query shards, models, the vocabulary's chunks) ran, each moment's CPU split equally among the units running then; unit wall time sums the units' wall times; wall time runs from its first unit's start to its last unit's end.</p>
@@ -286,28 +347,48 @@ figcaption{color:#555;font-size:.9em}
 {{range .Stages}}<tr><td>{{.Name}}</td><td>{{.Units}}</td><td>{{.RowsIn}}</td><td>{{.RowsOut}}</td><td>{{sec .CPUSeconds}}</td><td>{{sec .UnitWallSeconds}}</td><td>{{sec .WallSeconds}}</td></tr>
 {{end}}</table>{{end}}
 <h2>Methods</h2>
-{{if .Split.HeldOut}}<p>{{.Split.QueryImages}} images ({{pct .Split.QueryFraction}} of each label) were held out: no learner trained on them, and they query an index of all {{.Counts.Described}} images, themselves excluded; relevant = same label. Brackets are 95% bootstrap intervals over queries; Δ mAP compares each learner with its baseline on the same queries (paired bootstrap; * = significant).</p>
+{{if .Split.HeldOut}}<p>{{.Split.QueryImages}} images ({{pct .Split.QueryFraction}} of each label) were held out: no learner trained on them, and they query an index of all {{.Counts.Described}} images, themselves excluded; relevant = same label. Brackets are 95% bootstrap intervals over queries; Δ mAP compares each learner with its baseline on the same queries (paired bootstrap, its p-value; * = significant).</p>
 {{else}}<p><strong>No held-out queries:</strong> every query below was also trained on, so these scores overstate how the learners retrieve for new images. Brackets are 95% bootstrap intervals over queries.</p>{{end}}
-<table>
-<tr><th>Method</th><th>Input</th><th>Queries</th><th>mAP</th><th>P@10</th><th>NDCG@10</th><th>Δ mAP vs baseline</th>{{if .ComparedTo}}<th>Δ mAP since earlier run</th>{{end}}<th>Sparsity</th><th>Postings</th><th>Train</th><th>Index</th><th>Query (all)</th></tr>
-{{range .Headline}}<tr><td>{{.Method}}</td><td>{{.Input}}</td><td>{{.Queries}}</td><td>{{interval .MAP .MAPLow .MAPHigh}}</td><td>{{interval .PrecisionAt10 .PrecisionAt10Low .PrecisionAt10High}}</td><td>{{f4 .NDCGAt10}}</td><td>{{versus .}}</td>{{if $.ComparedTo}}<td>{{$.Report.ChangeText .}}</td>{{end}}<td>{{pct .Sparsity}}</td><td>{{.IndexPostings}}</td><td>{{sec .TrainSeconds}}</td><td>{{sec .IndexSeconds}}</td><td>{{sec .QuerySeconds}}</td></tr>
-{{end}}</table>
+<div class="wide"><table>
+<tr><th>Method</th><th>Input</th><th>Queries</th><th>mAP</th><th>P@10</th><th>NDCG@10</th><th>Δ mAP vs baseline</th>{{if .ComparedTo}}<th>Δ mAP since earlier run</th>{{end}}<th>Sparsity</th><th>Postings</th><th>Seconds to train / index / query (all)</th></tr>
+{{range .Headline}}<tr><td>{{.Method}}</td><td>{{.Input}}</td><td>{{.Queries}}</td>{{template "score" .}}<td>{{f4 .NDCGAt10}}</td>{{template "versus" .}}{{if $.ComparedTo}}<td>{{$.Report.ChangeText .}}</td>{{end}}<td>{{sparsity .Sparsity}}</td><td>{{.IndexPostings}}</td><td>{{f3 .TrainSeconds}} / {{f3 .IndexSeconds}} / {{f3 .QuerySeconds}}</td></tr>
+{{end}}</table></div>
 {{with .ComparedTo}}<p>Earlier run: <code>{{.Run}}</code> (same method and query set; “new” where it lacks the method).</p>{{end}}
-{{with .Training}}<h3>Training queries</h3>
-<p>The same metrics over a sample of images the learners trained on: a learner far above its held-out score has memorised its training images.</p>
-<table>
-<tr><th>Method</th><th>Input</th><th>Queries</th><th>mAP</th><th>P@10</th><th>Δ mAP vs baseline</th></tr>
-{{range .}}<tr><td>{{.Method}}</td><td>{{.Input}}</td><td>{{.Queries}}</td><td>{{interval .MAP .MAPLow .MAPHigh}}</td><td>{{interval .PrecisionAt10 .PrecisionAt10Low .PrecisionAt10High}}</td><td>{{versus .}}</td></tr>
-{{end}}</table>{{end}}
+{{with .TrainingGaps}}<h3>Training queries</h3>
+<p>The same metrics over a sample of images the learners trained on; the gap is a method's training-query mAP minus its held-out mAP: a learner far above its held-out score has memorised its training images.</p>
+<div class="wide"><table>
+<tr><th>Method</th><th>Input</th><th>Queries</th><th>mAP</th><th>P@10</th><th>Δ mAP vs baseline</th><th>Gap</th></tr>
+{{range .}}<tr><td>{{.Method}}</td><td>{{.Input}}</td><td>{{.Queries}}</td>{{template "score" .ReportRow}}{{template "versus" .ReportRow}}<td>{{if .HasGap}}{{signed .Gap}}{{else}}—{{end}}</td></tr>
+{{end}}</table></div>{{end}}
 {{if .Charts}}<h2>Figures</h2>
 {{range .Charts}}<figure>{{.SVG}}<figcaption>{{.Title}}</figcaption></figure>
 {{end}}{{end}}{{with .Params}}<h2>Learner settings</h2>
 <p>The hyper-parameters each learner trained with: the defaults (λ scaled to the vocabulary) and what the command line set.</p>
-<table>{{range $name, $p := .}}<tr><td>{{$name}}</td><td><code>{{params $p}}</code></td></tr>{{end}}</table>{{end}}
+<table>{{range $name, $p := .}}<tr><td>{{$name}}</td><td class="text"><code>{{params $p}}</code></td></tr>{{end}}</table>{{end}}
 <h2>Configuration</h2>
-<table>{{range $k, $v := .Config}}<tr><td>{{$k}}</td><td><code>{{$v}}</code></td></tr>{{end}}</table>
+<table>{{range $k, $v := .Config}}<tr><td>{{$k}}</td><td class="text">{{with setting $.Config $k}}<code>{{.}}</code>{{else}}<span class="none">not set</span>{{end}}</td></tr>{{end}}</table>
 </body></html>
+{{define "score"}}<td>{{f4 .MAP}}<span class="ci">[{{f4 .MAPLow}}, {{f4 .MAPHigh}}]</span></td><td>{{f4 .PrecisionAt10}}<span class="ci">[{{f4 .PrecisionAt10Low}}, {{f4 .PrecisionAt10High}}]</span></td>{{end}}
+{{define "versus"}}<td>{{if .Baseline}}{{signed .MAPDiff}}{{if .Significant}} *{{end}}<span class="ci">[{{signed .MAPDiffLow}}, {{signed .MAPDiffHigh}}], p {{pvalue .MAPDiffP}}</span>{{else}}—{{end}}</td>{{end}}
 `))
+
+// trainingGap is a training-query row beside its method's gap.
+type trainingGap struct {
+	formats.ReportRow
+	Gap    float64
+	HasGap bool
+}
+
+// TrainingGaps returns Training's rows, each with its method's gap
+// (training-query mAP minus held-out mAP).
+func (r Report) TrainingGaps() []trainingGap {
+	var out []trainingGap
+	for _, m := range r.Training() {
+		g, ok := r.gap(m.Method)
+		out = append(out, trainingGap{m, g, ok})
+	}
+	return out
+}
 
 // HTML returns the report as a self-contained HTML page, its charts
 // inline.
@@ -316,8 +397,13 @@ func (r Report) HTML() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	tmpl, err := page.Clone()
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	tmpl.Funcs(template.FuncMap{"pvalue": func(p float64) string { return pValue(p, r.PResolution) }})
 	var b bytes.Buffer
-	if err := page.Execute(&b, struct {
+	if err := tmpl.Execute(&b, struct {
 		Report
 		Charts []Chart
 	}{r, charts}); err != nil {
@@ -347,7 +433,7 @@ func (r Report) WriteTable(w io.Writer) error {
 				fmt.Fprintf(w, "  … and %d more kinds (report.html)\n", len(d.Kinds)-i)
 				break
 			}
-			fmt.Fprintf(w, "  %6d  %s: %s\n", k.Count, k.Stage, k.Reason)
+			fmt.Fprintf(w, "  %6d  %s, e.g. %s\n", k.Count, k.Stage, k.Example)
 		}
 		fmt.Fprintln(w)
 	}
@@ -365,14 +451,14 @@ func (r Report) WriteTable(w io.Writer) error {
 	if r.ComparedTo != nil {
 		since = "since earlier\t"
 	}
-	fmt.Fprintln(tw, "method\tinput\tqueries\tmAP [95% CI]\tP@10\tNDCG@10\tmAP vs baseline\t"+since+"sparsity\tpostings\ttrain s\t")
+	fmt.Fprintln(tw, "method\tinput\tqueries\tmAP [95% CI]\tP@10\tNDCG@10\tmAP vs baseline\tp\t"+since+"sparsity\tpostings\ttrain s\t")
 	for _, m := range r.Headline() {
 		since := ""
 		if r.ComparedTo != nil {
 			since = r.ChangeText(m) + "\t"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.4f\t%.4f\t%s\t%s%.1f%%\t%d\t%.3f\t\n",
-			m.Method, m.Input, m.Queries, interval(m.MAP, m.MAPLow, m.MAPHigh), m.PrecisionAt10, m.NDCGAt10, versus(m), since, 100*m.Sparsity, m.IndexPostings, m.TrainSeconds)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.4f\t%.4f\t%s\t%s\t%s%s\t%d\t%.3f\t\n",
+			m.Method, m.Input, m.Queries, interval(m.MAP, m.MAPLow, m.MAPHigh), m.PrecisionAt10, m.NDCGAt10, versus(m), r.pText(m), since, sparsity(m.Sparsity), m.IndexPostings, m.TrainSeconds)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -380,13 +466,16 @@ func (r Report) WriteTable(w io.Writer) error {
 	if r.ComparedTo != nil {
 		fmt.Fprintf(w, "(since earlier: the change of mAP since %s)\n", r.ComparedTo.Run)
 	}
-	if tr := r.Training(); len(tr) > 0 {
+	if tr := r.TrainingGaps(); len(tr) > 0 {
 		fmt.Fprintln(w, "\ntraining queries (images the learners trained on; gap = training mAP − held-out mAP):")
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "method\tinput\tqueries\tmAP [95% CI]\tP@10\tgap\t")
+		fmt.Fprintln(tw, "method\tinput\tqueries\tmAP [95% CI]\tP@10\tmAP vs baseline\tgap\t")
 		for _, m := range tr {
-			gap, _ := r.gap(m.Method)
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.4f\t%+.4f\t\n", m.Method, m.Input, m.Queries, interval(m.MAP, m.MAPLow, m.MAPHigh), m.PrecisionAt10, gap)
+			gap := "—"
+			if m.HasGap {
+				gap = signed(m.Gap)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.4f\t%s\t%s\t\n", m.Method, m.Input, m.Queries, interval(m.MAP, m.MAPLow, m.MAPHigh), m.PrecisionAt10, versus(m.ReportRow), gap)
 		}
 		if err := tw.Flush(); err != nil {
 			return err

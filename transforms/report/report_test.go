@@ -14,7 +14,7 @@ import (
 func TestReport(t *testing.T) {
 	r := Report{
 		Input: "in.csv", Output: "out",
-		Config: map[string]string{"vocab": "100"},
+		Config: Settings{"vocab": Setting(100)},
 		Counts: Counts{Images: 10, DeadLetters: 1},
 		Split:  Split{TrainImages: 8, QueryImages: 2, QueryFraction: 0.2},
 		Methods: []formats.ReportRow{
@@ -46,7 +46,7 @@ func TestReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"<td>solis-ada</td>", "0.8000", "50.0%", "<code>in.csv</code>", "0.5000] *", "Training queries"} {
+	for _, want := range []string{"<td>solis-ada</td>", "0.8000", "50.0%", "<code>in.csv</code>", "0.3000 *", "Training queries"} {
 		if !strings.Contains(string(html), want) {
 			t.Errorf("HTML lacks %q", want)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/bowline/bowline/transforms/global"
 	"github.com/bowline/bowline/transforms/ingest"
 	"github.com/bowline/bowline/transforms/kmeans"
+	"github.com/bowline/bowline/transforms/report"
 	"github.com/bowline/bowline/transforms/sift"
 )
 
@@ -29,13 +30,13 @@ type settings struct {
 
 // settingsOf reads the settings from a run's recorded flags; a flag the
 // run did not record had the job's default.
-func settingsOf(cfg map[string]string) (settings, error) {
+func settingsOf(cfg report.Settings) (settings, error) {
 	d := describe.DefaultOptions()
 	s := settings{sift: d.SIFT, maxPixels: d.MaxPixels, forest: kmeans.DefaultForestOptions()}
 	s.forest.Seed = 1
 	var errs []error
 	num := func(name string, set func(v float64)) {
-		if v, ok := cfg[name]; ok {
+		if v, ok := cfg.Text(name); ok {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("setting %s=%q: %w", name, v, err))
@@ -45,7 +46,7 @@ func settingsOf(cfg map[string]string) (settings, error) {
 		}
 	}
 	flag := func(name string, set func(v bool)) {
-		if v, ok := cfg[name]; ok {
+		if v, ok := cfg.Text(name); ok {
 			b, err := strconv.ParseBool(v)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("setting %s=%q: %w", name, v, err))
@@ -68,7 +69,7 @@ func settingsOf(cfg map[string]string) (settings, error) {
 			s.forest.Checks = int(v)
 		}
 	})
-	if v, ok := cfg["seed"]; ok {
+	if v, ok := cfg.Text("seed"); ok {
 		seed, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("setting seed=%q: %w", v, err))

@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
+
+	"github.com/bowline/bowline/transforms/report"
 )
 
 // Cause returns the message a user needs from err: for an error a Beam
@@ -131,18 +133,25 @@ type Group struct {
 
 // Settings returns the values of the command's own flags (those of
 // groups) and, if set, of --runner: what a report needs to say how the run
-// was made, without the Beam SDK's dozens of runner flags.
-func Settings(fs *flag.FlagSet, groups []Group) map[string]string {
-	out := map[string]string{}
+// was made, without the Beam SDK's dozens of runner flags. Each keeps its
+// flag's type (flag.Getter), so report.json holds numbers and booleans.
+func Settings(fs *flag.FlagSet, groups []Group) report.Settings {
+	out := report.Settings{}
+	value := func(f *flag.Flag) any {
+		if g, ok := f.Value.(flag.Getter); ok {
+			return g.Get()
+		}
+		return f.Value.String()
+	}
 	for _, g := range groups {
 		for _, name := range g.Flags {
 			if f := fs.Lookup(name); f != nil {
-				out[name] = f.Value.String()
+				out[name] = report.Setting(value(f))
 			}
 		}
 	}
 	if f := fs.Lookup("runner"); f != nil && f.Value.String() != "" {
-		out["runner"] = f.Value.String()
+		out["runner"] = report.Setting(f.Value.String())
 	}
 	return out
 }
