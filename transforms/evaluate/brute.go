@@ -74,6 +74,28 @@ type BruteScratch struct {
 // ranking is deterministic. It panics if len(q) is not the items'
 // embedding length.
 func (b *Brute) Rank(dst []int, q []float64, exclude int, sc *BruteScratch) []int {
+	score := b.scores(q, sc)
+	dst = dst[:0]
+	for i := range score {
+		if i != exclude {
+			dst = append(dst, i)
+		}
+	}
+	slices.SortFunc(dst, func(i, j int) int {
+		if score[i] != score[j] {
+			if score[i] < score[j] {
+				return -1
+			}
+			return 1
+		}
+		return i - j
+	})
+	return dst
+}
+
+// scores returns every item's score for the query embedding q, best
+// first being ascending (Rank's order), in sc's buffer.
+func (b *Brute) scores(q []float64, sc *BruteScratch) []float64 {
 	n := b.Len()
 	if n > 0 && len(q) != b.dim {
 		panic(fmt.Sprintf("evaluate: query of length %d for items of length %d", len(q), b.dim))
@@ -108,20 +130,5 @@ func (b *Brute) Rank(dst []int, q []float64, exclude int, sc *BruteScratch) []in
 			score[i] = -s // best first is ascending
 		}
 	}
-	dst = dst[:0]
-	for i := range n {
-		if i != exclude {
-			dst = append(dst, i)
-		}
-	}
-	slices.SortFunc(dst, func(i, j int) int {
-		if score[i] != score[j] {
-			if score[i] < score[j] {
-				return -1
-			}
-			return 1
-		}
-		return i - j
-	})
-	return dst
+	return score
 }

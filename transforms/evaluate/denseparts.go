@@ -3,7 +3,6 @@ package evaluate
 import (
 	"fmt"
 	"runtime"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,18 +27,18 @@ type DenseQuery struct {
 // DenseRanking is Ranking for a dense model of global features: it ranks
 // the whole collection for a set of queries one chunk of rows at a time
 // under the model's metric, by brute force as Brute ranks, and keeps each
-// query's best Depth hits so far. For q queries, embeddings of length e
-// and chunks of c rows its memory is O(q·(e + Depth) + c·e), not the
-// collection's, and a chunk costs O(q·c·(e + log c)); the chunks may come
-// in any order. Depth ≤ 0 keeps every hit, and Scores then equals, query
-// for query, what Dense computes over all the rows at once.
+// query's best tie groups down to rank Depth so far. For q queries,
+// embeddings of length e and chunks of c rows its memory is O(q·(e +
+// Depth) + c·e), not the collection's, and a chunk costs O(q·c·e); the
+// chunks may come in any order. Depth ≤ 0 keeps every group, and Scores
+// then equals, query for query, what Dense computes over all the rows at
+// once.
 //
-// A hit's Score is the negated Brute score s (squared distance, negated dot
-// product or Hamming distance: best first is ascending s), so that the hits
-// order as Ranking's do, best first by descending −s and ties by ascending
-// image id: that is Brute's order over rows sorted by id, ties by index.
+// A result's score is the negated Brute score s (squared distance,
+// negated dot product or Hamming distance: best first is ascending s), so
+// that the groups order as Ranking's do, best first by descending −s.
 type DenseRanking struct {
-	r      Ranking // the queries (without vectors), their hits and times
+	r      Ranking // the queries (without vectors), their groups and times
 	model  learners.DenseModel
 	metric learners.Metric
 	width  int
@@ -51,10 +50,10 @@ type DenseRanking struct {
 }
 
 // NewDenseRanking restores the dense model m (learners.RestoreDense) and
-// returns an empty ranking for queries under it, depth hits deep, over a
+// returns an empty ranking for queries under it, depth results deep, over a
 // collection of images rows in which relevant counts the rows of each
 // label (the query itself included). As Ranking's, each query is scored
-// and its hits dropped as soon as the chunk that completes the collection
+// and its groups dropped as soon as the chunk that completes the collection
 // is merged.
 func NewDenseRanking(m learners.Model, queries []DenseQuery, depth int, images int64, relevant map[string]int) (*DenseRanking, error) {
 	model, err := learners.RestoreDense(m)
@@ -81,11 +80,10 @@ func NewDenseRanking(m learners.Model, queries []DenseQuery, depth int, images i
 	return r, nil
 }
 
-// Add ranks the rows of one chunk of the collection (sorted by image id in
-// place) for every query and merges them into each query's hits. A
-// query's own image is left out.
+// Add ranks the rows of one chunk of the collection for every query and
+// merges their tie groups into each query's. A query's own image is left
+// out.
 func (r *DenseRanking) Add(rows []train.DenseRow) error {
-	sort.Slice(rows, func(i, j int) bool { return rows[i].ImageID < rows[j].ImageID })
 	pos := make(map[string]int, len(rows))
 	for i, row := range rows {
 		if len(row.X) != r.width {
@@ -117,9 +115,9 @@ func (r *DenseRanking) Add(rows []train.DenseRow) error {
 		go func() {
 			defer wg.Done()
 			var sc BruteScratch
-			var order []int
-			var part []Hit
-			var hs scorer
+			var cands candidates
+			var keys []float64
+			var groups []TieGroup
 			for {
 				qi := int(next.Add(1) - 1)
 				if qi >= len(r.r.queries) {
@@ -131,17 +129,16 @@ func (r *DenseRanking) Add(rows []train.DenseRow) error {
 					exclude = i
 				}
 				start := time.Now()
-				order = brute.Rank(order, r.emb[qi], exclude, &sc)
-				if r.r.depth > 0 && len(order) > r.r.depth {
-					order = order[:r.r.depth]
+				cands.reset()
+				for i, s := range brute.scores(r.emb[qi], &sc) {
+					if i != exclude {
+						// Negated: best first is descending, as Ranking's.
+						cands.add(-s, q.Label != "" && rows[i].Label == q.Label)
+					}
 				}
-				part = part[:0]
-				for _, i := range order {
-					// Rank leaves item i's score in sc.score[i].
-					part = append(part, Hit{Score: -sc.score[i], ID: rows[i].ImageID, Rel: q.Label != "" && rows[i].Label == q.Label})
-				}
+				groups, keys = appendTop(groups[:0], &cands, r.r.depth, keys)
+				r.r.take(qi, groups, last)
 				r.r.seconds[qi] += time.Since(start).Seconds()
-				r.r.take(qi, part, last, &hs)
 			}
 		}()
 	}

@@ -5,6 +5,43 @@
 // A ranking is described position by position, best first: rel[i] (or
 // gains[i]) belongs to the i-th ranked result. The query itself should be
 // left out of both the ranking and the relevance totals.
+//
+// # Ties
+//
+// A model may give many results the same score — a sparse one gives most
+// of the collection 0 — and no order among them is better founded than
+// another. Breaking ties by image id would let the ids speak: they group
+// by label, so a query's own label (or the first alphabetically) would
+// rise for free. So the evaluation ranks by score alone and reports the
+// expectation of each metric over every order of the tied results, all
+// equally likely (McSherry and Najork, "Computing Information Retrieval
+// Performance Measures Efficiently in the Presence of Tied Scores", ECIR
+// 2008): deterministic, without a seed, and blind to ids. A TiedRanking
+// is the ranking as groups of tied results, best first: group g holds n_g
+// results, r_g of them relevant, after t_g = Σ_{h<g} n_h results of which
+// R_g = Σ_{h<g} r_h are relevant. Within g a position is relevant with
+// chance r_g/n_g, and given that it is, each of the other n_g − 1
+// positions holds one of the other r_g − 1 relevant results with chance
+// (r_g − 1)/(n_g − 1). By linearity of expectation, with R relevant items
+// in the collection,
+//
+//	E[AP] = (1/R) Σ_g Σ_{i=1}^{n_g} (r_g/n_g) · (R_g + 1 + (i−1)(r_g−1)/(n_g−1)) / (t_g + i),
+//	E[P@k] = (1/k) Σ_g r_g · |positions of g within k| / n_g,
+//	E[DCG@k] = Σ_g (r_g/n_g) Σ_{positions p of g, p ≤ k} 1/log₂(p + 1),
+//
+// and E[NDCG@k] = E[DCG@k] / IDCG@k, since the ideal DCG does not depend
+// on the order. The term (r_g − 1)/(n_g − 1) is 0 when n_g = 1: without
+// ties every group holds one result and these are the plain metrics, to
+// the bit. The precision–recall curve is drawn through the expected
+// numbers of relevant results at each rank (TiedRanking.InterpolatedPrecision).
+// A ranking cut at a rank depth D counts positions up to D only: the group
+// straddling the cut keeps its full counts n_g and r_g — the results tied
+// with the last kept one, beyond the cut as well — and contributes its
+// positions up to D. Chunks of the collection ranked apart keep, for each
+// query, their groups down to the one that reaches D, whole; merged (equal
+// scores summed) and cut again they are exactly the whole collection's,
+// since a group beyond one chunk's cut has at least D better results in
+// that chunk alone.
 package evaluate
 
 import (

@@ -4,15 +4,13 @@ import (
 	"fmt"
 	"hash/fnv"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/learners/sparse"
-	"github.com/bowline/bowline/transforms/index"
 	"github.com/bowline/bowline/transforms/split"
 	"github.com/bowline/bowline/transforms/train"
 )
@@ -44,11 +42,11 @@ type Options struct {
 	// ShardQueries is the most queries one shard of the sharded
 	// evaluation searches with (0: DefaultShardQueries); ChunkImages the
 	// number of images it indexes at a time (0: DefaultChunkImages).
-	// ShardHits (0: DefaultShardHits) bounds the hits a shard keeps
-	// between chunks, each query's best depth so far: ShardQueriesFor
-	// sizes the shards by it. A shard holds one chunk's index and at most
-	// ShardHits hits (or, over a collection of one chunk, one ranking per
-	// core).
+	// ShardHits (0: DefaultShardHits) bounds the results a shard keeps
+	// between chunks, each query's best depth so far (as tie groups, at
+	// most one a result): ShardQueriesFor sizes the shards by it. A shard
+	// holds one chunk's index and at most ShardHits results (or, over a
+	// collection of one chunk, one ranking per core).
 	ShardQueries, ChunkImages, ShardHits int
 }
 
@@ -59,7 +57,7 @@ const (
 	DefaultShardQueries = 1000
 	DefaultChunkImages  = 50_000
 	// DefaultShardHits is what a shard of DefaultShardQueries queries
-	// keeps at DefaultDepth: about 32 MB of hits.
+	// keeps at DefaultDepth: at most 24 MB of tie groups.
 	DefaultShardHits = DefaultShardQueries * DefaultDepth
 )
 
@@ -73,11 +71,11 @@ func (o Options) Chunk() int {
 
 // ShardQueriesFor returns the number of queries of one shard of the
 // sharded evaluation of a collection of n images. A shard scores each
-// query, and drops its hits, once it has ranked the whole collection, so
-// over a collection of one chunk it keeps nothing between queries and
+// query, and drops its ranking, once it has ranked the whole collection,
+// so over a collection of one chunk it keeps nothing between queries and
 // takes ShardQueries queries. Over several chunks it keeps every query's
-// best hits between them, depth hits each (the whole collection at full
-// depth): then it takes no more queries than fit in ShardHits hits, at
+// best results between them, depth each (the whole collection at full
+// depth): then it takes no more queries than fit in ShardHits results, at
 // least one.
 func (o Options) ShardQueriesFor(n int64) int {
 	q := o.ShardQueries
@@ -112,21 +110,21 @@ func (o Options) DepthFor(n int64) int {
 // BoW evaluates the bag-of-words model m (a learned diagonal similarity or
 // the TF-IDF baseline) over docs: it builds the inverted index under m's
 // weights and lets each selected labelled doc query it, itself excluded,
-// held-out queries chosen by cut. It returns the report rows (Rows) and
-// the per-query scores. docs is sorted by image id in place.
+// held-out queries chosen by cut — a Ranking of the whole collection in
+// one chunk, every result deep. It returns the report rows (Rows) and the
+// per-query scores. docs is sorted by image id in place.
 func BoW(docs []formats.BoW, m learners.Model, cut split.Cut, opt Options) ([]formats.ReportRow, []QueryScore, error) {
 	sort.Slice(docs, func(i, j int) bool { return docs[i].ImageID < docs[j].ImageID })
-	ids := make([]string, len(docs))
-	vecs := make([]sparse.Vector, len(docs))
 	weights, err := m.Diagonal()
 	if err != nil {
 		return nil, nil, fmt.Errorf("evaluate: %w", err)
 	}
 	vocab := len(weights)
+	ids := make([]string, len(docs))
+	labels := make([]string, len(docs))
 	labelCount := map[string]int{}
 	for i, d := range docs {
-		ids[i] = d.ImageID
-		vecs[i] = sparse.Vector{Idx: d.WordIDs, Val: d.Weights}
+		ids[i], labels[i] = d.ImageID, d.Label
 		if n := len(d.WordIDs); weights == nil && n > 0 && int(d.WordIDs[n-1]) >= vocab {
 			vocab = int(d.WordIDs[n-1]) + 1
 		}
@@ -138,80 +136,25 @@ func BoW(docs []formats.BoW, m learners.Model, cut split.Cut, opt Options) ([]fo
 	if weights != nil {
 		row.Sparsity = learners.Sparsity(weights)
 	}
-	start := time.Now()
-	ix, err := index.Build(ids, vecs, weights, vocab)
+	queries := selectQueries(ids, labels, labelCount, cut, opt)
+	at := make(map[string]int, len(docs))
+	for i, id := range ids {
+		at[id] = i
+	}
+	for k, q := range queries {
+		d := docs[at[q.ID]]
+		queries[k].Vec = sparse.Vector{Idx: d.WordIDs, Val: d.Weights}
+	}
+	r := NewRanking(queries, 0, int64(len(docs)), labelCount)
+	if err := r.Add(docs, weights, vocab); err != nil {
+		return nil, nil, fmt.Errorf("evaluate %s: %w", m.Learner, err)
+	}
+	row.IndexSeconds, row.IndexPostings = r.IndexSeconds, r.Postings
+	scores, err := r.Scores()
 	if err != nil {
 		return nil, nil, fmt.Errorf("evaluate %s: %w", m.Learner, err)
 	}
-	row.IndexSeconds = time.Since(start).Seconds()
-	row.IndexPostings = int64(ix.NNZ())
-
-	labels := make([]string, len(docs))
-	for i, d := range docs {
-		labels[i] = d.Label
-	}
-	queries := selectQueries(ids, labels, labelCount, cut, opt)
-	// Each goroutine has its own searcher.
-	scores := score(ids, labels, labelCount, queries, func() func(qi int, hits []int) []int {
-		srch := ix.NewSearcher()
-		return func(qi int, hits []int) []int {
-			hits = hits[:0]
-			for _, h := range srch.Search(vecs[qi], ix.Docs(), qi) {
-				hits = append(hits, h.Doc)
-			}
-			return hits
-		}
-	})
 	return Rows(row, scores, opt), scores, nil
-}
-
-// score runs the queries, spread over every core with one search function
-// each (made by newSearch), and returns their scores and search times. A
-// search returns the ranked doc indices for query qi, qi itself left out.
-func score(ids, labels []string, labelCount map[string]int, queries []Query, newSearch func() func(qi int, hits []int) []int) []QueryScore {
-	pos := make(map[string]int, len(queries))
-	for i, id := range ids {
-		pos[id] = i
-	}
-	per := make([]QueryScore, len(queries))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			search := newSearch()
-			var hits []int
-			var rel []bool
-			var sc scorer
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(queries) {
-					return
-				}
-				q := queries[i]
-				qi := pos[q.ID]
-				start := time.Now()
-				hits = search(qi, hits)
-				seconds := time.Since(start).Seconds()
-				rel = rel[:0]
-				for _, h := range hits {
-					rel = append(rel, labels[h] == q.Label)
-				}
-				per[i] = sc.score(q, rel, labelCount[q.Label]-1)
-				per[i].Seconds = seconds
-			}
-		}()
-	}
-	wg.Wait()
-	return per
-}
-
-func b2f(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // selectQueries selects the queries among the docs (Classify): the
@@ -255,7 +198,8 @@ func queryKey(seed uint64, id string) uint64 {
 // Dense evaluates the model m of dense global features (learned, or the
 // Euclidean baseline) over rows: it restores the model, embeds every image
 // as an item (the "index" time of the report), and lets each selected
-// labelled image query the rest by brute force under the model's metric.
+// labelled image query the rest by brute force under the model's metric —
+// a DenseRanking of the whole collection in one chunk, every result deep.
 // There is no inverted index for dense embeddings: each query is compared
 // with every image, O(n·e) for n images of embedding length e, which
 // Options.MaxQueries bounds. Held-out queries are chosen by cut; it
@@ -263,10 +207,6 @@ func queryKey(seed uint64, id string) uint64 {
 // by image id in place.
 func Dense(rows []train.DenseRow, m learners.Model, cut split.Cut, opt Options) ([]formats.ReportRow, []QueryScore, error) {
 	row := formats.ReportRow{Method: m.Learner, Input: "global", Relevance: "label", TrainSeconds: m.Seconds}
-	model, err := learners.RestoreDense(m)
-	if err != nil {
-		return nil, nil, fmt.Errorf("evaluate %s: %w", m.Learner, err)
-	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].ImageID < rows[j].ImageID })
 	ids := make([]string, len(rows))
 	labels := make([]string, len(rows))
@@ -283,30 +223,23 @@ func Dense(rows []train.DenseRow, m learners.Model, cut split.Cut, opt Options) 
 	if len(rows) > 0 {
 		row.Vocabulary = int64(len(rows[0].X))
 	}
-
-	start := time.Now()
-	items := make([][]float64, len(rows))
-	parallel(len(rows), func(i int, buf []float64) []float64 {
-		buf = widen(buf, rows[i].X)
-		items[i] = model.Item(nil, buf)
-		return buf
-	})
-	brute, err := NewBrute(model.Metric(), items)
+	var queries []DenseQuery
+	for _, q := range selectQueries(ids, labels, labelCount, cut, opt) {
+		i, _ := slices.BinarySearch(ids, q.ID)
+		queries = append(queries, DenseQuery{ID: q.ID, Label: q.Label, Held: q.Held, X: rows[i].X})
+	}
+	r, err := NewDenseRanking(m, queries, 0, int64(len(rows)), labelCount)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := r.Add(rows); err != nil {
+		return nil, nil, fmt.Errorf("evaluate %s: %w", m.Learner, err)
+	}
+	row.IndexSeconds = r.IndexSeconds
+	scores, err := r.Scores()
 	if err != nil {
 		return nil, nil, fmt.Errorf("evaluate %s: %w", m.Learner, err)
 	}
-	row.IndexSeconds = time.Since(start).Seconds()
-
-	queries := selectQueries(ids, labels, labelCount, cut, opt)
-	scores := score(ids, labels, labelCount, queries, func() func(qi int, hits []int) []int {
-		var x, q []float64
-		var sc BruteScratch
-		return func(qi int, hits []int) []int {
-			x = widen(x, rows[qi].X)
-			q = model.Query(q, x)
-			return brute.Rank(hits, q, qi, &sc)
-		}
-	})
 	return Rows(row, scores, opt), scores, nil
 }
 

@@ -16,7 +16,7 @@ import (
 //	a (x): b 0.6, c 0.48, d 0     → b✓ c✗ d✓  AP = (1/1 + 2/3)/2
 //	b (x): c 0.8, a 0.6, d 0      → c✗ a✓ d✓  AP = (1/2 + 2/3)/2
 //	c (y): no other y             → not a query
-//	d (x): c 0.48, a 0, b 0       → c✗ a✓ b✓  AP = (1/2 + 2/3)/2 (ties by ordinal)
+//	d (x): c 0.48, a 0, b 0       → c✗ a✓ b✓  AP = (1/2 + 2/3)/2 (a and b tie, both relevant)
 func docs() []formats.BoW {
 	return []formats.BoW{
 		{ImageID: "a", Label: "x", WordIDs: []uint32{0}, Weights: []float32{1}},

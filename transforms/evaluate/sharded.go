@@ -2,8 +2,9 @@ package evaluate
 
 import (
 	"fmt"
+	"math"
 	"runtime"
-	"sort"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,32 +23,16 @@ type Query struct {
 	Vec  sparse.Vector
 }
 
-// Hit is one ranked document of a sharded ranking.
-type Hit struct {
-	Score float64
-	ID    string
-	Rel   bool // the document has the query's label
-}
-
-// before reports whether a ranks before b: by score descending, ties by id
-// ascending — the order of index.Searcher over documents sorted by id, so a
-// ranking merged from chunks is the ranking of the whole collection.
-func before(a, b Hit) bool {
-	if a.Score != b.Score {
-		return a.Score > b.Score
-	}
-	return a.ID < b.ID
-}
-
 // Ranking ranks the whole collection for a set of queries, one chunk of
-// documents at a time: it keeps each query's best Depth hits so far, so
-// its memory is bounded by queries × Depth, not by the collection, and
-// the chunks may come in any order. Depth ≤ 0 keeps every hit (the full
+// documents at a time, as tie groups (TiedRanking): it keeps each query's
+// best groups down to the group at rank Depth, that group whole, so its
+// memory is bounded by queries × Depth, not by the collection, and the
+// chunks may come in any order. Depth ≤ 0 keeps every group (the full
 // ranking average precision is defined on; bounded by the collection).
 //
 // A ranking is complete once the chunks have brought every image of the
 // collection: the chunk that completes it scores each query as soon as its
-// search of that chunk is merged, and drops the query's hits. So a
+// search of that chunk is merged, and drops the query's groups. So a
 // collection of one chunk never holds more than one ranking per goroutine,
 // whatever the number of queries: full-depth rankings of every query at
 // once (queries × images hits) were what a worker ran out of memory on.
@@ -57,7 +42,7 @@ type Ranking struct {
 	seen     int64          // images brought by the chunks so far
 	relevant map[string]int // each label's images in the collection
 	queries  []Query
-	hits     [][]Hit // each query's best hits so far; nil once scored
+	tops     [][]TieGroup // each query's best groups so far; nil once scored
 	scores   []QueryScore
 	seconds  []float64
 
@@ -66,12 +51,12 @@ type Ranking struct {
 	Postings     int64
 }
 
-// NewRanking returns an empty ranking for queries, depth hits deep, over
-// a collection of images images in which relevant counts the images of
-// each label (the query itself included).
+// NewRanking returns an empty ranking for queries, depth results deep,
+// over a collection of images images in which relevant counts the images
+// of each label (the query itself included).
 func NewRanking(queries []Query, depth int, images int64, relevant map[string]int) *Ranking {
 	return &Ranking{depth: depth, images: images, relevant: relevant, queries: queries,
-		hits: make([][]Hit, len(queries)), scores: make([]QueryScore, len(queries)), seconds: make([]float64, len(queries))}
+		tops: make([][]TieGroup, len(queries)), scores: make([]QueryScore, len(queries)), seconds: make([]float64, len(queries))}
 }
 
 // chunk records a chunk of n images and reports whether it completes the
@@ -85,42 +70,44 @@ func (r *Ranking) chunk(n int) (last bool, err error) {
 	return r.seen == r.images, nil
 }
 
-// take merges part, query qi's ranking of one chunk, into its hits; in
-// the chunk that completes the collection it scores the query and drops
-// its hits instead of keeping them.
-func (r *Ranking) take(qi int, part []Hit, last bool, sc *scorer) {
+// take merges part, query qi's tie groups in one chunk (cut at the
+// ranking's depth, as appendTop cuts), into its groups; in the chunk that
+// completes the collection it scores the query and drops its groups
+// instead of keeping them.
+func (r *Ranking) take(qi int, part []TieGroup, last bool) {
+	all := part
+	if len(r.tops[qi]) > 0 {
+		all = mergeTies(r.tops[qi], part, r.depth)
+	} else if !last {
+		all = slices.Clone(part)
+	}
 	if !last {
-		r.hits[qi] = merge(r.hits[qi], part, r.depth)
+		r.tops[qi] = all
 		return
 	}
-	all := part
-	if len(r.hits[qi]) > 0 {
-		all = merge(r.hits[qi], part, r.depth)
-	} else if r.depth > 0 && len(all) > r.depth {
-		all = all[:r.depth]
-	}
-	r.hits[qi] = nil
-	r.scores[qi] = sc.scoreHits(r.queries[qi], all, r.relevant[r.queries[qi].Label]-1)
+	r.tops[qi] = nil
+	q := r.queries[qi]
+	r.scores[qi] = score(q, TiedRanking{Groups: all, Depth: r.depth}, r.relevant[q.Label]-1)
 }
 
-// Add ranks the documents docs (one chunk of the collection; sorted by
-// image id in place) for every query under the diagonal weights w (nil:
-// TF-IDF, w ≡ 1) over a vocabulary of vocab words, and merges them into
-// each query's hits. A query's own image is left out.
+// Add ranks the documents docs (one chunk of the collection) for every
+// query under the diagonal weights w (nil: TF-IDF, w ≡ 1) over a
+// vocabulary of vocab words, and merges them into each query's groups. A
+// query's own image is left out. Documents of equal score tie whatever
+// their ids, so the chunks' order and the ids cannot change a metric.
 func (r *Ranking) Add(docs []formats.BoW, w []float32, vocab int) error {
-	last, err := r.chunk(len(docs))
-	if err != nil {
-		return err
-	}
-	sort.Slice(docs, func(i, j int) bool { return docs[i].ImageID < docs[j].ImageID })
 	ids := make([]string, len(docs))
 	vecs := make([]sparse.Vector, len(docs))
 	labels := make([]string, len(docs))
 	pos := make(map[string]int, len(docs))
+	labelled := map[string]int{}
 	for i, d := range docs {
 		ids[i], labels[i] = d.ImageID, d.Label
 		vecs[i] = sparse.Vector{Idx: d.WordIDs, Val: d.Weights}
 		pos[d.ImageID] = i
+		if d.Label != "" {
+			labelled[d.Label]++
+		}
 	}
 	start := time.Now()
 	ix, err := index.Build(ids, vecs, w, vocab)
@@ -129,15 +116,22 @@ func (r *Ranking) Add(docs []formats.BoW, w []float32, vocab int) error {
 	}
 	r.IndexSeconds += time.Since(start).Seconds()
 	r.Postings += int64(ix.NNZ())
+	for _, q := range r.queries {
+		if err := checkQuery(q, ix.Words()); err != nil {
+			return err
+		}
+	}
+	last, err := r.chunk(len(docs))
+	if err != nil {
+		return err
+	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			srch := ix.NewSearcher()
-			var part []Hit
-			var sc scorer
+			sc := chunkScorer{ix: ix, acc: make([]float64, len(docs)), seen: make([]bool, len(docs))}
 			for {
 				qi := int(next.Add(1) - 1)
 				if qi >= len(r.queries) {
@@ -149,12 +143,9 @@ func (r *Ranking) Add(docs []formats.BoW, w []float32, vocab int) error {
 					exclude = i
 				}
 				start := time.Now()
-				part = part[:0]
-				for _, h := range srch.Search(q.Vec, r.depth, exclude) {
-					part = append(part, Hit{Score: h.Score, ID: h.ID, Rel: q.Label != "" && labels[h.Doc] == q.Label})
-				}
+				part := sc.ties(q, exclude, labels, labelled[q.Label], r.depth)
+				r.take(qi, part, last)
 				r.seconds[qi] += time.Since(start).Seconds()
-				r.take(qi, part, last, &sc)
 			}
 		}()
 	}
@@ -162,25 +153,111 @@ func (r *Ranking) Add(docs []formats.BoW, w []float32, vocab int) error {
 	return nil
 }
 
-// merge merges two rankings into a new one of at most depth hits (every
-// hit if depth ≤ 0).
-func merge(a, b []Hit, depth int) []Hit {
-	n := len(a) + len(b)
-	if depth > 0 {
-		n = min(n, depth)
+// checkQuery returns an error if q's bag of words has a word outside a
+// vocabulary of vocab words or a value that is not finite: no score could
+// be given to it.
+func checkQuery(q Query, vocab int) error {
+	if len(q.Vec.Idx) != len(q.Vec.Val) {
+		return fmt.Errorf("evaluate: query %s has %d words and %d weights", q.ID, len(q.Vec.Idx), len(q.Vec.Val))
 	}
-	out := make([]Hit, 0, n)
-	i, j := 0, 0
-	for len(out) < n {
-		if j == len(b) || (i < len(a) && before(a[i], b[j])) {
-			out = append(out, a[i])
-			i++
-		} else {
-			out = append(out, b[j])
-			j++
+	for t, i := range q.Vec.Idx {
+		if int64(i) >= int64(vocab) {
+			return fmt.Errorf("evaluate: query %s has word %d, outside the vocabulary of %d", q.ID, i, vocab)
+		}
+		if v := float64(q.Vec.Val[t]); math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("evaluate: query %s has weight %v for word %d", q.ID, v, i)
 		}
 	}
-	return out
+	return nil
+}
+
+// chunkScorer scores queries against one chunk's index, reusing its
+// buffers from query to query (one per goroutine).
+type chunkScorer struct {
+	ix       *index.Index
+	acc      []float64 // acc[d]: S_w(q, x_d) so far; zero between queries
+	seen     []bool    // seen[d]: d is in touched
+	touched  []int32
+	pos, neg candidates
+	keys     []float64
+	groups   []TieGroup
+}
+
+// ties returns q's tie groups over the chunk, document exclude (−1: none)
+// left out, cut at depth as appendTop cuts (≤ 0: none): the positive
+// scores, best first, then the zero scores — every document sharing no
+// weighted word with q, counted without a walk over the chunk: labelled
+// counts the chunk's documents of q's label — then the negative ones. The
+// scores S_w(q, x) are index.Searcher's, accumulated in float64 word by
+// word in q's order. The result is valid until the next call.
+func (sc *chunkScorer) ties(q Query, exclude int, labels []string, labelled, depth int) []TieGroup {
+	ix := sc.ix
+	for t, i := range q.Vec.Idx {
+		qw := float64(ix.Weight(i)) * float64(q.Vec.Val[t])
+		if qw == 0 {
+			continue
+		}
+		docs, vals := ix.Postings(i)
+		for p, d := range docs {
+			if !sc.seen[d] {
+				sc.seen[d] = true
+				sc.touched = append(sc.touched, d)
+			}
+			sc.acc[d] += qw * float64(vals[p])
+		}
+	}
+	sc.pos.reset()
+	sc.neg.reset()
+	// An unlabelled query has nothing relevant (and is never chosen).
+	relevant := func(d int) bool { return q.Label != "" && labels[d] == q.Label }
+	others, zeroRel := len(sc.acc), labelled
+	if exclude >= 0 {
+		others--
+		if relevant(exclude) {
+			zeroRel--
+		}
+	}
+	for _, d := range sc.touched {
+		a := sc.acc[d]
+		sc.acc[d], sc.seen[d] = 0, false
+		if int(d) == exclude || a == 0 {
+			continue
+		}
+		rel := relevant(int(d))
+		if rel {
+			zeroRel--
+		}
+		if a > 0 {
+			sc.pos.add(a, rel)
+		} else {
+			sc.neg.add(a, rel)
+		}
+	}
+	sc.touched = sc.touched[:0]
+	g := sc.groups[:0]
+	zeros := others - sc.pos.len() - sc.neg.len()
+	g, sc.keys = appendTop(g, &sc.pos, depth, sc.keys)
+	n := count(g)
+	if zeros > 0 && (depth <= 0 || n < depth) {
+		g = append(g, TieGroup{Score: 0, N: zeros, Rel: zeroRel})
+		n += zeros
+	}
+	if depth <= 0 {
+		g, sc.keys = appendTop(g, &sc.neg, 0, sc.keys)
+	} else if n < depth {
+		g, sc.keys = appendTop(g, &sc.neg, depth-n, sc.keys)
+	}
+	sc.groups = g
+	return g
+}
+
+// count returns the results of groups g.
+func count(g []TieGroup) int {
+	n := 0
+	for _, x := range g {
+		n += x.N
+	}
+	return n
 }
 
 // QueryScore is one query's metrics and the time its searches took.
@@ -195,33 +272,11 @@ type QueryScore struct {
 	Seconds float64
 }
 
-// scorer scores rankings, reusing its buffers from query to query.
-type scorer struct {
-	rel          []bool
-	gains, ideal []float64
-}
-
-// score returns the metrics of query q's ranking rel (rel[i]: the i-th
-// result has q's label) among total relevant images.
-func (sc *scorer) score(q Query, rel []bool, total int) QueryScore {
-	sc.gains, sc.ideal = sc.gains[:0], sc.ideal[:0]
-	for _, r := range rel {
-		sc.gains = append(sc.gains, b2f(r))
-	}
-	for range total {
-		sc.ideal = append(sc.ideal, 1)
-	}
-	return QueryScore{ID: q.ID, Label: q.Label, Held: q.Held, AP: AveragePrecision(rel, total), P10: PrecisionAt(rel, 10),
-		NDCG10: NDCGAt(sc.gains, sc.ideal, 10), PR: InterpolatedPrecision(nil, rel, total)}
-}
-
-// scoreHits is score of a ranking of hits.
-func (sc *scorer) scoreHits(q Query, hits []Hit, total int) QueryScore {
-	sc.rel = sc.rel[:0]
-	for _, h := range hits {
-		sc.rel = append(sc.rel, h.Rel)
-	}
-	return sc.score(q, sc.rel, total)
+// score returns the metrics of query q's ranking r among total relevant
+// images.
+func score(q Query, r TiedRanking, total int) QueryScore {
+	return QueryScore{ID: q.ID, Label: q.Label, Held: q.Held, AP: r.AveragePrecision(total), P10: r.PrecisionAt(10),
+		NDCG10: r.NDCGAt(total, 10), PR: r.InterpolatedPrecision(nil, total)}
 }
 
 // Scores returns every query's metrics over its ranking of the whole
@@ -231,11 +286,10 @@ func (r *Ranking) Scores() ([]QueryScore, error) {
 		return nil, fmt.Errorf("evaluate: %d of the collection's %d images ranked", r.seen, r.images)
 	}
 	out := make([]QueryScore, len(r.queries))
-	var sc scorer
 	for qi, q := range r.queries {
 		if r.images == 0 {
 			// No chunk came to score it: an empty ranking.
-			r.scores[qi] = sc.scoreHits(q, nil, r.relevant[q.Label]-1)
+			r.scores[qi] = score(q, TiedRanking{}, r.relevant[q.Label]-1)
 		}
 		out[qi] = r.scores[qi]
 		out[qi].Seconds = r.seconds[qi]

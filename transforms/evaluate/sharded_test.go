@@ -2,15 +2,17 @@ package evaluate
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"reflect"
 	"slices"
-	"sort"
+	"strings"
 	"testing"
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/learners/sparse"
+	"github.com/bowline/bowline/transforms/index"
 	"github.com/bowline/bowline/transforms/split"
 )
 
@@ -22,7 +24,7 @@ func btoi(b bool) int {
 }
 
 // randomDocs makes n bags over vocab words with labels from 5, some
-// sharing identical bags so that ties must be broken by id.
+// sharing identical bags so that results tie.
 func randomDocs(n, vocab int, seed uint64) []formats.BoW {
 	r := rand.New(rand.NewPCG(seed, 1))
 	docs := make([]formats.BoW, n)
@@ -154,37 +156,67 @@ func TestShardedEqualsUnsharded(t *testing.T) {
 	}
 }
 
-// At a rank depth the merged ranking is the first Depth results of the
-// full one, whatever the chunks. (The collection is made one image larger
-// than the chunks bring, so that the rankings stay unscored, their hits
-// kept to be read.)
-func TestDepthKeepsTheHead(t *testing.T) {
+// The chunks' tie groups are those of index.Searcher's full ranking, scores
+// and all; merged from chunks in any order they are the whole collection's,
+// and at a rank depth its head, the group at the cut whole. (The collection
+// is made one image larger than the chunks bring, so that the rankings stay
+// unscored, their groups kept to be read.)
+func TestRankingGroupsAreTheSearchers(t *testing.T) {
 	docs := randomDocs(90, 12, 9)
-	q := []Query{{ID: docs[5].ImageID, Label: docs[5].Label, Vec: sparse.Vector{Idx: docs[5].WordIDs, Val: docs[5].Weights}}}
-	images := int64(len(docs) + 1)
-	full := NewRanking(q, 0, images, nil)
-	if err := full.Add(slices.Clone(docs), nil, 12); err != nil {
+	slices.SortFunc(docs, func(a, b formats.BoW) int { return strings.Compare(a.ImageID, b.ImageID) })
+	ids := make([]string, len(docs))
+	vecs := make([]sparse.Vector, len(docs))
+	for i, d := range docs {
+		ids[i], vecs[i] = d.ImageID, sparse.Vector{Idx: d.WordIDs, Val: d.Weights}
+	}
+	// Zero and negative weights: every kind of score, and ties at 0.
+	w := []float32{0, 1, -0.5, 0, 2, 0, 0, 1, 0, 0, -1, 0}
+	ix, err := index.Build(ids, vecs, w, len(w))
+	if err != nil {
 		t.Fatal(err)
 	}
-	head := NewRanking(q, 10, images, nil)
-	for lo := 0; lo < len(docs); lo += 11 {
-		if err := head.Add(slices.Clone(docs[lo:min(lo+11, len(docs))]), nil, 12); err != nil {
-			t.Fatal(err)
+	srch := ix.NewSearcher()
+	var zeros, neg bool
+	for _, qi := range []int{5, 17, 40} {
+		q := []Query{{ID: ids[qi], Label: docs[qi].Label, Vec: vecs[qi]}}
+		var score []float64
+		var rel []bool
+		for _, h := range srch.Search(vecs[qi], 0, qi) {
+			score, rel = append(score, h.Score), append(rel, docs[h.Doc].Label == docs[qi].Label)
+		}
+		for _, depth := range []int{0, 10, 60} {
+			want := groupsOf(score, rel, depth)
+			for _, chunk := range []int{len(docs), 11} {
+				r := NewRanking(q, depth, int64(len(docs)+1), nil)
+				order := rand.New(rand.NewPCG(uint64(qi), uint64(chunk))).Perm(len(docs))
+				for lo := 0; lo < len(order); lo += chunk {
+					var part []formats.BoW
+					for _, i := range order[lo:min(lo+chunk, len(order))] {
+						part = append(part, docs[i])
+					}
+					if err := r.Add(part, w, len(w)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if got := r.tops[0]; !reflect.DeepEqual(got, want) {
+					t.Errorf("query %d, depth %d, chunks of %d: groups\n%v\nthe Searcher's\n%v", qi, depth, chunk, got, want)
+				}
+			}
+			for _, g := range want {
+				zeros, neg = zeros || (g.Score == 0 && g.N > 1), neg || g.Score < 0
+			}
 		}
 	}
-	if len(full.hits[0]) != len(docs)-1 || !slices.Equal(head.hits[0], full.hits[0][:10]) {
-		t.Errorf("depth 10: %v\nfull ranking head: %v", head.hits[0], full.hits[0][:10])
-	}
-	if !sort.SliceIsSorted(full.hits[0], func(i, j int) bool { return before(full.hits[0][i], full.hits[0][j]) }) {
-		t.Error("full ranking out of order")
+	if !zeros || !neg {
+		t.Errorf("zero-score ties %v, negative scores %v: want both", zeros, neg)
 	}
 }
 
-// held counts the hits r keeps.
+// held counts the tie groups r keeps, what its memory grows with.
 func (r *Ranking) held() int {
 	n := 0
-	for _, h := range r.hits {
-		n += len(h)
+	for _, g := range r.tops {
+		n += len(g)
 	}
 	return n
 }
@@ -223,11 +255,11 @@ func TestRankingDropsScoredRankings(t *testing.T) {
 				t.Fatal(err)
 			}
 			if lo+c.chunk < len(docs) && (r.held() == 0 || r.held() > bound) {
-				t.Fatalf("chunks of %d, depth %d: %d hits held before the last chunk, want some, at most %d", c.chunk, c.depth, r.held(), bound)
+				t.Fatalf("chunks of %d, depth %d: %d tie groups held before the last chunk, want some, at most %d", c.chunk, c.depth, r.held(), bound)
 			}
 		}
 		if n := r.held(); n != 0 {
-			t.Errorf("chunks of %d, depth %d: %d hits held once every image is ranked, want 0", c.chunk, c.depth, n)
+			t.Errorf("chunks of %d, depth %d: %d tie groups held once every image is ranked, want 0", c.chunk, c.depth, n)
 		}
 		got, err := r.Scores()
 		if err != nil {
@@ -274,5 +306,52 @@ func TestShardQueriesFor(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%+v over %d images: %d queries a shard, want %d", c.opt, c.images, got, c.want)
 		}
+	}
+}
+
+// BenchmarkRanking ranks 4,000 bags of words over 1,000 words for 200
+// queries in one chunk, every result deep, under TF-IDF (most scores
+// positive) and under a sparse weighting (most scores 0: one large tie).
+func BenchmarkRanking(b *testing.B) {
+	const n, vocab, queries = 4000, 1000, 200
+	r := rand.New(rand.NewPCG(1, 2))
+	docs := make([]formats.BoW, n)
+	relevant := map[string]int{}
+	for i := range docs {
+		words := map[uint32]bool{}
+		for range 60 {
+			words[uint32(r.IntN(vocab))] = true
+		}
+		idx := slices.Sorted(maps.Keys(words))
+		val := make([]float32, len(idx))
+		for k := range val {
+			val[k] = r.Float32()
+		}
+		docs[i] = formats.BoW{ImageID: fmt.Sprintf("img%05d", i), Label: fmt.Sprintf("l%d", i%10), WordIDs: idx, Weights: val}
+		relevant[docs[i].Label]++
+	}
+	var q []Query
+	for _, d := range docs[:queries] {
+		q = append(q, Query{ID: d.ImageID, Label: d.Label, Vec: sparse.Vector{Idx: d.WordIDs, Val: d.Weights}})
+	}
+	sparseW := make([]float32, vocab)
+	for i := range 20 {
+		sparseW[i*50] = 1
+	}
+	for _, c := range []struct {
+		name string
+		w    []float32
+	}{{"tfidf", nil}, {"sparse", sparseW}} {
+		b.Run(c.name, func(b *testing.B) {
+			for range b.N {
+				rk := NewRanking(q, 0, n, relevant)
+				if err := rk.Add(slices.Clone(docs), c.w, vocab); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := rk.Scores(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -47,7 +47,7 @@ func init() {
 // each shard's DoFn reads the features parts in turn, makes the scaled
 // dense rows opt.ChunkImages at a time and ranks each chunk for its
 // queries (evaluate.DenseRanking), so a worker holds one chunk, its
-// queries and their best hits, never the collection.
+// queries and their best results, never the collection.
 // The rows and scores equal those of
 //
 //	EvaluateDense(s, rows, model, cut, opt)

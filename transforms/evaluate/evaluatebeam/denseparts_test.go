@@ -182,8 +182,8 @@ func (f *sameEvaluationFn) ProcessElement(_ []byte, wantRows, gotRows func(*form
 // TestEvaluateDensePartsEqualsDense: over features parts, shard by shard of
 // queries and chunk by chunk of rows, the report rows and scores are
 // EvaluateDense's over the whole PCollection of rows, for the Euclidean
-// baseline and for ITQ (Hamming distance over a few bits: many ties, broken
-// by image id), with and without held-out queries and caps.
+// baseline and for ITQ (Hamming distance over a few bits: many ties, tie
+// groups merged across chunks), with and without held-out queries and caps.
 func TestEvaluateDensePartsEqualsDense(t *testing.T) {
 	set := newDenseSet(t, 60, 3)
 	rows := set.rows(t)

@@ -236,10 +236,10 @@ func (f *queriesMergeFn) ExtractOutput(a Queries) Queries { return a.trim(f.Opt)
 // opt.ShardQueries queries; each shard's DoFn reads the parts in turn,
 // indexes opt.ChunkImages images at a time under the model's weights and
 // merges each query's ranking chunk by chunk (evaluate.Ranking), so it
-// holds one chunk and its queries' best hits, never the collection, and
-// scores each query, dropping its hits, once it has seen the whole
+// holds one chunk and its queries' best results, never the collection,
+// and scores each query, dropping its ranking, once it has seen the whole
 // collection. Over several chunks the shards are made smaller so that
-// their best hits stay within opt.ShardHits (evaluate.ShardQueriesFor).
+// their best results stay within opt.ShardHits (evaluate.ShardQueriesFor).
 // The metrics equal evaluate.BoW's whatever the number of shards and
 // chunks, up to the rank depth (opt.DepthFor).
 func EvaluateParts(s beam.Scope, bowParts, queries, labels, model beam.PCollection, vocab int, opt evaluate.Options) (rows, scores, stages beam.PCollection) {
