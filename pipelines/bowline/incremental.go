@@ -1,6 +1,7 @@
 package bowline
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
+	"unicode"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
@@ -56,9 +59,9 @@ type Lineage struct {
 	// carries features only across equal Describe, word counts across
 	// equal BoW (with the vocabulary kept), and warm-starts learners
 	// across equal Learning.
-	Describe string `json:"describe"`
-	Learning string `json:"learning"`
-	BoW      string `json:"bow"`
+	Describe Settings `json:"describe"`
+	Learning Settings `json:"learning"`
+	BoW      Settings `json:"bow"`
 	// Parts is the run's part count: the next run's is a multiple of it.
 	Parts int `json:"parts"`
 	// Images counts the images listed, described (decoded and described
@@ -79,8 +82,9 @@ type LineageImages struct {
 
 // VocabDecision says which vocabulary a run used, and why.
 type VocabDecision struct {
-	// Settings are kmeansbeam.Options.Settings of the vocabulary.
-	Settings string `json:"settings"`
+	// Settings are kmeansbeam.Options.Settings of the vocabulary, as an
+	// object (vocabKey).
+	Settings Settings `json:"settings"`
 	// Kept reports that the run used Previous's vocabulary; Reason says
 	// why it kept it or built a new one.
 	Kept   bool   `json:"kept"`
@@ -112,25 +116,151 @@ func LoadLineage(ctx context.Context, dir string) (Lineage, error) {
 	return l, nil
 }
 
-// settingsKey is the JSON of v: settings compared across runs.
-func settingsKey(v any) string {
-	js, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("bowline: settings %T: %v", v, err)) // plain structs of numbers and strings
+// Settings are settings compared across runs, as they appear in
+// incremental.json: a JSON object with snake_case keys (the Go field
+// names of the options, "MaxSide" as "max_side"), held in a canonical
+// form (keys sorted, no spaces), so that equal settings are equal strings.
+// An incremental.json written before they were objects held each as a
+// JSON string of the object with Go field names; it reads as the same
+// Settings, so that a run can still start from such a run.
+type Settings string
+
+// MarshalJSON implements json.Marshaler.
+func (s Settings) MarshalJSON() ([]byte, error) {
+	if s == "" {
+		return []byte("null"), nil
 	}
-	return string(js)
+	return []byte(s), nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (s *Settings) UnmarshalJSON(js []byte) error {
+	var old string
+	if json.Unmarshal(js, &old) == nil {
+		if !json.Valid([]byte(old)) {
+			// The vocabulary's settings as kmeansbeam spells them.
+			c, err := keyValueSettings(old)
+			*s = c
+			return err
+		}
+		js = []byte(old)
+	}
+	c, err := canonicalSettings(js)
+	if err != nil {
+		return fmt.Errorf("settings %s: %w", js, err)
+	}
+	*s = c
+	return nil
+}
+
+// canonicalSettings returns js, a JSON object, with snake_case keys in
+// canonical form.
+func canonicalSettings(js []byte) (Settings, error) {
+	if len(js) == 0 || string(js) == "null" {
+		return "", nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.UseNumber() // a seed keeps its 64 bits
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return "", err
+	}
+	out, err := json.Marshal(snakeKeys(v))
+	if err != nil {
+		return "", err
+	}
+	return Settings(out), nil
+}
+
+// snakeKeys renames the keys of every object in v to snake_case.
+func snakeKeys(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[snakeCase(k)] = snakeKeys(e)
+		}
+		return out
+	case []any:
+		for i := range x {
+			x[i] = snakeKeys(x[i])
+		}
+	}
+	return v
+}
+
+// snakeCase spells a Go field name in snake_case: "MaxSide" is
+// "max_side", "RootSIFT" "root_sift", "SIFTOptions" "sift_options".
+func snakeCase(name string) string {
+	var b strings.Builder
+	rs := []rune(name)
+	for i, c := range rs {
+		if unicode.IsUpper(c) {
+			prevLower := i > 0 && (unicode.IsLower(rs[i-1]) || unicode.IsDigit(rs[i-1]))
+			nextLower := i > 0 && i+1 < len(rs) && unicode.IsLower(rs[i+1]) && unicode.IsUpper(rs[i-1])
+			if prevLower || nextLower {
+				b.WriteByte('_')
+			}
+			c = unicode.ToLower(c)
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// keyValueSettings reads settings spelled "k=1000 approx=false …"
+// (kmeansbeam.Options.Settings): each value a JSON number or boolean, or
+// else a string.
+func keyValueSettings(kv string) (Settings, error) {
+	obj := map[string]json.RawMessage{}
+	for _, f := range strings.Fields(kv) {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok {
+			return "", fmt.Errorf("settings %q: %q is not name=value", kv, f)
+		}
+		if !json.Valid([]byte(v)) || strings.HasPrefix(v, "\"") {
+			v = strconv.Quote(v)
+		}
+		obj[k] = json.RawMessage(v)
+	}
+	js, err := json.Marshal(obj)
+	if err != nil {
+		return "", err
+	}
+	return canonicalSettings(js)
+}
+
+// vocabKey identifies the vocabulary's settings (kmeansbeam.Options.Settings).
+func (c Config) vocabKey() Settings {
+	s, err := keyValueSettings(c.Vocab.Settings())
+	if err != nil {
+		panic(fmt.Sprintf("bowline: %v", err)) // kmeansbeam writes name=value pairs
+	}
+	return s
+}
+
+// settingsKey is the Settings of v, a plain struct of options.
+func settingsKey(v any) Settings {
+	js, err := json.Marshal(v)
+	if err == nil {
+		var s Settings
+		if s, err = canonicalSettings(js); err == nil {
+			return s
+		}
+	}
+	panic(fmt.Sprintf("bowline: settings %T: %v", v, err)) // plain structs of numbers and strings
 }
 
 // describeKey identifies the settings features depend on besides an
 // image's content: not the part size, nor the synthetic corpus, whose
 // settings are in each image's content identity (synthetic.Spec.Content).
-func (c Config) describeKey() string {
+func (c Config) describeKey() Settings {
 	d := c.Describe
 	d.PartImages, d.Synthetic = 0, synthetic.Spec{}
 	return settingsKey(d)
 }
 
-func (c Config) learningKey() string {
+func (c Config) learningKey() Settings {
 	return settingsKey(struct {
 		Seed          uint64
 		QueryFraction float64
@@ -138,7 +268,7 @@ func (c Config) learningKey() string {
 	}{c.Learning.Eval.Seed, c.Learning.Eval.QueryFraction, c.Triplets})
 }
 
-func (c Config) bowKey() string { return settingsKey(c.BoW) }
+func (c Config) bowKey() Settings { return settingsKey(c.BoW) }
 
 // previous is what Build knows, before the job runs, of the run an
 // incremental run starts from.
@@ -205,8 +335,8 @@ func loadPrevious(ctx context.Context, c Config) (*previous, error) {
 		switch {
 		case c.RebuildVocab:
 			p.Why = "--rebuild_vocab"
-		case l.Vocabulary.Settings != c.Vocab.Settings():
-			p.Why = fmt.Sprintf("the vocabulary settings changed (%s, now %s)", l.Vocabulary.Settings, c.Vocab.Settings())
+		case l.Vocabulary.Settings != c.vocabKey():
+			p.Why = fmt.Sprintf("the vocabulary settings changed (%s, now %s)", l.Vocabulary.Settings, c.vocabKey())
 		case l.Vocabulary.Reference <= 0:
 			p.Why = "the previous run recorded no distortion of its vocabulary"
 		default:
@@ -260,20 +390,23 @@ func vocabulary(s beam.Scope, c Config, p *previous, featParts, drift beam.PColl
 			reason = "rebuilt: " + p.Why
 		}
 		built = kmeansbeam.VocabularyOfParts(s, featParts, c.Vocab)
-		decision = beam.ParDo(s, &staticDecisionFn{Settings: c.Vocab.Settings(), Reason: reason}, beam.Impulse(s))
+		decision = beam.ParDo(s, &staticDecisionFn{Settings: c.vocabKey(), Reason: reason}, beam.Impulse(s))
 		return built, built, decision, beam.PCollection{}
 	}
 	s = s.Scope("vocabulary.Keep")
 	prevCB := kmeansbeam.ReadCodebook(s, fileio.Join(p.Dir, "codebook-*.parquet"), c.Vocab)
 	measured := kmeansbeam.Distortion(s, drift, prevCB)
-	decision = beam.ParDo(s, &decideFn{Settings: c.Vocab.Settings(), Reference: p.Lineage.Vocabulary.Reference, MaxDrift: c.MaxDrift}, measured)
+	decision = beam.ParDo(s, &decideFn{Settings: c.vocabKey(), Reference: p.Lineage.Vocabulary.Reference, MaxDrift: c.MaxDrift}, measured)
 	kept = beam.ParDo(s, keepFn, decision)
 	built = kmeansbeam.VocabularyOfPartsIf(s, featParts, c.Vocab, beam.ParDo(s, buildFn, decision))
 	codebook = beam.Flatten(s, beam.ParDo(s, keptCodebookFn, prevCB, beam.SideInput{Input: kept}), built)
 	return codebook, built, decision, kept
 }
 
-type staticDecisionFn struct{ Settings, Reason string }
+type staticDecisionFn struct {
+	Settings Settings
+	Reason   string
+}
 
 func (f *staticDecisionFn) ProcessElement(ctx context.Context, _ []byte) VocabDecision {
 	log.Infof(ctx, "vocabulary: %s", f.Reason)
@@ -283,7 +416,7 @@ func (f *staticDecisionFn) ProcessElement(ctx context.Context, _ []byte) VocabDe
 // decideFn keeps the previous vocabulary unless this run's distortion
 // against it rose by more than MaxDrift over its Reference.
 type decideFn struct {
-	Settings  string
+	Settings  Settings
 	Reference float64
 	MaxDrift  float64
 }

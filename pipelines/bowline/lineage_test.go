@@ -1,0 +1,120 @@
+package bowline
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+)
+
+// walkJSONKeys calls fn with every object key in v, a decoded JSON value.
+func walkJSONKeys(v any, path string, fn func(key, path string)) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			fn(k, path+"."+k)
+			walkJSONKeys(e, path+"."+k, fn)
+		}
+	case []any:
+		for _, e := range x {
+			walkJSONKeys(e, path+"[]", fn)
+		}
+	}
+}
+
+// incremental.json holds its settings as JSON objects with snake_case
+// keys, not as strings of JSON with Go field names inside; and reads back
+// equal to the settings they were made from.
+func TestLineageSettingsAreSnakeCaseObjects(t *testing.T) {
+	c := DefaultConfig()
+	c.Vocab.Approx = true
+	l := Lineage{Describe: c.describeKey(), Learning: c.learningKey(), BoW: c.bowKey(), Parts: 2,
+		Vocabulary: VocabDecision{Settings: c.vocabKey(), Kept: true, Reason: "kept", Reference: 1}}
+	js, err := json.MarshalIndent(l, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(js, &v); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"describe", "learning", "bow"} {
+		if _, ok := v[k].(map[string]any); !ok {
+			t.Errorf("%s is %T, want an object:\n%s", k, v[k], js)
+		}
+	}
+	if vs, _ := v["vocabulary"].(map[string]any)["settings"].(map[string]any); vs["k"] != 1000.0 || vs["approx"] != true {
+		t.Errorf("vocabulary settings %v, want an object with k 1000 and approx true", vs)
+	}
+	snake := regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+	walkJSONKeys(v, "", func(k, path string) {
+		if !snake.MatchString(k) {
+			t.Errorf("key %s is not snake_case", path)
+		}
+	})
+	if d := v["describe"].(map[string]any); d["sift"].(map[string]any)["max_side"] == nil {
+		t.Errorf("describe settings lack sift.max_side: %v", d)
+	}
+	var back Lineage
+	if err := json.Unmarshal(js, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Describe != c.describeKey() || back.Learning != c.learningKey() || back.BoW != c.bowKey() || back.Vocabulary.Settings != c.vocabKey() {
+		t.Errorf("read back %+v,\nwant %+v", back, l)
+	}
+}
+
+// A run whose incremental.json was written before settings were objects
+// (strings of JSON with Go field names, the vocabulary's as name=value)
+// is still a run to start from: its settings read as today's, so an
+// incremental run keeps its features, vocabulary, counts and learners.
+func TestStartFromOldLineage(t *testing.T) {
+	c := DefaultConfig()
+	dir := t.TempDir()
+	c.Previous, c.Output = dir, filepath.Join(t.TempDir(), "out")
+	d := c.Describe
+	d.PartImages = 0
+	old := func(v any) string {
+		js, err := json.Marshal(v) // Go field names, as settingsKey wrote them
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(js)
+	}
+	learning := old(struct {
+		Seed          uint64
+		QueryFraction float64
+		Triplets      any
+	}{c.Learning.Eval.Seed, c.Learning.Eval.QueryFraction, c.Triplets})
+	lineage, err := json.Marshal(map[string]any{
+		"describe": old(d), "learning": learning, "bow": old(c.BoW), "parts": 1,
+		"images":     map[string]any{"listed": 10, "described": 10, "carried": 0},
+		"vocabulary": map[string]any{"settings": c.Vocab.Settings(), "kept": false, "reason": "a full run", "reference": 1234.5},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest, err := json.Marshal(Manifest{Job: "bowline", Finished: time.Now(), Files: []ManifestFile{
+		{Name: "images-00000-of-00001.parquet", Bytes: 1}, {Name: "features-00000-of-00001.parquet", Bytes: 1},
+		{Name: "counts-00000-of-00001.parquet", Bytes: 1}, {Name: "state-solis-ada-00000-of-00001.parquet", Bytes: 1},
+		{Name: LineageJSON, Bytes: int64(len(lineage))}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, js := range map[string][]byte{LineageJSON: lineage, ManifestJSON: manifest} {
+		if err := os.WriteFile(filepath.Join(dir, name), js, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := loadPrevious(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.CarryFeatures || !p.KeepVocab || !p.CarryCounts || !p.WarmStart {
+		t.Errorf("from an old incremental.json: carry features %v, keep vocabulary %v, carry counts %v, warm start %v (%s); want all",
+			p.CarryFeatures, p.KeepVocab, p.CarryCounts, p.WarmStart, p.Why)
+	}
+}
