@@ -16,9 +16,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -59,25 +61,26 @@ func main() {
 	c := bowline.DefaultConfig()
 	job := cli.AddJobFlags(flag.CommandLine, &c)
 	flag.StringVar(&c.Output, "output", "", "output directory, local or gs:// (default: a new directory under the system's temp dir)")
-	flag.BoolVar(&c.Overwrite, "overwrite", false, "replace an output directory that holds files other than a bowline run's; without it such a directory is refused (an earlier run's files are always replaced)")
+	flag.BoolVar(&c.Overwrite, "overwrite", false, bowline.OverwriteHelp)
 	flag.StringVar(&c.Previous, "previous", "", "a finished run (directory, local or gs://) to start from: images unchanged since (same id and content hash) are not described again, their features and word counts are carried over, the vocabulary is kept (see --max_drift) and the learners of bags of words continue training on the new images' triplets; the output is a new, self-contained run")
 	flag.BoolVar(&c.RebuildVocab, "rebuild_vocab", false, "with --previous: build a new vocabulary even if the previous run's would do (which makes the rest a full run)")
 	flag.Float64Var(&c.MaxDrift, "max_drift", c.MaxDrift, "with --previous: keep the previous run's vocabulary while the mean squared distance of a descriptor sample to its nearest word has risen by at most this fraction since the vocabulary was built")
 	compareTo := flag.String("compare_to", "", "an earlier run's output directory (local or gs://): the report shows how each score changed since")
 	verbose := flag.Bool("verbose_errors", false, "on failure, print the runner's whole error (plans and all) before the one-line cause")
 	groups := groups()
-	flag.Usage = cli.Usage(flag.CommandLine, synopsis, groups)
-	flag.Parse()
+	cli.Parse("bowline", flag.CommandLine, os.Args[1:], synopsis, groups)
 	beam.Init()
 	cli.QuietRunnerLogs()
 	ctx := context.Background()
 
+	// Nothing is created before the last check that can refuse the job:
+	// a refused job leaves no output directory behind.
 	fail := func(err error) { cli.Exit("bowline", err, *verbose) }
 	if err := cli.Require(flag.CommandLine, "input"); err != nil {
-		fail(fmt.Errorf("%w (--help lists every flag)", err))
+		fail(fmt.Errorf("%w%s", err, cli.HelpHint))
 	}
 	if flag.NArg() > 0 {
-		fail(cli.Usagef("unexpected arguments %q: flags are written --name value", flag.Args()))
+		fail(cli.Usagef("unexpected arguments %q: flags are written --name value%s", flag.Args(), cli.HelpHint))
 	}
 	runner := cli.RunnerFromFlags(flag.CommandLine)
 	// The workers read and write these; --compare_to is read here.
@@ -88,6 +91,28 @@ func main() {
 	if err := job.Apply(); err != nil {
 		fail(err)
 	}
+	c.Flags = cli.Settings(flag.CommandLine, groups)
+	var err error
+	if c.Earlier, err = bowline.LoadEarlier(ctx, *compareTo); err != nil {
+		// "the run to compare with: <why>" is the flag's.
+		fail(cli.UsageError{Err: fmt.Errorf("--compare_to %s: %w", *compareTo, errors.Unwrap(err))})
+	}
+	// The output directory, when not given, is made below: a stand-in
+	// lets the rest of the configuration be checked first.
+	check := c
+	if check.Output == "" {
+		check.Output = filepath.Join(os.TempDir(), "bowline-")
+	}
+	if err := check.Validate(); err != nil {
+		fail(cli.UsageError{Err: err})
+	}
+	warnings, err := bowline.CheckInput(ctx, c)
+	if err != nil {
+		fail(err)
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(os.Stderr, "bowline: warning: %s\n", w)
+	}
 	if c.Output == "" {
 		dir, err := os.MkdirTemp("", "bowline-")
 		if err != nil {
@@ -95,15 +120,7 @@ func main() {
 		}
 		c.Output = dir
 	}
-	c.Flags = cli.Settings(flag.CommandLine, groups)
-	var err error
-	if c.Earlier, err = bowline.LoadEarlier(ctx, *compareTo); err != nil {
-		fail(cli.UsageError{Err: err})
-	}
-	if err := c.Validate(); err != nil {
-		fail(cli.UsageError{Err: err})
-	}
-	if err := bowline.Preflight(ctx, c); err != nil {
+	if err := bowline.CheckOutput(c.Output); err != nil {
 		fail(err)
 	}
 	if err := bowline.PrepareOutput(ctx, c.Output, c.Overwrite); err != nil {

@@ -13,10 +13,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 
+	"github.com/bowline/bowline/cmd/internal/cli"
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/describe"
@@ -45,17 +47,26 @@ var shapes, _ = filepath.Abs(filepath.Join("..", "..", "testdata", "shapes", "la
 // runCmd runs the command and returns its stderr and exit status.
 func runCmd(t *testing.T, args ...string) (stderr string, code int) {
 	t.Helper()
+	_, stderr, code = runIn(t, nil, args...)
+	return stderr, code
+}
+
+// runIn runs the command with env added to its environment and returns
+// its stdout, stderr and exit status.
+func runIn(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Dir = t.TempDir()
-	var e bytes.Buffer
-	cmd.Stderr = &e
+	cmd.Env = append(os.Environ(), env...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()
 	if ee, ok := err.(*exec.ExitError); ok {
-		return e.String(), ee.ExitCode()
+		return o.String(), e.String(), ee.ExitCode()
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	return e.String(), 0
+	return o.String(), e.String(), 0
 }
 
 // TestErrorsAreOneReadableLine: a mistake ends in one short
@@ -67,8 +78,15 @@ func TestErrorsAreOneReadableLine(t *testing.T) {
 	os.WriteFile(file, []byte("x"), 0o644)
 	noLabel := filepath.Join(dir, "nolabel.csv")
 	os.WriteFile(noLabel, []byte("image_id,path,category\na,x.jpg,c\n"), 0o644)
-	empty := filepath.Join(dir, "empty.csv")
-	os.WriteFile(empty, []byte("image_id,path,label\n"), 0o644)
+	// Every row but one is refused at ingest for its repeated id, which
+	// the check before the job does not look for: the job finds one label.
+	repeated := filepath.Join(dir, "repeated.csv")
+	img := func(class string, i int) string {
+		return filepath.Join(filepath.Dir(shapes), "images", class, fmt.Sprintf("%s-%02d.jpg", class, i))
+	}
+	os.WriteFile(repeated, []byte("image_id,path,label\n"+
+		"a,"+img("class0", 0)+",class0\na,"+img("class0", 1)+",class0\n"+
+		"a,"+img("class1", 0)+",class1\na,"+img("class1", 1)+",class1\n"), 0o644)
 	out := filepath.Join(dir, "out")
 	for _, c := range []struct {
 		name string
@@ -80,8 +98,8 @@ func TestErrorsAreOneReadableLine(t *testing.T) {
 		{"missing input", []string{"--input", filepath.Join(dir, "missing.csv"), "--output", out}, 1, "bowline: cannot read the labels CSV " + filepath.Join(dir, "missing.csv") + ": no such file or directory"},
 		{"output is a file", []string{"--input", shapes, "--output", file}, 1, "bowline: output " + file + " is a file, not a directory"},
 		{"no label column", []string{"--input", noLabel, "--output", out}, 1, `bowline: the labels CSV ` + noLabel + ` has no label column "label" (its columns: image_id,path,category): name it with --label_column`},
-		{"unknown learner", []string{"--input", shapes, "--output", out, "--learners", "nope"}, 2, `bowline: unknown learner "nope"`},
-		{"no images, found by the running job", []string{"--input", empty, "--output", out}, 1, "bowline: ingest: no images in " + empty},
+		{"unknown learner", []string{"--input", shapes, "--output", out, "--learners", "nope"}, 2, `bowline: --learners: unknown learner "nope"`},
+		{"no triplets, found by the running job", []string{"--input", repeated, "--output", out, "--vocab", "20"}, 1, "bowline: triplets: no training triplets"},
 	} {
 		stderr, code := runCmd(t, c.args...)
 		lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
@@ -95,21 +113,26 @@ func TestErrorsAreOneReadableLine(t *testing.T) {
 	}
 }
 
-// TestHelpGroupsTheJobsFlags: --help shows the job's flags by stage, then
-// the runner's on one line.
+// TestHelpGroupsTheJobsFlags: --help writes to stdout (so that a pager
+// reads it) the job's flags by stage, then the runner's, in lines of at
+// most 100 characters.
 func TestHelpGroupsTheJobsFlags(t *testing.T) {
-	stderr, code := runCmd(t, "--help")
-	if code != 0 {
-		t.Fatalf("--help exited %d", code)
+	help, stderr, code := runIn(t, nil, "--help")
+	if code != 0 || stderr != "" {
+		t.Fatalf("--help exited %d, stderr:\n%s", code, stderr)
 	}
-	at := func(s string) int { return strings.Index(stderr, s) }
+	at := func(s string) int { return strings.Index(help, s) }
 	if !(at("--input") >= 0 && at("--input") < at("Vocabulary:") && at("--vocab ") > at("Vocabulary:") &&
 		at("--rootsift") > 0 && at("--learners") < at("Beam runner flags")) {
-		t.Fatalf("--help is not grouped as expected:\n%s", stderr)
+		t.Fatalf("--help is not grouped as expected:\n%s", help)
 	}
-	runner := stderr[at("Beam runner flags"):]
-	if n := strings.Count(runner, "\n"); n > 2 || !strings.Contains(runner, "--runner") {
-		t.Errorf("the runner flags take %d lines: %q", n, runner)
+	if runner := help[at("Beam runner flags"):]; !strings.Contains(runner, "--runner") || !strings.Contains(runner, "--worker_binary") {
+		t.Errorf("the runner flags: %q", runner)
+	}
+	for i, line := range strings.Split(help, "\n") {
+		if n := utf8.RuneCountInString(line); n > 100 {
+			t.Errorf("line %d has %d characters: %q", i+1, n, line)
+		}
 	}
 }
 
@@ -223,5 +246,157 @@ func TestAsyncReturnsOnceSubmitted(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "report.json")); !os.IsNotExist(err) {
 		t.Errorf("report.json exists although the job cannot have run: %v", err)
+	}
+}
+
+// TestBadFlagValues: every flag of the command that takes a value out of
+// its range is refused before anything starts — exit 2, one line naming
+// the flag, no output directory, nothing in the temporary directory —
+// where --group_images 0 ran 10 s and panicked, and --eval_depth -1 ran as
+// if 0. Every flag --help lists is in the table or in cli.Unchecked, so a
+// new flag cannot be left out.
+func TestBadFlagValues(t *testing.T) {
+	bad := map[string]string{
+		"label_column": "", "part_images": "0", "vocab": "1", "vocab_sample": "999", "vocab_iter": "0", "akm_checks": "-1",
+		"vocab_chunks": "-1", "soft_words": "-1", "soft_sigma": "-1", "max_keypoints": "-1", "max_side": "8", "max_pixels": "-1",
+		"triplets_per_query": "0", "batch_images": "1", "train_shards": "0", "train_rounds": "0", "group_images": "0",
+		"group_loads": "-1", "query_fraction": "1", "train_queries": "-1", "eval_queries": "-1", "eval_depth": "-1",
+		"eval_shard_queries": "-1", "max_drift": "-0.5", "learners": "nope", "learner_params": "solis-ada.eta=-1",
+		"sweep": "solis-ada.lambda=x",
+	}
+	tmp := t.TempDir()
+	out := filepath.Join(t.TempDir(), "out")
+	for name, v := range bad {
+		_, stderr, code := runIn(t, []string{"TMPDIR=" + tmp}, "--input", shapes, "--output", out, "--"+name, v)
+		lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+		if code != 2 || len(lines) != 1 || !strings.HasPrefix(lines[0], "bowline: --"+name+" ") && !strings.HasPrefix(lines[0], "bowline: --"+name+":") ||
+			!strings.HasSuffix(lines[0], "(--help lists every flag)") {
+			t.Errorf("--%s %q: exit %d, stderr:\n%s", name, v, code, stderr)
+		}
+	}
+	// Without --output too: no bowline-NNNN directory is made for a job
+	// that does not start.
+	if _, _, code := runIn(t, []string{"TMPDIR=" + tmp}, "--input", shapes, "--group_images", "0"); code != 2 {
+		t.Errorf("--group_images 0 without --output: exit %d", code)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("refused runs made their output %s: %v", out, err)
+	}
+	if entries, _ := os.ReadDir(tmp); len(entries) > 0 {
+		t.Errorf("refused runs left %d entries in the temporary directory, the first %s", len(entries), entries[0].Name())
+	}
+	help, _, _ := runIn(t, nil, "--help")
+	end := strings.Index(help, "Beam runner flags")
+	if end < 0 {
+		t.Fatalf("no runner flags in --help's stdout:\n%s", help)
+	}
+	listed := regexp.MustCompile(`(?m)^  --([a-z_]+)`).FindAllStringSubmatch(help[:end], -1)
+	if len(listed) < 30 {
+		t.Fatalf("--help lists %d flags", len(listed))
+	}
+	for _, m := range listed {
+		_, tested := bad[m[1]]
+		if _, free := cli.Unchecked[m[1]]; !tested && !free {
+			t.Errorf("--%s: neither a bad value tested nor in cli.Unchecked", m[1])
+		}
+	}
+}
+
+// TestCommandLineErrors: an unknown flag, or a value its type cannot
+// parse, is one line "bowline: <cause> (--help lists every flag)", exit
+// 2, not the cause without "bowline:" followed by every flag's help.
+func TestCommandLineErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--input", shapes, "--nope"}, "bowline: unknown flag --nope (--help lists every flag)\n"},
+		{[]string{"--input", shapes, "--vocab", "abc"}, `bowline: --vocab "abc": want a whole number (--help lists every flag)` + "\n"},
+		{[]string{"--input", shapes, "--rootsift=yes"}, `bowline: --rootsift "yes": want true or false (--help lists every flag)` + "\n"},
+		{[]string{"--input", shapes, "extra"}, `bowline: unexpected arguments ["extra"]: flags are written --name value (--help lists every flag)` + "\n"},
+	} {
+		stdout, stderr, code := runIn(t, nil, c.args...)
+		if code != 2 || stderr != c.want || stdout != "" {
+			t.Errorf("%q: exit %d, stderr %q, stdout %d bytes; want exit 2 and %q", c.args, code, stderr, len(stdout), c.want)
+		}
+	}
+}
+
+// TestLabelsCheckedBeforeTheJob: a labels CSV the job cannot learn from —
+// one label, no rows — is refused before the job starts, in one line,
+// creating nothing: neither the output directory nor, without --output,
+// a bowline-NNNN directory in the temporary directory. A missing CSV
+// likewise. Rows of the wrong width are counted and reported, and the
+// job goes on.
+func TestLabelsCheckedBeforeTheJob(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	var one strings.Builder
+	one.WriteString("image_id,path,label\n")
+	for i := range 30 {
+		fmt.Fprintf(&one, "i%d,%s,class0\n", i, filepath.Join(filepath.Dir(shapes), "images", "class0", fmt.Sprintf("class0-%02d.jpg", i%16)))
+	}
+	oneLabel := write("one-label.csv", one.String())
+	headerOnly := write("header.csv", "image_id,path,label\n")
+	missing := filepath.Join(dir, "missing.csv")
+	tmp := t.TempDir()
+	out := filepath.Join(dir, "out")
+	for _, c := range []struct {
+		input, want string
+	}{
+		{oneLabel, "bowline: the labels CSV " + oneLabel + ` (column "label"): no training triplets: the 30 labelled images all carry one label ("class0"); learning needs at least 2 labels`},
+		{headerOnly, "bowline: the labels CSV " + headerOnly + " has no rows below its header"},
+		{missing, "bowline: cannot read the labels CSV " + missing + ": no such file or directory"},
+	} {
+		for _, args := range [][]string{{"--input", c.input, "--output", out}, {"--input", c.input}} {
+			_, stderr, code := runIn(t, []string{"TMPDIR=" + tmp}, args...)
+			if code != 1 || strings.TrimRight(stderr, "\n") != c.want {
+				t.Errorf("%q: exit %d, stderr:\n%s\nwant exit 1 and %q", args, code, stderr, c.want)
+			}
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("refused runs made their output %s: %v", out, err)
+	}
+	if entries, _ := os.ReadDir(tmp); len(entries) > 0 {
+		t.Errorf("refused runs left %d entries in the temporary directory, the first %s", len(entries), entries[0].Name())
+	}
+}
+
+// TestOverwriteSaysWhatItRemoves: the refusal of a directory holding
+// other files, and --help, say what --overwrite removes — the files
+// directly in the directory that the run does not write, not its
+// sub-directories — and a run with --overwrite does exactly that. (The
+// refusal named the sub-directory and promised to replace "its content".)
+func TestOverwriteSaysWhatItRemoves(t *testing.T) {
+	out := t.TempDir()
+	os.WriteFile(filepath.Join(out, "notes.txt"), []byte("x"), 0o644)
+	os.Mkdir(filepath.Join(out, "sub"), 0o755)
+	os.WriteFile(filepath.Join(out, "sub", "keep.txt"), []byte("y"), 0o644)
+	const removes = "the files directly in it that it did not write (sub-directories are kept)"
+	args := []string{"--input", shapes, "--output", out, "--vocab", "20", "--learners", "solis-ada"}
+	stderr, code := runCmd(t, args...)
+	if want := "bowline: output " + out + " holds files that are not a bowline run's (notes.txt, sub/): give an empty or new directory, or --overwrite to have the run remove, when it finishes, " + removes + "\n"; code != 1 || stderr != want {
+		t.Errorf("exit %d, stderr %q; want exit 1 and %q", code, stderr, want)
+	}
+	help, _, _ := runIn(t, nil, "--help")
+	if i := strings.Index(help, "--overwrite\n"); i < 0 || !strings.Contains(strings.Join(strings.Fields(help[i:i+400]), " "),
+		"it removes every file directly in the directory that it did not write; sub-directories, and what they hold, are kept") {
+		t.Errorf("--help does not say what --overwrite removes:\n%s", help[i:])
+	}
+	if stderr, code := runCmd(t, append(args, "--overwrite")...); code != 0 {
+		t.Fatalf("--overwrite: exit %d:\n%s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "notes.txt")); !os.IsNotExist(err) {
+		t.Errorf("notes.txt was not removed: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "sub", "keep.txt")); err != nil {
+		t.Errorf("sub/keep.txt was removed: %v", err)
 	}
 }

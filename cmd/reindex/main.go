@@ -58,8 +58,7 @@ func main() {
 		cli.Group{Title: "Nights", Flags: []string{"incremental", "rebuild_vocab", "max_drift", "keep"}},
 		cli.Group{Title: "Quality gate", Flags: []string{"serving_learner", "max_map_drop", "max_dead_rate", "max_shrink"}},
 		cli.Group{Title: "Errors", Flags: []string{"verbose_errors"}})
-	flag.Usage = cli.Usage(flag.CommandLine, synopsis, groups)
-	flag.Parse()
+	cli.Parse("reindex", flag.CommandLine, os.Args[1:], synopsis, groups)
 	beam.Init()
 	cli.QuietRunnerLogs()
 	ctx := context.Background()

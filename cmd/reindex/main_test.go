@@ -64,11 +64,19 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"--input", shapes, "--root", root, "--async"}, "reindex: --async"},
 		{[]string{"--input", shapes, "--root", root, "--learners", "solis-ada", "--serving_learner", "oasis-diag"}, "the serving learner oasis-diag is not among the learners trained"},
 		{[]string{"--input", "gs://b/labels.csv", "--root", root, "--runner", "dataflow"}, "--root " + root + " is a local path"},
-		{[]string{"--input", shapes, "--root", root, "--max_dead_rate", "2"}, "max dead-letter rate 2 is not in [0, 1]"},
+		{[]string{"--input", shapes, "--root", root, "--max_dead_rate", "2"}, "reindex: --max_dead_rate 2: must be in [0, 1]"},
 		// A Flex Template launch: Dataflow only writes the job.
 		{[]string{"--input", "gs://b/labels.csv", "--root", "gs://b/root", "--runner", "dataflow", "--template_location", "gs://b/job.json"}, "reindex: --template_location: Dataflow would return before the job ran"},
 		{[]string{"--input", "gs://b/labels.csv", "--root", "gs://b/root", "--runner", "dataflow", "--dry_run"}, "reindex: --dry_run: Dataflow would return before the job ran"},
-		{[]string{"--input", shapes, "--root", root, "--vocab", "1"}, "vocabulary size must be at least 2"},
+		{[]string{"--input", shapes, "--root", root, "--vocab", "1"}, "reindex: --vocab 1: must be 2 or more"},
+		// reindex's own flags, beside the job's (cmd/internal/cli's
+		// TestEveryJobFlagIsChecked).
+		{[]string{"--input", shapes, "--root", root, "--keep", "-1"}, "reindex: --keep -1: must be 0 or more"},
+		{[]string{"--input", shapes, "--root", root, "--max_map_drop", "-0.1"}, "reindex: --max_map_drop -0.1: must be a number, 0 or more"},
+		{[]string{"--input", shapes, "--root", root, "--max_shrink", "1.5"}, "reindex: --max_shrink 1.5: must be in [0, 1]"},
+		{[]string{"--input", shapes, "--root", root, "--serving_learner", ""}, `reindex: --serving_learner "": must not be empty`},
+		{[]string{"--input", shapes, "--root", root, "--max_drift", "-1"}, "reindex: --max_drift -1: must be a number, 0 or more"},
+		{[]string{"--input", shapes, "--root", root, "--nope"}, "reindex: unknown flag --nope (--help lists every flag)"},
 	} {
 		_, stderr, code := runCmd(t, tc.args...)
 		if code != 2 || !strings.Contains(lastLine(stderr), tc.want) {

@@ -42,7 +42,7 @@ func main() {
 	flag.StringVar(&c.Run, "run", "", "output directory of a finished bowline run (local or gs://); required")
 	flag.StringVar(&c.Output, "output", "", "where models, indexes and the report go; required")
 	flag.IntVar(&c.Shards, "shards", c.Shards, "files per index")
-	flag.BoolVar(&c.Overwrite, "overwrite", false, "replace an output directory that holds files other than a bowline run's")
+	flag.BoolVar(&c.Overwrite, "overwrite", false, bowline.OverwriteHelp)
 	learnerList := flag.String("learners", strings.Join(c.Learning.Learners, ","), "learners to train, comma-separated, or \"all\" (of bags of words; learners of global features, named, need a run made with --global)")
 	params := flag.String("learner_params", "", "hyper-parameters as learner.name=value,…")
 	sweep := flag.String("sweep", "", "train a learner of bags of words once more for each value of one hyper-parameter, each indexed and evaluated as a learner of its own (e.g. solis-ada.lambda=1e-7,1e-6,1e-5,1e-4: the report plots mAP against sparsity)")
@@ -53,24 +53,33 @@ func main() {
 	flag.IntVar(&c.Learning.Eval.TrainQueries, "train_queries", c.Learning.Eval.TrainQueries, "also query with at most this many training images, to show over-fitting (0: every one)")
 	flag.IntVar(&c.Learning.Eval.MaxQueries, "eval_queries", c.Learning.Eval.MaxQueries, "evaluate with at most this many held-out queries (0: all)")
 	verbose := flag.Bool("verbose_errors", false, "on failure, print the runner's whole error (plans and all) before the one-line cause")
-	flag.Usage = cli.Usage(flag.CommandLine, synopsis, groups)
-	flag.Parse()
+	cli.Parse("retrain", flag.CommandLine, os.Args[1:], synopsis, groups)
 	beam.Init()
 	cli.QuietRunnerLogs()
 	ctx := context.Background()
 
 	fail := func(err error) { cli.Exit("retrain", err, *verbose) }
 	if err := cli.Require(flag.CommandLine, "run", "output"); err != nil {
-		fail(fmt.Errorf("%w (--help lists every flag)", err))
+		fail(fmt.Errorf("%w%s", err, cli.HelpHint))
+	}
+	if flag.NArg() > 0 {
+		fail(cli.Usagef("unexpected arguments %q: flags are written --name value%s", flag.Args(), cli.HelpHint))
 	}
 	c.Learning.Learners = cli.ParseLearners(*learnerList, false)
 	p, err := cli.ParseParams(*params)
 	if err != nil {
-		fail(cli.UsageError{Err: err})
+		fail(cli.Usagef("--learner_params: %v%s", err, cli.HelpHint))
 	}
 	c.Learning.Params = p
 	if c.Learning.Sweep, err = cli.ParseSweep(*sweep); err != nil {
-		fail(cli.UsageError{Err: err})
+		fail(cli.Usagef("--sweep: %v%s", err, cli.HelpHint))
+	}
+	// Checked before the run is read, at the vocabulary size the default
+	// parameters were tuned at (Validate checks them again at the run's);
+	// the run's features decide whether its learners of global features
+	// can train, which the job finds out when it reads them.
+	if err := cli.CheckLearning(c.Learning, bowline.DefaultParamsVocabulary, true); err != nil {
+		fail(err)
 	}
 	n, err := fileio.CountRows(ctx, fileio.Join(c.Run, "codebook-*.parquet"))
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/bowline/bowline/transforms/report"
 )
@@ -158,12 +159,17 @@ func Settings(fs *flag.FlagSet, groups []Group) report.Settings {
 
 // Usage returns a flag.FlagSet Usage function that prints synopsis, then
 // the command's own flags group by group, then the names of every other
-// flag of fs — those the Beam SDK registers — on one line.
+// flag of fs — those the Beam SDK registers — together.
 func Usage(fs *flag.FlagSet, synopsis string, groups []Group) func() {
 	return func() { PrintUsage(fs.Output(), fs, synopsis, groups) }
 }
 
-// PrintUsage writes what Usage's function prints to w.
+// UsageWidth is the widest line PrintUsage writes, so that --help reads
+// in a terminal without wrapping and pastes into an issue whole.
+const UsageWidth = 100
+
+// PrintUsage writes what Usage's function prints to w, wrapped at
+// UsageWidth.
 func PrintUsage(w io.Writer, fs *flag.FlagSet, synopsis string, groups []Group) {
 	fmt.Fprintln(w, strings.TrimSpace(synopsis))
 	own := map[string]bool{}
@@ -186,22 +192,43 @@ func PrintUsage(w io.Writer, fs *flag.FlagSet, synopsis string, groups []Group) 
 	})
 	sort.Strings(rest)
 	if len(rest) > 0 {
-		fmt.Fprintf(w, "\nBeam runner flags (see the Beam Go SDK's documentation; --runner selects the runner, Prism in-process by default):\n  %s\n", strings.Join(rest, " "))
+		fmt.Fprintf(w, "\nBeam runner flags (the Beam Go SDK's; --runner selects the runner, Prism in-process by default):\n")
+		writeWrapped(w, "  ", strings.Join(rest, " "))
 	}
 }
 
-// printFlag prints one flag as the flag package does, "--name" first.
+// printFlag prints one flag as the flag package does, "--name" first, its
+// usage below, indented.
 func printFlag(w io.Writer, f *flag.Flag) {
 	name, usage := flag.UnquoteUsage(f)
 	line := "  --" + f.Name
 	if name != "" {
 		line += " " + name
 	}
-	fmt.Fprintf(w, "%s\n    \t%s", line, strings.ReplaceAll(usage, "\n", "\n    \t"))
+	fmt.Fprintln(w, line)
 	if f.DefValue != "" && f.DefValue != "0" && f.DefValue != "false" {
-		fmt.Fprintf(w, " (default %s)", f.DefValue)
+		usage += fmt.Sprintf(" (default %s)", f.DefValue)
 	}
-	fmt.Fprintln(w)
+	for _, para := range strings.Split(usage, "\n") {
+		writeWrapped(w, "      ", para)
+	}
+}
+
+// writeWrapped writes text's words after indent, in lines of at most
+// UsageWidth characters; a word longer than a line has one of its own.
+func writeWrapped(w io.Writer, indent, text string) {
+	line := indent
+	for _, word := range strings.Fields(text) {
+		if line != indent && utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) > UsageWidth {
+			fmt.Fprintln(w, line)
+			line = indent
+		}
+		if line != indent {
+			line += " "
+		}
+		line += word
+	}
+	fmt.Fprintln(w, line)
 }
 
 // Require returns a UsageError naming the first of the flags of fs that

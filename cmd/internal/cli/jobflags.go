@@ -39,7 +39,7 @@ func AddJobFlags(fs *flag.FlagSet, c *bowline.Config) *JobFlags {
 	fs.BoolVar(&c.Describe.SIFT.DoubleImage, "sift_double", c.Describe.SIFT.DoubleImage, "upsample images ×2 before SIFT, as Lowe does")
 	fs.BoolVar(&c.Describe.SIFT.RootSIFT, "rootsift", c.Describe.SIFT.RootSIFT, "RootSIFT descriptors (Arandjelović & Zisserman 2012): Euclidean distance between them is the Hellinger kernel of SIFT's")
 	fs.BoolVar(&c.Describe.Global, "global", c.Describe.Global, "also extract the global features (colour, edge, Gabor, LBP, GIST) into the features files")
-	fs.Int64Var(&c.Describe.MaxPixels, "max_pixels", c.Describe.MaxPixels, "refuse images with more pixels than this, before decoding")
+	fs.Int64Var(&c.Describe.MaxPixels, "max_pixels", c.Describe.MaxPixels, "refuse images with more pixels than this, before decoding (0: no limit, for trusted input only)")
 	fs.IntVar(&c.Triplets.PerQuery, "triplets_per_query", c.Triplets.PerQuery, "training triplets sampled per labelled image")
 	j := &JobFlags{c: c}
 	j.learners = fs.String("learners", strings.Join(c.Learning.Learners, ","), "similarity learners to train, comma-separated, or \"all\". Of bags of words, compared with TF-IDF: "+
@@ -77,18 +77,19 @@ func JobGroups() []Group {
 
 // Apply completes the configuration the flags were parsed into: the
 // seed of every stage, the learner list ("all" expanded), the
-// hyper-parameters and the sweep. Its errors are UsageErrors.
+// hyper-parameters and the sweep, and checks the learners with their
+// parameters (CheckLearning). Its errors are UsageErrors naming the flag.
 func (j *JobFlags) Apply() error {
 	c := j.c
 	c.Vocab.Seed, c.Triplets.Seed, c.Learning.Eval.Seed = *j.seed, *j.seed, *j.seed
 	c.Learning.Learners = ParseLearners(*j.learners, c.Describe.Global)
 	p, err := ParseParams(*j.params)
 	if err != nil {
-		return UsageError{Err: err}
+		return Usagef("--learner_params: %v%s", err, HelpHint)
 	}
 	c.Learning.Params = p
 	if c.Learning.Sweep, err = ParseSweep(*j.sweep); err != nil {
-		return UsageError{Err: err}
+		return Usagef("--sweep: %v%s", err, HelpHint)
 	}
-	return nil
+	return CheckLearning(c.Learning, c.Vocab.K, c.Describe.Global)
 }

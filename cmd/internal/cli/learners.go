@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -99,4 +102,55 @@ func ParseSweep(s string) (bowline.Sweep, error) {
 		w.Values = append(w.Values, x)
 	}
 	return w, nil
+}
+
+// CheckLearning checks the learners of l, with their parameters and the
+// sweep, for a vocabulary of vocab words, with the global features or
+// not, as bowline.Learning.Validate does, but in the words of the
+// command line: its UsageError names the flag to change (--learners,
+// --learner_params or --sweep). The flags of single numbers are
+// CheckFlags'.
+func CheckLearning(l bowline.Learning, vocab int, global bool) error {
+	fail := func(flagName string, err error) error {
+		return Usagef("--%s: %v%s", flagName, err, HelpHint)
+	}
+	if len(l.Learners) == 0 {
+		return fail("learners", fmt.Errorf("no learner named: name one, or all"))
+	}
+	for _, name := range l.Learners {
+		switch {
+		case !learners.IsDense(name) && !slices.Contains(learners.Names(), name):
+			return fail("learners", fmt.Errorf("unknown learner %q: the learners of bags of words are %s; of global features (with --global) %s",
+				name, strings.Join(learners.Names(), ", "), strings.Join(learners.DenseNames(), ", ")))
+		case learners.IsDense(name) && !global:
+			return fail("learners", fmt.Errorf("%s learns from global features: add --global", name))
+		}
+	}
+	// One parameter at a time first, so that the error names the one.
+	for _, learner := range slices.Sorted(maps.Keys(l.Params)) {
+		for _, name := range slices.Sorted(maps.Keys(l.Params[learner])) {
+			v := l.Params[learner][name]
+			one := l
+			one.Learners = []string{learner}
+			one.Params = map[string]map[string]float64{learner: {name: v}}
+			one.Sweep = bowline.Sweep{}
+			if !slices.Contains(l.Learners, learner) || !learners.IsDense(learner) && !slices.Contains(learners.Names(), learner) {
+				continue // the whole check below says why
+			}
+			if err := one.Validate(vocab, global); err != nil {
+				return Usagef("--learner_params %s.%s=%g: %v%s", learner, name, v, err, HelpHint)
+			}
+		}
+	}
+	// Without the sweep's values, what is wrong is a learner's parameters;
+	// the sweep's learner keeps its name, whose parameters may be given.
+	plain := l
+	plain.Sweep = bowline.Sweep{Learner: l.Sweep.Learner}
+	if err := plain.Validate(vocab, global); err != nil {
+		return fail("learner_params", err)
+	}
+	if err := l.Validate(vocab, global); err != nil {
+		return fail("sweep", errors.New(strings.TrimPrefix(err.Error(), "sweep: ")))
+	}
+	return nil
 }

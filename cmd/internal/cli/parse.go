@@ -1,0 +1,274 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/bowline/bowline/transforms/sift"
+)
+
+// HelpHint ends every error of the command line: the one line a mistake
+// prints says where the flags are listed, instead of listing them.
+const HelpHint = " (--help lists every flag)"
+
+// Parse parses the command line args into fs and checks every flag's
+// value (CheckFlags). --help (or -h) prints the usage to stdout, where a
+// pager can read it, and exits 0; any other mistake exits as Exit does,
+// in one line "prog: <cause> (--help lists every flag)", status 2.
+func Parse(prog string, fs *flag.FlagSet, args []string, synopsis string, groups []Group) {
+	err := ParseArgs(fs, args, os.Stdout, synopsis, groups)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		Exit(prog, err, false)
+	}
+}
+
+// ParseArgs is Parse without the exit: it returns flag.ErrHelp once the
+// usage is written to help, and a UsageError ending in HelpHint for a flag
+// that is not defined, cannot be parsed or fails its check. The flag
+// package's own message and usage dump, written to fs's output, are
+// silenced: the error says it all.
+func ParseArgs(fs *flag.FlagSet, args []string, help io.Writer, synopsis string, groups []Group) error {
+	fs.Init(fs.Name(), flag.ContinueOnError)
+	out := fs.Output()
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	fs.Usage = Usage(fs, synopsis, groups)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		PrintUsage(help, fs, synopsis, groups)
+		return flag.ErrHelp
+	case err != nil:
+		return UsageError{errors.New(parseCause(fs, err) + HelpHint)}
+	}
+	if err := CheckFlags(fs); err != nil {
+		return UsageError{fmt.Errorf("%w%s", err, HelpHint)}
+	}
+	return nil
+}
+
+// The flag package's errors (Go 1.2x), as Parse rewrites them.
+var (
+	errUndefined = regexp.MustCompile(`^flag provided but not defined: -+(.*)$`)
+	errValue     = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-+([^:]*): (.*)$`)
+	errNoValue   = regexp.MustCompile(`^flag needs an argument: -+(.*)$`)
+)
+
+// parseCause rewrites an error of fs.Parse in the words of --help, which
+// spells flags with two dashes: "unknown flag --nope", "--vocab abc: want
+// a whole number".
+func parseCause(fs *flag.FlagSet, err error) string {
+	msg := err.Error()
+	if m := errUndefined.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("unknown flag --%s", m[1])
+	}
+	if m := errNoValue.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("--%s needs a value", m[1])
+	}
+	if m := errValue.FindStringSubmatch(msg); m != nil {
+		want := m[3]
+		if f := fs.Lookup(m[2]); f != nil {
+			if w := wantOfType(f); w != "" {
+				want = w
+			}
+		}
+		return fmt.Sprintf("--%s %q: %s", m[2], m[1], want)
+	}
+	return msg
+}
+
+// wantOfType says what values a flag of f's type takes; "" for a type
+// whose own error says it better.
+func wantOfType(f *flag.Flag) string {
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return ""
+	}
+	switch g.Get().(type) {
+	case bool:
+		return "want true or false"
+	case int, int64:
+		return "want a whole number"
+	case uint, uint64:
+		return "want a whole number, 0 or more"
+	case float64:
+		return "want a number"
+	}
+	return ""
+}
+
+// check is a flag's rule: it says what is wrong with a value, or "".
+type check func(v any) string
+
+// atLeast takes whole numbers from min.
+func atLeast(min int64) check {
+	return func(v any) string {
+		if n, ok := whole(v); ok && n < min {
+			return fmt.Sprintf("must be %d or more", min)
+		}
+		return ""
+	}
+}
+
+// zeroOrAtLeast takes 0 (what off means) or whole numbers from min.
+func zeroOrAtLeast(min int64, zero string) check {
+	return func(v any) string {
+		if n, ok := whole(v); ok && n != 0 && n < min {
+			return fmt.Sprintf("must be 0 (%s) or %d or more", zero, min)
+		}
+		return ""
+	}
+}
+
+// inRange takes the numbers of [lo, hi], or [lo, hi) when open.
+func inRange(lo, hi float64, open bool) check {
+	return func(v any) string {
+		x, _ := v.(float64)
+		if x >= lo && (x < hi || !open && x == hi) {
+			return ""
+		}
+		if open {
+			return fmt.Sprintf("must be in [%g, %g)", lo, hi)
+		}
+		return fmt.Sprintf("must be in [%g, %g]", lo, hi)
+	}
+}
+
+// finiteFrom takes the finite numbers from lo.
+func finiteFrom(lo float64) check {
+	return func(v any) string {
+		if x, _ := v.(float64); !(x >= lo) || math.IsInf(x, 1) {
+			return fmt.Sprintf("must be a number, %g or more", lo)
+		}
+		return ""
+	}
+}
+
+// nonEmpty refuses "".
+func nonEmpty(v any) string {
+	if s, _ := v.(string); strings.TrimSpace(s) == "" {
+		return "must not be empty"
+	}
+	return ""
+}
+
+func whole(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int:
+		return int64(n), true
+	case int64:
+		return n, true
+	}
+	return 0, false
+}
+
+// checks are the rules of the flags of every command of the job — the
+// job's (AddJobFlags), bowline's, retrain's and reindex's own — by name;
+// a command's flag that is not here takes any value its type parses
+// (Unchecked says which, and why). Beam's runner flags are Beam's.
+var checks = map[string]check{
+	// Input and output.
+	"label_column": nonEmpty,
+	"part_images":  atLeast(1),
+	"shards":       atLeast(1),
+	// Description.
+	"max_side":      zeroOrAtLeast(sift.MinImageSide, "never downscale"),
+	"max_pixels":    atLeast(0),
+	"max_keypoints": atLeast(0),
+	// Vocabulary.
+	"vocab":        atLeast(2),
+	"vocab_sample": atLeast(2),
+	"vocab_iter":   atLeast(1),
+	"akm_checks":   atLeast(0),
+	"vocab_chunks": atLeast(0),
+	"max_drift":    finiteFrom(0),
+	// Bags of words.
+	"soft_words": atLeast(0),
+	"soft_sigma": finiteFrom(0),
+	// Triplets and learners.
+	"triplets_per_query": atLeast(1),
+	"batch_images":       atLeast(2),
+	"train_shards":       atLeast(1),
+	"train_rounds":       atLeast(1),
+	"group_images":       atLeast(1),
+	"group_loads":        atLeast(0),
+	// Evaluation.
+	"query_fraction":     inRange(0, 1, true),
+	"train_queries":      atLeast(0),
+	"eval_queries":       atLeast(0),
+	"eval_depth":         atLeast(0),
+	"eval_shard_queries": atLeast(0),
+	// reindex's nights and quality gate.
+	"keep":            atLeast(0),
+	"serving_learner": nonEmpty,
+	"max_map_drop":    finiteFrom(0),
+	"max_dead_rate":   inRange(0, 1, false),
+	"max_shrink":      inRange(0, 1, false),
+}
+
+// Unchecked are the commands' flags that take any value their type
+// parses, with the reason, so that a test can tell a flag left out of
+// checks by mistake from one that needs no rule.
+var Unchecked = map[string]string{
+	"input":          "required (Require); its content is checked before the job starts (bowline.Preflight)",
+	"output":         "any directory; checked before the job starts (bowline.Preflight)",
+	"root":           "required (Require)",
+	"run":            "required (Require); read before the job starts",
+	"previous":       "read before the job starts",
+	"compare_to":     "read before the job starts",
+	"learners":       "checked with the learners' parameters (CheckLearning)",
+	"learner_params": "checked with the learners' parameters (CheckLearning)",
+	"sweep":          "checked with the learners' parameters (CheckLearning)",
+	"seed":           "any seed",
+	"overwrite":      "a switch", "rebuild_vocab": "a switch", "verbose_errors": "a switch", "akm": "a switch",
+	"sift_double": "a switch", "rootsift": "a switch", "global": "a switch", "incremental": "a switch",
+}
+
+// CheckFlags checks the value of every flag of fs that has a rule, and
+// that --vocab_sample holds at least --vocab descriptors, and returns the
+// first mistake in a line naming the flag: "--group_images 0: must be 1
+// or more".
+func CheckFlags(fs *flag.FlagSet) error {
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		c, ok := checks[f.Name]
+		g, isGetter := f.Value.(flag.Getter)
+		if err != nil || !ok || !isGetter {
+			return
+		}
+		if why := c(g.Get()); why != "" {
+			err = fmt.Errorf("--%s %s: %s", f.Name, shown(f.Value.String()), why)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	k, s := fs.Lookup("vocab"), fs.Lookup("vocab_sample")
+	if k != nil && s != nil {
+		kn, _ := strconv.Atoi(k.Value.String())
+		sn, _ := strconv.Atoi(s.Value.String())
+		if sn < kn {
+			return fmt.Errorf("--vocab_sample %d is less than --vocab %d: k-means needs a sampled descriptor for every word", sn, kn)
+		}
+	}
+	return nil
+}
+
+// shown quotes a value that would not read as one word.
+func shown(v string) string {
+	if v == "" || strings.ContainsAny(v, " \t\n\"'") {
+		return strconv.Quote(v)
+	}
+	return v
+}

@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/bowline/bowline/pipelines/bowline"
+)
+
+// jobFlagSet is a flag set with the job's flags and a stand-in for Beam's.
+func jobFlagSet() (*flag.FlagSet, *JobFlags, *bytes.Buffer) {
+	fs := flag.NewFlagSet("bowline", flag.ExitOnError)
+	var out bytes.Buffer
+	fs.SetOutput(&out)
+	c := bowline.DefaultConfig()
+	j := AddJobFlags(fs, &c)
+	fs.String("runner", "", "Beam's")
+	for _, n := range []string{"async", "dry_run", "staging_location", "temp_location", "worker_binary", "environment_config"} {
+		fs.String(n, "", "Beam's")
+	}
+	return fs, j, &out
+}
+
+// TestParseArgsErrors: a flag that is not defined, or a value its type
+// cannot parse, is one line naming the flag as --help spells it and
+// saying where the flags are listed, a UsageError; the flag package's own
+// message and its dump of every flag are not written.
+func TestParseArgsErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--nope"}, "unknown flag --nope"},
+		{[]string{"--vocab", "abc"}, `--vocab "abc": want a whole number`},
+		{[]string{"--vocab=1.5"}, `--vocab "1.5": want a whole number`},
+		{[]string{"--query_fraction", "x"}, `--query_fraction "x": want a number`},
+		{[]string{"--global=maybe"}, `--global "maybe": want true or false`},
+		{[]string{"--seed", "-1"}, `--seed "-1": want a whole number, 0 or more`},
+		{[]string{"--input"}, "--input needs a value"},
+	} {
+		fs, _, out := jobFlagSet()
+		var help bytes.Buffer
+		err := ParseArgs(fs, c.args, &help, "usage", JobGroups())
+		if err == nil || err.Error() != c.want+HelpHint || !errors.As(err, new(UsageError)) {
+			t.Errorf("%q: %v, want a UsageError %q", c.args, err, c.want+HelpHint)
+		}
+		if out.Len() > 0 || help.Len() > 0 {
+			t.Errorf("%q: the flag package wrote %d bytes, the help %d", c.args, out.Len(), help.Len())
+		}
+	}
+}
+
+// TestParseArgsHelp: --help writes the usage to the writer given (the
+// command's stdout), in lines of at most UsageWidth characters, Beam's
+// runner flags included, and returns flag.ErrHelp.
+func TestParseArgsHelp(t *testing.T) {
+	for _, arg := range []string{"--help", "-h"} {
+		fs, _, out := jobFlagSet()
+		var help bytes.Buffer
+		if err := ParseArgs(fs, []string{arg}, &help, "Usage: bowline", JobGroups()); !errors.Is(err, flag.ErrHelp) {
+			t.Fatalf("%s: %v", arg, err)
+		}
+		if out.Len() > 0 || !strings.Contains(help.String(), "--triplets_per_query") || !strings.Contains(help.String(), "--worker_binary") {
+			t.Fatalf("%s: %d bytes to the flag set's output; help:\n%s", arg, out.Len(), help.String())
+		}
+		for i, line := range strings.Split(help.String(), "\n") {
+			if utf8.RuneCountInString(line) > UsageWidth {
+				t.Errorf("%s: line %d has %d characters: %q", arg, i+1, utf8.RuneCountInString(line), line)
+			}
+		}
+	}
+}
+
+// badValues are values every job flag with a rule refuses: the edges
+// just outside what it takes.
+var badValues = map[string][]string{
+	"label_column":       {"", " "},
+	"part_images":        {"0", "-1"},
+	"vocab":              {"1", "0", "-5"},
+	"vocab_sample":       {"1", "-1", "999"}, // 999: below --vocab's 1000
+	"vocab_iter":         {"0", "-1"},
+	"akm_checks":         {"-1"},
+	"vocab_chunks":       {"-1"},
+	"soft_words":         {"-1"},
+	"soft_sigma":         {"-1", "NaN", "+Inf"},
+	"max_keypoints":      {"-1"},
+	"max_side":           {"-1", "15"},
+	"max_pixels":         {"-1"},
+	"triplets_per_query": {"0", "-1"},
+	"batch_images":       {"1", "-1"},
+	"train_shards":       {"0", "-1"},
+	"train_rounds":       {"0", "-1"},
+	"group_images":       {"0", "-1"},
+	"group_loads":        {"-1"},
+	"query_fraction":     {"-0.1", "1", "NaN"},
+	"train_queries":      {"-1"},
+	"eval_queries":       {"-1"},
+	"eval_depth":         {"-1"},
+	"eval_shard_queries": {"-1"},
+	"learners":           {"", "nope", "itq"},                             // itq: global features without --global
+	"learner_params":     {"lambda", "solis-ada.lambda=-1", "itq.bits=8"}, // itq: not trained
+	"sweep":              {"solis-ada", "solis-ada.nope=1,2", "solis-ada.lambda=1e-5,1e-5"},
+}
+
+// TestEveryJobFlagIsChecked: every flag of AddJobFlags either has a rule
+// (and the table above refuses values outside it, in one line naming the
+// flag, before the job starts: --group_images 0 ran 10 s and panicked) or
+// is in Unchecked, with the reason; values at the edge of each rule pass.
+func TestEveryJobFlagIsChecked(t *testing.T) {
+	fs, _, _ := jobFlagSet()
+	fs.VisitAll(func(f *flag.Flag) {
+		if _, beam := map[string]bool{"runner": true, "async": true, "dry_run": true, "staging_location": true, "temp_location": true,
+			"worker_binary": true, "environment_config": true}[f.Name]; beam {
+			return
+		}
+		_, ruled := checks[f.Name]
+		_, free := Unchecked[f.Name]
+		if _, tested := badValues[f.Name]; (ruled || !free) && !tested {
+			t.Errorf("--%s: no bad values tested (has a rule: %v, in Unchecked: %v)", f.Name, ruled, free)
+		}
+	})
+	for name, values := range badValues {
+		for _, v := range values {
+			fs, j, _ := jobFlagSet()
+			err := ParseArgs(fs, []string{"--" + name + "=" + v}, &bytes.Buffer{}, "usage", JobGroups())
+			if err == nil {
+				err = j.Apply()
+			}
+			if err == nil || !errors.As(err, new(UsageError)) || !strings.HasPrefix(err.Error(), "--"+name+" ") && !strings.HasPrefix(err.Error(), "--"+name+":") ||
+				strings.Contains(err.Error(), "\n") || !strings.HasSuffix(err.Error(), HelpHint) {
+				t.Errorf("--%s=%q: %v; want one line naming --%s", name, v, err, name)
+			}
+		}
+	}
+	good := [][]string{
+		{"--max_side", "0"}, {"--max_side", "16"}, {"--query_fraction", "0"}, {"--vocab", "2", "--vocab_sample", "2"},
+		{"--group_loads", "0"}, {"--batch_images", "2"}, {"--soft_sigma", "0"}, {"--learners", "all", "--global"},
+		{"--learner_params", "solis-ada.lambda=0"}, {"--sweep", "solis-ada.lambda=1e-6,1e-5", "--learner_params", "solis-ada.eta=1", "--learners", "oasis-diag"},
+	}
+	for _, args := range good {
+		fs, j, _ := jobFlagSet()
+		err := ParseArgs(fs, append([]string{"--input", "x.csv"}, args...), &bytes.Buffer{}, "usage", JobGroups())
+		if err == nil {
+			err = j.Apply()
+		}
+		if err != nil {
+			t.Errorf("%q: %v", args, err)
+		}
+	}
+}
