@@ -120,8 +120,8 @@
 //     stage, reason).
 //   - split (object): train_images, query_images, query_fraction.
 //   - stages (array, in the job's order): name, units, rows_in, rows_out,
-//     cpu_units, cpu_seconds, unit_wall_seconds, worker_seconds,
-//     wall_seconds, start_unix_ms, end_unix_ms (see report.Stage).
+//     cpu_units, cpu_seconds, unit_wall_seconds, wall_seconds,
+//     start_unix_ms, end_unix_ms (see report.Stage).
 //   - methods (array): one object per report-*.parquet row, its columns
 //     under the same names (method, input, relevance, split, queries, map,
 //     precision_at_10, ndcg_at_10, map_low, map_high, precision_at_10_low,

@@ -184,8 +184,8 @@ func lineChart(title, xLabel, yLabel string, series []Series, xRange, yRange *[2
 }
 
 // BarChart draws grouped vertical bars: one group per category (x tick labels = categories, rotated if there
-// are many or they are long), one bar per series in each group, with a legend (per-label AP of two methods; wall and
-// worker seconds per stage).
+// are many or they are long), one bar per series in each group, with a legend (per-label AP of two methods; CPU and
+// wall seconds per stage).
 func BarChart(title, yLabel string, categories []string, series []Series) (out template.HTML, err error) {
 	defer recoverChart(title, &out, &err)
 	if len(series) == 0 {
