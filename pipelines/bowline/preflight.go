@@ -102,13 +102,21 @@ func checkLabels(ctx context.Context, input string, cols ingest.Columns) ([]stri
 	}
 	var warnings []string
 	if scan.Wide > 0 {
-		warnings = append(warnings, fmt.Sprintf("the labels CSV %s has %d rows whose field count differs from its header's, the first: %s; they will be dead letters",
-			input, scan.Wide, scan.FirstWide))
+		warnings = append(warnings, fmt.Sprintf("the labels CSV %s has %s whose field count differs from its header's, the first: %s; the job refuses them as dead letters",
+			input, rows(scan.Wide), scan.FirstWide))
 	}
 	if n := scan.Refused - scan.Wide; n > 0 {
-		warnings = append(warnings, fmt.Sprintf("the labels CSV %s has %d rows without a path; they will be dead letters", input, n))
+		warnings = append(warnings, fmt.Sprintf("the labels CSV %s has %s without a path; the job refuses them as dead letters", input, rows(n)))
 	}
 	return warnings, nil
+}
+
+// rows says "1 row" or "n rows".
+func rows(n int64) string {
+	if n == 1 {
+		return "1 row"
+	}
+	return fmt.Sprintf("%d rows", n)
 }
 
 // CheckOutput checks that a local output is a directory, or can be

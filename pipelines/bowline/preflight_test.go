@@ -30,7 +30,7 @@ func TestCheckInputLabels(t *testing.T) {
 		{"singletons.csv", "image_id,path,label\na,a.jpg,cat\nb,b.jpg,dog\nc,c.jpg,\n", "none of the 2 labels has 2 or more images", nil},
 		{"unlabelled.csv", "image_id,path,label\na,a.jpg,\nb,b.jpg,\n", "no labelled images to learn from", nil},
 		{"wide.csv", "image_id,path,label,tags\na,a.jpg,cat,\nParis_Louvre_Courtyard,_Looking_West,x,_Looking_West.jpg,dog,\nb,b.jpg,cat,\nc,c.jpg,dog,\nd,,dog,\nx,y,dog\nd,d.jpg,dog,\n", "",
-			[]string{"has 2 rows whose field count differs from its header's, the first: labels line 3: 6 fields, header has 4", "has 1 rows without a path"}},
+			[]string{"has 2 rows whose field count differs from its header's, the first: labels line 3: 6 fields, header has 4", "has 1 row without a path"}},
 	} {
 		local := filepath.Join(dir, c.name)
 		if err := os.WriteFile(local, []byte(c.body), 0o644); err != nil {
