@@ -116,7 +116,6 @@ func (r *DenseRanking) Add(rows []train.DenseRow) error {
 			defer wg.Done()
 			var sc BruteScratch
 			var cands candidates
-			var keys []float64
 			var groups []TieGroup
 			for {
 				qi := int(next.Add(1) - 1)
@@ -136,7 +135,7 @@ func (r *DenseRanking) Add(rows []train.DenseRow) error {
 						cands.add(-s, q.Label != "" && rows[i].Label == q.Label)
 					}
 				}
-				groups, keys = appendTop(groups[:0], &cands, r.r.depth, keys)
+				groups = appendTop(groups[:0], &cands, r.r.depth)
 				r.r.take(qi, groups, last)
 				r.r.seconds[qi] += time.Since(start).Seconds()
 			}

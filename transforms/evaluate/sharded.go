@@ -179,7 +179,6 @@ type chunkScorer struct {
 	seen     []bool    // seen[d]: d is in touched
 	touched  []int32
 	pos, neg candidates
-	keys     []float64
 	groups   []TieGroup
 }
 
@@ -236,16 +235,16 @@ func (sc *chunkScorer) ties(q Query, exclude int, labels []string, labelled, dep
 	sc.touched = sc.touched[:0]
 	g := sc.groups[:0]
 	zeros := others - sc.pos.len() - sc.neg.len()
-	g, sc.keys = appendTop(g, &sc.pos, depth, sc.keys)
+	g = appendTop(g, &sc.pos, depth)
 	n := count(g)
 	if zeros > 0 && (depth <= 0 || n < depth) {
 		g = append(g, TieGroup{Score: 0, N: zeros, Rel: zeroRel})
 		n += zeros
 	}
 	if depth <= 0 {
-		g, sc.keys = appendTop(g, &sc.neg, 0, sc.keys)
+		g = appendTop(g, &sc.neg, 0)
 	} else if n < depth {
-		g, sc.keys = appendTop(g, &sc.neg, depth-n, sc.keys)
+		g = appendTop(g, &sc.neg, depth-n)
 	}
 	sc.groups = g
 	return g

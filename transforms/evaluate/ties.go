@@ -225,33 +225,57 @@ func mergeTies(a, b []TieGroup, depth int) []TieGroup {
 }
 
 // candidates are the scores of the candidate results of one query, the
-// relevant apart from the others: sorting plain float64s apart and merging
-// them is several times faster than sorting (score, relevance) pairs.
+// relevant apart from the others, as sort keys (sortKey): two lists of
+// integers radix-sort in linear time and merge into tie groups, where
+// sorting (score, relevance) pairs by comparison took several times
+// longer over a whole collection.
 type candidates struct {
-	rel, other []float64
+	rel, other []uint64
+	keys, tmp  []uint64 // scratch
 }
 
 func (c *candidates) reset() { c.rel, c.other = c.rel[:0], c.other[:0] }
 
 func (c *candidates) add(score float64, rel bool) {
 	if rel {
-		c.rel = append(c.rel, score)
+		c.rel = append(c.rel, sortKey(score))
 	} else {
-		c.other = append(c.other, score)
+		c.other = append(c.other, sortKey(score))
 	}
 }
 
 func (c *candidates) len() int { return len(c.rel) + len(c.other) }
 
+// sortKey maps scores to integers in the same order, −0 folded into +0 so
+// that both tie: positive floats order like their bit patterns, negative
+// ones in reverse.
+func sortKey(f float64) uint64 {
+	if f == 0 {
+		f = 0
+	}
+	b := math.Float64bits(f)
+	if b>>63 != 0 {
+		return ^b
+	}
+	return b | 1<<63
+}
+
+// fromKey inverts sortKey.
+func fromKey(k uint64) float64 {
+	if k>>63 != 0 {
+		return math.Float64frombits(k &^ (1 << 63))
+	}
+	return math.Float64frombits(^k)
+}
+
 // appendTop appends to dst the tie groups of the best k of c (k ≤ 0: all
 // of them), best first, the group at the k-th result whole: every
-// candidate tied with it is counted. It reorders c and uses keys as
-// scratch, returning it.
-func appendTop(dst []TieGroup, c *candidates, k int, keys []float64) ([]TieGroup, []float64) {
+// candidate tied with it is counted. It reorders c.
+func appendTop(dst []TieGroup, c *candidates, k int) []TieGroup {
 	if k > 0 && c.len() > k {
-		keys = append(append(keys[:0], c.rel...), c.other...)
-		kth := kthLargest(keys, k)
-		keep := func(x []float64) []float64 {
+		c.keys = append(append(c.keys[:0], c.rel...), c.other...)
+		kth := kthLargest(c.keys, k)
+		keep := func(x []uint64) []uint64 {
 			kept := x[:0]
 			for _, s := range x {
 				if s >= kth {
@@ -262,19 +286,19 @@ func appendTop(dst []TieGroup, c *candidates, k int, keys []float64) ([]TieGroup
 		}
 		c.rel, c.other = keep(c.rel), keep(c.other)
 	}
-	slices.Sort(c.rel)
-	slices.Sort(c.other)
+	c.tmp = radixSort(c.rel, c.tmp)
+	c.tmp = radixSort(c.other, c.tmp)
 	// Both ascending: merge from their ends, best first.
 	i, j := len(c.rel)-1, len(c.other)-1
 	for i >= 0 || j >= 0 {
-		var s float64
+		var key uint64
 		rel := j < 0 || (i >= 0 && c.rel[i] >= c.other[j])
 		if rel {
-			s, i = c.rel[i], i-1
+			key, i = c.rel[i], i-1
 		} else {
-			s, j = c.other[j], j-1
+			key, j = c.other[j], j-1
 		}
-		if len(dst) == 0 || dst[len(dst)-1].Score != s {
+		if s := fromKey(key); len(dst) == 0 || dst[len(dst)-1].Score != s {
 			dst = append(dst, TieGroup{Score: s})
 		}
 		g := &dst[len(dst)-1]
@@ -283,13 +307,54 @@ func appendTop(dst []TieGroup, c *candidates, k int, keys []float64) ([]TieGroup
 			g.Rel++
 		}
 	}
-	return dst, keys
+	return dst
+}
+
+// radixSort sorts x ascending, by a least-significant-digit radix sort of
+// its bytes for long x (skipping the bytes every key shares), using tmp as
+// scratch and returning it.
+func radixSort(x, tmp []uint64) []uint64 {
+	if len(x) < 256 {
+		slices.Sort(x)
+		return tmp
+	}
+	if cap(tmp) < len(x) {
+		tmp = make([]uint64, len(x))
+	}
+	src, dst := x, tmp[:len(x)]
+	var count [8][256]int
+	for _, k := range src {
+		for b := range count {
+			count[b][byte(k>>(8*b))]++
+		}
+	}
+	for b := range count {
+		c := &count[b]
+		shift := 8 * b
+		if c[byte(src[0]>>shift)] == len(src) {
+			continue
+		}
+		sum := 0
+		for i, n := range c {
+			c[i], sum = sum, sum+n
+		}
+		for _, k := range src {
+			d := byte(k >> shift)
+			dst[c[d]] = k
+			c[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &x[0] {
+		copy(x, src)
+	}
+	return tmp
 }
 
 // kthLargest returns the k-th largest of x (1 ≤ k ≤ len(x)), counting
 // equal values apart, in expected linear time (quickselect); it reorders
 // x.
-func kthLargest(x []float64, k int) float64 {
+func kthLargest(x []uint64, k int) uint64 {
 	want := k - 1 // its index in descending order
 	lo, hi := 0, len(x)-1
 	for lo < hi {

@@ -321,9 +321,9 @@ func sameScores(t *testing.T, name string, want, got []QueryScore, names map[str
 func TestKthLargest(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 9))
 	for trial := range 200 {
-		x := make([]float64, 1+rng.IntN(60))
+		x := make([]uint64, 1+rng.IntN(60))
 		for i := range x {
-			x[i] = float64(rng.IntN(8)) // many equal values
+			x[i] = uint64(rng.IntN(8)) // many equal values
 		}
 		sorted := slices.Clone(x)
 		slices.Sort(sorted)
@@ -332,6 +332,35 @@ func TestKthLargest(t *testing.T) {
 		if got := kthLargest(x, k); got != sorted[k-1] {
 			t.Fatalf("trial %d: %d-th largest of %v = %v, want %v", trial, k, sorted, got, sorted[k-1])
 		}
+	}
+}
+
+// Sort keys order as the scores do, tie exactly when they do, and give
+// the scores back; the radix sort agrees with a comparison sort.
+func TestSortKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 11))
+	scores := []float64{math.Inf(-1), -3.5, -1e-300, math.Copysign(0, -1), 0, 1e-300, 2, 2, math.Inf(1)}
+	for range 2000 {
+		scores = append(scores, float64(rng.IntN(50)-25)/4, rng.NormFloat64()*1e6)
+	}
+	for i, a := range scores {
+		if fromKey(sortKey(a)) != a {
+			t.Errorf("score %v comes back as %v", a, fromKey(sortKey(a)))
+		}
+		b := scores[(i*7+3)%len(scores)]
+		if (a < b) != (sortKey(a) < sortKey(b)) || (a == b) != (sortKey(a) == sortKey(b)) {
+			t.Errorf("scores %v, %v: keys %x, %x", a, b, sortKey(a), sortKey(b))
+		}
+	}
+	keys := make([]uint64, len(scores))
+	for i, s := range scores {
+		keys[i] = sortKey(s)
+	}
+	want := slices.Clone(keys)
+	slices.Sort(want)
+	radixSort(keys, nil)
+	if !slices.Equal(keys, want) {
+		t.Error("radix sort differs from slices.Sort")
 	}
 }
 
