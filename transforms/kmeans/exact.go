@@ -101,25 +101,31 @@ func NewExact(centroids []float32, dim int) *Exact {
 		e.norms[k+i] = float32(math.Inf(1))
 	}
 	for c := range k {
-		row := centroids[c*dim : (c+1)*dim]
-		base := c / panelCols * pdim * panelCols
-		l := c % panelCols
-		var n2 float64
-		for j, v := range row {
-			e.panels[base+j*panelCols+l] = v
-			n2 += float64(v) * float64(v)
-		}
-		if math.IsNaN(n2) || math.IsInf(n2, 0) {
-			e.expand = false
-		}
-		e.norms[c] = float32(n2)
-		e.cmx2 = max(e.cmx2, n2)
+		e.packRow(c, centroids[c*dim:(c+1)*dim])
 	}
 	e.cmax = math.Sqrt(e.cmx2)
 	if !e.expand || !(e.cmx2 < expandLimit) {
 		e.expand = false
 	}
 	return e
+}
+
+// packRow writes row into lane c of the panels and its squared norm into
+// norms[c], and folds the norm into cmx2 and expand (cmax is left to the
+// caller, once every row is in).
+func (e *Exact) packRow(c int, row []float32) {
+	base := c / panelCols * e.pdim * panelCols
+	l := c % panelCols
+	var n2 float64
+	for j, v := range row {
+		e.panels[base+j*panelCols+l] = v
+		n2 += float64(v) * float64(v)
+	}
+	if math.IsNaN(n2) || math.IsInf(n2, 0) {
+		e.expand = false
+	}
+	e.norms[c] = float32(n2)
+	e.cmx2 = max(e.cmx2, n2)
 }
 
 // K returns the number of centroids.

@@ -113,8 +113,15 @@ type Options struct {
 	Approx bool
 
 	// Forest configures the forests of an approximate assignment; it is
-	// ignored when Approx is false.
+	// ignored when Approx is false or Index is IndexIVF.
 	Forest ForestOptions
+
+	// Index chooses the structure an approximate assignment searches:
+	// a Forest (the zero value) or an IVF, built with
+	// IVFOptions.ForIteration(i) over the current centroids at every
+	// iteration and configured by IVF.
+	Index Index
+	IVF   IVFOptions
 
 	// Init chooses how the initial centroids are drawn.
 	Init Init
@@ -128,6 +135,18 @@ type Options struct {
 	// Reseed chooses how clusters left empty by an update are re-seeded.
 	Reseed Reseed
 }
+
+// Index is a structure for approximate assignment.
+type Index int
+
+const (
+	// IndexForest searches a Forest of randomised kd-trees.
+	IndexForest Index = iota
+
+	// IndexIVF searches an IVF, an inverted file over coarse cells of the
+	// centroids, with Exact's kernel.
+	IndexIVF
+)
 
 // Init is an initialisation method.
 type Init int
@@ -200,8 +219,13 @@ func (o Options) Validate() error {
 		return fmt.Errorf("kmeans: Reseed = %d, want ReseedAuto, ReseedFarthest or ReseedSplit", o.Reseed)
 	}
 	if o.Approx {
-		if err := o.Forest.Validate(); err != nil {
-			return err
+		switch o.Index {
+		case IndexForest:
+			return o.Forest.Validate()
+		case IndexIVF:
+			return o.IVF.Validate()
+		default:
+			return fmt.Errorf("kmeans: Index = %d, want IndexForest or IndexIVF", o.Index)
 		}
 	}
 	return nil
@@ -413,7 +437,10 @@ func train(data []float32, dim, n int, cent []float32, opt Options) Result {
 		dist:      make([]float32, n),
 		sums:      NewSums(opt.K, dim),
 	}
-	if opt.Approx {
+	if opt.Approx && opt.Index == IndexIVF {
+		t.ivf = opt.IVF
+		t.ivfScratch = make([]IVFScratch, t.workers)
+	} else if opt.Approx {
 		t.forest = opt.Forest
 		t.searches = make([]Search, t.workers)
 	}
@@ -487,21 +514,33 @@ type trainer struct {
 	forest   ForestOptions
 	searches []Search
 
+	// ivf is the configuration of approximate assignment through an IVF,
+	// used only when ivfScratch (one per worker) is non-nil.
+	ivf        IVFOptions
+	ivfScratch []IVFScratch
+
 	// exact holds one scratch per worker for exact assignment (Exact),
 	// allocated on first use.
 	exact []ExactScratch
 }
 
 // assign runs Assign (through Exact, which gives the same labels and
-// distances faster), or a Forest's Assign for approximate training, over
-// contiguous shards of the points, one per worker, for Lloyd iteration iter
-// (0 for the initial centroids). Each point's label depends only on that
-// point, the centroids and the iteration's forest, so the sharding does not
-// affect the result.
+// distances faster), or a Forest's or an IVF's Assign for approximate
+// training, over contiguous shards of the points, one per worker, for Lloyd
+// iteration iter (0 for the initial centroids). Each point's label depends
+// only on that point, the centroids and the iteration's forest or IVF, so
+// the sharding does not affect the result.
 func (t *trainer) assign(iter int) (changed int) {
 	var f *Forest
 	var e *Exact
-	if t.searches == nil {
+	var v *IVF
+	if t.ivfScratch != nil {
+		var err error
+		if v, err = NewIVF(t.centroids, t.dim, t.ivf.ForIteration(iter)); err != nil {
+			// As for the forest below.
+			panic(err)
+		}
+	} else if t.searches == nil {
 		e = NewExact(t.centroids, t.dim)
 		if len(t.exact) < max(1, t.workers) {
 			t.exact = make([]ExactScratch, max(1, t.workers))
@@ -516,6 +555,9 @@ func (t *trainer) assign(iter int) (changed int) {
 		}
 	}
 	run := func(w, lo, hi int) int {
+		if v != nil {
+			return v.Assign(t.data[lo*t.dim:hi*t.dim], t.labels[lo:hi], t.dist[lo:hi], &t.ivfScratch[w])
+		}
 		if f != nil {
 			return f.Assign(t.data[lo*t.dim:hi*t.dim], t.labels[lo:hi], t.dist[lo:hi], &t.searches[w])
 		}

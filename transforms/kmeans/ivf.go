@@ -1,0 +1,590 @@
+package kmeans
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/bowline/bowline/transforms/internal/splitmix"
+)
+
+// IVFOptions configures an IVF.
+type IVFOptions struct {
+	// Lists is the number of coarse cells the words are divided into. A
+	// search scores every coarse centroid and then the words of Probes
+	// lists, about Lists + Probes·K/Lists distances, least at
+	// Lists = √(Probes·K). 0 chooses DefaultLists(K, Probes).
+	Lists int
+
+	// Probes is the number of lists searched for each point, the ones
+	// whose coarse centroids are nearest (FAISS's nprobe). More probes
+	// miss the nearest word less often; Probes ≥ Lists searches every
+	// word, and the answers are then Nearest's.
+	Probes int
+
+	// Batch is the number of points searched together: their probes are
+	// grouped by list so that each list's words are read once for all the
+	// batch's points that probe it. The scratch grows with it (about
+	// 12·Batch·Probes bytes). 0 means 4,096.
+	Batch int
+
+	// Seed seeds the coarse k-means. The same words, options and seed
+	// give the same lists.
+	Seed uint64
+}
+
+// DefaultIVFOptions returns the IVF used when none is given. See the
+// package documentation for the measurements behind it.
+func DefaultIVFOptions() IVFOptions {
+	return IVFOptions{Probes: 8}
+}
+
+// defaultBatch is IVFOptions.Batch when zero.
+const defaultBatch = 4096
+
+// DefaultLists returns the number of lists of an IVF over k words searched
+// with the given probes when IVFOptions.Lists is 0: √(probes·k), which
+// balances the coarse scan against the lists' words, at most k.
+func DefaultLists(k, probes int) int {
+	return min(k, max(1, int(math.Round(math.Sqrt(float64(probes)*float64(k))))))
+}
+
+// Validate reports whether o is usable, independently of any centroids.
+func (o IVFOptions) Validate() error {
+	switch {
+	case o.Lists < 0:
+		return fmt.Errorf("kmeans: IVF Lists = %d, want 0 (the default) or more", o.Lists)
+	case o.Probes < 1:
+		return fmt.Errorf("kmeans: IVF Probes = %d, want at least 1", o.Probes)
+	case o.Batch < 0:
+		return fmt.Errorf("kmeans: IVF Batch = %d, want 0 (the default) or more", o.Batch)
+	}
+	return nil
+}
+
+// ForIteration returns o with the seed of Lloyd iteration iter, as
+// ForestOptions.ForIteration does for forests: each iteration's coarse
+// cells are cut differently, so that a point the lists of one iteration
+// miss is unlikely to be missed the same way at the next.
+func (o IVFOptions) ForIteration(iter int) IVFOptions {
+	o.Seed = splitmix.Mix64(o.Seed ^ splitmix.Mix64(uint64(iter)))
+	return o
+}
+
+// IVF answers approximate nearest-centroid queries with an inverted file
+// (Jégou, Douze & Schmid, "Product quantization for nearest neighbor
+// search", PAMI 2011, as FAISS's IndexIVFFlat): the words are divided
+// among Lists coarse cells by k-means over the words, and a point is
+// compared with the coarse centroids and then with the words of the Probes
+// lists whose coarse centroids are nearest.
+//
+// Both steps are Exact's tiled kernel: the coarse centroids are one Exact,
+// each list's words another (packed into panels of 16 words), and a batch
+// of points is grouped by list, so that a list's words are read once for
+// all the points that probe it and scored as a matrix product. Within a
+// list the kernel's scores are re-checked as Exact re-checks them, so the
+// answer for a point is exactly Nearest over the words of its probed lists:
+// the same distance to the last bit, ties to the lower index. With
+// Probes ≥ Lists it is Nearest. Which lists are probed depends on the
+// kernel's float32 scores, so a coarse near-tie may be probed differently
+// by the AVX2 and the portable kernel; the result never depends on the
+// batch or on the number of goroutines.
+//
+// The result is approximate: the returned word can be farther than the
+// nearest one, never nearer. An IVF is immutable and safe for concurrent
+// use; each goroutine needs its own IVFScratch.
+type IVF struct {
+	centroids []float32
+	k, dim    int
+	opt       IVFOptions // Lists resolved to the number of non-empty lists
+
+	coarse *Exact  // the coarse centroids of the non-empty lists
+	start  []int32 // list l holds the words ids[start[l]:start[l+1]]
+	ids    []int32 // word indices, list by list, ascending within a list
+	lists  []Exact // each list's words packed, as views of packed
+	packed *Exact  // every list's panels, each list padded to whole panels
+}
+
+// NewIVF builds an IVF over the k = len(centroids)/dim centroids, row-major.
+// It keeps centroids without copying: the caller must not modify them while
+// the IVF is in use. It adds a packed copy of the centroids (4·K·dim bytes,
+// each list rounded up to 16 words) and 4·K bytes of word indices.
+//
+// The coarse centroids are k-means over at most 64·Lists of the words (ten
+// Lloyd iterations from random words chosen by Seed), and every word goes
+// to the list of its nearest coarse centroid; lists left empty are dropped,
+// so the IVF may hold fewer lists than asked. Building costs about
+// 10·64·Lists²·dim + K·Lists·dim multiply-adds in Exact's kernel, on up to
+// GOMAXPROCS goroutines; the result does not depend on their number.
+func NewIVF(centroids []float32, dim int, opt IVFOptions) (*IVF, error) {
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	if dim < 1 {
+		return nil, fmt.Errorf("kmeans: IVF of dimension %d, want at least 1", dim)
+	}
+	if len(centroids) == 0 || len(centroids)%dim != 0 {
+		return nil, fmt.Errorf("kmeans: IVF over %d centroid values, want a positive multiple of the dimension %d", len(centroids), dim)
+	}
+	k := len(centroids) / dim
+	if k > math.MaxInt32 {
+		return nil, fmt.Errorf("kmeans: IVF over %d centroids, want at most %d", k, math.MaxInt32)
+	}
+	if i := nonFinite(centroids); i >= 0 {
+		return nil, fmt.Errorf("kmeans: IVF centroid %d coordinate %d is %v, want a finite value", i/dim, i%dim, centroids[i])
+	}
+	if opt.Lists == 0 {
+		opt.Lists = DefaultLists(k, opt.Probes)
+	}
+	opt.Lists = min(opt.Lists, k)
+	if opt.Batch == 0 {
+		opt.Batch = defaultBatch
+	}
+	v := &IVF{centroids: centroids, k: k, dim: dim, opt: opt}
+
+	// Coarse centroids: Lloyd on a sample of the words.
+	rng := rand.New(rand.NewPCG(opt.Seed, pcgStream))
+	m := min(k, 64*opt.Lists)
+	idx := distinctSample(k, m, rng)
+	slices.Sort(idx)
+	sample := make([]float32, 0, m*dim)
+	for _, i := range idx {
+		sample = append(sample, centroids[int(i)*dim:(int(i)+1)*dim]...)
+	}
+	res, err := Train(sample, dim, Options{K: opt.Lists, MaxIter: 10, Seed: opt.Seed, Init: InitRandom, Reseed: ReseedSplit})
+	if err != nil {
+		return nil, fmt.Errorf("kmeans: IVF coarse centroids: %w", err)
+	}
+
+	// Every word to its nearest coarse centroid.
+	labels := make([]int32, k)
+	dist := make([]float32, k)
+	ce := NewExact(res.Centroids, dim)
+	workers := max(1, min(runtime.GOMAXPROCS(0), k/1024))
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*k/workers, (w+1)*k/workers
+		wg.Go(func() { ce.Assign(centroids[lo*dim:hi*dim], labels[lo:hi], dist[lo:hi], nil) })
+	}
+	wg.Wait()
+	count := make([]int32, opt.Lists)
+	for _, l := range labels {
+		count[l]++
+	}
+	// Drop empty lists: renumber the others in order.
+	renum := make([]int32, opt.Lists)
+	var coarse []float32
+	nl := 0
+	for l, c := range count {
+		if c == 0 {
+			renum[l] = -1
+			continue
+		}
+		renum[l] = int32(nl)
+		count[nl] = c
+		coarse = append(coarse, res.Centroids[l*dim:(l+1)*dim]...)
+		nl++
+	}
+	v.opt.Lists = nl
+	v.coarse = NewExact(coarse, dim)
+	v.start = make([]int32, nl+1)
+	for l := range nl {
+		v.start[l+1] = v.start[l] + count[l]
+	}
+	v.ids = make([]int32, k)
+	next := slices.Clone(v.start[:nl])
+	for i, l := range labels {
+		l = renum[l]
+		v.ids[next[l]] = int32(i)
+		next[l]++
+	}
+
+	// Pack each list's words into whole panels of their own.
+	pdim := (dim + 3) &^ 3
+	slots := 0
+	for l := range nl {
+		slots += int(count[l]+panelCols-1) / panelCols * panelCols
+	}
+	p := &Exact{k: slots, dim: dim, pdim: pdim, panels: make([]float32, slots*pdim), norms: make([]float32, slots), expand: true}
+	for i := range p.norms {
+		p.norms[i] = float32(math.Inf(1))
+	}
+	v.lists = make([]Exact, nl)
+	off := 0
+	for l := range nl {
+		words := v.ids[v.start[l]:v.start[l+1]]
+		for j, c := range words {
+			p.packRow(off+j, centroids[int(c)*dim:(int(c)+1)*dim])
+		}
+		n := (len(words) + panelCols - 1) / panelCols * panelCols
+		v.lists[l] = Exact{k: len(words), dim: dim, pdim: pdim,
+			panels: p.panels[off*pdim : (off+n)*pdim : (off+n)*pdim],
+			norms:  p.norms[off : off+n : off+n]}
+		off += n
+	}
+	p.cmax = math.Sqrt(p.cmx2)
+	p.expand = p.expand && p.cmx2 < expandLimit
+	for l := range v.lists {
+		// The re-check bounds use the largest norm of all the words: an
+		// upper bound for every list.
+		v.lists[l].cmax, v.lists[l].cmx2, v.lists[l].expand = p.cmax, p.cmx2, p.expand
+	}
+	v.packed = p
+	return v, nil
+}
+
+// K returns the number of centroids.
+func (v *IVF) K() int { return v.k }
+
+// Dim returns the dimension of the centroids.
+func (v *IVF) Dim() int { return v.dim }
+
+// Centroids returns the centroids the IVF was built over (not a copy).
+func (v *IVF) Centroids() []float32 { return v.centroids }
+
+// Options returns the options in force: Lists is the number of non-empty
+// lists, and Batch is resolved.
+func (v *IVF) Options() IVFOptions { return v.opt }
+
+// Bytes returns the memory the IVF adds to its centroids, in bytes.
+func (v *IVF) Bytes() int {
+	return 4*(len(v.packed.panels)+len(v.packed.norms)+len(v.ids)+len(v.start)) +
+		4*(len(v.coarse.panels)+len(v.coarse.norms)+len(v.coarse.centroids))
+}
+
+// IVFScratch is the working memory of one goroutine's IVF searches: a
+// batch's probes and answers besides an ExactScratch, about
+// 12·Batch·Probes bytes plus 4 bytes a list, whatever the number of points.
+// The zero value is ready to use; it grows on first use with an IVF.
+type IVFScratch struct {
+	ex     ExactScratch
+	probe  []int32   // the lists of point i: probe[i·P : (i+1)·P], −1 past the last
+	order  []int32   // the batch's points grouped by list, the probes counted by count
+	count  []int32   // count[l] is where list l's points start in order
+	best   []int32   // point i's nearest word so far, −1 for none
+	bestD  []float32 // and its distance
+	top    []float32 // the coarse scores of the tile's rows' probes
+	tileB  []byte    // one tile of the batch's points gathered, as bytes
+	tileF  []float32 // or as floats
+	x      []float32 // one point widened, for the re-check
+	nearer []bool    // the point must fall back to Nearest
+}
+
+// grow sizes s for v.
+func (s *IVFScratch) grow(v *IVF) {
+	b, p := v.opt.Batch, min(v.opt.Probes, v.opt.Lists)
+	if cap(s.probe) < b*p {
+		s.probe, s.order = make([]int32, b*p), make([]int32, b*p)
+	}
+	if cap(s.count) < v.opt.Lists+1 {
+		s.count = make([]int32, v.opt.Lists+1)
+	}
+	if cap(s.best) < b {
+		s.best, s.bestD, s.nearer = make([]int32, b), make([]float32, b), make([]bool, b)
+	}
+	if cap(s.top) < tileRows*p {
+		s.top = make([]float32, tileRows*p)
+	}
+	if cap(s.x) < v.dim {
+		s.x = make([]float32, v.dim)
+	}
+}
+
+// QuantizeBytes appends to words the index of an approximately nearest
+// centroid of each of the len(desc)/Dim() byte descriptors in desc
+// (row-major, one byte per coordinate, as SIFT's), in order, and returns the
+// extended slice. It does not allocate once scratch has grown and words has
+// the capacity; scratch may be nil. It panics if len(desc) is not a
+// multiple of Dim().
+func (v *IVF) QuantizeBytes(words []uint32, desc []byte, scratch *IVFScratch) []uint32 {
+	if len(desc)%v.dim != 0 {
+		panic(fmt.Sprintf("kmeans: IVF.QuantizeBytes of %d bytes, not a whole number of %d-byte descriptors", len(desc), v.dim))
+	}
+	if scratch == nil {
+		scratch = new(IVFScratch)
+	}
+	s := scratch
+	s.grow(v)
+	d := v.dim
+	total := len(desc) / d
+	for lo := 0; lo < total; lo += v.opt.Batch {
+		n := min(v.opt.Batch, total-lo)
+		v.batch(s, n, nil, desc[lo*d:(lo+n)*d])
+		for _, c := range s.best[:n] {
+			words = append(words, uint32(c))
+		}
+	}
+	return words
+}
+
+// Nearest returns the index of an approximately nearest centroid to x and
+// its squared Euclidean distance, which is Nearest's for the centroid
+// returned. Searching points one at a time forgoes the batch's sharing of
+// the lists; Assign and QuantizeBytes search many. It panics if
+// len(x) ≠ Dim().
+func (v *IVF) Nearest(x []float32, scratch *IVFScratch) (int, float32) {
+	if len(x) != v.dim {
+		panic(fmt.Sprintf("kmeans: IVF.Nearest with a point of length %d, want %d", len(x), v.dim))
+	}
+	if scratch == nil {
+		scratch = new(IVFScratch)
+	}
+	scratch.grow(v)
+	v.batch(scratch, 1, x, nil)
+	return int(scratch.best[0]), scratch.bestD[0]
+}
+
+// Assign is the package's Assign with the IVF's approximate search: it
+// sets labels[i] and dist[i] for each point i of data and returns how many
+// labels changed. As in Forest.Assign, a label already in [0, K) on entry
+// is kept unless the search finds a strictly nearer centroid, which makes
+// approximate Lloyd iterations monotone; set the labels to −1 for a plain
+// search. It does not allocate once scratch has grown. It panics if the
+// lengths of data, labels and dist disagree with each other or with Dim().
+func (v *IVF) Assign(data []float32, labels []int32, dist []float32, scratch *IVFScratch) (changed int) {
+	if len(data) != len(labels)*v.dim || len(dist) != len(labels) {
+		panic(fmt.Sprintf("kmeans: IVF.Assign with dim %d: %d data values, %d labels, %d distances", v.dim, len(data), len(labels), len(dist)))
+	}
+	if scratch == nil {
+		scratch = new(IVFScratch)
+	}
+	s := scratch
+	s.grow(v)
+	d := v.dim
+	for lo := 0; lo < len(labels); lo += v.opt.Batch {
+		n := min(v.opt.Batch, len(labels)-lo)
+		v.batch(s, n, data[lo*d:(lo+n)*d], nil)
+		for i := range n {
+			c, dd := s.best[i], s.bestD[i]
+			prev := labels[lo+i]
+			x := data[(lo+i)*d : (lo+i+1)*d]
+			if prev >= 0 && int(prev) < v.k && prev != c {
+				row := v.centroids[int(prev)*d : int(prev+1)*d]
+				dp := sqDist(row, x, dd)
+				if dp == dd {
+					dp = sqDist(row, x, float32(math.Inf(1)))
+				}
+				if dp <= dd {
+					c, dd = prev, dp
+				}
+			}
+			if prev != c {
+				labels[lo+i] = c
+				changed++
+			}
+			dist[lo+i] = dd
+		}
+	}
+	return changed
+}
+
+// batch searches the n ≤ Batch points of fdata (floats) or bdata (bytes)
+// and leaves their words and distances in s.best and s.bestD.
+func (v *IVF) batch(s *IVFScratch, n int, fdata []float32, bdata []byte) {
+	d := v.dim
+	p := min(v.opt.Probes, v.opt.Lists)
+	for i := range n {
+		s.best[i], s.bestD[i], s.nearer[i] = -1, float32(math.Inf(1)), false
+	}
+	// The coarse step: each point's p nearest lists by the kernel's score.
+	for lo := 0; lo < n; lo += tileRows {
+		m := min(tileRows, n-lo)
+		if fdata != nil {
+			v.coarse.pack(&s.ex, m, fdata[lo*d:(lo+m)*d], nil)
+		} else {
+			v.coarse.pack(&s.ex, m, nil, bdata[lo*d:(lo+m)*d])
+		}
+		v.probes(s, m, p, s.probe[lo*p:(lo+m)*p])
+		for r := range m {
+			s.nearer[lo+r] = s.ex.row[r].fallback
+		}
+	}
+	// Group the probes by list, a counting sort that keeps point order.
+	count := s.count[:v.opt.Lists+1]
+	clear(count)
+	for _, l := range s.probe[:n*p] {
+		if l >= 0 {
+			count[l+1]++
+		}
+	}
+	for l := 1; l < len(count); l++ {
+		count[l] += count[l-1]
+	}
+	for i, l := range s.probe[:n*p] {
+		if l >= 0 {
+			s.order[count[l]] = int32(i / p)
+			count[l]++
+		}
+	}
+	// count[l] is now where list l+1 starts.
+	for l := range v.lists {
+		lo := int32(0)
+		if l > 0 {
+			lo = count[l-1]
+		}
+		v.searchList(s, l, s.order[lo:count[l]], fdata, bdata)
+	}
+	for i := range n {
+		if !s.nearer[i] {
+			continue
+		}
+		x := v.point(s, i, fdata, bdata)
+		c, dd := Nearest(v.centroids, d, x)
+		s.best[i], s.bestD[i] = int32(c), dd
+	}
+}
+
+// point returns point i of the batch as floats.
+func (v *IVF) point(s *IVFScratch, i int, fdata []float32, bdata []byte) []float32 {
+	d := v.dim
+	if fdata != nil {
+		return fdata[i*d : (i+1)*d]
+	}
+	x := s.x[:d]
+	for j, b := range bdata[i*d : (i+1)*d] {
+		x[j] = float32(b)
+	}
+	return x
+}
+
+// probes sets the p lists of each of the m packed points of the tile to
+// those of the p smallest coarse scores, ascending (ties to the lower
+// list), −1 for a point that falls back to Nearest.
+func (v *IVF) probes(s *IVFScratch, m, p int, probe []int32) {
+	c := v.coarse
+	ex := &s.ex
+	top := s.top[:tileRows*p]
+	for i := range top {
+		top[i] = float32(math.Inf(1))
+	}
+	for i := range probe {
+		probe[i] = -1
+	}
+	strips := (m + stripRows - 1) / stripRows
+	ps := c.pdim * panelCols
+	xsz := c.pdim * stripRows
+	for pn := range len(c.norms) / panelCols {
+		panel := c.panels[pn*ps : (pn+1)*ps]
+		norms := c.norms[pn*panelCols : (pn+1)*panelCols]
+		for st := range strips {
+			xs := ex.xs[st*xsz : (st+1)*xsz]
+			thr := ex.thr[st*stripRows : (st+1)*stripRows]
+			mask := kernel(xs, panel, c.pdim, norms, thr, &ex.out)
+			for r := 0; mask != 0; r, mask = r+1, mask>>8 {
+				if mask&0xff == 0 {
+					continue
+				}
+				i := st*stripRows + r
+				t, pr := top[i*p:(i+1)*p], probe[i*p:(i+1)*p]
+				for l, a := range ex.out[r*panelCols : (r+1)*panelCols] {
+					if !(a < t[p-1]) || pn*panelCols+l >= c.k {
+						continue
+					}
+					j := p - 1
+					for ; j > 0 && a < t[j-1]; j-- {
+						t[j], pr[j] = t[j-1], pr[j-1]
+					}
+					t[j], pr[j] = a, int32(pn*panelCols+l)
+				}
+				if pr[p-1] >= 0 {
+					ex.thr[i] = t[p-1]
+				}
+			}
+		}
+	}
+	for i := range m {
+		if ex.row[i].fallback {
+			for j := range p {
+				probe[i*p+j] = -1
+			}
+		}
+	}
+}
+
+// kernel is the panel kernel in force: panelFMA with AVX2, else panelGo.
+func kernel(xs, panel []float32, pdim int, norms, thr []float32, out *[stripRows * panelCols]float32) uint64 {
+	if useFMA {
+		return panelFMA(&xs[0], &panel[0], pdim, &norms[0], &thr[0], &out[0])
+	}
+	return panelGo(xs, panel, norms, thr, out)
+}
+
+// searchList compares the points pts of the batch with the words of list
+// l, a tile at a time, lowering their best words and distances.
+func (v *IVF) searchList(s *IVFScratch, l int, pts []int32, fdata []float32, bdata []byte) {
+	e := &v.lists[l]
+	d := v.dim
+	words := v.ids[v.start[l]:v.start[l+1]]
+	for lo := 0; lo < len(pts); lo += tileRows {
+		tile := pts[lo:min(lo+tileRows, len(pts))]
+		m := len(tile)
+		if fdata != nil {
+			if cap(s.tileF) < tileRows*d {
+				s.tileF = make([]float32, tileRows*d)
+			}
+			g := s.tileF[:m*d]
+			for r, i := range tile {
+				copy(g[r*d:(r+1)*d], fdata[int(i)*d:])
+			}
+			e.pack(&s.ex, m, g, nil)
+		} else {
+			if cap(s.tileB) < tileRows*d {
+				s.tileB = make([]byte, tileRows*d)
+			}
+			g := s.tileB[:m*d]
+			for r, i := range tile {
+				copy(g[r*d:(r+1)*d], bdata[int(i)*d:])
+			}
+			e.pack(&s.ex, m, nil, g)
+		}
+		// A point that already has a word need only look for words at
+		// least as near: start its window at that word's score.
+		for r, i := range tile {
+			row := &s.ex.row[r]
+			if row.fallback || s.best[i] < 0 {
+				continue
+			}
+			a := float32(float64(s.bestD[i]) - row.xn2)
+			row.amin = a
+			s.ex.thr[r] = e.threshold(row, a)
+		}
+		e.search(&s.ex, m)
+		for r, i := range tile {
+			row := &s.ex.row[r]
+			if !row.fallback && row.n == 0 {
+				continue
+			}
+			x := v.point(s, int(i), fdata, bdata)
+			best, bd := s.best[i], s.bestD[i]
+			consider := func(c int32) {
+				cr := v.centroids[int(c)*d : (int(c)+1)*d]
+				dd := sqDist(cr, x, bd)
+				switch {
+				case dd < bd || best < 0:
+					best, bd = c, dd
+				case dd == bd && c < best:
+					// sqDist may have stopped early at exactly the bound.
+					if sqDist(cr, x, float32(math.Inf(1))) == bd {
+						best = c
+					}
+				}
+			}
+			if row.fallback {
+				for _, c := range words {
+					consider(c)
+				}
+			} else {
+				t := s.ex.thr[r]
+				for _, c := range s.ex.cand[r*maxCandidates : r*maxCandidates+int(row.n)] {
+					if c.a <= t {
+						consider(words[c.c])
+					}
+				}
+			}
+			s.best[i], s.bestD[i] = best, bd
+		}
+	}
+}
