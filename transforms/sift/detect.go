@@ -8,27 +8,20 @@ import (
 // detectOctave finds the keypoints of octave o, given its Gaussian scales g
 // (w×h planes), and appends them to e.kps.
 //
-// The DoG layers D_i = L_{i+1} − L_i are never stored as planes: the scan
-// keeps only the three rows of each layer around the current one, in a ring
-// that stays in cache, and the rare refinement recomputes the few values it
-// needs from g (the same float32 subtraction, so the same values).
+// The DoG layers D_i = L_{i+1} − L_i are never stored, not even as rows:
+// the scan computes D_i of one row on the fly from two Gaussian rows while
+// it looks for candidates along the row (dogMask), and the few candidates
+// (about 2% of samples on photos) compute the DoG values of their 26
+// neighbours from g as they test them (isExtremum), with the same float32
+// subtraction, so the same values. Storing DoG rows cost more than the scan
+// itself: five rows written and read back for every image row, from planes
+// long out of cache, while the scan proper reads only the rows of L_1 …
+// L_{S+1}, each twice in a row.
 func (e *Extractor) detectOctave(o int, g []float32, w, h int) {
 	S := e.opt.ScalesPerOctave
 	plane := w * h
 	if w < 2*imgBorder+1 || h < 2*imgBorder+1 {
 		return
-	}
-	nd := S + 2 // DoG layers
-	e.dogs = grow(e.dogs, 3*nd*w)
-	// row returns the ring slot of DoG layer i, image row r.
-	row := func(i, r int) []float32 {
-		k := (r%3*nd + i) * w
-		return e.dogs[k : k+w]
-	}
-	fill := func(r int) {
-		for i := 0; i < nd; i++ {
-			sub(row(i, r), g[i*plane+r*w:i*plane+r*w+w], g[(i+1)*plane+r*w:(i+1)*plane+r*w+w])
-		}
 	}
 	c0, c1 := imgBorder, w-imgBorder // columns searched
 	e.mask = growBytes(e.mask, (c1-c0+7)/8)
@@ -36,39 +29,25 @@ func (e *Extractor) detectOctave(o int, g []float32, w, h int) {
 	// threshold cannot plausibly interpolate to above it, so it is not worth
 	// refining (OpenCV floors this to whole grey levels; we keep it exact).
 	thr := float32(0.5 * e.opt.ContrastThreshold / float64(S))
-	fill(imgBorder - 1)
-	fill(imgBorder)
 	for r := imgBorder; r < h-imgBorder; r++ {
 		if (r-imgBorder)%checkRows == 0 && e.stopped() {
 			return
 		}
-		fill(r + 1)
 		for i := 1; i <= S; i++ {
-			var n [9][]float32 // rows r−1, r, r+1 of layers i−1, i, i+1
-			for l := 0; l < 3; l++ {
-				for dr := 0; dr < 3; dr++ {
-					n[3*l+dr] = row(i-1+l, r-1+dr)
-				}
-			}
-			cur := n[4]
+			lo := g[i*plane+r*w : i*plane+r*w+w]
+			hi := g[(i+1)*plane+r*w : (i+1)*plane+r*w+w]
 			// Most samples are below the threshold or not even a
 			// maximum or minimum along the row: find the rest eight at a
 			// time, then test those against all 26 neighbours.
 			mask := e.mask
-			extremaMask(cur[c0-1:c1+1], thr, mask)
+			dogMask(lo[c0-1:c1+1], hi[c0-1:c1+1], thr, mask)
 			for mi, m := range mask {
 				for m != 0 {
 					c := c0 + 8*mi + bits.TrailingZeros8(m)
 					m &= m - 1
-					v := cur[c]
-					if v > 0 {
-						if !isMax(v, &n, c) {
-							continue
-						}
-					} else if !isMin(v, &n, c) {
-						continue
+					if isExtremum(g, plane, w, i, r*w+c) {
+						e.addExtremum(o, i, r, c, g, w, h)
 					}
-					e.addExtremum(o, i, r, c, g, w, h)
 				}
 			}
 		}
@@ -91,59 +70,59 @@ func sub(d, a, b []float32) {
 	}
 }
 
-// extremaMask marks the candidate extrema of row[1:len(row)−1]: bit b of
-// mask[i] is set if v = row[1+8i+b] satisfies v > thr and v ≥ both its
-// neighbours in the row, or v < −thr and v ≤ both. Bits past the end are
-// clear.
-func extremaMask(row []float32, thr float32, mask []uint8) {
-	n := len(row) - 2
+// dogMask marks the candidate extrema of the DoG row d = hi − lo over
+// [1, len(lo)−1): bit b of mask[i] is set if v = d[1+8i+b] satisfies v > thr
+// and v ≥ both its neighbours in the row, or v < −thr and v ≤ both. Bits
+// past the end are clear.
+func dogMask(lo, hi []float32, thr float32, mask []uint8) {
+	n := len(lo) - 2
+	hi = hi[:len(lo)]
 	mask = mask[:(n+7)/8]
 	m := 0
 	if useAVX {
 		m = n &^ 7
 		if m > 0 {
-			extremaMaskAVX(&row[1], m, thr, &mask[0])
+			dogMaskAVX(&lo[1], &hi[1], m, thr, &mask[0])
 		}
 	}
 	clear(mask[m/8:])
 	for x := m; x < n; x++ {
-		l, v, r := row[x], row[x+1], row[x+2]
+		l, v, r := hi[x]-lo[x], hi[x+1]-lo[x+1], hi[x+2]-lo[x+2]
 		if v > thr && v >= l && v >= r || v < -thr && v <= l && v <= r {
 			mask[x/8] |= 1 << (x % 8)
 		}
 	}
 }
 
-// isMax reports whether v = n[4][c] is ≥ all 26 neighbours in scale space,
-// n holding rows r−1, r, r+1 of the layer below, the same layer and the
-// layer above. Non-strict, as OpenCV: on a plateau every sample is a
+// isExtremum reports whether the DoG sample v = D_layer[p] is ≥ all 26 of
+// its neighbours in scale space if v > 0, or ≤ all of them if not, with D_l
+// = L_{l+1} − L_l computed from the Gaussian scales g (planes of plane
+// samples, rows of w). Non-strict, as OpenCV: on a plateau every sample is a
 // candidate and the duplicates that refine to the same point are removed
-// later. The own row is tested first, as the most likely to fail.
-func isMax(v float32, n *[9][]float32, c int) bool {
-	if v < n[4][c-1] || v < n[4][c+1] {
-		return false
-	}
-	for k := range n {
-		s := n[k][c-1 : c+2]
-		if v < s[0] || v < s[1] || v < s[2] {
-			return false
+// later. The caller has checked v against its two neighbours in the row;
+// the rows above and below in the same layer are tested next, as the most
+// likely to fail.
+func isExtremum(g []float32, plane, w, layer, p int) bool {
+	// The three layers' Gaussian planes L_{layer−1} … L_{layer+2}.
+	l0 := g[(layer-1)*plane : layer*plane]
+	l1 := g[layer*plane : (layer+1)*plane]
+	l2 := g[(layer+1)*plane : (layer+2)*plane]
+	l3 := g[(layer+2)*plane : (layer+3)*plane]
+	l1, l2, l3 = l1[:len(l0)], l2[:len(l0)], l3[:len(l0)]
+	v := l2[p] - l1[p]
+	// beats reports whether v beats (is ≥ if a maximum, ≤ if a minimum)
+	// the three samples q−1, q, q+1 of the DoG layer hi − lo.
+	beats := func(lo, hi []float32, q int) bool {
+		a, b := lo[q-1:q+2], hi[q-1:q+2]
+		d0, d1, d2 := b[0]-a[0], b[1]-a[1], b[2]-a[2]
+		if v > 0 {
+			return v >= d0 && v >= d1 && v >= d2
 		}
+		return v <= d0 && v <= d1 && v <= d2
 	}
-	return true
-}
-
-// isMin is isMax for minima.
-func isMin(v float32, n *[9][]float32, c int) bool {
-	if v > n[4][c-1] || v > n[4][c+1] {
-		return false
-	}
-	for k := range n {
-		s := n[k][c-1 : c+2]
-		if v > s[0] || v > s[1] || v > s[2] {
-			return false
-		}
-	}
-	return true
+	return beats(l1, l2, p-w) && beats(l1, l2, p+w) &&
+		beats(l0, l1, p-w) && beats(l0, l1, p) && beats(l0, l1, p+w) &&
+		beats(l2, l3, p-w) && beats(l2, l3, p) && beats(l2, l3, p+w)
 }
 
 // cvRound rounds half to even, as OpenCV's cvRound (the x87/SSE default).

@@ -25,8 +25,8 @@
 //
 // Everything runs on flat []float32 planes owned by an Extractor, which is
 // reused across images. Only the Gaussian scales are stored: the DoG is
-// computed a few rows at a time while scanning for extrema, and the blur's
-// intermediate is a ring of rows.
+// computed on the fly, a row at a time, while scanning for extrema, and the
+// blur's intermediate is a ring of rows.
 //
 // On amd64 the inner loops of the blur, the DoG, the extremum scan and the
 // gradient magnitude and angle run on 8 floats at a time (AVX, when the CPU
@@ -238,7 +238,6 @@ type Extractor struct {
 	work  Image     // MaxSide-downscaled input
 	gauss []float32 // all octaves' Gaussian scales, octave after octave
 	octs  []octave
-	dogs  []float32 // DoG rows being scanned for extrema
 	mask  []uint8   // candidate extrema of one DoG row, a bit per sample
 	tmp   []float32 // blur: ring of horizontally filtered rows
 	pad   []float32 // one reflected row

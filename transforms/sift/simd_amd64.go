@@ -37,8 +37,8 @@ func gradPolarAVX(dx, dy, mag, ang *float32, n int)
 //go:noescape
 func subAVX(dst, a, b *float32, n int)
 
-// extremaMaskAVX is extremaMask on n values, n a multiple of 8; it reads
-// row[−1] and row[n].
+// dogMaskAVX is dogMask on n values, n a multiple of 8; it reads lo[−1],
+// hi[−1], lo[n] and hi[n].
 //
 //go:noescape
-func extremaMaskAVX(row *float32, n int, thr float32, mask *uint8)
+func dogMaskAVX(lo, hi *float32, n int, thr float32, mask *uint8)

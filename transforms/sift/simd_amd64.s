@@ -276,27 +276,33 @@ subDone:
 	VZEROUPPER
 	RET
 
-// func extremaMaskAVX(row *float32, n int, thr float32, mask *uint8)
+// func dogMaskAVX(lo, hi *float32, n int, thr float32, mask *uint8)
 //
-// Bit b of mask[i] is set if v = row[8i+b] is a candidate extremum along the
-// row: v > thr and v ≥ both neighbours, or v < −thr and v ≤ both.
+// Bit b of mask[i] is set if v = d[8i+b], d = hi − lo, is a candidate
+// extremum along the row: v > thr and v ≥ both neighbours, or v < −thr and
+// v ≤ both. The neighbours are subtracted again rather than shuffled in,
+// which is as cheap and gives the same values.
 //
-// Registers: SI row, CX values left, DI mask; Y0 v, Y1 left, Y2 right,
-// Y3–Y5 masks, Y13 −thr, Y14 0, Y15 thr.
-TEXT ·extremaMaskAVX(SB), NOSPLIT, $0-32
-	MOVQ         row+0(FP), SI
-	MOVQ         n+8(FP), CX
-	VBROADCASTSS thr+16(FP), Y15
-	MOVQ         mask+24(FP), DI
+// Registers: SI lo, DX hi, CX values left, DI mask; Y0 v, Y1 left, Y2
+// right, Y3–Y5 masks, Y13 −thr, Y14 0, Y15 thr.
+TEXT ·dogMaskAVX(SB), NOSPLIT, $0-40
+	MOVQ         lo+0(FP), SI
+	MOVQ         hi+8(FP), DX
+	MOVQ         n+16(FP), CX
+	VBROADCASTSS thr+24(FP), Y15
+	MOVQ         mask+32(FP), DI
 	VXORPS       Y14, Y14, Y14
 	VSUBPS       Y15, Y14, Y13
 
 mask8:
 	CMPQ      CX, $8
 	JLT       maskDone
-	VMOVUPS   (SI), Y0
-	VMOVUPS   -4(SI), Y1
-	VMOVUPS   4(SI), Y2
+	VMOVUPS   (DX), Y0
+	VSUBPS    (SI), Y0, Y0
+	VMOVUPS   -4(DX), Y1
+	VSUBPS    -4(SI), Y1, Y1
+	VMOVUPS   4(DX), Y2
+	VSUBPS    4(SI), Y2, Y2
 	VCMPPS    $0x1e, Y15, Y0, Y3 // v > thr
 	VCMPPS    $0x1d, Y1, Y0, Y4  // v ≥ left
 	VANDPS    Y4, Y3, Y3
@@ -311,6 +317,7 @@ mask8:
 	VMOVMSKPS Y3, AX
 	MOVB      AL, (DI)
 	ADDQ      $32, SI
+	ADDQ      $32, DX
 	INCQ      DI
 	SUBQ      $8, CX
 	JMP       mask8

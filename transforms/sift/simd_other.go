@@ -16,6 +16,6 @@ func gradPolarAVX(dx, dy, mag, ang *float32, n int) {
 
 func subAVX(dst, a, b *float32, n int) { panic("sift: subAVX without AVX") }
 
-func extremaMaskAVX(row *float32, n int, thr float32, mask *uint8) {
-	panic("sift: extremaMaskAVX without AVX")
+func dogMaskAVX(lo, hi *float32, n int, thr float32, mask *uint8) {
+	panic("sift: dogMaskAVX without AVX")
 }
