@@ -14,7 +14,13 @@
 // larger --n. Each file appears whole or not at all (written under a
 // temporary name and renamed), an image file that exists is not made
 // again, and labels.csv is written last: when it is there, the corpus is
-// complete.
+// complete. A smaller --n lists fewer images; the files of the others
+// stay and are used again by a larger one.
+//
+// Identical bytes need the same generator (corpus.json's format_version),
+// CPU architecture and Go release: Go may fuse a multiply and an add into
+// one instruction on arm64, ppc64 and s390x (not on amd64), which rounds
+// differently, and a Go release may change image/jpeg's encoder.
 //
 //	go run ./cmd/mkcorpus --source ../shared/data/eth80/labels.csv --n 20000 --out /tmp/eth80x
 //	go run ./cmd/bowline --input /tmp/eth80x/labels.csv --label_column category --output /tmp/run
@@ -285,6 +291,9 @@ feed:
 	close(next)
 	wg.Wait()
 	if err := context.Cause(ctx); err != nil {
+		if errors.Is(err, context.Canceled) {
+			return fmt.Errorf("interrupted after %d images made; the same command resumes", made.Load())
+		}
 		return err
 	}
 	if err := writeAtomic(filepath.Join(c.Out, "labels.csv"), func(w io.Writer) error {

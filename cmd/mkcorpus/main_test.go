@@ -254,6 +254,24 @@ func TestResume(t *testing.T) {
 			t.Errorf("%s changed on the re-run", name)
 		}
 	}
+	// A larger --n extends the corpus: the images there are kept and the
+	// labels CSV's first rows are the same.
+	more := c
+	more.N += 2
+	log.Reset()
+	if err := run(context.Background(), more, &log); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "(2 made, 6 already there)") {
+		t.Errorf("extending run's log %q, want 2 made and 6 already there", log.String())
+	}
+	labels, err := os.ReadFile(filepath.Join(c.Out, "labels.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(labels, before["labels.csv"]) || bytes.Count(labels, []byte("\n")) != more.N+1 {
+		t.Errorf("extended labels.csv does not start with the old one or has not %d rows:\n%s", more.N, labels)
+	}
 	other := c
 	other.Settings.Seed++
 	if err := run(context.Background(), other, io.Discard); err == nil || !strings.Contains(err.Error(), "other settings") {

@@ -79,6 +79,12 @@ func leaf(f *frame, rect bool, cx, cy, rx, ry, theta float64, col [3]float32, sh
 	xa, xb := max(int(cx-ext), 0), min(int(cx+ext)+1, f.w-1)
 	ya, yb := max(int(cy-ext), 0), min(int(cy+ext)+1, f.h-1)
 	cos, sin := math.Cos(theta), math.Sin(theta)
+	rmin := math.Min(rx, ry)
+	irx2, iry2 := 1/(rx*rx), 1/(ry*ry)
+	// Normalised radii beyond which a pixel is outside (d ≥ 0.5) or fully
+	// inside (d ≤ −0.5).
+	out2 := (1 + 0.5/rmin) * (1 + 0.5/rmin)
+	in2 := max(1-0.5/rmin, 0) * max(1-0.5/rmin, 0)
 	for y := ya; y <= yb; y++ {
 		for x := xa; x <= xb; x++ {
 			du, dv := float64(x)-cx, float64(y)-cy
@@ -88,8 +94,16 @@ func leaf(f *frame, rect bool, cx, cy, rx, ry, theta float64, col [3]float32, sh
 			if rect {
 				d = math.Max(math.Abs(a)-rx, math.Abs(b)-ry)
 			} else {
-				q := math.Sqrt(a*a/(rx*rx) + b*b/(ry*ry))
-				d = (q - 1) * math.Min(rx, ry)
+				// The square root only on the anti-aliased rim.
+				q2 := a*a*irx2 + b*b*iry2
+				switch {
+				case q2 >= out2:
+					continue
+				case q2 <= in2:
+					d = -1
+				default:
+					d = (math.Sqrt(q2) - 1) * rmin
+				}
 			}
 			if d >= 0.5 {
 				continue
@@ -117,19 +131,26 @@ func texture(f *frame, r *rand.Rand, amp float32) {
 		}
 		a := amp * float32(cell) / 48
 		a = max(a, amp*0.3)
-		inv := 1 / float32(cell)
+		// Smoothstep weights per column and row, computed once.
+		step := func(n int) ([]int, []float32) {
+			idx, w := make([]int, n), make([]float32, n)
+			for x := range n {
+				t := float32(x%cell) / float32(cell)
+				idx[x], w[x] = x/cell, t*t*(3-2*t)
+			}
+			return idx, w
+		}
+		gx, tx := step(f.w)
+		gy, ty := step(f.h)
 		for y := range f.h {
-			gy := y / cell
-			ty := float32(y%cell) * inv
-			ty = ty * ty * (3 - 2*ty)
-			for x := range f.w {
-				gx := x / cell
-				tx := float32(x%cell) * inv
-				tx = tx * tx * (3 - 2*tx)
-				k := gy*gw + gx
-				top := g[k] + tx*(g[k+1]-g[k])
-				bot := g[k+gw] + tx*(g[k+gw+1]-g[k+gw])
-				add[y*f.w+x] += a * (top + ty*(bot-top))
+			r0, r1 := g[gy[y]*gw:], g[(gy[y]+1)*gw:]
+			row := add[y*f.w : (y+1)*f.w]
+			wy := ty[y]
+			for x := range row {
+				k := gx[x]
+				top := r0[k] + tx[x]*(r0[k+1]-r0[k])
+				bot := r1[k] + tx[x]*(r1[k+1]-r1[k])
+				row[x] += a * (top + wy*(bot-top))
 			}
 		}
 	}
