@@ -20,6 +20,9 @@ type descScratch struct {
 	// The samples of the patch that fall in the grid: gradient, grid
 	// position, the two Gaussian weight factors, then magnitude and angle.
 	dx, dy, rbin, cbin, wr, wc, mag, ang []float32
+	// Their histogram indices and trilinear weights (see descWeights).
+	idx []int32
+	wts []float32
 }
 
 // samples returns the per-sample buffers resized to n, growing them (only)
@@ -139,45 +142,25 @@ func (s *descScratch) compute(g []float32, w, h int, k *kpoint, root bool, dst [
 
 	hist := s.hist[:]
 	clear(hist)
-	rbs, cbs, wrs, wcs = rbs[:ns], cbs[:ns], wrs[:ns], wcs[:ns]
-	for k, m := range mags {
-		mag := m * wrs[k] * wcs[k]
-		obin := (angs[k] - ori) * binsPerDeg
-		rbin, cbin := rbs[k], cbs[k]
-
-		r0 := floor32(rbin)
-		c0 := floor32(cbin)
-		o0 := floor32(obin)
-		rbin -= float32(r0)
-		cbin -= float32(c0)
-		obin -= float32(o0)
-		o0 = int(uint(o0+n) % n) // o0 ∈ [−n, n]: wrap without a branch
-
-		vr1 := mag * rbin
-		vr0 := mag - vr1
-		vrc11 := vr1 * cbin
-		vrc10 := vr1 - vrc11
-		vrc01 := vr0 * cbin
-		vrc00 := vr0 - vrc01
-		vrco111 := vrc11 * obin
-		vrco110 := vrc11 - vrco111
-		vrco101 := vrc10 * obin
-		vrco100 := vrc10 - vrco101
-		vrco011 := vrc01 * obin
-		vrco010 := vrc01 - vrco011
-		vrco001 := vrc00 * obin
-		vrco000 := vrc00 - vrco001
-
-		idx := ((r0+1)*(d+2)+c0+1)*(n+2) + o0
-		hb := hist[idx : idx+histCol+histRow+2]
-		hb[0] += vrco000
-		hb[1] += vrco001
-		hb[histRow] += vrco010
-		hb[histRow+1] += vrco011
-		hb[histCol] += vrco100
-		hb[histCol+1] += vrco101
-		hb[histCol+histRow] += vrco110
-		hb[histCol+histRow+1] += vrco111
+	s.idx = growInt32(s.idx, ns)
+	s.wts = grow(s.wts, (ns+7)&^7*8)
+	descWeights(&descSampleSlices{mags, wrs[:ns], wcs[:ns], angs, rbs[:ns], cbs[:ns]}, ori, binsPerDeg, s.idx, s.wts)
+	// The eight weights of sample k are wts[b+8j] for j = 0…7, b = 8(k&^7)
+	// + k&7: see descWeights.
+	for b := 0; b < ns; b += 8 {
+		blk := s.wts[8*b : 8*b+64]
+		for l, idx := range s.idx[b:min(b+8, ns)] {
+			hb := hist[idx : idx+histCol+histRow+2]
+			w := blk[l&7:]
+			hb[0] += w[0]
+			hb[1] += w[8]
+			hb[histRow] += w[16]
+			hb[histRow+1] += w[24]
+			hb[histCol] += w[32]
+			hb[histCol+1] += w[40]
+			hb[histCol+histRow] += w[48]
+			hb[histCol+histRow+1] += w[56]
+		}
 	}
 
 	raw := s.raw[:]
@@ -243,4 +226,91 @@ func floor32(x float32) int {
 		i--
 	}
 	return i
+}
+
+// descSampleSlices are the samples of a descriptor patch that fall in the
+// grid: gradient magnitude, the two Gaussian weight factors, gradient angle
+// in degrees, and row and column in grid units (cell centres at integers).
+// All have the length of mag.
+type descSampleSlices struct {
+	mag, wr, wc, ang, rbin, cbin []float32
+}
+
+// descSamples is descSampleSlices as descWeightsAVX reads it.
+type descSamples struct {
+	mag, wr, wc, ang, rbin, cbin *float32
+}
+
+// descWeights computes, for every sample k of in, where and how much it
+// adds to the descriptor histogram: idx[k], the index in descScratch.hist of
+// the lower corner of the 2×2×2 bins (row, column, orientation) it spreads
+// over, and the eight trilinear weights of those bins, magnitude ×
+// Gaussian weight × the interpolation factors, at wts[8(k&^7) + 8j + k&7]
+// for corner j = 4·row + 2·column + orientation offset. That layout is
+// eight samples' weights for one corner in a row, so the vector code
+// stores whole vectors; idx and wts hold len(in.mag) and ⌈len/8⌉·64
+// values. The vector code computes eight samples at a time, bit for bit as
+// descWeightsGo.
+func descWeights(in *descSampleSlices, ori, binsPerDeg float32, idx []int32, wts []float32) {
+	n := len(in.mag)
+	m := 0
+	if useAVX {
+		m = n &^ 7
+		if m > 0 {
+			p := descSamples{&in.mag[0], &in.wr[0], &in.wc[0], &in.ang[0], &in.rbin[0], &in.cbin[0]}
+			descWeightsAVX(&p, m, ori, binsPerDeg, &idx[0], &wts[0])
+		}
+	}
+	descWeightsGo(in, m, ori, binsPerDeg, idx, wts)
+}
+
+// descWeightsGo is descWeights for the samples from k0 on. The explicit
+// float32 conversions forbid fusing a product into the following
+// subtraction (which some architectures would), so that rounding is the
+// vector code's everywhere.
+func descWeightsGo(in *descSampleSlices, k0 int, ori, binsPerDeg float32, idx []int32, wts []float32) {
+	const (
+		d = descWidth
+		n = descBins
+	)
+	mags := in.mag
+	wrs, wcs, angs := in.wr[:len(mags)], in.wc[:len(mags)], in.ang[:len(mags)]
+	rbs, cbs := in.rbin[:len(mags)], in.cbin[:len(mags)]
+	idx = idx[:len(mags)]
+	for k := k0; k < len(mags); k++ {
+		mag := float32(mags[k]*wrs[k]) * wcs[k]
+		obin := float32(float32(angs[k]-ori) * binsPerDeg)
+		rbin, cbin := rbs[k], cbs[k]
+
+		r0 := floor32(rbin)
+		c0 := floor32(cbin)
+		o0 := floor32(obin)
+		rbin -= float32(r0)
+		cbin -= float32(c0)
+		obin -= float32(o0)
+		o0 = int(uint(o0+n) % n) // o0 ∈ [−n, n]: wrap without a branch
+
+		vr1 := float32(mag * rbin)
+		vr0 := mag - vr1
+		vrc11 := float32(vr1 * cbin)
+		vrc10 := vr1 - vrc11
+		vrc01 := float32(vr0 * cbin)
+		vrc00 := vr0 - vrc01
+		vrco111 := float32(vrc11 * obin)
+		vrco101 := float32(vrc10 * obin)
+		vrco011 := float32(vrc01 * obin)
+		vrco001 := float32(vrc00 * obin)
+
+		idx[k] = int32(((r0+1)*(d+2)+c0+1)*(n+2) + o0)
+		w := wts[8*(k&^7)+k&7:]
+		w = w[:57]
+		w[0] = vrc00 - vrco001
+		w[8] = vrco001
+		w[16] = vrc01 - vrco011
+		w[24] = vrco011
+		w[32] = vrc10 - vrco101
+		w[40] = vrco101
+		w[48] = vrc11 - vrco111
+		w[56] = vrco111
+	}
 }

@@ -550,6 +550,14 @@ func growBytes(s []byte, n int) []byte {
 	return make([]byte, n, n+n/8)
 }
 
+// growInt32 is grow for int32s.
+func growInt32(s []int32, n int) []int32 {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]int32, n, n+n/8)
+}
+
 // grow returns s resliced to n elements, reallocating only if its capacity is
 // too small. Contents are not preserved.
 func grow(s []float32, n int) []float32 {

@@ -42,3 +42,9 @@ func subAVX(dst, a, b *float32, n int)
 //
 //go:noescape
 func dogMaskAVX(lo, hi *float32, n int, thr float32, mask *uint8)
+
+// descWeightsAVX is descWeights on the first n samples, n a multiple of 8,
+// with the results of descWeightsGo.
+//
+//go:noescape
+func descWeightsAVX(in *descSamples, n int, ori, binsPerDeg float32, idx *int32, wts *float32)

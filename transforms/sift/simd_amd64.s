@@ -325,3 +325,113 @@ mask8:
 maskDone:
 	VZEROUPPER
 	RET
+
+// Constants of descWeightsAVX: 8 (orientation bins), 60 and 10 (the
+// histogram's row and column strides, histCol and histRow), 70 (the
+// offset of cell (0, 0) past the margins: histCol + histRow).
+DATA descw<>+0(SB)/4, $0x41000000
+DATA descw<>+4(SB)/4, $0x42700000
+DATA descw<>+8(SB)/4, $0x41200000
+DATA descw<>+12(SB)/4, $0x428c0000
+GLOBL descw<>(SB), RODATA|NOPTR, $16
+
+// func descWeightsAVX(in *descSamples, n int, ori, binsPerDeg float32, idx *int32, wts *float32)
+//
+// descWeightsGo on 8 samples at a time: floors by VROUNDPS, the wrap of the
+// orientation bin by two compare-and-subtracts, the histogram index in
+// float32 (exact: small integers), then the trilinear weights with the same
+// float32 operations in the same order.
+//
+// Registers: SI mag, DX wr, BX wc, R8 ang, R9 rbin, R10 cbin, CX samples
+// left, DI idx, R11 wts; Y0 weighted magnitude, Y1–Y3 orientation, row and
+// column bins then their fractions, Y4–Y6 their floors, Y7–Y12 scratch,
+// Y13 8, Y14 ori, Y15 binsPerDeg.
+TEXT ·descWeightsAVX(SB), NOSPLIT, $0-40
+	MOVQ         in+0(FP), AX
+	MOVQ         0(AX), SI
+	MOVQ         8(AX), DX
+	MOVQ         16(AX), BX
+	MOVQ         24(AX), R8
+	MOVQ         32(AX), R9
+	MOVQ         40(AX), R10
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS ori+16(FP), Y14
+	VBROADCASTSS binsPerDeg+20(FP), Y15
+	MOVQ         idx+24(FP), DI
+	MOVQ         wts+32(FP), R11
+	VBROADCASTSS descw<>+0(SB), Y13
+
+descw8:
+	CMPQ    CX, $8
+	JLT     descwDone
+	VMOVUPS (SI), Y0
+	VMULPS  (DX), Y0, Y0
+	VMULPS  (BX), Y0, Y0  // mag·wr·wc
+	VMOVUPS (R8), Y1
+	VSUBPS  Y14, Y1, Y1
+	VMULPS  Y15, Y1, Y1   // obin
+	VMOVUPS (R9), Y2      // rbin
+	VMOVUPS (R10), Y3     // cbin
+	VROUNDPS $1, Y1, Y6
+	VROUNDPS $1, Y2, Y4
+	VROUNDPS $1, Y3, Y5
+	VSUBPS  Y6, Y1, Y1
+	VSUBPS  Y4, Y2, Y2
+	VSUBPS  Y5, Y3, Y3
+
+	// o0 + 8 ∈ [0, 16] wrapped into [0, 8).
+	VADDPS  Y13, Y6, Y6
+	VCMPPS  $0x1d, Y13, Y6, Y7 // ≥ 8
+	VANDPS  Y13, Y7, Y7
+	VSUBPS  Y7, Y6, Y6
+	VCMPPS  $0x1d, Y13, Y6, Y7
+	VANDPS  Y13, Y7, Y7
+	VSUBPS  Y7, Y6, Y6
+	VBROADCASTSS descw<>+4(SB), Y7
+	VMULPS  Y7, Y4, Y4
+	VBROADCASTSS descw<>+8(SB), Y7
+	VMULPS  Y7, Y5, Y5
+	VADDPS  Y5, Y4, Y4
+	VADDPS  Y6, Y4, Y4
+	VBROADCASTSS descw<>+12(SB), Y7
+	VADDPS  Y7, Y4, Y4
+	VCVTTPS2DQ Y4, Y4
+	VMOVDQU Y4, (DI)
+
+	VMULPS Y2, Y0, Y7   // vr1
+	VSUBPS Y7, Y0, Y8   // vr0
+	VMULPS Y3, Y7, Y9   // vrc11
+	VSUBPS Y9, Y7, Y10  // vrc10
+	VMULPS Y3, Y8, Y11  // vrc01
+	VSUBPS Y11, Y8, Y12 // vrc00
+	VMULPS Y1, Y12, Y4  // vrco001
+	VSUBPS Y4, Y12, Y5  // vrco000
+	VMOVUPS Y5, 0(R11)
+	VMOVUPS Y4, 32(R11)
+	VMULPS Y1, Y11, Y4  // vrco011
+	VSUBPS Y4, Y11, Y5  // vrco010
+	VMOVUPS Y5, 64(R11)
+	VMOVUPS Y4, 96(R11)
+	VMULPS Y1, Y10, Y4  // vrco101
+	VSUBPS Y4, Y10, Y5  // vrco100
+	VMOVUPS Y5, 128(R11)
+	VMOVUPS Y4, 160(R11)
+	VMULPS Y1, Y9, Y4   // vrco111
+	VSUBPS Y4, Y9, Y5   // vrco110
+	VMOVUPS Y5, 192(R11)
+	VMOVUPS Y4, 224(R11)
+
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, BX
+	ADDQ $32, R8
+	ADDQ $32, R9
+	ADDQ $32, R10
+	ADDQ $32, DI
+	ADDQ $256, R11
+	SUBQ $8, CX
+	JMP  descw8
+
+descwDone:
+	VZEROUPPER
+	RET

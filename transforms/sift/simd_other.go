@@ -19,3 +19,7 @@ func subAVX(dst, a, b *float32, n int) { panic("sift: subAVX without AVX") }
 func dogMaskAVX(lo, hi *float32, n int, thr float32, mask *uint8) {
 	panic("sift: dogMaskAVX without AVX")
 }
+
+func descWeightsAVX(in *descSamples, n int, ori, binsPerDeg float32, idx *int32, wts *float32) {
+	panic("sift: descWeightsAVX without AVX")
+}

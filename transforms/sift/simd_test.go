@@ -169,3 +169,52 @@ func TestExtractVectorMatchesScalar(t *testing.T) {
 		t.Errorf("vector and scalar extraction differ: %d and %d keypoints", len(kv), len(ks))
 	}
 }
+
+// TestDescWeightsMatchesGo checks that the vector descriptor weights are the
+// scalar ones bit for bit, for sample counts around the vector width, with
+// bins on cell and bin boundaries and angles at the ends of their range
+// (an orientation bin of exactly ±8 wraps to 0).
+func TestDescWeightsMatchesGo(t *testing.T) {
+	if !useAVX {
+		t.Skip("no vector code on this platform")
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for n := 1; n <= 41; n++ {
+		in := descSampleSlices{}
+		for _, p := range []*[]float32{&in.mag, &in.wr, &in.wc, &in.ang, &in.rbin, &in.cbin} {
+			*p = make([]float32, n)
+		}
+		ori := float32(rng.IntN(4)) * 90 // 0 and 90 lie on bin boundaries
+		for k := 0; k < n; k++ {
+			in.mag[k] = rng.Float32()
+			in.wr[k], in.wc[k] = rng.Float32(), rng.Float32()
+			in.ang[k] = rng.Float32() * 360
+			in.rbin[k] = rng.Float32()*4.99 - 0.995
+			in.cbin[k] = rng.Float32()*4.99 - 0.995
+			switch k % 5 {
+			case 1:
+				in.ang[k] = 360
+			case 2:
+				in.ang[k] = 0
+			case 3:
+				in.rbin[k], in.cbin[k] = float32(rng.IntN(4)), 0
+			}
+		}
+		idxV, idxS := make([]int32, n), make([]int32, n)
+		m := (n + 7) &^ 7 * 8
+		wV, wS := make([]float32, m), make([]float32, m)
+		descWeights(&in, ori, descBins/360.0, idxV, wV)
+		descWeightsGo(&in, 0, ori, descBins/360.0, idxS, wS)
+		for k := 0; k < n; k++ {
+			if idxV[k] != idxS[k] {
+				t.Fatalf("n=%d k=%d: index %d, want %d", n, k, idxV[k], idxS[k])
+			}
+			for j := 0; j < 8; j++ {
+				i := 8*(k&^7) + 8*j + k&7
+				if math.Float32bits(wV[i]) != math.Float32bits(wS[i]) {
+					t.Fatalf("n=%d k=%d corner %d: weight %v, want %v", n, k, j, wV[i], wS[i])
+				}
+			}
+		}
+	}
+}
