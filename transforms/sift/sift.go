@@ -64,14 +64,19 @@
 // ours is faster), on 4:3 mosaics of ETH-80 photos:
 //
 //	size       keypoints  OpenCV/ours  without vector code (purego)
-//	640×480      ~550     1.2          0.4
-//	1024×768     ~900     2.0          0.6
+//	640×480      ~530     1.3          0.4
+//	1024×768     ~890     2.3          0.6
 //
 // (Before the vector code, the DoG and blur restructuring and the batched
-// gradients, the ratios were 0.4 and 0.66.) Time goes to the descriptors
-// (about 40%), the blurs (35%), the DoG and extremum scan (13%),
-// orientations (6%) and the ×2 up- and downsampling; it grows linearly
-// with the number of pixels and, for the descriptors, of keypoints.
+// gradients, the ratios were 0.4 and 0.66; the purego column predates the
+// on-the-fly DoG scan and the vector descriptor weights.) At 640×480 about 40 ms of CPU
+// per image go to the blurs (about 38%), the descriptors (30%), the
+// extremum scan with refinement (20%), orientations (5%) and the ×2 up-
+// and downsampling; the blurs are bound by loads and additions (each tap
+// is two loads, two additions and a product per 8 pixels, which fused
+// multiply-adds would not shorten, and would change rounding). Time grows
+// linearly with the number of pixels and, for the descriptors, of
+// keypoints.
 //
 // An Extractor keeps about 140 bytes of scratch per input pixel with
 // DoubleImage (43 MB for 640×480, 109 MB for 1024×768), nearly all of it
