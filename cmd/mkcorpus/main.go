@@ -94,8 +94,16 @@ func parseFlags(args []string) (config, error) {
 	fs.Float64Var(&c.Settings.TwoObjects, "two_objects", 0.25, "fraction of images with a second, smaller object of another object (recorded in second_object)")
 	fs.IntVar(&c.Workers, "workers", runtime.GOMAXPROCS(0), "images made at once")
 	fs.DurationVar(&c.progress, "progress", 10*time.Second, "interval between progress lines")
+	// Help to stdout, where a pager reads it; a mistake in one line.
+	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
-		return c, err
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(os.Stdout)
+			fmt.Println("mkcorpus --source <ETH-80 labels.csv> --out <dir> [--n 1000] [flags]")
+			fs.PrintDefaults()
+			return c, err
+		}
+		return c, fmt.Errorf("%w (--help lists every flag)", err)
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
