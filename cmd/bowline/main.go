@@ -25,7 +25,6 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
 	"github.com/bowline/bowline/cmd/internal/cli"
 	"github.com/bowline/bowline/formats/fileio"
@@ -150,7 +149,7 @@ func run(ctx context.Context, c bowline.Config, runner cli.Runner) error {
 		return err
 	}
 	start := time.Now()
-	res, err := beamx.RunWithMetrics(ctx, p)
+	res, err := cli.Run(ctx, runner, p)
 	if err != nil {
 		return err
 	}

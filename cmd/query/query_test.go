@@ -23,9 +23,9 @@ import (
 
 	"github.com/bowline/bowline/cmd/internal/cli"
 	"github.com/bowline/bowline/formats"
-	"github.com/bowline/bowline/internal/prismretry"
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/pipelines/bowline"
+	"github.com/bowline/bowline/pipelines/prismretry"
 	"github.com/bowline/bowline/transforms/evaluate"
 	"github.com/bowline/bowline/transforms/index"
 	"github.com/bowline/bowline/transforms/ingest"

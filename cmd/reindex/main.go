@@ -74,6 +74,10 @@ func main() {
 		fail(cli.Usagef("--async: a night waits for its job, to judge the run and publish it; schedule the command itself instead"))
 	}
 	runner := cli.RunnerFromFlags(flag.CommandLine)
+	o.Run = func(ctx context.Context, p *beam.Pipeline) error {
+		_, err := cli.Run(ctx, runner, p)
+		return err
+	}
 	// With these Dataflow writes the job (a Flex Template launch runs the
 	// command with --template_location) or prints it, and returns before
 	// it runs: the night would find no finished run to gate or publish.

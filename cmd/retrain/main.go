@@ -16,7 +16,6 @@ import (
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
 	"github.com/bowline/bowline/cmd/internal/cli"
 	"github.com/bowline/bowline/formats/fileio"
@@ -99,17 +98,17 @@ func main() {
 	if err := bowline.PrepareOutput(ctx, c.Output, c.Overwrite); err != nil {
 		fail(err)
 	}
-	if err := run(ctx, c); err != nil {
+	if err := run(ctx, c, cli.RunnerFromFlags(flag.CommandLine)); err != nil {
 		fail(err)
 	}
 }
 
-func run(ctx context.Context, c retrain.Config) error {
+func run(ctx context.Context, c retrain.Config, runner cli.Runner) error {
 	pl, s := beam.NewPipelineWithRoot()
 	if err := retrain.Build(s, c); err != nil {
 		return err
 	}
-	if err := beamx.Run(ctx, pl); err != nil {
+	if _, err := cli.Run(ctx, runner, pl); err != nil {
 		return err
 	}
 	r, err := bowline.LoadReport(ctx, c.Output)

@@ -12,8 +12,8 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
-	"github.com/bowline/bowline/internal/prismretry"
 	"github.com/bowline/bowline/pipelines/bowline"
+	"github.com/bowline/bowline/pipelines/prismretry"
 )
 
 // TestMain runs the jobs on Prism with prismretry's retry: a job that

@@ -297,3 +297,54 @@ func TestForestQuantizer(t *testing.T) {
 		}
 	}
 }
+
+// A quantiser with an IVF counts the IVF's words; probing every list, the
+// exact quantiser's counts.
+func TestIVFQuantizer(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	const k, dim, n = 300, 128, 500
+	centroids := make([]float32, k*dim)
+	for i := range centroids {
+		centroids[i] = float32(r.IntN(256))
+	}
+	desc := make([]byte, n*dim)
+	for i := range desc {
+		desc[i] = byte(r.IntN(256))
+	}
+	exact, err := NewQuantizer(centroids, dim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := exact.Quantize(desc)
+	for _, probes := range []int{1, k} {
+		v, err := kmeans.NewIVF(centroids, dim, kmeans.IVFOptions{Lists: 20, Probes: probes, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := NewQuantizer(centroids, dim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q.SetIVF(v)
+		got := q.Quantize(desc)
+		words := v.QuantizeBytes(nil, desc, nil)
+		slices.Sort(words)
+		var byIVF sparse.Vector
+		for i, w := range words {
+			if i == 0 || w != words[i-1] {
+				byIVF.Idx = append(byIVF.Idx, w)
+				byIVF.Val = append(byIVF.Val, 0)
+			}
+			byIVF.Val[len(byIVF.Val)-1]++
+		}
+		if !reflect.DeepEqual(got, byIVF) {
+			t.Fatalf("probes %d: counts %v, the IVF's words give %v", probes, got, byIVF)
+		}
+		if probes >= k && !reflect.DeepEqual(got, want) {
+			t.Fatalf("IVF probing every list counts %v, exact %v", got, want)
+		}
+		if probes == 1 && reflect.DeepEqual(got, want) {
+			t.Fatal("one probe of 20 lists counted exactly: the test says nothing")
+		}
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/learners"
+	"github.com/bowline/bowline/pipelines/prismretry"
 	"github.com/bowline/bowline/transforms/evaluate"
 	"github.com/bowline/bowline/transforms/global"
 	"github.com/bowline/bowline/transforms/split"
@@ -23,7 +24,7 @@ import (
 	"github.com/bowline/bowline/transforms/train/trainbeam"
 )
 
-func TestMain(m *testing.M) { ptest.Main(m) }
+func TestMain(m *testing.M) { ptest.MainWithDefault(m, prismretry.Runner) }
 
 func init() {
 	beam.RegisterType(reflect.TypeOf((*sameEvaluationFn)(nil)).Elem())

@@ -17,7 +17,7 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
-	"github.com/bowline/bowline/internal/prismretry"
+	"github.com/bowline/bowline/pipelines/prismretry"
 	"github.com/bowline/bowline/transforms/kmeans"
 )
 
@@ -146,8 +146,8 @@ func (f *checkFn) ProcessElement(cb Codebook) error {
 		return fmt.Errorf("%s: %d iterations (converged %v), want %d (%v)", f.Name, cb.Iterations, cb.Converged, w.Iterations, w.Converged)
 	case math.Abs(cb.Objective-w.Objective) > f.ObjTol*w.Objective || math.IsNaN(cb.Objective):
 		return fmt.Errorf("%s: objective %v, want %v within %g", f.Name, cb.Objective, w.Objective, f.ObjTol)
-	case cb.Approx != w.Approx || cb.Forest != w.Forest:
-		return fmt.Errorf("%s: Approx %v Forest %+v, want %v %+v", f.Name, cb.Approx, cb.Forest, w.Approx, w.Forest)
+	case cb.Approx != w.Approx || cb.Forest != w.Forest || cb.UseIVF != w.UseIVF || cb.IVF != w.IVF:
+		return fmt.Errorf("%s: Approx %v Forest %+v UseIVF %v IVF %+v, want %v %+v %v %+v", f.Name, cb.Approx, cb.Forest, cb.UseIVF, cb.IVF, w.Approx, w.Forest, w.UseIVF, w.IVF)
 	}
 	for i, c := range f.Centres {
 		if _, d := kmeans.Nearest(cb.Centroids, cb.Dim, c); math.Sqrt(float64(d)) > f.Radius {
@@ -173,6 +173,9 @@ func reference(t *testing.T, feats []formats.Features, opt Options) Codebook {
 		Sampled: len(smp.Prio), Converged: res.Converged, Approx: opt.Approx}
 	if opt.Approx {
 		cb.Forest = opt.forest()
+	}
+	if opt.useIVF() {
+		cb.UseIVF, cb.IVF = true, opt.ivf()
 	}
 	return cb
 }
@@ -214,10 +217,12 @@ func TestVocabularyDistributed(t *testing.T) {
 		// Six well-separated blobs and six words: each blob's mean is
 		// within about σ·√(D/m) ≈ 4·√(128/300) ≈ 2.6 of its centre.
 		{"planted akm", blobs, Options{K: 6, Sample: 2000, MaxIter: 5, Seed: 3, Approx: true}, []int{0, 7}, centres},
-		// Uniform noise into many words with a starved forest: many
-		// iterations, empty clusters, approximate assignments.
-		{"noise akm", noisy, Options{K: 40, Sample: 600, MaxIter: 6, Tol: 1e-6, Seed: 4, Approx: true,
+		// Uniform noise into many words with a starved forest or IVF:
+		// many iterations, empty clusters, approximate assignments.
+		{"noise akm", noisy, Options{K: 40, Sample: 600, MaxIter: 6, Tol: 1e-6, Seed: 4, Approx: true, UseForest: true,
 			Forest: kmeans.ForestOptions{Trees: 2, LeafSize: 2, Checks: 4, Seed: 9}, Init: kmeans.InitRandom}, []int{0, 1, 9}, nil},
+		{"noise akm ivf", noisy, Options{K: 40, Sample: 600, MaxIter: 6, Tol: 1e-6, Seed: 4, Approx: true,
+			IVF: kmeans.IVFOptions{Lists: 8, Probes: 1, Seed: 9}, Init: kmeans.InitRandom}, []int{0, 1, 9}, nil},
 		// Exact training on one worker re-seeds differently: compare the
 		// distributed trainer with itself and with Train's ReseedSplit.
 		{"noise exact", noisy, Options{K: 40, Sample: 600, MaxIter: 4, Seed: 5}, []int{1, 64}, nil},
@@ -275,6 +280,7 @@ func TestOptionsValidate(t *testing.T) {
 		{"negative chunks", func(o *Options) { o.Chunks = -1 }, "Chunks"},
 		{"zero MaxIter", func(o *Options) { o.MaxIter = 0 }, "MaxIter"},
 		{"bad forest", func(o *Options) { o.Approx, o.Forest = true, kmeans.ForestOptions{Trees: 1, LeafSize: -1, Checks: 1} }, "LeafSize"},
+		{"bad ivf", func(o *Options) { o.Approx, o.IVF = true, kmeans.IVFOptions{Probes: 1, Lists: -2} }, "Lists"},
 		{"bad init sample", func(o *Options) { o.InitSample = 3 }, "InitSample"},
 	} {
 		o := ok

@@ -9,8 +9,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
-	"github.com/bowline/bowline/internal/prismretry"
 	"github.com/bowline/bowline/learners"
+	"github.com/bowline/bowline/pipelines/prismretry"
 	"github.com/bowline/bowline/transforms/train"
 	"github.com/bowline/bowline/transforms/train/traintest"
 )
