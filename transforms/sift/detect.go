@@ -24,24 +24,18 @@ func (e *Extractor) detectOctave(o int, g []float32, w, h int) {
 		return
 	}
 	c0, c1 := imgBorder, w-imgBorder // columns searched
-	e.mask = growBytes(e.mask, (c1-c0+7)/8)
-	// Pre-filter: an extremum with |D| at most half the final contrast
-	// threshold cannot plausibly interpolate to above it, so it is not worth
-	// refining (OpenCV floors this to whole grey levels; we keep it exact).
-	thr := float32(0.5 * e.opt.ContrastThreshold / float64(S))
-	for r := imgBorder; r < h-imgBorder; r++ {
-		if (r-imgBorder)%checkRows == 0 && e.stopped() {
-			return
-		}
+	// The masks of the S layers of two rows: the candidates of a row are
+	// tested once the next row has been scanned, when the rows above and
+	// below them in L_1 … L_{S+1} are all in the cache; tested at once,
+	// nearly every candidate waited for the row below from memory.
+	nm := (c1 - c0 + 7) / 8
+	e.mask = growBytes(e.mask, 2*S*nm)
+	masks := func(r int) []uint8 { return e.mask[r%2*S*nm : (r%2+1)*S*nm] }
+	// test tests the candidates of row r.
+	test := func(r int) {
+		ms := masks(r)
 		for i := 1; i <= S; i++ {
-			lo := g[i*plane+r*w : i*plane+r*w+w]
-			hi := g[(i+1)*plane+r*w : (i+1)*plane+r*w+w]
-			// Most samples are below the threshold or not even a
-			// maximum or minimum along the row: find the rest eight at a
-			// time, then test those against all 26 neighbours.
-			mask := e.mask
-			dogMask(lo[c0-1:c1+1], hi[c0-1:c1+1], thr, mask)
-			for mi, m := range mask {
+			for mi, m := range ms[(i-1)*nm : i*nm] {
 				for m != 0 {
 					c := c0 + 8*mi + bits.TrailingZeros8(m)
 					m &= m - 1
@@ -52,6 +46,28 @@ func (e *Extractor) detectOctave(o int, g []float32, w, h int) {
 			}
 		}
 	}
+	// Pre-filter: an extremum with |D| at most half the final contrast
+	// threshold cannot plausibly interpolate to above it, so it is not worth
+	// refining (OpenCV floors this to whole grey levels; we keep it exact).
+	thr := float32(0.5 * e.opt.ContrastThreshold / float64(S))
+	for r := imgBorder; r < h-imgBorder; r++ {
+		if (r-imgBorder)%checkRows == 0 && e.stopped() {
+			return
+		}
+		// Most samples are below the threshold or not even a maximum or
+		// minimum along the row: find the rest eight at a time, then
+		// test those against all 26 neighbours.
+		ms := masks(r)
+		for i := 1; i <= S; i++ {
+			lo := g[i*plane+r*w : i*plane+r*w+w]
+			hi := g[(i+1)*plane+r*w : (i+1)*plane+r*w+w]
+			dogMask(lo[c0-1:c1+1], hi[c0-1:c1+1], thr, ms[(i-1)*nm:i*nm])
+		}
+		if r > imgBorder {
+			test(r - 1)
+		}
+	}
+	test(h - imgBorder - 1)
 }
 
 // sub sets d[i] = b[i] − a[i].

@@ -243,7 +243,7 @@ type Extractor struct {
 	work  Image     // MaxSide-downscaled input
 	gauss []float32 // all octaves' Gaussian scales, octave after octave
 	octs  []octave
-	mask  []uint8   // candidate extrema of one DoG row, a bit per sample
+	mask  []uint8   // candidate extrema of two rows' DoG layers, a bit per sample
 	tmp   []float32 // blur: ring of horizontally filtered rows
 	pad   []float32 // one reflected row
 	offs  []int     // blur tap offsets
