@@ -44,6 +44,10 @@ type Quantizer struct {
 	forest *kmeans.Forest
 	search kmeans.Search
 
+	// ivf, when set, assigns hard words approximately (see SetIVF).
+	ivf        *kmeans.IVF
+	ivfScratch kmeans.IVFScratch
+
 	// exact assigns hard words without a forest, built on first use.
 	exact   *kmeans.Exact
 	scratch kmeans.ExactScratch
@@ -182,6 +186,19 @@ func SoftWeights(w []float64, sqDist []float32, sigma float64) {
 // trade recall for speed; Checks ≥ k makes it exact.
 func NewForestQuantizer(f *kmeans.Forest) *Quantizer {
 	return &Quantizer{centroids: f.Centroids(), k: f.K(), dim: f.Dim(), x: make([]float32, f.Dim()), forest: f}
+}
+
+// SetIVF makes q assign hard words with the approximate search of v, an IVF
+// over q's centroids: at 10K words and more it finds the nearest word as
+// often as the forest's default search in a fifth of the time or less
+// (cmd/akmbench -mode assign). Soft assignment keeps searching with q's
+// forest, or exhaustively. It panics if v's centroids are not q's.
+func (q *Quantizer) SetIVF(v *kmeans.IVF) {
+	c := v.Centroids()
+	if v.Dim() != q.dim || len(c) != len(q.centroids) || &c[0] != &q.centroids[0] {
+		panic("bow: SetIVF with an IVF over other centroids")
+	}
+	q.ivf = v
 }
 
 // NewQuantizer returns a Quantizer for the len(centroids)/dim visual words in
@@ -324,6 +341,11 @@ func (q *Quantizer) quantize(desc []byte) {
 		panic(fmt.Sprintf("bow: %d descriptor bytes is not a whole number of %d-byte descriptors", len(desc), q.dim))
 	}
 	q.words = q.words[:0]
+	if q.ivf != nil {
+		q.words = q.ivf.QuantizeBytes(q.words, desc, &q.ivfScratch)
+		slices.Sort(q.words)
+		return
+	}
 	if q.forest != nil {
 		q.words = q.forest.QuantizeBytes(q.words, desc, &q.search)
 		slices.Sort(q.words)

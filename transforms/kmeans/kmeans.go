@@ -6,8 +6,8 @@
 // data[i*dim : (i+1)*dim]. Centroids are stored the same way.
 //
 // One Lloyd iteration is split into exported pieces — Assign (or
-// Forest.Assign), Sums and Update, with Split to re-seed empty clusters —
-// so that a distributed trainer can assign shards of the data and build
+// Forest.Assign, IVF.Assign), Sums and Update, with Split to re-seed empty
+// clusters — so that a distributed trainer can assign shards of the data and build
 // partial Sums where the data lives, Merge them, and Update centrally.
 // Train runs the same pieces on one machine.
 //
@@ -40,6 +40,18 @@
 // nearest centroids, exactly (NearestK) or through the forest
 // (Forest.NearestK, Forest.NearestKBytes).
 //
+// An IVF (Options.Index = IndexIVF) is the faster approximate search: the
+// words are divided among √(Probes·K) coarse cells, and a batch of points
+// is compared with the coarse centroids and then with the words of the
+// Probes nearest cells, grouped by cell so that both steps are Exact's
+// matrix-product kernel rather than one distance at a time. On real SIFT
+// descriptors (cmd/akmbench -mode assign, ETH-80, one core, same run) the
+// default 8 probes found the nearest of 10⁴ trained words for 95% of the
+// descriptors at 6.1 µs each, where the default forest found 91% at 35 µs
+// (512 checks: 96% at 81 µs); of 10⁵ sampled descriptors as words, 91% at
+// 12.5 µs against 76% at 87 µs (512 checks: 85% at 152 µs). IVF.Assign
+// serves Lloyd iterations and IVF.QuantizeBytes bags of words.
+//
 // Initialisation is k-means++ below KMeansPPMaxK centroids (optionally on a
 // sample of the points, Options.InitSample) and K random distinct points
 // above it; KMeansPPMaxK explains why.
@@ -56,7 +68,9 @@
 //
 // An Exact adds a packed copy of the centroids (as many bytes again) and an
 // ExactScratch about 80 kB per goroutine, whatever K and the number of
-// points.
+// points. An IVF adds the same packed copy plus 4·K bytes of indices, and an
+// IVFScratch of about 12·Batch·Probes bytes (400 kB by default) per
+// goroutine.
 //
 // A Forest takes 4·K bytes of leaf indices per tree plus 16 bytes per node
 // (about K/3 nodes per tree with leaves of at most 8), Forest.Bytes reports

@@ -109,6 +109,13 @@ func (f *quantizeFn) ProcessElement(ctx context.Context, feat formats.Features, 
 				return fmt.Errorf("bow: %w", err)
 			}
 			f.q = bow.NewForestQuantizer(forest)
+			if cb.UseIVF {
+				v, err := kmeans.NewIVF(cb.Centroids, cb.Dim, cb.IVF)
+				if err != nil {
+					return fmt.Errorf("bow: %w", err)
+				}
+				f.q.SetIVF(v)
+			}
 		} else {
 			q, err := bow.NewQuantizer(cb.Centroids, cb.Dim)
 			if err != nil {
@@ -214,9 +221,16 @@ func BoWOfParts(s beam.Scope, features, codebook beam.PCollection, opt Options, 
 // the forest, read-only, is shared.
 func quantizers(cb kmeansbeam.Codebook, soft bow.SoftOptions, n int) ([]*bow.Quantizer, error) {
 	var forest *kmeans.Forest
+	var ivf *kmeans.IVF
 	if cb.Approx {
 		var err error
 		if forest, err = kmeans.NewForest(cb.Centroids, cb.Dim, cb.Forest); err != nil {
+			return nil, err
+		}
+	}
+	if cb.UseIVF {
+		var err error
+		if ivf, err = kmeans.NewIVF(cb.Centroids, cb.Dim, cb.IVF); err != nil {
 			return nil, err
 		}
 	}
@@ -224,6 +238,9 @@ func quantizers(cb kmeansbeam.Codebook, soft bow.SoftOptions, n int) ([]*bow.Qua
 	for i := range qs {
 		if forest != nil {
 			qs[i] = bow.NewForestQuantizer(forest)
+			if ivf != nil {
+				qs[i].SetIVF(ivf)
+			}
 		} else {
 			q, err := bow.NewQuantizer(cb.Centroids, cb.Dim)
 			if err != nil {

@@ -68,7 +68,13 @@ func (distortionFn) ProcessElement(ctx context.Context, cb Codebook, smp sample)
 	}
 	var forest *kmeans.Forest
 	var exact *kmeans.Exact
-	if cb.Approx {
+	var ivf *kmeans.IVF
+	if cb.UseIVF {
+		var err error
+		if ivf, err = kmeans.NewIVF(cb.Centroids, cb.Dim, cb.IVF); err != nil {
+			return 0, fmt.Errorf("vocabulary: %w", err)
+		}
+	} else if cb.Approx {
 		var err error
 		if forest, err = kmeans.NewForest(cb.Centroids, cb.Dim, cb.Forest); err != nil {
 			return 0, fmt.Errorf("vocabulary: %w", err)
@@ -91,7 +97,9 @@ func (distortionFn) ProcessElement(ctx context.Context, cb Codebook, smp sample)
 				labels[i] = -1
 			}
 			dist := make([]float32, hi-lo)
-			if forest != nil {
+			if ivf != nil {
+				ivf.Assign(x, labels, dist, nil)
+			} else if forest != nil {
 				forest.Assign(x, labels, dist, new(kmeans.Search))
 			} else {
 				exact.Assign(x, labels, dist, nil)
@@ -123,6 +131,9 @@ func ReadCodebook(s beam.Scope, pattern string, opt Options) beam.PCollection {
 	if opt.Approx {
 		f.Forest = opt.forest()
 	}
+	if opt.useIVF() {
+		f.UseIVF, f.IVF = true, opt.ivf()
+	}
 	return beam.ParDo(s, f, beam.Impulse(s))
 }
 
@@ -130,6 +141,8 @@ type readCodebookFn struct {
 	Pattern string
 	Approx  bool
 	Forest  kmeans.ForestOptions
+	UseIVF  bool
+	IVF     kmeans.IVFOptions
 }
 
 func (f *readCodebookFn) ProcessElement(ctx context.Context, _ []byte) (Codebook, error) {
@@ -142,7 +155,7 @@ func (f *readCodebookFn) ProcessElement(ctx context.Context, _ []byte) (Codebook
 	}
 	sort.Slice(words, func(i, j int) bool { return words[i].WordID < words[j].WordID })
 	const d = formats.DescriptorSize
-	cb := Codebook{K: len(words), Dim: d, Centroids: make([]float32, 0, len(words)*d), Converged: true, Approx: f.Approx, Forest: f.Forest}
+	cb := Codebook{K: len(words), Dim: d, Centroids: make([]float32, 0, len(words)*d), Converged: true, Approx: f.Approx, Forest: f.Forest, UseIVF: f.UseIVF, IVF: f.IVF}
 	for i, w := range words {
 		if int(w.WordID) != i || len(w.Centroid) != d {
 			return Codebook{}, fmt.Errorf("vocabulary: %s: word %d of %d has id %d and %d values, want ids 0…%d of %d values", f.Pattern, i, len(words), w.WordID, len(w.Centroid), len(words)-1, d)
@@ -201,7 +214,7 @@ func passIfFn(x []byte, build bool, emit func([]byte)) {
 
 // Settings returns what a codebook trained with o is, for quantisation,
 // besides its centroids: the number of words, and whether it is searched
-// exactly or through a forest and which (the options in force). Two runs
+// exactly or through a forest or an IVF and which (the options in force). Two runs
 // with equal Settings quantise alike with the same centroids, so an
 // incremental run may keep a vocabulary only if its settings are the
 // previous run's.
@@ -210,5 +223,10 @@ func (o Options) Settings() string {
 	if o.Approx {
 		f = o.forest()
 	}
-	return fmt.Sprintf("k=%d approx=%t trees=%d leaf=%d checks=%d seed=%d", o.K, o.Approx, f.Trees, f.LeafSize, f.Checks, f.Seed)
+	s := fmt.Sprintf("k=%d approx=%t trees=%d leaf=%d checks=%d seed=%d", o.K, o.Approx, f.Trees, f.LeafSize, f.Checks, f.Seed)
+	if o.useIVF() {
+		v := o.ivf()
+		s += fmt.Sprintf(" ivf_lists=%d ivf_probes=%d ivf_seed=%d", v.Lists, v.Probes, v.Seed)
+	}
+	return s
 }
