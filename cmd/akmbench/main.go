@@ -47,6 +47,23 @@
 //     descriptors against the first AKM run's centroids, with exhaustive
 //     search measured on the same descriptors in the same run.
 //
+// -index ivf (or forest,ivf) adds AKM runs through a kmeans.IVF, one per
+// -probes value, to the Lloyd table, so that the objective of each
+// structure is compared with exact Lloyd's from the same start.
+//
+// -mode assign measures word assignment alone, on one goroutine: for each K
+// in -k, words are drawn from the ETH-80 descriptors (-words sample: real
+// descriptors, reused with jitter past the first copy, the stand-in for a
+// vocabulary where k-means at 10⁶ words is out of reach; -words lloyd:
+// exact Lloyd on -n of them for -words_iters iterations), and -queries
+// other real descriptors (none of them a word or trained on) are assigned
+// exactly (kmeans.Exact), by the forest (one row per -sweep checks value),
+// by the IVF (one per -probes value) and by FAISS's IndexIVFFlat and
+// IndexHNSWFlat (-faiss, faiss_ann.py, through -python on -faiss_threads
+// threads; Debian's python3-faiss). Each row gives recall@1, µs per
+// descriptor of CPU time and the speed-up over the forest with -ref_checks
+// checks, measured in the same run.
+//
 // Times are given as wall time and as process CPU time. The machine may be
 // shared, and its load changes during a run: quote AKM against exact as
 // ratios of CPU time taken in the same run.
@@ -104,6 +121,19 @@ func main() {
 		eth80      = flag.String("eth80", "../shared/data/eth80/images", "ETH-80 image directory")
 		cache      = flag.String("cache", filepath.Join(os.TempDir(), "akmbench-eth80.sift"), "cache of the extracted ETH-80 descriptors")
 		jitter     = flag.Float64("jitter", 8, "standard deviation of the jitter of reused ETH-80 descriptors")
+		mode       = flag.String("mode", "lloyd", "lloyd (AKM against exact Lloyd) or assign (recall@1 and speed of word assignment: forest, IVF and FAISS on the same words)")
+		index      = flag.String("index", "forest", "comma-separated structures of the AKM runs: forest (one run per -checks value), ivf (one run per -probes value)")
+		probes     = flag.String("probes", "4,8,16", "comma-separated IVF probes (AKM runs of -index ivf, and -mode assign)")
+		lists      = flag.Int("lists", 0, "IVF lists (0: kmeans.DefaultLists, √(probes·K))")
+		wordsFrom  = flag.String("words", "sample", "-mode assign's words: sample (real descriptors, reused with jitter past the first copy) or lloyd (exact Lloyd on -n of them for -words_iters)")
+		wordsIters = flag.Int("words_iters", 3, "-mode assign: Lloyd iterations of -words lloyd")
+		refChecks  = flag.Int("ref_checks", 256, "-mode assign: the forest checks the speed-ups are measured against")
+		faissANNs  = flag.String("faiss", "ivf,hnsw", "-mode assign: FAISS anchors, comma-separated (ivf, hnsw; empty for none)")
+		faissPr    = flag.String("faiss_probes", "8,16", "-mode assign: nprobe of FAISS's IVF (its lists as ours: -lists or the default for 8 probes)")
+		faissEF    = flag.String("faiss_ef", "32,64,128", "-mode assign: efSearch of FAISS's HNSW")
+		hnswM      = flag.Int("hnsw_m", 32, "-mode assign: M of FAISS's HNSW")
+		forestMaxK = flag.Int("forest_max_k", 0, "-mode assign: no forest above this K (0: always)")
+		hnswMaxK   = flag.Int("hnsw_max_k", 100000, "-mode assign: no FAISS HNSW above this K, whose one-thread build takes long (0: always)")
 	)
 	flag.Parse()
 	log.SetFlags(0)
@@ -127,6 +157,49 @@ func main() {
 	}
 	if *faissThr < 1 {
 		log.Fatalf("-faiss_threads %d: want at least 1", *faissThr)
+	}
+
+	probeList, err := ints(*probes)
+	if err != nil {
+		log.Fatalf("-probes: %v", err)
+	}
+	if *mode == "assign" {
+		if *data != "eth80" {
+			log.Fatalf("-mode assign needs -data eth80")
+		}
+		if *wordsFrom != "sample" && *wordsFrom != "lloyd" {
+			log.Fatalf("-words %q: want sample or lloyd", *wordsFrom)
+		}
+		desc, err := eth80Descriptors(*eth80, *cache)
+		if err != nil {
+			log.Fatal(err)
+		}
+		cfg := assignConfig{ks: kList, queries: *queries, words: *wordsFrom, wordsIters: *wordsIters, pool: *n, jitter: *jitter, seed: *seed,
+			trees: *trees, leaf: *leaf, probes: probeList, lists: *lists, refChecks: *refChecks, hnswM: *hnswM,
+			python: *python, faissThreads: *faissThr, forestMaxK: *forestMaxK, faissHNSWMaxK: *hnswMaxK}
+		if cfg.checks, err = ints(*sweep); err != nil {
+			log.Fatalf("-sweep: %v", err)
+		}
+		if cfg.faissProbes, err = ints(*faissPr); err != nil {
+			log.Fatalf("-faiss_probes: %v", err)
+		}
+		if cfg.faissEF, err = ints(*faissEF); err != nil {
+			log.Fatalf("-faiss_ef: %v", err)
+		}
+		if *faissANNs != "" {
+			cfg.faiss = strings.Split(*faissANNs, ",")
+		}
+		fmt.Printf("machine: GOMAXPROCS=%d; command: %s\n", runtime.GOMAXPROCS(0), strings.Join(os.Args, " "))
+		runAssign(desc, cfg)
+		return
+	} else if *mode != "lloyd" {
+		log.Fatalf("-mode %q: want lloyd or assign", *mode)
+	}
+	indexList := strings.Split(*index, ",")
+	for _, x := range indexList {
+		if x != "forest" && x != "ivf" {
+			log.Fatalf("-index %q: want forest, ivf or both, comma-separated", *index)
+		}
 	}
 
 	t0 := time.Now()
@@ -182,11 +255,21 @@ func main() {
 			return run{name: name, res: res, wall: wall / passes, cpu: cpu / passes, evalJ: objective(res.Centroids, evalPts, *workers), set: true}
 		}
 		var akm []run
-		for _, ch := range checkList {
-			o := opt
-			o.Approx = true
-			o.Forest.Checks = ch
-			akm = append(akm, train(fmt.Sprintf("akm checks=%d", ch), o))
+		for _, x := range indexList {
+			if x == "ivf" {
+				for _, p := range probeList {
+					o := opt
+					o.Approx, o.Index, o.IVF = true, kmeans.IndexIVF, kmeans.IVFOptions{Lists: *lists, Probes: p, Seed: *seed}
+					akm = append(akm, train(fmt.Sprintf("akm ivf probes=%d", p), o))
+				}
+				continue
+			}
+			for _, ch := range checkList {
+				o := opt
+				o.Approx = true
+				o.Forest.Checks = ch
+				akm = append(akm, train(fmt.Sprintf("akm checks=%d", ch), o))
+			}
 		}
 		// exacts holds one run per -exact method, in order; the first is
 		// the reference of the speed-ups.
