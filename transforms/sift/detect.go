@@ -332,16 +332,18 @@ func (e *Extractor) orient(gl []float32, w, h, r, c int, k kpoint) {
 	}
 	dxs, dys, ws := s.dx, s.dy, s.w
 	i := 0
-	for y := y0; y <= y1; y++ {
-		wy := wt[absInt(y-r)]
-		row := gl[y*w : y*w+w]
-		up := gl[(y-1)*w : (y-1)*w+w]
-		dn := gl[(y+1)*w : (y+1)*w+w]
-		for x := x0; x <= x1; x++ {
-			dxs[i] = row[x+1] - row[x-1]
-			dys[i] = up[x] - dn[x]
-			ws[i] = wy * wt[absInt(x-c)]
-			i++
+	if m := x1 - x0 + 1; m > 0 {
+		for y := y0; y <= y1; y++ {
+			wy := wt[absInt(y-r)]
+			row := gl[y*w : y*w+w]
+			up := gl[(y-1)*w : (y-1)*w+w]
+			dn := gl[(y+1)*w : (y+1)*w+w]
+			sub(dxs[i:i+m], row[x0-1:x0-1+m], row[x0+1:x0+1+m])
+			sub(dys[i:i+m], dn[x0:x0+m], up[x0:x0+m])
+			for x, wr := x0, ws[i:i+m]; x <= x1; x++ {
+				wr[x-x0] = wy * wt[absInt(x-c)]
+			}
+			i += m
 		}
 	}
 	gradPolar(dxs, dys, s.mag, s.ang)
