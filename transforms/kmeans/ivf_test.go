@@ -114,9 +114,9 @@ func TestIVFProbeAllIsNearest(t *testing.T) {
 
 // Real SIFT descriptors of ETH-80 photos against a vocabulary trained on
 // some of them: at the default settings the IVF finds the exact nearest word
-// of at least 97% of the descriptors (measured 0.99 here, K = 1,000 and 89
-// lists), its distance is exact for the word returned, and probing every
-// list gives Nearest's answers.
+// of at least 95% of the descriptors (measured 97.6% on these 13,025, K =
+// 1,000 words in 89 lists, 8 probed), never a nearer one than exists, and
+// probing every list gives Nearest's answers.
 func TestIVFRealDescriptors(t *testing.T) {
 	desc := eth80Descriptors(t, 25)
 	const dim = sift.DescriptorSize
@@ -152,8 +152,8 @@ func TestIVFRealDescriptors(t *testing.T) {
 		}
 		recall := float64(hit) / float64(n)
 		t.Logf("%d descriptors, %d words, %d lists, %d probes: recall@1 %.4f", n, v.K(), v.Options().Lists, opt.Probes, recall)
-		if recall < 0.97 {
-			t.Errorf("recall@1 %.4f at the default settings, want ≥ 0.97", recall)
+		if recall < 0.95 {
+			t.Errorf("recall@1 %.4f at the default settings, want ≥ 0.95", recall)
 		}
 		opt.Probes = v.Options().Lists
 		all, err := NewIVF(res.Centroids, dim, opt)
