@@ -114,11 +114,11 @@ func TestIVFProbeAllIsNearest(t *testing.T) {
 
 // Real SIFT descriptors of ETH-80 photos against a vocabulary trained on
 // some of them: at the default settings the IVF finds the exact nearest word
-// of at least 95% of the descriptors (measured 97.6% on these 13,025, K =
-// 1,000 words in 89 lists, 8 probed), never a nearer one than exists, and
-// probing every list gives Nearest's answers.
+// of at least 97% of the descriptors (measured 99.2% on these 6,082, K =
+// 500 words in 63 lists, 8 probed; 97.6% of 13,025 at K = 1,000), never a
+// nearer one than exists, and probing every list gives Nearest's answers.
 func TestIVFRealDescriptors(t *testing.T) {
-	desc := eth80Descriptors(t, 25)
+	desc := eth80Descriptors(t, 12)
 	const dim = sift.DescriptorSize
 	n := len(desc) / dim
 	x := make([]float32, len(desc))
@@ -126,7 +126,7 @@ func TestIVFRealDescriptors(t *testing.T) {
 		x[i] = float32(b)
 	}
 	half := n / 2 * dim
-	res, err := Train(x[:half], dim, Options{K: 1000, MaxIter: 2, Seed: 1, Init: InitRandom})
+	res, err := Train(x[:half], dim, Options{K: 500, MaxIter: 2, Seed: 1, Init: InitRandom})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,15 +152,15 @@ func TestIVFRealDescriptors(t *testing.T) {
 		}
 		recall := float64(hit) / float64(n)
 		t.Logf("%d descriptors, %d words, %d lists, %d probes: recall@1 %.4f", n, v.K(), v.Options().Lists, opt.Probes, recall)
-		if recall < 0.95 {
-			t.Errorf("recall@1 %.4f at the default settings, want ≥ 0.95", recall)
+		if recall < 0.97 {
+			t.Errorf("recall@1 %.4f at the default settings, want ≥ 0.97", recall)
 		}
 		opt.Probes = v.Options().Lists
 		all, err := NewIVF(res.Centroids, dim, opt)
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkIVFExact(t, all, res.Centroids, dim, x[:min(len(x), 3000*dim)])
+		checkIVFExact(t, all, res.Centroids, dim, x[:min(len(x), 1500*dim)])
 	})
 }
 
