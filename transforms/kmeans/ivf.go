@@ -27,8 +27,8 @@ type IVFOptions struct {
 
 	// Batch is the number of points searched together: their probes are
 	// grouped by list so that each list's words are read once for all the
-	// batch's points that probe it. The scratch grows with it (about
-	// 12·Batch·Probes bytes). 0 means 4,096.
+	// batch's points that probe it. The scratch grows with it (see
+	// IVFScratch). 0 means 4,096.
 	Batch int
 
 	// Seed seeds the coarse k-means. The same words, options and seed
@@ -256,8 +256,9 @@ func (v *IVF) Bytes() int {
 }
 
 // IVFScratch is the working memory of one goroutine's IVF searches: a
-// batch's probes and answers besides an ExactScratch, about
-// 12·Batch·Probes bytes plus 4 bytes a list, whatever the number of points.
+// batch's probes and answers besides an ExactScratch (about 80 kB),
+// 8·Batch·Probes + 9·Batch bytes plus 4 bytes a list (300 kB at the
+// defaults), whatever the number of points searched.
 // The zero value is ready to use; it grows on first use with an IVF.
 type IVFScratch struct {
 	ex     ExactScratch
