@@ -47,41 +47,31 @@ func reflect101(p, n int) int {
 // Σ k[i]·(left_i + right_i) for a whole row over contiguous memory with no
 // border tests: the horizontal pass convolves a copy of the row padded by
 // reflection, the vertical pass reflects row indices into the offsets of the
-// rows it reads. The horizontally filtered rows live in a ring of 2r+B rows
+// rows it reads. The horizontally filtered rows live in a ring of 2r+1 rows
 // (e.tmp), filled just ahead of the vertical pass, so that the intermediate
 // image never leaves the cache.
-//
-// The vertical pass makes blurRows output rows at a time, in strips of
-// blurStrip columns: each output row reads 2r+1 rows of the ring, which for
-// the larger kernels (r up to 13) is more than the L1 cache holds at full
-// width, so that row after row the same ring rows came from L2, whose
-// bandwidth then bounded the pass. A strip of the 2r+B rows stays in L1
-// while the B rows are made from it. Every output is the same sum in the
-// same order as before: only the order in which outputs are made changes.
 func (e *Extractor) blur(src, dst []float32, w, h int, k []float32) {
 	r := len(k) - 1
-	ring := min(2*r+blurRows, h)
+	ring := min(2*r+1, h)
 	e.tmp = grow(e.tmp, ring*w)
 	tmp := e.tmp
 	e.pad = grow(e.pad, w+2*r)
 	pad := e.pad
-	nOffs := 2 * r * (blurRows + 1)
-	if cap(e.offs) < nOffs {
-		e.offs = make([]int, nOffs)
+	if cap(e.offs) < 2*r {
+		e.offs = make([]int, 2*r)
 	}
-	hoffs := e.offs[:2*r]
-	for i := 1; i <= r; i++ {
-		hoffs[2*i-2], hoffs[2*i-1] = -i, i
-	}
+	offs := e.offs[:2*r]
 	// slot is the offset in tmp of filtered row y.
 	slot := func(y int) int { return y % ring * w }
 
 	next := 0 // next row to filter horizontally
-	for y0 := 0; y0 < h; y0 += blurRows {
-		y1 := min(y0+blurRows, h)
-		// Rows y0−r..y1−1+r (reflected into the image) are needed; the
-		// ring holds the 2r+B rows up to the last one filtered.
-		for ; next <= min(h-1, y1-1+r); next++ {
+	for y := 0; y < h; y++ {
+		// Rows y−r..y+r (reflected into the image) are needed; the ring
+		// holds the 2r+1 rows up to the last one filtered.
+		for ; next <= min(h-1, y+r); next++ {
+			for i := 1; i <= r; i++ {
+				offs[2*i-2], offs[2*i-1] = -i, i
+			}
 			row := src[next*w : next*w+w]
 			copy(pad[r:r+w], row)
 			for t := 1; t <= r; t++ {
@@ -89,39 +79,19 @@ func (e *Extractor) blur(src, dst []float32, w, h int, k []float32) {
 				pad[r+w-1+t] = row[reflect101(w-1+t, w)]
 			}
 			s := slot(next)
-			convSym(tmp[s:s+w], pad, r, hoffs, k)
+			convSym(tmp[s:s+w], pad, r, offs, k)
 		}
-		// The ring offsets of each output row's taps, checked once for
-		// the whole row: every strip lies inside it.
-		for y := y0; y < y1; y++ {
-			offs := e.offs[2*r*(1+y-y0) : 2*r*(2+y-y0)]
-			c := slot(y)
-			for i := 1; i <= r; i++ {
-				ya, yb := y-i, y+i
-				if ya < 0 || yb >= h {
-					ya, yb = reflect101(ya, h), reflect101(yb, h)
-				}
-				offs[2*i-2], offs[2*i-1] = slot(ya)-c, slot(yb)-c
+		c := slot(y)
+		for i := 1; i <= r; i++ {
+			ya, yb := y-i, y+i
+			if ya < 0 || yb >= h {
+				ya, yb = reflect101(ya, h), reflect101(yb, h)
 			}
-			checkConvSym(w, tmp, c, offs, k)
+			offs[2*i-2], offs[2*i-1] = slot(ya)-c, slot(yb)-c
 		}
-		for x0 := 0; x0 < w; x0 += blurStrip {
-			x1 := min(x0+blurStrip, w)
-			for y := y0; y < y1; y++ {
-				offs := e.offs[2*r*(1+y-y0) : 2*r*(2+y-y0)]
-				convSymUnchecked(dst[y*w+x0:y*w+x1], tmp, slot(y)+x0, offs, k)
-			}
-		}
+		convSym(dst[y*w:y*w+w], tmp, c, offs, k)
 	}
 }
-
-// blurRows and blurStrip are the rows and columns of a block of the
-// vertical pass: 2r+blurRows ring rows of blurStrip floats (17 KB for r =
-// 13) fit in L1 with room to spare.
-const (
-	blurRows  = 8
-	blurStrip = 128
-)
 
 // convSym sets, for x in [0, len(out)),
 //
@@ -131,13 +101,7 @@ const (
 // product to float32, so that the vector and the scalar code (convSymGo)
 // give identical results. It panics if an offset reaches outside src.
 func convSym(out, src []float32, c int, offs []int, k []float32) {
-	checkConvSym(len(out), src, c, offs, k)
-	convSymUnchecked(out, src, c, offs, k)
-}
-
-// checkConvSym panics unless convSym can compute n outputs with these
-// arguments: the offsets match the kernel and reach only inside src.
-func checkConvSym(n int, src []float32, c int, offs []int, k []float32) {
+	n := len(out)
 	if len(offs) != 2*(len(k)-1) {
 		panic("sift: convSym: offsets do not match the kernel")
 	}
@@ -148,12 +112,6 @@ func checkConvSym(n int, src []float32, c int, offs []int, k []float32) {
 	if c+lo < 0 || c+hi+n > len(src) {
 		panic("sift: convSym: offsets outside the source")
 	}
-}
-
-// convSymUnchecked is convSym once checkConvSym has passed for len(out)
-// outputs at c, or for more outputs starting at or before c.
-func convSymUnchecked(out, src []float32, c int, offs []int, k []float32) {
-	n := len(out)
 	m := 0
 	if useAVX {
 		m = n &^ 7
