@@ -17,6 +17,7 @@ type descScratch struct {
 	hist [histLen]float32
 	raw  [DescriptorSize]float32
 	wt   []float32
+	wtm  []float32
 	// The samples of the patch that fall in the grid: gradient, grid
 	// position, the two Gaussian weight factors, then magnitude and angle.
 	dx, dy, rbin, cbin, wr, wc, mag, ang []float32
@@ -81,6 +82,13 @@ func (s *descScratch) compute(g []float32, w, h int, k *kpoint, root bool, dst [
 	for t := range wt {
 		wt[t] = float32(math.Exp(float64(float32(t*t) * ws)))
 	}
+	// The same mirrored, wtm[radius+j] = wt[|j|], so that a row's column
+	// weights are a copy.
+	s.wtm = grow(s.wtm, 2*radius+1)
+	wtm := s.wtm
+	for t, v := range wt {
+		wtm[radius+t], wtm[radius-t] = v, v
+	}
 
 	// Gather the samples that fall in the grid, then compute all their
 	// gradient magnitudes and angles at once (vectorised), then spread them
@@ -128,13 +136,11 @@ func (s *descScratch) compute(g []float32, w, h int, k *kpoint, root bool, dst [
 		c0 := px + j0
 		sub(dxs[ns:ns+m], row[c0-1:c0-1+m], row[c0+1:c0+1+m])
 		sub(dys[ns:ns+m], dn[c0:c0+m], up[c0:c0+m])
-		rb, cb, wr, wc := rbs[ns:ns+m], cbs[ns:ns+m], wrs[ns:ns+m], wcs[ns:ns+m]
-		for t := range rb {
-			fj := float32(j0 + t)
-			rb[t] = fj*sinT + fi*cosT + d/2 - 0.5
-			cb[t] = fj*cosT - fi*sinT + d/2 - 0.5
-			wr[t], wc[t] = wi, wt[absInt(j0+t)]
+		gridCoords(rbs[ns:ns+m], cbs[ns:ns+m], j0, sinT, cosT, fi*cosT, fi*sinT)
+		for t := range wrs[ns : ns+m] {
+			wrs[ns+t] = wi
 		}
+		copy(wcs[ns:ns+m], wtm[radius+j0:])
 		ns += m
 	}
 	mags, angs := s.mag[:ns], s.ang[:ns]
@@ -312,5 +318,35 @@ func descWeightsGo(in *descSampleSlices, k0 int, ori, binsPerDeg float32, idx []
 		w[40] = vrco101
 		w[48] = vrc11 - vrco111
 		w[56] = vrco111
+	}
+}
+
+// gridCoords sets rbin[t] and cbin[t] to the position in grid units of the
+// sample in column j = j0+t of a row of the patch, as inGrid in compute
+// computes it (fiCos = fi·cosT and fiSin = fi·sinT for the row fi), eight
+// samples at a time where the CPU allows, always with the results of
+// gridCoordsGo.
+func gridCoords(rbin, cbin []float32, j0 int, sinT, cosT, fiCos, fiSin float32) {
+	n := len(rbin)
+	cbin = cbin[:n]
+	m := 0
+	if useAVX {
+		m = n &^ 7
+		if m > 0 {
+			gridCoordsAVX(&rbin[0], &cbin[0], m, float32(j0), sinT, cosT, fiCos, fiSin)
+		}
+	}
+	gridCoordsGo(rbin[m:], cbin[m:], j0+m, sinT, cosT, fiCos, fiSin)
+}
+
+// gridCoordsGo is gridCoords in Go; the explicit conversions forbid fusing
+// the products into the additions, as in convSymGo.
+func gridCoordsGo(rbin, cbin []float32, j0 int, sinT, cosT, fiCos, fiSin float32) {
+	const d = descWidth
+	cbin = cbin[:len(rbin)]
+	for t := range rbin {
+		fj := float32(j0 + t)
+		rbin[t] = float32(fj*sinT) + fiCos + d/2 - 0.5
+		cbin[t] = float32(fj*cosT) - fiSin + d/2 - 0.5
 	}
 }

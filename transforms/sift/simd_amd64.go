@@ -48,3 +48,9 @@ func dogMaskAVX(lo, hi *float32, n int, thr float32, mask *uint8)
 //
 //go:noescape
 func descWeightsAVX(in *descSamples, n int, ori, binsPerDeg float32, idx *int32, wts *float32)
+
+// gridCoordsAVX is gridCoords on the first n samples, n a multiple of 8,
+// with the results of gridCoordsGo.
+//
+//go:noescape
+func gridCoordsAVX(rbin, cbin *float32, n int, j0, sinT, cosT, fiCos, fiSin float32)

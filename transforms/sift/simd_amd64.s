@@ -435,3 +435,62 @@ descw8:
 descwDone:
 	VZEROUPPER
 	RET
+
+// 0, 1, …, 7; then 8, 2 and 0.5, for gridCoordsAVX.
+DATA gridc<>+0(SB)/4, $0x00000000
+DATA gridc<>+4(SB)/4, $0x3f800000
+DATA gridc<>+8(SB)/4, $0x40000000
+DATA gridc<>+12(SB)/4, $0x40400000
+DATA gridc<>+16(SB)/4, $0x40800000
+DATA gridc<>+20(SB)/4, $0x40a00000
+DATA gridc<>+24(SB)/4, $0x40c00000
+DATA gridc<>+28(SB)/4, $0x40e00000
+DATA gridc<>+32(SB)/4, $0x41000000
+DATA gridc<>+36(SB)/4, $0x40000000
+DATA gridc<>+40(SB)/4, $0x3f000000
+GLOBL gridc<>(SB), RODATA|NOPTR, $44
+
+// func gridCoordsAVX(rbin, cbin *float32, n int, j0, sinT, cosT, fiCos, fiSin float32)
+//
+// gridCoordsGo on n samples, n a multiple of 8: j counts up from j0 in a
+// vector, exactly (small integers), and the rest is the same float32
+// operations in the same order.
+//
+// Registers: DI rbin, SI cbin, CX samples left; Y0 j, Y1 rbin, Y2 cbin,
+// Y8 sinT, Y9 cosT, Y10 fiCos, Y11 fiSin, Y12 8, Y13 2, Y14 0.5.
+TEXT ·gridCoordsAVX(SB), NOSPLIT, $0-44
+	MOVQ         rbin+0(FP), DI
+	MOVQ         cbin+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VBROADCASTSS j0+24(FP), Y0
+	VADDPS       gridc<>+0(SB), Y0, Y0
+	VBROADCASTSS sinT+28(FP), Y8
+	VBROADCASTSS cosT+32(FP), Y9
+	VBROADCASTSS fiCos+36(FP), Y10
+	VBROADCASTSS fiSin+40(FP), Y11
+	VBROADCASTSS gridc<>+32(SB), Y12
+	VBROADCASTSS gridc<>+36(SB), Y13
+	VBROADCASTSS gridc<>+40(SB), Y14
+
+grid8:
+	CMPQ    CX, $8
+	JLT     gridDone
+	VMULPS  Y8, Y0, Y1
+	VADDPS  Y10, Y1, Y1
+	VADDPS  Y13, Y1, Y1
+	VSUBPS  Y14, Y1, Y1
+	VMOVUPS Y1, (DI)
+	VMULPS  Y9, Y0, Y2
+	VSUBPS  Y11, Y2, Y2
+	VADDPS  Y13, Y2, Y2
+	VSUBPS  Y14, Y2, Y2
+	VMOVUPS Y2, (SI)
+	VADDPS  Y12, Y0, Y0
+	ADDQ    $32, DI
+	ADDQ    $32, SI
+	SUBQ    $8, CX
+	JMP     grid8
+
+gridDone:
+	VZEROUPPER
+	RET

@@ -23,3 +23,7 @@ func dogMaskAVX(lo, hi *float32, n int, thr float32, mask *uint8) {
 func descWeightsAVX(in *descSamples, n int, ori, binsPerDeg float32, idx *int32, wts *float32) {
 	panic("sift: descWeightsAVX without AVX")
 }
+
+func gridCoordsAVX(rbin, cbin *float32, n int, j0, sinT, cosT, fiCos, fiSin float32) {
+	panic("sift: gridCoordsAVX without AVX")
+}

@@ -260,3 +260,30 @@ func testBlurMatchesDirect(t *testing.T) {
 		}
 	}
 }
+
+// TestGridCoordsMatchesGo checks that the vector grid coordinates are the
+// scalar ones bit for bit, for run lengths around the vector width and runs
+// starting left of, at and right of the keypoint.
+func TestGridCoordsMatchesGo(t *testing.T) {
+	if !useAVX {
+		t.Skip("no vector code on this platform")
+	}
+	rng := rand.New(rand.NewPCG(13, 14))
+	for n := 1; n <= 41; n++ {
+		for _, j0 := range []int{-20, -3, 0, 5} {
+			a := rng.Float64() * 2 * math.Pi
+			hw := 3 + 10*rng.Float32()
+			sinT, cosT := float32(math.Sin(a))/hw, float32(math.Cos(a))/hw
+			fi := float32(rng.IntN(41) - 20)
+			rV, cV := make([]float32, n), make([]float32, n)
+			rS, cS := make([]float32, n), make([]float32, n)
+			gridCoords(rV, cV, j0, sinT, cosT, fi*cosT, fi*sinT)
+			gridCoordsGo(rS, cS, j0, sinT, cosT, fi*cosT, fi*sinT)
+			for k := range rV {
+				if math.Float32bits(rV[k]) != math.Float32bits(rS[k]) || math.Float32bits(cV[k]) != math.Float32bits(cS[k]) {
+					t.Fatalf("n=%d j0=%d k=%d: (%v, %v), want (%v, %v)", n, j0, k, rV[k], cV[k], rS[k], cS[k])
+				}
+			}
+		}
+	}
+}
