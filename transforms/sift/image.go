@@ -138,10 +138,17 @@ func upsample2(src []float32, w, h int, dst []float32) {
 		s := src[y*w : y*w+w]
 		d := dst[2*y*W : 2*y*W+W]
 		d[0] = s[0]
-		for x := 0; x < w-1; x++ {
+		m := 0
+		if useAVX {
+			m = (w - 1) &^ 7
+			if m > 0 {
+				upsampleRowAVX(&s[0], &d[0], m)
+			}
+		}
+		for x := m; x < w-1; x++ {
 			a, b := s[x], s[x+1]
-			d[2*x+1] = 0.75*a + 0.25*b
-			d[2*x+2] = 0.25*a + 0.75*b
+			d[2*x+1] = float32(0.75*a) + float32(0.25*b)
+			d[2*x+2] = float32(0.25*a) + float32(0.75*b)
 		}
 		d[W-1] = s[w-1]
 	}
@@ -155,10 +162,17 @@ func upsample2(src []float32, w, h int, dst []float32) {
 		b := dst[2*(y+1)*W : 2*(y+1)*W+W]
 		m = m[:len(a)]
 		b = b[:len(a)]
-		for x := range a {
+		n := 0
+		if useAVX {
+			n = W &^ 7
+			if n > 0 {
+				blendRowsAVX(&a[0], &m[0], &b[0], n)
+			}
+		}
+		for x := n; x < len(a); x++ {
 			av, bv := a[x], b[x]
-			m[x] = 0.75*av + 0.25*bv
-			b[x] = 0.25*av + 0.75*bv
+			m[x] = float32(0.75*av) + float32(0.25*bv)
+			b[x] = float32(0.25*av) + float32(0.75*bv)
 		}
 	}
 }

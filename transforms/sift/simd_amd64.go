@@ -54,3 +54,16 @@ func descWeightsAVX(in *descSamples, n int, ori, binsPerDeg float32, idx *int32,
 //
 //go:noescape
 func gridCoordsAVX(rbin, cbin *float32, n int, j0, sinT, cosT, fiCos, fiSin float32)
+
+// upsampleRowAVX is upsample2's horizontal blend of src row s into the odd
+// and even samples d[1 … 2n] of a doubled row, n a multiple of 8; it reads
+// s[0 … n].
+//
+//go:noescape
+func upsampleRowAVX(s, d *float32, n int)
+
+// blendRowsAVX is upsample2's vertical blend of rows a and b into m and b,
+// on n values, n a multiple of 8.
+//
+//go:noescape
+func blendRowsAVX(a, m, b *float32, n int)

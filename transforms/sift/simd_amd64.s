@@ -494,3 +494,86 @@ grid8:
 gridDone:
 	VZEROUPPER
 	RET
+
+// 0.75 and 0.25, for upsample2's blends.
+DATA blend<>+0(SB)/4, $0x3f400000
+DATA blend<>+4(SB)/4, $0x3e800000
+GLOBL blend<>(SB), RODATA|NOPTR, $8
+
+// func upsampleRowAVX(s, d *float32, n int)
+//
+// For x < n, n a multiple of 8: d[2x+1] = 0.75·s[x] + 0.25·s[x+1] and
+// d[2x+2] = 0.25·s[x] + 0.75·s[x+1], the products rounded before the sum
+// as in upsample2; the two blends are interleaved within 128-bit lanes by
+// VUNPCKLPS/VUNPCKHPS and the lanes put in order by VPERM2F128.
+//
+// Registers: SI s, DI d + 4 (d[1]), CX values left; Y0 a, Y1 b, Y2 p,
+// Y3 q, Y4–Y7 scratch, Y14 0.75, Y15 0.25.
+TEXT ·upsampleRowAVX(SB), NOSPLIT, $0-24
+	MOVQ         s+0(FP), SI
+	MOVQ         d+8(FP), DI
+	ADDQ         $4, DI
+	MOVQ         n+16(FP), CX
+	VBROADCASTSS blend<>+0(SB), Y14
+	VBROADCASTSS blend<>+4(SB), Y15
+
+up8:
+	CMPQ       CX, $8
+	JLT        upDone
+	VMOVUPS    (SI), Y0
+	VMOVUPS    4(SI), Y1
+	VMULPS     Y14, Y0, Y2
+	VMULPS     Y15, Y1, Y4
+	VADDPS     Y4, Y2, Y2 // p = 0.75a + 0.25b
+	VMULPS     Y15, Y0, Y3
+	VMULPS     Y14, Y1, Y5
+	VADDPS     Y5, Y3, Y3 // q = 0.25a + 0.75b
+	VUNPCKLPS  Y3, Y2, Y6 // p0 q0 p1 q1 | p4 q4 p5 q5
+	VUNPCKHPS  Y3, Y2, Y7 // p2 q2 p3 q3 | p6 q6 p7 q7
+	VPERM2F128 $0x20, Y7, Y6, Y4
+	VPERM2F128 $0x31, Y7, Y6, Y5
+	VMOVUPS    Y4, (DI)
+	VMOVUPS    Y5, 32(DI)
+	ADDQ       $32, SI
+	ADDQ       $64, DI
+	SUBQ       $8, CX
+	JMP        up8
+
+upDone:
+	VZEROUPPER
+	RET
+
+// func blendRowsAVX(a, m, b *float32, n int)
+//
+// For x < n, n a multiple of 8: m[x] = 0.75·a[x] + 0.25·b[x] and then
+// b[x] = 0.25·a[x] + 0.75·b[x], as in upsample2.
+TEXT ·blendRowsAVX(SB), NOSPLIT, $0-32
+	MOVQ         a+0(FP), SI
+	MOVQ         m+8(FP), DI
+	MOVQ         b+16(FP), DX
+	MOVQ         n+24(FP), CX
+	VBROADCASTSS blend<>+0(SB), Y14
+	VBROADCASTSS blend<>+4(SB), Y15
+
+blend8:
+	CMPQ    CX, $8
+	JLT     blendDone
+	VMOVUPS (SI), Y0
+	VMOVUPS (DX), Y1
+	VMULPS  Y14, Y0, Y2
+	VMULPS  Y15, Y1, Y4
+	VADDPS  Y4, Y2, Y2
+	VMULPS  Y15, Y0, Y3
+	VMULPS  Y14, Y1, Y5
+	VADDPS  Y5, Y3, Y3
+	VMOVUPS Y2, (DI)
+	VMOVUPS Y3, (DX)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	ADDQ    $32, DX
+	SUBQ    $8, CX
+	JMP     blend8
+
+blendDone:
+	VZEROUPPER
+	RET

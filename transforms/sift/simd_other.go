@@ -27,3 +27,7 @@ func descWeightsAVX(in *descSamples, n int, ori, binsPerDeg float32, idx *int32,
 func gridCoordsAVX(rbin, cbin *float32, n int, j0, sinT, cosT, fiCos, fiSin float32) {
 	panic("sift: gridCoordsAVX without AVX")
 }
+
+func upsampleRowAVX(s, d *float32, n int) { panic("sift: upsampleRowAVX without AVX") }
+
+func blendRowsAVX(a, m, b *float32, n int) { panic("sift: blendRowsAVX without AVX") }

@@ -287,3 +287,29 @@ func TestGridCoordsMatchesGo(t *testing.T) {
 		}
 	}
 }
+
+// TestUpsample2VectorMatchesScalar checks that the vector blends of
+// upsample2 are the scalar ones bit for bit, for widths around the vector
+// width.
+func TestUpsample2VectorMatchesScalar(t *testing.T) {
+	if !useAVX {
+		t.Skip("no vector code on this platform")
+	}
+	defer func() { useAVX = true }()
+	for w := 1; w <= 35; w++ {
+		for _, h := range []int{1, 2, 5} {
+			src := texture(max(w, 16), max(h, 16), uint64(w)).Pix[:w*h]
+			var got [2][]float32
+			for i, v := range []bool{true, false} {
+				useAVX = v
+				got[i] = make([]float32, 4*w*h)
+				upsample2(src, w, h, got[i])
+			}
+			for i := range got[0] {
+				if math.Float32bits(got[0][i]) != math.Float32bits(got[1][i]) {
+					t.Fatalf("%dx%d: sample %d is %v, want %v", w, h, i, got[0][i], got[1][i])
+				}
+			}
+		}
+	}
+}
