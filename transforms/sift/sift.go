@@ -28,9 +28,10 @@
 // computed on the fly, a row at a time, while scanning for extrema, and the
 // blur's intermediate is a ring of rows.
 //
-// On amd64 the inner loops of the blur, the DoG, the extremum scan and the
-// gradient magnitude and angle run on 8 floats at a time (AVX, when the CPU
-// and OS support it; the purego build tag turns it off). The vector code
+// On amd64 the inner loops of the ×2 upsampling, the blur, the DoG and
+// extremum scan, the gradient magnitude and angle, and the descriptor's
+// grid coordinates and trilinear weights run on 8 floats at a time (AVX,
+// when the CPU and OS support it; the purego build tag turns it off). The vector code
 // performs exactly the scalar code's float32 operations in the same order,
 // with no fused multiply-add, so results are bit-identical either way.
 //
@@ -64,19 +65,18 @@
 // ours is faster), on 4:3 mosaics of ETH-80 photos:
 //
 //	size       keypoints  OpenCV/ours  without vector code (purego)
-//	640×480      ~530     1.3          0.4
-//	1024×768     ~890     2.3          0.6
+//	640×480      ~530     1.4–1.5      0.4
+//	1024×768     ~890     2.4–2.6      0.65
 //
 // (Before the vector code, the DoG and blur restructuring and the batched
-// gradients, the ratios were 0.4 and 0.66; the purego column predates the
-// on-the-fly DoG scan and the vector descriptor weights.) At 640×480 about 40 ms of CPU
-// per image go to the blurs (about 38%), the descriptors (30%), the
-// extremum scan with refinement (20%), orientations (5%) and the ×2 up-
-// and downsampling; the blurs are bound by loads and additions (each tap
-// is two loads, two additions and a product per 8 pixels, which fused
-// multiply-adds would not shorten, and would change rounding). Time grows
-// linearly with the number of pixels and, for the descriptors, of
-// keypoints.
+// gradients, the ratios were 0.4 and 0.66.) At 640×480 about 36 ms of CPU
+// per image go to the blurs (about half), the descriptors (20%), the
+// extremum scan with refinement and orientations (15%) and the ×2 up- and
+// downsampling. The blurs run at about 1.5–1.8 cycles per tap of 8
+// pixels, bound by loads and additions (two of each per tap, which the
+// bit-identical order of the sums fixes; fused multiply-adds measured no
+// faster). Time grows linearly with the number of pixels and, for the
+// descriptors, of keypoints.
 //
 // An Extractor keeps about 140 bytes of scratch per input pixel with
 // DoubleImage (43 MB for 640×480, 109 MB for 1024×768), nearly all of it
