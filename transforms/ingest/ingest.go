@@ -172,16 +172,6 @@ type row struct {
 	wide                  bool
 }
 
-// deadID is the image id a refused row's dead letter carries: none for
-// a row of the wrong width, whose id field may be a fragment of another
-// field.
-func (r row) deadID() string {
-	if r.wide {
-		return ""
-	}
-	return r.id
-}
-
 func newRowReader(r io.Reader, cols Columns) (*rowReader, error) {
 	cr := csv.NewReader(r)
 	// Rows of another width are dead letters, not a failed CSV.

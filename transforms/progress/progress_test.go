@@ -16,9 +16,7 @@ func TestRateLimit(t *testing.T) {
 	tr := New(3 * time.Second)
 	var got []string
 	for i := 1; i <= 10; i++ {
-		for _, l := range tr.Done(Unit{Stage: "describe", Noun: "parts", Of: 10, Rows: 8, Start: at(float64(i - 1))}, at(float64(i))) {
-			got = append(got, l)
-		}
+		got = append(got, tr.Done(Unit{Stage: "describe", Noun: "parts", Of: 10, Rows: 8, Start: at(float64(i - 1))}, at(float64(i)))...)
 	}
 	want := []string{
 		"describe: started at 16:00:00 UTC; 1 of 10 parts done, 8 rows in",
