@@ -119,6 +119,8 @@ func TestNumbersThatMustNotRoundAway(t *testing.T) {
 		{signed(-0.00003), "-0.00003"},
 		{signed(0.00002), "+0.00002"},
 		{signed(0), "+0.0000"},
+		{signed(-4.4e-16), "+0.0000"},
+		{signed(-2e-9), "-2.0e-09"},
 		{signed(0.2664), "+0.2664"},
 		{pValue(0, 0.002), "< 0.002"},
 		{pValue(0.012, 0.002), "0.012"},

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"strconv"
 
@@ -157,8 +158,13 @@ func tagName(tag string) string {
 
 // signed formats x with a sign and 4 decimals, or as many more as it takes
 // for a nonzero x not to print as a signed zero ("−0.0000" on a bound
-// that excludes 0 contradicts the star beside it).
+// that excludes 0 contradicts the star beside it). Below roundoff, 1e-9,
+// x is 0: two equal means summed in another order differ by ~1e-16, and
+// "−4.4e-16" would report a difference where there is none.
 func signed(x float64) string {
+	if math.Abs(x) < roundoff {
+		x = 0
+	}
 	for d := 4; d <= 8; d++ {
 		s := strconv.FormatFloat(x, 'f', d, 64)
 		if x == 0 || !allZero(s) {
@@ -170,6 +176,11 @@ func signed(x float64) string {
 	}
 	return fmt.Sprintf("%+.1e", x)
 }
+
+// roundoff is the smallest difference of metrics signed reports: metrics
+// are means of at most millions of values in [0, 1], whose sums in
+// different orders agree to far better than this.
+const roundoff = 1e-9
 
 // allZero reports whether the number s has no nonzero digit.
 func allZero(s string) bool {
