@@ -198,11 +198,21 @@ func TestIDQueriesAreTheEvaluation(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				rel := make([]bool, len(got))
+				// The report's AP is tie-aware (Hamming distances tie
+				// often): the ranking's runs of equal scores are its
+				// tie groups.
+				var r evaluate.TiedRanking
 				for i, h := range got {
-					rel[i] = label[h.ImageID] == labels[q]
+					if i == 0 || h.Score != got[i-1].Score {
+						r.Groups = append(r.Groups, evaluate.TieGroup{Score: h.Score})
+					}
+					g := &r.Groups[len(r.Groups)-1]
+					g.N++
+					if label[h.ImageID] == labels[q] {
+						g.Rel++
+					}
 				}
-				sum += evaluate.AveragePrecision(rel, count[labels[q]]-1)
+				sum += r.AveragePrecision(count[labels[q]] - 1)
 				queries++
 			}
 			if got := sum / float64(queries); int64(queries) != row.Queries || math.Abs(got-row.MAP) > 1e-12 {
