@@ -249,11 +249,35 @@ func helpDefaults(t *testing.T, name string) map[string]string {
 		t.Fatalf("go build ./cmd/%s: %v\n%s", name, err, out)
 	}
 	out, _ := exec.Command(bin, "--help").CombinedOutput()
+	// The help lists a flag as "  --name type" and its usage on lines
+	// indented by six spaces, wrapped, ending in "(default …)" when it
+	// has one.
 	defaults := map[string]string{}
-	re := regexp.MustCompile(`(?m)^  --(\S+)[^\n]*\n(?:    \t[^\n]*\n)*?    \t[^\n]*?(?: \(default ([^\n]*)\))?$`)
-	for _, m := range re.FindAllStringSubmatch(string(out), -1) {
-		defaults[m[1]] = strings.Trim(m[2], `"`)
+	flagLine := regexp.MustCompile(`^  --(\S+)`)
+	stated := regexp.MustCompile(`\(default ([^)]*)\)$`)
+	name, usage := "", ""
+	done := func() {
+		if name == "" {
+			return
+		}
+		defaults[name] = ""
+		if m := stated.FindStringSubmatch(usage); m != nil {
+			defaults[name] = strings.Trim(m[1], `"`)
+		}
+		name, usage = "", ""
 	}
+	for _, line := range strings.Split(string(out), "\n") {
+		switch m := flagLine.FindStringSubmatch(line); {
+		case m != nil:
+			done()
+			name = m[1]
+		case name != "" && strings.HasPrefix(line, "      "):
+			usage = strings.TrimSpace(usage + " " + strings.TrimSpace(line))
+		default:
+			done()
+		}
+	}
+	done()
 	if len(defaults) == 0 {
 		t.Fatalf("%s --help lists no flags:\n%s", name, out)
 	}
