@@ -9,6 +9,12 @@ import "fmt"
 // printed "30 images (7 dead letters, 24 described)".
 func (r Report) countsLine() string {
 	c := r.Counts
+	if c.Images == 0 && c.Keypoints == 0 && c.DeadLetters == 0 && c.Described > 0 {
+		// A retrain reads a finished run's bags of words: it lists and
+		// describes no images, and "0 images, 3280 described" would
+		// not add up.
+		return fmt.Sprintf("%d bags of words of a finished run, %d words, %d triplets", c.Described, c.Vocabulary, c.Triplets)
+	}
 	var refused int64
 	for _, k := range r.DeadLetters.Kinds {
 		if k.Stage == "ingest" {

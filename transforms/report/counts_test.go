@@ -27,4 +27,11 @@ func TestCountsLineAddsUp(t *testing.T) {
 	if first, _, _ := strings.Cut(b.String(), "\n"); first != "96 images, 96 described, 0 dead letters; 11235 keypoints, 1000 words, 1560 triplets" {
 		t.Errorf("without dead letters: %q", first)
 	}
+	// A retrain's counts: the bags of words it read, no images.
+	r = Report{Counts: Counts{Described: 3280, Vocabulary: 10000, Triplets: 52480}}
+	b.Reset()
+	r.WriteTable(&b)
+	if first, _, _ := strings.Cut(b.String(), "\n"); first != "3280 bags of words of a finished run, 10000 words, 52480 triplets" {
+		t.Errorf("a retrain: %q", first)
+	}
 }
