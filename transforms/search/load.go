@@ -28,6 +28,7 @@ import (
 const (
 	manifestName = "manifest.json"
 	reportName   = "report.json"
+	lineageName  = "incremental.json"
 )
 
 // Open loads the finished run under run (local or gs://): a run directory
@@ -211,6 +212,15 @@ func load(ctx context.Context, dir string, opt Options) (*Index, error) {
 	if ix.set, err = settingsOf(rep.Config); err != nil {
 		return nil, err
 	}
+	if ix.set.akm && slices.Contains(others, lineageName) {
+		js, _, err := blob.Read(ctx, blob.Join(dir, lineageName))
+		if err != nil {
+			return nil, err
+		}
+		if ix.set.ivf, err = ivfOf(js); err != nil {
+			return nil, fmt.Errorf("%s: %w", lineageName, err)
+		}
+	}
 	if opt.MaxPixels > 0 && (ix.set.maxPixels <= 0 || opt.MaxPixels < ix.set.maxPixels) {
 		ix.set.maxPixels = opt.MaxPixels
 	}
@@ -349,8 +359,47 @@ func (ix *Index) loadVocabulary(ctx context.Context, files map[string][]string) 
 			return nil, fmt.Errorf("codebook: %w", err)
 		}
 		ix.forest = f
+		if ix.set.ivf != nil {
+			if ix.ivf, err = kmeans.NewIVF(ix.centroids, dim, *ix.set.ivf); err != nil {
+				return nil, fmt.Errorf("codebook: %w", err)
+			}
+		}
 	}
 	return df, nil
+}
+
+// ivfOf reads the IVF a run's vocabulary was trained with from its
+// incremental.json: the vocabulary's settings name ivf_lists, ivf_probes
+// and ivf_seed when the job trained through an IVF, and nothing of the
+// kind for a forest or an exact vocabulary (nil, nil).
+func ivfOf(js []byte) (*kmeans.IVFOptions, error) {
+	var l struct {
+		Vocabulary struct {
+			Settings json.RawMessage `json:"settings"`
+		} `json:"vocabulary"`
+	}
+	if err := json.Unmarshal(js, &l); err != nil {
+		return nil, err
+	}
+	var set struct {
+		Lists  *int    `json:"ivf_lists"`
+		Probes *int    `json:"ivf_probes"`
+		Seed   *uint64 `json:"ivf_seed"`
+	}
+	// Older runs wrote the settings as one string, never of an IVF.
+	if len(l.Vocabulary.Settings) == 0 || l.Vocabulary.Settings[0] != '{' {
+		return nil, nil
+	}
+	if err := json.Unmarshal(l.Vocabulary.Settings, &set); err != nil {
+		return nil, fmt.Errorf("vocabulary settings: %w", err)
+	}
+	if set.Probes == nil {
+		return nil, nil
+	}
+	if set.Lists == nil || set.Seed == nil || *set.Probes < 1 || *set.Lists < 0 {
+		return nil, fmt.Errorf("vocabulary settings: an IVF of %s", l.Vocabulary.Settings)
+	}
+	return &kmeans.IVFOptions{Lists: *set.Lists, Probes: *set.Probes, Seed: *set.Seed}, nil
 }
 
 // loadBoW reads the bags of words into ix.words and ix.vals, in the order

@@ -26,6 +26,10 @@ type settings struct {
 	soft      bow.SoftOptions
 	akm       bool
 	forest    kmeans.ForestOptions
+	// ivf, if set, is the IVF an approximate vocabulary was trained and
+	// its hard words assigned with (what incremental.json's vocabulary
+	// settings name); runs made before the IVF used the forest alone.
+	ivf *kmeans.IVFOptions
 }
 
 // settingsOf reads the settings from a run's recorded flags; a flag the
@@ -213,12 +217,16 @@ func (ix *Index) code(w *worker, cs *codes, img image.Image) ([]uint64, error) {
 }
 
 // quantizer returns a quantiser of the run's vocabulary as the job made
-// it (bowbeam): through the forest with --akm, exhaustive otherwise, with
-// the run's soft assignment.
+// it (bowbeam): with --akm, hard words through the run's IVF (or the forest,
+// for a run trained with one) and soft ones through the forest; exhaustive
+// otherwise; with the run's soft assignment.
 func (ix *Index) quantizer() (*bow.Quantizer, error) {
 	var q *bow.Quantizer
 	if ix.forest != nil {
 		q = bow.NewForestQuantizer(ix.forest)
+		if ix.ivf != nil {
+			q.SetIVF(ix.ivf)
+		}
 	} else {
 		var err error
 		if q, err = bow.NewQuantizer(ix.centroids, len(ix.centroids)/ix.vocab); err != nil {

@@ -116,6 +116,7 @@ type Index struct {
 	idf       []float32
 	centroids []float32
 	forest    *kmeans.Forest
+	ivf       *kmeans.IVF // hard words of an IVF-trained vocabulary
 
 	bow      map[string]*scored // by learner, TF-IDF included
 	codes    map[string]*codes  // learners of binary codes
