@@ -8,24 +8,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bowline/bowline/cmd/internal/cmdtest"
 )
 
 // binary is the command, built once by TestMain.
 var binary string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "reindex-cmd-")
-	if err != nil {
-		panic(err)
-	}
-	binary = filepath.Join(dir, "reindex")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
-		panic("go build: " + err.Error() + "\n" + string(out))
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { cmdtest.Main(m, "reindex", &binary) }
 
 // shapes is the project's own labelled test set.
 var shapes, _ = filepath.Abs(filepath.Join("..", "..", "testdata", "shapes", "labels.csv"))

@@ -9,25 +9,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bowline/bowline/cmd/internal/cmdtest"
+
 	"github.com/bowline/bowline/cmd/internal/cli"
 )
 
 // binary is the command, built once by TestMain.
 var binary string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "retrain-cmd-")
-	if err != nil {
-		panic(err)
-	}
-	binary = filepath.Join(dir, "retrain")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
-		panic("go build: " + err.Error() + "\n" + string(out))
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { cmdtest.Main(m, "retrain", &binary) }
 
 // TestBadFlagValues: every flag of retrain that takes a value out of its
 // range, or that does not exist, is refused before the run is read, exit
