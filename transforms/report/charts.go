@@ -148,11 +148,14 @@ func (r Report) sweepChart(w *Sweep, rows []formats.ReportRow) (Chart, bool, err
 		}
 		series = append(series, Series{Name: m.Method, X: []float64{1 - m.Sparsity}, Y: []float64{m.MAP}})
 	}
-	title := "mAP against sparsity, " + w.Learner + " over " + w.Param + ": the share of non-zero weights on a log scale"
+	// The chart's own title stays short enough for its width (a longer
+	// one is cut at both ends); the caption says the rest.
+	title := "mAP against sparsity, " + w.Learner + " over " + w.Param
 	svg, err := lineChart(title, "share of non-zero weights (1 − sparsity), log scale", "mAP", series, nil, nil, true)
 	if err != nil {
 		return Chart{}, false, err
 	}
+	title += ": the share of non-zero weights on a log scale"
 	if len(dropped) > 0 {
 		title += " (not drawn, no weight left: " + strings.Join(dropped, ", ") + ")"
 	}
