@@ -55,7 +55,7 @@ func AddJobFlags(fs *flag.FlagSet, c *bowline.Config) *JobFlags {
 	fs.IntVar(&c.Learning.Eval.TrainQueries, "train_queries", c.Learning.Eval.TrainQueries, "also query with at most this many training images, to show over-fitting (0: every one)")
 	fs.IntVar(&c.Learning.Eval.MaxQueries, "eval_queries", c.Learning.Eval.MaxQueries, "evaluate with at most this many held-out queries, a fixed hash-chosen subset (0: all)")
 	fs.IntVar(&c.Learning.Eval.Depth, "eval_depth", c.Learning.Eval.Depth, "rank depth of mAP, P@10 and NDCG@10 (0: the whole ranking up to 20,000 images, the first 1,000 results beyond)")
-	fs.IntVar(&c.Learning.Eval.ShardQueries, "eval_shard_queries", c.Learning.Eval.ShardQueries, "queries per evaluation shard; each shard searches the whole collection part by part (0: 1,000)")
+	fs.IntVar(&c.Learning.Eval.ShardQueries, "eval_shard_queries", c.Learning.Eval.ShardQueries, "at most this many queries per evaluation shard (0: 1,000); each shard searches the whole collection part by part, and takes fewer queries when their best results, kept between parts, would pass a million")
 	j.seed = fs.Uint64("seed", c.Vocab.Seed, "seed for sampling, k-means and triplets")
 	return j
 }
