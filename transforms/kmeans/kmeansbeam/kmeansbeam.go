@@ -870,71 +870,56 @@ func (b *bundleSums) flush(iter int) partial {
 	return p
 }
 
-// forestCache is the forest of the latest iteration assigned in this
-// process. One slot is enough — every bundle of an iteration needs the same
-// forest, and the previous iteration's is dead — and bounds a worker's memory
-// to one forest however many iterations the graph holds.
-var forestCache struct {
+// indexSlot holds the search index (a forest or an IVF) of the latest
+// iteration assigned in this process. One slot is enough — every bundle of
+// an iteration needs the same index, and the previous iteration's is dead —
+// and bounds a worker's memory to one index however many iterations the
+// graph holds.
+type indexSlot[O comparable, T any] struct {
 	sync.Mutex
-	key forestKey
-	f   *kmeans.Forest
+	key indexKey[O]
+	v   *T
 }
 
-type forestKey struct {
+type indexKey[O comparable] struct {
 	iter        int
 	k, dim      int
 	fingerprint uint64
-	opt         kmeans.ForestOptions
+	opt         O
 }
 
-// cachedForest returns the forest over st's centroids for iteration st.Iter,
-// building it if the cache holds another.
-func cachedForest(st *state, opt kmeans.ForestOptions) (*kmeans.Forest, error) {
-	key := forestKey{st.Iter, st.K, st.Dim, st.Fingerprint, opt}
-	forestCache.Lock()
-	defer forestCache.Unlock()
-	if forestCache.f != nil && forestCache.key == key {
-		return forestCache.f, nil
+// get returns the index over st's centroids for iteration st.Iter,
+// building it with build(st.Centroids, st.Dim, opt for the iteration) if
+// the slot holds another.
+func (c *indexSlot[O, T]) get(st *state, opt O, forIter func(O, int) O, build func([]float32, int, O) (*T, error)) (*T, error) {
+	key := indexKey[O]{st.Iter, st.K, st.Dim, st.Fingerprint, opt}
+	c.Lock()
+	defer c.Unlock()
+	if c.v != nil && c.key == key {
+		return c.v, nil
 	}
-	forestCache.f = nil // let the old forest go before building the new one
-	f, err := kmeans.NewForest(st.Centroids, st.Dim, opt.ForIteration(st.Iter))
+	c.v = nil // let the old index go before building the new one
+	v, err := build(st.Centroids, st.Dim, forIter(opt, st.Iter))
 	if err != nil {
 		return nil, err
 	}
-	forestCache.key, forestCache.f = key, f
-	return f, nil
-}
-
-// ivfCache is forestCache for IVFs.
-var ivfCache struct {
-	sync.Mutex
-	key ivfKey
-	v   *kmeans.IVF
-}
-
-type ivfKey struct {
-	iter        int
-	k, dim      int
-	fingerprint uint64
-	opt         kmeans.IVFOptions
-}
-
-// cachedIVF returns the IVF over st's centroids for iteration st.Iter,
-// building it if the cache holds another.
-func cachedIVF(st *state, opt kmeans.IVFOptions) (*kmeans.IVF, error) {
-	key := ivfKey{st.Iter, st.K, st.Dim, st.Fingerprint, opt}
-	ivfCache.Lock()
-	defer ivfCache.Unlock()
-	if ivfCache.v != nil && ivfCache.key == key {
-		return ivfCache.v, nil
-	}
-	ivfCache.v = nil
-	v, err := kmeans.NewIVF(st.Centroids, st.Dim, opt.ForIteration(st.Iter))
-	if err != nil {
-		return nil, err
-	}
-	ivfCache.key, ivfCache.v = key, v
+	c.key, c.v = key, v
 	return v, nil
+}
+
+var (
+	forestSlot indexSlot[kmeans.ForestOptions, kmeans.Forest]
+	ivfSlot    indexSlot[kmeans.IVFOptions, kmeans.IVF]
+)
+
+// cachedForest returns the forest over st's centroids for iteration st.Iter.
+func cachedForest(st *state, opt kmeans.ForestOptions) (*kmeans.Forest, error) {
+	return forestSlot.get(st, opt, kmeans.ForestOptions.ForIteration, kmeans.NewForest)
+}
+
+// cachedIVF returns the IVF over st's centroids for iteration st.Iter.
+func cachedIVF(st *state, opt kmeans.IVFOptions) (*kmeans.IVF, error) {
+	return ivfSlot.get(st, opt, kmeans.IVFOptions.ForIteration, kmeans.NewIVF)
 }
 
 // assignFn assigns chunks to the centroids of the state side input, emits
