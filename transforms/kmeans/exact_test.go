@@ -221,6 +221,24 @@ func TestPanelKernels(t *testing.T) {
 
 // eth80Descriptors extracts SIFT from the first images of a few ETH-80
 // categories (real photos, in the shared data beside the checkout).
+// realVocabulary returns the SIFT descriptors of perClass ETH-80 photos of
+// each class, as bytes and widened to float32, and a vocabulary trained
+// with opt on their first half.
+func realVocabulary(t *testing.T, perClass int, opt Options) (desc []byte, x []float32, res Result) {
+	t.Helper()
+	desc = eth80Descriptors(t, perClass)
+	x = make([]float32, len(desc))
+	for i, b := range desc {
+		x[i] = float32(b)
+	}
+	dim := sift.DescriptorSize
+	var err error
+	if res, err = Train(x[:len(desc)/dim/2*dim], dim, opt); err != nil {
+		t.Fatal(err)
+	}
+	return desc, x, res
+}
+
 func eth80Descriptors(t testing.TB, perClass int) []byte {
 	t.Helper()
 	root := filepath.Join("..", "..", "..", "shared", "data", "eth80", "images")
@@ -257,19 +275,9 @@ func eth80Descriptors(t testing.TB, perClass int) []byte {
 // some of them (non-integer centroids, the distances of real data): the
 // words of QuantizeBytes and the labels of Assign are Nearest's.
 func TestExactRealDescriptors(t *testing.T) {
-	desc := eth80Descriptors(t, 3)
 	const dim = sift.DescriptorSize
-	n := len(desc) / dim
-	x := make([]float32, len(desc))
-	for i, b := range desc {
-		x[i] = float32(b)
-	}
-	half := n / 2 * dim
-	res, err := Train(x[:half], dim, Options{K: 300, MaxIter: 2, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%d descriptors, %d words", n, res.K)
+	desc, x, res := realVocabulary(t, 3, Options{K: 300, MaxIter: 2, Seed: 1})
+	t.Logf("%d descriptors, %d words", len(desc)/dim, res.K)
 	kernels(t, func(t *testing.T) {
 		checkExact(t, res.Centroids, dim, x)
 		e := NewExact(res.Centroids, dim)

@@ -118,18 +118,10 @@ func TestIVFProbeAllIsNearest(t *testing.T) {
 // 500 words in 63 lists, 8 probed; 97.6% of 13,025 at K = 1,000), never a
 // nearer one than exists, and probing every list gives Nearest's answers.
 func TestIVFRealDescriptors(t *testing.T) {
-	desc := eth80Descriptors(t, 12)
 	const dim = sift.DescriptorSize
+	desc, x, res := realVocabulary(t, 12, Options{K: 500, MaxIter: 2, Seed: 1, Init: InitRandom})
 	n := len(desc) / dim
-	x := make([]float32, len(desc))
-	for i, b := range desc {
-		x[i] = float32(b)
-	}
-	half := n / 2 * dim
-	res, err := Train(x[:half], dim, Options{K: 500, MaxIter: 2, Seed: 1, Init: InitRandom})
-	if err != nil {
-		t.Fatal(err)
-	}
+
 	wantL, wantD := make([]int32, n), make([]float32, n)
 	NewExact(res.Centroids, dim).Assign(x, wantL, wantD, nil)
 	ivfKernels(t, func(t *testing.T) {
