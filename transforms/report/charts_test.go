@@ -134,15 +134,8 @@ func TestNumbersThatMustNotRoundAway(t *testing.T) {
 		{Method: "solis-ada", Input: "bow", Split: "held-out", Sparsity: 1 - 38.0/1_000_000, Baseline: "tfidf",
 			MAPDiff: 0.01, MAPDiffLow: -0.00003, MAPDiffHigh: 0.02, Significant: true},
 	}}
-	var b strings.Builder
-	if err := r.WriteTable(&b); err != nil {
-		t.Fatal(err)
-	}
-	html, err := r.HTML()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, out := range []string{b.String(), string(html)} {
+	table, html := renderings(t, r)
+	for _, out := range []string{table, html} {
 		if strings.Contains(out, "100.0%") || regexp.MustCompile(`-0\.0000[^0-9]`).MatchString(out) || !strings.Contains(out, "99.996%") ||
 			!strings.Contains(out, "0.00003") || !strings.Contains(out, "0.002") {
 			t.Errorf("numbers rounded away:\n%s", out)

@@ -136,15 +136,8 @@ func TestCompareTo(t *testing.T) {
 	if _, _, ok := r.Change(r.Methods[1]); ok {
 		t.Error("solis-ada held-out compared with its earlier training row")
 	}
-	var b strings.Builder
-	if err := r.WriteTable(&b); err != nil {
-		t.Fatal(err)
-	}
-	html, err := r.HTML()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, out := range []string{b.String(), string(html)} {
+	table, html := renderings(t, r)
+	for _, out := range []string{table, html} {
 		for _, want := range []string{"0.0500", "new", "gs://b/runs/1"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("output lacks %q:\n%s", want, out)
@@ -156,4 +149,18 @@ func TestCompareTo(t *testing.T) {
 	if err != nil || back.ComparedTo == nil || back.ComparedTo.Run != "gs://b/runs/1" || len(back.ComparedTo.Methods) != 2 {
 		t.Errorf("round trip of compared_to: %+v, %v", back.ComparedTo, err)
 	}
+}
+
+// renderings returns r as the terminal table and as report.html.
+func renderings(t *testing.T, r Report) (table, html string) {
+	t.Helper()
+	var b strings.Builder
+	if err := r.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	h, err := r.HTML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String(), string(h)
 }

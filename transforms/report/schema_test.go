@@ -234,15 +234,8 @@ func TestSweepOrderedByValue(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("rows %q, want %q", got, want)
 	}
-	var b strings.Builder
-	if err := r.WriteTable(&b); err != nil {
-		t.Fatal(err)
-	}
-	html, err := r.HTML()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, text := range map[string]string{"table": b.String(), "html": string(html)} {
+	table, html := renderings(t, r)
+	for name, text := range map[string]string{"table": table, "html": html} {
 		last := -1
 		for _, m := range want[2:] {
 			i := strings.Index(text, m)
