@@ -35,6 +35,9 @@ type Report struct {
 	ComparedTo *Earlier `json:"compared_to,omitempty"`
 	// Sweep, if any, names the learners of a hyper-parameter sweep.
 	Sweep *Sweep `json:"sweep,omitempty"`
+	// Tuning, if any, is what validation tuning chose, learner by learner,
+	// and the grid it chose from.
+	Tuning *Tuning `json:"tuning,omitempty"`
 	// DeadLetters summarises the inputs the run refused.
 	DeadLetters DeadLetters `json:"dead_letters"`
 	// Split says which images were held out as queries.
@@ -365,6 +368,12 @@ figcaption{color:#555;font-size:.9em}
 {{end}}{{end}}{{with .Params}}<h2>Learner settings</h2>
 <p>The hyper-parameters each learner trained with: the defaults (λ scaled to the vocabulary) and what the command line set.</p>
 <table>{{range $name, $p := .}}<tr><td>{{$name}}</td><td class="text"><code>{{params $p}}</code></td></tr>{{end}}</table>{{end}}
+{{with .Tuning}}<h2>Tuning</h2>
+<p>{{.Queries}} validation queries ({{pct .Share}} of each label's training images; no held-out image is one or is searched) searched the {{.TrainImages}} training images. Each point of a learner's grid trained on the triplets of the other training images and is scored by its validation mAP; {{if .TargetSparsity}}among the points whose model trained on every training triplet has at least {{pct .TargetSparsity}} zero weights, {{end}}the best was chosen, and the learner trained with it on every training triplet.</p>
+{{range .Learners}}<h3>{{.Learner}}: <code>{{params .Params}}</code></h3><p>{{.Why}}</p>
+<table><tr><th>Grid point</th><th>Validation mAP</th><th>Sparsity (all training triplets)</th><th>Sparsity (tuning triplets)</th></tr>
+{{$l := .}}{{range $i, $p := .Points}}<tr><td>{{if eq $i $l.Chosen}}<strong>{{$l.AxisValues $p}}</strong>{{else}}{{$l.AxisValues $p}}{{end}}</td><td>{{f4 $p.ValidationMAP}}</td><td>{{sparsity $p.Sparsity}}</td><td>{{sparsity $p.TuneSparsity}}</td></tr>
+{{end}}</table>{{end}}{{end}}
 <h2>Configuration</h2>
 <table>{{range $k, $v := .Config}}<tr><td>{{$k}}</td><td class="text">{{with setting $.Config $k}}<code>{{.}}</code>{{else}}<span class="none">not set</span>{{end}}</td></tr>{{end}}</table>
 </body></html>
@@ -480,6 +489,9 @@ func (r Report) WriteTable(w io.Writer) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+	}
+	if err := writeTuning(w, r.Tuning); err != nil {
+		return err
 	}
 	if len(r.Stages) == 0 {
 		return nil

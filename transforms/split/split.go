@@ -347,3 +347,16 @@ func (s *Selector) Cut() (Cut, error) {
 	}
 	return c, nil
 }
+
+// Nested returns the fraction whose split holds out, of a label's images,
+// the queries of the split of fraction query and about share of the
+// label's other images besides: query + share·(1 − query), in [query, 1].
+// A tuning split (a validation set carved from the training images) is
+// the split of Nested(query, share) with the same seed, less the queries
+// of query's: a label's images are held out in Key order, and a larger
+// fraction's Quota is never smaller, so its held-out images begin with
+// every query of the smaller one. A validation image is therefore never
+// a query, and an image the tuning trains on is neither.
+func Nested(query, share float64) float64 {
+	return min(1, query+share*(1-query))
+}

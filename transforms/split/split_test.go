@@ -432,3 +432,36 @@ func BenchmarkOffer(b *testing.B) {
 		}
 	}
 }
+
+// TestNestedHoldsTheQueries checks that the split of a Nested fraction
+// holds every query of the smaller one, so that a validation set (the
+// larger split less the queries) never holds a query, and that it takes
+// about share of the other images of a large label.
+func TestNestedHoldsTheQueries(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for trial := range 200 {
+		d := build(randomSizes(r), r.IntN(4))
+		q := []float64{0, 0.1, 0.2, 0.5, 0.9}[r.IntN(5)]
+		share := []float64{0, 0.2, 0.5, 1}[r.IntN(4)]
+		seed := r.Uint64()
+		held, err := Queries(d.ids, d.labels, seed, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outer, err := Queries(d.ids, d.labels, seed, Nested(q, share))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for id := range held {
+			if !outer[id] {
+				t.Fatalf("trial %d: query %s (fraction %v) is not held out at Nested(%v, %v) = %v", trial, id, q, q, share, Nested(q, share))
+			}
+		}
+	}
+	d := build([]int{1000}, 0)
+	held, _ := Queries(d.ids, d.labels, 1, 0.2)
+	outer, _ := Queries(d.ids, d.labels, 1, Nested(0.2, 0.25))
+	if v := len(outer) - len(held); v != 200 {
+		t.Errorf("a quarter of 800 training images: %d validation images, want 200", v)
+	}
+}
