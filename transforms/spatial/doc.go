@@ -1,0 +1,70 @@
+// Package spatial re-ranks bag-of-words search results by fast spatial
+// matching (Philbin, Chum, Isard, Sivic & Zisserman, "Object retrieval
+// with large vocabularies and fast spatial matching", CVPR 2007; Chum,
+// Philbin, Sivic, Isard & Zisserman, "Total Recall", ICCV 2007): a
+// candidate image stays near the top of a query's ranking only if many of
+// the visual words the two images share lie where one geometric
+// transformation of the query puts them. Words alone match a car's wheel
+// with any wheel; words in the right places match this car.
+//
+// # Input
+//
+// An image is a Geometry: each keypoint's word and SIFT frame (position,
+// scale σ, orientation θ) in flat float32 slices sorted by word, 20 bytes
+// a keypoint (40 kB for a 640×480 photo's ~2,000 keypoints, 1.4 kB for an
+// ETH-80 original's ~70).
+//
+// # The model
+//
+// Tentative correspondences are pairs of keypoints, one in each image,
+// quantised to the same word, found by merging the two sorted word lists.
+// A word seen a times in the query and b times in the candidate could pair
+// every one with every other, a·b pairs; bursts (repeated textures) would
+// then swamp the true matches, so a word gives at most MaxPerWord pairs
+// and an image pair at most MaxCorrespondences (taken a round at a time:
+// every shared word's first pair, then every word's second, …).
+//
+// One correspondence fixes a similarity: SIFT frames are covariant with
+// scale and rotation, so the candidate keypoint (q, σ_c, θ_c) is the image
+// of the query keypoint (p, σ_q, θ_q) under
+//
+//	x ↦ s·R(θ)·x + t,  s = σ_c/σ_q,  θ = θ_c − θ_q,  t = q − s·R(θ)·p
+//
+// (Philbin et al. derive an affine map from one affine-covariant region in
+// the same way). Every correspondence is such a hypothesis, tried in a
+// fixed order, so the result is deterministic with no sampling. A
+// hypothesis is scored by its inliers: the correspondences k it maps
+// within Threshold of their candidate point,
+//
+//	‖s·R(θ)·p_k + t − q_k‖ < Threshold · max(width, height) of the candidate,
+//
+// whose own scale change and rotation also agree with the hypothesis's,
+// |ln(σ_c,k/σ_q,k) − ln s| < ln ScaleTolerance and |θ_k − θ| <
+// AngleTolerance (mod 2π): a point in the right place at the wrong scale
+// or orientation is a different structure.
+//
+// The best hypothesis is refined as in LO-RANSAC (Chum, Matas & Kittler,
+// "Locally optimized RANSAC", DAGM 2003): the affine map x ↦ A·x + t
+// nearest its inliers by least squares is fitted, its inliers counted
+// (scale and orientation now checked against √det A and the rotation
+// nearest A), and this repeats while the inliers grow, RefineIterations
+// times at most. The affine map absorbs a change of viewpoint of a roughly
+// planar surface, which a similarity from one frame extrapolates badly
+// away from that frame. A pair with at least MinInliers inliers is
+// verified; the inlier count is the re-ranking score.
+//
+// # Cost
+//
+// Scoring all N hypotheses against all N correspondences would be O(N²).
+// Correspondences are instead binned on a grid of (rotation, log scale
+// change) with cells at least as wide as the tolerances, so a hypothesis's
+// inliers lie in its own cell or the eight around it, and only those are
+// tried. The number of correspondences in those nine cells bounds a
+// hypothesis's inliers: cells are visited by decreasing bound, and the
+// search stops at the first whose bound does not beat the best count so
+// far. The result is the exhaustive search's (TestSearchEqualsBruteForce).
+// A verification costs O(n_q + n_c) for the merge and at most
+// O(MaxCorrespondences²) for the search, typically a few per cent of that;
+// a Matcher's scratch is O(MaxCorrespondences) (about 50 bytes a
+// correspondence) and it allocates nothing once warm.
+package spatial
