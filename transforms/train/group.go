@@ -35,7 +35,10 @@ func (g *Group) Images() int { return len(g.vecs) }
 // NewGroup draws the triplets of the group of bags bows: every labelled
 // bag with at least one word is a query, as in triplets.Sample. The images
 // the split cut holds out for evaluation are left out of the group, so
-// that none of them is ever a triplet's query, positive or negative.
+// that none of them is ever a triplet's query, positive or negative. Mined
+// negatives (opt.Negatives) are mined among the group's bags: the group's
+// inverted lists and one score per image, memory of the order of the bags
+// the group holds already.
 func NewGroup(bows []formats.BoW, cut split.Cut, opt triplets.Options) (*Group, error) {
 	g := &Group{pos: make(map[string]int, len(bows)), vecs: make([]sparse.Vector, 0, len(bows))}
 	var items []triplets.Item
@@ -49,7 +52,7 @@ func NewGroup(bows []formats.BoW, cut split.Cut, opt triplets.Options) (*Group, 
 		g.pos[b.ImageID] = len(g.vecs)
 		g.vecs = append(g.vecs, sparse.Vector{Idx: b.WordIDs, Val: b.Weights})
 		if b.Label != "" && len(b.WordIDs) > 0 {
-			items = append(items, triplets.Item{ID: b.ImageID, Label: b.Label})
+			items = append(items, triplets.Item{ID: b.ImageID, Label: b.Label, Words: g.vecs[len(g.vecs)-1]})
 		}
 	}
 	var err error

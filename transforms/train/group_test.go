@@ -296,3 +296,37 @@ func TestWarmKeep(t *testing.T) {
 		t.Error("no image carried: a triplet left out")
 	}
 }
+
+// TestGroupMinesNegatives: a group mines hard negatives from its own bags
+// of words: each negative is among the HardPool images of other labels
+// most similar to its query (by the dot product of their bags), which
+// random negatives, or a group that did not hand its bags to the
+// sampler, would not be.
+func TestGroupMinesNegatives(t *testing.T) {
+	bows := groupBoWs(80, 30)
+	vec := map[string]sparse.Vector{}
+	label := map[string]string{}
+	for _, b := range bows {
+		vec[b.ImageID], label[b.ImageID] = sparse.Vector{Idx: b.WordIDs, Val: b.Weights}, b.Label
+	}
+	const pool = 2
+	g, err := train.NewGroup(bows, split.Cut{}, triplets.Options{PerQuery: 4, Seed: 3, Negatives: triplets.Hard, HardPool: pool, HardFraction: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Triplets) != len(bows)*4 {
+		t.Fatalf("%d triplets, want %d", len(g.Triplets), len(bows)*4)
+	}
+	for _, tr := range g.Triplets {
+		var scores []float64
+		for _, b := range bows {
+			if b.Label != label[tr.Query] {
+				scores = append(scores, sparse.Dot(vec[tr.Query], vec[b.ImageID]))
+			}
+		}
+		slices.Sort(scores)
+		if s := sparse.Dot(vec[tr.Query], vec[tr.Negative]); label[tr.Negative] == label[tr.Query] || s < scores[len(scores)-pool] {
+			t.Fatalf("%+v: negative scores %.4f, below the query's %d-th most similar image of another label (%.4f)", tr, s, pool, scores[len(scores)-pool])
+		}
+	}
+}

@@ -2,6 +2,15 @@
 // labelled images: the positive shares the query's label, the negative does
 // not.
 //
+// A negative is drawn uniformly from the other labels' images (Random), or
+// mined: among the other labels' images that the query's bag of words is
+// most similar to under TF-IDF cosine (a dot product of the L2-normalised
+// bags), the top HardPool (Hard), or the top HardPool of those less similar
+// than the triplet's positive (SemiHard, FaceNet's semi-hard negatives,
+// Schroff et al. 2015). A random negative is mostly already ranked below
+// the positive, so its triplet teaches the learner little; a mined one
+// sits where the query's ranking goes wrong. HardFraction mixes the two.
+//
 // Sampling is a pure function of (seed, query id, pool): each query draws
 // from its own random stream, seeded by a hash of the seed and its id, so
 // queries can be sampled on any number of workers in any order and a re-run
@@ -13,28 +22,65 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/learners/sparse"
 )
 
-// Item is a labelled image.
+// Item is a labelled image. Words, its TF-IDF weighted L2-normalised bag
+// of words, is read only to mine negatives (Options.Negatives).
 type Item struct {
 	ID, Label string
+	Words     sparse.Vector
 }
 
-// Options controls how many triplets are drawn.
+// How a triplet's negative is drawn (Options.Negatives).
+const (
+	Random   = "random"
+	Hard     = "hard"
+	SemiHard = "semihard"
+)
+
+// NegativeModes lists the values of Options.Negatives.
+var NegativeModes = []string{Random, Hard, SemiHard}
+
+// Options controls how many triplets are drawn, and how.
 type Options struct {
 	// PerQuery is the number of triplets drawn for each query image.
 	PerQuery int
 	// Seed selects the random streams.
 	Seed uint64
+	// Negatives is Random (or ""), Hard or SemiHard.
+	Negatives string
+	// HardPool is the number of most similar other-label images a mined
+	// negative is drawn from.
+	HardPool int
+	// HardFraction is the share of a query's triplets whose negative is
+	// mined, the others' being random; a triplet whose pool is empty
+	// (SemiHard: no other-label image below the positive shares a word
+	// with the query) falls back to a random negative too.
+	HardFraction float64
 }
+
+// Mined reports whether negatives are mined rather than random.
+func (o Options) Mined() bool { return o.Negatives == Hard || o.Negatives == SemiHard }
 
 // Validate reports nonsense options.
 func (o Options) Validate() error {
 	if o.PerQuery <= 0 {
 		return fmt.Errorf("triplets: PerQuery must be positive, got %d", o.PerQuery)
+	}
+	if o.Negatives != "" && !slices.Contains(NegativeModes, o.Negatives) {
+		return fmt.Errorf("triplets: negatives %q is none of %s", o.Negatives, strings.Join(NegativeModes, ", "))
+	}
+	if o.Mined() && o.HardPool <= 0 {
+		return fmt.Errorf("triplets: %s negatives need a positive HardPool, got %d", o.Negatives, o.HardPool)
+	}
+	if !(o.HardFraction >= 0 && o.HardFraction <= 1) {
+		return fmt.Errorf("triplets: HardFraction must be in [0, 1], got %g", o.HardFraction)
 	}
 	return nil
 }
@@ -44,6 +90,25 @@ func (o Options) Validate() error {
 type Pool struct {
 	all     []Item           // sorted by ID
 	byLabel map[string][]int // label → indices into all, ascending
+
+	// The mining scratch, made on first use: the inverted lists of the
+	// pool's bags, word → postings, and one score per image. A query's
+	// scores cost the lengths of its words' lists, not a pass over every
+	// image, and memory stays that of the bags.
+	lists   [][]posting
+	acc     []float64
+	touched []int32
+	ranked  []scored
+}
+
+type posting struct {
+	item int32
+	w    float32
+}
+
+type scored struct {
+	item  int32
+	score float64
 }
 
 // NewPool builds a pool from items, ignoring unlabelled ones. Order does not
@@ -108,13 +173,18 @@ const maxTries = 64
 
 // ForQuery appends to dst the triplets drawn for the query q and returns
 // it. A query whose label has no other member, or whose label is the only
-// one, yields none.
+// one, yields none. Mined negatives (opt.Mined) rank the pool against
+// q.Words, so a Pool is not safe for concurrent use then.
 func (p *Pool) ForQuery(dst []formats.Triplet, q Item, opt Options) []formats.Triplet {
 	same := p.byLabel[q.Label]
 	if q.Label == "" || len(same) < 2 || len(same) == len(p.all) {
 		return dst
 	}
 	r := rand.New(rand.NewPCG(opt.Seed, hash64(q.ID)))
+	var ranked []scored
+	if opt.Mined() {
+		ranked = p.rank(q)
+	}
 	for j := 0; j < opt.PerQuery; j++ {
 		var pos Item
 		for {
@@ -124,6 +194,11 @@ func (p *Pool) ForQuery(dst []formats.Triplet, q Item, opt Options) []formats.Tr
 			}
 		}
 		neg, ok := Item{}, false
+		if opt.Mined() && r.Float64() < opt.HardFraction {
+			if pool := minePool(ranked, q, pos, opt); len(pool) > 0 {
+				neg, ok = p.all[pool[r.IntN(len(pool))].item], true
+			}
+		}
 		for try := 0; try < maxTries && !ok; try++ {
 			neg = p.all[r.IntN(len(p.all))]
 			ok = neg.Label != q.Label
@@ -139,6 +214,84 @@ func (p *Pool) ForQuery(dst []formats.Triplet, q Item, opt Options) []formats.Tr
 		})
 	}
 	return dst
+}
+
+// minePool returns the negatives a mined triplet of (q, pos) draws from:
+// the first opt.HardPool of ranked (Hard), or of those of ranked scoring
+// below the positive (SemiHard). Negatives that share no word with the
+// query are not ranked: they are the random ones.
+func minePool(ranked []scored, q, pos Item, opt Options) []scored {
+	if opt.Negatives == SemiHard {
+		sp := sparse.Dot(q.Words, pos.Words)
+		ranked = ranked[sort.Search(len(ranked), func(i int) bool { return ranked[i].score < sp }):]
+	}
+	return ranked[:min(opt.HardPool, len(ranked))]
+}
+
+// rank returns the images of labels other than q's that share a word
+// with q, most similar first (ties by id), scored by the dot product of
+// their bags of words with q's. The slice is the pool's scratch, valid
+// until the next call.
+func (p *Pool) rank(q Item) []scored {
+	if p.lists == nil {
+		p.index()
+	}
+	for k, w := range q.Words.Idx {
+		if int(w) >= len(p.lists) {
+			continue
+		}
+		qv := float64(q.Words.Val[k])
+		if !(qv > 0) {
+			continue
+		}
+		for _, e := range p.lists[w] {
+			if p.acc[e.item] == 0 {
+				p.touched = append(p.touched, e.item)
+			}
+			p.acc[e.item] += qv * float64(e.w)
+		}
+	}
+	p.ranked = p.ranked[:0]
+	for _, i := range p.touched {
+		if p.all[i].Label != q.Label && p.acc[i] > 0 {
+			p.ranked = append(p.ranked, scored{i, p.acc[i]})
+		}
+		p.acc[i] = 0
+	}
+	p.touched = p.touched[:0]
+	slices.SortFunc(p.ranked, func(a, b scored) int {
+		if a.score != b.score {
+			if a.score > b.score {
+				return -1
+			}
+			return 1
+		}
+		return int(a.item) - int(b.item)
+	})
+	return p.ranked
+}
+
+// index builds the inverted lists of the pool's bags of words, of their
+// positive weights: TF-IDF weights are never negative, and a score that
+// stays 0 marks an image that shares no word with the query, left to
+// random sampling.
+func (p *Pool) index() {
+	dim := 0
+	for _, it := range p.all {
+		if n := len(it.Words.Idx); n > 0 {
+			dim = max(dim, int(it.Words.Idx[n-1])+1)
+		}
+	}
+	p.lists = make([][]posting, dim)
+	for i, it := range p.all {
+		for k, w := range it.Words.Idx {
+			if !(it.Words.Val[k] > 0) {
+				continue
+			}
+			p.lists[w] = append(p.lists[w], posting{int32(i), it.Words.Val[k]})
+		}
+	}
+	p.acc = make([]float64, len(p.all))
 }
 
 // Sample draws the triplets of every labelled item in the pool, sorted by

@@ -27,7 +27,8 @@ func init() {
 // PCollection<formats.Triplet>. The triplets are a function of the seed and
 // the set of images only. Images from which no triplet can be drawn (one
 // label, no label with two images, no labels at all) fail the pipeline
-// with the reason (triplets.Pool.Learnable).
+// with the reason (triplets.Pool.Learnable). Negatives are random: mining
+// them needs bags of words, which train.NewGroup has within a group.
 func Sample(s beam.Scope, bows beam.PCollection, opt triplets.Options) beam.PCollection {
 	s = s.Scope("triplets.Sample")
 	p := beam.ParDo(s, checkPoolFn, beam.Combine(s, &poolFn{}, bows))
@@ -89,7 +90,14 @@ type sampleFn struct {
 	sampled beam.Counter
 }
 
-func (f *sampleFn) Setup() error { return f.Opt.Validate() }
+func (f *sampleFn) Setup() error {
+	if f.Opt.Mined() {
+		// The pool holds ids and labels, not the corpus's bags of words:
+		// negatives are mined within a training group (train.NewGroup).
+		return fmt.Errorf("triplets: %s negatives are mined within training groups, not by tripletsbeam.Sample", f.Opt.Negatives)
+	}
+	return f.Opt.Validate()
+}
 
 func (f *sampleFn) ProcessElement(ctx context.Context, b formats.BoW, side func(*pool) bool, emit func(formats.Triplet)) error {
 	if !usable(b) {
