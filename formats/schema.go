@@ -209,3 +209,34 @@ type ReportRow struct {
 	Labels   []string  `parquet:"-" json:"labels"`
 	LabelMAP []float64 `parquet:"-" json:"label_map"`
 }
+
+// Geometry is one row of geometry-*.parquet: where an image's keypoints
+// are, for spatial verification (do the words two images share agree on
+// one transformation?), beside its bag of words and without its
+// descriptors. Keypoint i has the hard (nearest) visual word WordIDs[i]
+// (ascending, so that two images' keypoints of a word are found by
+// merging; those of one word in the features' order) and the quantised
+// position, scale and angle X[i], Y[i], LogScale[i], Angle[i]. Decode
+// turns them back into pixels and radians; GeometryOf makes them, and the
+// constants beside it bound their error. Every list is delta-encoded
+// (DELTA_BINARY_PACKED), the smallest of the layouts DuckDB reads as lists
+// (see formats/doc.go).
+type Geometry struct {
+	ImageID string `parquet:"image_id"`
+	// Width and Height are the image's size in pixels (Features.Width and
+	// Height): the frame the coordinates are fractions of.
+	Width   int32    `parquet:"width"`
+	Height  int32    `parquet:"height"`
+	WordIDs []uint32 `parquet:"word_ids,list" parquet-element:",delta"`
+	// X is round((x+0.5)·65535/Width) for the keypoint's x in pixels
+	// (Features.X), clamped to [0, 65535], and Y likewise with Height.
+	X []uint16 `parquet:"x,list" parquet-element:",delta"`
+	Y []uint16 `parquet:"y,list" parquet-element:",delta"`
+	// LogScale is round(16·(log₂σ + 4)) for the keypoint's σ in pixels
+	// (Features.Scale), clamped to [0, 255]: 1/16-octave steps from σ =
+	// 1/16. Angle is round(256·θ/2π) mod 256 for its orientation θ in
+	// radians (Features.Angle). Both are byte codes held in 16 bits:
+	// parquet-go writes a list of uint8 as empty lists.
+	LogScale []uint16 `parquet:"log_scale,list" parquet-element:",delta"`
+	Angle    []uint16 `parquet:"angle,list" parquet-element:",delta"`
+}
