@@ -9,21 +9,24 @@ import (
 
 // Result is the outcome of verifying one candidate against a query.
 type Result struct {
-	// Inliers is the number of tentative correspondences that Transform
-	// maps within the thresholds (position, scale and angle); 0 when the
-	// images share no word.
+	// Inliers is the number of tentative correspondences that the best
+	// transform found maps within the thresholds (position, scale and
+	// angle): the best similarity's, or its affine refinement's if that
+	// has more; 0 when the images share no word.
 	Inliers int
 	// Verified is Inliers >= Options.MinInliers.
 	Verified bool
 	// Correspondences is the number of tentative correspondences
 	// considered, after MaxPerWord and MaxCorrespondences.
 	Correspondences int
-	// Transform maps query pixels to candidate pixels; Identity when there
-	// are no inliers.
+	// Transform maps query pixels to candidate pixels: the least-squares
+	// affine fit to the inliers when they determine one (three or more,
+	// not collinear, preserving orientation; refitted to those within
+	// half the threshold of the first fit), otherwise the similarity of
+	// the best correspondence; Identity when there are no inliers. A fit
+	// need not keep every inlier within the threshold, nor gain none.
 	Transform Affine
-	// Refined reports whether Transform is the least-squares affine fit of
-	// the local optimisation; otherwise it is the similarity of one
-	// correspondence.
+	// Refined reports whether Transform is the least-squares fit.
 	Refined bool
 }
 
@@ -141,22 +144,32 @@ func (m *Matcher) Verify(query, cand *Geometry) Result {
 			break
 		}
 		m.cur = m.inliers(&ft, thr2, m.cur[:0])
-		if len(m.cur) < len(m.best) {
+		if len(m.cur) <= len(m.best) {
 			break
 		}
-		// As many inliers fitted by least squares are a better estimate
-		// of the map than one correspondence's frames.
-		grew := len(m.cur) > len(m.best)
 		m.best, m.cur = m.cur, m.best
-		t = ft
-		res.Refined = true
-		if !grew {
-			break
+	}
+	res.Transform = t.toAffine()
+	// RANSAC's final step: the map is fitted to all the inliers, a better
+	// estimate than one correspondence's frames, and then, as LO-RANSAC
+	// shrinks its threshold, fitted again to those within half the
+	// threshold of the first fit: a loose threshold lets a similarity
+	// collect near misses, which pull a least-squares fit.
+	if m.opt.RefineIterations > 0 {
+		if fit, ok := fitAffine(m.corrs, m.best); ok {
+			if ft, ok := affine(fit); ok {
+				res.Transform, res.Refined = fit, true
+				m.cur = m.inliers(&ft, thr2/4, m.cur[:0])
+				if fit, ok := fitAffine(m.corrs, m.cur); ok {
+					if _, ok := affine(fit); ok {
+						res.Transform = fit
+					}
+				}
+			}
 		}
 	}
 	res.Inliers = len(m.best)
 	res.Verified = res.Inliers >= m.opt.MinInliers
-	res.Transform = t.toAffine()
 	return res
 }
 
