@@ -22,7 +22,8 @@
 // every one with every other, a·b pairs; bursts (repeated textures) would
 // then swamp the true matches, so a word gives at most MaxPerWord pairs
 // and an image pair at most MaxCorrespondences (taken a round at a time:
-// every shared word's first pair, then every word's second, …).
+// the words seen once in each image, then every other shared word's first
+// pair, then every word's second, …).
 //
 // One correspondence fixes a similarity: SIFT frames are covariant with
 // scale and rotation, so the candidate keypoint (q, σ_c, θ_c) is the image
@@ -65,6 +66,7 @@
 // far. The result is the exhaustive search's (TestSearchEqualsBruteForce).
 // A verification costs O(n_q + n_c) for the merge and at most
 // O(MaxCorrespondences²) for the search, typically a few per cent of that;
-// a Matcher's scratch is O(MaxCorrespondences) (about 50 bytes a
-// correspondence) and it allocates nothing once warm.
+// a Matcher's scratch is about 50 bytes a correspondence (at most
+// MaxCorrespondences) and 16 a shared word (at most the smaller image's
+// keypoints), and it allocates nothing once warm.
 package spatial

@@ -214,16 +214,16 @@ func side(g *Geometry) float32 {
 
 // collect fills m.raw with the tentative correspondences of q and c: the
 // shared words by a merge of the two sorted lists, then their pairs in
-// rounds (every word's first pair, then every word's second, …) up to
-// MaxPerWord per word and MaxCorrespondences in all. A correspondence
-// whose scale ratio or angle difference is not finite is left out.
+// rounds up to MaxPerWord per word and MaxCorrespondences in all: first
+// the words seen once in each image (the most distinctive, as a ratio test
+// would keep), then every other word's first pair, then every word's
+// second, and so on. A correspondence whose scale ratio or angle
+// difference is not finite is left out.
 func (m *Matcher) collect(q, c *Geometry) {
 	m.runs, m.raw = m.runs[:0], m.raw[:0]
 	limit := m.opt.MaxCorrespondences
 	qw, cw := q.Words, c.Words
-	// Round 0 takes one pair from each run, so runs past the cap would
-	// contribute nothing: stop merging there.
-	for i, j := 0, 0; i < len(qw) && j < len(cw) && len(m.runs) < limit; {
+	for i, j := 0, 0; i < len(qw) && j < len(cw); {
 		switch {
 		case qw[i] < cw[j]:
 			i++
@@ -241,7 +241,18 @@ func (m *Matcher) collect(q, c *Geometry) {
 			m.runs = append(m.runs, run{qi: int32(i0), ci: int32(j0), a: int32(i - i0), b: int32(j - j0)})
 		}
 	}
-	for r := 0; r < m.opt.MaxPerWord; r++ {
+	for _, single := range []bool{true, false} {
+		for _, u := range m.runs {
+			if (u.a == 1 && u.b == 1) != single {
+				continue
+			}
+			if len(m.raw) == limit {
+				return
+			}
+			m.add(q, c, int(u.qi), int(u.ci)) // pairOf(0, a, b) is (0, 0)
+		}
+	}
+	for r := 1; r < m.opt.MaxPerWord; r++ {
 		more := false
 		for _, u := range m.runs {
 			if int64(u.a)*int64(u.b) <= int64(r) {

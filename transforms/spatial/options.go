@@ -18,10 +18,11 @@ type Options struct {
 	// their square.
 	MaxPerWord int
 	// MaxCorrespondences caps the tentative correspondences of one pair of
-	// images, and so the time and scratch of one verification (1000): words
-	// are taken in rounds, the first pair of every shared word, then the
-	// second, and so on, so that the cap drops the extra pairs of bursty
-	// words first.
+	// images, and so the time and scratch of one verification (1000):
+	// words are taken in rounds, first the words seen once in each image,
+	// then the first pair of every other shared word, then every word's
+	// second pair, and so on, so that the cap drops the extra pairs of
+	// bursty words first and the pairs of distinctive words last.
 	MaxCorrespondences int
 	// Threshold is the largest reprojection error of an inlier, as a
 	// fraction of the candidate image's longer side (0.03: 19 pixels at

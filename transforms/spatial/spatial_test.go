@@ -302,6 +302,7 @@ func TestCorrespondenceCaps(t *testing.T) {
 		{100, 1000, 15 + 1 + 12},
 		{4, 5, 5},
 		{1, 2, 2},
+		{4, 1, 1},
 	} {
 		opt := DefaultOptions()
 		opt.MaxPerWord, opt.MaxCorrespondences = tc.perWord, tc.total
@@ -319,6 +320,11 @@ func TestCorrespondenceCaps(t *testing.T) {
 			if q.Words[p.i] != c.Words[p.j] {
 				t.Errorf("pair (%d, %d) joins words %d and %d", p.i, p.j, q.Words[p.i], c.Words[p.j])
 			}
+		}
+		// The cap keeps the distinctive word, seen once in each image,
+		// before any pair of the others.
+		if !slices.ContainsFunc(m.corrs, func(p corr) bool { return q.Words[p.i] == 2 }) {
+			t.Errorf("MaxPerWord %d, MaxCorrespondences %d: word 2's only pair is left out", tc.perWord, tc.total)
 		}
 	}
 }
