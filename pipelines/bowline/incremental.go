@@ -268,7 +268,13 @@ func (c Config) learningKey() Settings {
 	}{c.Learning.Eval.Seed, c.Learning.Eval.QueryFraction, c.Triplets})
 }
 
-func (c Config) bowKey() Settings { return settingsKey(c.BoW) }
+// bowKey identifies the settings the counts files depend on: not TF,
+// which weights the counts of every image afresh in each run.
+func (c Config) bowKey() Settings {
+	o := c.BoW
+	o.TF = ""
+	return settingsKey(o)
+}
 
 // previous is what Build knows, before the job runs, of the run an
 // incremental run starts from.

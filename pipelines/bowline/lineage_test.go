@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"testing"
 	"time"
+
+	"github.com/bowline/bowline/transforms/bow"
 )
 
 // walkJSONKeys calls fn with every object key in v, a decoded JSON value.
@@ -116,5 +118,27 @@ func TestStartFromOldLineage(t *testing.T) {
 	if !p.CarryFeatures || !p.KeepVocab || !p.CarryCounts || !p.WarmStart {
 		t.Errorf("from an old incremental.json: carry features %v, keep vocabulary %v, carry counts %v, warm start %v (%s); want all",
 			p.CarryFeatures, p.KeepVocab, p.CarryCounts, p.WarmStart, p.Why)
+	}
+}
+
+// The counts files hold raw counts whatever --tf is, so incremental.json's
+// bow settings leave TF out: a run may carry the counts of one made with
+// another TF, or made before TF existed, and weights them afresh.
+func TestBoWKeyLeavesOutTF(t *testing.T) {
+	c := DefaultConfig()
+	before, err := json.Marshal(struct{ Soft any }{c.BoW.Soft}) // bowbeam.Options before TF
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tf := range []bow.TF{"", bow.TFRaw, bow.TFSqrt, bow.TFLog} {
+		c.BoW.TF = tf
+		if got, want := c.bowKey(), settingsKey(json.RawMessage(before)); got != want {
+			t.Errorf("tf %q: bow settings %s, want %s", tf, got, want)
+		}
+	}
+	soft := c
+	soft.BoW.Soft.R = 3
+	if soft.bowKey() == c.bowKey() {
+		t.Errorf("soft assignment leaves the bow settings %s", c.bowKey())
 	}
 }

@@ -18,6 +18,18 @@
 // descriptors gives it weight, however little (short of a sum that rounds
 // to zero in float32). See SoftOptions and
 // DefaultSigma for the choice of σ.
+//
+// # Burstiness
+//
+// A visual word is bursty: a repeated texture (a brick wall, a striped
+// shirt, foliage) puts tens of descriptors on the same few words, and with
+// raw term frequencies those words dominate the image's L2-normalised
+// vector, so images that share one texture look alike whatever else they
+// hold. Jégou, Douze & Schmid ("On the burstiness of visual elements",
+// CVPR 2009) damp the repetitions with a power law. TF chooses how a term
+// frequency enters the weight before IDF and L2 normalisation: raw,
+// square-rooted (their α = 0.5) or log(1 + tf). Document frequencies, and
+// so IDF, count images that contain a word, which no TF changes.
 package bow
 
 import (
@@ -417,6 +429,49 @@ func IDF(df []int64, n int64) []float32 {
 	return idf
 }
 
+// TF is how an image's term frequency tf of a word (its count, or its sum
+// of weights under soft assignment) enters the word's weight before IDF:
+// see Burstiness in the package documentation. The zero value is TFRaw.
+type TF string
+
+// The TFs.
+const (
+	// TFRaw weights a word by tf itself, as classic TF-IDF does.
+	TFRaw TF = "raw"
+	// TFSqrt weights it by √tf: a word seen 16 times weighs 4 times one
+	// seen once, not 16 times.
+	TFSqrt TF = "sqrt"
+	// TFLog weights it by ln(1 + tf): 16 times weighs 4.1 times once,
+	// like TFSqrt, but 100 times 6.7 times (TFSqrt 10): it damps larger
+	// bursts more.
+	TFLog TF = "log"
+)
+
+// TFs lists the TFs, for a flag's help and its check.
+var TFs = []TF{TFRaw, TFSqrt, TFLog}
+
+// Validate reports whether t is one of TFs, or the zero value.
+func (t TF) Validate() error {
+	if t == "" || slices.Contains(TFs, t) {
+		return nil
+	}
+	return fmt.Errorf("bow: term frequency %q, want %s, %s or %s", string(t), TFRaw, TFSqrt, TFLog)
+}
+
+// of returns the weight of term frequency tf, not negative. Raw returns
+// tf itself, so that raw TF-IDF is bit for bit what it was before TF.
+func (t TF) of(tf float32) float64 {
+	switch t {
+	case "", TFRaw:
+		return float64(tf)
+	case TFSqrt:
+		return math.Sqrt(float64(tf))
+	case TFLog:
+		return math.Log1p(float64(tf))
+	}
+	panic(fmt.Sprintf("bow: term frequency %q", string(t))) // callers Validate
+}
+
 // TFIDF returns the tf-idf vector of an image with term counts counts:
 // coordinate i is counts_i·idf_i, scaled to unit Euclidean norm so that the
 // dot product of two results is their cosine similarity. Coordinates whose
@@ -427,6 +482,17 @@ func IDF(df []int64, n int64) []float32 {
 // TFIDF panics if a word id in counts is not below len(idf), which means
 // counts and idf come from different vocabularies.
 func TFIDF(counts sparse.Vector, idf []float32) sparse.Vector {
+	return TFIDFWith(counts, idf, TFRaw)
+}
+
+// TFIDFWith is TFIDF with the term frequencies weighted by tf first:
+// coordinate i is tf(counts_i)·idf_i, L2-normalised. It panics, as TFIDF
+// does, on counts from another vocabulary, on an invalid tf, and under
+// TFSqrt or TFLog on a negative count, which no quantisation gives.
+func TFIDFWith(counts sparse.Vector, idf []float32, tf TF) sparse.Vector {
+	if err := tf.Validate(); err != nil {
+		panic(err.Error())
+	}
 	if len(counts.Idx) != len(counts.Val) {
 		panic(fmt.Sprintf("bow: TFIDF of a vector with %d indices and %d values", len(counts.Idx), len(counts.Val)))
 	}
@@ -436,7 +502,10 @@ func TFIDF(counts sparse.Vector, idf []float32) sparse.Vector {
 		if int64(i) >= int64(len(idf)) {
 			panic(fmt.Sprintf("bow: word %d is outside the vocabulary of %d idf weights", i, len(idf)))
 		}
-		if w := float64(counts.Val[k]) * float64(idf[i]); w != 0 {
+		if tf != TFRaw && tf != "" && counts.Val[k] < 0 {
+			panic(fmt.Sprintf("bow: word %d has term frequency %v: %s of a negative count", i, counts.Val[k], tf))
+		}
+		if w := tf.of(counts.Val[k]) * float64(idf[i]); w != 0 {
 			m++
 			ss += w * w
 		}
@@ -451,7 +520,7 @@ func TFIDF(counts sparse.Vector, idf []float32) sparse.Vector {
 	for k, i := range counts.Idx {
 		// A weight too small to survive float32 rounding is dropped too,
 		// so the result never stores a zero.
-		if w := float32(float64(counts.Val[k]) * float64(idf[i]) * inv); w != 0 {
+		if w := float32(tf.of(counts.Val[k]) * float64(idf[i]) * inv); w != 0 {
 			v.Idx = append(v.Idx, i)
 			v.Val = append(v.Val, w)
 		}

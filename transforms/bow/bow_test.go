@@ -221,6 +221,69 @@ func TestTFIDF(t *testing.T) {
 	})
 }
 
+// TFIDFWith weights the term frequencies before IDF and the norm, so a
+// burst of one word (16 of its descriptors) no longer swamps the word seen
+// once; raw is TFIDF bit for bit.
+func TestTFIDFWith(t *testing.T) {
+	idf := []float32{0, 1, 2, 0.5}
+	counts := vec([]uint32{0, 1, 2, 3}, []float32{3, 16, 1, 0.25})
+	for _, tc := range []struct {
+		tf   TF
+		want [3]float64 // the weights of words 1, 2, 3 before the norm
+	}{
+		{TFRaw, [3]float64{16, 2, 0.125}},
+		{"", [3]float64{16, 2, 0.125}},
+		{TFSqrt, [3]float64{4, 2, 0.25}},
+		{TFLog, [3]float64{math.Log(17), 2 * math.Log(2), 0.5 * math.Log(1.25)}},
+	} {
+		in := vec(slices.Clone(counts.Idx), slices.Clone(counts.Val))
+		got := TFIDFWith(in, idf, tc.tf)
+		norm := math.Sqrt(tc.want[0]*tc.want[0] + tc.want[1]*tc.want[1] + tc.want[2]*tc.want[2])
+		want := vec([]uint32{1, 2, 3}, []float32{float32(tc.want[0] / norm), float32(tc.want[1] / norm), float32(tc.want[2] / norm)})
+		if !equal(got, want) {
+			t.Errorf("%q: %v, want %v", tc.tf, got, want)
+		}
+		if !equal(in, counts) {
+			t.Errorf("%q: modified its input", tc.tf)
+		}
+	}
+	rng := rand.New(rand.NewPCG(4, 4))
+	idf = make([]float32, 50)
+	for i := range idf {
+		idf[i] = rng.Float32() * 3
+	}
+	for range 100 {
+		var c sparse.Vector
+		for w := range uint32(50) {
+			if rng.IntN(3) == 0 {
+				c.Idx, c.Val = append(c.Idx, w), append(c.Val, float32(rng.IntN(40))+rng.Float32())
+			}
+		}
+		if a, b := TFIDF(c, idf), TFIDFWith(c, idf, TFRaw); !slices.Equal(a.Idx, b.Idx) || !slices.Equal(a.Val, b.Val) {
+			t.Fatalf("raw %v, TFIDF %v", b, a)
+		}
+	}
+	mustPanic(t, "unknown tf", `term frequency "sqr"`, func() {
+		TFIDFWith(vec([]uint32{1}, []float32{1}), idf, "sqr")
+	})
+	mustPanic(t, "negative count", "sqrt of a negative count", func() {
+		TFIDFWith(vec([]uint32{1}, []float32{-1}), idf, TFSqrt)
+	})
+}
+
+func TestTFValidate(t *testing.T) {
+	for _, tf := range []TF{"", TFRaw, TFSqrt, TFLog} {
+		if err := tf.Validate(); err != nil {
+			t.Errorf("%q: %v", tf, err)
+		}
+	}
+	for _, tf := range []TF{"Sqrt", "power", " raw"} {
+		if err := tf.Validate(); err == nil || !strings.Contains(err.Error(), "want raw, sqrt or log") {
+			t.Errorf("%q: %v", tf, err)
+		}
+	}
+}
+
 func TestTFIDFCosine(t *testing.T) {
 	idf := []float32{1, 2, 0.5}
 	a := TFIDF(vec([]uint32{0, 1, 2}, []float32{1, 2, 3}), idf)

@@ -24,8 +24,11 @@ type settings struct {
 	sift      sift.Options
 	maxPixels int64
 	soft      bow.SoftOptions
-	akm       bool
-	forest    kmeans.ForestOptions
+	// tf is the run's term frequency: TFRaw for a run made before --tf,
+	// which weighted raw counts whatever the flag's default is now.
+	tf     bow.TF
+	akm    bool
+	forest kmeans.ForestOptions
 	// ivf, if set, is the IVF an approximate vocabulary was trained and
 	// its hard words assigned with (what incremental.json's vocabulary
 	// settings name); runs made before the IVF used the forest alone.
@@ -66,6 +69,10 @@ func settingsOf(cfg report.Settings) (settings, error) {
 	flag("rootsift", func(v bool) { s.sift.RootSIFT = v })
 	num("soft_words", func(v float64) { s.soft.R = int(v) })
 	num("soft_sigma", func(v float64) { s.soft.Sigma = v })
+	s.tf = bow.TFRaw
+	if v, ok := cfg.Text("tf"); ok {
+		s.tf = bow.TF(v)
+	}
 	flag("akm", func(v bool) { s.akm = v })
 	// The job's forest: kmeansbeam's defaults, --akm_checks, seeded by --seed.
 	num("akm_checks", func(v float64) {
@@ -88,6 +95,9 @@ func settingsOf(cfg report.Settings) (settings, error) {
 	}
 	if err := s.soft.Validate(); err != nil {
 		return settings{}, err
+	}
+	if err := s.tf.Validate(); err != nil {
+		return settings{}, fmt.Errorf("setting tf: %w", err)
 	}
 	return s, nil
 }
@@ -114,7 +124,7 @@ func (c classed) Unwrap() []error { return []error{c.class, c.err} }
 
 // bagOfWords returns the TF-IDF bag of words of a decoded photo, made as
 // the job made the run's: SIFT on the gray image (as describe.Describer
-// does), quantised, weighted. It gives up with ctx's error once ctx is
+// does), quantised, weighted with the run's term frequency. It gives up with ctx's error once ctx is
 // done: a noise photo of 1600² pixels has about 80,000 keypoints, seconds
 // of SIFT and as many of quantising. A photo without keypoints is
 // ErrNoFeatures: it matches nothing.
@@ -143,7 +153,7 @@ func (ix *Index) bagOfWords(ctx context.Context, w *worker, img image.Image) (sp
 	if err != nil {
 		return sparse.Vector{}, err
 	}
-	return bow.TFIDF(counts, ix.idf), nil
+	return bow.TFIDFWith(counts, ix.idf, ix.set.tf), nil
 }
 
 // quantize quantises desc in batches of about 2²⁰ descriptor-to-word

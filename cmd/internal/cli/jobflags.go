@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"cmp"
 	"flag"
 	"strings"
 
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/pipelines/bowline"
+	"github.com/bowline/bowline/transforms/bow"
 )
 
 // JobFlags are the bowline job's settings as flags, for every command that
@@ -34,6 +36,7 @@ func AddJobFlags(fs *flag.FlagSet, c *bowline.Config) *JobFlags {
 	fs.IntVar(&c.Vocab.Chunks, "vocab_chunks", c.Vocab.Chunks, "at least this many chunks the descriptor sample is split into so that k-means iterations spread over workers; chunks hold at most 4,096 descriptors (0: one worker)")
 	fs.IntVar(&c.BoW.Soft.R, "soft_words", c.BoW.Soft.R, "soft assignment (Philbin et al. 2008): quantise each descriptor to this many nearest words, weighted by exp(−d²/2σ²) (0 or 1: hard assignment)")
 	fs.Float64Var(&c.BoW.Soft.Sigma, "soft_sigma", c.BoW.Soft.Sigma, "with --soft_words: σ in descriptor units (0: the paper's √6250)")
+	fs.StringVar((*string)(&c.BoW.TF), "tf", string(cmp.Or(c.BoW.TF, bow.TFRaw)), "term frequency in the TF-IDF weights: raw; sqrt, √tf, or log, ln(1+tf), damping the bursts of a repeated texture (Jégou et al. 2009)")
 	fs.IntVar(&c.Describe.SIFT.MaxKeypoints, "max_keypoints", c.Describe.SIFT.MaxKeypoints, "keep at most this many strongest keypoints per image (0: all)")
 	fs.IntVar(&c.Describe.SIFT.MaxSide, "max_side", c.Describe.SIFT.MaxSide, "downscale images whose longer side exceeds this (0: never)")
 	fs.BoolVar(&c.Describe.SIFT.DoubleImage, "sift_double", c.Describe.SIFT.DoubleImage, "upsample images ×2 before SIFT, as Lowe does")
@@ -68,7 +71,7 @@ func JobGroups() []Group {
 		{Title: "Input and output", Flags: []string{"input", "label_column", "part_images", "seed"}},
 		{Title: "Description (SIFT and global features)", Flags: []string{"max_side", "max_pixels", "max_keypoints", "sift_double", "rootsift", "global"}},
 		{Title: "Vocabulary", Flags: []string{"vocab", "vocab_sample", "vocab_iter", "akm", "akm_checks", "vocab_chunks"}},
-		{Title: "Bags of words", Flags: []string{"soft_words", "soft_sigma"}},
+		{Title: "Bags of words", Flags: []string{"soft_words", "soft_sigma", "tf"}},
 		{Title: "Triplets", Flags: []string{"triplets_per_query"}},
 		{Title: "Learners", Flags: []string{"learners", "learner_params", "sweep", "train_shards", "train_rounds", "group_images", "group_loads", "batch_images"}},
 		{Title: "Evaluation", Flags: []string{"query_fraction", "eval_queries", "train_queries", "eval_depth", "eval_shard_queries"}},

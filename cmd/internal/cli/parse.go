@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bowline/bowline/transforms/bow"
 	"github.com/bowline/bowline/transforms/sift"
 )
 
@@ -155,6 +156,14 @@ func finiteFrom(lo float64) check {
 	}
 }
 
+// validTF takes bow's term frequencies.
+func validTF(v any) string {
+	if s, _ := v.(string); s == "" || bow.TF(s).Validate() != nil {
+		return fmt.Sprintf("must be %s, %s or %s", bow.TFRaw, bow.TFSqrt, bow.TFLog)
+	}
+	return ""
+}
+
 // nonEmpty refuses "".
 func nonEmpty(v any) string {
 	if s, _ := v.(string); strings.TrimSpace(s) == "" {
@@ -196,6 +205,7 @@ var checks = map[string]check{
 	// Bags of words.
 	"soft_words": atLeast(0),
 	"soft_sigma": finiteFrom(0),
+	"tf":         validTF,
 	// Triplets and learners.
 	"triplets_per_query": atLeast(1),
 	"batch_images":       atLeast(2),

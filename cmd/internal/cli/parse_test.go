@@ -87,6 +87,7 @@ var badValues = map[string][]string{
 	"vocab_chunks":       {"-1"},
 	"soft_words":         {"-1"},
 	"soft_sigma":         {"-1", "NaN", "+Inf"},
+	"tf":                 {"", "cube", "Sqrt"},
 	"max_keypoints":      {"-1"},
 	"max_side":           {"-1", "15"},
 	"max_pixels":         {"-1"},
@@ -138,7 +139,7 @@ func TestEveryJobFlagIsChecked(t *testing.T) {
 	}
 	good := [][]string{
 		{"--max_side", "0"}, {"--max_side", "16"}, {"--query_fraction", "0"}, {"--vocab", "2", "--vocab_sample", "2"},
-		{"--group_loads", "0"}, {"--batch_images", "2"}, {"--soft_sigma", "0"}, {"--learners", "all", "--global"},
+		{"--group_loads", "0"}, {"--batch_images", "2"}, {"--soft_sigma", "0"}, {"--tf", "log"}, {"--learners", "all", "--global"},
 		{"--learner_params", "solis-ada.lambda=0"}, {"--sweep", "solis-ada.lambda=1e-6,1e-5", "--learner_params", "solis-ada.eta=1", "--learners", "oasis-diag"},
 	}
 	for _, args := range good {

@@ -61,6 +61,12 @@ type Options struct {
 	// the document frequency of every image that gives it any weight. R = 3
 	// and Sigma = 0 (bow.DefaultSigma) are the paper's setting.
 	Soft bow.SoftOptions
+	// TF weights each term frequency before IDF (bow.TFIDFWith): "" and
+	// bow.TFRaw as classic TF-IDF, bow.TFSqrt and bow.TFLog damping
+	// bursts. It changes the bags of words, not the counts files: those
+	// stay raw, so an incremental run may carry them across a change of TF
+	// (omitted when empty, as incremental.json compares options without it).
+	TF bow.TF `json:",omitempty"`
 }
 
 // Validate reports whether o is usable. BoWWith with invalid options fails
@@ -68,6 +74,9 @@ type Options struct {
 // Validate first to fail at once.
 func (o Options) Validate() error {
 	if err := o.Soft.Validate(); err != nil {
+		return fmt.Errorf("bowbeam: %w", err)
+	}
+	if err := o.TF.Validate(); err != nil {
 		return fmt.Errorf("bowbeam: %w", err)
 	}
 	return nil
@@ -80,7 +89,7 @@ func BoWWith(s beam.Scope, features, codebook beam.PCollection, opt Options) (bo
 	s = s.Scope("bow.BoW")
 	counts := beam.ParDo(s, &quantizeFn{Soft: opt.Soft}, features, beam.SideInput{Input: codebook})
 	df := beam.Combine(s, &dfFn{}, counts)
-	bows = beam.ParDo(s, &weightFn{}, counts, beam.SideInput{Input: df})
+	bows = beam.ParDo(s, &weightFn{TF: opt.TF}, counts, beam.SideInput{Input: df})
 	stats = beam.ParDo(s, statsFn, df)
 	return bows, stats
 }
@@ -171,6 +180,8 @@ func (dfFn) MergeAccumulators(a, b DF) DF {
 func (dfFn) ExtractOutput(a DF) DF { return a }
 
 type weightFn struct {
+	TF bow.TF
+
 	idf []float32
 }
 
@@ -182,7 +193,7 @@ func (f *weightFn) ProcessElement(counts formats.BoW, df func(*DF) bool, emit fu
 		}
 		f.idf = bow.IDF(d.DF, d.N)
 	}
-	v := bow.TFIDF(sparse.Vector{Idx: counts.WordIDs, Val: counts.Weights}, f.idf)
+	v := bow.TFIDFWith(sparse.Vector{Idx: counts.WordIDs, Val: counts.Weights}, f.idf, f.TF)
 	emit(formats.BoW{ImageID: counts.ImageID, Label: counts.Label, WordIDs: v.Idx, Weights: v.Val})
 	return nil
 }
@@ -213,7 +224,7 @@ func BoWOfParts(s beam.Scope, features, codebook beam.PCollection, opt Options, 
 	s = s.Scope("bow.BoW")
 	counts, dfs := beam.ParDo2(s, &countPartFn{Soft: opt.Soft, Dir: dir}, beam.Reshuffle(s, features), beam.SideInput{Input: codebook})
 	df := beam.Combine(s, &mergeDFFn{}, dfs)
-	bows = beam.ParDo(s, &weightPartFn{Dir: dir}, counts, beam.SideInput{Input: df})
+	bows = beam.ParDo(s, &weightPartFn{Dir: dir, TF: opt.TF}, counts, beam.SideInput{Input: df})
 	return bows, counts, beam.ParDo(s, statsFn, df)
 }
 
@@ -346,6 +357,7 @@ func (mergeDFFn) ExtractOutput(a DF) DF        { return a }
 
 type weightPartFn struct {
 	Dir string
+	TF  bow.TF
 
 	idf []float32
 }
@@ -361,7 +373,7 @@ func (f *weightPartFn) ProcessElement(ctx context.Context, p formats.Part, df fu
 	start := time.Now()
 	var out []formats.BoW
 	err := fileio.ReadEach(ctx, p.Path, func(c *formats.BoW) error {
-		v := bow.TFIDF(sparse.Vector{Idx: c.WordIDs, Val: c.Weights}, f.idf)
+		v := bow.TFIDFWith(sparse.Vector{Idx: c.WordIDs, Val: c.Weights}, f.idf, f.TF)
 		out = append(out, formats.BoW{ImageID: c.ImageID, Label: c.Label, WordIDs: v.Idx, Weights: v.Val})
 		return nil
 	})

@@ -57,7 +57,7 @@ func BoWOfPartsCarrying(s beam.Scope, features, codebook beam.PCollection, opt O
 	counts, dfs := beam.ParDo2(s, &carryCountPartFn{Soft: opt.Soft, Dir: dir, Prev: prev}, beam.Reshuffle(s, features),
 		beam.SideInput{Input: codebook}, beam.SideInput{Input: carry})
 	df := beam.Combine(s, &mergeDFFn{}, dfs)
-	bows = beam.ParDo(s, &weightPartFn{Dir: dir}, counts, beam.SideInput{Input: df})
+	bows = beam.ParDo(s, &weightPartFn{Dir: dir, TF: opt.TF}, counts, beam.SideInput{Input: df})
 	return bows, counts, beam.ParDo(s, statsFn, df)
 }
 
