@@ -291,6 +291,14 @@ func load(ctx context.Context, dir string, opt Options) (*Index, error) {
 	if err := ix.loadImages(ctx, files["images"], ord); err != nil {
 		return nil, err
 	}
+	if geo := files["geometry"]; len(geo) > 0 && !opt.NoGeometry {
+		if opt.MaxKeypoints < 0 {
+			return nil, fmt.Errorf("MaxKeypoints %d: want 0 (all) or more", opt.MaxKeypoints)
+		}
+		if err := ix.loadGeometry(ctx, geo, ord, opt.MaxKeypoints); err != nil {
+			return nil, err
+		}
+	}
 	for _, l := range learned {
 		p, err := ix.loadLearner(ctx, l, files["model-"+l], files["index-"+l], df, ord)
 		if err != nil {

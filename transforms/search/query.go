@@ -16,6 +16,7 @@ import (
 	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/report"
 	"github.com/bowline/bowline/transforms/sift"
+	"github.com/bowline/bowline/transforms/spatial"
 )
 
 // settings are the run's settings a query image is described and
@@ -127,8 +128,9 @@ func (c classed) Unwrap() []error { return []error{c.class, c.err} }
 // does), quantised, weighted with the run's term frequency. It gives up with ctx's error once ctx is
 // done: a noise photo of 1600² pixels has about 80,000 keypoints, seconds
 // of SIFT and as many of quantising. A photo without keypoints is
-// ErrNoFeatures: it matches nothing.
-func (ix *Index) bagOfWords(ctx context.Context, w *worker, img image.Image) (sparse.Vector, error) {
+// ErrNoFeatures: it matches nothing. If geo is not nil, it receives the
+// photo's keypoints at their hard words (photoGeometry).
+func (ix *Index) bagOfWords(ctx context.Context, w *worker, img image.Image, geo *spatial.Geometry) (sparse.Vector, error) {
 	if w.ex == nil {
 		ex, err := sift.NewExtractor(ix.set.sift)
 		if err != nil {
@@ -152,6 +154,11 @@ func (ix *Index) bagOfWords(ctx context.Context, w *worker, img image.Image) (sp
 	counts, err := ix.quantize(ctx, w.q, desc)
 	if err != nil {
 		return sparse.Vector{}, err
+	}
+	if geo != nil {
+		if err := ix.photoGeometry(ctx, w, img, kps, desc, geo); err != nil {
+			return sparse.Vector{}, err
+		}
 	}
 	return bow.TFIDFWith(counts, ix.idf, ix.set.tf), nil
 }

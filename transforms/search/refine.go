@@ -1,0 +1,257 @@
+package search
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/bowline/bowline/learners/sparse"
+	"github.com/bowline/bowline/transforms/spatial"
+)
+
+// Refine asks a search for what the best bag-of-words systems add to the
+// ranking: spatial re-ranking (Philbin, Chum, Isard, Sivic & Zisserman,
+// CVPR 2007) and average query expansion (Chum, Philbin, Sivic, Isard &
+// Zisserman, "Total Recall", ICCV 2007). The zero value asks for neither:
+// the learner's ranking, exactly.
+type Refine struct {
+	// Rerank is how many of the learner's best hits are verified
+	// (transforms/spatial: the words they share with the query must lie
+	// where one affine map of the query puts them) and re-ordered: the
+	// verified first, by inliers, then score, then their rank before;
+	// the others after them in the order they had. 0: none.
+	Rerank int
+	// Expand is the most verified hits whose bags of words are averaged
+	// with the query's (the sum L2-normalised, as every bag is) into a new
+	// query, searched again with the same learner and, with Rerank,
+	// re-ranked again against the first query's keypoints. The hits
+	// verified are the best Rerank, or the best DefaultRerank without
+	// Rerank. 0: no expansion. Only a learner of bags of words expands.
+	Expand int
+}
+
+// DefaultRerank is the number of hits verified to expand a query when
+// Refine.Rerank does not say, and a good Rerank: Philbin et al. verify the
+// best 100 to 1,000 (and Chum et al. expand with the verified among them).
+const DefaultRerank = 100
+
+// DefaultExpand is a good Refine.Expand: Chum et al. average the query
+// with at most 50 verified results.
+const DefaultExpand = 50
+
+// SearchIDRefined is SearchID, its hits re-ranked and its query expanded
+// as r asks. The query's keypoints are its own, from the run's geometry
+// files. Errors wrap those of SearchID, ErrNoGeometry (r asks for
+// anything of a run without geometry) and ErrCannotExpand.
+func (ix *Index) SearchIDRefined(learner, imageID string, k int, r Refine) (Result, error) {
+	if r == (Refine{}) {
+		return ix.SearchID(learner, imageID, k)
+	}
+	p, cs, err := ix.learner(learner)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := ix.refinable(learner, cs != nil, r); err != nil {
+		return Result{}, err
+	}
+	d, ok := slices.BinarySearch(ix.ids, imageID)
+	if !ok || (cs != nil && !cs.has[d]) {
+		return Result{}, fmt.Errorf("image %q: %w", imageID, ErrUnknownImage)
+	}
+	w := ix.worker()
+	defer ix.pool.Put(w)
+	ix.geo.decode(d, &w.qg)
+	var search func(q sparse.Vector, k int) ([]cand, int)
+	if cs != nil {
+		code := cs.query[d*cs.words : (d+1)*cs.words]
+		search = func(_ sparse.Vector, k int) ([]cand, int) {
+			return candsOf(w.hamming(cs, code, k, d)), cs.count - 1
+		}
+	} else {
+		search = func(q sparse.Vector, k int) ([]cand, int) { return ix.searchBoW(p, q, k, d) }
+	}
+	return ix.refine(w, search, ix.bagOf(d), k, r)
+}
+
+// refinable reports why r cannot be done for learner.
+func (ix *Index) refinable(learner string, coded bool, r Refine) error {
+	switch {
+	case r.Rerank < 0 || r.Expand < 0:
+		return fmt.Errorf("rerank %d, expand %d: want 0 or more", r.Rerank, r.Expand)
+	case ix.geo == nil:
+		return ErrNoGeometry
+	case r.Expand > 0 && coded:
+		return fmt.Errorf("learner %s ranks binary codes: %w", learner, ErrCannotExpand)
+	}
+	return nil
+}
+
+// cand is a hit by ordinal, with what verification found.
+type cand struct {
+	doc      int32
+	score    float64
+	inliers  int
+	verified bool
+}
+
+func candsOf(r []rankHit) []cand {
+	out := make([]cand, len(r))
+	for i, h := range r {
+		out[i] = cand{doc: int32(h.doc), score: h.score}
+	}
+	return out
+}
+
+// searchBoW is scored.search by ordinals, the matches alone.
+func (ix *Index) searchBoW(p *scored, q sparse.Vector, k, exclude int) ([]cand, int) {
+	hits, matched := p.search(q, k, exclude)
+	hits = hits[:min(len(hits), matched)]
+	out := make([]cand, len(hits))
+	for i, h := range hits {
+		out[i] = cand{doc: int32(h.Doc), score: h.Score}
+	}
+	return out, matched
+}
+
+// bagOf returns the stored bag of words of image d (ordinal).
+func (ix *Index) bagOf(d int) sparse.Vector {
+	a := ix.arrival[d]
+	lo, hi := ix.off[a], ix.off[a+1]
+	return sparse.Vector{Idx: ix.words[lo:hi], Val: ix.vals[lo:hi]}
+}
+
+// refine runs search (the matches of a query's bag of words, best first,
+// at most k of them, k ≤ 0 all, and how many match) for the query bag q
+// whose keypoints are w.qg, and re-ranks and expands as r asks: see
+// Refine. It returns the best k.
+func (ix *Index) refine(w *worker, search func(q sparse.Vector, k int) ([]cand, int), q sparse.Vector, k int, r Refine) (Result, error) {
+	depth := r.Rerank
+	if r.Expand > 0 && depth == 0 {
+		depth = DefaultRerank
+	}
+	top := func(k int) int {
+		if k <= 0 {
+			return 0
+		}
+		return max(k, depth)
+	}
+	hits, matched := search(q, top(k))
+	checked := map[int32]int{} // inliers by ordinal, each candidate verified once
+	ix.verify(w, hits[:min(depth, len(hits))], checked)
+	if r.Rerank > 0 {
+		rerank(hits[:min(r.Rerank, len(hits))])
+	}
+	if r.Expand > 0 {
+		exp := q
+		used := 0
+		// The verified in the order of the re-ranking: the most inliers
+		// first, whether or not the result is re-ranked.
+		ver := slices.Clone(hits[:min(depth, len(hits))])
+		rerank(ver)
+		for _, h := range ver {
+			if used == r.Expand || !h.verified {
+				break
+			}
+			exp = addSparse(exp, ix.bagOf(int(h.doc)))
+			used++
+		}
+		if used > 0 {
+			normalize(exp.Val)
+			hits, matched = search(exp, top(k))
+			if r.Rerank > 0 {
+				ix.verify(w, hits[:min(r.Rerank, len(hits))], checked)
+				rerank(hits[:min(r.Rerank, len(hits))])
+			} else {
+				// Inliers are reported only where verified; the new
+				// ranking's others were not looked at.
+				for i := range hits {
+					if n, ok := checked[hits[i].doc]; ok {
+						hits[i].inliers, hits[i].verified = n, n >= ix.minInliers()
+					}
+				}
+			}
+		}
+	}
+	if k > 0 && len(hits) > k {
+		hits = hits[:k]
+	}
+	out := make([]Hit, len(hits))
+	for i, h := range hits {
+		out[i] = Hit{ImageID: ix.ids[h.doc], Score: h.score, Inliers: h.inliers, Verified: h.verified}
+	}
+	return Result{Hits: out, Matched: matched}, nil
+}
+
+// verify verifies the candidates against the query keypoints w.qg, each
+// once a query (checked remembers the inliers of those seen).
+func (ix *Index) verify(w *worker, cands []cand, checked map[int32]int) {
+	if w.match == nil {
+		m, err := spatial.NewMatcher(spatial.DefaultOptions())
+		if err != nil {
+			panic(fmt.Sprintf("search: spatial's default options: %v", err))
+		}
+		w.match = m
+	}
+	min := ix.minInliers()
+	for i := range cands {
+		c := &cands[i]
+		n, ok := checked[c.doc]
+		if !ok {
+			ix.geo.decode(int(c.doc), &w.cg)
+			n = w.match.Verify(&w.qg, &w.cg).Inliers
+			checked[c.doc] = n
+		}
+		c.inliers, c.verified = n, n >= min
+	}
+}
+
+// minInliers is the matcher's least inliers of a verified match.
+func (ix *Index) minInliers() int { return spatial.DefaultOptions().MinInliers }
+
+// rerank orders verified hits first, by inliers (more first), then score,
+// then their order in hits; the unverified after them in their order. The
+// image id never decides: a tie the learner broke by id stays as it was,
+// neither flattered nor penalised here.
+func rerank(hits []cand) {
+	slices.SortStableFunc(hits, func(a, b cand) int {
+		switch {
+		case a.verified != b.verified:
+			if a.verified {
+				return -1
+			}
+			return 1
+		case !a.verified:
+			return 0
+		}
+		return cmp.Or(cmp.Compare(b.inliers, a.inliers), cmp.Compare(b.score, a.score))
+	})
+}
+
+// normalize scales v to unit L2 norm (a zero vector stays zero).
+func normalize(v []float32) {
+	var s float64
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	if s == 0 {
+		return
+	}
+	inv := 1 / math.Sqrt(s)
+	for i, x := range v {
+		v[i] = float32(float64(x) * inv)
+	}
+}
+
+// searchImageRefined is SearchImage's search of a described photo, as
+// refine does it: bag is the photo's bag of words (nil for a learner of
+// binary codes, whose code is code) and w.qg its keypoints.
+func (ix *Index) searchImageRefined(w *worker, p *scored, cs *codes, code []uint64, bag sparse.Vector, k int, r Refine) (Result, error) {
+	var search func(q sparse.Vector, k int) ([]cand, int)
+	if cs != nil {
+		search = func(_ sparse.Vector, k int) ([]cand, int) { return candsOf(w.hamming(cs, code, k, -1)), cs.count }
+	} else {
+		search = func(q sparse.Vector, k int) ([]cand, int) { return ix.searchBoW(p, q, k, -1) }
+	}
+	return ix.refine(w, search, bag, k, r)
+}
