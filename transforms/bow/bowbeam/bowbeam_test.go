@@ -93,7 +93,7 @@ func reference(t *testing.T, feats []formats.Features, cb kmeansbeam.Codebook, o
 	idf := bow.IDF(df, int64(len(feats)))
 	bows := make([]formats.BoW, len(feats))
 	for i, f := range feats {
-		v := bow.TFIDF(counts[i], idf)
+		v := bow.TFIDFWith(counts[i], idf, opt.TF)
 		bows[i] = formats.BoW{ImageID: f.ImageID, Label: f.Label, WordIDs: v.Idx, Weights: v.Val}
 	}
 	stats := make([]formats.WordStat, len(df))
@@ -151,12 +151,37 @@ func TestBoWWithSoft(t *testing.T) {
 	}
 }
 
+// Options.TF weights the bags on Prism as bow.TFIDFWith does locally, bit
+// for bit, and the word statistics stay those of raw counts.
+func TestBoWWithTF(t *testing.T) {
+	feats, cb := planted(rand.New(rand.NewPCG(5, 6)))
+	rawBoWs, rawStats, _ := reference(t, feats, cb, Options{})
+	p, s := beam.NewPipelineWithRoot()
+	col, codebook := beam.CreateList(s, feats), beam.Create(s, cb)
+	for _, tf := range []bow.TF{bow.TFSqrt, bow.TFLog} {
+		opt := Options{TF: tf}
+		want, _, _ := reference(t, feats, cb, opt)
+		if fmt.Sprint(want) == fmt.Sprint(rawBoWs) {
+			t.Fatalf("%s: the reference bags are the raw ones: the test says nothing", tf)
+		}
+		bows, stats := BoWWith(s, col, codebook, opt)
+		passert.EqualsList(s, bows, want)
+		passert.EqualsList(s, stats, rawStats)
+	}
+	if err := ptest.Run(p); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestBoWWithInvalidOptionsFail(t *testing.T) {
 	opt := Options{Soft: bow.SoftOptions{R: -1}}
 	if err := opt.Validate(); err == nil || !strings.Contains(err.Error(), "R = -1") {
 		t.Fatalf("Validate() = %v, want an error about R", err)
 	}
-	if err := (Options{Soft: bow.SoftOptions{R: 3, Sigma: 20}}).Validate(); err != nil {
+	if err := (Options{TF: "cube"}).Validate(); err == nil || !strings.Contains(err.Error(), `"cube"`) {
+		t.Fatalf("Validate() of TF cube = %v, want an error about it", err)
+	}
+	if err := (Options{Soft: bow.SoftOptions{R: 3, Sigma: 20}, TF: bow.TFSqrt}).Validate(); err != nil {
 		t.Fatalf("valid options: %v", err)
 	}
 	feats, cb := planted(rand.New(rand.NewPCG(3, 4)))
