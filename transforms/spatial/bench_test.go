@@ -148,3 +148,36 @@ func BenchmarkVerifyPair(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkVerifyQueryCap is BenchmarkVerifyQuery where every candidate
+// fills the cap (2,000 keypoints, 1,000 words) at three values of
+// MaxCorrespondences: the setting that bounds a query's time.
+func BenchmarkVerifyQueryCap(b *testing.B) {
+	q, cands := benchImages(2000, 1000, "uniform")
+	for _, limit := range []int{250, 500, 1000} {
+		b.Run(fmt.Sprintf("max_corr=%d", limit), func(b *testing.B) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			opt := DefaultOptions()
+			opt.MaxCorrespondences = limit
+			m := mustMatcher(b, opt)
+			verified := 0
+			var times []time.Duration
+			for b.Loop() {
+				start, _ := threadCPU()
+				for _, c := range cands {
+					if m.Verify(q, c).Verified {
+						verified++
+					}
+				}
+				end, _ := threadCPU()
+				times = append(times, end-start)
+			}
+			if _, ok := threadCPU(); ok {
+				slices.Sort(times)
+				b.ReportMetric(float64(times[len(times)/2])/1e6, "p50-cpu-ms")
+			}
+			b.ReportMetric(float64(verified)/float64(len(times)), "verified/query")
+		})
+	}
+}

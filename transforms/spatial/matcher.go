@@ -375,6 +375,8 @@ func (m *Matcher) search(thr2 float32) int {
 		ns := m.spans(int(c)/m.nS, int(c)%m.nS, &spans)
 		for h := m.start[c]; h < m.start[c+1]; h++ {
 			t := similarity(&m.corrs[h])
+			// In locals, so that they stay in registers through the loop.
+			a11, a12, a21, a22, tx, ty, lr, dt := t.a11, t.a12, t.a21, t.a22, t.tx, t.ty, t.lr, t.dt
 			n, left := 0, bound
 			for _, sp := range spans[:ns] {
 				if n+left <= best {
@@ -385,11 +387,13 @@ func (m *Matcher) search(thr2 float32) int {
 				// inlined, and this loop is where verification spends its
 				// time, on conditions a random correspondence meets half the
 				// time (mispredicted branches cost it twice as much).
-				for _, p := range m.corrs[sp[0]:sp[1]] {
-					d := abs32(p.lr - t.lr)
-					e := abs32(p.dt - t.dt)
-					ex := t.a11*p.px + t.a12*p.py + t.tx - p.qx
-					ey := t.a21*p.px + t.a22*p.py + t.ty - p.qy
+				cs := m.corrs[sp[0]:sp[1]]
+				for k := range cs {
+					p := &cs[k]
+					d := abs32(p.lr - lr)
+					e := abs32(p.dt - dt)
+					ex := a11*p.px + a12*p.py + tx - p.qx
+					ey := a21*p.px + a22*p.py + ty - p.qy
 					n += b2i(d < logTol) & (b2i(e < angTol) | b2i(e > angWrap)) & b2i(ex*ex+ey*ey < thr2)
 				}
 			}
