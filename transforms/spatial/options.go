@@ -29,7 +29,13 @@ type Options struct {
 	// 640×480, 8 at ETH-80's 256×256), at least one pixel. A similarity
 	// from one correspondence extrapolates its scale and angle errors in
 	// proportion to the distance from that correspondence, so the
-	// threshold is looser than a point-to-point fit would need.
+	// threshold is looser than a point-to-point fit would need. Looser
+	// still finds more inliers between views of an object in depth (on
+	// ETH-80 views 22.5° apart, 0.05 verified 70% of neighbouring views
+	// where 0.03 verified 61%, and no more pairs of different objects),
+	// but chance inliers grow with the area: between unrelated photos of
+	// 2,000 keypoints that fill MaxCorrespondences, 0.05 verified 10 pairs
+	// in 50 with the default MinInliers, 0.03 none (at most 4 inliers).
 	Threshold float64
 	// ScaleTolerance is the largest factor, either way, between an
 	// inlier's own scale change σ_c/σ_q and the transform's (1.5). SIFT

@@ -130,3 +130,75 @@ func TestRealSIFT(t *testing.T) {
 			other.Inliers, other.Correspondences, DefaultOptions().MinInliers, same.Inliers)
 	}
 }
+
+// On ETH-80's photos of eight objects, each seen from eight directions
+// 22.5° of azimuth apart (a turn of the object in depth, which no
+// transform of the image models exactly), verification passes most pairs
+// of neighbouring views of one object and almost no pairs of two objects.
+func TestETH80Views(t *testing.T) {
+	objects := [][2]string{{"car", "car1"}, {"cow", "cow1"}, {"horse", "horse1"}, {"dog", "dog1"},
+		{"cup", "cup1"}, {"pear", "pear1"}, {"apple", "apple1"}, {"tomato", "tomato1"}}
+	azimuths := []string{"000", "022", "045", "068", "090", "112", "135", "158"}
+	ex, err := sift.NewExtractor(sift.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	type photo struct {
+		kps  []sift.Keypoint
+		desc []byte
+		w, h int
+	}
+	var photos []photo
+	var all []float32
+	for _, o := range objects {
+		for _, a := range azimuths {
+			im := eth80Image(t, o[0], o[1]+"-090-"+a+".jpg")
+			k, d := ex.Extract(im)
+			photos = append(photos, photo{k, d, im.Width, im.Height})
+			for _, b := range d {
+				all = append(all, float32(b))
+			}
+		}
+	}
+	const dim = sift.DescriptorSize
+	voc, err := kmeans.Train(all, dim, kmeans.Options{K: 1000, MaxIter: 3, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	quant := kmeans.NewExact(voc.Centroids, dim)
+	geoms := make([]*Geometry, len(photos))
+	for i, p := range photos {
+		words := quant.QuantizeBytes(nil, p.desc, nil)
+		g := &Geometry{Width: float32(p.w), Height: float32(p.h)}
+		for j, k := range p.kps {
+			g.Append(words[j], k.X, k.Y, k.Scale, k.Angle)
+		}
+		g.Sort()
+		geoms[i] = g
+	}
+	m := mustMatcher(t, DefaultOptions())
+	var near, nearVerified, nearInliers, other, otherVerified, otherInliers int
+	for i := range geoms {
+		for j := i + 1; j < len(geoms); j++ {
+			r := m.Verify(geoms[i], geoms[j])
+			switch n := len(azimuths); {
+			case i/n != j/n:
+				other++
+				otherInliers += r.Inliers
+				otherVerified += boolInt(r.Verified)
+			case j == i+1:
+				near++
+				nearInliers += r.Inliers
+				nearVerified += boolInt(r.Verified)
+			}
+		}
+	}
+	t.Logf("neighbouring views: %d of %d verified, %.1f inliers; other objects: %d of %d verified, %.2f inliers",
+		nearVerified, near, float64(nearInliers)/float64(near), otherVerified, other, float64(otherInliers)/float64(other))
+	if nearVerified*2 < near {
+		t.Errorf("%d of %d pairs of neighbouring views verified, want at least half", nearVerified, near)
+	}
+	if otherVerified*100 > other {
+		t.Errorf("%d of %d pairs of different objects verified, want at most 1%%", otherVerified, other)
+	}
+}
