@@ -111,7 +111,7 @@ func TestServeRealRun(t *testing.T) {
 	for _, row := range rows[1:6] {
 		id := row[idCol]
 		r := results(t, do(s, "GET", "/v1/search?k=5&image_id="+id, nil))
-		want, err := ix.SearchID("solis-ada", id, 5)
+		want, err := ix.SearchID("solis-ada", id, 5, Refine{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -36,6 +36,11 @@ type fakeIndex struct {
 	panicID string
 	// photosOnly makes only photo searches wait for release.
 	photosOnly bool
+	// noGeometry makes a search with rerank or expand fail as a run
+	// without geometry files does.
+	noGeometry bool
+	// refined receives each search's Refine, if not nil.
+	refined chan Refine
 }
 
 func newFake(run string, n int) *fakeIndex {
@@ -85,9 +90,12 @@ func (f *fakeIndex) Label(id string) (string, bool) {
 	return label, true
 }
 
-func (f *fakeIndex) SearchID(learner, id string, k int) (Found, error) {
+func (f *fakeIndex) SearchID(learner, id string, k int, r Refine) (Found, error) {
 	if !slices.Contains(f.learners, learner) {
 		return Found{}, fmt.Errorf("%w %q", errUnknownLearner, learner)
+	}
+	if err := f.refine(r); err != nil {
+		return Found{}, err
 	}
 	if !slices.Contains(f.ids, id) {
 		return Found{}, fmt.Errorf("%w %q", errUnknownImage, id)
@@ -96,17 +104,31 @@ func (f *fakeIndex) SearchID(learner, id string, k int) (Found, error) {
 		panic("fake index: " + id)
 	}
 	if f.photosOnly {
-		return f.found(learner+id, k), nil
+		return f.found(learner+id, k, r), nil
 	}
 	if err := f.wait(context.Background()); err != nil {
 		return Found{}, err
 	}
-	return f.found(learner+id, k), nil
+	return f.found(learner+id, k, r), nil
 }
 
-func (f *fakeIndex) SearchImage(ctx context.Context, learner string, data []byte, k int) (Found, error) {
+// refine records r, and refuses it as a run without geometry does.
+func (f *fakeIndex) refine(r Refine) error {
+	if f.refined != nil {
+		f.refined <- r
+	}
+	if f.noGeometry && r != (Refine{}) {
+		return fmt.Errorf("%w: no keypoint geometry loaded", errCannotRefine)
+	}
+	return nil
+}
+
+func (f *fakeIndex) SearchImage(ctx context.Context, learner string, data []byte, k int, r Refine) (Found, error) {
 	if !slices.Contains(f.learners, learner) {
 		return Found{}, fmt.Errorf("%w %q", errUnknownLearner, learner)
+	}
+	if err := f.refine(r); err != nil {
+		return Found{}, err
 	}
 	cfg, _, err := image.DecodeConfig(bytes.NewReader(data))
 	if err != nil {
@@ -118,13 +140,18 @@ func (f *fakeIndex) SearchImage(ctx context.Context, learner string, data []byte
 	if err := f.wait(ctx); err != nil {
 		return Found{}, err
 	}
-	return f.found(learner+string(data), k), nil
+	return f.found(learner+string(data), k, r), nil
 }
 
 // found is rank's answer: every fake score is positive, so every image
-// matches.
-func (f *fakeIndex) found(q string, k int) Found {
-	return Found{Hits: f.rank(q, k), Matched: len(f.ids)}
+// matches. With r.Rerank, the fake's verification finds 100 + rank
+// inliers in the best Rerank.
+func (f *fakeIndex) found(q string, k int, r Refine) Found {
+	hits := f.rank(q, k)
+	for i := range hits[:min(r.Rerank, len(hits))] {
+		hits[i].Inliers = 100 + i
+	}
+	return Found{Hits: hits, Matched: len(f.ids)}
 }
 
 // rank scores every id by a hash of the query and returns the top k.

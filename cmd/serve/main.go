@@ -7,13 +7,21 @@
 // The API:
 //
 //	POST /v1/search?k=10&learner=solis-ada   body: the photo's bytes (or a form with a file "image")
-//	GET  /v1/search?image_id=…&k=10&learner=…
-//	     → {"results":[{"image_id":…,"label":…,"score":…},…],"matched":N,"took_ms":…,"learner":…,"run":…}
+//	GET  /v1/search?image_id=…&k=10&learner=…[&rerank=100][&expand=true|N]
+//	     → {"results":[{"image_id":…,"label":…,"score":…[,"inliers":…]},…],"matched":N,"took_ms":…,"learner":…,"run":…}
 //	       (only matching images: of positive score under a learner of bags
 //	       of words; matched counts them all, results are the best k)
 //	GET  /v1/image?image_id=…[&size=160]      the corpus image, or a JPEG thumbnail
 //	GET  /healthz, GET /readyz, GET /metrics (Prometheus text format)
 //	GET  /                                    a search page
+//
+// rerank=N (both searches, at most --max_rerank) verifies the best N results
+// spatially against the query's keypoints, from the run's geometry files,
+// and puts the verified first, most inliers first; expand=N (or true: 50;
+// at most --max_expand) searches again with the query's bag of words
+// averaged with at most N verified results' (average query expansion).
+// Verified results carry their inliers. A run without geometry files
+// answers either with 400.
 //
 // A bad request gets a 4xx and {"error": "…"}: 400 for a malformed query,
 // k out of range or an unknown learner, 404 for an unknown image id, 405
@@ -64,6 +72,8 @@ func main() {
 		MemoryIdle:       2 * time.Second,
 		QueueWait:        time.Second,
 		MaxK:             1000,
+		MaxRerank:        DefaultMaxRerank,
+		MaxExpand:        DefaultMaxExpand,
 	}
 	run := flag.String("run", "", "a finished bowline run's output directory, or a root whose published.json names the run (local or gs://); required")
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
@@ -77,6 +87,10 @@ func main() {
 	flag.DurationVar(&cfg.MemoryIdle, "memory_idle", cfg.MemoryIdle, "after this long without photo searches, return their memory to the operating system")
 	flag.DurationVar(&cfg.QueueWait, "queue_wait", cfg.QueueWait, "how long a request waits for a free slot before it gets 503")
 	flag.IntVar(&cfg.MaxK, "max_k", cfg.MaxK, "largest k a request may ask for")
+	flag.IntVar(&cfg.MaxRerank, "max_rerank", cfg.MaxRerank, "largest rerank= a request may ask for (results verified spatially, some tens of microseconds each)")
+	flag.IntVar(&cfg.MaxExpand, "max_expand", cfg.MaxExpand, "largest expand= a request may ask for (verified results a query is averaged with)")
+	maxKeypoints := flag.Int("max_keypoints", 0, "keep at most this many keypoints of each image for spatial verification, the largest-scale (10 bytes each; 0: all the run's geometry files hold)")
+	noGeometry := flag.Bool("no_geometry", false, "load no keypoint geometry: less memory, and rerank= and expand= refused")
 	flag.StringVar(&cfg.DefaultLearner, "default_learner", "", "learner of requests that name none (default: the one published.json names for serving, else the run's first)")
 	flag.StringVar(&cfg.ImageRoot, "image_root", "", "directory that relative image paths of the run are read from, for thumbnails: where the job ran, if its --input was relative (default: the working directory)")
 	reload := flag.Duration("reload", time.Minute, "how often to check published.json for a new run (0: only on SIGHUP)")
@@ -97,8 +111,9 @@ func main() {
 		fail(2, errors.New("--run is required (--help lists every flag)"))
 	case flag.NArg() > 0:
 		fail(2, fmt.Errorf("unexpected arguments %q", flag.Args()))
-	case cfg.MaxBody < 1 || cfg.MaxPixels < 0 || cfg.Timeout <= 0 || cfg.MaxInflight < 1 || cfg.MaxPhotoInflight < 1 || cfg.QueueWait < 0 || cfg.MemoryIdle < 0 || cfg.MaxK < 1 || *drain < 0:
-		fail(2, errors.New("--max_body, --timeout, --max_inflight, --max_photo_inflight and --max_k must be positive, --max_pixels, --queue_wait, --memory_idle and --drain not negative"))
+	case cfg.MaxBody < 1 || cfg.MaxPixels < 0 || cfg.Timeout <= 0 || cfg.MaxInflight < 1 || cfg.MaxPhotoInflight < 1 || cfg.QueueWait < 0 || cfg.MemoryIdle < 0 || cfg.MaxK < 1 || *drain < 0 ||
+		cfg.MaxRerank < 1 || cfg.MaxExpand < 1 || *maxKeypoints < 0:
+		fail(2, errors.New("--max_body, --timeout, --max_inflight, --max_photo_inflight, --max_k, --max_rerank and --max_expand must be positive, --max_pixels, --queue_wait, --memory_idle, --max_keypoints and --drain not negative"))
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -108,7 +123,7 @@ func main() {
 	if *learnerList != "" {
 		only = strings.Split(*learnerList, ",")
 	}
-	rl := NewReloader(*run, openSearch(search.Options{MaxPixels: cfg.MaxPixels, Learners: only}), log)
+	rl := NewReloader(*run, openSearch(search.Options{MaxPixels: cfg.MaxPixels, Learners: only, MaxKeypoints: *maxKeypoints, NoGeometry: *noGeometry}), log)
 	ix, err := rl.Open(ctx)
 	if err != nil {
 		fail(1, err)

@@ -24,18 +24,22 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 
 // pageData is what the page shows.
 type pageData struct {
-	Run        string
-	Images     int
-	Learners   []string
-	Learner    string
-	K, MaxK    int
-	QueryID    string
-	QueryThumb template.URL // the uploaded photo as a data: URL
-	Results    []Hit
-	Matched    int
-	Searched   bool // a search was answered (Results may still be empty)
-	TookMS     float64
-	Error      string
+	Run      string
+	Images   int
+	Learners []string
+	Learner  string
+	K, MaxK  int
+	// Rerank and Expand are the search's (Refine), carried by the form
+	// and the results' links.
+	Rerank, Expand       int
+	MaxRerank, MaxExpand int
+	QueryID              string
+	QueryThumb           template.URL // the uploaded photo as a data: URL
+	Results              []Hit
+	Matched              int
+	Searched             bool // a search was answered (Results may still be empty)
+	TookMS               float64
+	Error                string
 }
 
 // handlePage answers GET / (the form; with image_id, a search by it) and
@@ -44,7 +48,8 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	cur := s.current()
 	ix := cur.ix
-	d := pageData{Run: ix.Run(), Images: ix.Images(), Learners: ix.Learners(), Learner: s.defaultLearner(cur), K: DefaultK, MaxK: s.cfg.MaxK}
+	d := pageData{Run: ix.Run(), Images: ix.Images(), Learners: ix.Learners(), Learner: s.defaultLearner(cur), K: DefaultK, MaxK: s.cfg.MaxK,
+		MaxRerank: s.cfg.MaxRerank, MaxExpand: s.cfg.MaxExpand}
 	status := http.StatusOK
 	fail := func(err error) {
 		status = statusOf(err)
@@ -115,12 +120,14 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 // fillQuery copies a query's parameters to the page.
 func (s *Server) fillQuery(d *pageData, q query) {
 	d.QueryID, d.K = q.imageID, q.k
+	d.Rerank, d.Expand = q.refine.Rerank, q.refine.Expand
 	if q.learner != "" {
 		d.Learner = q.learner
 	}
 }
 
-// readForm reads the page's form: the photo, k and learner.
+// readForm reads the page's form: the photo, k, learner, rerank and
+// expand.
 func (s *Server) readForm(w http.ResponseWriter, r *http.Request) ([]byte, query, error) {
 	if r.ContentLength > s.cfg.MaxBody {
 		return nil, query{}, fmt.Errorf("%w: %d bytes, the limit is %d bytes", errBodyTooLarge, r.ContentLength, s.cfg.MaxBody)
@@ -132,12 +139,8 @@ func (s *Server) readForm(w http.ResponseWriter, r *http.Request) ([]byte, query
 	}
 	defer r.MultipartForm.RemoveAll()
 	q := query{k: DefaultK, learner: r.FormValue("learner")}
-	if ks := r.FormValue("k"); ks != "" {
-		k, err := wholeNumber(ks)
-		if err != nil || k < 1 || k > s.cfg.MaxK {
-			return nil, q, fmt.Errorf("%w: k=%.20q: want a whole number from 1 to %d", errBadRequest, ks, s.cfg.MaxK)
-		}
-		q.k = k
+	if err := s.parseNumbers(&q, r.FormValue); err != nil {
+		return nil, q, err
 	}
 	f, _, err := r.FormFile("image")
 	if errors.Is(err, http.ErrMissingFile) {

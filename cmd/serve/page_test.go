@@ -100,6 +100,43 @@ func TestPage(t *testing.T) {
 		t.Fatalf("upload: %d\n%s", w.Code, page)
 	}
 
+	// Re-ranked: the verified results show their inliers, the links and
+	// the form carry rerank and expand.
+	w = do(s, "GET", "/?image_id="+id+"&k=4&learner=tfidf&rerank=2&expand=3", nil)
+	page = w.Body.String()
+	inliers := regexp.MustCompile(`<div class="inliers"[^>]*>✓ ([0-9]+) inliers</div>`).FindAllStringSubmatch(page, -1)
+	if w.Code != 200 || len(inliers) != 2 || inliers[0][1] != "100" || inliers[1][1] != "101" {
+		t.Fatalf("re-ranked page: %d, inliers %v\n%s", w.Code, inliers, page)
+	}
+	if n := strings.Count(page, `&amp;k=4&amp;rerank=2&amp;expand=3"`); n != 4 {
+		t.Errorf("%d of 4 links keep rerank and expand", n)
+	}
+	if !strings.Contains(page, `name="rerank" min="0" max="1000" value="2"`) || !strings.Contains(page, `name="expand" min="0" max="100" value="3"`) ||
+		!strings.Contains(page, "verified spatially") {
+		t.Errorf("the form or the explanation lacks rerank and expand:\n%s", page)
+	}
+	// The form's rerank is read as the query string's.
+	form.Reset()
+	mw = multipart.NewWriter(&form)
+	mw.WriteField("rerank", "1")
+	mw.WriteField("k", "3")
+	fw, _ = mw.CreateFormFile("image", "photo.png")
+	fw.Write(img)
+	mw.Close()
+	w = do(s, "POST", "/", &form, "Content-Type", mw.FormDataContentType())
+	if page = w.Body.String(); w.Code != 200 || strings.Count(page, `class="inliers"`) != 1 {
+		t.Fatalf("upload, rerank 1: %d\n%s", w.Code, page)
+	}
+	form.Reset()
+	mw = multipart.NewWriter(&form)
+	mw.WriteField("rerank", "-1")
+	fw, _ = mw.CreateFormFile("image", "photo.png")
+	fw.Write(img)
+	mw.Close()
+	if w = do(s, "POST", "/", &form, "Content-Type", mw.FormDataContentType()); w.Code != 400 || !strings.Contains(w.Body.String(), "rerank=") {
+		t.Fatalf("upload, rerank -1: %d\n%s", w.Code, w.Body.String())
+	}
+
 	// An upload that is no image.
 	form.Reset()
 	mw = multipart.NewWriter(&form)

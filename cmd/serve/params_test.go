@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -120,5 +121,78 @@ func TestGarbagePublishedLoggedOnce(t *testing.T) {
 	out := logs.String()
 	if n := strings.Count(out, "reload failed"); n != 1 || !strings.Contains(out, "serving=runs/night-1") {
 		t.Fatalf("%d failed checks logged %d times:\n%s", s.metrics.reloadKO.Load(), n, out)
+	}
+}
+
+// rerank= and expand= are read as k is: digits only, bounded, once;
+// expand= also takes true and false. What is read reaches the index.
+func TestRefineParameters(t *testing.T) {
+	f := newFake("runs/a", 5)
+	f.refined = make(chan Refine, 1)
+	cfg := testConfig()
+	cfg.MaxRerank, cfg.MaxExpand = 200, 20
+	s := NewServer(f, cfg, quietLog(t))
+	id := "&image_id=" + f.ids[0]
+	for _, c := range []struct {
+		params string
+		want   Refine
+	}{
+		{"", Refine{}},
+		{"rerank=0&expand=0", Refine{}},
+		{"rerank=100", Refine{Rerank: 100}},
+		{"rerank=0200&expand=true", Refine{Rerank: 200, Expand: 20}}, // true: the default count, within the bound
+		{"expand=7", Refine{Expand: 7}},
+		{"expand=false&rerank=3", Refine{Rerank: 3}},
+	} {
+		w := do(s, "GET", "/v1/search?"+c.params+id, nil)
+		if w.Code != 200 {
+			t.Fatalf("%s: %d %s", c.params, w.Code, w.Body)
+		}
+		if got := <-f.refined; got != c.want {
+			t.Errorf("%s: the index got %+v, want %+v", c.params, got, c.want)
+		}
+	}
+	for _, params := range []string{"rerank=-1", "rerank=%2B5", "rerank=201", "rerank=1e2", "rerank=1&rerank=2",
+		"expand=21", "expand=yes", "expand=-3", "expand=1&expand=1", "expand=TRUE"} {
+		w := do(s, "GET", "/v1/search?"+params+id, nil)
+		msg := jsonError(t, w)
+		if w.Code != 400 || (!strings.Contains(msg, "rerank") && !strings.Contains(msg, "expand")) {
+			t.Errorf("%s: %d %q, want 400 naming the parameter", params, w.Code, msg)
+		}
+		select {
+		case r := <-f.refined:
+			t.Errorf("%s: searched with %+v", params, r)
+		default:
+		}
+	}
+}
+
+// A run that cannot refine (no geometry files) answers 400 saying why,
+// and searches without refinement as before.
+func TestRefineRefused(t *testing.T) {
+	f := newFake("runs/a", 5)
+	f.noGeometry = true
+	s := NewServer(f, testConfig(), quietLog(t))
+	w := do(s, "GET", "/v1/search?rerank=10&image_id="+f.ids[0], nil)
+	if msg := jsonError(t, w); w.Code != 400 || !strings.Contains(msg, "no keypoint geometry") {
+		t.Fatalf("rerank without geometry: %d %q", w.Code, msg)
+	}
+	if got := results(t, do(s, "GET", "/v1/search?image_id="+f.ids[0], nil)); len(got.Results) == 0 {
+		t.Fatalf("a plain search: %+v", got)
+	}
+}
+
+// Verified results carry their inliers in the JSON; the others none.
+func TestRefinedResults(t *testing.T) {
+	f := newFake("runs/a", 9)
+	s := NewServer(f, testConfig(), quietLog(t))
+	got := results(t, do(s, "GET", "/v1/search?k=6&rerank=2&image_id="+f.ids[0], nil))
+	want := f.found("solis-ada"+f.ids[0], 6, Refine{Rerank: 2}).Hits
+	if !slices.Equal(got.Results, want) || got.Results[0].Inliers != 100 || got.Results[2].Inliers != 0 {
+		t.Fatalf("results %+v, want %+v", got.Results, want)
+	}
+	w := do(s, "GET", "/v1/search?k=3&rerank=1&image_id="+f.ids[0], nil)
+	if body := w.Body.String(); strings.Count(body, `"inliers":`) != 1 {
+		t.Fatalf("one verified result, %d with inliers: %s", strings.Count(body, `"inliers":`), body)
 	}
 }

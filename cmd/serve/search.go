@@ -7,6 +7,9 @@ import (
 	"github.com/bowline/bowline/transforms/search"
 )
 
+// defaultExpand is expand=true's count.
+const defaultExpand = search.DefaultExpand
+
 // openSearch returns the LoadFunc of the real index: search.Open with opt.
 func openSearch(opt search.Options) LoadFunc {
 	return func(ctx context.Context, run string) (Index, error) {
@@ -22,13 +25,13 @@ func openSearch(opt search.Options) LoadFunc {
 // its errors to the service's classes.
 type searchIndex struct{ *search.Index }
 
-func (x searchIndex) SearchID(learner, imageID string, k int) (Found, error) {
-	res, err := x.Index.SearchID(learner, imageID, k)
+func (x searchIndex) SearchID(learner, imageID string, k int, r Refine) (Found, error) {
+	res, err := x.Index.SearchIDRefined(learner, imageID, k, search.Refine(r))
 	return x.convert(res), classify(err)
 }
 
-func (x searchIndex) SearchImage(ctx context.Context, learner string, data []byte, k int) (Found, error) {
-	res, err := x.Index.SearchImage(ctx, learner, data, k)
+func (x searchIndex) SearchImage(ctx context.Context, learner string, data []byte, k int, r Refine) (Found, error) {
+	res, err := x.Index.SearchImageRefined(ctx, learner, data, k, search.Refine(r))
 	return x.convert(res), classify(err)
 }
 
@@ -37,6 +40,9 @@ func (x searchIndex) convert(res search.Result) Found {
 	for i, h := range res.Hits {
 		label, _ := x.Label(h.ImageID)
 		out[i] = Hit{ImageID: h.ImageID, Label: label, Score: h.Score}
+		if h.Verified {
+			out[i].Inliers = h.Inliers
+		}
 	}
 	return Found{Hits: out, Matched: res.Matched}
 }
@@ -48,6 +54,8 @@ var classes = []struct{ from, to error }{
 	{search.ErrBadImage, errBadImage},
 	{search.ErrTooLarge, errTooLarge},
 	{search.ErrNoFeatures, errNoFeatures},
+	{search.ErrNoGeometry, errCannotRefine},
+	{search.ErrCannotExpand, errCannotRefine},
 }
 
 // classify wraps err with the service's class of it, keeping its text.

@@ -33,8 +33,18 @@ type Index interface {
 	URI(imageID string) (string, bool)
 	// Label is the indexed image's label, shown with results.
 	Label(imageID string) (string, bool)
-	SearchID(learner, imageID string, k int) (Found, error)
-	SearchImage(ctx context.Context, learner string, data []byte, k int) (Found, error)
+	// SearchID and SearchImage re-rank and expand as r asks; the zero
+	// Refine is the learner's ranking as it is.
+	SearchID(learner, imageID string, k int, r Refine) (Found, error)
+	SearchImage(ctx context.Context, learner string, data []byte, k int, r Refine) (Found, error)
+}
+
+// Refine is a request's rerank= and expand= (search.Refine): how many of
+// the best results are verified spatially and put first, most inliers
+// first, and with how many verified results the query is averaged and
+// searched again.
+type Refine struct {
+	Rerank, Expand int
 }
 
 // Found is a search's answer: the best matching images (at most k), and
@@ -52,6 +62,11 @@ type Hit struct {
 	ImageID string  `json:"image_id"`
 	Label   string  `json:"label,omitempty"`
 	Score   float64 `json:"score"`
+	// Inliers is, for a result that spatial verification verified (a
+	// request with rerank or expand), the number of the query's keypoints
+	// it found where one affine map of the query puts them; absent
+	// otherwise.
+	Inliers int `json:"inliers,omitempty"`
 }
 
 // Errors an Index's errors wrap, one per kind of bad request, so that the
@@ -62,6 +77,10 @@ var (
 	errBadImage       = errors.New("not an image the service can decode")
 	errTooLarge       = errors.New("image has too many pixels")
 	errNoFeatures     = errors.New("no features found")
+	// errCannotRefine: the run or the learner cannot do a request's
+	// rerank or expand (a run without geometry files, or expansion of a
+	// learner of binary codes).
+	errCannotRefine = errors.New("cannot refine")
 )
 
 // Config holds the service's limits.
@@ -93,6 +112,10 @@ type Config struct {
 	DefaultLearner string
 	// MaxK is the largest k a request may ask for.
 	MaxK int
+	// MaxRerank and MaxExpand are the largest rerank and expand a request
+	// may ask for: each result verified costs up to a few tens of
+	// microseconds, each expansion result a search's worth of postings.
+	MaxRerank, MaxExpand int
 	// ImageRoot is the directory relative image URIs are read from: a job
 	// given a relative input records its images' paths relative to where
 	// it ran ("": the working directory).
@@ -101,6 +124,13 @@ type Config struct {
 
 // DefaultK is the number of results when a request does not say.
 const DefaultK = 10
+
+// The bounds of rerank and expand when the configuration gives none: a
+// thousand verifications are some tens of milliseconds of a core.
+const (
+	DefaultMaxRerank = 1000
+	DefaultMaxExpand = 100
+)
 
 // Server is the HTTP search service. Its index is swapped whole
 // (SetIndex): a request reads the pointer once and finishes on the index it
@@ -139,6 +169,12 @@ func NewServer(ix Index, cfg Config, log *slog.Logger) *Server {
 	}
 	if cfg.MaxK < 1 {
 		cfg.MaxK = 1000
+	}
+	if cfg.MaxRerank < 1 {
+		cfg.MaxRerank = DefaultMaxRerank
+	}
+	if cfg.MaxExpand < 1 {
+		cfg.MaxExpand = DefaultMaxExpand
 	}
 	s := &Server{cfg: cfg, log: log, slots: make(chan struct{}, cfg.MaxInflight), photos: make(chan struct{}, cfg.MaxPhotoInflight),
 		metrics: newMetrics(), freeMemory: returnMemory}
@@ -318,26 +354,55 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 type query struct {
 	imageID, learner string
 	k                int
+	refine           Refine
 }
 
-// parseQuery reads k, learner and image_id.
+// parseQuery reads k, learner, image_id, rerank and expand.
 func (s *Server) parseQuery(r *http.Request) (query, error) {
 	v, err := urlQuery(r)
 	if err != nil {
 		return query{}, err
 	}
-	if err := once(v, "k", "image_id", "learner"); err != nil {
+	if err := once(v, "k", "image_id", "learner", "rerank", "expand"); err != nil {
 		return query{}, err
 	}
 	q := query{k: DefaultK, imageID: v.Get("image_id"), learner: v.Get("learner")}
-	if ks := v.Get("k"); ks != "" {
+	if err := s.parseNumbers(&q, v.Get); err != nil {
+		return query{}, err
+	}
+	return q, nil
+}
+
+// parseNumbers reads k, rerank and expand through get (of the query
+// string, or of the page's form): digits only, bounded; expand may also
+// be true (defaultExpand) or false (0).
+func (s *Server) parseNumbers(q *query, get func(string) string) error {
+	if ks := get("k"); ks != "" {
 		k, err := wholeNumber(ks)
 		if err != nil || k < 1 || k > s.cfg.MaxK {
-			return query{}, fmt.Errorf("%w: k=%.20q: want a whole number from 1 to %d", errBadRequest, ks, s.cfg.MaxK)
+			return fmt.Errorf("%w: k=%.20q: want a whole number from 1 to %d", errBadRequest, ks, s.cfg.MaxK)
 		}
 		q.k = k
 	}
-	return q, nil
+	if rs := get("rerank"); rs != "" {
+		n, err := wholeNumber(rs)
+		if err != nil || n > s.cfg.MaxRerank {
+			return fmt.Errorf("%w: rerank=%.20q: want a whole number from 0 to %d (how many of the best results to verify)", errBadRequest, rs, s.cfg.MaxRerank)
+		}
+		q.refine.Rerank = n
+	}
+	switch es := get("expand"); es {
+	case "", "false":
+	case "true":
+		q.refine.Expand = min(defaultExpand, s.cfg.MaxExpand)
+	default:
+		n, err := wholeNumber(es)
+		if err != nil || n > s.cfg.MaxExpand {
+			return fmt.Errorf("%w: expand=%.20q: want true, false or a whole number from 0 to %d (the most verified results to expand the query with)", errBadRequest, es, s.cfg.MaxExpand)
+		}
+		q.refine.Expand = n
+	}
+	return nil
 }
 
 // once refuses a query string that gives one of names more than once: which
@@ -387,9 +452,9 @@ func (s *Server) search(ctx context.Context, q query, data []byte) (Found, Index
 	}()
 	var found Found
 	if data != nil {
-		found, err = ix.SearchImage(ctx, learner, data, q.k)
+		found, err = ix.SearchImage(ctx, learner, data, q.k, q.refine)
 	} else {
-		found, err = ix.SearchID(learner, q.imageID, q.k)
+		found, err = ix.SearchID(learner, q.imageID, q.k, q.refine)
 	}
 	if found.Hits == nil {
 		found.Hits = []Hit{}
@@ -542,7 +607,7 @@ func statusOf(err error) int {
 		return http.StatusUnsupportedMediaType
 	case errors.Is(err, errUnknownImage):
 		return http.StatusNotFound
-	case errors.Is(err, errUnknownLearner), errors.Is(err, errBadRequest):
+	case errors.Is(err, errUnknownLearner), errors.Is(err, errBadRequest), errors.Is(err, errCannotRefine):
 		return http.StatusBadRequest
 	case errors.Is(err, errBusy):
 		return http.StatusServiceUnavailable
