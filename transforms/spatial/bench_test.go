@@ -125,10 +125,25 @@ func BenchmarkVerifyQuery(b *testing.B) {
 func BenchmarkVerifyPair(b *testing.B) {
 	for _, bc := range benchCases {
 		q, cands := benchImages(bc.n, bc.vocab, bc.dist)
+		// A near duplicate (a re-encoded or slightly cropped copy: four
+		// keypoints in five found again, a pixel or so away, the rest
+		// new): most correspondences agree with one another, which the
+		// pruning by cells cannot help with.
+		rng := rand.New(rand.NewPCG(3, 3))
+		dup := &Geometry{Width: q.Width, Height: q.Height}
+		for k := range q.Words {
+			if rng.IntN(5) == 0 {
+				randomKeypoint(rng, dup, q.Words[rng.IntN(len(q.Words))], q.Width, q.Height)
+				continue
+			}
+			dup.Append(q.Words[k], q.X[k]+float32(rng.NormFloat64()), q.Y[k]+float32(rng.NormFloat64()),
+				q.Scale[k]*float32(1+0.05*rng.NormFloat64()), q.Angle[k]+float32(0.05*rng.NormFloat64()))
+		}
+		dup.Sort()
 		for _, kind := range []struct {
 			name string
 			c    *Geometry
-		}{{"related", cands[0]}, {"unrelated", cands[1]}} {
+		}{{"related", cands[0]}, {"unrelated", cands[1]}, {"duplicate", dup}} {
 			b.Run(bc.String()+"/"+kind.name, func(b *testing.B) {
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()

@@ -57,6 +57,15 @@ type Matcher struct {
 	order []int32 // non-empty cells by decreasing ub
 
 	best, cur []int32 // inliers (indices into corrs) of the best and the current transform
+
+	// stamp[k] == epoch marks corrs[k] as an inlier of search's best
+	// hypothesis so far; epoch advances whenever the best changes, so
+	// the stamps never need clearing.
+	stamp []uint32
+	epoch uint32
+	// exhaustive makes search try every hypothesis, for the test that
+	// the grid's pruning is exact.
+	exhaustive bool
 }
 
 // run is one word shared by the query and the candidate: its keypoints are
@@ -356,15 +365,27 @@ func (m *Matcher) bin() {
 	})
 }
 
-// search scores the similarity of every correspondence by its inliers and
+// search scores the similarity of correspondences by their inliers and
 // returns the index in m.corrs of the best, the first in m.order's order
 // on ties. A cell whose bound is no more than the best count so far cannot
 // hold a better hypothesis, and since m.order is by decreasing bound, no
 // later cell can either; a hypothesis stops counting once the
-// correspondences left could not lift it above the best.
+// correspondences left could not lift it above the best. Those two prunings
+// are exact. The third is not: a correspondence that is an inlier of the
+// best hypothesis so far is not tried, since its frames map nearly the same
+// transform; without it a near duplicate, whose N correspondences nearly
+// all agree, would cost N² tests.
 func (m *Matcher) search(thr2 float32) int {
 	var spans [3][2]int32
 	best, bestH := -1, 0
+	if cap(m.stamp) < len(m.corrs) {
+		m.stamp, m.epoch = make([]uint32, len(m.corrs)), 0
+	}
+	m.stamp = m.stamp[:len(m.corrs)]
+	if m.epoch++; m.epoch == 0 { // no stamp of an earlier call may match
+		clear(m.stamp[:cap(m.stamp)])
+		m.epoch = 1
+	}
 	logTol, angTol := m.logTol, m.angTol
 	angWrap := 2*math.Pi - angTol // |Δθ| beyond it is within angTol the other way round
 	for _, c := range m.order {
@@ -374,6 +395,9 @@ func (m *Matcher) search(thr2 float32) int {
 		}
 		ns := m.spans(int(c)/m.nS, int(c)%m.nS, &spans)
 		for h := m.start[c]; h < m.start[c+1]; h++ {
+			if m.stamp[h] == m.epoch && !m.exhaustive {
+				continue
+			}
 			t := similarity(&m.corrs[h])
 			// In locals, so that they stay in registers through the loop.
 			a11, a12, a21, a22, tx, ty, lr, dt := t.a11, t.a12, t.a21, t.a22, t.tx, t.ty, t.lr, t.dt
@@ -399,6 +423,14 @@ func (m *Matcher) search(thr2 float32) int {
 			}
 			if n > best {
 				best, bestH = n, int(h)
+				m.epoch++
+				for _, sp := range spans[:ns] {
+					for k := sp[0]; k < sp[1]; k++ {
+						if m.inlier(&m.corrs[k], &t, thr2) {
+							m.stamp[k] = m.epoch
+						}
+					}
+				}
 			}
 		}
 	}

@@ -241,9 +241,10 @@ func TestDeterministic(t *testing.T) {
 	}
 }
 
-// The grid of cells only prunes: the similarity search finds as many
-// inliers as scoring every correspondence's similarity against every
-// other, for tolerances that make 1 or 2 bins as well as many.
+// The grid of cells only prunes: the similarity search, trying every
+// hypothesis, finds as many inliers as scoring every correspondence's
+// similarity against every other, for tolerances that make 1 or 2 bins as
+// well as many.
 func TestSearchEqualsBruteForce(t *testing.T) {
 	for _, tc := range []struct {
 		name             string
@@ -258,6 +259,7 @@ func TestSearchEqualsBruteForce(t *testing.T) {
 			opt := DefaultOptions()
 			opt.ScaleTolerance, opt.AngleTolerance, opt.RefineIterations = tc.scaleTol, tc.angTol, 0
 			m := mustMatcher(t, opt)
+			m.exhaustive = true
 			for seed := range uint64(4) {
 				s := scene{n: 400, planted: 10 * int(seed), outliers: 400, vocab: 200, bursts: 2, burst: 10,
 					truth: Similarity(0.9, 1, 5, 5), noise: 2, w: 640, h: 480}
@@ -515,5 +517,25 @@ func TestVerifyDoesNotAllocate(t *testing.T) {
 	verifyAll()
 	if a := testing.AllocsPerRun(5, verifyAll); a != 0 {
 		t.Errorf("verifying %d candidates allocates %v times", len(cands), a)
+	}
+}
+
+// Skipping the hypotheses that are inliers of the best so far loses
+// almost nothing: after the refinement, the inliers are within 3% of those
+// of trying every hypothesis, on pairs from unrelated to nearly all
+// planted.
+func TestSkippingInliersOfBest(t *testing.T) {
+	for seed := range uint64(12) {
+		s := scene{n: 800, planted: []int{0, 5, 10, 30, 100, 400}[seed%6], outliers: 800,
+			vocab: []int{300, 3000}[seed%2], bursts: 3, burst: 10,
+			truth: Affine{A11: 0.9, A12: 0.2, A21: -0.1, A22: 1.1, Tx: 5, Ty: 5}, noise: 2, w: 640, h: 480}
+		q, c, _ := s.build(seed + 50)
+		fast, all := mustMatcher(t, DefaultOptions()), mustMatcher(t, DefaultOptions())
+		all.exhaustive = true
+		rf, ra := fast.Verify(q, c), all.Verify(q, c)
+		if rf.Inliers*100 < ra.Inliers*97 || rf.Verified != ra.Verified {
+			t.Errorf("seed %d, %d planted: %d inliers (verified %v), trying every hypothesis %d (%v)",
+				seed, s.planted, rf.Inliers, rf.Verified, ra.Inliers, ra.Verified)
+		}
 	}
 }
