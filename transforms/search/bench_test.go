@@ -17,8 +17,10 @@ import (
 
 	xdraw "golang.org/x/image/draw"
 
+	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/blob"
 	"github.com/bowline/bowline/transforms/ingest"
+	"github.com/bowline/bowline/transforms/spatial"
 )
 
 // The benchmarks of the serving side, one core:
@@ -253,4 +255,142 @@ func BenchmarkHammingQueries(b *testing.B) {
 		return nil
 	})
 	b.ReportMetric(float64(c.bytes())*1e6/n/1e9, "GB/Mimages")
+}
+
+// syntheticGeometry gives every image of ix kps keypoints in a 640×480
+// frame, their words drawn from the image's own bag of words (every word
+// once, then again at random: bursts as a photo's), and plants a scene of
+// 60 keypoints under a similarity of its own in every image of one group
+// in 50 (d mod 50), so that some candidates verify.
+func syntheticGeometry(ix *Index, kps int) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	const w, h = 640, 480
+	n := ix.Images()
+	g := &geometries{at: make([]uint64, n), n: make([]uint32, n), size: make([]int32, 2*n)}
+	scenes := make([]formats.Geometry, 50)
+	for i := range scenes {
+		var f formats.Features
+		var words []uint32
+		for range 60 {
+			words = append(words, uint32(rng.IntN(ix.vocab)))
+			f.X, f.Y = append(f.X, 60+520*rng.Float32()), append(f.Y, 40+400*rng.Float32())
+			f.Scale, f.Angle = append(f.Scale, 1.6*float32(math.Exp2(3*rng.Float64()))), append(f.Angle, 6.28*rng.Float32())
+		}
+		f.Width, f.Height = w, h
+		var err error
+		if scenes[i], err = formats.GeometryOf(&f, words); err != nil {
+			panic(err)
+		}
+	}
+	var p packer
+	for d := range n {
+		bag := ix.bagOf(d).Idx
+		var f formats.Features
+		f.Width, f.Height = w, h
+		var words []uint32
+		sc := scenes[d%50]
+		var sk spatial.Geometry
+		unpack(p.pack(&sc, 0), w, h, &sk)
+		t := spatial.Similarity(0.8+0.4*rng.Float64(), 0.5*rng.Float64()-0.25, 20*rng.Float64()-10, 20*rng.Float64()-10)
+		for i := range sk.Len() {
+			if rng.IntN(3) == 0 {
+				continue
+			}
+			x, y := t.Apply(float64(sk.X[i]), float64(sk.Y[i]))
+			words = append(words, sk.Words[i])
+			f.X, f.Y = append(f.X, float32(x)), append(f.Y, float32(y))
+			f.Scale, f.Angle = append(f.Scale, sk.Scale[i]*float32(t.Scale())), append(f.Angle, sk.Angle[i]+float32(t.Rotation()))
+		}
+		for i := len(words); i < kps; i++ {
+			word := bag[rng.IntN(len(bag))]
+			if i < len(bag) {
+				word = bag[i]
+			}
+			words = append(words, word)
+			f.X, f.Y = append(f.X, w*rng.Float32()), append(f.Y, h*rng.Float32())
+			f.Scale, f.Angle = append(f.Scale, 1.6*float32(math.Exp2(3*rng.Float64()))), append(f.Angle, 6.28*rng.Float32())
+		}
+		row, err := formats.GeometryOf(&f, words)
+		if err != nil {
+			panic(err)
+		}
+		g.add(d, p.pack(&row, 0), row.Width, row.Height)
+	}
+	ix.geo = g
+}
+
+// BenchmarkRerank: searches by indexed image re-ranked by spatial
+// verification of the best 100 (and expanded with up to 50 verified), and
+// the verification of 100 candidates alone, one query at a time, against
+// the plain search: with $SEARCH_BENCH_GEOMETRY_RUN a run with geometry
+// files (ETH-80), or else 20,000 synthetic images of
+// $SEARCH_BENCH_KEYPOINTS keypoints (300) over 10,000 words. Verification
+// reads 100 images' keypoints whatever the collection's size, so its time
+// at a million images is this one's plus 100 cache misses; the memory per
+// million images is the geometry's bytes per image times a million.
+func BenchmarkRerank(b *testing.B) {
+	var ix *Index
+	if run := os.Getenv("SEARCH_BENCH_GEOMETRY_RUN"); run != "" {
+		var err error
+		if ix, err = Open(context.Background(), run, Options{}); err != nil {
+			b.Fatal(err)
+		}
+		if ix.geo == nil {
+			b.Fatalf("%s has no geometry files", run)
+		}
+	} else {
+		kps := 300
+		if s := os.Getenv("SEARCH_BENCH_KEYPOINTS"); s != "" {
+			fmt.Sscan(s, &kps)
+		}
+		ix = syntheticIndex(20_000, 10_000, 100, 0.024)
+		syntheticGeometry(ix, kps)
+	}
+	n := ix.Images()
+	var kp int64
+	for _, c := range ix.geo.n {
+		kp += int64(c)
+	}
+	b.Logf("%d images, %.0f keypoints an image; geometry %.1f MB, %.2f GB per million images; the whole index %.2f GB per million",
+		n, float64(kp)/float64(n), float64(ix.geo.bytes())/1e6, float64(ix.geo.bytes())/float64(n)*1e6/1e9, float64(ix.MemoryBytes())/float64(n)*1e6/1e9)
+	queries := make([]string, min(n, 500))
+	for i := range queries {
+		queries[i] = ix.ids[int(uint64(i)*uint64(n)/uint64(len(queries)))]
+	}
+	learner := ix.ServingLearner()
+	for _, c := range []struct {
+		name string
+		r    Refine
+	}{{"plain", Refine{}}, {"rerank100", Refine{Rerank: 100}}, {"rerank100+expand50", Refine{Rerank: 100, Expand: 50}}} {
+		b.Run(c.name, func(b *testing.B) {
+			verified := 0
+			latencies(b, func(i int) error {
+				res, err := ix.SearchIDRefined(learner, queries[i%len(queries)], 10, c.r)
+				for _, h := range res.Hits {
+					if h.Verified {
+						verified++
+					}
+				}
+				return err
+			})
+			b.ReportMetric(float64(verified)/float64(b.N), "verified/query")
+		})
+	}
+	// Verification alone: 100 candidates of each query (its best 100 of
+	// the learner), decoded and verified.
+	cands := make([][]cand, len(queries))
+	for i, id := range queries {
+		d, _ := slices.BinarySearch(ix.ids, id)
+		cands[i], _ = ix.searchBoW(ix.bow[learner], ix.bagOf(d), 100, d)
+	}
+	b.Run("verify100", func(b *testing.B) {
+		w := ix.worker()
+		latencies(b, func(i int) error {
+			q := i % len(queries)
+			d, _ := slices.BinarySearch(ix.ids, queries[q])
+			ix.geo.decode(d, &w.qg)
+			ix.verify(w, cands[q], map[int32]int{})
+			return nil
+		})
+	})
 }
