@@ -71,7 +71,7 @@
 // are within 3% of the exhaustive search's (TestSkippingInliersOfBest, where
 // they were equal). A verification costs O(n_q + n_c) for the merge and at
 // most O(MaxCorrespondences²) for the search, typically a few per cent of
-// that; a Matcher's scratch is about 54 bytes a correspondence (at most
+// that; a Matcher's scratch is about 80 bytes a correspondence (at most
 // MaxCorrespondences) and 16 a shared word (at most the smaller image's
 // keypoints), and it allocates nothing once warm.
 //
