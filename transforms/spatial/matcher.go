@@ -116,9 +116,10 @@ func (m *Matcher) Options() Options { return m.opt }
 // Verify checks how well the candidate's keypoints agree with the query's
 // under one transform (see the package documentation): it collects the
 // tentative correspondences (keypoints of the same word), scores the
-// similarity of each by its inliers, keeps the best (the first in a fixed
-// order on ties) and refines it to an affine map by least squares. The
-// result depends on the two geometries and the options only.
+// similarity of each (bar those the search prunes) by its inliers, keeps
+// the best (the first in a fixed order on ties) and refines it to an
+// affine map by least squares. The result depends on the two geometries
+// and the options only.
 //
 // Both geometries must be sorted by word (Geometry.Sort); Verify panics if
 // their slices differ in length, and otherwise never fails: degenerate
@@ -143,6 +144,7 @@ func (m *Matcher) Verify(query, cand *Geometry) Result {
 	h := m.search(thr2)
 	t := similarity(&m.corrs[h])
 	m.best = m.inliers(&t, thr2, m.best[:0])
+	res.Transform = t.toAffine()
 	for range m.opt.RefineIterations {
 		fit, ok := fitAffine(m.corrs, m.best)
 		if !ok {
@@ -157,8 +159,8 @@ func (m *Matcher) Verify(query, cand *Geometry) Result {
 			break
 		}
 		m.best, m.cur = m.cur, m.best
+		res.Transform, res.Refined = fit, true
 	}
-	res.Transform = t.toAffine()
 	// RANSAC's final step: the map is fitted to all the inliers, a better
 	// estimate than one correspondence's frames, and then, as LO-RANSAC
 	// shrinks its threshold, fitted again to those within half the
