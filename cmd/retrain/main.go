@@ -31,7 +31,7 @@ the images again.`
 
 var groups = []cli.Group{
 	{Title: "Input and output", Flags: []string{"run", "output", "overwrite", "shards"}},
-	{Title: "Learners", Flags: []string{"learners", "learner_params", "sweep", "train_shards", "train_rounds"}},
+	{Title: "Learners", Flags: []string{"learners", "learner_params", "sweep", "tune", "tune_fraction", "target_sparsity", "train_shards", "train_rounds"}},
 	{Title: "Evaluation", Flags: []string{"query_fraction", "eval_queries", "train_queries", "compare_to"}},
 	{Title: "Errors", Flags: []string{"verbose_errors"}},
 }
@@ -45,6 +45,9 @@ func main() {
 	learnerList := flag.String("learners", strings.Join(c.Learning.Learners, ","), "learners to train, comma-separated, or \"all\" (of bags of words; learners of global features, named, need a run made with --global)")
 	params := flag.String("learner_params", "", "hyper-parameters as learner.name=value,…")
 	sweep := flag.String("sweep", "", "train a learner of bags of words once more for each value of one hyper-parameter, each indexed and evaluated as a learner of its own (e.g. solis-ada.lambda=1e-7,1e-6,1e-5,1e-4: the report plots mAP against sparsity)")
+	flag.BoolVar(&c.Learning.Tune.Tune, "tune", false, "choose each learner's hyper-parameters on a validation set carved from the training images (as the job's --tune)")
+	flag.Float64Var(&c.Learning.Tune.Share, "tune_fraction", c.Learning.Tune.Share, "with --tune or --target_sparsity: share of each label's training images held out as validation queries while the grid trains")
+	flag.Float64Var(&c.Learning.Tune.TargetSparsity, "target_sparsity", 0, "the least share of zero weights of each learner with an L1 strength, λ chosen on the validation set (0: no target)")
 	flag.IntVar(&c.Learning.Shards, "train_shards", c.Learning.Shards, "shards each training round is split over")
 	flag.IntVar(&c.Learning.Rounds, "train_rounds", c.Learning.Rounds, "rounds of parameter averaging over one pass of the triplets")
 	compareTo := flag.String("compare_to", "", "an earlier run's output directory (local or gs://): the report shows how each score changed since")

@@ -8,6 +8,7 @@ package bowline
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 	"time"
@@ -230,7 +231,7 @@ func Build(s beam.Scope, c Config) error {
 		stageUnits(s, partStageFn{Name: "bow.weight", Noun: "parts"}, bowParts))
 
 	warm := warmStarts(s, c, prev, kept)
-	rows, learned, tripParts, learnUnits, cut := LearnFrom(s, bowParts, featParts, c.Vocab.K, c.Learning, c.Triplets, c.Output, warm)
+	rows, learned, tripParts, learnUnits, cut, tuning := LearnFrom(s, bowParts, featParts, c.Vocab.K, c.Learning, c.Triplets, c.Output, warm)
 	written = append(written, writeLineage(s, c, prev, decision, kmeansbeam.Distortion(s, drift, built), imageParts, featParts, warm))
 	written = append(written, learned...)
 	units = append(units, learnUnits)
@@ -244,7 +245,7 @@ func Build(s beam.Scope, c Config) error {
 		beam.SideInput{Input: sharedPaths})
 	meta := ReportMeta{Job: "bowline", Input: c.Input, Output: c.Output, Flags: c.Flags, Params: c.Learning.Effective(c.Vocab.K), Earlier: c.Earlier,
 		Sweep: c.Learning.Sweep.Report(), Overwrite: c.Overwrite}
-	WriteReport(s, meta, rows, counts, cut, dead, beam.Flatten(s, units...), written)
+	WriteReport(s, meta, rows, counts, cut, tuning, dead, beam.Flatten(s, units...), written)
 	return nil
 }
 
@@ -345,17 +346,18 @@ type ReportMeta struct {
 // WriteReport writes report.html and report.json under meta.Output from
 // the report rows (PCollection<formats.ReportRow>), the counts
 // (single-element PCollection<report.Counts>), the held-out split
-// (single-element PCollection<split.Cut>), the dead letters
+// (single-element PCollection<split.Cut>), what tuning chose
+// (single-element PCollection<report.Tuning>, LearnFrom), the dead letters
 // (PCollection<formats.DeadLetter>, summarised) and the stages' units of
 // work (PCollection<report.Stage>, summed by report.MergeStages), once every collection of
 // written paths is complete: they are side inputs, so the report cannot be
 // written before the last of them. Then it removes what the run did not
 // write and writes the manifest, whose presence means the run finished.
-func WriteReport(s beam.Scope, meta ReportMeta, rows, counts, cut, dead, stages beam.PCollection, written []beam.PCollection) {
+func WriteReport(s beam.Scope, meta ReportMeta, rows, counts, cut, tuning, dead, stages beam.PCollection, written []beam.PCollection) {
 	s = s.Scope("WriteReport")
 	written = append(written, parquetio.Write(s, meta.Output, "report", 1, rows))
 	beam.ParDo0(s, &reportFn{Meta: meta}, beam.Impulse(s),
-		beam.SideInput{Input: rows}, beam.SideInput{Input: counts}, beam.SideInput{Input: cut}, beam.SideInput{Input: dead},
+		beam.SideInput{Input: rows}, beam.SideInput{Input: counts}, beam.SideInput{Input: cut}, beam.SideInput{Input: tuning}, beam.SideInput{Input: dead},
 		beam.SideInput{Input: stages}, beam.SideInput{Input: beam.Flatten(s, written...)})
 }
 
@@ -363,7 +365,7 @@ type reportFn struct {
 	Meta ReportMeta
 }
 
-func (f *reportFn) ProcessElement(ctx context.Context, _ []byte, rows func(*formats.ReportRow) bool, counts report.Counts, cut split.Cut,
+func (f *reportFn) ProcessElement(ctx context.Context, _ []byte, rows func(*formats.ReportRow) bool, counts report.Counts, cut split.Cut, tuning report.Tuning,
 	dead func(*formats.DeadLetter) bool, stages func(*report.Stage) bool, paths func(*string) bool) error {
 	written := []string{ReportHTML, ReportJSON}
 	var p string
@@ -379,6 +381,15 @@ func (f *reportFn) ProcessElement(ctx context.Context, _ []byte, rows func(*form
 		DeadLetters: report.SummariseDead(dead), ComparedTo: f.Meta.Earlier, Sweep: f.Meta.Sweep,
 		// evaluate.Compare's two-sided p moves in steps of 2/Resamples.
 		PResolution: 2.0 / evaluate.Resamples}
+	if len(tuning.Learners) > 0 {
+		r.Tuning = &tuning
+		params := map[string]map[string]float64{}
+		maps.Copy(params, r.Params)
+		r.Params = params
+		for _, l := range tuning.Learners {
+			r.Params[l.Learner] = l.Params
+		}
+	}
 	var row formats.ReportRow
 	for rows(&row) {
 		r.Methods = append(r.Methods, row)

@@ -51,6 +51,9 @@ type Learning struct {
 	// Sweep trains a learner of bags of words once more for each value of
 	// one of its hyper-parameters, as learners of their own (Sweep.Name).
 	Sweep Sweep
+	// Tune chooses the learners' hyper-parameters on a validation set
+	// carved from the training images (Tuning).
+	Tune Tuning
 }
 
 // Sweep is a set of values of one hyper-parameter of one learner of bags
@@ -133,6 +136,7 @@ func DefaultLearning() Learning {
 		GroupImages: 200_000,
 		GroupLoads:  2,
 		Eval:        evaluate.Options{MaxQueries: 10_000, QueryFraction: 0.2, TrainQueries: 1000, Seed: 1},
+		Tune:        Tuning{Share: DefaultTuneShare},
 	}
 }
 
@@ -219,7 +223,38 @@ func (l Learning) Validate(dim int, global bool) error {
 			return fmt.Errorf("parameters given for %s, which is not among the learners (%s)", name, strings.Join(l.Learners, ","))
 		}
 	}
-	return l.validateSweep(dim)
+	if err := l.validateSweep(dim); err != nil {
+		return err
+	}
+	return l.validateTuning(dim)
+}
+
+// validateTuning reports a validation share or sparsity target out of
+// range, and tuning with nothing to tune.
+func (l Learning) validateTuning(dim int) error {
+	t := l.Tune
+	if !t.Active() {
+		return nil
+	}
+	switch {
+	case !(t.Share > 0 && t.Share < 1):
+		return fmt.Errorf("tune: the validation share must be in (0, 1), got %v", t.Share)
+	case !(t.TargetSparsity >= 0 && t.TargetSparsity < 1):
+		return fmt.Errorf("tune: the target sparsity must be in [0, 1), got %v", t.TargetSparsity)
+	}
+	grid := l.grid(dim)
+	if len(grid) == 0 {
+		if t.TargetSparsity > 0 {
+			return fmt.Errorf("target sparsity: no learner of bags of words with an L1 strength (lambda) left to choose: λ given on the command line is kept")
+		}
+		return fmt.Errorf("tune: no learner of bags of words with a hyper-parameter left to choose")
+	}
+	for _, p := range grid {
+		if err := p.Opt.Validate(); err != nil {
+			return fmt.Errorf("tune: %s: %w", p.Name, err)
+		}
+	}
+	return nil
 }
 
 // validateSweep reports a sweep of a learner that is not one of bags of
@@ -300,13 +335,14 @@ func (l Learning) dense() bool {
 //
 // It returns the report rows, the collections of written paths (to wait
 // on), the triplets parts, the units of work of its stages (triplets,
-// train, index, evaluate: PCollection<report.Stage>) and the split
-// (PCollection<split.Cut>).
+// train, index, evaluate: PCollection<report.Stage>), the split
+// (PCollection<split.Cut>) and what tuning chose (single-element
+// PCollection<report.Tuning>, empty without l.Tune: see Tuning).
 //
 // Every learner of bags of words also writes its final state
 // (state-<name>-*.parquet, trainbeam.StateName), from which the next,
 // incremental, run can continue training (LearnFrom).
-func Learn(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Learning, trip triplets.Options, out string) (rows beam.PCollection, written []beam.PCollection, tripParts, stages, cut beam.PCollection) {
+func Learn(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Learning, trip triplets.Options, out string) (rows beam.PCollection, written []beam.PCollection, tripParts, stages, cut, tuning beam.PCollection) {
 	return LearnFrom(s, bowParts, featParts, dim, l, trip, out, beam.PCollection{})
 }
 
@@ -315,22 +351,36 @@ func Learn(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Learni
 // (indexed as l.bowRuns(dim)), from which they continue training on the
 // triplets of the images the bag-of-words parts do not list as carried
 // and a replayed share of the others' (trainbeam.TrainGroupsFrom,
-// trainbeam.WarmReplay).
-func LearnFrom(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Learning, trip triplets.Options, out string, warm beam.PCollection) (rows beam.PCollection, written []beam.PCollection, tripParts, stages, cut beam.PCollection) {
+// trainbeam.WarmReplay). A tuned learner reports its chosen grid point's
+// model, trained afresh: its warm start, if any, is not used.
+func LearnFrom(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Learning, trip triplets.Options, out string, warm beam.PCollection) (rows beam.PCollection, written []beam.PCollection, tripParts, stages, cut, tuning beam.PCollection) {
 	s = s.Scope("Learn")
 	queries, labels, cut := evaluatebeam.QuerySet(s, bowParts, l.Eval)
 	checked := beam.ParDo(s, learnableFn, beam.Impulse(s), beam.SideInput{Input: labels})
 	groups := trainbeam.Groups(s, bowParts, cut, checked, l.GroupImages, l.Shards, l.GroupLoads)
 	// Each group is loaded once a round for every learner of bags of words,
 	// and writes its triplets in the first.
-	runs := l.bowRuns(dim)
-	opts := make([]train.ShardOptions, len(runs))
-	for i, r := range runs {
-		opts[i] = r.Opt
+	// The grid points of tuning train on every training triplet beside
+	// the learners, after them (warm starts are indexed by runs).
+	runs, grid := l.bowRuns(dim), l.grid(dim)
+	opts := make([]train.ShardOptions, 0, len(runs)+len(grid))
+	for _, r := range runs {
+		opts = append(opts, r.Opt)
+	}
+	for _, p := range grid {
+		opts = append(opts, p.Opt)
 	}
 	models, states, tripParts := trainbeam.TrainGroupsFrom(s, groups, opts, trip, out, warm)
 	written = append(written, parquetio.PartPaths(s, tripParts))
 	units := []beam.PCollection{stageUnits(s, partStageFn{Name: "triplets", Noun: "groups"}, tripParts)}
+	var tu tuned
+	if len(grid) > 0 {
+		tu = tune(s, bowParts, labels, cut, checked, dim, l, trip, grid, models[len(runs):], states[len(runs):])
+		units = append(units, tu.Units)
+		tuning = tu.Report
+	} else {
+		tuning = beam.Create(s, report.Tuning{})
+	}
 	trained := &trainStageFn{Of: len(runs) + l.denseTrained()}
 
 	// Each model is evaluated in its own ParDo: Prism (v2.77.0) ran a ParDo
@@ -371,14 +421,19 @@ func LearnFrom(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Le
 	}
 	for i, r := range runs {
 		s := s.Scope(r.Name)
-		model := models[i]
+		model, stateRows := models[i], beam.PCollection{}
+		if m, ok := tu.Models[r.Name]; ok && r.Name == r.Opt.Learner {
+			model, stateRows = m, tu.States[r.Name]
+		} else {
+			stateRows = trainbeam.StateRows(s, states[i], r.Name, r.Opt)
+		}
 		if r.Name != r.Opt.Learner {
 			model = trainbeam.Rename(s, model, r.Name)
 		}
 		indexParts := indexbeam.PostingsOfParts(s, bowParts, model, out, "index-"+r.Name)
 		written = append(written,
 			parquetio.Write(s, out, "model-"+r.Name, 1, trainbeam.ModelRows(s, model)),
-			parquetio.Write(s, out, trainbeam.StateName(r.Name), 1, trainbeam.StateRows(s, states[i], r.Name, r.Opt)),
+			parquetio.Write(s, out, trainbeam.StateName(r.Name), 1, stateRows),
 			parquetio.PartPaths(s, indexParts))
 		r, sc, evalUnits := evaluatebeam.EvaluateParts(s, bowParts, queries, labels, model, dim, l.Eval)
 		evals, scores = append(evals, r), append(scores, sc)
@@ -386,7 +441,7 @@ func LearnFrom(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Le
 			stageUnits(s, partStageFn{Name: "index", Noun: "parts", Source: runs[i].Name, Sources: len(runs)}, indexParts), evalUnits)
 	}
 	rows = evaluatebeam.Compare(s, beam.Flatten(s, evals...), beam.Flatten(s, scores...), l.Eval.Seed)
-	return rows, written, tripParts, beam.Flatten(s, units...), cut
+	return rows, written, tripParts, beam.Flatten(s, units...), cut, tuning
 }
 
 // denseTrained is the number of learners of global features the job

@@ -83,11 +83,11 @@ func Build(s beam.Scope, c Config) error {
 			break
 		}
 	}
-	rows, written, tripParts, units, cut := bowline.Learn(s, bowParts, featParts, c.Vocabulary, c.Learning, c.Triplets, c.Output)
+	rows, written, tripParts, units, cut, tuning := bowline.Learn(s, bowParts, featParts, c.Vocabulary, c.Learning, c.Triplets, c.Output)
 	counts := beam.ParDo(s, &countsFn{Vocabulary: c.Vocabulary}, beam.Impulse(s),
 		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, rowsFn, bowParts))},
 		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, rowsFn, tripParts))})
-	bowline.WriteReport(s, bowline.ReportMeta{Job: "retrain", Input: c.Run, Output: c.Output, Flags: c.Flags, Params: c.Learning.Effective(c.Vocabulary), Earlier: c.Earlier, Sweep: c.Learning.Sweep.Report(), Overwrite: c.Overwrite}, rows, counts, cut, beam.CreateList(s, []formats.DeadLetter{}), units, written)
+	bowline.WriteReport(s, bowline.ReportMeta{Job: "retrain", Input: c.Run, Output: c.Output, Flags: c.Flags, Params: c.Learning.Effective(c.Vocabulary), Earlier: c.Earlier, Sweep: c.Learning.Sweep.Report(), Overwrite: c.Overwrite}, rows, counts, cut, tuning, beam.CreateList(s, []formats.DeadLetter{}), units, written)
 	return nil
 }
 

@@ -50,6 +50,9 @@ func AddJobFlags(fs *flag.FlagSet, c *bowline.Config) *JobFlags {
 	fs.IntVar(&c.Learning.BatchImages, "batch_images", c.Learning.BatchImages, "train the batch learners of global features (ssml, itq, cca-itq, lsh, mglp) on at most this many images, a fixed hash-chosen sample")
 	j.params = fs.String("learner_params", "", "hyper-parameters as learner.name=value,… (e.g. solis-ada.lambda=1e-5,solis-ada.eta=10); the rest keep the defaults")
 	j.sweep = fs.String("sweep", "", "train a learner of bags of words once more for each value of one hyper-parameter, each indexed and evaluated as a learner of its own (e.g. solis-ada.lambda=1e-7,1e-6,1e-5,1e-4: the report plots mAP against sparsity)")
+	fs.BoolVar(&c.Learning.Tune.Tune, "tune", c.Learning.Tune.Tune, "choose each learner's hyper-parameters of bags of words (η, λ, DA's γ, OASIS's C: bowline.TuneGrid) by the mAP of a validation set carved from the training images, never the held-out ones; the report lists each grid point's validation mAP and sparsity")
+	fs.Float64Var(&c.Learning.Tune.Share, "tune_fraction", c.Learning.Tune.Share, "with --tune or --target_sparsity: share of each label's training images held out as validation queries while the grid trains")
+	fs.Float64Var(&c.Learning.Tune.TargetSparsity, "target_sparsity", c.Learning.Tune.TargetSparsity, "the least share of zero weights of each learner with an L1 strength: its λ is the one of best validation mAP among a half-decade grid (bowline.SparsityGrid) whose model reaches it; the report says if none does (0: no target)")
 	fs.IntVar(&c.Learning.Shards, "train_shards", c.Learning.Shards, "shards each training round is split over")
 	fs.IntVar(&c.Learning.GroupImages, "group_images", c.Learning.GroupImages, "images per training group: triplets are drawn within groups, each group a shard of sharded training, and a worker holds one group's bags of words")
 	fs.IntVar(&c.Learning.GroupLoads, "group_loads", c.Learning.GroupLoads, "most training groups a worker process holds loaded at once (0: no limit); memory of training is about group_loads × group_images images' bags of words and triplets")
@@ -73,7 +76,7 @@ func JobGroups() []Group {
 		{Title: "Vocabulary", Flags: []string{"vocab", "vocab_sample", "vocab_iter", "akm", "akm_checks", "vocab_chunks"}},
 		{Title: "Bags of words", Flags: []string{"soft_words", "soft_sigma", "tf"}},
 		{Title: "Triplets", Flags: []string{"triplets_per_query"}},
-		{Title: "Learners", Flags: []string{"learners", "learner_params", "sweep", "train_shards", "train_rounds", "group_images", "group_loads", "batch_images"}},
+		{Title: "Learners", Flags: []string{"learners", "learner_params", "sweep", "tune", "tune_fraction", "target_sparsity", "train_shards", "train_rounds", "group_images", "group_loads", "batch_images"}},
 		{Title: "Evaluation", Flags: []string{"query_fraction", "eval_queries", "train_queries", "eval_depth", "eval_shard_queries"}},
 	}
 }

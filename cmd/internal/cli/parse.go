@@ -213,6 +213,8 @@ var checks = map[string]check{
 	"train_rounds":       atLeast(1),
 	"group_images":       atLeast(1),
 	"group_loads":        atLeast(0),
+	"tune_fraction":      inRange(0, 1, true),
+	"target_sparsity":    inRange(0, 1, true),
 	// Evaluation.
 	"query_fraction":     inRange(0, 1, true),
 	"train_queries":      atLeast(0),
@@ -242,7 +244,7 @@ var Unchecked = map[string]string{
 	"sweep":          "checked with the learners' parameters (CheckLearning)",
 	"seed":           "any seed",
 	"overwrite":      "a switch", "rebuild_vocab": "a switch", "verbose_errors": "a switch", "akm": "a switch",
-	"sift_double": "a switch", "rootsift": "a switch", "global": "a switch", "incremental": "a switch",
+	"tune": "a switch", "sift_double": "a switch", "rootsift": "a switch", "global": "a switch", "incremental": "a switch",
 }
 
 // CheckFlags checks the value of every flag of fs that has a rule, and

@@ -97,6 +97,8 @@ var badValues = map[string][]string{
 	"train_rounds":       {"0", "-1"},
 	"group_images":       {"0", "-1"},
 	"group_loads":        {"-1"},
+	"tune_fraction":      {"-0.1", "1", "NaN"},
+	"target_sparsity":    {"-0.1", "1", "NaN"},
 	"query_fraction":     {"-0.1", "1", "NaN"},
 	"train_queries":      {"-1"},
 	"eval_queries":       {"-1"},
@@ -139,7 +141,7 @@ func TestEveryJobFlagIsChecked(t *testing.T) {
 	}
 	good := [][]string{
 		{"--max_side", "0"}, {"--max_side", "16"}, {"--query_fraction", "0"}, {"--vocab", "2", "--vocab_sample", "2"},
-		{"--group_loads", "0"}, {"--batch_images", "2"}, {"--soft_sigma", "0"}, {"--tf", "log"}, {"--learners", "all", "--global"},
+		{"--group_loads", "0"}, {"--tune", "--target_sparsity", "0.95", "--tune_fraction", "0.5"}, {"--batch_images", "2"}, {"--soft_sigma", "0"}, {"--tf", "log"}, {"--learners", "all", "--global"},
 		{"--learner_params", "solis-ada.lambda=0"}, {"--sweep", "solis-ada.lambda=1e-6,1e-5", "--learner_params", "solis-ada.eta=1", "--learners", "oasis-diag"},
 	}
 	for _, args := range good {

@@ -69,6 +69,9 @@ func TrainGroups(s beam.Scope, groups beam.PCollection, opts []train.ShardOption
 // the others start fresh and train on every triplet. The triplets written
 // are all of them either way. It also returns each
 // learner's final state (PCollection<train.RoundState>), for StateRows.
+// With dir "" it writes no triplets (tripParts is empty): validation
+// tuning trains on groups that leave out its validation images, whose
+// triplets are not the run's.
 func TrainGroupsFrom(s beam.Scope, groups beam.PCollection, opts []train.ShardOptions, trip triplets.Options, dir string, warm beam.PCollection) (models, states []beam.PCollection, tripParts beam.PCollection) {
 	if len(opts) == 0 {
 		return nil, nil, WriteTriplets(s, groups, trip, dir)
@@ -190,7 +193,7 @@ type trainGroupFn struct {
 	Opts  []train.ShardOptions
 	Trip  triplets.Options
 	Round int
-	// Dir is where round 0 writes the triplets.
+	// Dir is where round 0 writes the triplets; "" writes none.
 	Dir string
 	// Replay is the replay of train.Group.WarmKeep for the warm-started
 	// learners.
@@ -219,7 +222,7 @@ func (f *trainGroupFn) ProcessElement(ctx context.Context, g Group, states func(
 		return err
 	}
 	f.loads.Inc(ctx, 1)
-	if f.Round == 0 {
+	if f.Round == 0 && f.Dir != "" {
 		part, err := writeGroupTriplets(ctx, f.Dir, g, tg, f.sampled, start)
 		if err != nil {
 			return err

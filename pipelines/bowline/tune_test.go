@@ -1,0 +1,196 @@
+package bowline
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/fileio"
+	"github.com/bowline/bowline/transforms/report"
+	"github.com/bowline/bowline/transforms/split"
+)
+
+// TestTuneTargetSparsity runs the job on the shapes test set with a
+// sparsity target: SOLIS-ADA's λ is chosen from the grid, its reported
+// model has at least the target's share of zero weights, the report
+// names the choice, and the same seed chooses the same and writes the
+// same model twice.
+func TestTuneTargetSparsity(t *testing.T) {
+	dir := t.TempDir()
+	config := func(out string) Config {
+		c := testConfig(shapes, out)
+		c.Learning.Tune = Tuning{Share: 0.25, TargetSparsity: 0.9}
+		return c
+	}
+	a := filepath.Join(dir, "a")
+	r := run(t, config(a))
+	if r.Tuning == nil || len(r.Tuning.Learners) != 1 {
+		t.Fatalf("report tuning %+v, want solis-ada's", r.Tuning)
+	}
+	tl := r.Tuning.Learners[0]
+	if tl.Learner != "solis-ada" || len(tl.Points) != len(SparsityGrid) || !reflect.DeepEqual(tl.Axes, []string{"lambda"}) {
+		t.Fatalf("tuned %s over %v, %d points: want solis-ada's λ over the %d of SparsityGrid", tl.Learner, tl.Axes, len(tl.Points), len(SparsityGrid))
+	}
+	chosen := tl.ChosenPoint()
+	if !tl.TargetMet || chosen.Sparsity < 0.9 {
+		t.Fatalf("target 90%% zeros: met %v, chosen %+v (%s)", tl.TargetMet, chosen, tl.Why)
+	}
+	for _, p := range tl.Points {
+		if p.Sparsity >= 0.9 && p.ValidationMAP > chosen.ValidationMAP {
+			t.Errorf("%s reaches the target with validation mAP %.4f above the chosen %.4f", p.Method, p.ValidationMAP, chosen.ValidationMAP)
+		}
+	}
+	m, ok := r.MethodOn("solis-ada", "held-out")
+	if !ok || m.Sparsity < 0.9 || m.Sparsity != chosen.Sparsity {
+		t.Errorf("held-out row %+v: want the chosen model, sparsity %v ≥ 0.9", m, chosen.Sparsity)
+	}
+	if got := r.Params["solis-ada"]["lambda"]; got != chosen.Params["lambda"] {
+		t.Errorf("report's hyper-parameters: λ %v, chosen %v", got, chosen.Params["lambda"])
+	}
+	// 96 images, 18 held out: the validation set is a quarter of the 78
+	// training images' labels, and searches those 78 only.
+	if r.Tuning.TrainImages != 78 || r.Tuning.ValidationImages == 0 || r.Tuning.Queries != r.Tuning.ValidationImages {
+		t.Errorf("validation: %d queries of %d images searching %d, want some searching the 78 training images",
+			r.Tuning.Queries, r.Tuning.ValidationImages, r.Tuning.TrainImages)
+	}
+	noQueryTrained(t, a, 1, 0.2)
+	checkValidationSet(t, a, 1, 0.2, 0.25)
+
+	b := filepath.Join(dir, "b")
+	rb := run(t, config(b))
+	if !reflect.DeepEqual(r.Tuning, rb.Tuning) {
+		t.Errorf("tuning differs between runs of one seed:\n%+v\n%+v", r.Tuning, rb.Tuning)
+	}
+	for _, f := range []string{"model-solis-ada-00000-of-00001.parquet", "state-solis-ada-00000-of-00001.parquet", "triplets-00000-of-00001.parquet"} {
+		x, errA := os.ReadFile(filepath.Join(a, f))
+		y, errB := os.ReadFile(filepath.Join(b, f))
+		if errA != nil || errB != nil || !bytes.Equal(x, y) {
+			t.Errorf("%s differs between runs of one seed (%v, %v)", f, errA, errB)
+		}
+	}
+}
+
+// checkValidationSet reads the bags of words of the run under out into
+// the validation set as the job does (validationSetFn), with the split of
+// fraction and its nested tuning split of share, and checks that no
+// held-out image is a validation query or among the images searched,
+// and that every image of the nested split but no held-out one is a
+// query.
+func checkValidationSet(t *testing.T, out string, seed uint64, fraction, share float64) {
+	t.Helper()
+	ctx := context.Background()
+	bows, err := fileio.ReadAll[formats.BoW](ctx, fileio.Join(out, "bow-*.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids, labels []string
+	counts := map[string]int{}
+	for _, b := range bows {
+		ids, labels = append(ids, b.ImageID), append(labels, b.Label)
+		counts[b.Label]++
+	}
+	cutOf := func(f float64) split.Cut {
+		sel, err := split.NewSelector(seed, f, counts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range ids {
+			if err := sel.Offer(ids[i], labels[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c, err := sel.Cut()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	held, _ := split.Queries(ids, labels, seed, fraction)
+	outer, _ := split.Queries(ids, labels, seed, split.Nested(fraction, share))
+	files, _ := fileio.Glob(ctx, fileio.Join(out, "bow-*.parquet"))
+	var v validationSet
+	for _, f := range files {
+		part, err := (&validationSetFn{Seed: seed}).ProcessElement(ctx, formats.Part{Path: f}, cutOf(fraction), cutOf(split.Nested(fraction, share)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v = (&validationMergeFn{}).MergeAccumulators(v, part)
+	}
+	if want := int64(len(ids) - len(held)); v.Images != want {
+		t.Errorf("validation searches %d images, want the %d training ones", v.Images, want)
+	}
+	if want := len(outer) - len(held); len(v.Queries) != want || want == 0 {
+		t.Errorf("%d validation queries, want %d", len(v.Queries), want)
+	}
+	for _, q := range v.Queries {
+		if held[q.ID] || !outer[q.ID] {
+			t.Errorf("validation query %s: held out %v, in the tuning split %v", q.ID, held[q.ID], outer[q.ID])
+		}
+	}
+}
+
+// TestChoose checks the choice of a grid point: the best validation mAP
+// (the first of equals), among the points at the target sparsity if
+// any; the sparsest, flagged, if none reaches it.
+func TestChoose(t *testing.T) {
+	pts := []report.TunePoint{
+		{ValidationMAP: 0.5, Sparsity: 0.2},
+		{ValidationMAP: 0.7, Sparsity: 0.5},
+		{ValidationMAP: 0.6, Sparsity: 0.96},
+		{ValidationMAP: 0.6, Sparsity: 0.97},
+		{ValidationMAP: 0.4, Sparsity: 0.99},
+	}
+	for _, c := range []struct {
+		target float64
+		l1     bool
+		want   int
+		met    bool
+	}{
+		{0, true, 1, true},
+		{0.95, true, 2, true},   // 2 and 3 tie on mAP: the first
+		{0.98, true, 4, true},   // the only one at the target
+		{0.995, true, 4, false}, // none: the sparsest, flagged
+		{0.95, false, 1, false}, // no λ: the best, below the target
+	} {
+		got, met, why := choose(pts, c.target, c.l1)
+		if got != c.want || met != c.met || why == "" {
+			t.Errorf("target %v (λ %v): chose %d (met %v, %q), want %d (met %v)", c.target, c.l1, got, met, why, c.want, c.met)
+		}
+	}
+}
+
+// TestGrid checks the grid's points: the product of the learner's tuned
+// axes around its defaults (λ scaled to the vocabulary), a parameter the
+// command line sets left alone, and under a target λ over SparsityGrid.
+func TestGrid(t *testing.T) {
+	l := DefaultLearning()
+	l.Learners = []string{"solis-ada", "solis-da", "oasis-diag"}
+	l.Tune.Tune = true
+	g := l.grid(10_000)
+	if len(g) != 9+9+3 {
+		t.Fatalf("%d points, want 9 + 9 + 3", len(g))
+	}
+	if p := g[0]; p.Learner != "solis-ada" || math.Abs(p.Opt.Params["eta"]-10.0/3) > 1e-12 || math.Abs(p.Opt.Params["lambda"]-1e-7) > 1e-20 || p.Name != "solis-ada-eta-3.333-lambda-1e-07" {
+		t.Errorf("first point %+v", p)
+	}
+	l.Params = map[string]map[string]float64{"solis-ada": {"eta": 5}}
+	l.Tune = Tuning{Share: 0.2, TargetSparsity: 0.95}
+	g = l.grid(1000)
+	if len(g) != 2*len(SparsityGrid) {
+		t.Fatalf("%d points under a target, want %d λ values each for solis-ada and solis-da", len(g), 2*len(SparsityGrid))
+	}
+	for _, p := range g {
+		if p.Learner == "solis-ada" && p.Opt.Params["eta"] != 5 {
+			t.Errorf("%s: η %v, want the 5 given", p.Name, p.Opt.Params["eta"])
+		}
+	}
+	l.Params = map[string]map[string]float64{"solis-ada": {"lambda": 1e-4}, "solis-da": {"lambda": 1e-4}}
+	if err := l.Validate(1000, false); err == nil {
+		t.Errorf("a target with every λ given: want an error, there is nothing to choose")
+	}
+}
