@@ -137,6 +137,19 @@
 //     directory) and methods (its rows, as methods below).
 //   - sweep (object, with --sweep): learner, param, values (numbers) and
 //     methods (the learner names trained with values[i]).
+//   - tuning (object, with --tune or --target_sparsity): validation_fraction
+//     (the share of each label's training images carved out for
+//     validation), validation_images, validation_queries,
+//     validation_searched_images (the training images the validation
+//     queries search: no held-out image), target_sparsity (0 or absent:
+//     none), learners (array, one per tuned learner): learner, axes (the
+//     hyper-parameters the grid varies), points (array: method, the grid
+//     point's learner instance; params; validation_map; sparsity, of its
+//     model trained on every training triplet; tune_sparsity, of the one
+//     trained without the validation images), chosen (index into points),
+//     params (the chosen hyper-parameters, also under hyper_parameters),
+//     target_met (false: no point reached target_sparsity and the
+//     sparsest was chosen), why (text).
 //   - dead_letters (object): total; kinds (stage, example: one reason of
 //     the kind verbatim, count), most frequent first, where a kind is the
 //     reasons that differ only in the image's own id and URI and in
