@@ -220,13 +220,14 @@ func Build(s beam.Scope, c Config) error {
 	units := []beam.PCollection{stageUnits(s, partStageFn{Name: "describe", Noun: "parts"}, featParts), beam.ParDo(s, vocabStageFn, built)}
 	written = append(written, write("codebook", 1, kmeansbeam.Words(s, codebook)))
 
-	var bowParts, countParts, wordStats beam.PCollection
+	var bowParts, countParts, geometryParts, wordStats beam.PCollection
 	if kept.IsValid() {
-		bowParts, countParts, wordStats = bowbeam.BoWOfPartsCarrying(s, featParts, codebook, c.BoW, c.Output, prev.counts(), kept)
+		bowParts, countParts, geometryParts, wordStats = bowbeam.BoWOfPartsCarrying(s, featParts, codebook, c.BoW, c.Output, prev.counts(), kept)
 	} else {
-		bowParts, countParts, wordStats = bowbeam.BoWOfParts(s, featParts, codebook, c.BoW, c.Output)
+		bowParts, countParts, geometryParts, wordStats = bowbeam.BoWOfParts(s, featParts, codebook, c.BoW, c.Output)
 	}
-	written = append(written, parquetio.PartPaths(s, bowParts), parquetio.PartPaths(s, countParts), write("idf", 1, wordStats))
+	written = append(written, parquetio.PartPaths(s, bowParts), parquetio.PartPaths(s, countParts), parquetio.PartPaths(s, geometryParts),
+		write("idf", 1, wordStats))
 	units = append(units, stageUnits(s, partStageFn{Name: "bow.quantise", Noun: "parts"}, countParts),
 		stageUnits(s, partStageFn{Name: "bow.weight", Noun: "parts"}, bowParts))
 

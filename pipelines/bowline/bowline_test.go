@@ -245,6 +245,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("stages %+v, want one of each of %v", r.Stages, want)
 	}
 	checkStagesMeasured(t, r)
+	checkGeometry(t, out)
 }
 
 // checkStagesMeasured checks that the stages come in the job's order and

@@ -281,11 +281,12 @@ func (c Config) bowKey() Settings {
 type previous struct {
 	Dir     string
 	Lineage Lineage
-	// Parts is its part count; Features and Counts the parts of which it
-	// has files; States the learners of bags of words with a state file.
-	Parts            int
-	Features, Counts []int
-	States           map[string]bool
+	// Parts is its part count; Features, Counts and Geometry the parts of
+	// which it has files; States the learners of bags of words with a
+	// state file.
+	Parts                      int
+	Features, Counts, Geometry []int
+	States                     map[string]bool
 	// CarryFeatures, KeepVocab (a candidate: the drift check decides),
 	// CarryCounts and WarmStart say what may be reused; Why says why the
 	// rest may not.
@@ -319,6 +320,8 @@ func loadPrevious(ctx context.Context, c Config) (*previous, error) {
 			p.Features, p.Parts = append(p.Features, part), parts
 		case name == bowbeam.CountsName:
 			p.Counts = append(p.Counts, part)
+		case name == bowbeam.GeometryName:
+			p.Geometry = append(p.Geometry, part)
 		case name == ingestbeam.Name:
 			p.Parts = parts
 		case len(name) > len("state-") && name[:len("state-")] == "state-":
@@ -327,6 +330,7 @@ func loadPrevious(ctx context.Context, c Config) (*previous, error) {
 	}
 	sort.Ints(p.Features)
 	sort.Ints(p.Counts)
+	sort.Ints(p.Geometry)
 	l, err := LoadLineage(ctx, c.Previous)
 	switch {
 	case err != nil:
@@ -370,7 +374,7 @@ func (p *previous) counts() bowbeam.Previous {
 	if p == nil || !p.CarryCounts {
 		return bowbeam.Previous{}
 	}
-	return bowbeam.Previous{Dir: p.Dir, Parts: p.Parts, Counts: p.Counts}
+	return bowbeam.Previous{Dir: p.Dir, Parts: p.Parts, Counts: p.Counts, Geometry: p.Geometry}
 }
 
 // parts returns the previous part count ImagesFrom needs (0: none).

@@ -186,6 +186,15 @@ func TestIncrementalNight(t *testing.T) {
 	if q := counters["bow/descriptors_quantised"]; q != newKeypoints {
 		t.Errorf("%d descriptors quantised, want the new images' %d", q, newKeypoints)
 	}
+	// And their geometry: every image has its row, the carried ones
+	// night 1's.
+	checkGeometry(t, night2)
+	g1, g2 := geometryByID(t, night1), geometryByID(t, night2)
+	for id, g := range g1 {
+		if id != changedID && !reflect.DeepEqual(g2[id], g) {
+			t.Errorf("image %s: geometry not carried over unchanged", id)
+		}
+	}
 
 	// A full run on night 2's images retrieves about as well.
 	rf := run(t, testConfig(in2, full))
@@ -251,7 +260,7 @@ func TestIncrementalDrift(t *testing.T) {
 	again := same
 	again.Output = filepath.Join(dir, "again")
 	run(t, again)
-	for _, pattern := range []string{"images-*", "features-*", "codebook-*", "counts-*", "bow-*", "idf-*", "triplets-*", "model-solis-ada-*", "state-solis-ada-*", "index-solis-ada-*", "report-*"} {
+	for _, pattern := range []string{"images-*", "features-*", "codebook-*", "counts-*", "geometry-*", "bow-*", "idf-*", "triplets-*", "model-solis-ada-*", "state-solis-ada-*", "index-solis-ada-*", "report-*"} {
 		fa, _ := filepath.Glob(filepath.Join(same.Output, pattern))
 		fb, _ := filepath.Glob(filepath.Join(again.Output, pattern))
 		if len(fa) == 0 || len(fa) != len(fb) {

@@ -5,6 +5,7 @@ package bowbeam
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"runtime"
@@ -207,25 +208,30 @@ func statsFn(d DF, emit func(formats.WordStat)) {
 
 // Names of the outputs BoWOfParts writes part by part.
 const (
-	CountsName = "counts"
-	BoWName    = "bow"
+	CountsName   = "counts"
+	BoWName      = "bow"
+	GeometryName = "geometry"
 )
 
 // BoWOfParts is BoWWith over features written part by part
 // (PCollection<formats.Part>, package describebeam). It reads each part's
 // features in one DoFn, quantises them on every core and writes the part's
-// raw word counts to dir/counts-p-of-P.parquet; once the document
+// raw word counts to dir/counts-p-of-P.parquet and its images' keypoint
+// geometry (formats.Geometry: each keypoint's hard word, position, scale
+// and angle, for spatial verification) to dir/geometry-p-of-P.parquet,
+// both sorted by image id and from the one search; once the document
 // frequencies of all parts are summed, a second DoFn a part reads the
 // counts back and writes the TF-IDF bags of words to dir/bow-p-of-P.parquet
 // (formats.BoW rows sorted by image id). It returns the bag-of-words parts
-// (PCollection<formats.Part>), the counts parts, and the word statistics
-// (PCollection<formats.WordStat>). A worker holds one part at a time.
-func BoWOfParts(s beam.Scope, features, codebook beam.PCollection, opt Options, dir string) (bows, counts, stats beam.PCollection) {
+// (PCollection<formats.Part>), the counts parts, the geometry parts and the
+// word statistics (PCollection<formats.WordStat>). A worker holds one part
+// at a time.
+func BoWOfParts(s beam.Scope, features, codebook beam.PCollection, opt Options, dir string) (bows, counts, geometry, stats beam.PCollection) {
 	s = s.Scope("bow.BoW")
-	counts, dfs := beam.ParDo2(s, &countPartFn{Soft: opt.Soft, Dir: dir}, beam.Reshuffle(s, features), beam.SideInput{Input: codebook})
+	counts, geometry, dfs := beam.ParDo3(s, &countPartFn{Soft: opt.Soft, Dir: dir}, beam.Reshuffle(s, features), beam.SideInput{Input: codebook})
 	df := beam.Combine(s, &mergeDFFn{}, dfs)
 	bows = beam.ParDo(s, &weightPartFn{Dir: dir, TF: opt.TF}, counts, beam.SideInput{Input: df})
-	return bows, counts, beam.ParDo(s, statsFn, df)
+	return bows, counts, geometry, beam.ParDo(s, statsFn, df)
 }
 
 // quantizers makes one quantizer per worker goroutine from the codebook;
@@ -274,7 +280,7 @@ type countPartFn struct {
 	words beam.Counter
 }
 
-func (f *countPartFn) ProcessElement(ctx context.Context, p formats.Part, codebook func(*kmeansbeam.Codebook) bool, emit func(formats.Part), emitDF func(DF)) error {
+func (f *countPartFn) ProcessElement(ctx context.Context, p formats.Part, codebook func(*kmeansbeam.Codebook) bool, emit, emitGeometry func(formats.Part), emitDF func(DF)) error {
 	if f.qs == nil {
 		qs, err := sideQuantizers(codebook, f.Soft)
 		if err != nil {
@@ -283,43 +289,56 @@ func (f *countPartFn) ProcessElement(ctx context.Context, p formats.Part, codebo
 		f.qs = qs
 		f.words = beam.NewCounter("bow", "descriptors_quantised")
 	}
-	part, df, err := countPart(ctx, f.Dir, p, f.qs, nil)
+	part, geometry, df, err := countPart(ctx, f.Dir, p, f.qs, nil)
 	if err != nil {
 		return err
 	}
 	f.words.Inc(ctx, part.Inputs)
 	emit(part)
+	emitGeometry(geometry)
 	emitDF(df)
 	return nil
 }
 
+// carried is what an incremental run takes over of an image from the
+// previous run instead of quantising its descriptors again.
+type carried struct {
+	counts   formats.BoW
+	geometry formats.Geometry
+}
+
 // countPart quantises the features of part p with qs (one quantizer per
-// goroutine) and writes the part's word counts under dir, except for the
-// images of known, whose counts it takes as they are. It returns the part
-// written, whose Inputs are the descriptors quantised, and the part's
-// document frequencies.
-func countPart(ctx context.Context, dir string, p formats.Part, qs []*bow.Quantizer, known map[string]formats.BoW) (formats.Part, DF, error) {
+// goroutine) and writes the part's word counts and geometry under dir,
+// except for the images of known, whose counts and geometry it takes as
+// they are. It returns the parts written — the counts', whose Inputs are
+// the descriptors quantised, and the geometry's, whose Inputs are the
+// keypoints located — and the part's document frequencies.
+func countPart(ctx context.Context, dir string, p formats.Part, qs []*bow.Quantizer, known map[string]carried) (counts, geometry formats.Part, df DF, err error) {
 	start := time.Now()
 	feats, err := fileio.ReadFile[formats.Features](ctx, p.Path)
 	if err != nil {
-		return formats.Part{}, DF{}, fmt.Errorf("bow: %w", err)
+		return formats.Part{}, formats.Part{}, DF{}, fmt.Errorf("bow: %w", err)
 	}
 	out := make([]formats.BoW, len(feats))
+	geo := make([]formats.Geometry, len(feats))
+	errs := make([]error, len(qs))
 	var quantised atomic.Int64
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for _, q := range qs {
+	for k, q := range qs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			var flat []byte
+			var words []uint32
 			for {
 				i := int(next.Add(1) - 1)
-				if i >= len(feats) {
+				if i >= len(feats) || errs[k] != nil {
 					return
 				}
 				if c, ok := known[feats[i].ImageID]; ok {
-					out[i] = formats.BoW{ImageID: feats[i].ImageID, Label: feats[i].Label, WordIDs: c.WordIDs, Weights: c.Weights}
+					out[i] = formats.BoW{ImageID: feats[i].ImageID, Label: feats[i].Label, WordIDs: c.counts.WordIDs, Weights: c.counts.Weights}
+					geo[i] = c.geometry
 					feats[i] = formats.Features{ImageID: feats[i].ImageID}
 					continue
 				}
@@ -328,23 +347,39 @@ func countPart(ctx context.Context, dir string, p formats.Part, qs []*bow.Quanti
 				for _, d := range feats[i].Descriptors {
 					flat = append(flat, d...)
 				}
-				c := q.Quantize(flat)
+				var c sparse.Vector
+				c, words = q.QuantizeWords(flat, words[:0])
 				out[i] = formats.BoW{ImageID: feats[i].ImageID, Label: feats[i].Label, WordIDs: c.Idx, Weights: c.Val}
+				if geo[i], errs[k] = formats.GeometryOf(&feats[i], words); errs[k] != nil {
+					return
+				}
 				feats[i] = formats.Features{ImageID: feats[i].ImageID}
 			}
 		}()
 	}
 	wg.Wait()
-	var df DF
+	if err := errors.Join(errs...); err != nil {
+		return formats.Part{}, formats.Part{}, DF{}, fmt.Errorf("bow: part %d: %w", p.Part, err)
+	}
 	for _, b := range out {
 		df = (dfFn{}).AddInput(df, b)
 	}
 	path := fileio.Join(dir, formats.ShardName(CountsName, p.Part, p.Parts))
 	if err := fileio.WriteFile(ctx, path, out); err != nil {
-		return formats.Part{}, DF{}, fmt.Errorf("bow: part %d: %w", p.Part, err)
+		return formats.Part{}, formats.Part{}, DF{}, fmt.Errorf("bow: part %d: %w", p.Part, err)
 	}
-	part := formats.Part{Name: CountsName, Part: p.Part, Parts: p.Parts, Path: path, Rows: int64(len(out)), Inputs: quantised.Load(), Carried: p.Carried}
-	return part.Timed(start), df, nil
+	counts = formats.Part{Name: CountsName, Part: p.Part, Parts: p.Parts, Path: path, Rows: int64(len(out)), Inputs: quantised.Load(), Carried: p.Carried}
+	var keypoints int64
+	for _, g := range geo {
+		keypoints += int64(len(g.WordIDs))
+	}
+	out = nil
+	geoPath := fileio.Join(dir, formats.ShardName(GeometryName, p.Part, p.Parts))
+	if err := fileio.WriteFile(ctx, geoPath, geo); err != nil {
+		return formats.Part{}, formats.Part{}, DF{}, fmt.Errorf("bow: part %d: %w", p.Part, err)
+	}
+	geometry = formats.Part{Name: GeometryName, Part: p.Part, Parts: p.Parts, Path: geoPath, Rows: int64(len(geo)), Keypoints: keypoints, Inputs: keypoints, Carried: p.Carried}
+	return counts.Timed(start), geometry.Timed(start), df, nil
 }
 
 // mergeDFFn sums the document frequencies of parts.
