@@ -212,30 +212,17 @@ func (ix *Index) loadGeometry(ctx context.Context, paths []string, ord map[strin
 
 // photoGeometry writes a photo's keypoints into dst as the run's geometry
 // files hold an indexed image's: each at its hard word under the run's
-// quantiser, coded (formats.GeometryOf), at most the loaded geometry's
-// keep, decoded. A photo of an indexed image is so verified as its id
-// would be. The words are searched in batches as quantize's, looking at
-// ctx between them.
-func (ix *Index) photoGeometry(ctx context.Context, w *worker, img image.Image, kps []sift.Keypoint, desc []byte, dst *spatial.Geometry) error {
+// quantiser (words, in keypoint order), coded (formats.GeometryOf), at
+// most the loaded geometry's keep, decoded. A photo of an indexed image is
+// so verified as its id would be.
+func (ix *Index) photoGeometry(w *worker, img image.Image, kps []sift.Keypoint, words []uint32, dst *spatial.Geometry) error {
 	b := img.Bounds()
 	feat := formats.Features{Width: int32(b.Dx()), Height: int32(b.Dy()),
 		X: make([]float32, len(kps)), Y: make([]float32, len(kps)), Scale: make([]float32, len(kps)), Angle: make([]float32, len(kps))}
 	for i, kp := range kps {
 		feat.X[i], feat.Y[i], feat.Scale[i], feat.Angle[i] = kp.X, kp.Y, kp.Scale, kp.Angle
 	}
-	batch := 1024
-	if ix.forest == nil {
-		batch = max(16, (1<<20)/ix.vocab)
-	}
-	batch *= w.q.Dim()
-	w.words = w.words[:0]
-	for lo := 0; lo < len(desc); lo += batch {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		_, w.words = w.q.QuantizeWords(desc[lo:min(lo+batch, len(desc))], w.words)
-	}
-	row, err := formats.GeometryOf(&feat, w.words)
+	row, err := formats.GeometryOf(&feat, words)
 	if err != nil {
 		return err
 	}

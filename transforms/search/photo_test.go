@@ -135,13 +135,21 @@ func TestQuantizeBatches(t *testing.T) {
 	}
 	want := q.Quantize(desc)
 	for _, batch := range []int{1, 7, 100, 101, 1000} {
-		got, err := quantizeBatches(context.Background(), q, desc, batch)
+		got, err := quantizeBatches(context.Background(), q, desc, batch, nil)
 		if err != nil || !slices.Equal(got.Idx, want.Idx) || !slices.Equal(got.Val, want.Val) {
 			t.Fatalf("batches of %d: %v %v, want %v", batch, got, err, want)
 		}
+		// With the hard words too (for the photo's keypoints): the same
+		// counts, from the same search, and every descriptor's word.
+		var words []uint32
+		_, wantWords := q.QuantizeWords(desc, nil)
+		got, err = quantizeBatches(context.Background(), q, desc, batch, &words)
+		if err != nil || !slices.Equal(got.Idx, want.Idx) || !slices.Equal(got.Val, want.Val) || !slices.Equal(words, wantWords) {
+			t.Fatalf("batches of %d with words: %v %v %v, want %v %v", batch, got, words, err, want, wantWords)
+		}
 	}
 	ctx := &countdown{Context: context.Background(), n: 3}
-	if _, err := quantizeBatches(ctx, q, desc, 7); !errors.Is(err, context.DeadlineExceeded) || ctx.calls != 3 {
+	if _, err := quantizeBatches(ctx, q, desc, 7, nil); !errors.Is(err, context.DeadlineExceeded) || ctx.calls != 3 {
 		t.Fatalf("done before the third batch: %v after %d looks", err, ctx.calls)
 	}
 }

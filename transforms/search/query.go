@@ -151,12 +151,17 @@ func (ix *Index) bagOfWords(ctx context.Context, w *worker, img image.Image, geo
 		b := img.Bounds()
 		return sparse.Vector{}, fmt.Errorf("%w: SIFT finds no keypoint in the %dx%d photo (too small, or without texture)", ErrNoFeatures, b.Dx(), b.Dy())
 	}
-	counts, err := ix.quantize(ctx, w.q, desc)
+	var words *[]uint32 // the hard words, for geo
+	if geo != nil {
+		w.words = w.words[:0]
+		words = &w.words
+	}
+	counts, err := ix.quantize(ctx, w.q, desc, words)
 	if err != nil {
 		return sparse.Vector{}, err
 	}
 	if geo != nil {
-		if err := ix.photoGeometry(ctx, w, img, kps, desc, geo); err != nil {
+		if err := ix.photoGeometry(w, img, kps, w.words, geo); err != nil {
 			return sparse.Vector{}, err
 		}
 	}
@@ -167,24 +172,31 @@ func (ix *Index) bagOfWords(ctx context.Context, w *worker, img image.Image, geo
 // distances (some tens of milliseconds), looking at ctx between them, and
 // adds the batches' counts. Hard counts add up exactly; soft weights of a
 // photo with more descriptors than one batch may differ from the job's in
-// the last bit of float32, as each batch's sums are rounded once.
-func (ix *Index) quantize(ctx context.Context, q *bow.Quantizer, desc []byte) (sparse.Vector, error) {
+// the last bit of float32, as each batch's sums are rounded once. With
+// words not nil, it also appends each descriptor's hard word to *words
+// (Quantizer.QuantizeWords: under hard assignment, from the same search).
+func (ix *Index) quantize(ctx context.Context, q *bow.Quantizer, desc []byte, words *[]uint32) (sparse.Vector, error) {
 	batch := 1024
 	if ix.forest == nil {
 		batch = max(16, (1<<20)/ix.vocab)
 	}
-	return quantizeBatches(ctx, q, desc, batch)
+	return quantizeBatches(ctx, q, desc, batch, words)
 }
 
 // quantizeBatches is quantize in batches of batch descriptors.
-func quantizeBatches(ctx context.Context, q *bow.Quantizer, desc []byte, batch int) (sparse.Vector, error) {
+func quantizeBatches(ctx context.Context, q *bow.Quantizer, desc []byte, batch int, words *[]uint32) (sparse.Vector, error) {
 	batch *= q.Dim()
 	var sum sparse.Vector
 	for lo := 0; lo < len(desc); lo += batch {
 		if err := ctx.Err(); err != nil {
 			return sparse.Vector{}, err
 		}
-		v := q.Quantize(desc[lo:min(lo+batch, len(desc))])
+		var v sparse.Vector
+		if words != nil {
+			v, *words = q.QuantizeWords(desc[lo:min(lo+batch, len(desc))], *words)
+		} else {
+			v = q.Quantize(desc[lo:min(lo+batch, len(desc))])
+		}
 		if lo == 0 {
 			sum = v
 		} else {

@@ -488,6 +488,24 @@ func TestPhotoKeypoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The bag of words is the plain search's: every image scores the same.
+	all, err := ix.SearchImage(ctx, TFIDF, photo, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refined, err := ix.SearchImageRefined(ctx, TFIDF, photo, 0, Refine{Rerank: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	score := map[string]float64{}
+	for _, h := range all.Hits {
+		score[h.ImageID] = h.Score
+	}
+	for _, h := range refined.Hits {
+		if s, ok := score[h.ImageID]; !ok || s != h.Score || refined.Matched != all.Matched {
+			t.Fatalf("re-ranked, %s scores %v, plainly %v (%v)", h.ImageID, h.Score, s, ok)
+		}
+	}
 	if zero, err := ix.SearchImageRefined(ctx, TFIDF, photo, 5, Refine{}); err != nil || !slices.Equal(zero.Hits, plain.Hits) {
 		t.Fatalf("no refinement: %v (%v), want %v", zero.Hits, err, plain.Hits)
 	}
