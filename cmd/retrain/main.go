@@ -31,6 +31,7 @@ the images again.`
 
 var groups = []cli.Group{
 	{Title: "Input and output", Flags: []string{"run", "output", "overwrite", "shards"}},
+	{Title: "Triplets", Flags: cli.TripletFlags},
 	{Title: "Learners", Flags: []string{"learners", "learner_params", "sweep", "tune", "tune_fraction", "target_sparsity", "train_shards", "train_rounds"}},
 	{Title: "Evaluation", Flags: []string{"query_fraction", "eval_queries", "train_queries", "compare_to"}},
 	{Title: "Errors", Flags: []string{"verbose_errors"}},
@@ -42,6 +43,7 @@ func main() {
 	flag.StringVar(&c.Output, "output", "", "where models, indexes and the report go; required")
 	flag.IntVar(&c.Shards, "shards", c.Shards, "files per index")
 	flag.BoolVar(&c.Overwrite, "overwrite", false, bowline.OverwriteHelp)
+	cli.AddTripletFlags(flag.CommandLine, &c.Triplets)
 	learnerList := flag.String("learners", strings.Join(c.Learning.Learners, ","), "learners to train, comma-separated, or \"all\" (of bags of words; learners of global features, named, need a run made with --global)")
 	params := flag.String("learner_params", "", "hyper-parameters as learner.name=value,…")
 	sweep := flag.String("sweep", "", "train a learner of bags of words once more for each value of one hyper-parameter, each indexed and evaluated as a learner of its own (e.g. solis-ada.lambda=1e-7,1e-6,1e-5,1e-4: the report plots mAP against sparsity)")

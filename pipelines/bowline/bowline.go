@@ -121,7 +121,7 @@ func DefaultConfig() Config {
 		Columns:  ingest.DefaultColumns(),
 		Describe: describe.DefaultOptions(),
 		Vocab:    kmeansbeam.Options{K: 1000, Sample: 200_000, MaxIter: 25, Tol: 1e-4, Seed: 1},
-		Triplets: triplets.Options{PerQuery: 20, Seed: 1},
+		Triplets: triplets.Options{PerQuery: 20, Seed: 1, Negatives: triplets.Random, HardPool: 10, HardFraction: 1},
 		Learning: DefaultLearning(),
 		MaxDrift: 0.1,
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/transforms/bow"
+	"github.com/bowline/bowline/transforms/triplets"
 )
 
 // JobFlags are the bowline job's settings as flags, for every command that
@@ -43,7 +44,7 @@ func AddJobFlags(fs *flag.FlagSet, c *bowline.Config) *JobFlags {
 	fs.BoolVar(&c.Describe.SIFT.RootSIFT, "rootsift", c.Describe.SIFT.RootSIFT, "RootSIFT descriptors (Arandjelović & Zisserman 2012): Euclidean distance between them is the Hellinger kernel of SIFT's")
 	fs.BoolVar(&c.Describe.Global, "global", c.Describe.Global, "also extract the global features (colour, edge, Gabor, LBP, GIST) into the features files")
 	fs.Int64Var(&c.Describe.MaxPixels, "max_pixels", c.Describe.MaxPixels, "refuse images with more pixels than this, before decoding (0: no limit, for trusted input only)")
-	fs.IntVar(&c.Triplets.PerQuery, "triplets_per_query", c.Triplets.PerQuery, "training triplets sampled per labelled image")
+	AddTripletFlags(fs, &c.Triplets)
 	j := &JobFlags{c: c}
 	j.learners = fs.String("learners", strings.Join(c.Learning.Learners, ","), "similarity learners to train, comma-separated, or \"all\". Of bags of words, compared with TF-IDF: "+
 		strings.Join(learners.Names(), ", ")+"; of global features (need --global), compared with Euclidean distance: "+strings.Join(learners.DenseNames(), ", "))
@@ -66,6 +67,19 @@ func AddJobFlags(fs *flag.FlagSet, c *bowline.Config) *JobFlags {
 	return j
 }
 
+// TripletFlags are the flags AddTripletFlags registers, for --help.
+var TripletFlags = []string{"triplets_per_query", "negatives", "hard_pool", "hard_fraction"}
+
+// AddTripletFlags registers the flags of how triplets are drawn on fs,
+// writing into o (whose values are the defaults shown): the job's, and
+// retrain's, which draws the triplets again from a run's bags of words.
+func AddTripletFlags(fs *flag.FlagSet, o *triplets.Options) {
+	fs.IntVar(&o.PerQuery, "triplets_per_query", o.PerQuery, "training triplets sampled per labelled image")
+	fs.StringVar(&o.Negatives, "negatives", o.Negatives, "how a triplet's negative is drawn among the training group's images of other labels: random; hard, from the --hard_pool most similar to the query by TF-IDF cosine; semihard, from the --hard_pool most similar of those less similar than the positive")
+	fs.IntVar(&o.HardPool, "hard_pool", o.HardPool, "with --negatives hard or semihard: the number of most similar images of other labels a negative is drawn from")
+	fs.Float64Var(&o.HardFraction, "hard_fraction", o.HardFraction, "with --negatives hard or semihard: the share of triplets whose negative is mined; the rest are random")
+}
+
 // JobGroups returns the --help groups of AddJobFlags's flags, by stage; a
 // command adds its own flags to them (its output flags to the first) or
 // appends groups of its own.
@@ -75,7 +89,7 @@ func JobGroups() []Group {
 		{Title: "Description (SIFT and global features)", Flags: []string{"max_side", "max_pixels", "max_keypoints", "sift_double", "rootsift", "global"}},
 		{Title: "Vocabulary", Flags: []string{"vocab", "vocab_sample", "vocab_iter", "akm", "akm_checks", "vocab_chunks"}},
 		{Title: "Bags of words", Flags: []string{"soft_words", "soft_sigma", "tf"}},
-		{Title: "Triplets", Flags: []string{"triplets_per_query"}},
+		{Title: "Triplets", Flags: TripletFlags},
 		{Title: "Learners", Flags: []string{"learners", "learner_params", "sweep", "tune", "tune_fraction", "target_sparsity", "train_shards", "train_rounds", "group_images", "group_loads", "batch_images"}},
 		{Title: "Evaluation", Flags: []string{"query_fraction", "eval_queries", "train_queries", "eval_depth", "eval_shard_queries"}},
 	}

@@ -8,11 +8,13 @@ import (
 	"math"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/bowline/bowline/transforms/bow"
 	"github.com/bowline/bowline/transforms/sift"
+	"github.com/bowline/bowline/transforms/triplets"
 )
 
 // HelpHint ends every error of the command line: the one line a mistake
@@ -164,6 +166,16 @@ func validTF(v any) string {
 	return ""
 }
 
+// oneOf takes the strings of values.
+func oneOf(values []string) check {
+	return func(v any) string {
+		if s, _ := v.(string); !slices.Contains(values, s) {
+			return "must be one of " + strings.Join(values, ", ")
+		}
+		return ""
+	}
+}
+
 // nonEmpty refuses "".
 func nonEmpty(v any) string {
 	if s, _ := v.(string); strings.TrimSpace(s) == "" {
@@ -208,6 +220,9 @@ var checks = map[string]check{
 	"tf":         validTF,
 	// Triplets and learners.
 	"triplets_per_query": atLeast(1),
+	"negatives":          oneOf(triplets.NegativeModes),
+	"hard_pool":          atLeast(1),
+	"hard_fraction":      inRange(0, 1, false),
 	"batch_images":       atLeast(2),
 	"train_shards":       atLeast(1),
 	"train_rounds":       atLeast(1),
