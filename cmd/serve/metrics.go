@@ -31,6 +31,10 @@ type metrics struct {
 	panics   atomic.Uint64
 	reloadOK atomic.Uint64
 	reloadKO atomic.Uint64
+	// Searches answered re-ranked and expanded, and their results
+	// verified spatially: how much the service's CPU goes to
+	// verification, and how often it finds a match.
+	reranked, expanded, verified atomic.Uint64
 
 	index atomic.Pointer[indexInfo]
 }
@@ -62,6 +66,7 @@ func newMetrics() *metrics {
 			func() float64 { return float64(v.Load()) })
 	}
 	const reloads = "Loads of a newly published run, by result; a failed one keeps the run in service."
+	const refined = "Searches answered with rerank (spatial verification of the best results) or expand (query expansion)."
 	m.reg.MustRegister(
 		m.requests, m.latency,
 		gauge("bowline_serve_inflight", "Searches and image reads running now.", func() float64 { return float64(m.inflight.Load()) }),
@@ -69,6 +74,9 @@ func newMetrics() *metrics {
 		counter("bowline_serve_panics_total", "Handler panics answered with 500.", nil, &m.panics),
 		counter("bowline_serve_reloads_total", reloads, prometheus.Labels{"result": "ok"}, &m.reloadOK),
 		counter("bowline_serve_reloads_total", reloads, prometheus.Labels{"result": "failed"}, &m.reloadKO),
+		counter("bowline_serve_refined_searches_total", refined, prometheus.Labels{"refine": "rerank"}, &m.reranked),
+		counter("bowline_serve_refined_searches_total", refined, prometheus.Labels{"refine": "expand"}, &m.expanded),
+		counter("bowline_serve_verified_results_total", "Results answered that spatial verification verified.", nil, &m.verified),
 		indexCollector{m},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -80,6 +88,21 @@ func newMetrics() *metrics {
 func (m *metrics) observe(route string, code int, d time.Duration) {
 	m.requests.WithLabelValues(route, strconv.Itoa(code)).Inc()
 	m.latency.WithLabelValues(route).Observe(d.Seconds())
+}
+
+// refined counts a search answered with r, of results found.
+func (m *metrics) refined(r Refine, found Found) {
+	if r.Rerank > 0 {
+		m.reranked.Add(1)
+	}
+	if r.Expand > 0 {
+		m.expanded.Add(1)
+	}
+	for _, h := range found.Hits {
+		if h.Inliers > 0 {
+			m.verified.Add(1)
+		}
+	}
 }
 
 // setIndex records the index put in service.

@@ -166,3 +166,25 @@ func FuzzSearchHandler(f *testing.F) {
 		}
 	})
 }
+
+// Re-ranked and expanded searches are counted, and the verified results
+// they answered.
+func TestRefinedMetrics(t *testing.T) {
+	f := newFake("runs/a", 20)
+	s := NewServer(f, testConfig(), quietLog(t))
+	do(s, "GET", "/v1/search?k=5&rerank=3&image_id="+f.ids[0], nil)             // 3 verified
+	do(s, "GET", "/v1/search?k=2&rerank=3&expand=true&image_id="+f.ids[1], nil) // 2 verified
+	do(s, "GET", "/v1/search?expand=4&image_id="+f.ids[2], nil)
+	do(s, "GET", "/v1/search?image_id="+f.ids[3], nil)
+	do(s, "GET", "/v1/search?rerank=2&image_id=nope", nil) // refused: not counted
+	m := do(s, "GET", "/metrics", nil).Body.String()
+	for series, want := range map[string]float64{
+		`bowline_serve_refined_searches_total{refine="rerank"}`: 2,
+		`bowline_serve_refined_searches_total{refine="expand"}`: 2,
+		`bowline_serve_verified_results_total`:                  5,
+	} {
+		if got := sample(t, m, series); got != want {
+			t.Errorf("%s = %v, want %v", series, got, want)
+		}
+	}
+}

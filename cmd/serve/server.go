@@ -456,6 +456,9 @@ func (s *Server) search(ctx context.Context, q query, data []byte) (Found, Index
 	} else {
 		found, err = ix.SearchID(learner, q.imageID, q.k, q.refine)
 	}
+	if err == nil {
+		s.metrics.refined(q.refine, found)
+	}
 	if found.Hits == nil {
 		found.Hits = []Hit{}
 	}
