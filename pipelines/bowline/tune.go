@@ -93,10 +93,22 @@ var TuneGrid = map[string][]float64{
 	"c":      {0.1, 1, 10},
 }
 
-// SparsityGrid is the λ axis under a sparsity target: half-decades from a
-// tenth of the learner's λ to a thousand times it (on ETH-80 at 1K words
-// 10× the default already zeroes 96% of the weights, 100× 99.6%).
-var SparsityGrid = []float64{0.1, math.Sqrt(0.1 * 1), 1, math.Sqrt(10), 10, math.Sqrt(1000), 100, math.Sqrt(100_000), 1000}
+// SparsityGrid is the λ axis under a sparsity target: quarter-decades
+// from a tenth of the learner's λ to a thousand times it, 17 factors (on
+// ETH-80 at 1K words 10× the default already zeroes 96% of the weights,
+// 100× 99.6%). Half-decades were too coarse where it matters: on the
+// shapes test set they stepped from 94.1% zeros at validation mAP 0.95
+// to 99.6% at 0.43, leaving a target of 95% only the latter.
+var SparsityGrid = quarterDecades(-1, 3)
+
+// quarterDecades returns 10^(k/4) for k from 4·lo to 4·hi.
+func quarterDecades(lo, hi int) []float64 {
+	var out []float64
+	for k := 4 * lo; k <= 4*hi; k++ {
+		out = append(out, math.Pow(10, float64(k)/4))
+	}
+	return out
+}
 
 // gridPoint is one point of a learner's grid: a learner instance of its
 // own (Name, named like a sweep's) and its hyper-parameters.
