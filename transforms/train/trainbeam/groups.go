@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
+	"github.com/bowline/bowline/transforms/internal/slots"
 	"github.com/bowline/bowline/transforms/split"
 	"github.com/bowline/bowline/transforms/train"
 	"github.com/bowline/bowline/transforms/triplets"
@@ -92,7 +92,7 @@ func (f *groupsFn) ProcessElement(_ []byte, parts func(*formats.Part) bool, cut 
 // fewer than g.Loads groups are loaded in this process. The caller calls
 // release when it no longer needs the group (also after an error).
 func (g Group) load(ctx context.Context, opt triplets.Options) (tg *train.Group, release func(), err error) {
-	release, err = acquireLoad(ctx, g.Loads)
+	release, err = slots.Acquire(ctx, "train.group", g.Loads)
 	if err != nil {
 		return nil, release, fmt.Errorf("train: group %d: %w", g.Index, err)
 	}
@@ -112,38 +112,6 @@ func (g Group) read(ctx context.Context, opt triplets.Options) (*train.Group, er
 		}
 	}
 	return train.NewGroup(bows, g.Cut, opt)
-}
-
-// loadSlots holds, per limit, the semaphore of the groups loaded in
-// this process: the limit travels in each Group, and DoFns of one job
-// share the process, so the semaphore is the process's.
-var loadSlots struct {
-	sync.Mutex
-	m map[int]chan struct{}
-}
-
-// acquireLoad waits for one of n slots (n ≤ 0: no limit) or for ctx.
-func acquireLoad(ctx context.Context, n int) (release func(), err error) {
-	if n <= 0 {
-		return func() {}, nil
-	}
-	loadSlots.Lock()
-	if loadSlots.m == nil {
-		loadSlots.m = map[int]chan struct{}{}
-	}
-	slots, ok := loadSlots.m[n]
-	if !ok {
-		slots = make(chan struct{}, n)
-		loadSlots.m[n] = slots
-	}
-	loadSlots.Unlock()
-	select {
-	case slots <- struct{}{}:
-		var once sync.Once
-		return func() { once.Do(func() { <-slots }) }, nil
-	case <-ctx.Done():
-		return func() {}, ctx.Err()
-	}
 }
 
 // TripletsName is the name of the triplets output.

@@ -1,4 +1,4 @@
-package trainbeam
+package slots
 
 import (
 	"context"
@@ -9,9 +9,9 @@ import (
 	"time"
 )
 
-// TestAcquireLoad checks that no more than n holders are in at once, that
+// TestAcquire checks that no more than n holders are in at once, that
 // every waiter gets in eventually, and that a cancelled wait gives up.
-func TestAcquireLoad(t *testing.T) {
+func TestAcquire(t *testing.T) {
 	const n, workers = 2, 12
 	var in, most atomic.Int32
 	var wg sync.WaitGroup
@@ -19,7 +19,7 @@ func TestAcquireLoad(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			release, err := acquireLoad(context.Background(), n)
+			release, err := Acquire(context.Background(), "test", n)
 			if err != nil {
 				t.Error(err)
 				return
@@ -45,7 +45,7 @@ func TestAcquireLoad(t *testing.T) {
 	// Fill the slots, then a waiter must give up with its context.
 	var releases []func()
 	for range n {
-		r, err := acquireLoad(context.Background(), n)
+		r, err := Acquire(context.Background(), "test", n)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,19 +53,25 @@ func TestAcquireLoad(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	if _, err := acquireLoad(ctx, n); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := Acquire(ctx, "test", n); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("acquire on full slots: %v, want %v", err, context.DeadlineExceeded)
 	}
 	for _, r := range releases {
 		r()
 	}
-	if r, err := acquireLoad(context.Background(), n); err != nil {
+	if r, err := Acquire(context.Background(), "test", n); err != nil {
 		t.Errorf("acquire after release: %v", err)
 	} else {
 		r()
 	}
+	// Another kind has slots of its own.
+	if r, err := Acquire(context.Background(), "other", n); err != nil {
+		t.Errorf("acquire of another kind: %v", err)
+	} else {
+		r()
+	}
 	// No limit never waits.
-	if _, err := acquireLoad(ctx, 0); err != nil {
+	if _, err := Acquire(ctx, "test", 0); err != nil {
 		t.Errorf("acquire without a limit: %v", err)
 	}
 }
