@@ -66,12 +66,12 @@
 // radians; ReadGeometry reads a few images of a part. Every list is
 // delta-encoded (DELTA_BINARY_PACKED): on ETH-80 (70 keypoints an image at
 // 256×256) the file takes 8.1 bytes a keypoint — word ids 1.4, x and y 2.2
-// each, log_scale 1.0, angle 1.2 — under 6% of a run's Parquet bytes;
-// zstd gains nothing on these near-random values; a million photos of
-// 2,000 keypoints would take about 16 GB. Byte strings packed
-// little-endian would take 7.6 bytes, but DuckDB reads them as BLOBs it
-// has no function to unpack; a list of uint8 is no option (parquet-go
-// writes it empty).
+// each, log_scale 1.0, angle 1.2 — 5.2% of a default run's bytes (the
+// features take 67%), so every run writes it; a million photos of 2,000
+// keypoints would take about 16 GB. zstd gains nothing on these
+// near-random values. Byte strings packed little-endian would take 7.6
+// bytes, but DuckDB reads them as BLOBs it has no function to unpack; a
+// list of uint8 is no option (parquet-go writes it empty).
 //
 // triplets-*.parquet (Triplet): one row per training triplet. Columns: seq
 // (int64, the order online learners consume triplets in), query, positive,

@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"reflect"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
@@ -283,6 +286,40 @@ func BenchmarkDecodeGeometryPart(b *testing.B) {
 	for range b.N {
 		if err := Decode(context.Background(), r, r.Size(), func(*Geometry) error { return nil }); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// doc.go's paragraph on geometry-*.parquet names every column of the
+// Geometry schema and the quantisation's constants as they are.
+func TestGeometryDocumented(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(doc)
+	i := strings.Index(s, "// geometry-*.parquet (Geometry)")
+	if i < 0 {
+		t.Fatal("doc.go has no paragraph on geometry-*.parquet (Geometry)")
+	}
+	para := s[i:]
+	para = para[:strings.Index(para, "\n//\n")]
+	schema, err := SchemaOf(reflect.TypeFor[Geometry]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range schema.Fields() {
+		if !regexp.MustCompile(`\b` + f.Name() + `\b`).MatchString(para) {
+			t.Errorf("column %s is not documented in doc.go's geometry paragraph", f.Name())
+		}
+	}
+	for _, c := range []string{
+		fmt.Sprintf("·%d/width", GeometryCoordSteps),
+		fmt.Sprintf("round(%d·(log₂σ+%d))", GeometryScaleStepsPerOctave, -GeometryMinLog2Scale),
+		fmt.Sprintf("round(%d·θ/2π)", GeometryAngleSteps),
+	} {
+		if !strings.Contains(para, c) {
+			t.Errorf("doc.go's geometry paragraph does not say %q", c)
 		}
 	}
 }
