@@ -206,10 +206,17 @@ func tune(s beam.Scope, bowParts, labels, cut, checked beam.PCollection, dim int
 	set := beam.Combine(s, &validationMergeFn{Cap: l.Eval.MaxQueries},
 		beam.ParDo(s, &validationSetFn{Seed: l.Eval.Seed, Cap: l.Eval.MaxQueries}, bowParts, beam.SideInput{Input: cut}, beam.SideInput{Input: outer}))
 	var results, sparsities, units []beam.PCollection
+	// The baseline is validated too, as point len(grid): the grid's
+	// validation mAPs are read against it.
+	bs := s.Scope(string(learners.BaselineTFIDF))
+	results = append(results, beam.ParDo(bs, &validateFn{Point: len(grid), Name: string(learners.BaselineTFIDF), Points: len(grid) + 1, Vocab: dim, Opt: l.Eval},
+		beam.Reshuffle(bs, beam.ParDo(bs, &validationShardsFn{Opt: l.Eval}, beam.Impulse(bs), beam.SideInput{Input: set})),
+		beam.SideInput{Input: set}, beam.SideInput{Input: beam.Create(bs, learners.BaselineModel(learners.BaselineTFIDF, nil))},
+		beam.SideInput{Input: bowParts}, beam.SideInput{Input: cut}))
 	for i, p := range grid {
 		ps := s.Scope(p.Name)
 		shards := beam.ParDo(ps, &validationShardsFn{Opt: l.Eval}, beam.Impulse(ps), beam.SideInput{Input: set})
-		r := beam.ParDo(ps, &validateFn{Point: i, Name: p.Name, Points: len(grid), Vocab: dim, Opt: l.Eval}, beam.Reshuffle(ps, shards),
+		r := beam.ParDo(ps, &validateFn{Point: i, Name: p.Name, Points: len(grid) + 1, Vocab: dim, Opt: l.Eval}, beam.Reshuffle(ps, shards),
 			beam.SideInput{Input: set}, beam.SideInput{Input: models[i]}, beam.SideInput{Input: bowParts}, beam.SideInput{Input: cut})
 		results = append(results, r)
 		sparsities = append(sparsities, beam.ParDo(ps, &pointSparsityFn{Point: i}, final[i]))
@@ -461,8 +468,9 @@ type chooseFn struct {
 
 func (f *chooseFn) ProcessElement(_ []byte, v validationSet, results func(*validated) bool, sparsities func(*pointSparsity) bool) (report.Tuning, error) {
 	points := make([]report.TunePoint, len(f.Grid))
-	queries := make([]int64, len(f.Grid))
-	sums := make([]float64, len(f.Grid))
+	// The last slot is the baseline's (tune).
+	queries := make([]int64, len(f.Grid)+1)
+	sums := make([]float64, len(f.Grid)+1)
 	for i, g := range f.Grid {
 		points[i] = report.TunePoint{Method: g.Name, Params: g.Opt.Params}
 	}
@@ -470,19 +478,28 @@ func (f *chooseFn) ProcessElement(_ []byte, v validationSet, results func(*valid
 	for results(&r) {
 		queries[r.Point] += r.Queries
 		sums[r.Point] += r.SumAP
-		points[r.Point].TuneSparsity = r.Sparsity
+		if r.Point < len(points) {
+			points[r.Point].TuneSparsity = r.Sparsity
+		}
 	}
 	var sp pointSparsity
 	for sparsities(&sp) {
 		points[sp.Point].Sparsity = sp.Sparsity
 	}
-	for i := range points {
+	for i := range queries {
 		if queries[i] != int64(len(v.Queries)) {
-			return report.Tuning{}, fmt.Errorf("tune %s: %d validation queries scored, want %d", f.Grid[i].Name, queries[i], len(v.Queries))
+			name := string(learners.BaselineTFIDF)
+			if i < len(f.Grid) {
+				name = f.Grid[i].Name
+			}
+			return report.Tuning{}, fmt.Errorf("tune %s: %d validation queries scored, want %d", name, queries[i], len(v.Queries))
 		}
-		points[i].ValidationMAP = sums[i] / float64(queries[i])
+		if i < len(points) {
+			points[i].ValidationMAP = sums[i] / float64(queries[i])
+		}
 	}
-	t := report.Tuning{Share: f.Share, ValidationImages: v.Validation, Queries: int64(len(v.Queries)), TrainImages: v.Images, TargetSparsity: f.Target}
+	t := report.Tuning{Share: f.Share, ValidationImages: v.Validation, Queries: int64(len(v.Queries)), TrainImages: v.Images, TargetSparsity: f.Target,
+		Baseline: string(learners.BaselineTFIDF), BaselineMAP: sums[len(f.Grid)] / float64(len(v.Queries))}
 	for i := 0; i < len(f.Grid); {
 		j := i
 		for j < len(f.Grid) && f.Grid[j].Learner == f.Grid[i].Learner {

@@ -58,6 +58,9 @@ func TestTuneTargetSparsity(t *testing.T) {
 		t.Errorf("validation: %d queries of %d images searching %d, want some searching the 78 training images",
 			r.Tuning.Queries, r.Tuning.ValidationImages, r.Tuning.TrainImages)
 	}
+	if r.Tuning.Baseline != "tfidf" || !(r.Tuning.BaselineMAP > 0 && r.Tuning.BaselineMAP < 1) {
+		t.Errorf("validation baseline %q mAP %v, want TF-IDF's", r.Tuning.Baseline, r.Tuning.BaselineMAP)
+	}
 	noQueryTrained(t, a, 1, 0.2)
 	checkValidationSet(t, a, 1, 0.2, 0.25)
 

@@ -25,8 +25,13 @@ type Tuning struct {
 	TrainImages int64 `json:"validation_searched_images"`
 	// TargetSparsity is the least share of zero weights asked of the
 	// learners with an L1 strength (--target_sparsity; 0: none).
-	TargetSparsity float64        `json:"target_sparsity,omitempty"`
-	Learners       []TunedLearner `json:"learners"`
+	TargetSparsity float64 `json:"target_sparsity,omitempty"`
+	// BaselineMAP is the validation mAP of the learners' baseline
+	// (Baseline, TF-IDF), the same queries over the same images, for
+	// reading the grid's figures against.
+	Baseline    string         `json:"validation_baseline"`
+	BaselineMAP float64        `json:"validation_baseline_map"`
+	Learners    []TunedLearner `json:"learners"`
 }
 
 // TunedLearner is one learner's grid and choice. Points[Chosen] is the
@@ -91,8 +96,8 @@ func writeTuning(w io.Writer, t *Tuning) error {
 	if t.TargetSparsity > 0 {
 		target = fmt.Sprintf("; target sparsity %s", sparsity(t.TargetSparsity))
 	}
-	fmt.Fprintf(w, "\ntuning: %d validation queries (%.0f%% of each label's training images) searching the %d training images, no held-out image among them%s\n",
-		t.Queries, 100*t.Share, t.TrainImages, target)
+	fmt.Fprintf(w, "\ntuning: %d validation queries (%.0f%% of each label's training images) searching the %d training images, no held-out image among them%s; validation mAP of %s %.4f\n",
+		t.Queries, 100*t.Share, t.TrainImages, target, t.Baseline, t.BaselineMAP)
 	for _, l := range t.Learners {
 		fmt.Fprintf(w, "  %s: %s (%s)\n", l.Learner, formatParams(l.Params), l.Why)
 	}

@@ -10,7 +10,7 @@ import (
 // every grid point.
 func TestTuningRendered(t *testing.T) {
 	r := Report{Input: "in.csv", Output: "out", Split: Split{TrainImages: 8, QueryImages: 2, QueryFraction: 0.2},
-		Tuning: &Tuning{Share: 0.2, ValidationImages: 3, Queries: 3, TrainImages: 8, TargetSparsity: 0.95, Learners: []TunedLearner{{
+		Tuning: &Tuning{Share: 0.2, ValidationImages: 3, Queries: 3, TrainImages: 8, TargetSparsity: 0.95, Baseline: "tfidf", BaselineMAP: 0.4321, Learners: []TunedLearner{{
 			Learner: "solis-ada", Axes: []string{"lambda"},
 			Points: []TunePoint{
 				{Method: "solis-ada-lambda-1e-05", Params: map[string]float64{"eta": 10, "lambda": 1e-5}, ValidationMAP: 0.61, Sparsity: 0.4},
@@ -35,10 +35,10 @@ func TestTuningRendered(t *testing.T) {
 		}
 	}
 	table, html := renderings(t, r)
-	if !strings.Contains(table, "solis-ada: eta=10, lambda=0.0001") || !strings.Contains(table, "target sparsity 95.0%") {
+	if !strings.Contains(table, "solis-ada: eta=10, lambda=0.0001") || !strings.Contains(table, "target sparsity 95.0%") || !strings.Contains(table, "validation mAP of tfidf 0.4321") {
 		t.Errorf("table lacks the choice:\n%s", table)
 	}
-	for _, want := range []string{"<h2>Tuning</h2>", "<strong>lambda=0.0001</strong>", "<td>lambda=1e-05</td>", "0.6100", "96.0%"} {
+	for _, want := range []string{"<h2>Tuning</h2>", "<strong>lambda=0.0001</strong>", "<td>lambda=1e-05</td>", "0.6100", "96.0%", "tfidf's validation mAP, on the same queries over the same images: 0.4321"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("HTML lacks %q", want)
 		}
