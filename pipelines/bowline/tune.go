@@ -225,11 +225,18 @@ func tune(s beam.Scope, bowParts, labels, cut, checked beam.PCollection, dim int
 	choice := beam.ParDo(s, &chooseFn{Grid: grid, Share: l.Tune.Share, Target: l.Tune.TargetSparsity}, beam.Impulse(s),
 		beam.SideInput{Input: set}, beam.SideInput{Input: beam.Flatten(s, results...)}, beam.SideInput{Input: beam.Flatten(s, sparsities...)})
 	out := tuned{Report: choice, Models: map[string]beam.PCollection{}, States: map[string]beam.PCollection{}, Units: beam.Flatten(s, units...)}
+	// Learner by learner in the grid's order, so that the graph is built
+	// the same way every time.
+	var order []string
 	byLearner := map[string][]int{}
 	for i, p := range grid {
+		if byLearner[p.Learner] == nil {
+			order = append(order, p.Learner)
+		}
 		byLearner[p.Learner] = append(byLearner[p.Learner], i)
 	}
-	for name, idx := range byLearner {
+	for _, name := range order {
+		idx := byLearner[name]
 		ls := s.Scope("pick." + name)
 		var ms, sts []beam.PCollection
 		for _, i := range idx {
