@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -424,6 +425,10 @@ func TestCommand(t *testing.T) {
 		{args: []string{"--image_id", "x"}, code: 2, err: "query: --run is required"},
 		{args: []string{"--run", dir}, code: 2, err: "query: give one of --image and --image_id"},
 		{args: []string{"--run", dir, "--image_id", "x", "--k", "0"}, code: 2, err: "query: --k 0"},
+		{args: []string{"--run", dir, "--image_id", "x", "--rerank", "-1"}, code: 2, err: "query: --rerank -1: want 0 or more"},
+		{args: []string{"--run", dir, "--image_id", "x", "--expand=-2"}, code: 2, err: "query: --expand=-2: want a count of results"},
+		{args: []string{"--run", dir, "--image_id", "x", "--expand=t"}, code: 2, err: "query: --expand=t: want a count of results"},
+		{args: []string{"--run", dir, "--image_id", docs[0].ImageID, "--learner", "itq", "--expand"}, code: 1, err: "query: learner itq ranks binary codes: query expansion needs a learner of bags of words"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(ctx, tc.args, &stdout, &stderr)
@@ -460,4 +465,113 @@ func mustURI(t *testing.T, dir, id string) string {
 		t.Fatalf("no location of %s", id)
 	}
 	return uri
+}
+
+// Re-ranking through the job's geometry files: a photo of an indexed
+// image is verified with its own keypoints at the job's hard words (the
+// run quantises through the forest, softly), so it finds its image first
+// with every inlier, and then exactly the id query's re-ranking; a
+// rotated crop finds its source verified. The command prints what the
+// library returns, inliers and all.
+func TestRefinedQueries(t *testing.T) {
+	dir := shapesRun(t)
+	ctx := context.Background()
+	ix, err := search.Open(ctx, dir, search.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := bows(t, dir)
+	verified, found, tried := 0, 0, 0
+	for i, d := range docs {
+		if i%8 != 0 {
+			continue
+		}
+		data, err := os.ReadFile(mustURI(t, dir, d.ImageID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		photo, err := ix.SearchImageRefined(ctx, search.TFIDF, data, 0, search.Refine{Rerank: 21})
+		if err != nil {
+			t.Fatal(err)
+		}
+		byID, err := ix.SearchIDRefined(search.TFIDF, d.ImageID, 0, search.Refine{Rerank: 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(photo.Hits) == 0 || photo.Hits[0].ImageID != d.ImageID || !photo.Hits[0].Verified ||
+			!slices.Equal(photo.Hits[1:], byID.Hits) {
+			t.Fatalf("%s: its own file finds %v, then not the id query's %v", d.ImageID, photo.Hits[:min(4, len(photo.Hits))], byID.Hits[:min(3, len(byID.Hits))])
+		}
+		for _, h := range byID.Hits {
+			if h.Verified {
+				verified++
+			}
+		}
+		tried++
+		crop, err := ix.SearchImageRefined(ctx, search.TFIDF, rotatedCrop(t, data), 3, search.Refine{Rerank: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(crop.Hits, func(h search.Hit) bool { return h.ImageID == d.ImageID && h.Verified }) {
+			found++
+		} else {
+			t.Logf("%s: rotated and cropped, re-ranked, finds %v", d.ImageID, crop.Hits)
+		}
+	}
+	t.Logf("%d of %d rotated crops find their source verified in the top 3; %d verified hits of the id queries", found, tried, verified)
+	if found < tried-1 {
+		t.Errorf("%d of %d rotated and cropped copies find their source verified in the top 3", found, tried)
+	}
+
+	id := docs[5].ImageID
+	for _, args := range [][]string{{"--rerank", "20"}, {"--rerank", "20", "--expand"}, {"--expand=3"}} {
+		var stdout, stderr bytes.Buffer
+		if code := run(ctx, append([]string{"--run", dir, "--image_id", id, "--learner", "tfidf", "--k", "6"}, args...), &stdout, &stderr); code != 0 {
+			t.Fatalf("%q: exit %d: %s", args, code, stderr.String())
+		}
+		r := search.Refine{}
+		if args[0] == "--rerank" {
+			r.Rerank = 20
+		}
+		switch args[len(args)-1] {
+		case "--expand":
+			r.Expand = search.DefaultExpand
+		case "--expand=3":
+			r.Expand = 3
+		}
+		res, err := ix.SearchIDRefined(search.TFIDF, id, 6, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+		if len(lines) != 2+len(res.Hits) || !strings.Contains(lines[1], " inliers ") {
+			t.Fatalf("%q: %d lines, want a header with inliers and %d results:\n%s", args, len(lines), len(res.Hits), stdout.String())
+		}
+		for i, h := range res.Hits {
+			in := "-"
+			if h.Verified {
+				in = strconv.Itoa(h.Inliers)
+			}
+			if f := strings.Fields(lines[2+i]); len(f) != 5 || f[0] != strconv.Itoa(i+1) || f[2] != in || f[4] != h.ImageID {
+				t.Fatalf("%q: line %q, want rank %d, inliers %s, %s", args, lines[2+i], i+1, in, h.ImageID)
+			}
+		}
+	}
+}
+
+// --expand alone is the default count; --expand=N is N, 1 included (not
+// a boolean's true); false is none.
+func TestExpandFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want int
+	}{{nil, 0}, {[]string{"--expand"}, search.DefaultExpand}, {[]string{"--expand=1"}, 1}, {[]string{"--expand=0"}, 0},
+		{[]string{"--expand=12"}, 12}, {[]string{"--expand=false"}, 0}, {[]string{"--expand=true"}, search.DefaultExpand}} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		var e expandFlag
+		fs.Var(&e, "expand", "")
+		if err := fs.Parse(c.args); err != nil || e.n != c.want || e.bad != "" {
+			t.Errorf("%q: %d (bad %q, %v), want %d", c.args, e.n, e.bad, err, c.want)
+		}
+	}
 }
