@@ -30,10 +30,15 @@ var ErrCannotExpand = errors.New("query expansion needs a learner of bags of wor
 // as the geometry files code them (formats.Geometry).
 const keypointBytes = 10
 
-// geoBlock is the size of the keypoint arena's blocks, in bytes (about
-// 1.6M keypoints): the arena grows by a block, never by copying what it
-// holds, so that loading holds the geometry once, whatever its size.
-const geoBlock = 16 << 20
+// The keypoint arena grows by a block, never by copying what it holds, so
+// that loading holds the geometry once, whatever its size: each new block
+// as large as the blocks before it together, from minGeoBlock up to
+// maxGeoBlock bytes (about 1.6M keypoints), and the last one trimmed once
+// loaded (trim), so that a small run holds little more than its keypoints.
+const (
+	minGeoBlock = 64 << 10
+	maxGeoBlock = 16 << 20
+)
 
 // geometries is every image's keypoints, compact: the keypoints of image
 // d (an ordinal) are n[d] records of keypointBytes at offset at[d] of the
@@ -67,7 +72,12 @@ func (g *geometries) add(d int, packed []byte, width, height int32) {
 	}
 	last := len(g.blocks) - 1
 	if last < 0 || len(g.blocks[last])+len(packed) > cap(g.blocks[last]) {
-		g.blocks = append(g.blocks, make([]byte, 0, max(geoBlock, len(packed))))
+		var held int
+		for _, b := range g.blocks {
+			held += len(b)
+		}
+		size := min(max(minGeoBlock, held), maxGeoBlock)
+		g.blocks = append(g.blocks, make([]byte, 0, max(size, len(packed))))
 		last++
 	}
 	b := g.blocks[last]
@@ -75,6 +85,16 @@ func (g *geometries) add(d int, packed []byte, width, height int32) {
 	g.blocks[last] = append(b, packed...)
 	g.n[d] = uint32(len(packed) / keypointBytes)
 	g.size[2*d], g.size[2*d+1] = width, height
+}
+
+// trim copies the last block to its length if that frees more than a
+// sixteenth of it.
+func (g *geometries) trim() {
+	if last := len(g.blocks) - 1; last >= 0 {
+		if b := g.blocks[last]; cap(b)-len(b) > cap(b)/16 {
+			g.blocks[last] = slices.Clone(b)
+		}
+	}
 }
 
 // decode writes image d's keypoints into dst, reusing its slices.
@@ -206,6 +226,7 @@ func (ix *Index) loadGeometry(ctx context.Context, paths []string, ord map[strin
 	if err != nil {
 		return err
 	}
+	g.trim()
 	ix.geo = g
 	return nil
 }

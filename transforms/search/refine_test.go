@@ -510,3 +510,41 @@ func TestPhotoKeypoints(t *testing.T) {
 		t.Fatalf("no refinement: %v (%v), want %v", zero.Hits, err, plain.Hits)
 	}
 }
+
+// The arena holds every image's keypoints across its blocks, each new
+// block as large as those before, and once trimmed little more than the
+// keypoints themselves: a small run does not pay for a large block.
+func TestGeometryArena(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	for _, n := range []int{3, 40, 3000} {
+		g := &geometries{at: make([]uint64, n), n: make([]uint32, n), size: make([]int32, 2*n)}
+		want := make([][]byte, n)
+		var kps int64
+		for d := range n {
+			k := rng.IntN(400)
+			if d == n/2 {
+				k = 0 // an image without keypoints
+			}
+			rec := make([]byte, k*keypointBytes)
+			for i := range rec {
+				rec[i] = byte(rng.IntN(256))
+			}
+			want[d] = rec
+			kps += int64(k)
+			g.add(d, rec, int32(100+d), 50)
+		}
+		g.trim()
+		for d := range n {
+			var got, exp spatial.Geometry
+			g.decode(d, &got)
+			unpack(want[d], int32(100+d), 50, &exp)
+			if !slices.Equal(got.Words, exp.Words) || !slices.Equal(got.X, exp.X) || got.Width != exp.Width {
+				t.Fatalf("%d images: image %d decodes to other keypoints", n, d)
+			}
+		}
+		exact := kps*keypointBytes + 20*int64(n)
+		if got := g.bytes(); got > exact+exact/8 {
+			t.Errorf("%d images, %d keypoints: %d bytes held, %d needed", n, kps, got, exact)
+		}
+	}
+}

@@ -43,8 +43,8 @@
 // spatial verification and expand a query with its verified results
 // (Refine; SearchIDRefined, SearchImageRefined). The keypoints are held as
 // the files code them, 10 bytes a keypoint (word, 16-bit x and y, byte
-// codes of scale and angle) in blocks of 16 MB that loading appends to,
-// never copies, plus 20 bytes an image; Options.MaxKeypoints keeps the
+// codes of scale and angle) in blocks of up to 16 MB that loading appends
+// to, never copies, plus 20 bytes an image; Options.MaxKeypoints keeps the
 // largest-scale keypoints of each image to bound them, and
 // Options.NoGeometry leaves them out. A candidate's keypoints are decoded
 // when it is verified: a few microseconds for hundreds of keypoints, against
