@@ -131,6 +131,16 @@ func TestServeRealRun(t *testing.T) {
 			t.Fatalf("GET %s: the query is among its results", id)
 		}
 
+		// Re-ranked and expanded through the run's geometry files: the
+		// search package's answer, inliers and all.
+		r = results(t, do(s, "GET", "/v1/search?k=5&rerank=30&expand=true&image_id="+id, nil))
+		if want, err = ix.SearchID("solis-ada", id, 5, Refine{Rerank: 30, Expand: search.DefaultExpand}); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(r.Results, want.Hits) || r.Matched != want.Matched {
+			t.Fatalf("GET %s re-ranked and expanded: %+v, want %+v", id, r, want)
+		}
+
 		data, err := os.ReadFile(filepath.Join(filepath.Dir(shapesCSV), row[pathCol]))
 		if err != nil {
 			t.Fatal(err)
@@ -138,6 +148,11 @@ func TestServeRealRun(t *testing.T) {
 		r = results(t, do(s, "POST", "/v1/search?k=3&learner=tfidf", bytes.NewReader(data)))
 		if len(r.Results) != 3 || r.Results[0].ImageID != id || r.Learner != "tfidf" {
 			t.Fatalf("POST the image of %s: %+v", id, r.Results)
+		}
+		// Its own photo, re-ranked, is verified with every keypoint.
+		r = results(t, do(s, "POST", "/v1/search?k=3&learner=tfidf&rerank=10", bytes.NewReader(data)))
+		if len(r.Results) != 3 || r.Results[0].ImageID != id || r.Results[0].Inliers < 5 {
+			t.Fatalf("POST the image of %s re-ranked: %+v", id, r.Results)
 		}
 
 		w := do(s, "GET", "/v1/image?size=64&image_id="+id, nil)
