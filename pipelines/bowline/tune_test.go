@@ -175,10 +175,10 @@ func TestGrid(t *testing.T) {
 	l.Learners = []string{"solis-ada", "solis-da", "oasis-diag"}
 	l.Tune.Tune = true
 	g := l.grid(10_000)
-	if len(g) != 9+9+3 {
-		t.Fatalf("%d points, want 9 + 9 + 3", len(g))
+	if len(g) != 16+16+4 {
+		t.Fatalf("%d points, want 16 + 16 + 4", len(g))
 	}
-	if p := g[0]; p.Learner != "solis-ada" || math.Abs(p.Opt.Params["eta"]-10.0/3) > 1e-12 || math.Abs(p.Opt.Params["lambda"]-1e-7) > 1e-20 || p.Name != "solis-ada-eta-3.333-lambda-1e-07" {
+	if p := g[0]; p.Learner != "solis-ada" || math.Abs(p.Opt.Params["eta"]-10.0/3) > 1e-12 || math.Abs(p.Opt.Params["lambda"]-1e-8) > 1e-20 || p.Name != "solis-ada-eta-3.333-lambda-1e-08" {
 		t.Errorf("first point %+v", p)
 	}
 	l.Params = map[string]map[string]float64{"solis-ada": {"eta": 5}}
