@@ -28,6 +28,8 @@ type Refine struct {
 	// re-ranked again against the first query's keypoints. The hits
 	// verified are the best Rerank, or the best DefaultRerank without
 	// Rerank. 0: no expansion. Only a learner of bags of words expands.
+	// An expanded search's hits are scored, and Result.Matched counted,
+	// under the expanded query.
 	Expand int
 }
 
