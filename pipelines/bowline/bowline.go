@@ -21,6 +21,7 @@ import (
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/formats/parquetio"
 	"github.com/bowline/bowline/learners"
+	"github.com/bowline/bowline/transforms/bow"
 	"github.com/bowline/bowline/transforms/bow/bowbeam"
 	"github.com/bowline/bowline/transforms/describe"
 	"github.com/bowline/bowline/transforms/describe/describebeam"
@@ -62,7 +63,8 @@ type Config struct {
 	Output   string
 	Describe describe.Options
 	Vocab    kmeansbeam.Options
-	// BoW configures quantisation, hard (the default) or soft.
+	// BoW configures quantisation, hard (the default) or soft, and the
+	// term frequency of the weights.
 	BoW      bowbeam.Options
 	Triplets triplets.Options
 	Learning Learning
@@ -121,6 +123,10 @@ func DefaultConfig() Config {
 		Columns:  ingest.DefaultColumns(),
 		Describe: describe.DefaultOptions(),
 		Vocab:    kmeansbeam.Options{K: 1000, Sample: 200_000, MaxIter: 25, Tol: 1e-4, Seed: 1},
+		// Square-rooted term frequencies damp bursts (package bow): on
+		// ETH-80 they raise held-out mAP, of TF-IDF and of the learners,
+		// for category and object labels alike.
+		BoW:      bowbeam.Options{TF: bow.TFSqrt},
 		Triplets: triplets.Options{PerQuery: 20, Seed: 1, Negatives: triplets.Random, HardPool: 10, HardFraction: 1},
 		Learning: DefaultLearning(),
 		MaxDrift: 0.1,
