@@ -16,7 +16,6 @@ import (
 	"runtime"
 	"slices"
 	"sort"
-	"sync/atomic"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -57,10 +56,16 @@ func main() {
 	var keypoints int64
 	for r := 0; r < *reps; r++ {
 		start := time.Now()
-		var kp atomic.Int64
-		describe.DescribeAll(ctx, opt, fileio.ReadBytes, images, workers, func(res describe.Result) { kp.Add(int64(len(res.Features.X))) }, func(err error) { log.Fatal(err) })
+		var kp int64
+		err := describe.DescribeAll(ctx, opt, fileio.ReadBytes, images, nil, workers, 4*workers, func(res describe.Result) error {
+			kp += int64(len(res.Features.X))
+			return nil
+		})
+		if err != nil {
+			log.Fatal(err)
+		}
 		loops = append(loops, time.Since(start).Seconds())
-		keypoints = kp.Load()
+		keypoints = kp
 
 		p, s := beam.NewPipelineWithRoot()
 		dir, err := os.MkdirTemp("", "describebench")

@@ -33,18 +33,25 @@ type Options struct {
 	MaxPixels int64
 	// PartImages is the number of images of one part: the Beam transform
 	// describes ⌈images/PartImages⌉ parts, each by a pool of goroutines,
-	// one per CPU, and writes each part's features to a file of its own.
-	// A worker holds one part's features at a time (about 128 MB at 1,000
-	// SIFT keypoints an image), so it bounds memory, and the number of
-	// parts, the work a cluster can spread, follows the corpus.
+	// one per CPU, and streams each part's features to a file of its own
+	// in row groups (formats.RowGroupBytes), so the number of parts, the
+	// work a cluster can spread, follows the corpus.
 	PartImages int
+	// PartLoads is the most parts a worker process describes at once (0:
+	// no limit). A runner may run every part of the stage side by side in
+	// one process — Prism does — and each holds a row group of features
+	// and, in an incremental run, the previous run's features of its part
+	// (about 0.4 GB at 1,000 photos of 2,000 keypoints); each part already
+	// keeps every CPU busy, so two at once lose nothing. It changes no
+	// output, so it is left out of the settings a run records.
+	PartLoads int `json:"-"`
 }
 
 // DefaultOptions returns OpenCV-like SIFT settings on images of at most
-// 1,600 pixels a side, no global features, a 100-megapixel limit and
-// 1,000 images a part.
+// 1,600 pixels a side, no global features, a 100-megapixel limit, 1,000
+// images a part and two parts at once in a worker process.
 func DefaultOptions() Options {
-	o := Options{SIFT: sift.DefaultOptions(), MaxPixels: 100_000_000, PartImages: 1000}
+	o := Options{SIFT: sift.DefaultOptions(), MaxPixels: 100_000_000, PartImages: 1000, PartLoads: 2}
 	// SIFT's scratch grows with the pixel count (about 70 MB at 640×480 with
 	// the input doubled) and web images come at any size: bound it.
 	o.SIFT.MaxSide = 1600
@@ -61,6 +68,9 @@ func (o Options) Validate() error {
 	}
 	if o.PartImages < 1 {
 		return fmt.Errorf("describe: %d images a part, want at least 1", o.PartImages)
+	}
+	if o.PartLoads < 0 {
+		return fmt.Errorf("describe: negative part loads %d", o.PartLoads)
 	}
 	if o.MaxPixels < 0 {
 		return fmt.Errorf("describe: negative pixel limit %d", o.MaxPixels)
@@ -214,40 +224,96 @@ type Result struct {
 }
 
 // DescribeAll describes images with a pool of workers goroutines, each with
-// its own Describer, and hands every result to out from those goroutines;
-// it returns when all are done. It is the unit of work of the Beam
-// transform, exported so that a benchmark can time the same work without a
-// runner.
-func DescribeAll(ctx context.Context, opt Options, read ReadFunc, images []formats.Image, workers int, out func(Result), fail func(error)) {
-	DescribeAllUnless(ctx, opt, read, images, nil, workers, out, fail)
-}
-
-// DescribeAllUnless is DescribeAll with DescribeUnless: the images known
-// reports come out carried, not described.
-func DescribeAllUnless(ctx context.Context, opt Options, read ReadFunc, images []formats.Image, known Known, workers int, out func(Result), fail func(error)) {
-	jobs := make(chan formats.Image)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
+// its own Describer, and hands every result to out in the order of images,
+// from the calling goroutine, so that a caller can stream them to a file.
+// At most window results (at least workers) are made ahead of the earliest
+// unfinished image: a slow image holds the pool back instead of letting
+// finished features pile up, so memory is bounded by window, not by the
+// number of images. The images known reports come out carried, not
+// described (DescribeUnless). An error from out, or a Describer that cannot
+// be made, stops the work; DescribeAll returns it once every goroutine has
+// stopped. It is the unit of work of the Beam transform, exported so that
+// a benchmark can time the same work without a runner.
+func DescribeAll(ctx context.Context, opt Options, read ReadFunc, images []formats.Image, known Known, workers, window int, out func(Result) error) error {
+	workers = max(workers, 1)
+	window = max(window, workers)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type done struct {
+		i int
+		r Result
+	}
+	ahead := make(chan struct{}, window) // a token per image started and not yet handed out
+	jobs := make(chan int)
+	results := make(chan done, window)
+	var (
+		wg      sync.WaitGroup
+		errOnce sync.Once
+		err     error
+	)
+	fail := func(e error) {
+		errOnce.Do(func() { err = e })
+		cancel()
+	}
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			d, err := NewDescriber(opt, read)
-			if err != nil {
-				fail(err)
+			d, derr := NewDescriber(opt, read)
+			if derr != nil {
+				fail(derr)
 				for range jobs {
 				}
 				return
 			}
-			for img := range jobs {
+			for i := range jobs {
 				start := time.Now()
-				feat, carried, dead := d.DescribeUnless(ctx, img, known)
-				out(Result{Features: feat, Carried: carried, Dead: dead, Millis: time.Since(start).Milliseconds()})
+				feat, carried, dead := d.DescribeUnless(ctx, images[i], known)
+				results <- done{i, Result{Features: feat, Carried: carried, Dead: dead, Millis: time.Since(start).Milliseconds()}}
 			}
 		}()
 	}
-	for _, img := range images {
-		jobs <- img
+	go func() {
+		defer close(jobs)
+		for i := range images {
+			select {
+			case ahead <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case jobs <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() {
+		wg.Wait()
+		close(results)
+	}()
+	pending := make(map[int]Result, window)
+	next := 0
+	for d := range results {
+		pending[d.i] = d.r
+		for {
+			r, ok := pending[next]
+			if !ok {
+				break
+			}
+			delete(pending, next)
+			next++
+			<-ahead
+			if ctx.Err() == nil {
+				if oerr := out(r); oerr != nil {
+					fail(oerr)
+				}
+			}
+		}
 	}
-	close(jobs)
-	wg.Wait()
+	if err == nil && next < len(images) {
+		// Cancelled from outside: the images not handed out are not described.
+		err = context.Cause(ctx)
+	}
+	return err
 }

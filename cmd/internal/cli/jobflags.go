@@ -28,7 +28,8 @@ type JobFlags struct {
 func AddJobFlags(fs *flag.FlagSet, c *bowline.Config) *JobFlags {
 	fs.StringVar(&c.Input, "input", c.Input, "labels CSV (image_id,path,label[,tags]; paths relative to the CSV) or image directory (label = sub-directory); local or gs://; or synthetic:N[?labels=L&descriptors=D&seed=S], N generated images (SIFT-like descriptors only, for scale runs); required")
 	fs.StringVar(&c.Columns.Label, "label_column", c.Columns.Label, "labels CSV column that holds the class label")
-	fs.IntVar(&c.Describe.PartImages, "part_images", c.Describe.PartImages, "images per part: the image list, features, word counts, bags of words and indexes are written ⌈images/part_images⌉ files each, one worker a part at a time (bounds its memory: ~128 MB of features at 1,000 keypoints an image)")
+	fs.IntVar(&c.Describe.PartImages, "part_images", c.Describe.PartImages, "images per part: the image list, features, word counts, bags of words and indexes are written ⌈images/part_images⌉ files each; a part's features are streamed, a row group at a time")
+	fs.IntVar(&c.Describe.PartLoads, "part_loads", c.Describe.PartLoads, "most parts a worker process describes, and most it quantises, at once (0: no limit); each keeps every core busy, and holds a row group of features or a few images' descriptors, plus, in an incremental run, the previous run's rows of its part")
 	fs.IntVar(&c.Vocab.K, "vocab", c.Vocab.K, "visual words in the vocabulary")
 	fs.IntVar(&c.Vocab.Sample, "vocab_sample", c.Vocab.Sample, "descriptors sampled to build the vocabulary")
 	fs.IntVar(&c.Vocab.MaxIter, "vocab_iter", c.Vocab.MaxIter, "maximum k-means iterations")
@@ -85,7 +86,7 @@ func AddTripletFlags(fs *flag.FlagSet, o *triplets.Options) {
 // appends groups of its own.
 func JobGroups() []Group {
 	return []Group{
-		{Title: "Input and output", Flags: []string{"input", "label_column", "part_images", "seed"}},
+		{Title: "Input and output", Flags: []string{"input", "label_column", "part_images", "part_loads", "seed"}},
 		{Title: "Description (SIFT and global features)", Flags: []string{"max_side", "max_pixels", "max_keypoints", "sift_double", "rootsift", "global"}},
 		{Title: "Vocabulary", Flags: []string{"vocab", "vocab_sample", "vocab_iter", "akm", "akm_checks", "vocab_chunks"}},
 		{Title: "Bags of words", Flags: []string{"soft_words", "soft_sigma", "tf"}},
@@ -102,6 +103,7 @@ func JobGroups() []Group {
 func (j *JobFlags) Apply() error {
 	c := j.c
 	c.Vocab.Seed, c.Triplets.Seed, c.Learning.Eval.Seed = *j.seed, *j.seed, *j.seed
+	c.BoW.PartLoads = c.Describe.PartLoads
 	c.Learning.Learners = ParseLearners(*j.learners, c.Describe.Global)
 	p, err := ParseParams(*j.params)
 	if err != nil {

@@ -202,6 +202,7 @@ var checks = map[string]check{
 	// Input and output.
 	"label_column": nonEmpty,
 	"part_images":  atLeast(1),
+	"part_loads":   atLeast(0),
 	"shards":       atLeast(1),
 	// Description.
 	"max_side":      zeroOrAtLeast(sift.MinImageSide, "never downscale"),

@@ -80,6 +80,7 @@ func TestParseArgsHelp(t *testing.T) {
 var badValues = map[string][]string{
 	"label_column":       {"", " "},
 	"part_images":        {"0", "-1"},
+	"part_loads":         {"-1"},
 	"vocab":              {"1", "0", "-5"},
 	"vocab_sample":       {"1", "-1", "999"}, // 999: below --vocab's 1000
 	"vocab_iter":         {"0", "-1"},

@@ -5,7 +5,6 @@ package bowbeam
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
 	"runtime"
@@ -19,6 +18,7 @@ import (
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/bow"
+	"github.com/bowline/bowline/transforms/internal/slots"
 	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
 )
@@ -68,6 +68,12 @@ type Options struct {
 	// stay raw, so an incremental run may carry them across a change of TF
 	// (omitted when empty, as incremental.json compares options without it).
 	TF bow.TF `json:",omitempty"`
+	// PartLoads is the most parts a worker process quantises at once (0:
+	// no limit): a part holds a few images' descriptors at a time, its
+	// counts and its geometry, and, in an incremental run, the previous
+	// run's counts and geometry of its images. It changes no output, so it
+	// is left out of the settings a run records.
+	PartLoads int `json:"-"`
 }
 
 // Validate reports whether o is usable. BoWWith with invalid options fails
@@ -79,6 +85,9 @@ func (o Options) Validate() error {
 	}
 	if err := o.TF.Validate(); err != nil {
 		return fmt.Errorf("bowbeam: %w", err)
+	}
+	if o.PartLoads < 0 {
+		return fmt.Errorf("bowbeam: negative part loads %d", o.PartLoads)
 	}
 	return nil
 }
@@ -228,7 +237,7 @@ const (
 // at a time.
 func BoWOfParts(s beam.Scope, features, codebook beam.PCollection, opt Options, dir string) (bows, counts, geometry, stats beam.PCollection) {
 	s = s.Scope("bow.BoW")
-	counts, geometry, dfs := beam.ParDo3(s, &countPartFn{Soft: opt.Soft, Dir: dir}, beam.Reshuffle(s, features), beam.SideInput{Input: codebook})
+	counts, geometry, dfs := beam.ParDo3(s, &countPartFn{Soft: opt.Soft, Dir: dir, Loads: opt.PartLoads}, beam.Reshuffle(s, features), beam.SideInput{Input: codebook})
 	df := beam.Combine(s, &mergeDFFn{}, dfs)
 	bows = beam.ParDo(s, &weightPartFn{Dir: dir, TF: opt.TF}, counts, beam.SideInput{Input: df})
 	return bows, counts, geometry, beam.ParDo(s, statsFn, df)
@@ -273,8 +282,9 @@ func quantizers(cb kmeansbeam.Codebook, soft bow.SoftOptions, n int) ([]*bow.Qua
 }
 
 type countPartFn struct {
-	Soft bow.SoftOptions
-	Dir  string
+	Soft  bow.SoftOptions
+	Dir   string
+	Loads int
 
 	qs    []*bow.Quantizer
 	words beam.Counter
@@ -288,6 +298,11 @@ func (f *countPartFn) ProcessElement(ctx context.Context, p formats.Part, codebo
 		}
 		f.qs = qs
 		f.words = beam.NewCounter("bow", "descriptors_quantised")
+	}
+	release, err := slots.Acquire(ctx, "bow.part", f.Loads)
+	defer release()
+	if err != nil {
+		return fmt.Errorf("bow: part %d: %w", p.Part, err)
 	}
 	part, geometry, df, err := countPart(ctx, f.Dir, p, f.qs, nil)
 	if err != nil {
@@ -315,51 +330,87 @@ type carried struct {
 // keypoints located — and the part's document frequencies.
 func countPart(ctx context.Context, dir string, p formats.Part, qs []*bow.Quantizer, known map[string]carried) (counts, geometry formats.Part, df DF, err error) {
 	start := time.Now()
-	feats, err := fileio.ReadFile[formats.Features](ctx, p.Path)
-	if err != nil {
-		return formats.Part{}, formats.Part{}, DF{}, fmt.Errorf("bow: %w", err)
+	// The features are streamed to the quantising goroutines a row at a
+	// time: a worker holds a few images' descriptors (about 0.3 MB a photo
+	// of 2,000 keypoints), the part's counts and its geometry (12 bytes a
+	// keypoint), never the part's features.
+	type job struct {
+		i    int
+		feat formats.Features
 	}
-	out := make([]formats.BoW, len(feats))
-	geo := make([]formats.Geometry, len(feats))
-	errs := make([]error, len(qs))
-	var quantised atomic.Int64
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for k, q := range qs {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := make(chan job, len(qs))
+	var (
+		mu        sync.Mutex
+		out       []formats.BoW
+		geo       []formats.Geometry
+		quantised atomic.Int64
+		wg        sync.WaitGroup
+		errOnce   sync.Once
+		firstErr  error
+	)
+	fail := func(err error) {
+		errOnce.Do(func() { firstErr = err })
+		cancel()
+	}
+	put := func(i int, b formats.BoW, g formats.Geometry) {
+		mu.Lock()
+		defer mu.Unlock()
+		for len(out) <= i {
+			out = append(out, formats.BoW{})
+			geo = append(geo, formats.Geometry{})
+		}
+		out[i], geo[i] = b, g
+	}
+	for _, q := range qs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			var flat []byte
 			var words []uint32
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(feats) || errs[k] != nil {
-					return
-				}
-				if c, ok := known[feats[i].ImageID]; ok {
-					out[i] = formats.BoW{ImageID: feats[i].ImageID, Label: feats[i].Label, WordIDs: c.counts.WordIDs, Weights: c.counts.Weights}
-					geo[i] = c.geometry
-					feats[i] = formats.Features{ImageID: feats[i].ImageID}
+			for j := range jobs {
+				f := &j.feat
+				if c, ok := known[f.ImageID]; ok {
+					put(j.i, formats.BoW{ImageID: f.ImageID, Label: f.Label, WordIDs: c.counts.WordIDs, Weights: c.counts.Weights}, c.geometry)
 					continue
 				}
-				quantised.Add(int64(len(feats[i].Descriptors)))
+				if ctx.Err() != nil {
+					continue
+				}
+				quantised.Add(int64(len(f.Descriptors)))
 				flat = flat[:0]
-				for _, d := range feats[i].Descriptors {
+				for _, d := range f.Descriptors {
 					flat = append(flat, d...)
 				}
 				var c sparse.Vector
 				c, words = q.QuantizeWords(flat, words[:0])
-				out[i] = formats.BoW{ImageID: feats[i].ImageID, Label: feats[i].Label, WordIDs: c.Idx, Weights: c.Val}
-				if geo[i], errs[k] = formats.GeometryOf(&feats[i], words); errs[k] != nil {
-					return
+				g, err := formats.GeometryOf(f, words)
+				if err != nil {
+					fail(err)
+					continue
 				}
-				feats[i] = formats.Features{ImageID: feats[i].ImageID}
+				put(j.i, formats.BoW{ImageID: f.ImageID, Label: f.Label, WordIDs: c.Idx, Weights: c.Val}, g)
 			}
 		}()
 	}
+	n := 0
+	rerr := fileio.ReadEach(ctx, p.Path, func(f *formats.Features) error {
+		select {
+		case jobs <- job{n, *f}:
+			n++
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	close(jobs)
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return formats.Part{}, formats.Part{}, DF{}, fmt.Errorf("bow: part %d: %w", p.Part, err)
+	if firstErr != nil {
+		return formats.Part{}, formats.Part{}, DF{}, fmt.Errorf("bow: part %d: %w", p.Part, firstErr)
+	}
+	if rerr != nil {
+		return formats.Part{}, formats.Part{}, DF{}, fmt.Errorf("bow: %w", rerr)
 	}
 	for _, b := range out {
 		df = (dfFn{}).AddInput(df, b)

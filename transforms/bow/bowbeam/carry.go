@@ -11,6 +11,7 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/bow"
+	"github.com/bowline/bowline/transforms/internal/slots"
 	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
 )
 
@@ -59,7 +60,7 @@ func (pr Previous) files(p int) (counts, geometry string) {
 // with; the caller checks.
 func BoWOfPartsCarrying(s beam.Scope, features, codebook beam.PCollection, opt Options, dir string, prev Previous, carry beam.PCollection) (bows, counts, geometry, stats beam.PCollection) {
 	s = s.Scope("bow.BoW")
-	counts, geometry, dfs := beam.ParDo3(s, &carryCountPartFn{Soft: opt.Soft, Dir: dir, Prev: prev}, beam.Reshuffle(s, features),
+	counts, geometry, dfs := beam.ParDo3(s, &carryCountPartFn{Soft: opt.Soft, Dir: dir, Prev: prev, Loads: opt.PartLoads}, beam.Reshuffle(s, features),
 		beam.SideInput{Input: codebook}, beam.SideInput{Input: carry})
 	df := beam.Combine(s, &mergeDFFn{}, dfs)
 	bows = beam.ParDo(s, &weightPartFn{Dir: dir, TF: opt.TF}, counts, beam.SideInput{Input: df})
@@ -67,9 +68,10 @@ func BoWOfPartsCarrying(s beam.Scope, features, codebook beam.PCollection, opt O
 }
 
 type carryCountPartFn struct {
-	Soft bow.SoftOptions
-	Dir  string
-	Prev Previous
+	Soft  bow.SoftOptions
+	Dir   string
+	Prev  Previous
+	Loads int
 
 	qs             []*bow.Quantizer
 	words, carried beam.Counter
@@ -84,6 +86,11 @@ func (f *carryCountPartFn) ProcessElement(ctx context.Context, p formats.Part, c
 		f.qs = qs
 		f.words = beam.NewCounter("bow", "descriptors_quantised")
 		f.carried = beam.NewCounter("bow", "images_carried")
+	}
+	release, err := slots.Acquire(ctx, "bow.part", f.Loads)
+	defer release()
+	if err != nil {
+		return fmt.Errorf("bow: part %d: %w", p.Part, err)
 	}
 	known, err := f.Prev.known(ctx, p, carry)
 	if err != nil {

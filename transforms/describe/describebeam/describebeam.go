@@ -8,12 +8,12 @@ package describebeam
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"runtime"
 	"slices"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -22,6 +22,7 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/describe"
+	"github.com/bowline/bowline/transforms/internal/slots"
 )
 
 func init() {
@@ -95,6 +96,10 @@ type describeFn struct {
 	millis                                    beam.Distribution
 }
 
+// errNoRows stops the write of a part none of whose images was described:
+// a part without rows has no file, as before.
+var errNoRows = errors.New("no rows")
+
 func (f *describeFn) Setup() error {
 	if err := f.Opt.Validate(); err != nil {
 		return err
@@ -114,6 +119,13 @@ func (f *describeFn) ProcessElement(ctx context.Context, in formats.Part, emit f
 	if err != nil {
 		return fmt.Errorf("describe: part %d: %w", in.Part, err)
 	}
+	// A part waits for its slot holding its image list only: the previous
+	// run's features of the part and the new ones come after.
+	release, err := slots.Acquire(ctx, "describe.part", f.Opt.PartLoads)
+	defer release()
+	if err != nil {
+		return fmt.Errorf("describe: part %d: %w", in.Part, err)
+	}
 	prev, err := f.previous(ctx, in.Part, batch)
 	if err != nil {
 		return fmt.Errorf("describe: part %d: %w", in.Part, err)
@@ -126,59 +138,57 @@ func (f *describeFn) ProcessElement(ctx context.Context, in formats.Part, emit f
 			return ok && content != "" && old.Content == content
 		}
 	}
-	results := make(chan describe.Result)
-	var firstErr error
-	var once sync.Once
-	go func() {
-		describe.DescribeAllUnless(ctx, f.Opt, fileio.ReadBytes, batch, known, runtime.GOMAXPROCS(0), func(r describe.Result) { results <- r }, func(err error) { once.Do(func() { firstErr = err }) })
-		close(results)
-	}()
+	// The file's rows are in id order, written as the images are described
+	// (DescribeAll hands results over in the order of batch): a worker
+	// holds a row group of features, not the part's.
+	sort.Slice(batch, func(i, j int) bool { return batch[i].ImageID < batch[j].ImageID })
 	imgs := make(map[string]*formats.Image, len(batch))
 	for i := range batch {
 		imgs[batch[i].ImageID] = &batch[i]
 	}
-	// Emitters are not safe for concurrent use: only this goroutine emits.
-	var feats []formats.Features
 	var carried []string
-	var keypoints int64
-	for r := range results {
-		if r.Carried {
-			// The carried row takes this run's label and tags: a labels
-			// CSV may relabel an image without changing its bytes.
-			row, img := prev[r.Features.ImageID], imgs[r.Features.ImageID]
-			row.Label, row.Tags = img.Label, img.Tags
-			f.carried.Inc(ctx, 1)
+	var keypoints, rows int64
+	path := fileio.Join(f.Dir, formats.ShardName(Name, in.Part, in.Parts))
+	err = fileio.WriteRowsOf(ctx, path, reflect.TypeFor[formats.Features](), func(write func(row any) error) error {
+		err := describe.DescribeAll(ctx, f.Opt, fileio.ReadBytes, batch, known, runtime.GOMAXPROCS(0), 4*runtime.GOMAXPROCS(0), func(r describe.Result) error {
+			row := r.Features
+			switch {
+			case r.Carried:
+				// The carried row takes this run's label and tags: a labels
+				// CSV may relabel an image without changing its bytes.
+				img := imgs[row.ImageID]
+				row = prev[row.ImageID]
+				row.Label, row.Tags = img.Label, img.Tags
+				f.carried.Inc(ctx, 1)
+				carried = append(carried, row.ImageID)
+			case r.Dead != nil:
+				log.Warnf(ctx, "describe: dead letter %s (%s): %s: %s", r.Dead.ImageID, r.Dead.URI, r.Dead.Stage, r.Dead.Reason)
+				f.failed.Inc(ctx, 1)
+				emitDead(*r.Dead)
+				return nil
+			default:
+				f.millis.Update(ctx, r.Millis)
+				f.images.Inc(ctx, 1)
+				f.keypoints.Inc(ctx, int64(len(row.X)))
+			}
 			keypoints += int64(len(row.X))
-			feats = append(feats, row)
-			carried = append(carried, row.ImageID)
-			continue
+			rows++
+			return write(row)
+		})
+		if err == nil && rows == 0 {
+			return errNoRows
 		}
-		if r.Dead != nil {
-			log.Warnf(ctx, "describe: dead letter %s (%s): %s: %s", r.Dead.ImageID, r.Dead.URI, r.Dead.Stage, r.Dead.Reason)
-			f.failed.Inc(ctx, 1)
-			emitDead(*r.Dead)
-			continue
-		}
-		f.millis.Update(ctx, r.Millis)
-		f.images.Inc(ctx, 1)
-		f.keypoints.Inc(ctx, int64(len(r.Features.X)))
-		keypoints += int64(len(r.Features.X))
-		feats = append(feats, r.Features)
-	}
-	if firstErr != nil {
-		return firstErr
-	}
-	if len(feats) == 0 {
+		return err
+	})
+	if errors.Is(err, errNoRows) {
 		return nil
 	}
-	sort.Slice(feats, func(i, j int) bool { return feats[i].ImageID < feats[j].ImageID })
-	path := fileio.Join(f.Dir, formats.ShardName(Name, in.Part, in.Parts))
-	if err := fileio.WriteFile(ctx, path, feats); err != nil {
+	if err != nil {
 		return fmt.Errorf("describe: part %d: %w", in.Part, err)
 	}
 	f.parts.Inc(ctx, 1)
 	sort.Strings(carried)
-	emit(formats.Part{Name: Name, Part: in.Part, Parts: in.Parts, Path: path, Rows: int64(len(feats)), Keypoints: keypoints, Inputs: int64(len(batch)), Carried: carried}.Timed(start))
+	emit(formats.Part{Name: Name, Part: in.Part, Parts: in.Parts, Path: path, Rows: rows, Keypoints: keypoints, Inputs: int64(len(batch)), Carried: carried}.Timed(start))
 	return nil
 }
 
