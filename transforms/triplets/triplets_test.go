@@ -244,14 +244,18 @@ func TestSemiHardNegatives(t *testing.T) {
 	}
 }
 
-// TestMinedIsDeterministic: mined negatives, like random ones, are a
-// function of the seed and the pool: input order changes nothing, a
-// query alone draws what it draws in the whole sample, and another seed
-// draws others.
+// TestMinedIsDeterministic: mined negatives and near positives, like
+// random ones, are a function of the seed and the pool: input order
+// changes nothing, a query alone draws what it draws in the whole sample,
+// and another seed draws others.
 func TestMinedIsDeterministic(t *testing.T) {
 	in := planted(3, 12, 30)
-	for _, mode := range []string{Hard, SemiHard} {
-		opt := Options{PerQuery: 6, Seed: 5, Negatives: mode, HardPool: 4, HardFraction: 0.75}
+	for _, pos := range []string{Random, Near} {
+		mode := SemiHard
+		if pos == Random {
+			mode = Hard
+		}
+		opt := Options{PerQuery: 6, Seed: 5, Negatives: mode, Positives: pos, HardPool: 4, HardFraction: 0.75}
 		a, _ := Sample(in, opt)
 		shuffled := slices.Clone(in)
 		rand.New(rand.NewPCG(9, 9)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
@@ -277,7 +281,7 @@ func TestMinedIsDeterministic(t *testing.T) {
 	}
 }
 
-func TestValidateNegatives(t *testing.T) {
+func TestValidate(t *testing.T) {
 	for _, c := range []struct {
 		opt Options
 		ok  bool
@@ -288,9 +292,64 @@ func TestValidateNegatives(t *testing.T) {
 		{Options{PerQuery: 1, Negatives: "hardest", HardPool: 1, HardFraction: 1}, false},
 		{Options{PerQuery: 1, Negatives: SemiHard, HardPool: 0, HardFraction: 1}, false},
 		{Options{PerQuery: 1, Negatives: Hard, HardPool: 3, HardFraction: 1.5}, false},
+		{Options{PerQuery: 1, Positives: Near, HardPool: 1}, true},
+		{Options{PerQuery: 1, Positives: "far", HardPool: 1}, false},
+		{Options{PerQuery: 1, Positives: Near}, false},
 	} {
 		if err := c.opt.Validate(); (err == nil) != c.ok {
 			t.Errorf("%+v: Validate() = %v, want ok %v", c.opt, err, c.ok)
 		}
+	}
+}
+
+// TestNearPositives: a near positive shares the query's label and is
+// among the HardPool images of its label most similar to the query, which
+// random positives mostly are not; with a HardFraction of one half, about
+// half are.
+func TestNearPositives(t *testing.T) {
+	in := planted(3, 12, 30)
+	byID := map[string]Item{}
+	for _, it := range in {
+		byID[it.ID] = it
+	}
+	const pool = 3
+	// nearest reports whether pos is among the pool images of q's label
+	// most similar to q.
+	nearest := func(q Item, pos string) bool {
+		var scores []float64
+		for _, it := range in {
+			if it.Label == q.Label && it.ID != q.ID {
+				scores = append(scores, sparse.Dot(q.Words, it.Words))
+			}
+		}
+		slices.Sort(scores)
+		return sparse.Dot(q.Words, byID[pos].Words) >= scores[len(scores)-pool]
+	}
+	share := func(opt Options) float64 {
+		ts, err := Sample(in, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, tr := range ts {
+			q := byID[tr.Query]
+			if byID[tr.Positive].Label != q.Label || tr.Positive == tr.Query || byID[tr.Negative].Label == q.Label {
+				t.Fatalf("%s: bad triplet %+v", opt.Positives, tr)
+			}
+			if nearest(q, tr.Positive) {
+				n++
+			}
+		}
+		return float64(n) / float64(len(ts))
+	}
+	if got := share(Options{PerQuery: 8, Seed: 1, Positives: Near, HardPool: pool, HardFraction: 1}); got != 1 {
+		t.Errorf("near: %.3f of the positives are among the query's %d nearest of its label, want all", got, pool)
+	}
+	// 3 of 11: about 27% of random positives are near.
+	if got := share(Options{PerQuery: 8, Seed: 1, Positives: Random, HardPool: pool, HardFraction: 1}); got > 0.4 {
+		t.Errorf("random: %.3f of the positives are among the query's %d nearest of its label, want about 0.27", got, pool)
+	}
+	if got := share(Options{PerQuery: 8, Seed: 1, Positives: Near, HardPool: pool, HardFraction: 0.5}); got < 0.5 || got > 0.75 {
+		t.Errorf("half near: %.3f of the positives are among the query's %d nearest of its label, want about 0.64", got, pool)
 	}
 }
