@@ -26,7 +26,7 @@ func TestMain(m *testing.M) { cmdtest.Main(m, "retrain", &binary) }
 func TestBadFlagValues(t *testing.T) {
 	bad := map[string]string{
 		"shards": "0", "train_shards": "0", "train_rounds": "-1", "query_fraction": "1.5", "eval_queries": "-1",
-		"train_queries": "-1", "triplets_per_query": "0", "negatives": "hardest", "hard_pool": "0", "hard_fraction": "2",
+		"train_queries": "-1", "triplets_per_query": "0", "negatives": "hardest", "positives": "far", "hard_pool": "0", "hard_fraction": "2",
 		"learners": "nope", "learner_params": "solis-ada.lambda=-1", "sweep": "solis-ada.lambda=1,1",
 		"tune_fraction": "1", "target_sparsity": "1",
 	}

@@ -127,7 +127,7 @@ func DefaultConfig() Config {
 		// ETH-80 they raise held-out mAP, of TF-IDF and of the learners,
 		// for category and object labels alike.
 		BoW:      bowbeam.Options{PartLoads: 2, TF: bow.TFSqrt},
-		Triplets: triplets.Options{PerQuery: 20, Seed: 1, Negatives: triplets.Random, HardPool: 10, HardFraction: 1},
+		Triplets: triplets.Options{PerQuery: 20, Seed: 1, Negatives: triplets.Random, Positives: triplets.Random, HardPool: 10, HardFraction: 1},
 		Learning: DefaultLearning(),
 		MaxDrift: 0.1,
 	}

@@ -69,7 +69,7 @@ func AddJobFlags(fs *flag.FlagSet, c *bowline.Config) *JobFlags {
 }
 
 // TripletFlags are the flags AddTripletFlags registers, for --help.
-var TripletFlags = []string{"triplets_per_query", "negatives", "hard_pool", "hard_fraction"}
+var TripletFlags = []string{"triplets_per_query", "negatives", "positives", "hard_pool", "hard_fraction"}
 
 // AddTripletFlags registers the flags of how triplets are drawn on fs,
 // writing into o (whose values are the defaults shown): the job's, and
@@ -77,8 +77,9 @@ var TripletFlags = []string{"triplets_per_query", "negatives", "hard_pool", "har
 func AddTripletFlags(fs *flag.FlagSet, o *triplets.Options) {
 	fs.IntVar(&o.PerQuery, "triplets_per_query", o.PerQuery, "training triplets sampled per labelled image")
 	fs.StringVar(&o.Negatives, "negatives", o.Negatives, "how a triplet's negative is drawn among the training group's images of other labels: random; hard, from the --hard_pool most similar to the query by TF-IDF cosine; semihard, from the --hard_pool most similar of those less similar than the positive")
-	fs.IntVar(&o.HardPool, "hard_pool", o.HardPool, "with --negatives hard or semihard: the number of most similar images of other labels a negative is drawn from")
-	fs.Float64Var(&o.HardFraction, "hard_fraction", o.HardFraction, "with --negatives hard or semihard: the share of triplets whose negative is mined; the rest are random")
+	fs.StringVar(&o.Positives, "positives", o.Positives, "how a triplet's positive is drawn among the images of the query's label: random; near, from the --hard_pool most similar to the query by TF-IDF cosine")
+	fs.IntVar(&o.HardPool, "hard_pool", o.HardPool, "the number of most similar images a mined negative (of other labels) or a near positive (of the query's label) is drawn from")
+	fs.Float64Var(&o.HardFraction, "hard_fraction", o.HardFraction, "with --negatives hard or semihard or --positives near: the share of triplets drawn so (mined negative, near positive); the rest are random")
 }
 
 // JobGroups returns the --help groups of AddJobFlags's flags, by stage; a

@@ -222,6 +222,7 @@ var checks = map[string]check{
 	// Triplets and learners.
 	"triplets_per_query": atLeast(1),
 	"negatives":          oneOf(triplets.NegativeModes),
+	"positives":          oneOf(triplets.PositiveModes),
 	"hard_pool":          atLeast(1),
 	"hard_fraction":      inRange(0, 1, false),
 	"batch_images":       atLeast(2),
