@@ -216,10 +216,12 @@ func tune(s beam.Scope, bowParts, labels, cut, checked beam.PCollection, dim int
 	// The baseline is validated too, as point len(grid): the grid's
 	// validation mAPs are read against it.
 	bs := s.Scope(string(learners.BaselineTFIDF))
-	results = append(results, beam.ParDo(bs, &validateFn{Point: len(grid), Name: string(learners.BaselineTFIDF), Points: len(grid) + 1, Vocab: dim, Opt: l.Eval},
+	base := beam.ParDo(bs, &validateFn{Point: len(grid), Name: string(learners.BaselineTFIDF), Points: len(grid) + 1, Vocab: dim, Opt: l.Eval},
 		beam.Reshuffle(bs, beam.ParDo(bs, &validationShardsFn{Opt: l.Eval}, beam.Impulse(bs), beam.SideInput{Input: set})),
 		beam.SideInput{Input: set}, beam.SideInput{Input: beam.Create(bs, learners.BaselineModel(learners.BaselineTFIDF, nil))},
-		beam.SideInput{Input: bowParts}, beam.SideInput{Input: cut}))
+		beam.SideInput{Input: bowParts}, beam.SideInput{Input: cut})
+	results = append(results, base)
+	units = append(units, beam.ParDo(bs, &tuneStageFn{}, base))
 	for i, p := range grid {
 		ps := s.Scope(p.Name)
 		shards := beam.ParDo(ps, &validationShardsFn{Opt: l.Eval}, beam.Impulse(ps), beam.SideInput{Input: set})

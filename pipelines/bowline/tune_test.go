@@ -61,6 +61,13 @@ func TestTuneTargetSparsity(t *testing.T) {
 	if r.Tuning.Baseline != "tfidf" || !(r.Tuning.BaselineMAP > 0 && r.Tuning.BaselineMAP < 1) {
 		t.Errorf("validation baseline %q mAP %v, want TF-IDF's", r.Tuning.Baseline, r.Tuning.BaselineMAP)
 	}
+	// One validation shard a grid point and TF-IDF's: every validation
+	// is a unit of the stage "tune", whose time the report accounts for.
+	for _, st := range r.Stages {
+		if st.Name == "tune" && st.Units != int64(len(SparsityGrid)+1) {
+			t.Errorf("stage tune: %d units, want %d (the grid's and TF-IDF's validations)", st.Units, len(SparsityGrid)+1)
+		}
+	}
 	noQueryTrained(t, a, 1, 0.2)
 	checkValidationSet(t, a, 1, 0.2, 0.25)
 
