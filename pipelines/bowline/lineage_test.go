@@ -79,6 +79,8 @@ func TestStartFromOldLineage(t *testing.T) {
 	c.Previous, c.Output = dir, filepath.Join(t.TempDir(), "out")
 	d := c.Describe
 	d.PartImages = 0
+	bowOpts := c.BoW
+	bowOpts.TF = "" // no option of its time, and no key of the counts (bowKey)
 	old := func(v any) string {
 		js, err := json.Marshal(v) // Go field names, as settingsKey wrote them
 		if err != nil {
@@ -92,7 +94,7 @@ func TestStartFromOldLineage(t *testing.T) {
 		Triplets      any
 	}{c.Learning.Eval.Seed, c.Learning.Eval.QueryFraction, c.Triplets})
 	lineage, err := json.Marshal(map[string]any{
-		"describe": old(d), "learning": learning, "bow": old(c.BoW), "parts": 1,
+		"describe": old(d), "learning": learning, "bow": old(bowOpts), "parts": 1,
 		"images":     map[string]any{"listed": 10, "described": 10, "carried": 0},
 		"vocabulary": map[string]any{"settings": c.Vocab.Settings(), "kept": false, "reason": "a full run", "reference": 1234.5},
 	})
