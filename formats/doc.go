@@ -142,7 +142,9 @@
 //     validation), validation_images, validation_queries,
 //     validation_searched_images (the training images the validation
 //     queries search: no held-out image), target_sparsity (0 or absent:
-//     none), learners (array, one per tuned learner): learner, axes (the
+//     none), validation_baseline and validation_baseline_map (TF-IDF's
+//     validation mAP on the same queries and images, to read the points'
+//     against), learners (array, one per tuned learner): learner, axes (the
 //     hyper-parameters the grid varies), points (array: method, the grid
 //     point's learner instance; params; validation_map; sparsity, of its
 //     model trained on every training triplet; tune_sparsity, of the one
