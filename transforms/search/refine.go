@@ -1,7 +1,6 @@
 package search
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -211,22 +210,12 @@ func (ix *Index) verify(w *worker, cands []cand, checked map[int32]int) {
 // minInliers is the matcher's least inliers of a verified match.
 func (ix *Index) minInliers() int { return spatial.DefaultOptions().MinInliers }
 
-// rerank orders verified hits first, by inliers (more first), then score,
-// then their order in hits; the unverified after them in their order. The
-// image id never decides: a tie the learner broke by id stays as it was,
-// neither flattered nor penalised here.
+// rerank orders verified hits first, by inliers, then score, then their
+// order in hits; the unverified after them in their order
+// (spatial.CompareReranked, which the evaluation's re-ranked rows use too).
 func rerank(hits []cand) {
-	slices.SortStableFunc(hits, func(a, b cand) int {
-		switch {
-		case a.verified != b.verified:
-			if a.verified {
-				return -1
-			}
-			return 1
-		case !a.verified:
-			return 0
-		}
-		return cmp.Or(cmp.Compare(b.inliers, a.inliers), cmp.Compare(b.score, a.score))
+	spatial.Rerank(hits, func(c *cand) spatial.Ranked {
+		return spatial.Ranked{Score: c.score, Inliers: c.inliers, Verified: c.verified}
 	})
 }
 
