@@ -136,7 +136,7 @@ func (r *DenseRanking) Add(rows []train.DenseRow) error {
 					}
 				}
 				groups = appendTop(groups[:0], &cands, r.r.depth)
-				r.r.take(qi, groups, last)
+				r.r.take(qi, groups, nil, last)
 				r.r.seconds[qi] += time.Since(start).Seconds()
 			}
 		}()

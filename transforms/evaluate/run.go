@@ -48,7 +48,22 @@ type Options struct {
 	// holds one chunk's index and at most ShardHits results (or, over a
 	// collection of one chunk, one ranking per core).
 	ShardQueries, ChunkImages, ShardHits int
+	// Rerank, if positive, adds a row for every method of bags of words
+	// (named Method+RerankedSuffix) whose rankings have their best Rerank
+	// results spatially verified against the query and re-ranked
+	// (Ranking.Rerank), as search.Refine{Rerank} re-ranks a query's hits.
+	// A shard then keeps every query's ranking until its candidates are
+	// verified, within ShardHits, even over a collection of one chunk
+	// (ShardQueriesReranked).
+	Rerank int
 }
+
+// RerankedSuffix ends the name of a method's re-ranked rows (Options.Rerank).
+const RerankedSuffix = "+sv"
+
+// DefaultRerank is a good Options.Rerank: the best results search's
+// re-ranking verifies by default (Philbin et al. verify 100 to 1,000).
+const DefaultRerank = 100
 
 // Defaults of Options' sharded evaluation.
 const (
@@ -85,6 +100,29 @@ func (o Options) ShardQueriesFor(n int64) int {
 	if n <= int64(o.Chunk()) {
 		return q
 	}
+	return o.boundedShard(q, n)
+}
+
+// ShardQueriesReranked returns the number of queries of one shard of the
+// sharded evaluation of a collection of n images with the shard's methods
+// re-ranked (Rerank > 0; ShardQueriesFor otherwise): the shard keeps every
+// query's ranking until its candidates are verified, so it takes no more
+// queries than fit in ShardHits results even over a collection of one
+// chunk.
+func (o Options) ShardQueriesReranked(n int64) int {
+	if o.Rerank <= 0 {
+		return o.ShardQueriesFor(n)
+	}
+	q := o.ShardQueries
+	if q <= 0 {
+		q = DefaultShardQueries
+	}
+	return o.boundedShard(q, n)
+}
+
+// boundedShard returns at most q queries, whose best results over a
+// collection of n images fit in ShardHits, at least one.
+func (o Options) boundedShard(q int, n int64) int {
 	hits := int64(o.ShardHits)
 	if hits <= 0 {
 		hits = DefaultShardHits

@@ -45,6 +45,10 @@ type Ranking struct {
 	tops     [][]TieGroup // each query's best groups so far; nil once scored
 	scores   []QueryScore
 	seconds  []float64
+	// rerank is the depth of the candidates kept for verification (0:
+	// none), cands each query's (Rerank).
+	rerank int
+	cands  [][]Candidate
 
 	// IndexSeconds and Postings sum the index builds of the chunks.
 	IndexSeconds float64
@@ -71,17 +75,22 @@ func (r *Ranking) chunk(n int) (last bool, err error) {
 }
 
 // take merges part, query qi's tie groups in one chunk (cut at the
-// ranking's depth, as appendTop cuts), into its groups; in the chunk that
-// completes the collection it scores the query and drops its groups
-// instead of keeping them.
-func (r *Ranking) take(qi int, part []TieGroup, last bool) {
+// ranking's depth, as appendTop cuts), into its groups, and cands, its
+// candidates in the chunk (with Rerank), into its candidates; in the
+// chunk that completes the collection it scores the query and drops its
+// groups instead of keeping them, unless they are to be re-ranked.
+func (r *Ranking) take(qi int, part []TieGroup, cands []Candidate, last bool) {
+	keep := !last || r.rerank > 0
 	all := part
 	if len(r.tops[qi]) > 0 {
 		all = mergeTies(r.tops[qi], part, r.depth)
-	} else if !last {
+	} else if keep {
 		all = slices.Clone(part)
 	}
-	if !last {
+	if r.rerank > 0 {
+		r.cands[qi] = mergeCandidates(r.cands[qi], cands, r.rerank)
+	}
+	if keep {
 		r.tops[qi] = all
 		return
 	}
@@ -131,7 +140,7 @@ func (r *Ranking) Add(docs []formats.BoW, w []float32, vocab int) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sc := chunkScorer{ix: ix, acc: make([]float64, len(docs)), seen: make([]bool, len(docs))}
+			sc := chunkScorer{ix: ix, acc: make([]float64, len(docs)), seen: make([]bool, len(docs)), rerank: r.rerank}
 			for {
 				qi := int(next.Add(1) - 1)
 				if qi >= len(r.queries) {
@@ -144,7 +153,7 @@ func (r *Ranking) Add(docs []formats.BoW, w []float32, vocab int) error {
 				}
 				start := time.Now()
 				part := sc.ties(q, exclude, labels, labelled[q.Label], r.depth)
-				r.take(qi, part, last)
+				r.take(qi, part, sc.candidates(ids), last)
 				r.seconds[qi] += time.Since(start).Seconds()
 			}
 		}()
@@ -180,6 +189,11 @@ type chunkScorer struct {
 	touched  []int32
 	pos, neg candidates
 	groups   []TieGroup
+	// rerank is the depth of the candidates for verification kept (0:
+	// none); hits the last query's positive scores, by document, for them.
+	rerank int
+	hits   []Candidate
+	docs   []int32
 }
 
 // ties returns q's tie groups over the chunk, document exclude (−1: none)
@@ -207,6 +221,7 @@ func (sc *chunkScorer) ties(q Query, exclude int, labels []string, labelled, dep
 	}
 	sc.pos.reset()
 	sc.neg.reset()
+	sc.hits, sc.docs = sc.hits[:0], sc.docs[:0]
 	// An unlabelled query has nothing relevant (and is never chosen).
 	relevant := func(d int) bool { return q.Label != "" && labels[d] == q.Label }
 	others, zeroRel := len(sc.acc), labelled
@@ -227,6 +242,10 @@ func (sc *chunkScorer) ties(q Query, exclude int, labels []string, labelled, dep
 			zeroRel--
 		}
 		if a > 0 {
+			if sc.rerank > 0 {
+				sc.hits = append(sc.hits, Candidate{Score: a, Rel: rel})
+				sc.docs = append(sc.docs, d)
+			}
 			sc.pos.add(a, rel)
 		} else {
 			sc.neg.add(a, rel)
@@ -248,6 +267,20 @@ func (sc *chunkScorer) ties(q Query, exclude int, labels []string, labelled, dep
 	}
 	sc.groups = g
 	return g
+}
+
+// candidates returns the best sc.rerank positive results of the last
+// query of ties, and the rest of the tie group at the cut, sorted by
+// byScore; ids are the chunk's image ids. The result is the caller's.
+func (sc *chunkScorer) candidates(ids []string) []Candidate {
+	if sc.rerank <= 0 {
+		return nil
+	}
+	for i, d := range sc.docs {
+		sc.hits[i].ID = ids[d]
+	}
+	slices.SortFunc(sc.hits, byScore)
+	return slices.Clone(topCandidates(sc.hits, sc.rerank))
 }
 
 // count returns the results of groups g.
@@ -286,9 +319,10 @@ func (r *Ranking) Scores() ([]QueryScore, error) {
 	}
 	out := make([]QueryScore, len(r.queries))
 	for qi, q := range r.queries {
-		if r.images == 0 {
-			// No chunk came to score it: an empty ranking.
-			r.scores[qi] = score(q, TiedRanking{}, r.relevant[q.Label]-1)
+		if r.images == 0 || r.rerank > 0 {
+			// No chunk came to score it (an empty ranking), or its
+			// groups were kept to be re-ranked too.
+			r.scores[qi] = score(q, TiedRanking{Groups: r.tops[qi], Depth: r.depth}, r.relevant[q.Label]-1)
 		}
 		out[qi] = r.scores[qi]
 		out[qi].Seconds = r.seconds[qi]

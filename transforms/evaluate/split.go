@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/learners"
@@ -113,6 +114,8 @@ type Scores struct {
 
 // BaselineOf returns the baseline a method of the given input is compared
 // with: TF-IDF for bags of words, Euclidean distance for global features.
+// A re-ranked method (Options.Rerank) is compared with its own ranking
+// before re-ranking instead (PlainOf): what verification adds to it.
 func BaselineOf(input string) string {
 	if input == "global" {
 		return string(learners.BaselineEuclidean)
@@ -120,8 +123,17 @@ func BaselineOf(input string) string {
 	return string(learners.BaselineTFIDF)
 }
 
+// PlainOf returns the method a re-ranked method's rows are compared with:
+// the same method, not re-ranked; "" for a method not re-ranked.
+func PlainOf(method string) string {
+	if plain, ok := strings.CutSuffix(method, RerankedSuffix); ok {
+		return plain
+	}
+	return ""
+}
+
 // Compare fills, in each learner's rows, the paired comparison with its
-// input's baseline (BaselineOf) over the same query set: the mean
+// input's baseline (BaselineOf; a re-ranked method's, PlainOf) over the same query set: the mean
 // difference of average precision, its 95% bootstrap interval, p-value
 // and significance (PairedBootstrap, seeded by seed). Pairing needs both
 // methods scored on the same queries, and Compare returns an error if they
@@ -134,6 +146,9 @@ func Compare(rows []formats.ReportRow, scores []Scores, seed uint64) error {
 	for i := range rows {
 		r := &rows[i]
 		base := BaselineOf(r.Input)
+		if plain := PlainOf(r.Method); plain != "" {
+			base = plain
+		}
 		if r.Method == base {
 			continue
 		}

@@ -59,6 +59,9 @@ func init() {
 // two passes over the features parts before the shards' passes.
 func EvaluateDenseParts(s beam.Scope, featParts, moments, cut, model beam.PCollection, opt evaluate.Options) (rows, scores, stages beam.PCollection) {
 	s = s.Scope("evaluate.EvaluateDenseParts")
+	// Global features have no keypoints to verify: their shards are sized
+	// as if no method were re-ranked.
+	opt.Rerank = 0
 	labels := beam.Combine(s, &labelsMergeFn{}, beam.ParDo(s, &denseLabelsFn{}, featParts))
 	cands := beam.ParDo(s, &denseCandidatesFn{Opt: opt}, featParts,
 		beam.SideInput{Input: labels}, beam.SideInput{Input: cut}, beam.SideInput{Input: moments})
@@ -268,7 +271,7 @@ func (f *denseSummaryFn) ProcessElement(ctx context.Context, _ []byte, model fun
 		width += d
 	}
 	row := formats.ReportRow{Method: m.Learner, Input: "global", Relevance: "label", Vocabulary: int64(width), TrainSeconds: m.Seconds}
-	scores := collectShards(&row, results)
+	scores, _, _, _ := collectShards(&row, results)
 	for _, r := range evaluate.Rows(row, scores, f.Opt) {
 		log.Infof(ctx, "evaluate: %s (global features): %s queries: mAP %.4f [%.4f, %.4f], P@10 %.4f, NDCG@10 %.4f over %d queries (depth %d)",
 			r.Method, r.Split, r.MAP, r.MAPLow, r.MAPHigh, r.PrecisionAt10, r.NDCGAt10, r.Queries, f.Opt.DepthFor(labels.Images))

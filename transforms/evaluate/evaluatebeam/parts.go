@@ -1,10 +1,14 @@
 package evaluatebeam
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"reflect"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -14,6 +18,7 @@ import (
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/learners/sparse"
+	"github.com/bowline/bowline/transforms/bow/bowbeam"
 	"github.com/bowline/bowline/transforms/evaluate"
 	"github.com/bowline/bowline/transforms/progress"
 	"github.com/bowline/bowline/transforms/report"
@@ -242,6 +247,17 @@ func (f *queriesMergeFn) ExtractOutput(a Queries) Queries { return a.trim(f.Opt)
 // their best results stay within opt.ShardHits (evaluate.ShardQueriesFor).
 // The metrics equal evaluate.BoW's whatever the number of shards and
 // chunks, up to the rank depth (opt.DepthFor).
+//
+// With opt.Rerank, each shard also keeps its queries' best opt.Rerank
+// results (and their ties) and their rankings, verifies those results
+// against the query by the keypoints of the geometry files beside the
+// bags of words (evaluate.Verifier: the queries' keypoints and one image's
+// at a time), and adds the model's re-ranked rows, named
+// model+evaluate.RerankedSuffix, with their scores: what search's
+// re-ranking of the same queries returns, tie-aware. Its shards are then
+// sized so that the rankings they keep stay within opt.ShardHits
+// (evaluate.Options.ShardQueriesReranked). A run without geometry files
+// gets no such rows, and the log says why.
 func EvaluateParts(s beam.Scope, bowParts, queries, labels, model beam.PCollection, vocab int, opt evaluate.Options) (rows, scores, stages beam.PCollection) {
 	s = s.Scope("evaluate.EvaluateParts")
 	shards := beam.ParDo(s, &shardsFn{Opt: opt}, beam.Impulse(s), beam.SideInput{Input: queries}, beam.SideInput{Input: labels})
@@ -266,7 +282,7 @@ func shardStageFn(ctx context.Context, r shardResult) report.Stage {
 // shardCount returns the number of shards of queries queries over a
 // collection of images images.
 func shardCount(opt evaluate.Options, queries int, images int64) int {
-	return formats.Parts(int64(queries), opt.ShardQueriesFor(images))
+	return formats.Parts(int64(queries), opt.ShardQueriesReranked(images))
 }
 
 type shardsFn struct{ Opt evaluate.Options }
@@ -287,6 +303,13 @@ type shardResult struct {
 	// of its queries, for the progress lines.
 	Model  string
 	Shards int
+	// Reranked are the scores of the queries' rankings re-ranked by
+	// spatial verification (evaluate.Options.Rerank), NoGeometry the
+	// reason there are none where re-ranking was asked for.
+	Reranked   []evaluate.QueryScore
+	NoGeometry string
+	// VerifySeconds is the time the shard's verification took.
+	VerifySeconds float64
 }
 
 type shardFn struct {
@@ -317,6 +340,17 @@ func (f *shardFn) ProcessElement(ctx context.Context, shard int, q Queries, labe
 	sort.Slice(all, func(i, j int) bool { return all[i].Part < all[j].Part })
 	chunk := f.Opt.Chunk()
 	r := evaluate.NewRanking(mine, f.Opt.DepthFor(labels.Images), labels.Images, labels.relevant())
+	var geometry []string
+	var noGeometry string
+	if f.Opt.Rerank > 0 {
+		geometry, noGeometry, err = geometryPaths(ctx, all)
+		if err != nil {
+			return shardResult{}, fmt.Errorf("evaluate %s: %w", m.Learner, err)
+		}
+		if noGeometry == "" {
+			r.Rerank(f.Opt.Rerank)
+		}
+	}
 	var docs []formats.BoW
 	for i, p := range all {
 		err := fileio.ReadEach(ctx, p.Path, func(b *formats.BoW) error {
@@ -337,8 +371,67 @@ func (f *shardFn) ProcessElement(ctx context.Context, shard int, q Queries, labe
 	if err != nil {
 		return shardResult{}, fmt.Errorf("evaluate %s: shard %d: %w", m.Learner, shard, err)
 	}
-	return shardResult{Scores: scores, IndexSeconds: r.IndexSeconds, Postings: r.Postings,
-		StartMillis: start.UnixMilli(), EndMillis: time.Now().UnixMilli(), Model: m.Learner, Shards: n}, nil
+	res := shardResult{Scores: scores, IndexSeconds: r.IndexSeconds, Postings: r.Postings, Model: m.Learner, Shards: n, NoGeometry: noGeometry}
+	if geometry != nil {
+		vstart := time.Now()
+		if err := verify(ctx, r, geometry); err != nil {
+			return shardResult{}, fmt.Errorf("evaluate %s: shard %d: %w", m.Learner, shard, err)
+		}
+		if res.Reranked, err = r.RerankedScores(); err != nil {
+			return shardResult{}, fmt.Errorf("evaluate %s: shard %d: %w", m.Learner, shard, err)
+		}
+		res.VerifySeconds = time.Since(vstart).Seconds()
+	}
+	res.StartMillis, res.EndMillis = start.UnixMilli(), time.Now().UnixMilli()
+	return res, nil
+}
+
+// geometryPaths returns the geometry file beside each bag-of-words part
+// (every run since geometry files writes them there, part for part,
+// carried images' too), or why there are none: a run from before them (an
+// old run's retrain) has no geometry to re-rank with, and its re-ranked
+// rows are left out, not failed.
+func geometryPaths(ctx context.Context, bows []formats.Part) (paths []string, missing string, err error) {
+	for _, p := range bows {
+		i := strings.LastIndex(p.Path, "/")
+		if i < 0 {
+			return nil, "", fmt.Errorf("bag-of-words part %s: no directory", p.Path)
+		}
+		path := fileio.Join(p.Path[:i], formats.ShardName(bowbeam.GeometryName, p.Part, p.Parts))
+		if _, err := fileio.Size(ctx, path); err != nil {
+			if errors.Is(err, fs.ErrNotExist) || strings.Contains(err.Error(), "not exist") || strings.Contains(err.Error(), "doesn't exist") {
+				return nil, fmt.Sprintf("no geometry file %s beside the bags of words (a run made before geometry files): no re-ranked rows", path), nil
+			}
+			return nil, "", fmt.Errorf("geometry: %w", err)
+		}
+		paths = append(paths, path)
+	}
+	return paths, "", nil
+}
+
+// verify verifies r's candidates against its queries (evaluate.Verifier)
+// from the geometry files: the queries' rows in a first pass, the
+// candidates' in a second, a file at a time, only the rows asked for.
+func verify(ctx context.Context, r *evaluate.Ranking, paths []string) error {
+	v, err := evaluate.NewVerifier(r)
+	if err != nil {
+		return err
+	}
+	for _, pass := range []struct {
+		ids []string
+		fn  func(*formats.Geometry) error
+	}{{v.QueryIDs(), v.AddQuery}, {v.CandidateIDs(), v.Verify}} {
+		for _, path := range paths {
+			data, err := fileio.ReadBytes(ctx, path)
+			if err != nil {
+				return fmt.Errorf("geometry: %w", err)
+			}
+			if err := formats.ReadGeometry(ctx, bytes.NewReader(data), int64(len(data)), pass.ids, pass.fn); err != nil {
+				return fmt.Errorf("geometry %s: %w", path, err)
+			}
+		}
+	}
+	return nil
 }
 
 type summaryFn struct {
@@ -360,13 +453,25 @@ func (f *summaryFn) ProcessElement(ctx context.Context, _ []byte, model func(*le
 	if w != nil {
 		row.Sparsity = learners.Sparsity(w)
 	}
-	scores := collectShards(&row, results)
-	for _, r := range evaluate.Rows(row, scores, f.Opt) {
-		log.Infof(ctx, "evaluate: %s: %s queries: mAP %.4f [%.4f, %.4f], P@10 %.4f, NDCG@10 %.4f over %d queries (depth %d); sparsity %.3f; %d postings",
-			r.Method, r.Split, r.MAP, r.MAPLow, r.MAPHigh, r.PrecisionAt10, r.NDCGAt10, r.Queries, f.Opt.DepthFor(labels.Images), r.Sparsity, r.IndexPostings)
-		emitRow(r)
+	scores, reranked, noGeometry, verifySeconds := collectShards(&row, results)
+	emit := func(row formats.ReportRow, scores []evaluate.QueryScore) {
+		for _, r := range evaluate.Rows(row, scores, f.Opt) {
+			log.Infof(ctx, "evaluate: %s: %s queries: mAP %.4f [%.4f, %.4f], P@10 %.4f, NDCG@10 %.4f over %d queries (depth %d); sparsity %.3f; %d postings",
+				r.Method, r.Split, r.MAP, r.MAPLow, r.MAPHigh, r.PrecisionAt10, r.NDCGAt10, r.Queries, f.Opt.DepthFor(labels.Images), r.Sparsity, r.IndexPostings)
+			emitRow(r)
+		}
+		emitScores(lightScores(row.Method, row.Input, scores))
 	}
-	emitScores(lightScores(row.Method, row.Input, scores))
+	emit(row, scores)
+	switch {
+	case f.Opt.Rerank <= 0:
+	case noGeometry != "":
+		log.Infof(ctx, "evaluate: %s: %s", row.Method, noGeometry)
+	default:
+		log.Infof(ctx, "evaluate: %s: the best %d results of %d queries verified in %.1f s", row.Method, f.Opt.Rerank, len(reranked), verifySeconds)
+		row.Method += evaluate.RerankedSuffix
+		emit(row, reranked)
+	}
 	return nil
 }
 
@@ -411,19 +516,24 @@ func (f *compareFn) ProcessElement(_ []byte, rows func(*formats.ReportRow) bool,
 	return nil
 }
 
-// collectShards gathers the shards' query scores and takes the index time
-// and postings from the first shard: every shard indexes (or embeds) the
-// whole collection, so they are counted once.
-func collectShards(row *formats.ReportRow, results func(*shardResult) bool) []evaluate.QueryScore {
-	var scores []evaluate.QueryScore
+// collectShards gathers the shards' query scores (and re-ranked scores,
+// or why there are none, and the time their verification took) and takes
+// the index time and postings from the first shard: every shard indexes
+// (or embeds) the whole collection, so they are counted once.
+func collectShards(row *formats.ReportRow, results func(*shardResult) bool) (scores, reranked []evaluate.QueryScore, noGeometry string, verifySeconds float64) {
 	var res shardResult
 	first := true
 	for results(&res) {
 		scores = append(scores, res.Scores...)
+		reranked = append(reranked, res.Reranked...)
+		verifySeconds += res.VerifySeconds
+		if res.NoGeometry != "" {
+			noGeometry = res.NoGeometry
+		}
 		if first {
 			row.IndexSeconds, row.IndexPostings, first = res.IndexSeconds, res.Postings, false
 		}
 		res = shardResult{}
 	}
-	return scores
+	return scores, reranked, noGeometry, verifySeconds
 }
