@@ -30,6 +30,14 @@
 // frequency enters the weight before IDF and L2 normalisation: raw,
 // square-rooted (their α = 0.5) or log(1 + tf). Document frequencies, and
 // so IDF, count images that contain a word, which no TF changes.
+//
+// On ETH-80's held-out photos (20% of each label; 10K words) square roots
+// raise the held-out mAP of TF-IDF by 0.004 with its 8 category labels and
+// 0.008 with its 80 objects, and SOLIS-ADA's by 0.004 and 0.006, each
+// significant in a paired bootstrap; ln(1 + tf) a little less; at 1K words
+// 0.001–0.009. The synthetic corpus (package synthetic) loses 0.018: its
+// labels are prototypes repeated within an image, so there bursts are the
+// signal.
 package bow
 
 import (
