@@ -14,8 +14,10 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/bowline/bowline/cmd/internal/cli"
+	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/transforms/evaluate"
+	"github.com/bowline/bowline/transforms/index"
 	"github.com/bowline/bowline/transforms/report"
 	"github.com/bowline/bowline/transforms/search"
 	"github.com/bowline/bowline/transforms/split"
@@ -34,11 +36,13 @@ var rerankJob struct {
 // the others tied where their scores are, then the rest of the collection
 // as the learner ranks it) give the mAP and P@10 of the report's +sv row,
 // tie-aware as the evaluation is, and each +sv row is compared with its
-// method as it ranks before re-ranking. The plain rows are checked the
+// method as it ranks before re-ranking. So with the expanded rows
+// (--expand) and search.Refine{Rerank, Expand}. The plain rows are checked the
 // same way (the refinement asking for nothing), so that a mismatch of the
 // +sv rows is the re-ranking's.
 func TestRerankedRowsAreRefinedQueries(t *testing.T) {
 	const rerank = 100 // more than the shapes' other 95 images: every match verified, by both
+	const expand = 5
 	rerankJob.once.Do(func() {
 		if rerankJob.dir, rerankJob.err = os.MkdirTemp("", "query-rerank-test-"); rerankJob.err != nil {
 			return
@@ -47,7 +51,7 @@ func TestRerankedRowsAreRefinedQueries(t *testing.T) {
 		fs := flag.NewFlagSet("bowline", flag.ContinueOnError)
 		j := cli.AddJobFlags(fs, &c)
 		if rerankJob.err = fs.Parse([]string{"--input", shapes, "--vocab", "200", "--learners", "solis-ada", "--max_side", "128",
-			"--seed", "3", "--rerank", "100"}); rerankJob.err != nil {
+			"--seed", "3", "--rerank", "100", "--expand", "5"}); rerankJob.err != nil {
 			return
 		}
 		if rerankJob.err = j.Apply(); rerankJob.err != nil {
@@ -100,19 +104,37 @@ func TestRerankedRowsAreRefinedQueries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, verified := 0, 0
+	ids := make([]string, len(docs))
+	vecs := make([]sparse.Vector, len(docs))
+	at := map[string]int{}
+	for i, d := range docs {
+		ids[i], vecs[i], at[d.ImageID] = d.ImageID, sparse.Vector{Idx: d.WordIDs, Val: d.Weights}, i
+	}
+	rows, verified, expanded := 0, 0, 0
 	for _, row := range rep.Methods {
-		plain, ok := strings.CutSuffix(row.Method, evaluate.RerankedSuffix)
 		if row.Split != evaluate.HeldOut {
 			continue
 		}
-		refine := search.Refine{Rerank: rerank}
-		if !ok {
+		plain, refine := evaluate.PlainOf(row.Method), search.Refine{}
+		switch {
+		case plain == "":
 			plain = row.Method
-			refine = search.Refine{}
-			ok = true
+		case strings.HasSuffix(row.Method, evaluate.ExpandedSuffix):
+			refine = search.Refine{Rerank: rerank, Expand: expand}
+		default:
+			refine = search.Refine{Rerank: rerank}
 		}
 		rows++
+		// The learner's full ranking, for the results past the matches.
+		var w []float32
+		if plain != search.TFIDF {
+			w = weightsOf(t, dir, plain, 200)
+		}
+		ref, err := index.Build(ids, vecs, w, 200)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srch := ref.NewSearcher()
 		if row.Baseline != plain && refine.Rerank > 0 {
 			t.Errorf("%s is compared with %q, want %s", row.Method, row.Baseline, plain)
 		}
@@ -144,18 +166,34 @@ func TestRerankedRowsAreRefinedQueries(t *testing.T) {
 				}
 			}
 			// The rest of the collection, unverified, as the learner ranks
-			// it: a score of 0, then the negative scores some learners' weights give.
-			full, err := ix.RankID(plain, d.ImageID)
-			if err != nil {
-				t.Fatal(err)
+			// it for the query searched (expanded, if it was): a score of
+			// 0, then the negative scores some learners' weights give.
+			q := vecs[at[d.ImageID]]
+			if refine.Expand > 0 {
+				first, err := ix.SearchIDRefined(plain, d.ImageID, 0, search.Refine{Rerank: rerank})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var bags []sparse.Vector
+				for _, h := range first.Hits {
+					if !h.Verified || len(bags) == expand {
+						break
+					}
+					bags = append(bags, vecs[at[h.ImageID]])
+				}
+				if len(bags) > 0 {
+					expanded++
+				}
+				q = search.ExpandQuery(q, bags)
 			}
+			full := srch.Search(q, 0, at[d.ImageID])
 			for i, h := range full[len(res.Hits):] {
 				if i == 0 || h.Score != full[len(res.Hits)+i-1].Score {
 					r.Groups = append(r.Groups, evaluate.TieGroup{Score: h.Score})
 				}
 				g := &r.Groups[len(r.Groups)-1]
 				g.N++
-				if label[h.ImageID] == d.Label {
+				if label[h.ID] == d.Label {
 					g.Rel++
 				}
 			}
@@ -173,11 +211,14 @@ func TestRerankedRowsAreRefinedQueries(t *testing.T) {
 			t.Errorf("%s: held-out P@10 %.15f over the re-ranked queries, the report says %.15f", row.Method, got, row.PrecisionAt10)
 		}
 	}
-	if rows != 4 {
-		t.Errorf("%d held-out rows, want tfidf, solis-ada, tfidf+sv and solis-ada+sv", rows)
+	if rows != 6 {
+		t.Errorf("%d held-out rows, want tfidf and solis-ada, each plain, +sv and +sv+qe", rows)
+	}
+	if expanded == 0 {
+		t.Error("no query expanded: the expansion changed nothing to compare")
 	}
 	if verified == 0 {
 		t.Error("no hit verified: the re-ranking changed nothing to compare")
 	}
-	t.Logf("%d verified hits over the held-out queries", verified)
+	t.Logf("%d verified hits over the held-out queries; %d queries expanded", verified, expanded)
 }

@@ -124,6 +124,22 @@ func (r *Ranking) Candidates(qi int) []Candidate {
 	return r.cands[qi]
 }
 
+// Expansion returns the ids of query qi's best n verified candidates in
+// the re-ranked order (most inliers first), those search.Refine's query
+// expansion averages with the query.
+func (r *Ranking) Expansion(qi, n int) []string {
+	c := slices.Clone(r.Candidates(qi))
+	spatial.Rerank(c, (*Candidate).ranked)
+	var ids []string
+	for _, x := range c {
+		if len(ids) == n || !x.Verified {
+			break
+		}
+		ids = append(ids, x.ID)
+	}
+	return ids
+}
+
 // RerankedScores returns every query's metrics over its ranking with its
 // candidates re-ranked (rerankedTies), as Scores returns them over its
 // ranking: both tie-aware, to the same depth.

@@ -56,10 +56,22 @@ type Options struct {
 	// verified, within ShardHits, even over a collection of one chunk
 	// (ShardQueriesReranked).
 	Rerank int
+	// Expand, if positive with Rerank, adds a row for every method of bags
+	// of words (named Method+ExpandedSuffix) whose queries are expanded as
+	// search.Refine{Rerank, Expand} expands them: each query's bag of
+	// words averaged with those of its best Expand verified results
+	// (search.ExpandQuery), ranked again over the whole collection and
+	// re-ranked again; a query with no verified result keeps its re-ranked
+	// ranking.
+	Expand int
 }
 
-// RerankedSuffix ends the name of a method's re-ranked rows (Options.Rerank).
-const RerankedSuffix = "+sv"
+// The endings of the names of a method's re-ranked rows (Options.Rerank)
+// and of its expanded ones (Options.Expand).
+const (
+	RerankedSuffix = "+sv"
+	ExpandedSuffix = "+sv+qe"
+)
 
 // DefaultRerank is a good Options.Rerank: the best results search's
 // re-ranking verifies by default (Philbin et al. verify 100 to 1,000).

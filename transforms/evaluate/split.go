@@ -126,8 +126,10 @@ func BaselineOf(input string) string {
 // PlainOf returns the method a re-ranked method's rows are compared with:
 // the same method, not re-ranked; "" for a method not re-ranked.
 func PlainOf(method string) string {
-	if plain, ok := strings.CutSuffix(method, RerankedSuffix); ok {
-		return plain
+	for _, suffix := range []string{ExpandedSuffix, RerankedSuffix} {
+		if plain, ok := strings.CutSuffix(method, suffix); ok {
+			return plain
+		}
 	}
 	return ""
 }

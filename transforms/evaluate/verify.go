@@ -46,6 +46,19 @@ func NewVerifier(r *Ranking) (*Verifier, error) {
 	return v, nil
 }
 
+// For returns a verifier of the candidates of r, a ranking of some of v's
+// queries (by id: expanded, say), that verifies against the keypoints v
+// holds of them: it needs only Verify's pass.
+func (v *Verifier) For(r *Ranking) *Verifier {
+	w := &Verifier{r: r, m: v.m, queries: v.queries, pairs: map[string][][2]int32{}}
+	for qi := range r.queries {
+		for ci, c := range r.Candidates(qi) {
+			w.pairs[c.ID] = append(w.pairs[c.ID], [2]int32{int32(qi), int32(ci)})
+		}
+	}
+	return w
+}
+
 // QueryIDs returns the ids of the queries, whose rows AddQuery takes.
 func (v *Verifier) QueryIDs() []string {
 	ids := make([]string, len(v.r.queries))

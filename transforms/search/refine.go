@@ -144,22 +144,19 @@ func (ix *Index) refine(w *worker, search func(q sparse.Vector, k int) ([]cand, 
 		rerank(hits[:min(r.Rerank, len(hits))])
 	}
 	if r.Expand > 0 {
-		exp := q
-		used := 0
+		var bags []sparse.Vector
 		// The verified in the order of the re-ranking: the most inliers
 		// first, whether or not the result is re-ranked.
 		ver := slices.Clone(hits[:min(depth, len(hits))])
 		rerank(ver)
 		for _, h := range ver {
-			if used == r.Expand || !h.verified {
+			if len(bags) == r.Expand || !h.verified {
 				break
 			}
-			exp = addSparse(exp, ix.bagOf(int(h.doc)))
-			used++
+			bags = append(bags, ix.bagOf(int(h.doc)))
 		}
-		if used > 0 {
-			normalize(exp.Val)
-			hits, matched = search(exp, top(k))
+		if len(bags) > 0 {
+			hits, matched = search(ExpandQuery(q, bags), top(k))
 			if r.Rerank > 0 {
 				ix.verify(w, hits[:min(r.Rerank, len(hits))], checked)
 				rerank(hits[:min(r.Rerank, len(hits))])
@@ -217,6 +214,22 @@ func rerank(hits []cand) {
 	spatial.Rerank(hits, func(c *cand) spatial.Ranked {
 		return spatial.Ranked{Score: c.score, Inliers: c.inliers, Verified: c.verified}
 	})
+}
+
+// ExpandQuery returns the expanded query of average query expansion: the
+// bag of words q plus bags, summed in their order, L2-normalised; q itself
+// without bags. The job's evaluation expands its queries with it too, so
+// that its +sv+qe rows measure what Refine.Expand returns.
+func ExpandQuery(q sparse.Vector, bags []sparse.Vector) sparse.Vector {
+	if len(bags) == 0 {
+		return q
+	}
+	exp := q
+	for _, b := range bags {
+		exp = addSparse(exp, b)
+	}
+	normalize(exp.Val)
+	return exp
 }
 
 // normalize scales v to unit L2 norm (a zero vector stays zero).

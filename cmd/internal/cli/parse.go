@@ -239,6 +239,7 @@ var checks = map[string]check{
 	"eval_depth":         atLeast(0),
 	"eval_shard_queries": atLeast(0),
 	"rerank":             atLeast(0),
+	"expand":             atLeast(0),
 	// reindex's nights and quality gate.
 	"keep":            atLeast(0),
 	"serving_learner": nonEmpty,

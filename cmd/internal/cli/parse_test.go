@@ -110,6 +110,7 @@ var badValues = map[string][]string{
 	"eval_depth":         {"-1"},
 	"eval_shard_queries": {"-1"},
 	"rerank":             {"-1"},
+	"expand":             {"-1"},
 	"learners":           {"", "nope", "itq"},                             // itq: global features without --global
 	"learner_params":     {"lambda", "solis-ada.lambda=-1", "itq.bits=8"}, // itq: not trained
 	"sweep":              {"solis-ada", "solis-ada.nope=1,2", "solis-ada.lambda=1e-5,1e-5"},

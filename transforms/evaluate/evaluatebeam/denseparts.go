@@ -271,7 +271,7 @@ func (f *denseSummaryFn) ProcessElement(ctx context.Context, _ []byte, model fun
 		width += d
 	}
 	row := formats.ReportRow{Method: m.Learner, Input: "global", Relevance: "label", Vocabulary: int64(width), TrainSeconds: m.Seconds}
-	scores, _, _, _ := collectShards(&row, results)
+	scores, _, _, _, _ := collectShards(&row, results)
 	for _, r := range evaluate.Rows(row, scores, f.Opt) {
 		log.Infof(ctx, "evaluate: %s (global features): %s queries: mAP %.4f [%.4f, %.4f], P@10 %.4f, NDCG@10 %.4f over %d queries (depth %d)",
 			r.Method, r.Split, r.MAP, r.MAPLow, r.MAPHigh, r.PrecisionAt10, r.NDCGAt10, r.Queries, f.Opt.DepthFor(labels.Images))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"github.com/bowline/bowline/transforms/evaluate"
 	"github.com/bowline/bowline/transforms/progress"
 	"github.com/bowline/bowline/transforms/report"
+	"github.com/bowline/bowline/transforms/search"
 	"github.com/bowline/bowline/transforms/split"
 )
 
@@ -308,6 +310,9 @@ type shardResult struct {
 	// reason there are none where re-ranking was asked for.
 	Reranked   []evaluate.QueryScore
 	NoGeometry string
+	// Expanded are the scores of the queries expanded and re-ranked again
+	// (evaluate.Options.Expand).
+	Expanded []evaluate.QueryScore
 	// VerifySeconds is the time the shard's verification took.
 	VerifySeconds float64
 }
@@ -351,21 +356,8 @@ func (f *shardFn) ProcessElement(ctx context.Context, shard int, q Queries, labe
 			r.Rerank(f.Opt.Rerank)
 		}
 	}
-	var docs []formats.BoW
-	for i, p := range all {
-		err := fileio.ReadEach(ctx, p.Path, func(b *formats.BoW) error {
-			docs = append(docs, *b)
-			return nil
-		})
-		if err != nil {
-			return shardResult{}, fmt.Errorf("evaluate %s: %w", m.Learner, err)
-		}
-		if len(docs) >= chunk || i == len(all)-1 {
-			if err := r.Add(docs, w, f.Vocab); err != nil {
-				return shardResult{}, fmt.Errorf("evaluate %s: %w", m.Learner, err)
-			}
-			docs = docs[:0]
-		}
+	if err := rankParts(ctx, r, all, chunk, w, f.Vocab); err != nil {
+		return shardResult{}, fmt.Errorf("evaluate %s: %w", m.Learner, err)
 	}
 	scores, err := r.Scores()
 	if err != nil {
@@ -374,11 +366,20 @@ func (f *shardFn) ProcessElement(ctx context.Context, shard int, q Queries, labe
 	res := shardResult{Scores: scores, IndexSeconds: r.IndexSeconds, Postings: r.Postings, Model: m.Learner, Shards: n, NoGeometry: noGeometry}
 	if geometry != nil {
 		vstart := time.Now()
-		if err := verify(ctx, r, geometry); err != nil {
+		v, err := evaluate.NewVerifier(r)
+		if err != nil {
+			return shardResult{}, err
+		}
+		if err := verify(ctx, v, geometry, true); err != nil {
 			return shardResult{}, fmt.Errorf("evaluate %s: shard %d: %w", m.Learner, shard, err)
 		}
 		if res.Reranked, err = r.RerankedScores(); err != nil {
 			return shardResult{}, fmt.Errorf("evaluate %s: shard %d: %w", m.Learner, shard, err)
+		}
+		if f.Opt.Expand > 0 {
+			if res.Expanded, err = expand(ctx, r, v, res.Reranked, all, geometry, f.Opt, w, f.Vocab, labels); err != nil {
+				return shardResult{}, fmt.Errorf("evaluate %s: shard %d: expansion: %w", m.Learner, shard, err)
+			}
 		}
 		res.VerifySeconds = time.Since(vstart).Seconds()
 	}
@@ -409,18 +410,107 @@ func geometryPaths(ctx context.Context, bows []formats.Part) (paths []string, mi
 	return paths, "", nil
 }
 
-// verify verifies r's candidates against its queries (evaluate.Verifier)
-// from the geometry files: the queries' rows in a first pass, the
-// candidates' in a second, a file at a time, only the rows asked for.
-func verify(ctx context.Context, r *evaluate.Ranking, paths []string) error {
-	v, err := evaluate.NewVerifier(r)
-	if err != nil {
-		return err
+// rankParts ranks the bag-of-words parts for r's queries under the
+// weights w, chunk images at a time.
+func rankParts(ctx context.Context, r *evaluate.Ranking, parts []formats.Part, chunk int, w []float32, vocab int) error {
+	var docs []formats.BoW
+	for i, p := range parts {
+		err := fileio.ReadEach(ctx, p.Path, func(b *formats.BoW) error {
+			docs = append(docs, *b)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if len(docs) >= chunk || i == len(parts)-1 {
+			if err := r.Add(docs, w, vocab); err != nil {
+				return err
+			}
+			docs = docs[:0]
+		}
 	}
-	for _, pass := range []struct {
+	return nil
+}
+
+// expand returns the scores of r's queries expanded (evaluate.Options.Expand)
+// and re-ranked again, from r's verified candidates (v verified them) and
+// its queries' re-ranked scores, which a query with no verified candidate
+// keeps: the bags of the candidates each query averages with are read
+// from the parts (at most the shard's queries × opt.Expand of them), the
+// expanded queries rank the parts again, and their candidates are
+// verified against the keypoints v holds of the queries.
+func expand(ctx context.Context, r *evaluate.Ranking, v *evaluate.Verifier, reranked []evaluate.QueryScore, parts []formats.Part, geometry []string,
+	opt evaluate.Options, w []float32, vocab int, labels Labels) ([]evaluate.QueryScore, error) {
+	queries := r.Queries()
+	with := make([][]string, len(queries))
+	bags := map[string]sparse.Vector{}
+	for qi := range queries {
+		with[qi] = r.Expansion(qi, opt.Expand)
+		for _, id := range with[qi] {
+			bags[id] = sparse.Vector{}
+		}
+	}
+	for _, p := range parts {
+		err := fileio.ReadEach(ctx, p.Path, func(b *formats.BoW) error {
+			if _, ok := bags[b.ImageID]; ok {
+				bags[b.ImageID] = sparse.Vector{Idx: b.WordIDs, Val: b.Weights}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	var expanded []evaluate.Query
+	var at []int
+	for qi, q := range queries {
+		if len(with[qi]) == 0 {
+			continue
+		}
+		vecs := make([]sparse.Vector, len(with[qi]))
+		for k, id := range with[qi] {
+			vecs[k] = bags[id]
+		}
+		q.Vec = search.ExpandQuery(q.Vec, vecs)
+		expanded, at = append(expanded, q), append(at, qi)
+	}
+	out := slices.Clone(reranked)
+	if len(expanded) == 0 {
+		return out, nil
+	}
+	clear(bags)
+	r2 := evaluate.NewRanking(expanded, opt.DepthFor(labels.Images), labels.Images, labels.relevant())
+	r2.Rerank(opt.Rerank)
+	if err := rankParts(ctx, r2, parts, opt.Chunk(), w, vocab); err != nil {
+		return nil, err
+	}
+	if err := verify(ctx, v.For(r2), geometry, false); err != nil {
+		return nil, err
+	}
+	sc, err := r2.RerankedScores()
+	if err != nil {
+		return nil, err
+	}
+	for k, qi := range at {
+		out[qi] = sc[k]
+	}
+	return out, nil
+}
+
+// verify verifies v's candidates against its queries (evaluate.Verifier)
+// from the geometry files: the queries' rows in a first pass (if queries:
+// not if v holds them), the candidates' in a second, a file at a time,
+// only the rows asked for.
+func verify(ctx context.Context, v *evaluate.Verifier, paths []string, queries bool) error {
+	type pass struct {
 		ids []string
 		fn  func(*formats.Geometry) error
-	}{{v.QueryIDs(), v.AddQuery}, {v.CandidateIDs(), v.Verify}} {
+	}
+	passes := []pass{{v.CandidateIDs(), v.Verify}}
+	if queries {
+		passes = append([]pass{{v.QueryIDs(), v.AddQuery}}, passes...)
+	}
+	for _, pass := range passes {
 		for _, path := range paths {
 			data, err := fileio.ReadBytes(ctx, path)
 			if err != nil {
@@ -453,7 +543,7 @@ func (f *summaryFn) ProcessElement(ctx context.Context, _ []byte, model func(*le
 	if w != nil {
 		row.Sparsity = learners.Sparsity(w)
 	}
-	scores, reranked, noGeometry, verifySeconds := collectShards(&row, results)
+	scores, reranked, expanded, noGeometry, verifySeconds := collectShards(&row, results)
 	emit := func(row formats.ReportRow, scores []evaluate.QueryScore) {
 		for _, r := range evaluate.Rows(row, scores, f.Opt) {
 			log.Infof(ctx, "evaluate: %s: %s queries: mAP %.4f [%.4f, %.4f], P@10 %.4f, NDCG@10 %.4f over %d queries (depth %d); sparsity %.3f; %d postings",
@@ -469,8 +559,13 @@ func (f *summaryFn) ProcessElement(ctx context.Context, _ []byte, model func(*le
 		log.Infof(ctx, "evaluate: %s: %s", row.Method, noGeometry)
 	default:
 		log.Infof(ctx, "evaluate: %s: the best %d results of %d queries verified in %.1f s", row.Method, f.Opt.Rerank, len(reranked), verifySeconds)
-		row.Method += evaluate.RerankedSuffix
+		plain := row.Method
+		row.Method = plain + evaluate.RerankedSuffix
 		emit(row, reranked)
+		if f.Opt.Expand > 0 {
+			row.Method = plain + evaluate.ExpandedSuffix
+			emit(row, expanded)
+		}
 	}
 	return nil
 }
@@ -520,12 +615,13 @@ func (f *compareFn) ProcessElement(_ []byte, rows func(*formats.ReportRow) bool,
 // or why there are none, and the time their verification took) and takes
 // the index time and postings from the first shard: every shard indexes
 // (or embeds) the whole collection, so they are counted once.
-func collectShards(row *formats.ReportRow, results func(*shardResult) bool) (scores, reranked []evaluate.QueryScore, noGeometry string, verifySeconds float64) {
+func collectShards(row *formats.ReportRow, results func(*shardResult) bool) (scores, reranked, expanded []evaluate.QueryScore, noGeometry string, verifySeconds float64) {
 	var res shardResult
 	first := true
 	for results(&res) {
 		scores = append(scores, res.Scores...)
 		reranked = append(reranked, res.Reranked...)
+		expanded = append(expanded, res.Expanded...)
 		verifySeconds += res.VerifySeconds
 		if res.NoGeometry != "" {
 			noGeometry = res.NoGeometry
@@ -535,5 +631,5 @@ func collectShards(row *formats.ReportRow, results func(*shardResult) bool) (sco
 		}
 		res = shardResult{}
 	}
-	return scores, reranked, noGeometry, verifySeconds
+	return scores, reranked, expanded, noGeometry, verifySeconds
 }
