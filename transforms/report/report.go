@@ -124,12 +124,14 @@ type Counts struct {
 
 // Sort orders the methods: the held-out rows, then the training rows;
 // within each, those ranking bags of words, then those ranking global
-// features, each group with its baseline first and then by name, the
-// learners of a sweep (set Sweep first) together by their value.
+// features, each group with its baseline first (and the baseline's
+// re-ranked and expanded rows, "tfidf+sv", "tfidf+sv+qe") and then by
+// name, the learners of a sweep (set Sweep first) together by their value.
 func (r *Report) Sort() {
 	// Learners are compared with the baseline of their input.
 	base := func(m formats.ReportRow) bool {
-		return m.Method == string(learners.BaselineTFIDF) || m.Method == string(learners.BaselineEuclidean)
+		plain := strings.TrimSuffix(strings.TrimSuffix(m.Method, "+qe"), "+sv")
+		return plain == string(learners.BaselineTFIDF) || plain == string(learners.BaselineEuclidean)
 	}
 	group := func(m formats.ReportRow) int { return map[string]int{"bow": 0, "global": 1}[m.Input] }
 	// A sweep's learners are named by their value as text, whose order
