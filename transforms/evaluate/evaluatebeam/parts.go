@@ -313,7 +313,8 @@ type shardResult struct {
 	// Expanded are the scores of the queries expanded and re-ranked again
 	// (evaluate.Options.Expand).
 	Expanded []evaluate.QueryScore
-	// VerifySeconds is the time the shard's verification took.
+	// VerifySeconds is the time the shard's verification (and expansion)
+	// took.
 	VerifySeconds float64
 }
 
@@ -558,7 +559,8 @@ func (f *summaryFn) ProcessElement(ctx context.Context, _ []byte, model func(*le
 	case noGeometry != "":
 		log.Infof(ctx, "evaluate: %s: %s", row.Method, noGeometry)
 	default:
-		log.Infof(ctx, "evaluate: %s: the best %d results of %d queries verified in %.1f s", row.Method, f.Opt.Rerank, len(reranked), verifySeconds)
+		log.Infof(ctx, "evaluate: %s: the best %d results of %d queries verified, and expanded with %d (0: none), in %.1f s summed over the shards",
+			row.Method, f.Opt.Rerank, len(reranked), f.Opt.Expand, verifySeconds)
 		plain := row.Method
 		row.Method = plain + evaluate.RerankedSuffix
 		emit(row, reranked)
