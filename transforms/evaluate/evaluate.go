@@ -60,13 +60,16 @@
 // id) and the evaluation all of them: the rows then measure the
 // id-blind ranking search approximates.
 //
-// On ETH-80 (--label_column object --vocab 10000 --akm, 640 held-out
-// queries, --rerank 100 --expand 50) verification adds +0.008 to +0.013
-// mAP to every learner (significant) and nothing to TF-IDF (+0.0001,
-// p = 0.9); expansion adds +0.015 to +0.037 to each method, TF-IDF
-// 0.158 → 0.189. Both cost far more than ranking: retrain's evaluate
-// stage took 1.7 → 34.8 CPU s with them, the whole retrain 6 → 45 s and
-// 259 → 469 MB at its peak, so the rows are off unless asked for.
+// On ETH-80 (--vocab 10000 --akm, --rerank 100 --expand 50, ~650
+// held-out queries) verification adds little: +0.008 to +0.013 mAP to each
+// learner and +0.0001 (p = 0.9) to TF-IDF with object labels, +0.0002 to
+// +0.0015 with category labels (all significant but TF-IDF's on objects):
+// ETH-80's 41 views of an object rarely share an affine frame. Expansion
+// adds +0.015 to +0.037 (objects) and +0.010 to +0.052 (categories; TF-IDF
+// 0.291 → 0.343). Both cost far more than ranking: retrain's evaluate
+// stage took 1.7 CPU s plain, 19.0 with +sv and 34.8 with +sv+qe, the
+// whole retrain 6, 22 and 45 s, at peaks of 259, 406 and 469 MB, so the
+// rows are off unless asked for.
 package evaluate
 
 import (
