@@ -84,13 +84,16 @@ func (pr Previous) features(p int) string {
 // is described again.
 func ExtractFrom(s beam.Scope, imageParts beam.PCollection, opt describe.Options, dir string, prev Previous) (parts, dead beam.PCollection) {
 	s = s.Scope("describe.Extract")
-	return beam.ParDo2(s, &describeFn{Opt: opt, Dir: dir, Prev: prev}, imageParts)
+	return beam.ParDo2(s, &describeFn{Opt: opt, Dir: dir, Prev: prev, Loads: opt.PartLoads}, imageParts)
 }
 
 type describeFn struct {
 	Opt  describe.Options
 	Dir  string
 	Prev Previous
+	// Loads is Opt.PartLoads, a field of its own: Beam serialises a DoFn
+	// as JSON, and the options leave PartLoads out of theirs.
+	Loads int
 
 	images, carried, keypoints, failed, parts beam.Counter
 	millis                                    beam.Distribution
@@ -121,7 +124,7 @@ func (f *describeFn) ProcessElement(ctx context.Context, in formats.Part, emit f
 	}
 	// A part waits for its slot holding its image list only: the previous
 	// run's features of the part and the new ones come after.
-	release, err := slots.Acquire(ctx, "describe.part", f.Opt.PartLoads)
+	release, err := slots.Acquire(ctx, "describe.part", f.Loads)
 	defer release()
 	if err != nil {
 		return fmt.Errorf("describe: part %d: %w", in.Part, err)
