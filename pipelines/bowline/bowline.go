@@ -122,7 +122,7 @@ func DefaultConfig() Config {
 	return Config{
 		Columns:  ingest.DefaultColumns(),
 		Describe: describe.DefaultOptions(),
-		Vocab:    kmeansbeam.Options{K: 1000, Sample: 200_000, MaxIter: 25, Tol: 1e-4, Seed: 1},
+		Vocab:    kmeansbeam.Options{K: 1000, Sample: 200_000, MaxIter: 25, Tol: 1e-4, Seed: 1, PartLoads: 2},
 		// Square-rooted term frequencies damp bursts (package bow): on
 		// ETH-80 they raise held-out mAP, of TF-IDF and of the learners,
 		// for category and object labels alike.
@@ -221,7 +221,7 @@ func Build(s beam.Scope, c Config) error {
 	// The distortion of a descriptor sample against the vocabulary is
 	// recorded whenever one is built, for the drift check of the next
 	// run.
-	drift := kmeansbeam.DriftSample(s, featParts, DriftSample, c.Vocab.Seed)
+	drift := kmeansbeam.DriftSample(s, featParts, DriftSample, c.Vocab.Seed, c.Vocab.PartLoads)
 	codebook, built, decision, kept := vocabulary(s, c, prev, featParts, drift)
 	units := []beam.PCollection{stageUnits(s, partStageFn{Name: "describe", Noun: "parts"}, featParts), beam.ParDo(s, vocabStageFn, built)}
 	written = append(written, write("codebook", 1, kmeansbeam.Words(s, codebook)))

@@ -37,10 +37,11 @@ const DriftSeed = 0x6472696674 // "drift"
 // collection for Distortion. Since a descriptor's priority is a hash of
 // the seed, its image id and its index, an image carried unchanged from
 // one run to the next keeps its descriptors' priorities, and the samples
-// of two runs share the descriptors of the images they share.
-func DriftSample(s beam.Scope, parts beam.PCollection, n int, seed uint64) beam.PCollection {
+// of two runs share the descriptors of the images they share. A process
+// reads at most loads parts at once (0: no limit; Options.PartLoads).
+func DriftSample(s beam.Scope, parts beam.PCollection, n int, seed uint64, loads int) beam.PCollection {
 	s = s.Scope("kmeans.DriftSample")
-	return sampleOfParts(s, parts, n, seed^DriftSeed)
+	return sampleOfParts(s, parts, n, seed^DriftSeed, loads)
 }
 
 // Distortion returns, for each codebook of codebooks
@@ -178,7 +179,7 @@ func (f *readCodebookFn) ProcessElement(ctx context.Context, _ []byte) (Codebook
 func VocabularyOfPartsIf(s beam.Scope, parts beam.PCollection, opt Options, build beam.PCollection) beam.PCollection {
 	s = s.Scope("kmeans.Vocabulary")
 	total := stats.Sum(s, beam.ParDo(s, keypointsFn, parts))
-	per := beam.ParDo(s, &gateSamplePartFn{Max: max(opt.Sample, 0), Seed: opt.Seed}, beam.Reshuffle(s, parts),
+	per := beam.ParDo(s, &gateSamplePartFn{Max: max(opt.Sample, 0), Seed: opt.Seed, Loads: opt.PartLoads}, beam.Reshuffle(s, parts),
 		beam.SideInput{Input: total}, beam.SideInput{Input: build})
 	smp := beam.Combine(s, &mergeSampleFn{Max: max(opt.Sample, 0)}, per)
 	smp = beam.ParDo(s, sampleIfFn, smp, beam.SideInput{Input: build})
@@ -189,15 +190,16 @@ func VocabularyOfPartsIf(s beam.Scope, parts beam.PCollection, opt Options, buil
 // gateSamplePartFn is samplePartFn when build is true; otherwise it reads
 // nothing and samples nothing.
 type gateSamplePartFn struct {
-	Max  int
-	Seed uint64
+	Max   int
+	Seed  uint64
+	Loads int
 }
 
 func (f *gateSamplePartFn) ProcessElement(ctx context.Context, p formats.Part, total int64, build bool) (sample, error) {
 	if !build {
 		return sample{}, nil
 	}
-	return (&samplePartFn{Max: f.Max, Seed: f.Seed}).ProcessElement(ctx, p, total)
+	return (&samplePartFn{Max: f.Max, Seed: f.Seed, Loads: f.Loads}).ProcessElement(ctx, p, total)
 }
 
 func sampleIfFn(smp sample, build bool, emit func(sample)) {

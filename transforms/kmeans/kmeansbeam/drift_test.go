@@ -98,7 +98,7 @@ func TestVocabularyOfPartsIfAndDistortion(t *testing.T) {
 	beam.ParDo0(s, &checkFn{Name: "gated on", Want: want, ObjTol: 0}, on)
 	off := VocabularyOfPartsIf(s.Scope("off"), parts, opt, beam.Create(s, false))
 	passert.Empty(s, off)
-	smp := DriftSample(s, parts, total, opt.Seed)
+	smp := DriftSample(s, parts, total, opt.Seed, 2)
 	read := ReadCodebook(s, filepath.Join(dir, "codebook-*.parquet"), opt)
 	beam.ParDo0(s, &checkDistortionFn{Want: mean}, Distortion(s, smp, read))
 	passert.Count(s, Distortion(s.Scope("none"), smp, off), "distortion of no codebook", 0)

@@ -120,6 +120,7 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
+	"github.com/bowline/bowline/transforms/internal/slots"
 	"github.com/bowline/bowline/transforms/internal/splitmix"
 	"github.com/bowline/bowline/transforms/kmeans"
 )
@@ -152,6 +153,12 @@ type Options struct {
 	K int
 	// Sample bounds the number of descriptors clustered.
 	Sample int
+	// PartLoads is the most features parts a worker process reads at once
+	// to draw the sample (0: no limit): a part being read holds a row group
+	// of features, a few hundred MB of real photos', and a runner may read
+	// every part side by side, as Prism does. It changes no output, so it
+	// is left out of the settings a run records.
+	PartLoads int `json:"-"`
 	// MaxIter and Tol stop Lloyd's iterations (see kmeans.Options).
 	MaxIter int
 	Tol     float64
@@ -342,14 +349,15 @@ func Vocabulary(s beam.Scope, features beam.PCollection, opt Options) beam.PColl
 // Sample (with Sample ≥ 1,000 the chance they do not is below 1e-300).
 func VocabularyOfParts(s beam.Scope, parts beam.PCollection, opt Options) beam.PCollection {
 	s = s.Scope("kmeans.Vocabulary")
-	return fromSample(s, sampleOfParts(s, parts, opt.Sample, opt.Seed), opt, beam.Impulse(s))
+	return fromSample(s, sampleOfParts(s, parts, opt.Sample, opt.Seed, opt.PartLoads), opt, beam.Impulse(s))
 }
 
 // sampleOfParts draws the bottom-n sample of the descriptors of the
-// features parts under seed (see VocabularyOfParts): PCollection<sample>.
-func sampleOfParts(s beam.Scope, parts beam.PCollection, n int, seed uint64) beam.PCollection {
+// features parts under seed (see VocabularyOfParts), reading at most loads
+// parts at once in a process (0: no limit): PCollection<sample>.
+func sampleOfParts(s beam.Scope, parts beam.PCollection, n int, seed uint64, loads int) beam.PCollection {
 	total := stats.Sum(s, beam.ParDo(s, keypointsFn, parts))
-	per := beam.ParDo(s, &samplePartFn{Max: max(n, 0), Seed: seed}, beam.Reshuffle(s, parts), beam.SideInput{Input: total})
+	per := beam.ParDo(s, &samplePartFn{Max: max(n, 0), Seed: seed, Loads: loads}, beam.Reshuffle(s, parts), beam.SideInput{Input: total})
 	return beam.Combine(s, &mergeSampleFn{Max: max(n, 0)}, per)
 }
 
@@ -357,8 +365,9 @@ func keypointsFn(p formats.Part) int64 { return p.Keypoints }
 
 // samplePartFn samples the descriptors of one features part.
 type samplePartFn struct {
-	Max  int
-	Seed uint64
+	Max   int
+	Seed  uint64
+	Loads int
 }
 
 func (f *samplePartFn) ProcessElement(ctx context.Context, p formats.Part, total int64) (sample, error) {
@@ -366,9 +375,14 @@ func (f *samplePartFn) ProcessElement(ctx context.Context, p formats.Part, total
 	if frac := 4 * float64(f.Max) / float64(max(total, 1)); frac < 1 {
 		cut = uint64(frac * math.MaxUint64)
 	}
+	release, err := slots.Acquire(ctx, "vocabulary.part", f.Loads)
+	defer release()
+	if err != nil {
+		return sample{}, fmt.Errorf("vocabulary: part %d: %w", p.Part, err)
+	}
 	add := &sampleFn{Max: f.Max, Seed: f.Seed}
 	var a sample
-	err := fileio.ReadEach(ctx, p.Path, func(feat *formats.Features) error {
+	err = fileio.ReadEach(ctx, p.Path, func(feat *formats.Features) error {
 		a = add.addBelow(a, *feat, cut)
 		return nil
 	})
