@@ -243,24 +243,34 @@ type callbackError struct{ err error }
 
 func (e callbackError) Error() string { return e.err.Error() }
 
-// decode opens the Parquet file and calls each once per row, in file
-// order, with a function that reconstructs the row into a pointer to a
-// value of type t.
-func decode(ctx context.Context, r io.ReaderAt, size int64, t reflect.Type, each func(reconstruct func(any) error) error) error {
+// newReader reads the rows of f with the schema of the struct type t,
+// which the file's must fit; the schema reconstructs the rows read.
+func newReader(f *parquet.File, t reflect.Type) (*parquet.GenericReader[any], *parquet.Schema, error) {
 	schema, err := SchemaOf(t)
 	if err != nil {
-		return err
-	}
-	f, err := parquet.OpenFile(r, size, parquet.SkipBloomFilters(true))
-	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	var pr *parquet.GenericReader[any]
 	if err := Protect(func() error {
 		pr = parquet.NewGenericReader[any](f, schema)
 		return nil
 	}); err != nil {
-		return fmt.Errorf("file schema does not fit %v: %w", t, err)
+		return nil, nil, fmt.Errorf("file schema does not fit %v: %w", t, err)
+	}
+	return pr, schema, nil
+}
+
+// decode opens the Parquet file and calls each once per row, in file
+// order, with a function that reconstructs the row into a pointer to a
+// value of type t.
+func decode(ctx context.Context, r io.ReaderAt, size int64, t reflect.Type, each func(reconstruct func(any) error) error) error {
+	f, err := parquet.OpenFile(r, size, parquet.SkipBloomFilters(true))
+	if err != nil {
+		return err
+	}
+	pr, schema, err := newReader(f, t)
+	if err != nil {
+		return err
 	}
 	defer pr.Close()
 	rows := make([]parquet.Row, decodeBatch)

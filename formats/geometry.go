@@ -180,16 +180,9 @@ func ReadGeometry(ctx context.Context, r io.ReaderAt, size int64, ids []string, 
 	if err != nil || len(rows) == 0 {
 		return err
 	}
-	schema, err := SchemaOf(reflectGeometry)
+	pr, schema, err := newReader(f, reflectGeometry)
 	if err != nil {
 		return err
-	}
-	var pr *parquet.GenericReader[any]
-	if err := Protect(func() error {
-		pr = parquet.NewGenericReader[any](f, schema)
-		return nil
-	}); err != nil {
-		return fmt.Errorf("file schema does not fit %v: %w", reflectGeometry, err)
 	}
 	defer pr.Close()
 	buf := make([]parquet.Row, 1)
