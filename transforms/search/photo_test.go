@@ -14,6 +14,7 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/transforms/bow"
+	"github.com/bowline/bowline/transforms/describe"
 )
 
 // countdown is a context that is done from its n-th Err call on, so that
@@ -30,6 +31,25 @@ func (c *countdown) Err() error {
 		return context.DeadlineExceeded
 	}
 	return nil
+}
+
+// describedPhoto returns a 160×120 texture photo, its features as the
+// job describes them, and its descriptors end to end, for quantising.
+func describedPhoto(t *testing.T) (photo []byte, feat formats.Features, flat []byte) {
+	t.Helper()
+	photo = texturePNG(t, 160, 120)
+	d, err := describe.NewDescriber(describe.DefaultOptions(), func(context.Context, string) ([]byte, error) { return photo, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	feat, dead := d.Describe(context.Background(), formats.Image{ImageID: "photo", URI: "photo.png"})
+	if dead != nil {
+		t.Fatal(dead.Reason)
+	}
+	for _, desc := range feat.Descriptors {
+		flat = append(flat, desc...)
+	}
+	return photo, feat, flat
 }
 
 // texturePNG returns a w×h PNG of random grey 4×4 blocks: keypoints

@@ -2,7 +2,6 @@ package search
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -15,7 +14,6 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/bow"
-	"github.com/bowline/bowline/transforms/describe"
 	"github.com/bowline/bowline/transforms/spatial"
 )
 
@@ -426,25 +424,13 @@ func TestPackedGeometry(t *testing.T) {
 // as many inliers as the image against itself, and first.
 func TestPhotoKeypoints(t *testing.T) {
 	ctx := t.Context()
-	photo := texturePNG(t, 160, 120)
-	d, err := describe.NewDescriber(describe.DefaultOptions(), func(context.Context, string) ([]byte, error) { return photo, nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	feat, dead := d.Describe(ctx, formats.Image{ImageID: "photo", URI: "photo.png"})
-	if dead != nil {
-		t.Fatal(dead.Reason)
-	}
+	photo, feat, flat := describedPhoto(t)
 	c := randomCorpus(120, 50, 12)
 	dir := t.TempDir()
 	writeRun(t, dir, c, 1, nil)
 	q, err := bow.NewQuantizer(openRun(t, dir, Options{}).centroids, formats.DescriptorSize)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var flat []byte
-	for _, desc := range feat.Descriptors {
-		flat = append(flat, desc...)
 	}
 	counts, words := q.QuantizeWords(flat, nil)
 	// The photo is the corpus's first image: its words replace that

@@ -9,7 +9,6 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/bow"
-	"github.com/bowline/bowline/transforms/describe"
 )
 
 // A photo of a corpus image, queried, is that image's stored vector: its
@@ -17,16 +16,8 @@ import (
 // and a run that recorded no tf (made before the flag) weighted them raw.
 func TestPhotoFollowsTheRunsTF(t *testing.T) {
 	ctx := context.Background()
-	photo := texturePNG(t, 160, 120)
-	d, err := describe.NewDescriber(describe.DefaultOptions(), func(context.Context, string) ([]byte, error) { return photo, nil })
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The job's features of the photo.
-	feat, dead := d.Describe(ctx, formats.Image{ImageID: "photo", URI: "photo.png"})
-	if dead != nil {
-		t.Fatal(dead.Reason)
-	}
+	photo, _, flat := describedPhoto(t)
 	// 200 images over 50 words: every word in some image, so that each of
 	// the photo's words has a weight.
 	c := randomCorpus(200, 50, 11)
@@ -35,10 +26,6 @@ func TestPhotoFollowsTheRunsTF(t *testing.T) {
 	q, err := bow.NewQuantizer(openRun(t, dir, Options{}).centroids, formats.DescriptorSize)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var flat []byte
-	for _, desc := range feat.Descriptors {
-		flat = append(flat, desc...)
 	}
 	counts := q.Quantize(flat)
 	if !burst(counts) {
