@@ -44,17 +44,22 @@ func TestQuantizeKnownCounts(t *testing.T) {
 	}
 }
 
+// randomWords draws k words and n descriptors of dim uniform bytes.
+func randomWords(r *rand.Rand, k, dim, n int) (centroids []float32, desc []byte) {
+	centroids = make([]float32, k*dim)
+	for i := range centroids {
+		centroids[i] = float32(r.IntN(256))
+	}
+	desc = make([]byte, n*dim)
+	for i := range desc {
+		desc[i] = byte(r.IntN(256))
+	}
+	return centroids, desc
+}
+
 func TestQuantizeMatchesNearest(t *testing.T) {
 	const k, dim, n = 40, 128, 300
-	rng := rand.New(rand.NewPCG(1, 2))
-	cent := make([]float32, k*dim)
-	for i := range cent {
-		cent[i] = float32(rng.IntN(256))
-	}
-	desc := make([]byte, n*dim)
-	for i := range desc {
-		desc[i] = byte(rng.IntN(256))
-	}
+	cent, desc := randomWords(rand.New(rand.NewPCG(1, 2)), k, dim, n)
 	q, err := NewQuantizer(cent, dim)
 	if err != nil {
 		t.Fatal(err)
@@ -299,15 +304,7 @@ func TestTFIDFCosine(t *testing.T) {
 
 func BenchmarkQuantize(b *testing.B) {
 	const k, dim, n = 1000, 128, 500
-	rng := rand.New(rand.NewPCG(1, 2))
-	cent := make([]float32, k*dim)
-	for i := range cent {
-		cent[i] = float32(rng.IntN(256))
-	}
-	desc := make([]byte, n*dim)
-	for i := range desc {
-		desc[i] = byte(rng.IntN(256))
-	}
+	cent, desc := randomWords(rand.New(rand.NewPCG(1, 2)), k, dim, n)
 	q, err := NewQuantizer(cent, dim)
 	if err != nil {
 		b.Fatal(err)
@@ -364,16 +361,8 @@ func TestForestQuantizer(t *testing.T) {
 // A quantiser with an IVF counts the IVF's words; probing every list, the
 // exact quantiser's counts.
 func TestIVFQuantizer(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 8))
 	const k, dim, n = 300, 128, 500
-	centroids := make([]float32, k*dim)
-	for i := range centroids {
-		centroids[i] = float32(r.IntN(256))
-	}
-	desc := make([]byte, n*dim)
-	for i := range desc {
-		desc[i] = byte(r.IntN(256))
-	}
+	centroids, desc := randomWords(rand.New(rand.NewPCG(7, 8)), k, dim, n)
 	exact, err := NewQuantizer(centroids, dim)
 	if err != nil {
 		t.Fatal(err)

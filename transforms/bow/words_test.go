@@ -13,16 +13,8 @@ import (
 // through a forest, through an IVF, and under soft assignment (whose
 // counts are soft and whose words stay hard).
 func TestQuantizeWords(t *testing.T) {
-	r := rand.New(rand.NewPCG(9, 10))
 	const k, dim, n = 50, 128, 200
-	centroids := make([]float32, k*dim)
-	for i := range centroids {
-		centroids[i] = float32(r.IntN(256))
-	}
-	desc := make([]byte, n*dim)
-	for i := range desc {
-		desc[i] = byte(r.IntN(256))
-	}
+	centroids, desc := randomWords(rand.New(rand.NewPCG(9, 10)), k, dim, n)
 	forest, err := kmeans.NewForest(centroids, dim, kmeans.ForestOptions{Trees: 2, LeafSize: 4, Checks: 8, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
