@@ -209,6 +209,11 @@ func (ix *Index) ServingLearner() string {
 // Images returns the number of indexed images.
 func (ix *Index) Images() int { return len(ix.ids) }
 
+// ImageID returns the id of the d-th indexed image in id order, 0 ≤ d <
+// Images(): a benchmark draws its queries from the run's own images by it,
+// without a copy of every id.
+func (ix *Index) ImageID(d int) string { return ix.ids[d] }
+
 // Postings returns the number of postings of a learner's index (0 for a
 // learner of binary codes or an unknown one).
 func (ix *Index) Postings(learner string) int64 {
