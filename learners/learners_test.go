@@ -69,3 +69,21 @@ func TestWidth(t *testing.T) {
 		}
 	}
 }
+
+func TestSwitch(t *testing.T) {
+	for _, tc := range []struct {
+		v      float64
+		on, ok bool
+	}{
+		{0, false, true}, {1, true, true}, {math.Copysign(0, -1), false, true},
+		{0.5, false, false}, {2, false, false}, {-1, false, false}, {math.NaN(), false, false}, {math.Inf(1), false, false},
+	} {
+		on, err := Switch("solis-ada", "nonneg", tc.v)
+		if on != tc.on || (err == nil) != tc.ok || err != nil && !strings.Contains(err.Error(), "solis-ada: nonneg must be 0 (off) or 1 (on)") {
+			t.Errorf("Switch(%v) = %v, %v", tc.v, on, err)
+		}
+		if tc.ok && SwitchValue(on) != tc.v {
+			t.Errorf("SwitchValue(%v) = %v, want %v", on, SwitchValue(on), tc.v)
+		}
+	}
+}

@@ -106,3 +106,28 @@ func AssignParams(fields map[string]*float64, params map[string]float64) error {
 	}
 	return nil
 }
+
+// Switch reads the hyper-parameter name of learner, one that turns a
+// behaviour on or off (e.g. "nonneg"): params carry every hyper-parameter
+// as a number, so that one flag syntax and one state record serve all of
+// them, and a switch is 0 (off) or 1 (on). Any other value, NaN included,
+// is an error naming learner and name, rather than a guess at what 0.5
+// means.
+func Switch(learner, name string, v float64) (bool, error) {
+	switch v {
+	case 0:
+		return false, nil
+	case 1:
+		return true, nil
+	}
+	return false, fmt.Errorf("%s: %s must be 0 (off) or 1 (on), got %v", learner, name, v)
+}
+
+// SwitchValue is the number a switch is recorded as in Params: 1 if on,
+// 0 if off (Switch reads it back).
+func SwitchValue(on bool) float64 {
+	if on {
+		return 1
+	}
+	return 0
+}
