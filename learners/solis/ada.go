@@ -20,6 +20,11 @@ type ADAParams struct {
 	// Delta (δ ≥ 0) is added to √G_ii in the adaptive proximal term
 	// H_ii = δ + √G_ii; it damps coordinates that have seen little gradient.
 	Delta float64
+	// NonNeg keeps every weight ≥ 0: the weights minimise the ADA objective
+	// over w ≥ 0, w_i = (η t/H_ii)·max(0, −ḡ_i − λ), the positive part of
+	// (22a) (package doc, "Non-negative weights"). Hyper-parameter
+	// "nonneg", 0 or 1.
+	NonNeg bool
 }
 
 // DefaultADAParams returns a starting point for tuning; the paper picks the
@@ -27,7 +32,7 @@ type ADAParams struct {
 // seen in k agreeing violated triplets reach a weight of about √k, the scale
 // a margin of 1 needs with L2-normalised bag-of-words vectors; λ = 0 means no
 // ℓ1 truncation beyond the words that never appear in a violated triplet;
-// δ = 1e-8 only keeps H positive.
+// δ = 1e-8 only keeps H positive; weights of either sign.
 func DefaultADAParams() ADAParams {
 	return ADAParams{Eta: 1, Lambda: 0, Delta: 1e-8}
 }
@@ -55,6 +60,7 @@ type adaCell struct {
 type ADA struct {
 	p     ADAParams
 	t     int64     // steps taken so far, zero-loss steps included
+	lo    float64   // weightFloor(p.NonNeg)
 	cells []adaCell // per-coordinate s_i, G_i
 	touch uint64    // sink for Update's prefetching loads
 }
@@ -69,7 +75,7 @@ func NewADA(dim int, p ADAParams) (*ADA, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	return &ADA{p: p, cells: make([]adaCell, dim)}, nil
+	return &ADA{p: p, lo: weightFloor(p.NonNeg), cells: make([]adaCell, dim)}, nil
 }
 
 // Name returns "solis-ada".
@@ -81,13 +87,14 @@ func (a *ADA) Dim() int { return len(a.cells) }
 // Steps returns t, the number of Updates so far (zero-loss steps included).
 func (a *ADA) Steps() int64 { return a.t }
 
-// Params returns "eta", "lambda" and "delta".
+// Params returns "eta", "lambda", "delta" and "nonneg" (0 or 1).
 func (a *ADA) Params() map[string]float64 {
-	return map[string]float64{"eta": a.p.Eta, "lambda": a.p.Lambda, "delta": a.p.Delta}
+	return map[string]float64{"eta": a.p.Eta, "lambda": a.p.Lambda, "delta": a.p.Delta, "nonneg": learners.SwitchValue(a.p.NonNeg)}
 }
 
 // adaWeight is the closed form (22a) for one coordinate after t ≥ 1 steps,
-// from its running sums s = t·ḡ_i and g = G_ii, with etaT = η·t:
+// from its running sums s = t·ḡ_i and g = G_ii, with etaT = η·t and the
+// floor lo = weightFloor(NonNeg):
 //
 //	w_i = sign(−ḡ_i) · (η t / H_ii) · max(0, |ḡ_i| − λ),  ḡ_i = s/t,  H_ii = δ + √G_ii.
 //
@@ -104,16 +111,19 @@ func (a *ADA) Params() map[string]float64 {
 // float64, and SetState refuses G_i = 0 with S_i ≠ 0), so there H_ii is
 // computed as δ + √1 instead, which keeps the quotient finite and changes
 // nothing else. The result may be −0 where the formula gives +0 and vice
-// versa.
+// versa. With lo = 0 it is then projected, max(w_i, 0): the minimiser of the
+// ADA objective over w ≥ 0, (η t/H_ii)·max(0, −ḡ_i − λ), as the same
+// float64 (package doc, "Non-negative weights"); with lo = −∞ the max
+// changes nothing.
 //
 // Update inlines this body by hand (the compiler will not); keep the two,
 // and the naive dense reference in the tests, evaluating the same float64
 // expressions in the same order, or the bit-for-bit comparison fails.
-func adaWeight(s, g, t, etaT, lambda, delta float64) float64 {
+func adaWeight(s, g, t, etaT, lambda, delta, lo float64) float64 {
 	gbar := s / t
 	gb := math.Float64bits(g)
 	h := delta + math.Sqrt(g+float64(1-(gb|-gb)>>63)) // g + (1 if g == 0 else 0)
-	return math.Copysign(etaT/h*max(math.Abs(gbar)-lambda, 0), -gbar)
+	return max(math.Copysign(etaT/h*max(math.Abs(gbar)-lambda, 0), -gbar), lo)
 }
 
 // weight returns w_i at the current step in float64.
@@ -123,7 +133,7 @@ func (a *ADA) weight(i int) float64 {
 	}
 	c := a.cells[i]
 	t := float64(a.t)
-	return adaWeight(c.s, c.g, t, a.p.Eta*t, a.p.Lambda, a.p.Delta)
+	return adaWeight(c.s, c.g, t, a.p.Eta*t, a.p.Lambda, a.p.Delta, a.lo)
 }
 
 // Update performs one SOLIS-ADA step on the triplet feature u and returns
@@ -165,13 +175,13 @@ func (a *ADA) Update(u sparse.Vector) float64 {
 	var dot float64
 	if a.t > 0 {
 		t := float64(a.t)
-		etaT, lambda, delta := a.p.Eta*t, a.p.Lambda, a.p.Delta
+		etaT, lambda, delta, lo := a.p.Eta*t, a.p.Lambda, a.p.Delta, a.lo
 		for k, i := range idx {
 			c := cells[i]
 			gbar := c.s / t
 			gb := math.Float64bits(c.g)
 			h := delta + math.Sqrt(c.g+float64(1-(gb|-gb)>>63))
-			w := math.Copysign(etaT/h*max(math.Abs(gbar)-lambda, 0), -gbar)
+			w := max(math.Copysign(etaT/h*max(math.Abs(gbar)-lambda, 0), -gbar), lo)
 			dot += float64(w * float64(val[k]))
 		}
 	}
@@ -208,7 +218,7 @@ func (a *ADA) Weights(dst []float32) []float32 {
 	t := float64(a.t)
 	etaT := a.p.Eta * t
 	for i, c := range a.cells {
-		dst[i] = float32(adaWeight(c.s, c.g, t, etaT, a.p.Lambda, a.p.Delta)) + 0 // −0 + 0 = +0
+		dst[i] = float32(adaWeight(c.s, c.g, t, etaT, a.p.Lambda, a.p.Delta, a.lo)) + 0 // −0 + 0 = +0
 	}
 	return dst
 }

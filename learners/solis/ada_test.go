@@ -38,8 +38,9 @@ func sgn(x float64) float64 {
 	return 0
 }
 
-// materialise sets every w_i = sign(−ḡ_i)·(η t/H_ii)·max(0, |ḡ_i| − λ) with
-// ḡ = s/t and H_ii = δ + √G_i (0 where s_i = 0 or H_ii = 0).
+// materialise sets every w_i = sign(−ḡ_i)·(η t/H_ii)·max(0, |ḡ_i| − λ), or
+// with NonNeg (η t/H_ii)·max(0, −ḡ_i − λ), with ḡ = s/t and
+// H_ii = δ + √G_i (0 where s_i = 0 or H_ii = 0).
 func (n *naiveADA) materialise() {
 	t := float64(n.t)
 	for i := range n.w {
@@ -49,6 +50,10 @@ func (n *naiveADA) materialise() {
 			continue
 		}
 		gbar := n.s[i] / t
+		if n.p.NonNeg {
+			n.w[i] = (n.p.Eta * t / H) * math.Max(0, -gbar-n.p.Lambda)
+			continue
+		}
 		n.w[i] = sgn(-gbar) * (n.p.Eta * t / H) * math.Max(0, math.Abs(gbar)-n.p.Lambda)
 	}
 }
@@ -390,7 +395,7 @@ func TestInterface(t *testing.T) {
 	if l.Name() != "solis-ada" || l.Dim() != 7 {
 		t.Fatalf("Name %q Dim %d", l.Name(), l.Dim())
 	}
-	if got := l.Params(); len(got) != 3 || got["eta"] != 0.5 || got["lambda"] != 0.25 || got["delta"] != 0.125 {
+	if got := l.Params(); len(got) != 4 || got["nonneg"] != 0 || got["eta"] != 0.5 || got["lambda"] != 0.25 || got["delta"] != 0.125 {
 		t.Fatalf("Params() = %v", got)
 	}
 	// Weights starts at 0, grows a short dst and reuses a long one.

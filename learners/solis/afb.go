@@ -21,11 +21,15 @@ type AFBParams struct {
 	// Delta (δ ≥ 0) is added to √G_ii in H_ii = δ + √G_ii; it damps the
 	// first steps of a coordinate.
 	Delta float64
+	// NonNeg keeps every weight ≥ 0: each step is clipped at 0,
+	// w_i ← max(0, v − λη/H_ii) (package doc, "Non-negative weights").
+	// Hyper-parameter "nonneg", 0 or 1.
+	NonNeg bool
 }
 
 // DefaultAFBParams returns a starting point for tuning: η = 1 (a
 // coordinate's first step moves it by about η), λ = 0 (no truncation),
-// δ = 1e-8 (only keeps H positive).
+// δ = 1e-8 (only keeps H positive), weights of either sign.
 func DefaultAFBParams() AFBParams { return AFBParams{Eta: 1, Lambda: 0, Delta: 1e-8} }
 
 // Validate reports every parameter out of range: Eta must be finite and
@@ -55,8 +59,9 @@ type afbCell struct {
 // implements learners.Stateful; it is not safe for concurrent use.
 type AFB struct {
 	p     AFBParams
-	t     int64 // steps taken, zero-loss steps included
-	k     int64 // steps with L > 0
+	t     int64   // steps taken, zero-loss steps included
+	k     int64   // steps with L > 0
+	lo    float64 // weightFloor(p.NonNeg)
 	cells []afbCell
 	touch uint64 // sink for Update's prefetching loads
 }
@@ -72,7 +77,7 @@ func NewAFB(dim int, p AFBParams) (*AFB, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	a := &AFB{p: p, cells: make([]afbCell, dim)}
+	a := &AFB{p: p, lo: weightFloor(p.NonNeg), cells: make([]afbCell, dim)}
 	r := a.rate(0)
 	for i := range a.cells {
 		a.cells[i].r = r
@@ -97,9 +102,9 @@ func (a *AFB) Dim() int { return len(a.cells) }
 // Steps returns the number of Updates so far (zero-loss steps included).
 func (a *AFB) Steps() int64 { return a.t }
 
-// Params returns "eta", "lambda" and "delta".
+// Params returns "eta", "lambda", "delta" and "nonneg" (0 or 1).
 func (a *AFB) Params() map[string]float64 {
-	return map[string]float64{"eta": a.p.Eta, "lambda": a.p.Lambda, "delta": a.p.Delta}
+	return map[string]float64{"eta": a.p.Eta, "lambda": a.p.Lambda, "delta": a.p.Delta, "nonneg": learners.SwitchValue(a.p.NonNeg)}
 }
 
 // weight returns the current w_i in float64: the stored w_i after the
@@ -150,7 +155,9 @@ func (a *AFB) Update(u sparse.Vector) float64 {
 		// First the owed shrinks, with the old H_ii; then
 		// G_ii += g_i²; H_ii = δ + √G_ii; v = w − (η/H_ii)g_i;
 		// w_i ← sign(v)·max(0, |v| − λη/H_ii), with λη/H_ii evaluated
-		// as λ·(η/H_ii) = λr, the same product the owed shrinks use.
+		// as λ·(η/H_ii) = λr, the same product the owed shrinks use;
+		// with NonNeg clipped at 0 (lo = 0), as TG.Update does.
+		lo := a.lo
 		for j, i := range idx {
 			c := &cells[i]
 			w := shrink(c.w, float64(k-c.k), lambda*c.r)
@@ -158,7 +165,7 @@ func (a *AFB) Update(u sparse.Vector) float64 {
 			c.g += float64(g * g)
 			c.r = a.rate(c.g)
 			v := w - float64(c.r*g)
-			c.w, c.k = shrink(v, 1, lambda*c.r), k+1
+			c.w, c.k = max(shrink(v, 1, lambda*c.r), lo), k+1
 		}
 		a.k = k + 1
 	}
@@ -201,15 +208,20 @@ func (a *AFB) State() learners.State {
 // exported, unaveraged state) the coordinate is restored in that form, as in
 // TG.SetState. It returns an error, leaving the learner as it was, if st is
 // not of "solis-afb", the vectors are not four of length Dim(), a value is
-// not finite, a G_ii is negative, or some w_i ≠ 0 while G_ii = 0 (no state
+// not finite, a G_ii is negative, some w_i ≠ 0 while G_ii = 0 (no state
 // reached by Updates, or by averaging such states, has that: a weight moves
-// only after a non-zero subgradient).
+// only after a non-zero subgradient), or, with NonNeg, some w_i < 0.
 func (a *AFB) SetState(st learners.State) error {
 	n := len(a.cells)
 	if err := learners.CheckState(st, a.Name(), n, n, n, n); err != nil {
 		return err
 	}
 	w, g, raw, owed := st.Vectors[0], st.Vectors[1], st.Vectors[2], st.Vectors[3]
+	if a.p.NonNeg {
+		if err := checkNonNeg(a.Name(), w); err != nil {
+			return err
+		}
+	}
 	for i := range n {
 		if g[i] < 0 {
 			return fmt.Errorf("solis-afb: SetState: G[%d] = %v is negative", i, g[i])

@@ -24,6 +24,30 @@ func nonNegative(algo, what string, v float64) error {
 	return nil
 }
 
+// weightFloor returns the least weight a learner may hold: 0 with nonneg
+// (package doc, "Non-negative weights"), −∞ without. max(w, floor) is then
+// the projection of w onto the non-negative orthant, or w itself bit for
+// bit (max(−0, −∞) = −0, and a NaN stays NaN), so one expression serves
+// both settings and the default's arithmetic is unchanged.
+func weightFloor(nonneg bool) float64 {
+	if nonneg {
+		return 0
+	}
+	return math.Inf(-1)
+}
+
+// checkNonNeg returns an error naming the first negative w_i, which no
+// learner with non-negative weights reaches by Updates or by averaging
+// such states; −0 is not negative.
+func checkNonNeg(algo string, w []float64) error {
+	for i, x := range w {
+		if x < 0 {
+			return fmt.Errorf("%s: SetState: w[%d] = %v is negative, and this learner keeps w >= 0 (nonneg)", algo, i, x)
+		}
+	}
+	return nil
+}
+
 // grow returns dst[:n], reallocated if its capacity is short.
 func grow(dst []float32, n int) []float32 {
 	if cap(dst) < n {

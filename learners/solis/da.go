@@ -22,6 +22,11 @@ type DAParams struct {
 	// Rho (ρ ≥ 0) adds the decaying part γρ/√t to the threshold, which
 	// keeps early weights sparse while ḡ is still noisy.
 	Rho float64
+	// NonNeg keeps every weight ≥ 0: the weights minimise the DA objective
+	// over w ≥ 0, w_i = (√t/γ)·max(0, −ḡ_i − λ_t), the positive part of
+	// (16) (package doc, "Non-negative weights"). Hyper-parameter "nonneg",
+	// 0 or 1.
+	NonNeg bool
 }
 
 // DefaultDAParams returns a starting point for tuning: λ = 0, ρ = 0 (no
@@ -31,7 +36,7 @@ type DAParams struct {
 // is 1e-3 to 1e-2, and γ must be of that order for w·u to reach the margin
 // 1. On the synthetic corpus of package learners' BenchmarkUpdate, γ = 1
 // leaves every triplet of a sixth pass violated, and γ = 0.01 about half,
-// as ADA with η = 1 does.
+// as ADA with η = 1 does. Weights of either sign.
 func DefaultDAParams() DAParams { return DAParams{Lambda: 0, Gamma: 0.01, Rho: 0} }
 
 // Validate reports every parameter out of range: Gamma must be finite and
@@ -51,6 +56,7 @@ func (p DAParams) Validate() error {
 type DA struct {
 	p     DAParams
 	t     int64     // steps taken, zero-loss steps included
+	lo    float64   // weightFloor(p.NonNeg)
 	s     []float64 // s_i = Σ_τ g_τ,i
 	touch uint64    // sink for Update's prefetching loads
 }
@@ -65,7 +71,7 @@ func NewDA(dim int, p DAParams) (*DA, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	return &DA{p: p, s: make([]float64, dim)}, nil
+	return &DA{p: p, lo: weightFloor(p.NonNeg), s: make([]float64, dim)}, nil
 }
 
 // Name returns "solis-da".
@@ -77,9 +83,9 @@ func (a *DA) Dim() int { return len(a.s) }
 // Steps returns t, the number of Updates so far (zero-loss steps included).
 func (a *DA) Steps() int64 { return a.t }
 
-// Params returns "lambda", "gamma" and "rho".
+// Params returns "lambda", "gamma", "rho" and "nonneg" (0 or 1).
 func (a *DA) Params() map[string]float64 {
-	return map[string]float64{"lambda": a.p.Lambda, "gamma": a.p.Gamma, "rho": a.p.Rho}
+	return map[string]float64{"lambda": a.p.Lambda, "gamma": a.p.Gamma, "rho": a.p.Rho, "nonneg": learners.SwitchValue(a.p.NonNeg)}
 }
 
 // daConsts returns, for t ≥ 1 steps, the two per-step constants of
@@ -90,7 +96,8 @@ func (a *DA) daConsts(t float64) (c, lt float64) {
 }
 
 // daWeight is the closed form (16) for one coordinate after t ≥ 1 steps,
-// from its running sum s = t·ḡ_i, with c = √t/γ and lt = λ_t:
+// from its running sum s = t·ḡ_i, with c = √t/γ, lt = λ_t and the floor
+// lo = weightFloor(NonNeg):
 //
 //	w_i = 0                               if |ḡ_i| ≤ λ_t,
 //	w_i = −(√t/γ)·(ḡ_i − λ_t·sign(ḡ_i))   otherwise,   ḡ_i = s/t,
@@ -99,10 +106,13 @@ func (a *DA) daConsts(t float64) (c, lt float64) {
 // (negation is exact) without a branch. Package doc, departure 2, not the
 // paper's Algorithm 2: s sums the true subgradient g = −u of steps with a
 // positive loss only, and ḡ divides by the number of all steps t. The result
-// may be −0.
-func daWeight(s, t, c, lt float64) float64 {
+// may be −0. With lo = 0 it is then projected, max(w_i, 0): the minimiser of
+// the DA objective over w ≥ 0, (√t/γ)·max(0, −ḡ_i − λ_t), as the same
+// float64 (package doc, "Non-negative weights"); with lo = −∞ the max
+// changes nothing.
+func daWeight(s, t, c, lt, lo float64) float64 {
 	gbar := s / t
-	return math.Copysign(c*max(math.Abs(gbar)-lt, 0), -gbar)
+	return max(math.Copysign(c*max(math.Abs(gbar)-lt, 0), -gbar), lo)
 }
 
 // weight returns w_i at the current step in float64.
@@ -112,7 +122,7 @@ func (a *DA) weight(i int) float64 {
 	}
 	t := float64(a.t)
 	c, lt := a.daConsts(t)
-	return daWeight(a.s[i], t, c, lt)
+	return daWeight(a.s[i], t, c, lt, a.lo)
 }
 
 // Update performs one SOLIS-DA step on the triplet feature u and returns the
@@ -143,9 +153,10 @@ func (a *DA) Update(u sparse.Vector) float64 {
 	if a.t > 0 { // w_1 = 0
 		t := float64(a.t)
 		c, lt := a.daConsts(t)
+		lo := a.lo
 		for j, i := range idx {
 			gbar := s[i] / t // daWeight, inlined by hand
-			w := math.Copysign(c*max(math.Abs(gbar)-lt, 0), -gbar)
+			w := max(math.Copysign(c*max(math.Abs(gbar)-lt, 0), -gbar), lo)
 			dot += float64(w * float64(val[j]))
 		}
 	}
@@ -174,7 +185,7 @@ func (a *DA) Weights(dst []float32) []float32 {
 	t := float64(a.t)
 	c, lt := a.daConsts(t)
 	for i, s := range a.s {
-		dst[i] = float32(daWeight(s, t, c, lt)) + 0 // −0 + 0 = +0
+		dst[i] = float32(daWeight(s, t, c, lt, a.lo)) + 0 // −0 + 0 = +0
 	}
 	return dst
 }

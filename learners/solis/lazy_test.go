@@ -46,9 +46,20 @@ func must[L any](l L, err error) L {
 	return l
 }
 
+// bothSigns returns ps followed by a copy of each with nonneg applied.
+func bothSigns[P any](ps []P, nonneg func(*P)) []P {
+	out := append([]P(nil), ps...)
+	for _, p := range ps {
+		nonneg(&p)
+		out = append(out, p)
+	}
+	return out
+}
+
 func lazyCases() []lazyCase {
 	var cs []lazyCase
-	for _, p := range []TGParams{{1, 0}, {0.5, 0.01}, {2, 0.1}, {0.1, 0.003}} {
+	// Each setting runs with weights of either sign and with NonNeg.
+	for _, p := range bothSigns([]TGParams{{Eta: 1}, {Eta: 0.5, Lambda: 0.01}, {Eta: 2, Lambda: 0.1}, {Eta: 0.1, Lambda: 0.003}}, func(p *TGParams) { p.NonNeg = true }) {
 		cs = append(cs, lazyCase{
 			name:    fmt.Sprintf("tg %+v", p),
 			lazy:    func(dim int) lazyLearner { return must(NewTG(dim, p)) },
@@ -56,14 +67,14 @@ func lazyCases() []lazyCase {
 			shrinks: p.Lambda > 0,
 		})
 	}
-	for _, p := range []DAParams{{0, 1, 0}, {0.01, 0.5, 0.1}, {0.1, 2, 0}, {0.003, 1, 1}} {
+	for _, p := range bothSigns([]DAParams{{Gamma: 1}, {Lambda: 0.01, Gamma: 0.5, Rho: 0.1}, {Lambda: 0.1, Gamma: 2}, {Lambda: 0.003, Gamma: 1, Rho: 1}}, func(p *DAParams) { p.NonNeg = true }) {
 		cs = append(cs, lazyCase{
 			name:  fmt.Sprintf("da %+v", p),
 			lazy:  func(dim int) lazyLearner { return must(NewDA(dim, p)) },
 			naive: func(dim int) reference { return newNaiveDA(dim, p) },
 		})
 	}
-	for _, p := range []AFBParams{{1, 0, 0}, {0.5, 0.01, 1e-3}, {2, 0.1, 1}, {0.1, 0.003, 0}} {
+	for _, p := range bothSigns([]AFBParams{{Eta: 1}, {Eta: 0.5, Lambda: 0.01, Delta: 1e-3}, {Eta: 2, Lambda: 0.1, Delta: 1}, {Eta: 0.1, Lambda: 0.003}}, func(p *AFBParams) { p.NonNeg = true }) {
 		cs = append(cs, lazyCase{
 			name:    fmt.Sprintf("afb %+v", p),
 			lazy:    func(dim int) lazyLearner { return must(NewAFB(dim, p)) },
@@ -71,7 +82,7 @@ func lazyCases() []lazyCase {
 			shrinks: p.Lambda > 0,
 		})
 	}
-	for _, p := range lazyVsNaiveParams {
+	for _, p := range bothSigns(lazyVsNaiveParams, func(p *ADAParams) { p.NonNeg = true }) {
 		cs = append(cs, lazyCase{
 			name:  fmt.Sprintf("ada %+v", p),
 			lazy:  func(dim int) lazyLearner { return must(NewADA(dim, p)) },

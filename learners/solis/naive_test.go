@@ -10,7 +10,10 @@ import (
 // in ada_test.go): the paper's Algorithms 1–3 with dense vectors, as
 // corrected in the package doc's departures 1 and 2 (true subgradient
 // g = −u when L > 0, else 0; ḡ over all steps), updating every coordinate
-// on every step they say.
+// on every step they say. With NonNeg each writes the constrained form the
+// package doc derives under "Non-negative weights" — for DA and ADA the
+// formula itself, not a clip of the unconstrained one — so that the lazy
+// learners' max(w, 0) is checked against it.
 
 // dense returns u as a dense vector of length dim.
 func dense(u sparse.Vector, dim int) []float64 {
@@ -43,7 +46,7 @@ func subgradient(u []float64, loss float64) []float64 {
 
 // naiveTG is Algorithm 1: on a step with L > 0, for j = 1..m,
 // v = w − ηg; w_j = max(0, v_j − α) if v_j ≥ 0, else min(0, v_j + α),
-// α = ηλ.
+// α = ηλ; with NonNeg w_j = max(0, v_j − α) whatever the sign of v_j.
 type naiveTG struct {
 	p TGParams
 	w []float64
@@ -59,7 +62,7 @@ func (n *naiveTG) update(u sparse.Vector) float64 {
 		alpha := n.p.Eta * n.p.Lambda
 		for j := range n.w {
 			v := n.w[j] - float64(n.p.Eta*g[j])
-			if v >= 0 {
+			if v >= 0 || n.p.NonNeg {
 				n.w[j] = math.Max(0, v-alpha)
 			} else {
 				n.w[j] = math.Min(0, v+alpha)
@@ -76,7 +79,9 @@ func (n *naiveTG) weights() []float64 { return n.w }
 // sums and t):
 //
 //	ḡ_t = (1/t) Σ_τ g_τ,  λ_t = λ + γρ/√t,
-//	w_i = 0 if |ḡ_i| ≤ λ_t, else −(√t/γ)(ḡ_i − λ_t sgn(ḡ_i)).
+//	w_i = 0 if |ḡ_i| ≤ λ_t, else −(√t/γ)(ḡ_i − λ_t sgn(ḡ_i)),
+//
+// and with NonNeg w_i = (√t/γ)·max(0, −ḡ_i − λ_t).
 type naiveDA struct {
 	p    DAParams
 	t    int64
@@ -99,6 +104,10 @@ func (n *naiveDA) update(u sparse.Vector) float64 {
 	lt := n.p.Lambda + n.p.Gamma*n.p.Rho/math.Sqrt(t)
 	for i := range n.w {
 		gbar := n.s[i] / t
+		if n.p.NonNeg {
+			n.w[i] = (math.Sqrt(t) / n.p.Gamma) * math.Max(0, -gbar-lt)
+			continue
+		}
 		if math.Abs(gbar) <= lt {
 			n.w[i] = 0
 		} else {
@@ -112,7 +121,8 @@ func (n *naiveDA) weights() []float64 { return n.w }
 
 // naiveAFB is Algorithm 3: on a step with L > 0, for j = 1..m,
 // G_j += g_j², H_jj = δ + √G_j, v = w_j − (η/H_jj)g_j,
-// w_j = sgn(v)[|v| − λη/H_jj]₊, with λη/H_jj evaluated as λ·(η/H_jj).
+// w_j = sgn(v)[|v| − λη/H_jj]₊, with λη/H_jj evaluated as λ·(η/H_jj); with
+// NonNeg w_j = [v − λη/H_jj]₊.
 // Where H_jj = 0 (δ = 0 and G_j = 0, so g_j has always been 0 and w_j = 0)
 // the formula is 0/0 and w_j stays 0.
 type naiveAFB struct {
@@ -137,7 +147,7 @@ func (n *naiveAFB) update(u sparse.Vector) float64 {
 			}
 			r := n.p.Eta / H
 			v := n.w[j] - float64(r*g[j])
-			if v >= 0 {
+			if v >= 0 || n.p.NonNeg {
 				n.w[j] = math.Max(0, v-float64(n.p.Lambda*r))
 			} else {
 				n.w[j] = math.Min(0, v+float64(n.p.Lambda*r))

@@ -89,10 +89,10 @@ func TestRegistered(t *testing.T) {
 		l      learners.Stateful
 		params []string
 	}{
-		{must(NewTG(5, TGParams{Eta: 0.25, Lambda: 0.5})), []string{"eta", "lambda"}},
-		{must(NewDA(5, DAParams{Lambda: 0.25, Gamma: 0.5, Rho: 2})), []string{"lambda", "gamma", "rho"}},
-		{must(NewAFB(5, AFBParams{Eta: 0.25, Lambda: 0.5, Delta: 2})), []string{"eta", "lambda", "delta"}},
-		{must(NewADA(5, ADAParams{Eta: 0.25, Lambda: 0.5, Delta: 2})), []string{"eta", "lambda", "delta"}},
+		{must(NewTG(5, TGParams{Eta: 0.25, Lambda: 0.5})), []string{"eta", "lambda", "nonneg"}},
+		{must(NewDA(5, DAParams{Lambda: 0.25, Gamma: 0.5, Rho: 2, NonNeg: true})), []string{"lambda", "gamma", "rho", "nonneg"}},
+		{must(NewAFB(5, AFBParams{Eta: 0.25, Lambda: 0.5, Delta: 2})), []string{"eta", "lambda", "delta", "nonneg"}},
+		{must(NewADA(5, ADAParams{Eta: 0.25, Lambda: 0.5, Delta: 2, NonNeg: true})), []string{"eta", "lambda", "delta", "nonneg"}},
 	} {
 		name := tc.l.Name()
 		p := tc.l.Params()
@@ -125,10 +125,10 @@ func TestRegistered(t *testing.T) {
 		name string
 		want map[string]float64
 	}{
-		{"solis-tg", map[string]float64{"eta": 1, "lambda": 0}},
-		{"solis-da", map[string]float64{"lambda": 0, "gamma": 0.01, "rho": 0}},
-		{"solis-afb", map[string]float64{"eta": 1, "lambda": 0, "delta": 1e-8}},
-		{"solis-ada", map[string]float64{"eta": 1, "lambda": 0, "delta": 1e-8}},
+		{"solis-tg", map[string]float64{"eta": 1, "lambda": 0, "nonneg": 0}},
+		{"solis-da", map[string]float64{"lambda": 0, "gamma": 0.01, "rho": 0, "nonneg": 0}},
+		{"solis-afb", map[string]float64{"eta": 1, "lambda": 0, "delta": 1e-8, "nonneg": 0}},
+		{"solis-ada", map[string]float64{"eta": 1, "lambda": 0, "delta": 1e-8, "nonneg": 0}},
 	} {
 		l, err := learners.New(tc.name, 3, map[string]float64{"lambda": 0})
 		if err != nil || !mapsEqual(l.Params(), tc.want) {

@@ -17,10 +17,15 @@ type TGParams struct {
 	// shrinks every weight by ηλ towards 0, clipped at 0. Larger λ gives a
 	// sparser model.
 	Lambda float64
+	// NonNeg keeps every weight ≥ 0: each truncated step is clipped at 0,
+	// w_i ← max(0, v_i − ηλ) (package doc, "Non-negative weights").
+	// Hyper-parameter "nonneg", 0 or 1.
+	NonNeg bool
 }
 
 // DefaultTGParams returns a starting point for tuning: η = 1, λ = 0 (no
-// truncation; weights are zero only where no violated triplet reached them).
+// truncation; weights are zero only where no violated triplet reached them),
+// weights of either sign.
 func DefaultTGParams() TGParams { return TGParams{Eta: 1, Lambda: 0} }
 
 // Validate reports every parameter out of range: Eta must be finite and
@@ -47,6 +52,7 @@ type tgCell struct {
 type TG struct {
 	p     TGParams
 	alpha float64  // ηλ, the shrink of one violated step
+	lo    float64  // weightFloor(p.NonNeg)
 	t     int64    // steps taken, zero-loss steps included
 	k     int64    // steps with L > 0
 	cells []tgCell // per-coordinate w_i and the k it is up to date with
@@ -63,7 +69,7 @@ func NewTG(dim int, p TGParams) (*TG, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	return &TG{p: p, alpha: p.Eta * p.Lambda, cells: make([]tgCell, dim)}, nil
+	return &TG{p: p, alpha: p.Eta * p.Lambda, lo: weightFloor(p.NonNeg), cells: make([]tgCell, dim)}, nil
 }
 
 // Name returns "solis-tg".
@@ -75,9 +81,9 @@ func (a *TG) Dim() int { return len(a.cells) }
 // Steps returns the number of Updates so far (zero-loss steps included).
 func (a *TG) Steps() int64 { return a.t }
 
-// Params returns "eta" and "lambda".
+// Params returns "eta", "lambda" and "nonneg" (0 or 1).
 func (a *TG) Params() map[string]float64 {
-	return map[string]float64{"eta": a.p.Eta, "lambda": a.p.Lambda}
+	return map[string]float64{"eta": a.p.Eta, "lambda": a.p.Lambda, "nonneg": learners.SwitchValue(a.p.NonNeg)}
 }
 
 // shrink applies n truncations of size alpha at once:
@@ -145,11 +151,14 @@ func (a *TG) Update(u sparse.Vector) float64 {
 		// w ← sign(v)·max(0, |v| − ηλ), which is Algorithm 1's two
 		// branches in one expression. The owed shrinks are paid first,
 		// by the same expression as above (the cell is in cache now).
-		eta := a.p.Eta
+		// With NonNeg the result is clipped at 0 (lo = 0; package doc,
+		// "Non-negative weights"); the owed shrinks of a weight ≥ 0 keep
+		// it ≥ 0, so untouched coordinates need no clip.
+		eta, lo := a.p.Eta, a.lo
 		for j, i := range idx {
 			c := &cells[i]
 			v := shrink(c.w, float64(k-c.k), alpha) + float64(eta*float64(val[j]))
-			c.w, c.k = shrink(v, 1, alpha), k+1
+			c.w, c.k = max(shrink(v, 1, alpha), lo), k+1
 		}
 		a.k = k + 1
 	}
@@ -195,14 +204,19 @@ func (a *TG) State() learners.State {
 // this learner's truncation size ηλ (an exported, unaveraged state) the
 // coordinate is restored in that form, elsewhere as Vectors[0] with nothing
 // owed. It returns an error, leaving the learner as it was, if st is not of
-// "solis-tg", the vectors are not three of length Dim(), or a value is not
-// finite.
+// "solis-tg", the vectors are not three of length Dim(), a value is not
+// finite, or, with NonNeg, a weight of Vectors[0] is negative.
 func (a *TG) SetState(st learners.State) error {
 	n := len(a.cells)
 	if err := learners.CheckState(st, a.Name(), n, n, n); err != nil {
 		return err
 	}
 	w, raw, owed := st.Vectors[0], st.Vectors[1], st.Vectors[2]
+	if a.p.NonNeg {
+		if err := checkNonNeg(a.Name(), w); err != nil {
+			return err
+		}
+	}
 	a.t, a.k = st.Steps, 0
 	for i := range a.cells {
 		if o := owed[i]; exactOwed(o) && shrink(raw[i], o, a.alpha) == w[i] {
