@@ -42,6 +42,9 @@ func NewFull(dim int, p Params) (*Full, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
+	if p.NonNeg {
+		return nil, fmt.Errorf("oasis: Full has no non-negative option (Params.NonNeg is Diagonal's)")
+	}
 	w := blas64.General{Rows: dim, Cols: dim, Stride: dim, Data: make([]float64, dim*dim)}
 	for i := range dim {
 		w.Data[i*dim+i] = 1
