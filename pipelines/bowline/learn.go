@@ -267,7 +267,7 @@ func (l Learning) validateSweep(dim int) error {
 	if !slices.Contains(learners.Names(), w.Learner) {
 		return fmt.Errorf("sweep: %q is not a learner of bags of words (%s)", w.Learner, strings.Join(learners.Names(), ", "))
 	}
-	if _, ok := l.params(w.Learner, dim)[w.Param]; !ok {
+	if !l.takes(w.Learner, w.Param, dim) {
 		return fmt.Errorf("sweep: %s has no parameter %q", w.Learner, w.Param)
 	}
 	seen := map[float64]bool{}
@@ -283,6 +283,22 @@ func (l Learning) validateSweep(dim int) error {
 		}
 	}
 	return nil
+}
+
+// takes reports whether learner has the hyper-parameter param: one of
+// DefaultParams or l.Params, or one its own defaults set (e.g. "nonneg",
+// DA's "rho"), which its Params names.
+func (l Learning) takes(learner, param string, dim int) bool {
+	o := l.options(learner, dim)
+	if _, ok := o.Params[param]; ok {
+		return true
+	}
+	m, err := learners.New(learner, dim, o.Params)
+	if err != nil {
+		return true // the sweep's runs fail validation with err itself
+	}
+	_, ok := m.Params()[param]
+	return ok
 }
 
 func (l Learning) options(name string, dim int) train.ShardOptions {

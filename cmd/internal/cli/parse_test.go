@@ -111,9 +111,9 @@ var badValues = map[string][]string{
 	"eval_shard_queries": {"-1"},
 	"rerank":             {"-1"},
 	"expand":             {"-1"},
-	"learners":           {"", "nope", "itq"},                             // itq: global features without --global
-	"learner_params":     {"lambda", "solis-ada.lambda=-1", "itq.bits=8"}, // itq: not trained
-	"sweep":              {"solis-ada", "solis-ada.nope=1,2", "solis-ada.lambda=1e-5,1e-5"},
+	"learners":           {"", "nope", "itq"},                                                     // itq: global features without --global
+	"learner_params":     {"lambda", "solis-ada.lambda=-1", "itq.bits=8", "solis-ada.nonneg=0.5"}, // itq: not trained; nonneg: 0 or 1
+	"sweep":              {"solis-ada", "solis-ada.nope=1,2", "solis-ada.lambda=1e-5,1e-5", "solis-ada.nonneg=0,2"},
 }
 
 // TestEveryJobFlagIsChecked: every flag of AddJobFlags either has a rule
@@ -150,6 +150,10 @@ func TestEveryJobFlagIsChecked(t *testing.T) {
 		{"--max_side", "0"}, {"--max_side", "16"}, {"--query_fraction", "0"}, {"--vocab", "2", "--vocab_sample", "2"},
 		{"--group_loads", "0"}, {"--tune", "--target_sparsity", "0.95", "--tune_fraction", "0.5"}, {"--batch_images", "2"}, {"--negatives", "semihard", "--positives", "near", "--hard_pool", "1", "--hard_fraction", "1"}, {"--hard_fraction", "0"}, {"--soft_sigma", "0"}, {"--tf", "log"}, {"--learners", "all", "--global"},
 		{"--learner_params", "solis-ada.lambda=0"}, {"--sweep", "solis-ada.lambda=1e-6,1e-5", "--learner_params", "solis-ada.eta=1", "--learners", "oasis-diag"},
+		// Non-negative weights: a parameter of every diagonal learner, and a
+		// sweep over it although no default sets it.
+		{"--learner_params", "solis-ada.nonneg=1,solis-tg.nonneg=1,solis-da.nonneg=1,solis-afb.nonneg=1,oasis-diag.nonneg=1"},
+		{"--sweep", "solis-ada.nonneg=0,1"}, {"--sweep", "solis-ada.lambda=1e-6,1e-5", "--learner_params", "solis-ada.nonneg=1"},
 	}
 	for _, args := range good {
 		fs, j, _ := jobFlagSet()
