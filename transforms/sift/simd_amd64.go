@@ -26,6 +26,14 @@ func xgetbv() (eax, edx uint32)
 //go:noescape
 func convSymAVX(dst, src *float32, n int, offs []int, k []float32)
 
+// convSym2AVX is convSym2 on 8 floats at a time, for dst0[:n] and dst1[:n]
+// with n a multiple of 8, rows offsets from src and the kernel as for
+// convSym2 (len(rows) = 2·len(k)). It computes exactly what convSym2Go
+// computes.
+//
+//go:noescape
+func convSym2AVX(dst0, dst1, src *float32, n int, rows []int, k []float32)
+
 // gradPolarAVX is gradPolar on the first n values, n a multiple of 8, with
 // the same results as gradPolarGo.
 //

@@ -10,6 +10,10 @@ func convSymAVX(dst, src *float32, n int, offs []int, k []float32) {
 	panic("sift: convSymAVX without AVX")
 }
 
+func convSym2AVX(dst0, dst1, src *float32, n int, rows []int, k []float32) {
+	panic("sift: convSym2AVX without AVX")
+}
+
 func gradPolarAVX(dx, dy, mag, ang *float32, n int) {
 	panic("sift: gradPolarAVX without AVX")
 }
