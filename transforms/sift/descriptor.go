@@ -151,23 +151,7 @@ func (s *descScratch) compute(g []float32, w, h int, k *kpoint, root bool, dst [
 	s.idx = growInt32(s.idx, ns)
 	s.wts = grow(s.wts, (ns+7)&^7*8)
 	descWeights(&descSampleSlices{mags, wrs[:ns], wcs[:ns], angs, rbs[:ns], cbs[:ns]}, ori, binsPerDeg, s.idx, s.wts)
-	// The eight weights of sample k are wts[b+8j] for j = 0…7, b = 8(k&^7)
-	// + k&7: see descWeights.
-	for b := 0; b < ns; b += 8 {
-		blk := s.wts[8*b : 8*b+64]
-		for l, idx := range s.idx[b:min(b+8, ns)] {
-			hb := hist[idx : idx+histCol+histRow+2]
-			w := blk[l&7:]
-			hb[0] += w[0]
-			hb[1] += w[8]
-			hb[histRow] += w[16]
-			hb[histRow+1] += w[24]
-			hb[histCol] += w[32]
-			hb[histCol+1] += w[40]
-			hb[histCol+histRow] += w[48]
-			hb[histCol+histRow+1] += w[56]
-		}
-	}
+	scatter(hist, s.idx[:ns], s.wts)
 
 	raw := s.raw[:]
 	for i := 0; i < d; i++ {
@@ -207,6 +191,53 @@ func (s *descScratch) compute(g []float32, w, h int, k *kpoint, root bool, dst [
 		q := math.RoundToEven(float64(v * scale))
 		dst[i] = byte(min(max(q, 0), 255))
 	}
+}
+
+// scatter adds the trilinear weights of the samples, laid out as
+// descWeights leaves them, to the eight bins of each, in sample order.
+//
+// Neighbouring samples often share their bins (the same cells and
+// orientation), and adding to memory would then make each sample wait for
+// the previous one's stores; a run of samples with the same bins sums into
+// registers instead, loaded before the run and stored after it. No other
+// sample comes between, so every bin sees the same additions in the same
+// order.
+func scatter(hist []float32, idx []int32, wts []float32) {
+	_ = hist[histLen-1]
+	if len(idx) == 0 {
+		return
+	}
+	cur := idx[0]
+	hb := hist[cur : cur+histCol+histRow+2]
+	a0, a1, a2, a3 := hb[0], hb[1], hb[histRow], hb[histRow+1]
+	a4, a5, a6, a7 := hb[histCol], hb[histCol+1], hb[histCol+histRow], hb[histCol+histRow+1]
+	// The eight weights of sample k are wts[b+8j] for j = 0…7, b = 8(k&^7)
+	// + k&7: see descWeights.
+	for b := 0; b < len(idx); b += 8 {
+		blk := wts[8*b : 8*b+64]
+		for l, i := range idx[b:min(b+8, len(idx))] {
+			if i != cur {
+				hb[0], hb[1], hb[histRow], hb[histRow+1] = a0, a1, a2, a3
+				hb[histCol], hb[histCol+1], hb[histCol+histRow], hb[histCol+histRow+1] = a4, a5, a6, a7
+				cur = i
+				hb = hist[cur : cur+histCol+histRow+2]
+				a0, a1, a2, a3 = hb[0], hb[1], hb[histRow], hb[histRow+1]
+				a4, a5, a6, a7 = hb[histCol], hb[histCol+1], hb[histCol+histRow], hb[histCol+histRow+1]
+			}
+			w := blk[l:]
+			w = w[:57]
+			a0 += w[0]
+			a1 += w[8]
+			a2 += w[16]
+			a3 += w[24]
+			a4 += w[32]
+			a5 += w[40]
+			a6 += w[48]
+			a7 += w[56]
+		}
+	}
+	hb[0], hb[1], hb[histRow], hb[histRow+1] = a0, a1, a2, a3
+	hb[histCol], hb[histCol+1], hb[histCol+histRow], hb[histCol+histRow+1] = a4, a5, a6, a7
 }
 
 // gridSpan narrows [lo, hi] to the integers j for which a·j + b can lie in

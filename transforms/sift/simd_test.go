@@ -273,6 +273,45 @@ func TestDescWeightsMatchesGo(t *testing.T) {
 	}
 }
 
+// TestScatterMatchesSequential checks that summing runs of samples with the
+// same bins in registers gives, bit for bit, the histogram of adding every
+// sample's weights to memory in order, with runs of every length and bins
+// that overlap between neighbouring runs.
+func TestScatterMatchesSequential(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{0, 1, 2, 7, 8, 9, 63, 64, 65, 500} {
+		idx := make([]int32, n)
+		base := int32(histCol + histRow + 1)
+		for k := range idx {
+			switch {
+			case k > 0 && rng.IntN(3) > 0:
+				idx[k] = idx[k-1] // a run
+			default:
+				// Bins that overlap the previous sample's now and then.
+				idx[k] = base + int32(rng.IntN(3))*histRow + int32(rng.IntN(3))
+			}
+		}
+		wts := make([]float32, (n+7)&^7*8)
+		for i := range wts {
+			wts[i] = rng.Float32() * float32(math.Exp2(float64(rng.IntN(40)-20)))
+		}
+		want := make([]float32, histLen)
+		for k, i := range idx {
+			w := wts[8*(k&^7)+k&7:]
+			for j, o := range []int32{0, 1, histRow, histRow + 1, histCol, histCol + 1, histCol + histRow, histCol + histRow + 1} {
+				want[i+o] += w[8*j]
+			}
+		}
+		got := make([]float32, histLen)
+		scatter(got, idx, wts)
+		for b := range want {
+			if math.Float32bits(got[b]) != math.Float32bits(want[b]) {
+				t.Fatalf("n=%d bin %d: %v, want %v", n, b, got[b], want[b])
+			}
+		}
+	}
+}
+
 // TestBlurMatchesDirect checks the blocked, ring-buffered blur against the
 // plain separable convolution with reflected borders, bit for bit (the same
 // sums in the same order), on sizes that leave partial strips and row
