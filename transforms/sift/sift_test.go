@@ -250,6 +250,26 @@ func TestNonFinitePixels(t *testing.T) {
 	}
 }
 
+// TestHugePixels checks that finite pixels large enough for the blurs'
+// sums to overflow are caught like non-finite ones.
+func TestHugePixels(t *testing.T) {
+	im := texture(160, 120, 11)
+	for x := 70; x < 90; x++ {
+		im.Pix[60*160+x] = math.MaxFloat32
+	}
+	kps, _ := mustExtractor(t, DefaultOptions()).Extract(im)
+	if len(kps) < 20 {
+		t.Fatalf("only %d keypoints", len(kps))
+	}
+	for _, k := range kps {
+		for _, v := range []float32{k.X, k.Y, k.Scale, k.Angle, k.Response} {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				t.Fatalf("non-finite keypoint %+v", k)
+			}
+		}
+	}
+}
+
 func TestExtractPanicsOnShortPix(t *testing.T) {
 	defer func() {
 		if recover() == nil {
