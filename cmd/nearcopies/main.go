@@ -62,6 +62,8 @@ type mode struct {
 	refine search.Refine
 }
 
+// reranked reports whether the mode's order is spatial re-ranking's, whose
+// ties rankOf must tell from the learner's.
 func (m mode) reranked() bool { return m.refine.Rerank > 0 }
 
 // query is one search of one copy.
@@ -336,6 +338,8 @@ func printTable(w io.Writer, ix *search.Index, c config, rows []row) {
 	}
 }
 
+// rowsCopies is the number of copies the rows count (each row counts
+// every copy).
 func rowsCopies(rows []row) int {
 	if len(rows) == 0 {
 		return 0
