@@ -40,10 +40,8 @@
 // the Euclidean projection of the step Eq. (3) solves. It is not the
 // minimiser of Eq. (3) with w ≥ 0 added, which has no closed form (the
 // clipped coordinates would call for a larger τ on the rest); the projected
-// step is what projected passive-aggressive and projected subgradient
-// methods take, it costs O(nnz(u)) like the step itself, and a triplet that
-// the projection leaves violated is met again on a later pass or round.
-// w₀ = 1 is already non-negative.
+// step is what projected subgradient methods take, and it costs O(nnz(u))
+// like the step itself. w₀ = 1 is already non-negative.
 package oasis
 
 import (
