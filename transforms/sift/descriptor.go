@@ -12,6 +12,10 @@ const (
 	histLen = (descWidth + 2) * histCol
 )
 
+// prefetchRows is how many rows ahead of the one it works on the
+// descriptor (and the orientation histogram) prefetches.
+const prefetchRows = 4
+
 // descScratch holds per-keypoint descriptor buffers.
 type descScratch struct {
 	hist [histLen]float32
@@ -97,7 +101,20 @@ func (s *descScratch) compute(g []float32, w, h int, k *kpoint, root bool, dst [
 	s.samples(box * box)
 	ns := 0
 	dxs, dys, rbs, cbs, wrs, wcs := s.dx, s.dy, s.rbin, s.cbin, s.wr, s.wc
+	// The patch's rows are read top to bottom, each once, from a plane
+	// long out of the cache: ask for each some rows ahead, so that loading
+	// it overlaps the work on the rows before.
+	pc0, pc1 := max(px-radius-1, 0), min(px+radius+2, w)
+	ahead := func(r int) {
+		if useAVX && r >= 0 && r < h && pc0 < pc1 {
+			prefetch(&g[r*w+pc0], pc1-pc0)
+		}
+	}
+	for t := -1; t < prefetchRows; t++ {
+		ahead(py - radius + t)
+	}
 	for i := -radius; i <= radius; i++ {
+		ahead(py + i + prefetchRows)
 		r := py + i
 		if r <= 0 || r >= h-1 {
 			continue

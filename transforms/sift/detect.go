@@ -333,7 +333,17 @@ func (e *Extractor) orient(gl []float32, w, h, r, c int, k kpoint) {
 	dxs, dys, ws := s.dx, s.dy, s.w
 	i := 0
 	if m := x1 - x0 + 1; m > 0 {
+		// As the descriptor: rows ahead are prefetched.
+		ahead := func(y int) {
+			if useAVX && y < h {
+				prefetch(&gl[y*w+x0-1], m+2)
+			}
+		}
+		for t := -1; t < prefetchRows; t++ {
+			ahead(y0 + t)
+		}
 		for y := y0; y <= y1; y++ {
+			ahead(y + 1 + prefetchRows)
 			wy := wt[absInt(y-r)]
 			row := gl[y*w : y*w+w]
 			up := gl[(y-1)*w : (y-1)*w+w]

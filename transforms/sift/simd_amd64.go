@@ -34,6 +34,13 @@ func convSymAVX(dst, src *float32, n int, offs []int, k []float32)
 //go:noescape
 func convSym2AVX(dst0, dst1, src *float32, n int, rows []int, k []float32)
 
+// prefetch asks for the cache lines of p[0 … n) (n > 0) to be loaded, for
+// rows that are read in a moment but not in an order the hardware
+// prefetchers follow.
+//
+//go:noescape
+func prefetch(p *float32, n int)
+
 // gradPolarAVX is gradPolar on the first n values, n a multiple of 8, with
 // the same results as gradPolarGo.
 //

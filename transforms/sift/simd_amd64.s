@@ -749,3 +749,16 @@ store8x1:
 done2:
 	VZEROUPPER
 	RET
+
+// func prefetch(p *float32, n int)
+TEXT ·prefetch(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), AX
+	MOVQ n+8(FP), CX
+	LEAQ (AX)(CX*4), CX
+
+prefetchLine:
+	PREFETCHT0 (AX)
+	ADDQ       $64, AX
+	CMPQ       AX, CX
+	JLT        prefetchLine
+	RET

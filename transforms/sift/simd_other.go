@@ -14,6 +14,9 @@ func convSym2AVX(dst0, dst1, src *float32, n int, rows []int, k []float32) {
 	panic("sift: convSym2AVX without AVX")
 }
 
+// prefetch does nothing: prefetching is left to the hardware.
+func prefetch(p *float32, n int) {}
+
 func gradPolarAVX(dx, dy, mag, ang *float32, n int) {
 	panic("sift: gradPolarAVX without AVX")
 }
