@@ -224,6 +224,21 @@ func scatter(hist []float32, idx []int32, wts []float32) {
 	if len(idx) == 0 {
 		return
 	}
+	_ = wts[(len(idx)+7)&^7*8-1]
+	if useAVX {
+		for _, i := range idx {
+			if i < 0 || int(i)+histCol+histRow+2 > len(hist) {
+				panic("sift: scatter: bins outside the histogram")
+			}
+		}
+		scatterAVX(&hist[0], &idx[0], &wts[0], len(idx))
+		return
+	}
+	scatterGo(hist, idx, wts)
+}
+
+// scatterGo is scatter in Go.
+func scatterGo(hist []float32, idx []int32, wts []float32) {
 	cur := idx[0]
 	hb := hist[cur : cur+histCol+histRow+2]
 	a0, a1, a2, a3 := hb[0], hb[1], hb[histRow], hb[histRow+1]

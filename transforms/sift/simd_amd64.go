@@ -41,6 +41,12 @@ func convSym2AVX(dst0, dst1, src *float32, n int, rows []int, k []float32)
 //go:noescape
 func prefetch(p *float32, n int)
 
+// scatterAVX is scatter on n samples, with the results of scatterGo; it
+// reads the weights of ⌈n/8⌉ whole blocks.
+//
+//go:noescape
+func scatterAVX(hist *float32, idx *int32, wts *float32, n int)
+
 // gradPolarAVX is gradPolar on the first n values, n a multiple of 8, with
 // the same results as gradPolarGo.
 //

@@ -762,3 +762,263 @@ prefetchLine:
 	CMPQ       AX, CX
 	JLT        prefetchLine
 	RET
+
+// func scatterAVX(hist *float32, idx *int32, wts *float32, n int)
+//
+// scatter with a sample's eight weights in one vector: eight samples'
+// weights, stored corner by corner, are transposed to sample by sample,
+// and a run of samples with the same bins adds them to a vector of those
+// bins' sums, which is stored back (as four pairs of neighbouring bins)
+// when the run ends. Lane j of the sum is corner j, as in scatter.
+//
+// Registers: DI hist, SI idx, DX the current block of weights, CX n, BX
+// samples done, R8 the current run's index, R9 its bins; Y0 their sums,
+// Y1 scratch, Y2–Y15 the transposition (the samples end in Y10, Y12, Y14,
+// Y4, Y11, Y13, Y15, Y5).
+TEXT ·scatterAVX(SB), NOSPLIT, $0-32
+	MOVQ hist+0(FP), DI
+	MOVQ idx+8(FP), SI
+	MOVQ wts+16(FP), DX
+	MOVQ n+24(FP), CX
+	TESTQ CX, CX
+	JEQ  scatterRet
+	XORQ BX, BX
+	MOVLQSX (SI), R8
+	LEAQ (DI)(R8*4), R9
+	VMOVSD  (R9), X0
+	VMOVHPS 40(R9), X0, X0
+	VMOVSD  240(R9), X1
+	VMOVHPS 280(R9), X1, X1
+	VINSERTF128 $1, X1, Y0, Y0
+
+scatterBlock:
+	VMOVUPS (DX), Y8
+	VMOVUPS 32(DX), Y9
+	VMOVUPS 64(DX), Y10
+	VMOVUPS 96(DX), Y11
+	VMOVUPS 128(DX), Y12
+	VMOVUPS 160(DX), Y13
+	VMOVUPS 192(DX), Y14
+	VMOVUPS 224(DX), Y15
+	VUNPCKLPS Y9, Y8, Y2
+	VUNPCKHPS Y9, Y8, Y3
+	VUNPCKLPS Y11, Y10, Y8
+	VUNPCKHPS Y11, Y10, Y9
+	VUNPCKLPS Y13, Y12, Y10
+	VUNPCKHPS Y13, Y12, Y11
+	VUNPCKLPS Y15, Y14, Y12
+	VUNPCKHPS Y15, Y14, Y13
+	VSHUFPS $0x44, Y8, Y2, Y4
+	VSHUFPS $0xee, Y8, Y2, Y5
+	VSHUFPS $0x44, Y9, Y3, Y6
+	VSHUFPS $0xee, Y9, Y3, Y7
+	VSHUFPS $0x44, Y12, Y10, Y2
+	VSHUFPS $0xee, Y12, Y10, Y3
+	VSHUFPS $0x44, Y13, Y11, Y8
+	VSHUFPS $0xee, Y13, Y11, Y9
+	VPERM2F128 $0x20, Y2, Y4, Y10
+	VPERM2F128 $0x31, Y2, Y4, Y11
+	VPERM2F128 $0x20, Y3, Y5, Y12
+	VPERM2F128 $0x31, Y3, Y5, Y13
+	VPERM2F128 $0x20, Y8, Y6, Y14
+	VPERM2F128 $0x31, Y8, Y6, Y15
+	VPERM2F128 $0x20, Y9, Y7, Y4
+	VPERM2F128 $0x31, Y9, Y7, Y5
+
+	// Sample 0 of the block.
+	CMPQ BX, CX
+	JGE  scatterEnd
+	MOVLQSX (SI)(BX*4), AX
+	CMPQ AX, R8
+	JEQ  scatterAdd0
+	VMOVLPS X0, (R9)
+	VMOVHPS X0, 40(R9)
+	VEXTRACTF128 $1, Y0, X1
+	VMOVLPS X1, 240(R9)
+	VMOVHPS X1, 280(R9)
+	MOVQ AX, R8
+	LEAQ (DI)(AX*4), R9
+	VMOVSD  (R9), X0
+	VMOVHPS 40(R9), X0, X0
+	VMOVSD  240(R9), X1
+	VMOVHPS 280(R9), X1, X1
+	VINSERTF128 $1, X1, Y0, Y0
+
+scatterAdd0:
+	VADDPS Y10, Y0, Y0
+	INCQ BX
+
+	// Sample 1 of the block.
+	CMPQ BX, CX
+	JGE  scatterEnd
+	MOVLQSX (SI)(BX*4), AX
+	CMPQ AX, R8
+	JEQ  scatterAdd1
+	VMOVLPS X0, (R9)
+	VMOVHPS X0, 40(R9)
+	VEXTRACTF128 $1, Y0, X1
+	VMOVLPS X1, 240(R9)
+	VMOVHPS X1, 280(R9)
+	MOVQ AX, R8
+	LEAQ (DI)(AX*4), R9
+	VMOVSD  (R9), X0
+	VMOVHPS 40(R9), X0, X0
+	VMOVSD  240(R9), X1
+	VMOVHPS 280(R9), X1, X1
+	VINSERTF128 $1, X1, Y0, Y0
+
+scatterAdd1:
+	VADDPS Y12, Y0, Y0
+	INCQ BX
+
+	// Sample 2 of the block.
+	CMPQ BX, CX
+	JGE  scatterEnd
+	MOVLQSX (SI)(BX*4), AX
+	CMPQ AX, R8
+	JEQ  scatterAdd2
+	VMOVLPS X0, (R9)
+	VMOVHPS X0, 40(R9)
+	VEXTRACTF128 $1, Y0, X1
+	VMOVLPS X1, 240(R9)
+	VMOVHPS X1, 280(R9)
+	MOVQ AX, R8
+	LEAQ (DI)(AX*4), R9
+	VMOVSD  (R9), X0
+	VMOVHPS 40(R9), X0, X0
+	VMOVSD  240(R9), X1
+	VMOVHPS 280(R9), X1, X1
+	VINSERTF128 $1, X1, Y0, Y0
+
+scatterAdd2:
+	VADDPS Y14, Y0, Y0
+	INCQ BX
+
+	// Sample 3 of the block.
+	CMPQ BX, CX
+	JGE  scatterEnd
+	MOVLQSX (SI)(BX*4), AX
+	CMPQ AX, R8
+	JEQ  scatterAdd3
+	VMOVLPS X0, (R9)
+	VMOVHPS X0, 40(R9)
+	VEXTRACTF128 $1, Y0, X1
+	VMOVLPS X1, 240(R9)
+	VMOVHPS X1, 280(R9)
+	MOVQ AX, R8
+	LEAQ (DI)(AX*4), R9
+	VMOVSD  (R9), X0
+	VMOVHPS 40(R9), X0, X0
+	VMOVSD  240(R9), X1
+	VMOVHPS 280(R9), X1, X1
+	VINSERTF128 $1, X1, Y0, Y0
+
+scatterAdd3:
+	VADDPS Y4, Y0, Y0
+	INCQ BX
+
+	// Sample 4 of the block.
+	CMPQ BX, CX
+	JGE  scatterEnd
+	MOVLQSX (SI)(BX*4), AX
+	CMPQ AX, R8
+	JEQ  scatterAdd4
+	VMOVLPS X0, (R9)
+	VMOVHPS X0, 40(R9)
+	VEXTRACTF128 $1, Y0, X1
+	VMOVLPS X1, 240(R9)
+	VMOVHPS X1, 280(R9)
+	MOVQ AX, R8
+	LEAQ (DI)(AX*4), R9
+	VMOVSD  (R9), X0
+	VMOVHPS 40(R9), X0, X0
+	VMOVSD  240(R9), X1
+	VMOVHPS 280(R9), X1, X1
+	VINSERTF128 $1, X1, Y0, Y0
+
+scatterAdd4:
+	VADDPS Y11, Y0, Y0
+	INCQ BX
+
+	// Sample 5 of the block.
+	CMPQ BX, CX
+	JGE  scatterEnd
+	MOVLQSX (SI)(BX*4), AX
+	CMPQ AX, R8
+	JEQ  scatterAdd5
+	VMOVLPS X0, (R9)
+	VMOVHPS X0, 40(R9)
+	VEXTRACTF128 $1, Y0, X1
+	VMOVLPS X1, 240(R9)
+	VMOVHPS X1, 280(R9)
+	MOVQ AX, R8
+	LEAQ (DI)(AX*4), R9
+	VMOVSD  (R9), X0
+	VMOVHPS 40(R9), X0, X0
+	VMOVSD  240(R9), X1
+	VMOVHPS 280(R9), X1, X1
+	VINSERTF128 $1, X1, Y0, Y0
+
+scatterAdd5:
+	VADDPS Y13, Y0, Y0
+	INCQ BX
+
+	// Sample 6 of the block.
+	CMPQ BX, CX
+	JGE  scatterEnd
+	MOVLQSX (SI)(BX*4), AX
+	CMPQ AX, R8
+	JEQ  scatterAdd6
+	VMOVLPS X0, (R9)
+	VMOVHPS X0, 40(R9)
+	VEXTRACTF128 $1, Y0, X1
+	VMOVLPS X1, 240(R9)
+	VMOVHPS X1, 280(R9)
+	MOVQ AX, R8
+	LEAQ (DI)(AX*4), R9
+	VMOVSD  (R9), X0
+	VMOVHPS 40(R9), X0, X0
+	VMOVSD  240(R9), X1
+	VMOVHPS 280(R9), X1, X1
+	VINSERTF128 $1, X1, Y0, Y0
+
+scatterAdd6:
+	VADDPS Y15, Y0, Y0
+	INCQ BX
+
+	// Sample 7 of the block.
+	CMPQ BX, CX
+	JGE  scatterEnd
+	MOVLQSX (SI)(BX*4), AX
+	CMPQ AX, R8
+	JEQ  scatterAdd7
+	VMOVLPS X0, (R9)
+	VMOVHPS X0, 40(R9)
+	VEXTRACTF128 $1, Y0, X1
+	VMOVLPS X1, 240(R9)
+	VMOVHPS X1, 280(R9)
+	MOVQ AX, R8
+	LEAQ (DI)(AX*4), R9
+	VMOVSD  (R9), X0
+	VMOVHPS 40(R9), X0, X0
+	VMOVSD  240(R9), X1
+	VMOVHPS 280(R9), X1, X1
+	VINSERTF128 $1, X1, Y0, Y0
+
+scatterAdd7:
+	VADDPS Y5, Y0, Y0
+	INCQ BX
+
+	ADDQ $256, DX
+	JMP  scatterBlock
+
+scatterEnd:
+	VMOVLPS X0, (R9)
+	VMOVHPS X0, 40(R9)
+	VEXTRACTF128 $1, Y0, X1
+	VMOVLPS X1, 240(R9)
+	VMOVHPS X1, 280(R9)
+	VZEROUPPER
+
+scatterRet:
+	RET

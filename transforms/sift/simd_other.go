@@ -17,6 +17,10 @@ func convSym2AVX(dst0, dst1, src *float32, n int, rows []int, k []float32) {
 // prefetch does nothing: prefetching is left to the hardware.
 func prefetch(p *float32, n int) {}
 
+func scatterAVX(hist *float32, idx *int32, wts *float32, n int) {
+	panic("sift: scatterAVX without AVX")
+}
+
 func gradPolarAVX(dx, dy, mag, ang *float32, n int) {
 	panic("sift: gradPolarAVX without AVX")
 }

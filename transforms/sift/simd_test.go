@@ -276,8 +276,10 @@ func TestDescWeightsMatchesGo(t *testing.T) {
 // TestScatterMatchesSequential checks that summing runs of samples with the
 // same bins in registers gives, bit for bit, the histogram of adding every
 // sample's weights to memory in order, with runs of every length and bins
-// that overlap between neighbouring runs.
-func TestScatterMatchesSequential(t *testing.T) {
+// that overlap between neighbouring runs, with the vector code and without.
+func TestScatterMatchesSequential(t *testing.T) { forEachPath(t, testScatter) }
+
+func testScatter(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, n := range []int{0, 1, 2, 7, 8, 9, 63, 64, 65, 500} {
 		idx := make([]int32, n)
