@@ -84,10 +84,9 @@ func (p Params) Validate() error {
 // With Params.NonNeg every step is clipped at 0. It implements
 // learners.Stateful; it is not safe for concurrent use.
 type Diagonal struct {
-	p  Params
-	lo float64 // the least weight: 0 with NonNeg, −∞ without
-	t  int64
-	w  []float64
+	p Params
+	t int64
+	w []float64
 }
 
 var _ learners.Stateful = (*Diagonal)(nil)
@@ -105,11 +104,7 @@ func NewDiagonal(dim int, p Params) (*Diagonal, error) {
 	for i := range w {
 		w[i] = 1
 	}
-	lo := math.Inf(-1)
-	if p.NonNeg {
-		lo = 0
-	}
-	return &Diagonal{p: p, lo: lo, w: w}, nil
+	return &Diagonal{p: p, w: w}, nil
 }
 
 // Name returns "oasis-diag".
@@ -156,11 +151,16 @@ func (d *Diagonal) Update(u sparse.Vector) float64 {
 	loss := max(0, 1-dot)
 	if loss > 0 {
 		// ‖V‖²_F = ‖diag(u)‖²_F = ‖u‖². uu = 0 gives τ = C and a zero step.
-		// max(·, lo) projects onto w ≥ 0 with NonNeg, and with lo = −∞
-		// leaves the sum as it is, bit for bit.
-		tau, lo := min(d.p.C, loss/uu), d.lo
-		for k, i := range idx {
-			w[i] = max(w[i]+tau*float64(val[k]), lo)
+		// With NonNeg the step is projected onto w ≥ 0 (package doc).
+		tau := min(d.p.C, loss/uu)
+		if d.p.NonNeg {
+			for k, i := range idx {
+				w[i] = max(w[i]+tau*float64(val[k]), 0)
+			}
+		} else {
+			for k, i := range idx {
+				w[i] += tau * float64(val[k])
+			}
 		}
 	}
 	return loss

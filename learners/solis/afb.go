@@ -59,9 +59,8 @@ type afbCell struct {
 // implements learners.Stateful; it is not safe for concurrent use.
 type AFB struct {
 	p     AFBParams
-	t     int64   // steps taken, zero-loss steps included
-	k     int64   // steps with L > 0
-	lo    float64 // weightFloor(p.NonNeg)
+	t     int64 // steps taken, zero-loss steps included
+	k     int64 // steps with L > 0
 	cells []afbCell
 	touch uint64 // sink for Update's prefetching loads
 }
@@ -77,7 +76,7 @@ func NewAFB(dim int, p AFBParams) (*AFB, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	a := &AFB{p: p, lo: weightFloor(p.NonNeg), cells: make([]afbCell, dim)}
+	a := &AFB{p: p, cells: make([]afbCell, dim)}
 	r := a.rate(0)
 	for i := range a.cells {
 		a.cells[i].r = r
@@ -156,8 +155,8 @@ func (a *AFB) Update(u sparse.Vector) float64 {
 		// G_ii += g_i²; H_ii = δ + √G_ii; v = w − (η/H_ii)g_i;
 		// w_i ← sign(v)·max(0, |v| − λη/H_ii), with λη/H_ii evaluated
 		// as λ·(η/H_ii) = λr, the same product the owed shrinks use;
-		// with NonNeg clipped at 0 (lo = 0), as TG.Update does.
-		lo := a.lo
+		// with NonNeg clipped at 0, as TG.Update does.
+		nonneg := a.p.NonNeg
 		for j, i := range idx {
 			c := &cells[i]
 			w := shrink(c.w, float64(k-c.k), lambda*c.r)
@@ -165,7 +164,7 @@ func (a *AFB) Update(u sparse.Vector) float64 {
 			c.g += float64(g * g)
 			c.r = a.rate(c.g)
 			v := w - float64(c.r*g)
-			c.w, c.k = max(shrink(v, 1, lambda*c.r), lo), k+1
+			c.w, c.k = project(shrink(v, 1, lambda*c.r), nonneg), k+1
 		}
 		a.k = k + 1
 	}

@@ -56,7 +56,6 @@ func (p DAParams) Validate() error {
 type DA struct {
 	p     DAParams
 	t     int64     // steps taken, zero-loss steps included
-	lo    float64   // weightFloor(p.NonNeg)
 	s     []float64 // s_i = Σ_τ g_τ,i
 	touch uint64    // sink for Update's prefetching loads
 }
@@ -71,7 +70,7 @@ func NewDA(dim int, p DAParams) (*DA, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	return &DA{p: p, lo: weightFloor(p.NonNeg), s: make([]float64, dim)}, nil
+	return &DA{p: p, s: make([]float64, dim)}, nil
 }
 
 // Name returns "solis-da".
@@ -96,8 +95,7 @@ func (a *DA) daConsts(t float64) (c, lt float64) {
 }
 
 // daWeight is the closed form (16) for one coordinate after t ≥ 1 steps,
-// from its running sum s = t·ḡ_i, with c = √t/γ, lt = λ_t and the floor
-// lo = weightFloor(NonNeg):
+// from its running sum s = t·ḡ_i, with c = √t/γ and lt = λ_t:
 //
 //	w_i = 0                               if |ḡ_i| ≤ λ_t,
 //	w_i = −(√t/γ)·(ḡ_i − λ_t·sign(ḡ_i))   otherwise,   ḡ_i = s/t,
@@ -106,13 +104,12 @@ func (a *DA) daConsts(t float64) (c, lt float64) {
 // (negation is exact) without a branch. Package doc, departure 2, not the
 // paper's Algorithm 2: s sums the true subgradient g = −u of steps with a
 // positive loss only, and ḡ divides by the number of all steps t. The result
-// may be −0. With lo = 0 it is then projected, max(w_i, 0): the minimiser of
-// the DA objective over w ≥ 0, (√t/γ)·max(0, −ḡ_i − λ_t), as the same
-// float64 (package doc, "Non-negative weights"); with lo = −∞ the max
-// changes nothing.
-func daWeight(s, t, c, lt, lo float64) float64 {
+// may be −0. With nonneg it is then projected, max(w_i, 0): the minimiser
+// of the DA objective over w ≥ 0, (√t/γ)·max(0, −ḡ_i − λ_t), as the same
+// float64 (package doc, "Non-negative weights").
+func daWeight(s, t, c, lt float64, nonneg bool) float64 {
 	gbar := s / t
-	return max(math.Copysign(c*max(math.Abs(gbar)-lt, 0), -gbar), lo)
+	return project(math.Copysign(c*max(math.Abs(gbar)-lt, 0), -gbar), nonneg)
 }
 
 // weight returns w_i at the current step in float64.
@@ -122,7 +119,7 @@ func (a *DA) weight(i int) float64 {
 	}
 	t := float64(a.t)
 	c, lt := a.daConsts(t)
-	return daWeight(a.s[i], t, c, lt, a.lo)
+	return daWeight(a.s[i], t, c, lt, a.p.NonNeg)
 }
 
 // Update performs one SOLIS-DA step on the triplet feature u and returns the
@@ -153,11 +150,20 @@ func (a *DA) Update(u sparse.Vector) float64 {
 	if a.t > 0 { // w_1 = 0
 		t := float64(a.t)
 		c, lt := a.daConsts(t)
-		lo := a.lo
-		for j, i := range idx {
-			gbar := s[i] / t // daWeight, inlined by hand
-			w := max(math.Copysign(c*max(math.Abs(gbar)-lt, 0), -gbar), lo)
-			dot += float64(w * float64(val[j]))
+		// daWeight, inlined by hand; two copies of the loop, as in
+		// ADA.Update.
+		if a.p.NonNeg {
+			for j, i := range idx {
+				gbar := s[i] / t
+				w := max(math.Copysign(c*max(math.Abs(gbar)-lt, 0), -gbar), 0)
+				dot += float64(w * float64(val[j]))
+			}
+		} else {
+			for j, i := range idx {
+				gbar := s[i] / t
+				w := math.Copysign(c*max(math.Abs(gbar)-lt, 0), -gbar)
+				dot += float64(w * float64(val[j]))
+			}
 		}
 	}
 	loss := max(0, 1-dot)
@@ -185,7 +191,7 @@ func (a *DA) Weights(dst []float32) []float32 {
 	t := float64(a.t)
 	c, lt := a.daConsts(t)
 	for i, s := range a.s {
-		dst[i] = float32(daWeight(s, t, c, lt, a.lo)) + 0 // −0 + 0 = +0
+		dst[i] = float32(daWeight(s, t, c, lt, a.p.NonNeg)) + 0 // −0 + 0 = +0
 	}
 	return dst
 }

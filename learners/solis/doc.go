@@ -188,8 +188,8 @@
 // The code evaluates each unconstrained form as before and takes
 // max(w_i, 0), which for DA and ADA is the same float64 as the constrained
 // forms above (where ḡ_i < 0, |ḡ_i| = −ḡ_i exactly); without NonNeg the
-// floor is −∞ and max(w_i, −∞) = w_i bit for bit, so the default's weights
-// are unchanged. What stays the same: DA and ADA still store only s, G and
+// code takes no max, so the default's weights are unchanged bit for bit.
+// What stays the same: DA and ADA still store only s, G and
 // t (the constraint acts on the weights read from them, and through them on
 // the losses, hence on which steps add to s and G); a TG or AFB weight ≥ 0
 // stays ≥ 0 under the owed shrinks, so only the coordinates a step touches

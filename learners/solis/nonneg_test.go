@@ -340,13 +340,13 @@ func TestNonNegClosedFormsMinimiseConstrainedObjectives(t *testing.T) {
 		gamma := c.k
 		daC := math.Sqrt(c.t) / gamma
 		daF := func(w float64) float64 { return c.gbar*w + c.lam*math.Abs(w) + gamma/(2*math.Sqrt(c.t))*w*w }
-		check("DA "+c.name, daWeight(c.gbar*c.t, c.t, daC, c.lam, weightFloor(true)), daF, 2*daC*(math.Abs(c.gbar)+c.lam)+1)
+		check("DA "+c.name, daWeight(c.gbar*c.t, c.t, daC, c.lam, true), daF, 2*daC*(math.Abs(c.gbar)+c.lam)+1)
 
 		// ADA: f(w) = ηḡw + ηλ|w| + (H/2t)w², η = 1, H = δ + √G with
 		// δ = 0 and G = k².
 		H, eta := c.k, 1.0
 		adaF := func(w float64) float64 { return eta*c.gbar*w + eta*c.lam*math.Abs(w) + H/(2*c.t)*w*w }
-		check("ADA "+c.name, adaWeight(c.gbar*c.t, H*H, c.t, eta*c.t, c.lam, 0, weightFloor(true)), adaF,
+		check("ADA "+c.name, adaWeight(c.gbar*c.t, H*H, c.t, eta*c.t, c.lam, 0, true), adaF,
 			2*eta*c.t/H*(math.Abs(c.gbar)+c.lam)+1)
 
 		// TG: one violated step from w₀ with u = −g, η = k:

@@ -52,7 +52,6 @@ type tgCell struct {
 type TG struct {
 	p     TGParams
 	alpha float64  // ηλ, the shrink of one violated step
-	lo    float64  // weightFloor(p.NonNeg)
 	t     int64    // steps taken, zero-loss steps included
 	k     int64    // steps with L > 0
 	cells []tgCell // per-coordinate w_i and the k it is up to date with
@@ -69,7 +68,7 @@ func NewTG(dim int, p TGParams) (*TG, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	return &TG{p: p, alpha: p.Eta * p.Lambda, lo: weightFloor(p.NonNeg), cells: make([]tgCell, dim)}, nil
+	return &TG{p: p, alpha: p.Eta * p.Lambda, cells: make([]tgCell, dim)}, nil
 }
 
 // Name returns "solis-tg".
@@ -151,14 +150,14 @@ func (a *TG) Update(u sparse.Vector) float64 {
 		// w ← sign(v)·max(0, |v| − ηλ), which is Algorithm 1's two
 		// branches in one expression. The owed shrinks are paid first,
 		// by the same expression as above (the cell is in cache now).
-		// With NonNeg the result is clipped at 0 (lo = 0; package doc,
+		// With NonNeg the result is clipped at 0 (package doc,
 		// "Non-negative weights"); the owed shrinks of a weight ≥ 0 keep
 		// it ≥ 0, so untouched coordinates need no clip.
-		eta, lo := a.p.Eta, a.lo
+		eta, nonneg := a.p.Eta, a.p.NonNeg
 		for j, i := range idx {
 			c := &cells[i]
 			v := shrink(c.w, float64(k-c.k), alpha) + float64(eta*float64(val[j]))
-			c.w, c.k = max(shrink(v, 1, alpha), lo), k+1
+			c.w, c.k = project(shrink(v, 1, alpha), nonneg), k+1
 		}
 		a.k = k + 1
 	}
