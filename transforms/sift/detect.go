@@ -33,6 +33,12 @@ func (e *Extractor) detectOctave(o int, g []float32, w, h int) {
 	masks := func(r int) []uint8 { return e.mask[r%2*S*nm : (r%2+1)*S*nm] }
 	// test tests the candidates of row r.
 	test := func(r int) {
+		// The candidates of layer 1 are tested against L_0 too, which
+		// the scan does not read: ask for the row that they will need
+		// after the next one.
+		if useAVX && r+1 < h {
+			prefetch(&g[(r+1)*w+c0-1], c1-c0+2)
+		}
 		ms := masks(r)
 		for i := 1; i <= S; i++ {
 			for mi, m := range ms[(i-1)*nm : i*nm] {
@@ -57,6 +63,12 @@ func (e *Extractor) detectOctave(o int, g []float32, w, h int) {
 		// Most samples are below the threshold or not even a maximum or
 		// minimum along the row: find the rest eight at a time, then
 		// test those against all 26 neighbours.
+		// The candidates of layer 1 are tested against L_0 too, which
+		// the scan does not read: ask for the row that they will need
+		// after the next one.
+		if useAVX && r+1 < h {
+			prefetch(&g[(r+1)*w+c0-1], c1-c0+2)
+		}
 		ms := masks(r)
 		for i := 1; i <= S; i++ {
 			lo := g[i*plane+r*w : i*plane+r*w+w]
