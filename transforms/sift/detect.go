@@ -129,8 +129,20 @@ func dogMask(lo, hi []float32, thr float32, mask []uint8) {
 // candidate and the duplicates that refine to the same point are removed
 // later. The caller has checked v against its two neighbours in the row;
 // the rows above and below in the same layer are tested next, as the most
-// likely to fail.
+// likely to fail. The vector code reads one sample further right, which
+// must exist (the scan keeps imgBorder columns away from the edge).
 func isExtremum(g []float32, plane, w, layer, p int) bool {
+	if useAVX {
+		_ = g[(layer-1)*plane+p-w-1]
+		_ = g[(layer+2)*plane+p+w+2]
+		return isExtremumAVX(&g[layer*plane+p], plane, w)
+	}
+	return isExtremumGo(g, plane, w, layer, p)
+}
+
+// isExtremumGo is isExtremum in Go, testing the neighbours most likely to
+// fail first.
+func isExtremumGo(g []float32, plane, w, layer, p int) bool {
 	// The three layers' Gaussian planes L_{layer−1} … L_{layer+2}.
 	l0 := g[(layer-1)*plane : layer*plane]
 	l1 := g[layer*plane : (layer+1)*plane]

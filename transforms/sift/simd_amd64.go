@@ -47,6 +47,14 @@ func prefetch(p *float32, n int)
 //go:noescape
 func scatterAVX(hist *float32, idx *int32, wts *float32, n int)
 
+// isExtremumAVX is isExtremum for the sample p points to, in the plane of
+// its layer, with planes plane and rows w floats apart; it reads the rows
+// around p in the planes before and the two after, up to p±w+2, and gives
+// isExtremumGo's answer.
+//
+//go:noescape
+func isExtremumAVX(p *float32, plane, w int) bool
+
 // gradPolarAVX is gradPolar on the first n values, n a multiple of 8, with
 // the same results as gradPolarGo.
 //

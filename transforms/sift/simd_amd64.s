@@ -1022,3 +1022,92 @@ scatterEnd:
 
 scatterRet:
 	RET
+
+// func isExtremumAVX(p *float32, plane, w int) bool
+//
+// isExtremum without branches: the DoG values of each row of three
+// neighbours (and one more sample, ignored) are compared with v four at a
+// time, for both "v is ≥ all" and "v is ≤ all", and the sign of v picks
+// one of the two answers. The comparisons are false for NaN, as Go's.
+//
+// Registers: R8, SI, DI, R9 the sample in L_{layer−1} … L_{layer+2}; BX
+// the row stride in bytes, R11 its negation; X0 v in every lane, X1 a row
+// of DoG values, X2 scratch, X4 (X5) the lanes where v ≥ (≤) all so far.
+TEXT ·isExtremumAVX(SB), NOSPLIT, $0-25
+	MOVQ p+0(FP), SI
+	MOVQ plane+8(FP), AX
+	SHLQ $2, AX
+	MOVQ w+16(FP), BX
+	SHLQ $2, BX
+	MOVQ BX, R11
+	NEGQ R11
+	MOVQ SI, R8
+	SUBQ AX, R8
+	LEAQ (SI)(AX*1), DI
+	LEAQ (DI)(AX*1), R9
+	VMOVSS (DI), X0
+	VSUBSS (SI), X0, X0
+	VSHUFPS $0, X0, X0, X0
+
+	// D_layer, rows above and below.
+	VMOVUPS -4(DI)(R11*1), X1
+	VSUBPS  -4(SI)(R11*1), X1, X1
+	VCMPPS  $2, X0, X1, X4
+	VCMPPS  $13, X0, X1, X5
+	VMOVUPS -4(DI)(BX*1), X1
+	VSUBPS  -4(SI)(BX*1), X1, X1
+	VCMPPS  $2, X0, X1, X2
+	VANDPS  X2, X4, X4
+	VCMPPS  $13, X0, X1, X2
+	VANDPS  X2, X5, X5
+
+	// D_{layer−1} = L_layer − L_{layer−1}, three rows.
+	VMOVUPS -4(SI)(R11*1), X1
+	VSUBPS  -4(R8)(R11*1), X1, X1
+	VCMPPS  $2, X0, X1, X2
+	VANDPS  X2, X4, X4
+	VCMPPS  $13, X0, X1, X2
+	VANDPS  X2, X5, X5
+	VMOVUPS -4(SI), X1
+	VSUBPS  -4(R8), X1, X1
+	VCMPPS  $2, X0, X1, X2
+	VANDPS  X2, X4, X4
+	VCMPPS  $13, X0, X1, X2
+	VANDPS  X2, X5, X5
+	VMOVUPS -4(SI)(BX*1), X1
+	VSUBPS  -4(R8)(BX*1), X1, X1
+	VCMPPS  $2, X0, X1, X2
+	VANDPS  X2, X4, X4
+	VCMPPS  $13, X0, X1, X2
+	VANDPS  X2, X5, X5
+
+	// D_{layer+1} = L_{layer+2} − L_{layer+1}, three rows.
+	VMOVUPS -4(R9)(R11*1), X1
+	VSUBPS  -4(DI)(R11*1), X1, X1
+	VCMPPS  $2, X0, X1, X2
+	VANDPS  X2, X4, X4
+	VCMPPS  $13, X0, X1, X2
+	VANDPS  X2, X5, X5
+	VMOVUPS -4(R9), X1
+	VSUBPS  -4(DI), X1, X1
+	VCMPPS  $2, X0, X1, X2
+	VANDPS  X2, X4, X4
+	VCMPPS  $13, X0, X1, X2
+	VANDPS  X2, X5, X5
+	VMOVUPS -4(R9)(BX*1), X1
+	VSUBPS  -4(DI)(BX*1), X1, X1
+	VCMPPS  $2, X0, X1, X2
+	VANDPS  X2, X4, X4
+	VCMPPS  $13, X0, X1, X2
+	VANDPS  X2, X5, X5
+
+	VMOVMSKPS X4, AX
+	VMOVMSKPS X5, CX
+	ANDL      $7, AX
+	ANDL      $7, CX
+	VXORPS    X2, X2, X2
+	VUCOMISS  X2, X0
+	CMOVLHI   AX, CX
+	CMPL      CX, $7
+	SETEQ     ret+24(FP)
+	RET

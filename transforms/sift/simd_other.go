@@ -21,6 +21,8 @@ func scatterAVX(hist *float32, idx *int32, wts *float32, n int) {
 	panic("sift: scatterAVX without AVX")
 }
 
+func isExtremumAVX(p *float32, plane, w int) bool { panic("sift: isExtremumAVX without AVX") }
+
 func gradPolarAVX(dx, dy, mag, ang *float32, n int) {
 	panic("sift: gradPolarAVX without AVX")
 }

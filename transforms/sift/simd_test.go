@@ -314,6 +314,50 @@ func testScatter(t *testing.T) {
 	}
 }
 
+// TestIsExtremumMatchesGo checks the vector 26-neighbour test against the
+// scalar one on planes of a few grey levels (so that ties and plateaus,
+// zero DoG values and both signs are common), with a NaN now and then, at
+// every sample away from the edges (and two from the right one, which the
+// vector code reads past).
+func TestIsExtremumMatchesGo(t *testing.T) {
+	if !useAVX {
+		t.Skip("no vector code on this platform")
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	const w, h = 13, 7
+	plane := w * h
+	g := make([]float32, 5*plane)
+	var yes, no int
+	for trial := 0; trial < 400; trial++ {
+		levels := 2 + trial%4
+		for i := range g {
+			g[i] = float32(rng.IntN(levels)) / 4
+			if rng.IntN(500) == 0 {
+				g[i] = float32(math.NaN())
+			}
+		}
+		for layer := 1; layer <= 2; layer++ {
+			for y := 1; y < h-1; y++ {
+				for x := 1; x < w-2; x++ { // the vector code reads x+2
+					p := y*w + x
+					want := isExtremumGo(g, plane, w, layer, p)
+					if got := isExtremum(g, plane, w, layer, p); got != want {
+						t.Fatalf("trial %d layer %d (%d, %d): %v, want %v", trial, layer, x, y, got, want)
+					}
+					if want {
+						yes++
+					} else {
+						no++
+					}
+				}
+			}
+		}
+	}
+	if yes < 1000 || no < 1000 {
+		t.Errorf("%d extrema and %d others: the cases are too one-sided", yes, no)
+	}
+}
+
 // TestBlurMatchesDirect checks the blocked, ring-buffered blur against the
 // plain separable convolution with reflected borders, bit for bit (the same
 // sums in the same order), on sizes that leave partial strips and row
