@@ -47,7 +47,12 @@ type Learning struct {
 	// process that runs many groups side by side — Prism runs them all —
 	// holds GroupLoads × GroupImages images' bags and triplets at most.
 	GroupLoads int
-	Eval       evaluate.Options
+	// PartLoads is the most bag-of-words parts a worker process indexes,
+	// and the most query shards it evaluates (or validates, in tuning), at
+	// once (0: no limit): each holds a part's postings or a chunk of bags
+	// and its index (evaluate.Options.ChunkFull).
+	PartLoads int
+	Eval      evaluate.Options
 	// Sweep trains a learner of bags of words once more for each value of
 	// one of its hyper-parameters, as learners of their own (Sweep.Name).
 	Sweep Sweep
@@ -135,6 +140,7 @@ func DefaultLearning() Learning {
 		BatchImages: 20_000,
 		GroupImages: 200_000,
 		GroupLoads:  2,
+		PartLoads:   2,
 		Eval:        evaluate.Options{MaxQueries: 10_000, QueryFraction: 0.2, TrainQueries: 1000, Seed: 1},
 		Tune:        Tuning{Share: DefaultTuneShare},
 	}
@@ -404,7 +410,7 @@ func LearnFrom(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Le
 	// before its side input was complete, and evaluated the baseline over
 	// no images at all.
 	baseline := beam.Create(s, learners.BaselineModel(learners.BaselineTFIDF, nil))
-	evalRows, evalScores, evalUnits := evaluatebeam.EvaluateParts(s, bowParts, queries, labels, baseline, dim, l.Eval)
+	evalRows, evalScores, evalUnits := evaluatebeam.EvaluateParts(s, bowParts, queries, labels, baseline, dim, l.Eval, l.PartLoads)
 	evals, scores := []beam.PCollection{evalRows}, []beam.PCollection{evalScores}
 	units = append(units, evalUnits)
 	if l.dense() {
@@ -416,7 +422,7 @@ func LearnFrom(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Le
 		// scaler's statistics, are combined over the corpus.
 		moments := trainbeam.DenseMoments(s, featParts)
 		evalDense := func(model beam.PCollection) {
-			r, sc, u := evaluatebeam.EvaluateDenseParts(s, featParts, moments, cut, model, l.Eval)
+			r, sc, u := evaluatebeam.EvaluateDenseParts(s, featParts, moments, cut, model, l.Eval, l.PartLoads)
 			evals, scores, units = append(evals, r), append(scores, sc), append(units, u)
 		}
 		evalDense(beam.Create(s, learners.BaselineModel(learners.BaselineEuclidean, global.Dims)))
@@ -446,12 +452,12 @@ func LearnFrom(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Le
 		if r.Name != r.Opt.Learner {
 			model = trainbeam.Rename(s, model, r.Name)
 		}
-		indexParts := indexbeam.PostingsOfParts(s, bowParts, model, out, "index-"+r.Name)
+		indexParts := indexbeam.PostingsOfParts(s, bowParts, model, out, "index-"+r.Name, l.PartLoads)
 		written = append(written,
 			parquetio.Write(s, out, "model-"+r.Name, 1, trainbeam.ModelRows(s, model)),
 			parquetio.Write(s, out, trainbeam.StateName(r.Name), 1, stateRows),
 			parquetio.PartPaths(s, indexParts))
-		r, sc, evalUnits := evaluatebeam.EvaluateParts(s, bowParts, queries, labels, model, dim, l.Eval)
+		r, sc, evalUnits := evaluatebeam.EvaluateParts(s, bowParts, queries, labels, model, dim, l.Eval, l.PartLoads)
 		evals, scores = append(evals, r), append(scores, sc)
 		units = append(units, beam.ParDo(s, trained, model),
 			stageUnits(s, partStageFn{Name: "index", Noun: "parts", Source: runs[i].Name, Sources: len(runs)}, indexParts), evalUnits)

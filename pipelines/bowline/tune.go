@@ -216,7 +216,7 @@ func tune(s beam.Scope, bowParts, labels, cut, checked beam.PCollection, dim int
 	// The baseline is validated too, as point len(grid): the grid's
 	// validation mAPs are read against it.
 	bs := s.Scope(string(learners.BaselineTFIDF))
-	base := beam.ParDo(bs, &validateFn{Point: len(grid), Name: string(learners.BaselineTFIDF), Points: len(grid) + 1, Vocab: dim, Opt: l.Eval},
+	base := beam.ParDo(bs, &validateFn{Point: len(grid), Name: string(learners.BaselineTFIDF), Points: len(grid) + 1, Vocab: dim, Opt: l.Eval, Loads: l.PartLoads},
 		beam.Reshuffle(bs, beam.ParDo(bs, &validationShardsFn{Opt: l.Eval}, beam.Impulse(bs), beam.SideInput{Input: set})),
 		beam.SideInput{Input: set}, beam.SideInput{Input: beam.Create(bs, learners.BaselineModel(learners.BaselineTFIDF, nil))},
 		beam.SideInput{Input: bowParts}, beam.SideInput{Input: cut})
@@ -225,7 +225,7 @@ func tune(s beam.Scope, bowParts, labels, cut, checked beam.PCollection, dim int
 	for i, p := range grid {
 		ps := s.Scope(p.Name)
 		shards := beam.ParDo(ps, &validationShardsFn{Opt: l.Eval}, beam.Impulse(ps), beam.SideInput{Input: set})
-		r := beam.ParDo(ps, &validateFn{Point: i, Name: p.Name, Points: len(grid) + 1, Vocab: dim, Opt: l.Eval}, beam.Reshuffle(ps, shards),
+		r := beam.ParDo(ps, &validateFn{Point: i, Name: p.Name, Points: len(grid) + 1, Vocab: dim, Opt: l.Eval, Loads: l.PartLoads}, beam.Reshuffle(ps, shards),
 			beam.SideInput{Input: set}, beam.SideInput{Input: models[i]}, beam.SideInput{Input: bowParts}, beam.SideInput{Input: cut})
 		results = append(results, r)
 		sparsities = append(sparsities, beam.ParDo(ps, &pointSparsityFn{Point: i}, final[i]))
@@ -263,6 +263,7 @@ func tune(s beam.Scope, bowParts, labels, cut, checked beam.PCollection, dim int
 // search: Images of them, Counts[i] of label Names[i].
 type validationSet struct {
 	Images     int64
+	Postings   int64
 	Validation int64
 	Names      []string
 	Counts     []int64
@@ -317,6 +318,7 @@ func (f *validationSetFn) ProcessElement(ctx context.Context, p formats.Part, cu
 			return nil
 		}
 		v.Images++
+		v.Postings += int64(len(b.WordIDs))
 		if b.Label == "" {
 			return nil
 		}
@@ -348,7 +350,7 @@ func (f *validationMergeFn) MergeAccumulators(a, b validationSet) validationSet 
 	for i, n := range b.Names {
 		m[n] += int(b.Counts[i])
 	}
-	out := validationSet{Images: a.Images + b.Images, Validation: a.Validation + b.Validation,
+	out := validationSet{Images: a.Images + b.Images, Postings: a.Postings + b.Postings, Validation: a.Validation + b.Validation,
 		Keys: append(a.Keys, b.Keys...), Queries: append(a.Queries, b.Queries...)}
 	for _, n := range slices.Sorted(maps.Keys(m)) {
 		out.Names, out.Counts = append(out.Names, n), append(out.Counts, int64(m[n]))
@@ -360,7 +362,7 @@ func (f *validationMergeFn) ExtractOutput(a validationSet) validationSet { retur
 // validationShards returns the number of shards of the validation
 // queries, sized as the evaluation's over the training images.
 func validationShards(opt evaluate.Options, v validationSet) int {
-	return formats.Parts(int64(len(v.Queries)), opt.ShardQueriesFor(v.Images))
+	return formats.Parts(int64(len(v.Queries)), opt.ShardQueriesFor(v.Images, v.Postings))
 }
 
 type validationShardsFn struct{ Opt evaluate.Options }
@@ -395,9 +397,17 @@ type validateFn struct {
 	Name          string
 	Vocab         int
 	Opt           evaluate.Options
+	// Loads is the most shards a worker process validates (and
+	// evaluates: the slots are the evaluation's) at once.
+	Loads int
 }
 
 func (f *validateFn) ProcessElement(ctx context.Context, shard int, v validationSet, model func(*learners.Model) bool, parts func(*formats.Part) bool, cut split.Cut) (validated, error) {
+	release, err := evaluatebeam.AcquireShard(ctx, f.Loads)
+	if err != nil {
+		return validated{}, err
+	}
+	defer release()
 	start := time.Now()
 	var m learners.Model
 	if !model(&m) {
@@ -408,41 +418,9 @@ func (f *validateFn) ProcessElement(ctx context.Context, shard int, v validation
 		return validated{}, fmt.Errorf("tune %s: %w", f.Name, err)
 	}
 	n := validationShards(f.Opt, v)
-	var mine []evaluate.Query
-	for i := shard; i < len(v.Queries); i += n {
-		mine = append(mine, v.Queries[i])
-	}
-	var all []formats.Part
-	var p formats.Part
-	for parts(&p) {
-		all = append(all, p)
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i].Part < all[j].Part })
-	r := evaluate.NewRanking(mine, f.Opt.DepthFor(v.Images), v.Images, v.relevant())
-	var docs []formats.BoW
-	flush := func() error {
-		if len(docs) == 0 {
-			return nil
-		}
-		err := r.Add(docs, w, f.Vocab)
-		docs = docs[:0]
-		return err
-	}
-	for _, p := range all {
-		err := fileio.ReadEach(ctx, p.Path, func(b *formats.BoW) error {
-			if !cut.IsQuery(b.ImageID, b.Label) {
-				docs = append(docs, *b)
-			}
-			return nil
-		})
-		if err == nil && len(docs) >= f.Opt.Chunk() {
-			err = flush()
-		}
-		if err != nil {
-			return validated{}, fmt.Errorf("tune %s: %w", f.Name, err)
-		}
-	}
-	if err := flush(); err != nil {
+	r := evaluate.NewRanking(evaluatebeam.ShardOf(v.Queries, shard, n), f.Opt.DepthFor(v.Images), v.Images, v.relevant())
+	training := func(b *formats.BoW) bool { return !cut.IsQuery(b.ImageID, b.Label) }
+	if err := evaluatebeam.RankParts(ctx, r, evaluatebeam.SortedParts(parts), f.Opt, w, f.Vocab, training); err != nil {
 		return validated{}, fmt.Errorf("tune %s: %w", f.Name, err)
 	}
 	scores, err := r.Scores()

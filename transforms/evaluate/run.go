@@ -40,14 +40,18 @@ type Options struct {
 	// full rankings of every query would cost queries × images.
 	Depth int
 	// ShardQueries is the most queries one shard of the sharded
-	// evaluation searches with (0: DefaultShardQueries); ChunkImages the
-	// number of images it indexes at a time (0: DefaultChunkImages).
-	// ShardHits (0: DefaultShardHits) bounds the results a shard keeps
-	// between chunks, each query's best depth so far (as tie groups, at
-	// most one a result): ShardQueriesFor sizes the shards by it. A shard
-	// holds one chunk's index and at most ShardHits results (or, over a
+	// evaluation searches with (0: DefaultShardQueries); ChunkImages and
+	// ChunkPostings bound the images it indexes at a time, and their
+	// postings (words of the bags; 0: DefaultChunkImages,
+	// DefaultChunkPostings): a chunk ends at whichever it reaches first,
+	// so a chunk of photos with thousands of words each holds as much as
+	// one of images with a hundred (ChunkFull). ShardHits (0:
+	// DefaultShardHits) bounds the results a shard keeps between chunks,
+	// each query's best depth so far (as tie groups, at most one a
+	// result): ShardQueriesFor sizes the shards by it. A shard holds one
+	// chunk's bags and index and at most ShardHits results (or, over a
 	// collection of one chunk, one ranking per core).
-	ShardQueries, ChunkImages, ShardHits int
+	ShardQueries, ChunkImages, ChunkPostings, ShardHits int
 	// Rerank, if positive, adds a row for every method of bags of words
 	// (named Method+RerankedSuffix) whose rankings have their best Rerank
 	// results spatially verified against the query and re-ranked
@@ -83,6 +87,10 @@ const (
 	DefaultDepth        = 1000
 	DefaultShardQueries = 1000
 	DefaultChunkImages  = 50_000
+	// DefaultChunkPostings holds a chunk near 0.5 GB: 8 bytes a posting
+	// in the bags read and 8 in their index. Ten thousand photos of 1,700
+	// words each are one chunk.
+	DefaultChunkPostings = 32 << 20
 	// DefaultShardHits is what a shard of DefaultShardQueries queries
 	// keeps at DefaultDepth: at most 24 MB of tie groups.
 	DefaultShardHits = DefaultShardQueries * DefaultDepth
@@ -96,20 +104,41 @@ func (o Options) Chunk() int {
 	return DefaultChunkImages
 }
 
+// ChunkFull reports whether a chunk of images images holding postings
+// postings is full: the next image starts another.
+func (o Options) ChunkFull(images int, postings int64) bool {
+	return images >= o.Chunk() || postings >= o.chunkPostings()
+}
+
+func (o Options) chunkPostings() int64 {
+	if o.ChunkPostings > 0 {
+		return int64(o.ChunkPostings)
+	}
+	return DefaultChunkPostings
+}
+
+// oneChunk reports whether a collection of n images holding postings
+// postings is surely ranked in one chunk: its first n-1 images do not fill
+// one (ChunkFull), whatever the last one holds.
+func (o Options) oneChunk(n, postings int64) bool {
+	return n-1 < int64(o.Chunk()) && postings < o.chunkPostings()
+}
+
 // ShardQueriesFor returns the number of queries of one shard of the
-// sharded evaluation of a collection of n images. A shard scores each
+// sharded evaluation of a collection of n images holding postings postings
+// (0 for global features, whose chunks are counted in images). A shard scores each
 // query, and drops its ranking, once it has ranked the whole collection,
 // so over a collection of one chunk it keeps nothing between queries and
 // takes ShardQueries queries. Over several chunks it keeps every query's
 // best results between them, depth each (the whole collection at full
 // depth): then it takes no more queries than fit in ShardHits results, at
 // least one.
-func (o Options) ShardQueriesFor(n int64) int {
+func (o Options) ShardQueriesFor(n, postings int64) int {
 	q := o.ShardQueries
 	if q <= 0 {
 		q = DefaultShardQueries
 	}
-	if n <= int64(o.Chunk()) {
+	if o.oneChunk(n, postings) {
 		return q
 	}
 	return o.boundedShard(q, n)
@@ -121,9 +150,9 @@ func (o Options) ShardQueriesFor(n int64) int {
 // query's ranking until its candidates are verified, so it takes no more
 // queries than fit in ShardHits results even over a collection of one
 // chunk.
-func (o Options) ShardQueriesReranked(n int64) int {
+func (o Options) ShardQueriesReranked(n, postings int64) int {
 	if o.Rerank <= 0 {
-		return o.ShardQueriesFor(n)
+		return o.ShardQueriesFor(n, postings)
 	}
 	q := o.ShardQueries
 	if q <= 0 {

@@ -287,25 +287,49 @@ func TestRankingCountsTheCollection(t *testing.T) {
 }
 
 // Over one chunk a shard keeps nothing between chunks and takes
-// ShardQueries queries; over several it keeps each query's best depth
-// hits, and takes no more queries than ShardHits allows.
+// ShardQueries queries; over several — of images, or of postings — it
+// keeps each query's best depth hits, and takes no more queries than
+// ShardHits allows.
 func TestShardQueriesFor(t *testing.T) {
 	for _, c := range []struct {
-		opt    Options
-		images int64
-		want   int
+		opt              Options
+		images, postings int64
+		want             int
 	}{
-		{Options{}, 20_000, DefaultShardQueries},                           // one chunk, full depth
-		{Options{}, 1_000_000, DefaultShardQueries},                        // depth 1,000: the default bound
-		{Options{ChunkImages: 5000}, 20_000, DefaultShardHits / 20_000},    // several chunks, full depth
-		{Options{ChunkImages: 5000, ShardHits: 30_000}, 20_000, 1},         // at least one
-		{Options{ShardQueries: 10, ChunkImages: 100}, 1000, 10},            // within the bound
-		{Options{ChunkImages: 100, Depth: 5000, ShardHits: 9000}, 1000, 9}, // depth beyond the collection
+		{Options{}, 20_000, 2_000_000, DefaultShardQueries},                          // one chunk, full depth
+		{Options{}, 1_000_000, 100_000_000, DefaultShardQueries},                     // depth 1,000: the default bound
+		{Options{ChunkImages: 5000}, 20_000, 0, DefaultShardHits / 20_000},           // several chunks, full depth
+		{Options{ChunkImages: 5000, ShardHits: 30_000}, 20_000, 0, 1},                // at least one
+		{Options{ShardQueries: 10, ChunkImages: 100}, 1000, 0, 10},                   // within the bound
+		{Options{ChunkImages: 100, Depth: 5000, ShardHits: 9000}, 1000, 0, 9},        // depth beyond the collection
+		{Options{ChunkImages: 5000}, 5000, 0, DefaultShardQueries},                   // a collection that just fills its chunk
+		{Options{}, 20_000, DefaultChunkPostings, DefaultShardHits / 20_000},         // photos of 1,700 words: two chunks of postings
+		{Options{ChunkPostings: 1000}, 1000, 999, DefaultShardQueries},               // one chunk of postings
+		{Options{ChunkPostings: 1000, ShardHits: 50_000}, 1000, 1000, 50_000 / 1000}, // several
 	} {
-		got := c.opt.ShardQueriesFor(c.images)
+		got := c.opt.ShardQueriesFor(c.images, c.postings)
 		if got != c.want {
-			t.Errorf("%+v over %d images: %d queries a shard, want %d", c.opt, c.images, got, c.want)
+			t.Errorf("%+v over %d images, %d postings: %d queries a shard, want %d", c.opt, c.images, c.postings, got, c.want)
 		}
+	}
+}
+
+// A chunk ends at the image that reaches either bound.
+func TestChunkFull(t *testing.T) {
+	opt := Options{ChunkImages: 10, ChunkPostings: 100}
+	for _, c := range []struct {
+		images   int
+		postings int64
+		want     bool
+	}{
+		{1, 0, false}, {9, 99, false}, {10, 0, true}, {1, 100, true}, {3, 250, true},
+	} {
+		if got := opt.ChunkFull(c.images, c.postings); got != c.want {
+			t.Errorf("ChunkFull(%d images, %d postings) = %v, want %v", c.images, c.postings, got, c.want)
+		}
+	}
+	if (Options{}).ChunkFull(DefaultChunkImages-1, DefaultChunkPostings-1) || !(Options{}).ChunkFull(1, DefaultChunkPostings) {
+		t.Error("the defaults do not bound a chunk at DefaultChunkImages and DefaultChunkPostings")
 	}
 }
 

@@ -29,7 +29,7 @@ func AddJobFlags(fs *flag.FlagSet, c *bowline.Config) *JobFlags {
 	fs.StringVar(&c.Input, "input", c.Input, "labels CSV (image_id,path,label[,tags]; paths relative to the CSV) or image directory (label = sub-directory); local or gs://; or synthetic:N[?labels=L&descriptors=D&seed=S], N generated images (SIFT-like descriptors only, for scale runs); required")
 	fs.StringVar(&c.Columns.Label, "label_column", c.Columns.Label, "labels CSV column that holds the class label")
 	fs.IntVar(&c.Describe.PartImages, "part_images", c.Describe.PartImages, "images per part: the image list, features, word counts, bags of words and indexes are written ⌈images/part_images⌉ files each; a part's features are streamed, a row group at a time")
-	fs.IntVar(&c.Describe.PartLoads, "part_loads", c.Describe.PartLoads, "most parts a worker process describes, samples for the vocabulary, and quantises, at once (0: no limit); each keeps every core busy, and holds a row group of features or a few images' descriptors, plus, in an incremental run, the previous run's rows of its part")
+	fs.IntVar(&c.Describe.PartLoads, "part_loads", c.Describe.PartLoads, "most parts a worker process describes, samples for the vocabulary, quantises and indexes, and query shards it evaluates, at once (0: no limit); each keeps every core busy, and holds a row group of features or a few images' descriptors (plus, in an incremental run, the previous run's rows of its part), a part's postings, or a chunk of the evaluation's bags and their index")
 	fs.IntVar(&c.Vocab.K, "vocab", c.Vocab.K, "visual words in the vocabulary")
 	fs.IntVar(&c.Vocab.Sample, "vocab_sample", c.Vocab.Sample, "descriptors sampled to build the vocabulary")
 	fs.IntVar(&c.Vocab.MaxIter, "vocab_iter", c.Vocab.MaxIter, "maximum k-means iterations")
@@ -106,7 +106,7 @@ func JobGroups() []Group {
 func (j *JobFlags) Apply() error {
 	c := j.c
 	c.Vocab.Seed, c.Triplets.Seed, c.Learning.Eval.Seed = *j.seed, *j.seed, *j.seed
-	c.BoW.PartLoads, c.Vocab.PartLoads = c.Describe.PartLoads, c.Describe.PartLoads
+	c.BoW.PartLoads, c.Vocab.PartLoads, c.Learning.PartLoads = c.Describe.PartLoads, c.Describe.PartLoads, c.Describe.PartLoads
 	c.Learning.Learners = ParseLearners(*j.learners, c.Describe.Global)
 	p, err := ParseParams(*j.params)
 	if err != nil {

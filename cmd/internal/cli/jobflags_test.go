@@ -16,7 +16,7 @@ func TestJobFlags(t *testing.T) {
 	c := bowline.DefaultConfig()
 	j := AddJobFlags(fs, &c)
 	err := fs.Parse([]string{"--input", "x.csv", "--vocab", "200", "--learners", "solis-ada,oasis-diag", "--seed", "7",
-		"--learner_params", "solis-ada.lambda=1e-5", "--sweep", "solis-ada.lambda=1e-6,1e-5", "--query_fraction", "0.3"})
+		"--learner_params", "solis-ada.lambda=1e-5", "--sweep", "solis-ada.lambda=1e-6,1e-5", "--query_fraction", "0.3", "--part_loads", "3"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,6 +31,10 @@ func TestJobFlags(t *testing.T) {
 	}
 	if c.Vocab.Seed != 7 || c.Triplets.Seed != 7 || c.Learning.Eval.Seed != 7 {
 		t.Errorf("seeds %d %d %d, want 7", c.Vocab.Seed, c.Triplets.Seed, c.Learning.Eval.Seed)
+	}
+	// --part_loads bounds every stage that holds a part or a chunk.
+	if c.Describe.PartLoads != 3 || c.Vocab.PartLoads != 3 || c.BoW.PartLoads != 3 || c.Learning.PartLoads != 3 {
+		t.Errorf("part loads: describe %d, vocabulary %d, quantise %d, index and evaluate %d, want 3", c.Describe.PartLoads, c.Vocab.PartLoads, c.BoW.PartLoads, c.Learning.PartLoads)
 	}
 	if c.Learning.Params["solis-ada"]["lambda"] != 1e-5 || len(c.Learning.Sweep.Values) != 2 {
 		t.Errorf("params %v, sweep %+v", c.Learning.Params, c.Learning.Sweep)

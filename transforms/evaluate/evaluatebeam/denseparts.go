@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"sort"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -56,8 +55,10 @@ func init() {
 // features the rows of featParts, up to their times and the rank depth
 // (opt.DepthFor the number of images with global features; EvaluateDense
 // always ranks the whole collection). Each call selects its queries anew,
-// two passes over the features parts before the shards' passes.
-func EvaluateDenseParts(s beam.Scope, featParts, moments, cut, model beam.PCollection, opt evaluate.Options) (rows, scores, stages beam.PCollection) {
+// two passes over the features parts before the shards' passes. A worker
+// process evaluates at most loads shards at once (0: no limit), as in
+// EvaluateParts.
+func EvaluateDenseParts(s beam.Scope, featParts, moments, cut, model beam.PCollection, opt evaluate.Options, loads int) (rows, scores, stages beam.PCollection) {
 	s = s.Scope("evaluate.EvaluateDenseParts")
 	// Global features have no keypoints to verify: their shards are sized
 	// as if no method were re-ranked.
@@ -67,7 +68,7 @@ func EvaluateDenseParts(s beam.Scope, featParts, moments, cut, model beam.PColle
 		beam.SideInput{Input: labels}, beam.SideInput{Input: cut}, beam.SideInput{Input: moments})
 	queries := beam.Combine(s, &denseQueriesMergeFn{Opt: opt}, cands)
 	shards := beam.ParDo(s, &denseShardsFn{Opt: opt}, beam.Impulse(s), beam.SideInput{Input: queries}, beam.SideInput{Input: labels})
-	results := beam.ParDo(s, &denseShardFn{Opt: opt}, beam.Reshuffle(s, shards),
+	results := beam.ParDo(s, &denseShardFn{Opt: opt, Loads: loads}, beam.Reshuffle(s, shards),
 		beam.SideInput{Input: queries}, beam.SideInput{Input: labels}, beam.SideInput{Input: model},
 		beam.SideInput{Input: featParts}, beam.SideInput{Input: moments})
 	rows, scores = beam.ParDo2(s, &denseSummaryFn{Opt: opt}, beam.Impulse(s),
@@ -178,7 +179,7 @@ func (f *denseQueriesMergeFn) ExtractOutput(a denseQueries) denseQueries { retur
 type denseShardsFn struct{ Opt evaluate.Options }
 
 func (f *denseShardsFn) ProcessElement(_ []byte, q denseQueries, labels Labels, emit func(int)) {
-	for i := range shardCount(f.Opt, len(q.Queries), labels.Images) {
+	for i := range shardCount(f.Opt, len(q.Queries), labels) {
 		emit(i)
 	}
 }
@@ -188,6 +189,8 @@ func (f *denseShardsFn) ProcessElement(_ []byte, q denseQueries, labels Labels, 
 // result's Postings is 0: a brute-force ranking has no index.
 type denseShardFn struct {
 	Opt evaluate.Options
+	// Loads is shardFn's.
+	Loads int
 
 	// scaler is derived from the moments side input on the first element,
 	// as denseCandidatesFn's.
@@ -196,16 +199,17 @@ type denseShardFn struct {
 
 func (f *denseShardFn) ProcessElement(ctx context.Context, shard int, q denseQueries, labels Labels, model func(*learners.Model) bool,
 	parts func(*formats.Part) bool, moments func(*global.Moments) bool) (shardResult, error) {
+	release, err := AcquireShard(ctx, f.Loads)
+	if err != nil {
+		return shardResult{}, err
+	}
+	defer release()
 	start := time.Now()
 	var m learners.Model
 	if !model(&m) {
 		return shardResult{}, fmt.Errorf("evaluate: shard %d: no model", shard)
 	}
-	n := shardCount(f.Opt, len(q.Queries), labels.Images)
-	var mine []evaluate.DenseQuery
-	for i := shard; i < len(q.Queries); i += n {
-		mine = append(mine, q.Queries[i])
-	}
+	mine := ShardOf(q.Queries, shard, shardCount(f.Opt, len(q.Queries), labels))
 	if len(mine) == 0 {
 		// No query at all (a shard is made even then): nothing to rank.
 		return shardResult{StartMillis: start.UnixMilli(), EndMillis: time.Now().UnixMilli()}, nil
@@ -217,12 +221,7 @@ func (f *denseShardFn) ProcessElement(ctx context.Context, shard int, q denseQue
 		}
 		f.scaler = sc
 	}
-	var all []formats.Part
-	var p formats.Part
-	for parts(&p) {
-		all = append(all, p)
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i].Part < all[j].Part })
+	all := SortedParts(parts)
 	chunk := f.Opt.Chunk()
 	r, err := evaluate.NewDenseRanking(m, mine, f.Opt.DepthFor(labels.Images), labels.Images, labels.relevant())
 	if err != nil {

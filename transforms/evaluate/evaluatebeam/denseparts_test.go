@@ -220,7 +220,7 @@ func TestEvaluateDensePartsEqualsDense(t *testing.T) {
 			s := s.Scope(m.Learner)
 			model := beam.Create(s, m)
 			wantRows, wantScores := EvaluateDense(s, dense, model, cutC, opt)
-			gotRows, gotScores, stages := EvaluateDenseParts(s, parts, moments, cutC, model, opt)
+			gotRows, gotScores, stages := EvaluateDenseParts(s, parts, moments, cutC, model, opt, 1)
 			beam.ParDo0(s, &sameEvaluationFn{Sets: sets}, beam.Impulse(s), beam.SideInput{Input: wantRows}, beam.SideInput{Input: gotRows},
 				beam.SideInput{Input: wantScores}, beam.SideInput{Input: gotScores})
 			passert.Count(s, stages, "evaluate stages", shards)

@@ -21,6 +21,7 @@ import (
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/bow/bowbeam"
 	"github.com/bowline/bowline/transforms/evaluate"
+	"github.com/bowline/bowline/transforms/internal/slots"
 	"github.com/bowline/bowline/transforms/progress"
 	"github.com/bowline/bowline/transforms/report"
 	"github.com/bowline/bowline/transforms/search"
@@ -36,11 +37,13 @@ func init() {
 	beam.RegisterFunction(shardStageFn)
 }
 
-// Labels counts the images of each label of the collection.
+// Labels counts the images of each label of the collection, and the
+// postings (words) of their bags, which size the evaluation's chunks.
 type Labels struct {
-	Images int64
-	Names  []string
-	Counts []int64
+	Images   int64
+	Postings int64
+	Names    []string
+	Counts   []int64
 }
 
 func (l Labels) relevant() map[string]int {
@@ -141,6 +144,7 @@ func (labelsFn) ProcessElement(ctx context.Context, p formats.Part) (Labels, err
 	var l Labels
 	err := fileio.ReadEach(ctx, p.Path, func(b *formats.BoW) error {
 		l.Images++
+		l.Postings += int64(len(b.WordIDs))
 		if b.Label != "" {
 			m[b.Label]++
 		}
@@ -163,7 +167,7 @@ func (labelsMergeFn) MergeAccumulators(a, b Labels) Labels {
 	for i, n := range b.Names {
 		m[n] += int(b.Counts[i])
 	}
-	out := Labels{Images: a.Images + b.Images}
+	out := Labels{Images: a.Images + b.Images, Postings: a.Postings + b.Postings}
 	for n := range m {
 		out.Names = append(out.Names, n)
 	}
@@ -241,7 +245,9 @@ func (f *queriesMergeFn) ExtractOutput(a Queries) Queries { return a.trim(f.Opt)
 // Compare) and the time of each query shard (PCollection<report.Stage>,
 // stage "evaluate"). The queries are split into shards of at most
 // opt.ShardQueries queries; each shard's DoFn reads the parts in turn,
-// indexes opt.ChunkImages images at a time under the model's weights and
+// indexes a chunk of them at a time (RankParts: opt.ChunkImages images or
+// opt.ChunkPostings postings, whichever comes first) under the model's
+// weights and
 // merges each query's ranking chunk by chunk (evaluate.Ranking), so it
 // holds one chunk and its queries' best results, never the collection,
 // and scores each query, dropping its ranking, once it has seen the whole
@@ -260,10 +266,14 @@ func (f *queriesMergeFn) ExtractOutput(a Queries) Queries { return a.trim(f.Opt)
 // sized so that the rankings they keep stay within opt.ShardHits
 // (evaluate.Options.ShardQueriesReranked). A run without geometry files
 // gets no such rows, and the log says why.
-func EvaluateParts(s beam.Scope, bowParts, queries, labels, model beam.PCollection, vocab int, opt evaluate.Options) (rows, scores, stages beam.PCollection) {
+//
+// A worker process evaluates at most loads shards at once (0: no limit),
+// so it holds at most loads chunks (evaluate.Options.ChunkFull) and their
+// queries, whatever the runner runs side by side.
+func EvaluateParts(s beam.Scope, bowParts, queries, labels, model beam.PCollection, vocab int, opt evaluate.Options, loads int) (rows, scores, stages beam.PCollection) {
 	s = s.Scope("evaluate.EvaluateParts")
 	shards := beam.ParDo(s, &shardsFn{Opt: opt}, beam.Impulse(s), beam.SideInput{Input: queries}, beam.SideInput{Input: labels})
-	results := beam.ParDo(s, &shardFn{Opt: opt, Vocab: vocab}, beam.Reshuffle(s, shards),
+	results := beam.ParDo(s, &shardFn{Opt: opt, Vocab: vocab, Loads: loads}, beam.Reshuffle(s, shards),
 		beam.SideInput{Input: queries}, beam.SideInput{Input: labels}, beam.SideInput{Input: model}, beam.SideInput{Input: bowParts})
 	rows, scores = beam.ParDo2(s, &summaryFn{Opt: opt, Vocab: vocab}, beam.Impulse(s),
 		beam.SideInput{Input: model}, beam.SideInput{Input: labels}, beam.SideInput{Input: results})
@@ -282,15 +292,15 @@ func shardStageFn(ctx context.Context, r shardResult) report.Stage {
 }
 
 // shardCount returns the number of shards of queries queries over a
-// collection of images images.
-func shardCount(opt evaluate.Options, queries int, images int64) int {
-	return formats.Parts(int64(queries), opt.ShardQueriesReranked(images))
+// collection of labels.Images images.
+func shardCount(opt evaluate.Options, queries int, labels Labels) int {
+	return formats.Parts(int64(queries), opt.ShardQueriesReranked(labels.Images, labels.Postings))
 }
 
 type shardsFn struct{ Opt evaluate.Options }
 
 func (f *shardsFn) ProcessElement(_ []byte, q Queries, labels Labels, emit func(int)) {
-	for i := range shardCount(f.Opt, len(q.Queries), labels.Images) {
+	for i := range shardCount(f.Opt, len(q.Queries), labels) {
 		emit(i)
 	}
 }
@@ -321,9 +331,19 @@ type shardResult struct {
 type shardFn struct {
 	Opt   evaluate.Options
 	Vocab int
+	// Loads is the most shards a worker process evaluates at once
+	// (slots; 0: no limit).
+	Loads int
 }
 
-func (f *shardFn) ProcessElement(ctx context.Context, shard int, q Queries, labels Labels, model func(*learners.Model) bool, parts func(*formats.Part) bool) (shardResult, error) {
+// ProcessElement takes the query set as an iterator, read once the shard
+// holds its slot: a waiting shard holds none of it.
+func (f *shardFn) ProcessElement(ctx context.Context, shard int, queries func(*Queries) bool, labels Labels, model func(*learners.Model) bool, parts func(*formats.Part) bool) (shardResult, error) {
+	release, err := AcquireShard(ctx, f.Loads)
+	if err != nil {
+		return shardResult{}, err
+	}
+	defer release()
 	start := time.Now()
 	var m learners.Model
 	if !model(&m) {
@@ -333,18 +353,14 @@ func (f *shardFn) ProcessElement(ctx context.Context, shard int, q Queries, labe
 	if err != nil {
 		return shardResult{}, fmt.Errorf("evaluate: %w", err)
 	}
-	n := shardCount(f.Opt, len(q.Queries), labels.Images)
-	var mine []evaluate.Query
-	for i := shard; i < len(q.Queries); i += n {
-		mine = append(mine, q.Queries[i])
+	var q Queries
+	if !queries(&q) {
+		return shardResult{}, fmt.Errorf("evaluate: no query set")
 	}
-	var all []formats.Part
-	var p formats.Part
-	for parts(&p) {
-		all = append(all, p)
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i].Part < all[j].Part })
-	chunk := f.Opt.Chunk()
+	n := shardCount(f.Opt, len(q.Queries), labels)
+	mine := ShardOf(q.Queries, shard, n)
+	q = Queries{}
+	all := SortedParts(parts)
 	r := evaluate.NewRanking(mine, f.Opt.DepthFor(labels.Images), labels.Images, labels.relevant())
 	var geometry []string
 	var noGeometry string
@@ -357,7 +373,7 @@ func (f *shardFn) ProcessElement(ctx context.Context, shard int, q Queries, labe
 			r.Rerank(f.Opt.Rerank)
 		}
 	}
-	if err := rankParts(ctx, r, all, chunk, w, f.Vocab); err != nil {
+	if err := RankParts(ctx, r, all, f.Opt, w, f.Vocab, nil); err != nil {
 		return shardResult{}, fmt.Errorf("evaluate %s: %w", m.Learner, err)
 	}
 	scores, err := r.Scores()
@@ -411,26 +427,72 @@ func geometryPaths(ctx context.Context, bows []formats.Part) (paths []string, mi
 	return paths, "", nil
 }
 
-// rankParts ranks the bag-of-words parts for r's queries under the
-// weights w, chunk images at a time.
-func rankParts(ctx context.Context, r *evaluate.Ranking, parts []formats.Part, chunk int, w []float32, vocab int) error {
+// AcquireShard waits until the worker process evaluates fewer than loads
+// shards (0: no limit) — of the evaluation, or of tuning's validation,
+// which share the limit — or for ctx, and returns the release of the
+// shard's slot (package slots).
+func AcquireShard(ctx context.Context, loads int) (release func(), err error) {
+	return slots.Acquire(ctx, "evaluate.shard", loads)
+}
+
+// ShardOf returns shard's queries of shards: every shards-th query from
+// the shard-th, so that each shard has the same mix of the sorted set.
+func ShardOf[Q any](queries []Q, shard, shards int) []Q {
+	var mine []Q
+	for i := shard; i < len(queries); i += shards {
+		mine = append(mine, queries[i])
+	}
+	return mine
+}
+
+// SortedParts returns the parts of an iterated side input in part order,
+// the order every shard ranks them in.
+func SortedParts(parts func(*formats.Part) bool) []formats.Part {
+	var all []formats.Part
+	var p formats.Part
+	for parts(&p) {
+		all = append(all, p)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Part < all[j].Part })
+	return all
+}
+
+// RankParts ranks the bags of words of parts (those keep accepts; nil:
+// all) for r's queries under the weights w, a chunk at a time: a chunk
+// ends at the bag that fills it (opt.ChunkFull), in images or in
+// postings, so a worker holds one chunk's bags and index whatever the
+// collection and however many words its photos have.
+func RankParts(ctx context.Context, r *evaluate.Ranking, parts []formats.Part, opt evaluate.Options, w []float32, vocab int, keep func(*formats.BoW) bool) error {
 	var docs []formats.BoW
-	for i, p := range parts {
+	var postings int64
+	flush := func() error {
+		if len(docs) == 0 {
+			return nil
+		}
+		err := r.Add(docs, w, vocab)
+		// The chunk's bags go now, not when the next chunk's overwrite
+		// them.
+		clear(docs)
+		docs, postings = docs[:0], 0
+		return err
+	}
+	for _, p := range parts {
 		err := fileio.ReadEach(ctx, p.Path, func(b *formats.BoW) error {
+			if keep != nil && !keep(b) {
+				return nil
+			}
 			docs = append(docs, *b)
+			postings += int64(len(b.WordIDs))
+			if opt.ChunkFull(len(docs), postings) {
+				return flush()
+			}
 			return nil
 		})
 		if err != nil {
 			return err
 		}
-		if len(docs) >= chunk || i == len(parts)-1 {
-			if err := r.Add(docs, w, vocab); err != nil {
-				return err
-			}
-			docs = docs[:0]
-		}
 	}
-	return nil
+	return flush()
 }
 
 // expand returns the scores of r's queries expanded (evaluate.Options.Expand)
@@ -482,7 +544,7 @@ func expand(ctx context.Context, r *evaluate.Ranking, v *evaluate.Verifier, rera
 	clear(bags)
 	r2 := evaluate.NewRanking(expanded, opt.DepthFor(labels.Images), labels.Images, labels.relevant())
 	r2.Rerank(opt.Rerank)
-	if err := rankParts(ctx, r2, parts, opt.Chunk(), w, vocab); err != nil {
+	if err := RankParts(ctx, r2, parts, opt, w, vocab, nil); err != nil {
 		return nil, err
 	}
 	if err := verify(ctx, v.For(r2), geometry, false); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/transforms/index"
+	"github.com/bowline/bowline/transforms/internal/slots"
 )
 
 func init() {
@@ -27,14 +28,18 @@ func init() {
 // dir/<name>-p-of-P.parquet, the index of the images of bag-of-words part
 // p. A search asks every part and merges their rankings (ties by image
 // id), which is how a sharded search service answers at scale. It returns
-// the parts written (PCollection<formats.Part>); a worker holds one part.
-func PostingsOfParts(s beam.Scope, bowParts, model beam.PCollection, dir, name string) beam.PCollection {
+// the parts written (PCollection<formats.Part>). A worker holds one part's
+// postings a part it indexes, and indexes at most loads parts at once (0:
+// no limit), whatever the runner runs side by side.
+func PostingsOfParts(s beam.Scope, bowParts, model beam.PCollection, dir, name string, loads int) beam.PCollection {
 	s = s.Scope("index.Postings")
-	return beam.ParDo(s, &partFn{Dir: dir, Name: name}, bowParts, beam.SideInput{Input: model})
+	return beam.ParDo(s, &partFn{Dir: dir, Name: name, Loads: loads}, bowParts, beam.SideInput{Input: model})
 }
 
 type partFn struct {
 	Dir, Name string
+	// Loads is the most parts a worker process indexes at once (slots).
+	Loads int
 	emitFn
 }
 
@@ -42,10 +47,15 @@ func (f *partFn) ProcessElement(ctx context.Context, p formats.Part, model func(
 	if err := f.load(model); err != nil {
 		return err
 	}
+	release, err := slots.Acquire(ctx, "index.part", f.Loads)
+	if err != nil {
+		return err
+	}
+	defer release()
 	start := time.Now()
 	byWord := map[uint32][]index.Entry{}
 	bags := int64(0)
-	err := fileio.ReadEach(ctx, p.Path, func(b *formats.BoW) error {
+	err = fileio.ReadEach(ctx, p.Path, func(b *formats.BoW) error {
 		bags++
 		for k, word := range b.WordIDs {
 			if index.Posts(f.w, word, b.Weights[k]) {
