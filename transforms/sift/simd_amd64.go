@@ -26,13 +26,14 @@ func xgetbv() (eax, edx uint32)
 //go:noescape
 func convSymAVX(dst, src *float32, n int, offs []int, k []float32)
 
-// convSym2AVX is convSym2 on 8 floats at a time, for dst0[:n] and dst1[:n]
-// with n a multiple of 8, rows offsets from src and the kernel as for
-// convSym2 (len(rows) = 2·len(k)). It computes exactly what convSym2Go
-// computes.
+// convSym4AVX is convSym4 on 8 floats at a time, for the rows dst[j·stride:]
+// [:n], j = 0 … 3, with n a multiple of 8, rows offsets from src and the
+// kernel as for convSym4 (len(rows) = 2·len(k)+2). It computes exactly
+// what convSym4Go computes: no fused multiply-add, taps summed in the same
+// order.
 //
 //go:noescape
-func convSym2AVX(dst0, dst1, src *float32, n int, rows []int, k []float32)
+func convSym4AVX(dst *float32, stride int, src *float32, n int, rows []int, k []float32)
 
 // prefetch asks for the cache lines of p[0 … n) (n > 0) to be loaded, for
 // rows that are read in a moment but not in an order the hardware

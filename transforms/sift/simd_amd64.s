@@ -578,178 +578,6 @@ blendDone:
 	VZEROUPPER
 	RET
 
-// func convSym2AVX(dst0, dst1, src *float32, n int, rows []int, k []float32)
-//
-// Two output rows at once, y (dst0) and y+1 (dst1), 16 (then 8) columns at
-// a time. rows[t] is the offset from src of row y−r+t, t = 0 … 2r+1. Tap i
-// of row y adds rows r−i and r+i, tap i of row y+1 rows r+1−i and r+1+i;
-// rows r−i+1 and r+i were loaded by tap i−1 (or as the centres for i = 1),
-// so each tap loads only rows r−i (A) and r+1+i (D) and keeps B = row r+i
-// and C = row r+1−i in registers: half the loads of two convSymAVX calls,
-// for the same sums in the same order. Taps go two at a time so that A and
-// C swap registers instead of being copied.
-//
-// Registers: DI dst0, DX dst1, SI src (current block), CX columns left,
-// R9 kernel, R10 taps r, R11 &rows[r]; per block R12 &rows[r−i], R13
-// &rows[r+1+i], R14 &k[i], R8 taps left; Y0/Y1 row y, Y2/Y3 row y+1, Y4/Y5
-// B, Y6/Y7 and Y8/Y9 C and A by turns, Y10–Y13 scratch, Y15 k[i].
-TEXT ·convSym2AVX(SB), NOSPLIT, $0-80
-	MOVQ dst0+0(FP), DI
-	MOVQ dst1+8(FP), DX
-	MOVQ src+16(FP), SI
-	MOVQ n+24(FP), CX
-	MOVQ rows_base+32(FP), R11
-	MOVQ k_base+56(FP), R9
-	MOVQ k_len+64(FP), R10
-	DECQ R10
-	LEAQ (R11)(R10*8), R11
-
-block16:
-	CMPQ CX, $16
-	JLT  block8
-	VBROADCASTSS (R9), Y15
-	MOVQ (R11), AX
-	MOVQ 8(R11), BX
-	VMOVUPS (SI)(AX*4), Y6
-	VMOVUPS 32(SI)(AX*4), Y7
-	VMOVUPS (SI)(BX*4), Y4
-	VMOVUPS 32(SI)(BX*4), Y5
-	VMULPS  Y6, Y15, Y0
-	VMULPS  Y7, Y15, Y1
-	VMULPS  Y4, Y15, Y2
-	VMULPS  Y5, Y15, Y3
-	LEAQ    -8(R11), R12
-	LEAQ    16(R11), R13
-	LEAQ    4(R9), R14
-	MOVQ    R10, R8
-
-tap16x2:
-	CMPQ R8, $2
-	JLT  tap16
-	// Tap i: A into Y8/Y9, C in Y6/Y7.
-	MOVQ (R12), AX
-	MOVQ (R13), BX
-	VBROADCASTSS (R14), Y15
-	VMOVUPS (SI)(AX*4), Y8
-	VMOVUPS 32(SI)(AX*4), Y9
-	VADDPS  Y8, Y4, Y10
-	VADDPS  Y9, Y5, Y11
-	VMOVUPS (SI)(BX*4), Y4
-	VMOVUPS 32(SI)(BX*4), Y5
-	VADDPS  Y4, Y6, Y12
-	VADDPS  Y5, Y7, Y13
-	VMULPS  Y15, Y10, Y10
-	VMULPS  Y15, Y11, Y11
-	VMULPS  Y15, Y12, Y12
-	VMULPS  Y15, Y13, Y13
-	VADDPS  Y10, Y0, Y0
-	VADDPS  Y11, Y1, Y1
-	VADDPS  Y12, Y2, Y2
-	VADDPS  Y13, Y3, Y3
-	// Tap i+1: A into Y6/Y7, C in Y8/Y9.
-	MOVQ -8(R12), AX
-	MOVQ 8(R13), BX
-	VBROADCASTSS 4(R14), Y15
-	VMOVUPS (SI)(AX*4), Y6
-	VMOVUPS 32(SI)(AX*4), Y7
-	VADDPS  Y6, Y4, Y10
-	VADDPS  Y7, Y5, Y11
-	VMOVUPS (SI)(BX*4), Y4
-	VMOVUPS 32(SI)(BX*4), Y5
-	VADDPS  Y4, Y8, Y12
-	VADDPS  Y5, Y9, Y13
-	VMULPS  Y15, Y10, Y10
-	VMULPS  Y15, Y11, Y11
-	VMULPS  Y15, Y12, Y12
-	VMULPS  Y15, Y13, Y13
-	VADDPS  Y10, Y0, Y0
-	VADDPS  Y11, Y1, Y1
-	VADDPS  Y12, Y2, Y2
-	VADDPS  Y13, Y3, Y3
-	SUBQ    $16, R12
-	ADDQ    $16, R13
-	ADDQ    $8, R14
-	SUBQ    $2, R8
-	JMP     tap16x2
-
-tap16:
-	TESTQ R8, R8
-	JEQ   store16
-	MOVQ  (R12), AX
-	MOVQ  (R13), BX
-	VBROADCASTSS (R14), Y15
-	VMOVUPS (SI)(AX*4), Y8
-	VMOVUPS 32(SI)(AX*4), Y9
-	VADDPS  Y8, Y4, Y10
-	VADDPS  Y9, Y5, Y11
-	VMOVUPS (SI)(BX*4), Y4
-	VMOVUPS 32(SI)(BX*4), Y5
-	VADDPS  Y4, Y6, Y12
-	VADDPS  Y5, Y7, Y13
-	VMULPS  Y15, Y10, Y10
-	VMULPS  Y15, Y11, Y11
-	VMULPS  Y15, Y12, Y12
-	VMULPS  Y15, Y13, Y13
-	VADDPS  Y10, Y0, Y0
-	VADDPS  Y11, Y1, Y1
-	VADDPS  Y12, Y2, Y2
-	VADDPS  Y13, Y3, Y3
-
-store16:
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, (DX)
-	VMOVUPS Y3, 32(DX)
-	ADDQ    $64, SI
-	ADDQ    $64, DI
-	ADDQ    $64, DX
-	SUBQ    $16, CX
-	JMP     block16
-
-block8:
-	CMPQ CX, $8
-	JLT  done2
-	VBROADCASTSS (R9), Y15
-	MOVQ (R11), AX
-	MOVQ 8(R11), BX
-	VMOVUPS (SI)(AX*4), Y6
-	VMOVUPS (SI)(BX*4), Y4
-	VMULPS  Y6, Y15, Y0
-	VMULPS  Y4, Y15, Y2
-	LEAQ    -8(R11), R12
-	LEAQ    16(R11), R13
-	LEAQ    4(R9), R14
-	MOVQ    R10, R8
-
-tap8x1:
-	TESTQ R8, R8
-	JEQ   store8x1
-	MOVQ  (R12), AX
-	MOVQ  (R13), BX
-	VBROADCASTSS (R14), Y15
-	VMOVUPS (SI)(AX*4), Y8
-	VADDPS  Y8, Y4, Y10
-	VMOVUPS (SI)(BX*4), Y4
-	VADDPS  Y4, Y6, Y12
-	VMOVAPS Y8, Y6
-	VMULPS  Y15, Y10, Y10
-	VMULPS  Y15, Y12, Y12
-	VADDPS  Y10, Y0, Y0
-	VADDPS  Y12, Y2, Y2
-	SUBQ    $8, R12
-	ADDQ    $8, R13
-	ADDQ    $4, R14
-	DECQ    R8
-	JMP     tap8x1
-
-store8x1:
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y2, (DX)
-
-done2:
-	VZEROUPPER
-	RET
-
 // func prefetch(p *float32, n int)
 TEXT ·prefetch(SB), NOSPLIT, $0-16
 	MOVQ p+0(FP), AX
@@ -1110,4 +938,100 @@ TEXT ·isExtremumAVX(SB), NOSPLIT, $0-25
 	CMOVLHI   AX, CX
 	CMPL      CX, $7
 	SETEQ     ret+24(FP)
+	RET
+
+// func convSym4AVX(dst *float32, stride int, src *float32, n int, rows []int, k []float32)
+//
+// Four output rows at once, y … y+3 (at dst + j·stride), 8 columns at a
+// time: rows[t] is the offset from src of row y−r+t, t = 0 … 2r+3. Tap i
+// of row y+j adds rows r+j−i and r+j+i; of those, tap i loads only rows
+// r−i (A) and r+3+i (D) and keeps three rows on either side from the taps
+// before (or from the centres, for i = 1): CL = rows r−i+1 … r−i+3 and
+// CR = rows r+i … r+i+2. A quarter of the loads of four convSymAVX calls,
+// for the same sums in the same order.
+//
+// Registers: DI dst, DX the stride in bytes, SI src (current block), CX
+// columns left, R9 kernel, R10 taps r, R11 &rows[r]; per block R12
+// &rows[r−i], R13 &rows[r+3+i], R14 &k[i], R8 taps left; Y0–Y3 rows y …
+// y+3, Y4–Y6 CL, Y7–Y9 CR, Y10 A, Y11 D, Y12/Y13 scratch, Y15 k[i].
+TEXT ·convSym4AVX(SB), NOSPLIT, $0-80
+	MOVQ dst+0(FP), DI
+	MOVQ stride+8(FP), DX
+	SHLQ $2, DX
+	MOVQ src+16(FP), SI
+	MOVQ n+24(FP), CX
+	MOVQ rows_base+32(FP), R11
+	MOVQ k_base+56(FP), R9
+	MOVQ k_len+64(FP), R10
+	DECQ R10
+	LEAQ (R11)(R10*8), R11
+
+block4x8:
+	CMPQ CX, $8
+	JLT  done4
+	VBROADCASTSS (R9), Y15
+	MOVQ (R11), AX
+	VMOVUPS (SI)(AX*4), Y4
+	MOVQ 8(R11), AX
+	VMOVUPS (SI)(AX*4), Y5
+	MOVQ 16(R11), AX
+	VMOVUPS (SI)(AX*4), Y6
+	MOVQ 24(R11), AX
+	VMOVUPS (SI)(AX*4), Y9
+	VMOVAPS Y5, Y7
+	VMOVAPS Y6, Y8
+	VMULPS  Y4, Y15, Y0
+	VMULPS  Y5, Y15, Y1
+	VMULPS  Y6, Y15, Y2
+	VMULPS  Y9, Y15, Y3
+	LEAQ    -8(R11), R12
+	LEAQ    32(R11), R13
+	LEAQ    4(R9), R14
+	MOVQ    R10, R8
+
+tap4:
+	TESTQ R8, R8
+	JEQ   store4
+	MOVQ  (R12), AX
+	MOVQ  (R13), BX
+	VBROADCASTSS (R14), Y15
+	VMOVUPS (SI)(AX*4), Y10
+	VMOVUPS (SI)(BX*4), Y11
+	VADDPS  Y10, Y7, Y12
+	VMULPS  Y15, Y12, Y12
+	VADDPS  Y12, Y0, Y0
+	VADDPS  Y4, Y8, Y13
+	VMULPS  Y15, Y13, Y13
+	VADDPS  Y13, Y1, Y1
+	VADDPS  Y5, Y9, Y12
+	VMULPS  Y15, Y12, Y12
+	VADDPS  Y12, Y2, Y2
+	VADDPS  Y6, Y11, Y13
+	VMULPS  Y15, Y13, Y13
+	VADDPS  Y13, Y3, Y3
+	VMOVAPS Y5, Y6
+	VMOVAPS Y4, Y5
+	VMOVAPS Y10, Y4
+	VMOVAPS Y8, Y7
+	VMOVAPS Y9, Y8
+	VMOVAPS Y11, Y9
+	SUBQ    $8, R12
+	ADDQ    $8, R13
+	ADDQ    $4, R14
+	DECQ    R8
+	JMP     tap4
+
+store4:
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, (DI)(DX*1)
+	LEAQ    (DI)(DX*2), BX
+	VMOVUPS Y2, (BX)
+	VMOVUPS Y3, (BX)(DX*1)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     block4x8
+
+done4:
+	VZEROUPPER
 	RET

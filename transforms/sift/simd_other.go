@@ -10,8 +10,8 @@ func convSymAVX(dst, src *float32, n int, offs []int, k []float32) {
 	panic("sift: convSymAVX without AVX")
 }
 
-func convSym2AVX(dst0, dst1, src *float32, n int, rows []int, k []float32) {
-	panic("sift: convSym2AVX without AVX")
+func convSym4AVX(dst *float32, stride int, src *float32, n int, rows []int, k []float32) {
+	panic("sift: convSym4AVX without AVX")
 }
 
 // prefetch does nothing: prefetching is left to the hardware.
