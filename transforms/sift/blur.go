@@ -61,7 +61,12 @@ func reflect101(p, n int) int {
 func (e *Extractor) blur(src, dst []float32, w, h int, k []float32) {
 	r := len(k) - 1
 	ring := min(2*r+4, h)
-	e.tmp = grow(e.tmp, ring*w)
+	// The ring's rows are an odd number of 64-byte lines apart, so that
+	// the same column of all of them falls in different cache sets: rows
+	// a power of two apart (2048 floats at 1024×768) all fell in one L1
+	// set, and the vertical pass missed on nearly every load.
+	stride := ((w+15)/16 | 1) * 16
+	e.tmp = grow(e.tmp, (ring-1)*stride+w)
 	tmp := e.tmp
 	e.pad = grow(e.pad, w+4*r+16)
 	pad := e.pad
@@ -69,7 +74,7 @@ func (e *Extractor) blur(src, dst []float32, w, h int, k []float32) {
 		e.offs = make([]int, 2*r+4)
 	}
 	// slot is the offset in tmp of filtered row y.
-	slot := func(y int) int { return y % ring * w }
+	slot := func(y int) int { return y % ring * stride }
 
 	next := 0 // next row to filter horizontally
 	// fill filters the rows up to last (at most h−1) into the ring.
