@@ -954,6 +954,8 @@ TEXT ·isExtremumAVX(SB), NOSPLIT, $0-25
 // columns left, R9 kernel, R10 taps r, R11 &rows[r]; per block R12
 // &rows[r−i], R13 &rows[r+3+i], R14 &k[i], R8 taps left; Y0–Y3 rows y …
 // y+3, Y4–Y6 CL, Y7–Y9 CR, Y10 A, Y11 D, Y12/Y13 scratch, Y15 k[i].
+// Four taps at a time pass the rows on by renaming registers, which comes
+// back to this assignment after four; single taps copy them.
 TEXT ·convSym4AVX(SB), NOSPLIT, $0-80
 	MOVQ dst+0(FP), DI
 	MOVQ stride+8(FP), DX
@@ -988,6 +990,87 @@ block4x8:
 	LEAQ    32(R11), R13
 	LEAQ    4(R9), R14
 	MOVQ    R10, R8
+
+tap4x4:
+	CMPQ R8, $4
+	JLT  tap4
+	// Tap i+0.
+	MOVQ 0(R12), AX
+	MOVQ 0(R13), BX
+	VBROADCASTSS 0(R14), Y15
+	VMOVUPS (SI)(AX*4), Y10
+	VMOVUPS (SI)(BX*4), Y11
+	VADDPS  Y10, Y7, Y12
+	VMULPS  Y15, Y12, Y12
+	VADDPS  Y12, Y0, Y0
+	VADDPS  Y4, Y8, Y13
+	VMULPS  Y15, Y13, Y13
+	VADDPS  Y13, Y1, Y1
+	VADDPS  Y5, Y9, Y12
+	VMULPS  Y15, Y12, Y12
+	VADDPS  Y12, Y2, Y2
+	VADDPS  Y6, Y11, Y13
+	VMULPS  Y15, Y13, Y13
+	VADDPS  Y13, Y3, Y3
+	// Tap i+1.
+	MOVQ -8(R12), AX
+	MOVQ 8(R13), BX
+	VBROADCASTSS 4(R14), Y15
+	VMOVUPS (SI)(AX*4), Y6
+	VMOVUPS (SI)(BX*4), Y7
+	VADDPS  Y6, Y8, Y12
+	VMULPS  Y15, Y12, Y12
+	VADDPS  Y12, Y0, Y0
+	VADDPS  Y10, Y9, Y13
+	VMULPS  Y15, Y13, Y13
+	VADDPS  Y13, Y1, Y1
+	VADDPS  Y4, Y11, Y12
+	VMULPS  Y15, Y12, Y12
+	VADDPS  Y12, Y2, Y2
+	VADDPS  Y5, Y7, Y13
+	VMULPS  Y15, Y13, Y13
+	VADDPS  Y13, Y3, Y3
+	// Tap i+2.
+	MOVQ -16(R12), AX
+	MOVQ 16(R13), BX
+	VBROADCASTSS 8(R14), Y15
+	VMOVUPS (SI)(AX*4), Y5
+	VMOVUPS (SI)(BX*4), Y8
+	VADDPS  Y5, Y9, Y12
+	VMULPS  Y15, Y12, Y12
+	VADDPS  Y12, Y0, Y0
+	VADDPS  Y6, Y11, Y13
+	VMULPS  Y15, Y13, Y13
+	VADDPS  Y13, Y1, Y1
+	VADDPS  Y10, Y7, Y12
+	VMULPS  Y15, Y12, Y12
+	VADDPS  Y12, Y2, Y2
+	VADDPS  Y4, Y8, Y13
+	VMULPS  Y15, Y13, Y13
+	VADDPS  Y13, Y3, Y3
+	// Tap i+3.
+	MOVQ -24(R12), AX
+	MOVQ 24(R13), BX
+	VBROADCASTSS 12(R14), Y15
+	VMOVUPS (SI)(AX*4), Y4
+	VMOVUPS (SI)(BX*4), Y9
+	VADDPS  Y4, Y11, Y12
+	VMULPS  Y15, Y12, Y12
+	VADDPS  Y12, Y0, Y0
+	VADDPS  Y5, Y7, Y13
+	VMULPS  Y15, Y13, Y13
+	VADDPS  Y13, Y1, Y1
+	VADDPS  Y6, Y8, Y12
+	VMULPS  Y15, Y12, Y12
+	VADDPS  Y12, Y2, Y2
+	VADDPS  Y10, Y9, Y13
+	VMULPS  Y15, Y13, Y13
+	VADDPS  Y13, Y3, Y3
+	SUBQ    $32, R12
+	ADDQ    $32, R13
+	ADDQ    $16, R14
+	SUBQ    $4, R8
+	JMP     tap4x4
 
 tap4:
 	TESTQ R8, R8
