@@ -135,45 +135,106 @@ func luma16(r, g, b, _ uint32) float32 {
 func upsample2(src []float32, w, h int, dst []float32) {
 	W := 2 * w
 	for y := 0; y < h; y++ {
-		s := src[y*w : y*w+w]
-		d := dst[2*y*W : 2*y*W+W]
-		d[0] = s[0]
-		m := 0
-		if useAVX {
-			m = (w - 1) &^ 7
-			if m > 0 {
-				upsampleRowAVX(&s[0], &d[0], m)
-			}
-		}
-		for x := m; x < w-1; x++ {
-			a, b := s[x], s[x+1]
-			d[2*x+1] = float32(0.75*a) + float32(0.25*b)
-			d[2*x+2] = float32(0.25*a) + float32(0.75*b)
-		}
-		d[W-1] = s[w-1]
+		upsampleRow(src[y*w:y*w+w], dst[2*y*W:2*y*W+W])
 	}
 	// Source row y now sits in dst row 2y. Rows 2y+1 and 2y+2 blend rows y
 	// and y+1; going bottom-up, row 2y+2 is overwritten only after its last
 	// use.
 	copy(dst[(2*h-1)*W:2*h*W], dst[2*(h-1)*W:2*(h-1)*W+W])
 	for y := h - 2; y >= 0; y-- {
-		a := dst[2*y*W : 2*y*W+W]
-		m := dst[(2*y+1)*W : (2*y+1)*W+W]
-		b := dst[2*(y+1)*W : 2*(y+1)*W+W]
-		m = m[:len(a)]
-		b = b[:len(a)]
-		n := 0
-		if useAVX {
-			n = W &^ 7
-			if n > 0 {
-				blendRowsAVX(&a[0], &m[0], &b[0], n)
-			}
+		blendRows(dst[2*y*W:2*y*W+W], dst[(2*y+1)*W:(2*y+1)*W+W], dst[2*(y+1)*W:2*(y+1)*W+W])
+	}
+}
+
+// upsampleRow is upsample2's horizontal pass: d (2·len(s) samples) is s
+// upsampled.
+func upsampleRow(s, d []float32) {
+	w := len(s)
+	d = d[:2*w]
+	d[0] = s[0]
+	m := 0
+	if useAVX {
+		m = (w - 1) &^ 7
+		if m > 0 {
+			upsampleRowAVX(&s[0], &d[0], m)
 		}
-		for x := n; x < len(a); x++ {
-			av, bv := a[x], b[x]
-			m[x] = float32(0.75*av) + float32(0.25*bv)
-			b[x] = float32(0.25*av) + float32(0.75*bv)
+	}
+	for x := m; x < w-1; x++ {
+		a, b := s[x], s[x+1]
+		d[2*x+1] = float32(0.75*a) + float32(0.25*b)
+		d[2*x+2] = float32(0.25*a) + float32(0.75*b)
+	}
+	d[2*w-1] = s[w-1]
+}
+
+// blendRows is upsample2's vertical pass between the upsampled rows a and
+// b: it sets m to ¾a + ¼b, the row between them nearer a, and b to ¼a +
+// ¾b, the one nearer b.
+func blendRows(a, m, b []float32) {
+	m = m[:len(a)]
+	b = b[:len(a)]
+	n := 0
+	if useAVX {
+		n = len(a) &^ 7
+		if n > 0 {
+			blendRowsAVX(&a[0], &m[0], &b[0], n)
 		}
+	}
+	for x := n; x < len(a); x++ {
+		av, bv := a[x], b[x]
+		m[x] = float32(0.75*av) + float32(0.25*bv)
+		b[x] = float32(0.25*av) + float32(0.75*bv)
+	}
+}
+
+// upRows makes the rows of upsample2's output one at a time, in order,
+// from two upsampled source rows, so that the blur of the doubled image
+// reads its rows from the cache instead of a doubled image written to
+// memory and read back.
+type upRows struct {
+	src    []float32
+	w, h   int
+	h0, h1 []float32 // source rows y and y+1, upsampled
+	m, b   []float32 // rows 2y+1 and 2y+2
+	next   int       // the row row must be asked for next
+}
+
+// start makes u produce the rows of src (w×h) doubled.
+func (u *upRows) start(src []float32, w, h int) {
+	u.src, u.w, u.h, u.next = src, w, h, 0
+	for _, r := range []*[]float32{&u.h0, &u.h1, &u.m, &u.b} {
+		*r = grow(*r, 2*w)
+	}
+}
+
+// row returns row Y of the doubled image, valid until the next call; Y
+// must be 0, then one more than the last call's.
+func (u *upRows) row(Y int) []float32 {
+	if Y != u.next {
+		panic("sift: upRows: rows out of order")
+	}
+	u.next++
+	w, h := u.w, u.h
+	switch {
+	case Y == 0:
+		upsampleRow(u.src[:w], u.h0)
+		return u.h0
+	case Y == 2*h-1: // the last row copies the last source row
+		if h == 1 {
+			return u.h0
+		}
+		return u.h1
+	case Y%2 == 1:
+		y := Y / 2
+		if y > 0 {
+			u.h0, u.h1 = u.h1, u.h0
+		}
+		upsampleRow(u.src[(y+1)*w:(y+2)*w], u.h1)
+		copy(u.b, u.h1)
+		blendRows(u.h0, u.m, u.b)
+		return u.m
+	default:
+		return u.b
 	}
 }
 

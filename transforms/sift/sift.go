@@ -248,6 +248,7 @@ type Extractor struct {
 	pad   []float32 // one reflected row
 	offs  []int     // blur tap offsets
 	rs    resampler
+	up    upRows
 
 	kps  []kpoint
 	desc descScratch
@@ -473,11 +474,6 @@ func (e *Extractor) buildAndDetect(src *Image) {
 	g := e.scales(0)
 	plane := bw * bh
 	pix := src.Pix[:src.Width*src.Height]
-	if e.opt.DoubleImage {
-		up := g[plane : 2*plane] // scale 1's slot is free until it is blurred
-		upsample2(pix, src.Width, src.Height, up)
-		pix = up
-	}
 	// Non-finite pixels would turn whole neighbourhoods of the pyramid into
 	// NaN and NaN bin indices into panics; zero them once in the base image
 	// instead of guarding every later step. The blurs and the upsampling
@@ -491,7 +487,14 @@ func (e *Extractor) buildAndDetect(src *Image) {
 			break
 		}
 	}
-	e.blur(pix, g[:plane], bw, bh, e.kern[0])
+	if e.opt.DoubleImage {
+		// The doubled image (upsample2) is made a row at a time as the
+		// blur reads it.
+		e.up.start(pix, src.Width, src.Height)
+		e.blurFrom(nil, &e.up, g[:plane], bw, bh, e.kern[0])
+	} else {
+		e.blur(pix, g[:plane], bw, bh, e.kern[0])
+	}
 	if huge {
 		for i, v := range g[:plane] {
 			if v-v != 0 {
