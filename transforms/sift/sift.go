@@ -28,10 +28,13 @@
 // computed on the fly, a row at a time, while scanning for extrema, and the
 // blur's intermediate is a ring of rows.
 //
-// On amd64 the inner loops of the ×2 upsampling, the blur, the DoG and
-// extremum scan, the gradient magnitude and angle, and the descriptor's
-// grid coordinates and trilinear weights run on 8 floats at a time (AVX,
-// when the CPU and OS support it; the purego build tag turns it off). The vector code
+// On amd64 the inner loops of the ×2 upsampling, the blur (whose vertical
+// pass makes four rows at a time), the DoG and extremum scan, the
+// 26-neighbour extremum test, the gradient magnitude and angle, and the
+// descriptor's grid coordinates, trilinear weights and histogram (a
+// sample's eight bins at once) run on 8 floats at a time (AVX, when the
+// CPU and OS support it; the purego build tag turns it off), and the
+// orientation and descriptor patches prefetch their rows. The vector code
 // performs exactly the scalar code's float32 operations in the same order,
 // with no fused multiply-add, so results are bit-identical either way.
 //
@@ -65,18 +68,31 @@
 // ours is faster), on 4:3 mosaics of ETH-80 photos:
 //
 //	size       keypoints  OpenCV/ours  without vector code (purego)
-//	640×480      ~530     1.4–1.5      0.4
-//	1024×768     ~890     2.4–2.6      0.65
+//	640×480      ~530     1.7–1.8      0.4
+//	1024×768     ~890     2.1–2.2      0.4
 //
-// (Before the vector code, the DoG and blur restructuring and the batched
-// gradients, the ratios were 0.4 and 0.66.) At 640×480 about 36 ms of CPU
-// per image go to the blurs (about half), the descriptors (20%), the
-// extremum scan with refinement and orientations (15%) and the ×2 up- and
-// downsampling. The blurs run at about 1.5–1.8 cycles per tap of 8
-// pixels, bound by loads and additions (two of each per tap, which the
-// bit-identical order of the sums fixes; fused multiply-adds measured no
-// faster). Time grows linearly with the number of pixels and, for the
-// descriptors, of keypoints.
+// (Alternating with the code before the four-row blur, the histogram and
+// extremum-test vector code, the prefetches and the cache-set padding of
+// the blur's ring, in the same runs: 1.40–1.46 and 1.59–1.63, 36 and 84 ms;
+// before any vector code 0.4 and 0.66. OpenCV's own time varies more than
+// ours from run to run, at 1024×768 by up to 1.6×, so compare ratios
+// measured together.) At 640×480 about 30 ms of CPU per image go to the
+// blurs (44%: horizontal passes 22%, vertical 16%), the descriptors (30%,
+// of which the histogram's scatter is 12%), the extremum scan with
+// refinement and orientations (24%: the 26-neighbour test 8%, the DoG
+// candidate search 6%) and the rest. The blur passes take about 0.5
+// (vertical) and 0.65 ns (horizontal) per tap of 8 pixels: the vertical
+// pass loads each ring row once for four output rows, which leaves its two
+// additions per tap, fixed by the bit-identical order of the sums, as most
+// of its cost; the horizontal pass loads two unaligned vectors per tap,
+// half of them across cache lines. What is left is mostly fixed by that order and by memory: a
+// vectorised scatter cannot sum a bin's samples out of order, and the
+// scan and descriptors read planes of the scale space long out of the
+// cache (blurring all scales of an octave together, a few rows behind one
+// another, was slower: their rings no longer fit in L2; streaming stores
+// for the blurs' output made the scan slower than the blurs gained).
+// Time grows linearly with the number of pixels and, for the descriptors,
+// of keypoints.
 //
 // An Extractor keeps about 140 bytes of scratch per input pixel with
 // DoubleImage (43 MB for 640×480, 109 MB for 1024×768), nearly all of it
