@@ -87,3 +87,25 @@ func TestSwitch(t *testing.T) {
 		}
 	}
 }
+
+// AssignSwitched sets numbers and switches from one params map, keeps the
+// defaults of those not given, and names the learner in its errors.
+func TestAssignSwitched(t *testing.T) {
+	eta, on := 1.0, true
+	fields, switches := map[string]*float64{"eta": &eta}, map[string]*bool{"nonneg": &on}
+	if err := AssignSwitched("solis-ada", fields, switches, map[string]float64{"eta": 3}); err != nil || eta != 3 || !on {
+		t.Errorf("eta given: eta %v, nonneg %v, error %v; want 3, true (the default), nil", eta, on, err)
+	}
+	if err := AssignSwitched("solis-ada", fields, switches, map[string]float64{"nonneg": 0}); err != nil || eta != 3 || on {
+		t.Errorf("nonneg=0: eta %v, nonneg %v, error %v; want 3, false, nil", eta, on, err)
+	}
+	for _, params := range []map[string]float64{{"nonneg": 0.5}, {"lambda": 1}} {
+		err := AssignSwitched("solis-ada", fields, switches, params)
+		if err == nil || !strings.HasPrefix(err.Error(), "solis-ada: ") {
+			t.Errorf("%v: error %v, want one naming solis-ada", params, err)
+		}
+	}
+	if len(fields) != 1 {
+		t.Errorf("fields grew to %d entries: the switches must not be added to the caller's map", len(fields))
+	}
+}

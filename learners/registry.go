@@ -2,6 +2,7 @@ package learners
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -121,6 +122,29 @@ func Switch(learner, name string, v float64) (bool, error) {
 		return true, nil
 	}
 	return false, fmt.Errorf("%s: %s must be 0 (off) or 1 (on), got %v", learner, name, v)
+}
+
+// AssignSwitched is AssignParams for a learner whose hyper-parameters
+// include switches (Switch): the numbers go into fields, the switches,
+// recorded as numbers too, into switches, and an error names learner.
+func AssignSwitched(learner string, fields map[string]*float64, switches map[string]*bool, params map[string]float64) error {
+	all := maps.Clone(fields)
+	values := make(map[string]*float64, len(switches))
+	for name, on := range switches {
+		v := SwitchValue(*on)
+		all[name], values[name] = &v, &v
+	}
+	if err := AssignParams(all, params); err != nil {
+		return fmt.Errorf("%s: %w", learner, err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(switches)) {
+		on, err := Switch(learner, name, *values[name])
+		if err != nil {
+			return err
+		}
+		*switches[name] = on
+	}
+	return nil
 }
 
 // SwitchValue is the number a switch is recorded as in Params: 1 if on,

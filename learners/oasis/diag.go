@@ -210,15 +210,10 @@ func (d *Diagonal) SetState(st learners.State) error {
 
 func init() {
 	learners.Register("oasis-diag", func(dim int, params map[string]float64) (learners.Stateful, error) {
-		p, nonneg := DefaultParams(), 0.0
-		if err := learners.AssignParams(map[string]*float64{"c": &p.C, "nonneg": &nonneg}, params); err != nil {
-			return nil, fmt.Errorf("oasis-diag: %w", err)
-		}
-		on, err := learners.Switch("oasis-diag", "nonneg", nonneg)
-		if err != nil {
+		p := DefaultParams()
+		if err := learners.AssignSwitched("oasis-diag", map[string]*float64{"c": &p.C}, map[string]*bool{"nonneg": &p.NonNeg}, params); err != nil {
 			return nil, err
 		}
-		p.NonNeg = on
 		d, err := NewDiagonal(dim, p)
 		if err != nil {
 			return nil, err

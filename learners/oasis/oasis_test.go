@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bowline/bowline/learners"
+	"github.com/bowline/bowline/learners/internal/hardtest"
 	"github.com/bowline/bowline/learners/sparse"
 )
 
@@ -441,49 +442,14 @@ func TestNoAllocs(t *testing.T) {
 	}
 }
 
-// hardStream returns n triplet features whose negatives are "hard": u is
-// positive on the query's object word (one of words 0..9) and, on average,
-// negative on its 12 background words (10..39), which the negative shares
-// three times in four and the positive once in four.
-func hardStream(seed uint64, n int) []sparse.Vector {
-	r := rand.New(rand.NewPCG(seed, 23))
-	words := func(ids []int) sparse.Vector {
-		slices.Sort(ids)
-		ids = slices.Compact(ids)
-		var v sparse.Vector
-		for _, i := range ids {
-			v.Idx = append(v.Idx, uint32(i))
-			v.Val = append(v.Val, float32(0.5+0.5*r.Float64()))
-		}
-		return v
-	}
-	out := make([]sparse.Vector, n)
-	for k := range out {
-		perm := r.Perm(10)
-		x, pos, neg := []int{perm[0]}, []int{perm[0]}, []int{perm[1]}
-		for range 12 {
-			b := 10 + r.IntN(30)
-			x = append(x, b)
-			if r.IntN(4) == 0 {
-				pos = append(pos, b)
-			}
-			if r.IntN(4) != 0 {
-				neg = append(neg, b)
-			}
-		}
-		out[k] = sparse.TripletFeature(sparse.Vector{}, words(x), words(pos), words(neg))
-	}
-	return out
-}
-
 // TestDiagonalNonNeg: on triplets with hard negatives diagonal OASIS turns
 // background words negative (so the test can fail); with nonneg no weight is
 // ever negative, the object words still gain weight, the same triplets give
 // the same weights twice, and the option is a parameter that Params records,
 // New remakes and SetState enforces.
 func TestDiagonalNonNeg(t *testing.T) {
-	const dim = 40
-	us := hardStream(1, 3000)
+	const dim = hardtest.Vocab
+	us := hardtest.Stream(1, 3000)
 	off := must(learners.New("oasis-diag", dim, map[string]float64{"c": 1}))
 	on := must(learners.New("oasis-diag", dim, map[string]float64{"c": 1, "nonneg": 1}))
 	again := must(NewDiagonal(dim, Params{C: 1, NonNeg: true}))
@@ -500,15 +466,16 @@ func TestDiagonalNonNeg(t *testing.T) {
 	}
 	wOff, wOn := off.Weights(nil), on.Weights(nil)
 	neg := 0
-	for _, x := range wOff[10:] {
+	background := hardtest.Vocab - hardtest.Objects
+	for _, x := range wOff[hardtest.Objects:] {
 		if x < 0 {
 			neg++
 		}
 	}
-	if neg < 15 {
-		t.Errorf("without nonneg %d of 30 background weights are negative, want at least half", neg)
+	if neg < background/2 {
+		t.Errorf("without nonneg %d of %d background weights are negative, want at least half", neg, background)
 	}
-	for i := range 10 {
+	for i := range hardtest.Objects {
 		if !(wOn[i] > 1) {
 			t.Errorf("nonneg: object word %d has weight %v, want > 1 (w₀)", i, wOn[i])
 		}
@@ -516,7 +483,7 @@ func TestDiagonalNonNeg(t *testing.T) {
 	if !slices.Equal(wOn, again.Weights(nil)) {
 		t.Error("two runs on the same triplets differ")
 	}
-	t.Logf("background weights negative without nonneg: %d of 30; zero with it: %d", neg, 30-countPositive(wOn[10:]))
+	t.Logf("background weights negative without nonneg: %d of %d; zero with it: %d", neg, background, background-countPositive(wOn[hardtest.Objects:]))
 
 	if on.Params()["nonneg"] != 1 || off.Params()["nonneg"] != 0 {
 		t.Errorf("Params: %v and %v", on.Params(), off.Params())

@@ -9,63 +9,11 @@ import (
 	"testing"
 
 	"github.com/bowline/bowline/learners"
+	"github.com/bowline/bowline/learners/internal/hardtest"
 	"github.com/bowline/bowline/learners/sparse"
 )
 
 // The tests of the package doc's "Non-negative weights".
-
-const (
-	hardVocab   = 40 // words 0..hardObjects-1 name objects, the rest are background
-	hardObjects = 10
-)
-
-// hardTriplet draws a triplet whose negative is "hard", as mined negatives
-// are: the query has one object word, which its positive shares, and 12
-// background words; the positive keeps each of those with probability 1/4,
-// the negative (another object) with probability 3/4, and each adds 4
-// background words of its own. Word values are drawn from [0.5, 1]. So u is
-// positive on the object word and, on average, negative on the query's
-// background words: an unconstrained learner meets the margin partly by
-// giving shared background negative weights.
-func hardTriplet(r *rand.Rand, dst sparse.Vector) sparse.Vector {
-	words := func(ids []int) sparse.Vector {
-		slices.Sort(ids)
-		ids = slices.Compact(ids)
-		var v sparse.Vector
-		for _, i := range ids {
-			v.Idx = append(v.Idx, uint32(i))
-			v.Val = append(v.Val, float32(0.5+0.5*r.Float64()))
-		}
-		return v
-	}
-	perm := r.Perm(hardObjects)
-	x, pos, neg := []int{perm[0]}, []int{perm[0]}, []int{perm[1]}
-	background := func() int { return hardObjects + r.IntN(hardVocab-hardObjects) }
-	for range 12 {
-		b := background()
-		x = append(x, b)
-		if r.IntN(4) == 0 {
-			pos = append(pos, b)
-		}
-		if r.IntN(4) != 0 {
-			neg = append(neg, b)
-		}
-	}
-	for range 4 {
-		pos, neg = append(pos, background()), append(neg, background())
-	}
-	return sparse.TripletFeature(dst, words(x), words(pos), words(neg))
-}
-
-// hardStream returns n triplets of hardTriplet from seed.
-func hardStream(seed uint64, n int) []sparse.Vector {
-	r := rand.New(rand.NewPCG(seed, 23))
-	us := make([]sparse.Vector, n)
-	for i := range us {
-		us[i] = hardTriplet(r, sparse.Vector{})
-	}
-	return us
-}
 
 // nonNegCases are the four learners by name with small λ, made through
 // learners.New as the pipeline makes them, so that "nonneg" is read from
@@ -100,14 +48,14 @@ func newCase(t *testing.T, name string, params map[string]float64, dim int, nonn
 // nonneg no weight is ever negative, at any step, in float64 or in Weights,
 // and every object word that the triplets favour ends up positive.
 func TestNonNegKeepsWeightsNonNegative(t *testing.T) {
-	us := hardStream(1, 3000)
+	us := hardtest.Stream(1, 3000)
 	for _, tc := range nonNegCases {
-		off, on := newCase(t, tc.name, tc.params, hardVocab, 0), newCase(t, tc.name, tc.params, hardVocab, 1)
+		off, on := newCase(t, tc.name, tc.params, hardtest.Vocab, 0), newCase(t, tc.name, tc.params, hardtest.Vocab, 1)
 		var w []float32
 		for step, u := range us {
 			off.Update(u)
 			on.Update(u)
-			for i := range hardVocab {
+			for i := range hardtest.Vocab {
 				if x := on.weight(i); x < 0 || math.IsNaN(x) {
 					t.Fatalf("%s nonneg, step %d: w[%d] = %v", tc.name, step, i, x)
 				}
@@ -122,7 +70,7 @@ func TestNonNegKeepsWeightsNonNegative(t *testing.T) {
 			}
 		}
 		negOff, zeroOn := 0, 0
-		for i := hardObjects; i < hardVocab; i++ {
+		for i := hardtest.Objects; i < hardtest.Vocab; i++ {
 			if off.weight(i) < 0 {
 				negOff++
 			}
@@ -131,19 +79,19 @@ func TestNonNegKeepsWeightsNonNegative(t *testing.T) {
 			}
 		}
 		objects := 0
-		for i := range hardObjects {
+		for i := range hardtest.Objects {
 			if on.weight(i) > 0 {
 				objects++
 			}
 		}
 		t.Logf("%s: background words negative without nonneg %d of %d; zero with it %d; object words positive with it %d of %d",
-			tc.name, negOff, hardVocab-hardObjects, zeroOn, objects, hardObjects)
-		if negOff < (hardVocab-hardObjects)/2 {
+			tc.name, negOff, hardtest.Vocab-hardtest.Objects, zeroOn, objects, hardtest.Objects)
+		if negOff < (hardtest.Vocab-hardtest.Objects)/2 {
 			t.Errorf("%s without nonneg: %d of %d background words negative, want at least half (the triplets must push weights negative)",
-				tc.name, negOff, hardVocab-hardObjects)
+				tc.name, negOff, hardtest.Vocab-hardtest.Objects)
 		}
-		if objects != hardObjects {
-			t.Errorf("%s nonneg: %d of %d object words positive, want all", tc.name, objects, hardObjects)
+		if objects != hardtest.Objects {
+			t.Errorf("%s nonneg: %d of %d object words positive, want all", tc.name, objects, hardtest.Objects)
 		}
 	}
 }
@@ -153,9 +101,9 @@ func TestNonNegKeepsWeightsNonNegative(t *testing.T) {
 // trip halfway; and sharded training's average of two non-negative
 // learners' states, restored, has no negative weight.
 func TestNonNegDeterministic(t *testing.T) {
-	us := hardStream(2, 1000)
+	us := hardtest.Stream(2, 1000)
 	for _, tc := range nonNegCases {
-		a, b, c := newCase(t, tc.name, tc.params, hardVocab, 1), newCase(t, tc.name, tc.params, hardVocab, 1), newCase(t, tc.name, tc.params, hardVocab, 1)
+		a, b, c := newCase(t, tc.name, tc.params, hardtest.Vocab, 1), newCase(t, tc.name, tc.params, hardtest.Vocab, 1), newCase(t, tc.name, tc.params, hardtest.Vocab, 1)
 		for k, u := range us {
 			if la, lb := a.Update(u), b.Update(u); la != lb {
 				t.Fatalf("%s step %d: losses %v and %v", tc.name, k, la, lb)
@@ -177,7 +125,7 @@ func TestNonNegDeterministic(t *testing.T) {
 		sameWeights(t, tc.name+" restored halfway", a, c)
 
 		// Two shards: the first and second halves, from w = 0, averaged.
-		s1, s2 := newCase(t, tc.name, tc.params, hardVocab, 1), newCase(t, tc.name, tc.params, hardVocab, 1)
+		s1, s2 := newCase(t, tc.name, tc.params, hardtest.Vocab, 1), newCase(t, tc.name, tc.params, hardtest.Vocab, 1)
 		for _, u := range us[:len(us)/2] {
 			s1.Update(u)
 		}
@@ -188,14 +136,14 @@ func TestNonNegDeterministic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := newCase(t, tc.name, tc.params, hardVocab, 1)
+		m := newCase(t, tc.name, tc.params, hardtest.Vocab, 1)
 		if err := m.SetState(avg); err != nil {
 			t.Fatalf("%s: the average of two non-negative states: %v", tc.name, err)
 		}
 		for _, u := range us[:100] {
 			m.Update(u)
 		}
-		for i := range hardVocab {
+		for i := range hardtest.Vocab {
 			if x := m.weight(i); x < 0 {
 				t.Errorf("%s: after averaging, w[%d] = %v", tc.name, i, x)
 			}
@@ -208,34 +156,34 @@ func TestNonNegDeterministic(t *testing.T) {
 // accept it without; DA and ADA hold sums of either sign whatever the
 // setting, and accept the same state either way.
 func TestNonNegSetStateRefusesNegativeWeights(t *testing.T) {
-	us := hardStream(3, 300)
+	us := hardtest.Stream(3, 300)
 	for _, tc := range nonNegCases {
-		off := newCase(t, tc.name, tc.params, hardVocab, 0)
+		off := newCase(t, tc.name, tc.params, hardtest.Vocab, 0)
 		for _, u := range us {
 			off.Update(u)
 		}
 		st := off.State()
-		on := newCase(t, tc.name, tc.params, hardVocab, 1)
+		on := newCase(t, tc.name, tc.params, hardtest.Vocab, 1)
 		err := on.SetState(st)
 		switch tc.name {
 		case "solis-tg", "solis-afb":
 			if err == nil || !strings.Contains(err.Error(), "negative") || !strings.Contains(err.Error(), "nonneg") {
 				t.Errorf("%s nonneg: SetState of a state with negative weights: %v, want an error naming nonneg", tc.name, err)
 			}
-			if !sameState(on.State(), newCase(t, tc.name, tc.params, hardVocab, 1).State()) {
+			if !sameState(on.State(), newCase(t, tc.name, tc.params, hardtest.Vocab, 1).State()) {
 				t.Errorf("%s nonneg: a refused SetState changed the learner", tc.name)
 			}
 		default:
 			if err != nil {
 				t.Errorf("%s nonneg: SetState of sums: %v", tc.name, err)
 			}
-			for i := range hardVocab {
+			for i := range hardtest.Vocab {
 				if x := on.weight(i); x < 0 {
 					t.Errorf("%s nonneg: w[%d] = %v read from an unconstrained learner's sums", tc.name, i, x)
 				}
 			}
 		}
-		if err := newCase(t, tc.name, tc.params, hardVocab, 0).SetState(st); err != nil {
+		if err := newCase(t, tc.name, tc.params, hardtest.Vocab, 0).SetState(st); err != nil {
 			t.Errorf("%s: SetState of its own kind of state: %v", tc.name, err)
 		}
 	}
