@@ -259,20 +259,7 @@ func TestRanksAreTheSearchs(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	out := filepath.Join(t.TempDir(), "copies.json")
-	var stdout, stderr bytes.Buffer
-	args := []string{"--run", dir, "--n", "12", "--seed", "5", "--methods", "tfidf,solis-ada", "--rerank", "20", "--expand", "3", "--out", out}
-	if code := run(ctx, args, &stdout, &stderr); code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr.String())
-	}
-	js, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res output
-	if err := json.Unmarshal(js, &res); err != nil {
-		t.Fatal(err)
-	}
+	res, stdout, _ := runOut(t, "--run", dir, "--n", "12", "--seed", "5", "--methods", "tfidf,solis-ada", "--rerank", "20", "--expand", "3")
 	ix, err := search.Open(ctx, dir, search.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -340,11 +327,11 @@ func TestRanksAreTheSearchs(t *testing.T) {
 		if rw.Copies != 12 || rw.First != first[rw.Method] || rw.Failed != 0 {
 			t.Errorf("row %+v: want 12 copies, %d first", rw, first[rw.Method])
 		}
-		if !strings.Contains(stdout.String(), "\n"+rw.Method+" ") {
-			t.Errorf("the table has no row %s:\n%s", rw.Method, stdout.String())
+		if !strings.Contains(stdout, "\n"+rw.Method+" ") {
+			t.Errorf("the table has no row %s:\n%s", rw.Method, stdout)
 		}
 	}
-	t.Logf("\n%s", stdout.String())
+	t.Logf("\n%s", stdout)
 }
 
 // A source that cannot be read is a miss at the last rank, told with its
@@ -357,26 +344,33 @@ func TestUnreadableSourcesAreMisses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stdout, stderr bytes.Buffer
-	out := filepath.Join(t.TempDir(), "copies.json")
-	args := []string{"--run", dir, "--n", "3", "--methods", "tfidf", "--rerank", "0", "--image_root", t.TempDir(), "--out", out}
-	if code := run(context.Background(), args, &stdout, &stderr); code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr.String())
+	res, _, stderr := runOut(t, "--run", dir, "--n", "3", "--methods", "tfidf", "--rerank", "0", "--image_root", t.TempDir())
+	if n := strings.Count(stderr, "(a miss)"); n != 3 || !strings.Contains(stderr, "no such file") {
+		t.Errorf("%d misses told, want 3 with their reason:\n%s", n, stderr)
 	}
-	if n := strings.Count(stderr.String(), "(a miss)"); n != 3 || !strings.Contains(stderr.String(), "no such file") {
-		t.Errorf("%d misses told, want 3 with their reason:\n%s", n, stderr.String())
+	if len(res.Rows) != 1 || res.Rows[0].Copies != 3 || res.Rows[0].Failed != 3 || res.Rows[0].First != 0 || res.Rows[0].MedianRank != float64(res.Images) {
+		t.Errorf("rows %+v, want 3 copies, 3 failed at rank %d", res.Rows, res.Images)
+	}
+}
+
+// runOut runs the driver with args and --out, and returns what it wrote
+// there, its stdout and its stderr; it fails the test unless the driver
+// exits 0.
+func runOut(t *testing.T, args ...string) (res output, stdout, stderr string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "copies.json")
+	var o, e bytes.Buffer
+	if code := run(context.Background(), append(args, "--out", out), &o, &e); code != 0 {
+		t.Fatalf("exit %d: %s", code, e.String())
 	}
 	js, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res output
 	if err := json.Unmarshal(js, &res); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Rows) != 1 || res.Rows[0].Copies != 3 || res.Rows[0].Failed != 3 || res.Rows[0].First != 0 || res.Rows[0].MedianRank != float64(res.Images) {
-		t.Errorf("rows %+v, want 3 copies, 3 failed at rank %d", res.Rows, res.Images)
-	}
+	return res, o.String(), e.String()
 }
 
 // A bad command line is refused in one line, exit 2, before the run is
