@@ -402,13 +402,20 @@ type validateFn struct {
 	Loads int
 }
 
-func (f *validateFn) ProcessElement(ctx context.Context, shard int, v validationSet, model func(*learners.Model) bool, parts func(*formats.Part) bool, cut split.Cut) (validated, error) {
+// ProcessElement takes the validation set as an iterator, read once the
+// shard holds its slot, as the evaluation's shards take their queries: a
+// waiting shard holds none of it.
+func (f *validateFn) ProcessElement(ctx context.Context, shard int, set func(*validationSet) bool, model func(*learners.Model) bool, parts func(*formats.Part) bool, cut split.Cut) (validated, error) {
 	release, err := evaluatebeam.AcquireShard(ctx, f.Loads)
 	if err != nil {
 		return validated{}, err
 	}
 	defer release()
 	start := time.Now()
+	var v validationSet
+	if !set(&v) {
+		return validated{}, fmt.Errorf("tune %s: no validation set", f.Name)
+	}
 	var m learners.Model
 	if !model(&m) {
 		return validated{}, fmt.Errorf("tune %s: no model", f.Name)
