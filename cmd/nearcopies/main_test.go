@@ -8,13 +8,13 @@ import (
 	"image"
 	"image/color"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/bowline/bowline/cmd/internal/cmdtest"
 	"github.com/bowline/bowline/transforms/ingest"
 	"github.com/bowline/bowline/transforms/search"
 )
@@ -225,12 +225,7 @@ var shapesRun = sync.OnceValues(func() (string, error) {
 		return "", err
 	}
 	jobDir = dir
-	cmd := exec.Command("go", "run", "../bowline", "--input", filepath.Join("..", "..", "testdata", "shapes", "labels.csv"),
-		"--output", dir, "--vocab", "200", "--learners", "solis-ada", "--seed", "3", "--max_side", "128")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return dir, fmt.Errorf("the job: %v\n%s", err, b)
-	}
-	return dir, nil
+	return dir, cmdtest.ShapesJob(filepath.Join("..", "..", "testdata", "shapes", "labels.csv"), dir, "--max_side", "128")
 })
 
 // jobDir is shapesRun's directory, once it has made one: TestMain removes

@@ -5,12 +5,10 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"fmt"
 	"image"
 	"image/jpeg"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bowline/bowline/cmd/internal/cmdtest"
 	"github.com/bowline/bowline/formats/published"
 	"github.com/bowline/bowline/transforms/search"
 )
@@ -31,10 +30,8 @@ var shapesRoot = sync.OnceValues(func() (string, error) {
 		return "", err
 	}
 	out := filepath.Join(root, published.RunsDir, "night-1")
-	cmd := exec.Command("go", "run", "../bowline", "--input", shapesCSV, "--output", out,
-		"--vocab", "200", "--learners", "solis-ada", "--seed", "3")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("the job: %v\n%s", err, b)
+	if err := cmdtest.ShapesJob(shapesCSV, out); err != nil {
+		return "", err
 	}
 	r := published.Run{Run: published.RunsDir + "/night-1", PublishedAt: time.Now(), ServingLearner: "solis-ada"}
 	return root, published.Publish(context.Background(), root, r, 0)

@@ -3,6 +3,7 @@
 package cmdtest
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,4 +26,17 @@ func Main(m *testing.M, name string, binary *string) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// ShapesJob runs the job on the project's shapes into out — labels is the
+// path of testdata/shapes/labels.csv as the run should record it — by go
+// run of cmd/bowline from a sibling command's directory, so that the
+// calling test binary stays free of Beam, at the settings the commands'
+// tests share (200 words, SOLIS-ADA, seed 3) and the extra flags.
+func ShapesJob(labels, out string, extra ...string) error {
+	args := append([]string{"run", "../bowline", "--input", labels, "--output", out, "--vocab", "200", "--learners", "solis-ada", "--seed", "3"}, extra...)
+	if b, err := exec.Command("go", args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("the job: %v\n%s", err, b)
+	}
+	return nil
 }
