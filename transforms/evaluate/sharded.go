@@ -140,7 +140,7 @@ func (r *Ranking) Add(docs []formats.BoW, w []float32, vocab int) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sc := chunkScorer{ix: ix, acc: make([]float64, len(docs)), seen: make([]bool, len(docs)), rerank: r.rerank}
+			sc := chunkScorer{sum: ix.NewAccumulator(), rerank: r.rerank}
 			for {
 				qi := int(next.Add(1) - 1)
 				if qi >= len(r.queries) {
@@ -183,10 +183,7 @@ func checkQuery(q Query, vocab int) error {
 // chunkScorer scores queries against one chunk's index, reusing its
 // buffers from query to query (one per goroutine).
 type chunkScorer struct {
-	ix       *index.Index
-	acc      []float64 // acc[d]: S_w(q, x_d) so far; zero between queries
-	seen     []bool    // seen[d]: d is in touched
-	touched  []int32
+	sum      *index.Accumulator
 	pos, neg candidates
 	groups   []TieGroup
 	// rerank is the depth of the candidates for verification kept (0:
@@ -201,39 +198,25 @@ type chunkScorer struct {
 // scores, best first, then the zero scores — every document sharing no
 // weighted word with q, counted without a walk over the chunk: labelled
 // counts the chunk's documents of q's label — then the negative ones. The
-// scores S_w(q, x) are index.Searcher's, accumulated in float64 word by
-// word in q's order. The result is valid until the next call.
+// scores S_w(q, x) are index.Searcher's (index.Accumulator). The result
+// is valid until the next call.
 func (sc *chunkScorer) ties(q Query, exclude int, labels []string, labelled, depth int) []TieGroup {
-	ix := sc.ix
-	for t, i := range q.Vec.Idx {
-		qw := float64(ix.Weight(i)) * float64(q.Vec.Val[t])
-		if qw == 0 {
-			continue
-		}
-		docs, vals := ix.Postings(i)
-		for p, d := range docs {
-			if !sc.seen[d] {
-				sc.seen[d] = true
-				sc.touched = append(sc.touched, d)
-			}
-			sc.acc[d] += qw * float64(vals[p])
-		}
-	}
+	sc.sum.Add(q.Vec)
+	acc := sc.sum.Scores()
 	sc.pos.reset()
 	sc.neg.reset()
 	sc.hits, sc.docs = sc.hits[:0], sc.docs[:0]
 	// An unlabelled query has nothing relevant (and is never chosen).
 	relevant := func(d int) bool { return q.Label != "" && labels[d] == q.Label }
-	others, zeroRel := len(sc.acc), labelled
+	others, zeroRel := len(acc), labelled
 	if exclude >= 0 {
 		others--
 		if relevant(exclude) {
 			zeroRel--
 		}
 	}
-	for _, d := range sc.touched {
-		a := sc.acc[d]
-		sc.acc[d], sc.seen[d] = 0, false
+	for _, d := range sc.sum.Docs() {
+		a := acc[d]
 		if int(d) == exclude || a == 0 {
 			continue
 		}
@@ -251,7 +234,7 @@ func (sc *chunkScorer) ties(q Query, exclude int, labels []string, labelled, dep
 			sc.neg.add(a, rel)
 		}
 	}
-	sc.touched = sc.touched[:0]
+	sc.sum.Reset()
 	g := sc.groups[:0]
 	zeros := others - sc.pos.len() - sc.neg.len()
 	g = appendTop(g, &sc.pos, depth)

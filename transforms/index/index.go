@@ -214,12 +214,11 @@ type Hit struct {
 // proportional to the number of documents, reused across queries, so it is
 // not safe for concurrent use: make one Searcher per goroutine.
 type Searcher struct {
-	ix      *Index
-	acc     []float64 // acc[d] = score of doc d so far; zero between queries
-	seen    []bool    // seen[d]: d is in touched
-	touched []int32   // docs with at least one posting hit, in first-hit order
-	pos     []int32   // scratch: touched docs with positive score
-	neg     []int32   // scratch: touched docs with negative score
+	ix  *Index
+	sum *Accumulator
+	acc []float64 // sum's scores
+	pos []int32   // scratch: touched docs with positive score
+	neg []int32   // scratch: touched docs with negative score
 
 	radixMin int // smallest k ranked by appendRanking
 	matched  int // documents of positive score in the last Search
@@ -232,8 +231,8 @@ type Searcher struct {
 
 // NewSearcher returns a Searcher for ix.
 func (ix *Index) NewSearcher() *Searcher {
-	n := len(ix.ids)
-	return &Searcher{ix: ix, acc: make([]float64, n), seen: make([]bool, n), radixMin: max(n/radixFraction, 1)}
+	sum := ix.NewAccumulator()
+	return &Searcher{ix: ix, sum: sum, acc: sum.Scores(), radixMin: max(len(ix.ids)/radixFraction, 1)}
 }
 
 // Search returns the k documents with the highest S_w(q, x), best first,
@@ -259,12 +258,9 @@ func (s *Searcher) Search(q sparse.Vector, k int, exclude int) []Hit {
 	if exclude < -1 || exclude >= n {
 		panic(fmt.Sprintf("index: exclude %d outside [-1, %d)", exclude, n))
 	}
-	if len(q.Idx) != len(q.Val) {
-		panic(fmt.Sprintf("index: query with %d indices and %d values", len(q.Idx), len(q.Val)))
-	}
-	s.accumulate(q)
+	s.sum.Add(q)
 	s.matched = 0
-	for _, d := range s.touched {
+	for _, d := range s.sum.Docs() {
 		if s.acc[d] > 0 && int(d) != exclude {
 			s.matched++
 		}
@@ -280,11 +276,11 @@ func (s *Searcher) Search(q sparse.Vector, k int, exclude int) []Hit {
 	hits := make([]Hit, 0, k)
 	if k >= s.radixMin {
 		hits = s.appendRanking(hits, k, exclude)
-		s.reset()
+		s.sum.Reset()
 		return hits
 	}
 	s.pos, s.neg = s.pos[:0], s.neg[:0]
-	for _, d := range s.touched {
+	for _, d := range s.sum.Docs() {
 		switch a := s.acc[d]; {
 		case int(d) == exclude:
 		case a > 0:
@@ -303,7 +299,7 @@ func (s *Searcher) Search(q sparse.Vector, k int, exclude int) []Hit {
 		}
 	}
 	hits = s.appendBest(hits, s.neg, k-len(hits))
-	s.reset()
+	s.sum.Reset()
 	return hits
 }
 
@@ -311,14 +307,6 @@ func (s *Searcher) Search(q sparse.Vector, k int, exclude int) []Hit {
 // zero, exclude left out, whatever its k: a service shows how many images
 // match rather than padding its k results with zero scores.
 func (s *Searcher) Matched() int { return s.matched }
-
-// reset clears the scores of the last query.
-func (s *Searcher) reset() {
-	for _, d := range s.touched {
-		s.acc[d], s.seen[d] = 0, false
-	}
-	s.touched = s.touched[:0]
-}
 
 // radixFraction sets when Search ranks by radix-sorting every document: once
 // k reaches 1/radixFraction of them. Below that it selects from the touched
@@ -399,37 +387,6 @@ func descKey(f float64) uint64 {
 		b |= 1 << 63
 	}
 	return ^b
-}
-
-// accumulate adds S_w(q, x_d) into s.acc[d] for every document d sharing a
-// weighted word with q, recording the documents touched.
-func (s *Searcher) accumulate(q sparse.Vector) {
-	ix := s.ix
-	for t, i := range q.Idx {
-		if int64(i) >= int64(ix.vocab) {
-			panic(fmt.Sprintf("index: query word %d outside the vocabulary of %d", i, ix.vocab))
-		}
-		// w_i q_i once per query word; then one multiply-add per posting.
-		qw := float64(ix.weight[i]) * float64(q.Val[t])
-		if math.IsNaN(qw) || math.IsInf(qw, 0) {
-			// A NaN score would fit nowhere in the ranking.
-			panic(fmt.Sprintf("index: query value %v for word %d is not finite", q.Val[t], i))
-		}
-		if qw == 0 {
-			continue
-		}
-		lo, hi := ix.start[i], ix.start[i+1]
-		docs := ix.docs[lo:hi]
-		vals := ix.vals[lo:hi]
-		vals = vals[:len(docs)]
-		for p, d := range docs {
-			if !s.seen[d] {
-				s.seen[d] = true
-				s.touched = append(s.touched, d)
-			}
-			s.acc[d] += qw * float64(vals[p])
-		}
-	}
 }
 
 // better reports whether doc a ranks before doc b.
