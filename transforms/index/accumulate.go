@@ -11,14 +11,14 @@ import (
 // over the documents of an Index, in float64, word by word in the query's
 // order. It is the scoring loop of both the Searcher and the evaluation's
 // rankings, so the two give the same scores bit for bit. It reuses its
-// scratch (9 bytes a document, and 4 more once a query touches most of
-// them) from query to query, so it is not safe for concurrent use.
+// scratch (9 bytes a document) from query to query, so it is not safe for
+// concurrent use; the index's Accumulators share 4 bytes a document more
+// once a query touches most documents (Docs).
 type Accumulator struct {
 	ix      *Index
 	acc     []float64 // acc[d]: S_w(q, x_d) so far; zero between queries
 	seen    []bool    // seen[d]: d is in touched
 	touched []int32   // documents with a posting hit, in first-hit order
-	all     []int32   // 0, 1, …, Docs()−1, made on the first dense query
 	dense   bool      // the query's postings were summed without marks
 }
 
@@ -106,13 +106,14 @@ func (a *Accumulator) Docs() []int32 {
 	if !a.dense {
 		return a.touched
 	}
-	if a.all == nil {
-		a.all = make([]int32, len(a.acc))
-		for d := range a.all {
-			a.all[d] = int32(d)
+	ix := a.ix
+	ix.ordinalsOnce.Do(func() {
+		ix.ordinals = make([]int32, len(ix.ids))
+		for d := range ix.ordinals {
+			ix.ordinals[d] = int32(d)
 		}
-	}
-	return a.all
+	})
+	return ix.ordinals
 }
 
 // Reset zeroes the scores for the next query.

@@ -11,6 +11,7 @@ package index
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/bowline/bowline/learners/sparse"
 )
@@ -28,6 +29,11 @@ type Index struct {
 	start  []int     // len vocab+1
 	docs   []int32
 	vals   []float32
+
+	// ordinals is 0, 1, …, len(ids)−1, made once for every Accumulator
+	// of the index on their first query that reaches most documents.
+	ordinalsOnce sync.Once
+	ordinals     []int32
 }
 
 // Build indexes the documents vecs, whose identifiers are ids (ordinal i has
