@@ -225,6 +225,12 @@ func scatter(hist []float32, idx []int32, wts []float32) {
 		return
 	}
 	_ = wts[(len(idx)+7)&^7*8-1]
+	if useAVX && useAVX2 {
+		if !scatterCellsAVX2(&hist[0], &idx[0], &wts[0], len(idx)) {
+			panic("sift: scatter: bins outside the histogram")
+		}
+		return
+	}
 	if useAVX {
 		for _, i := range idx {
 			if i < 0 || int(i)+histCol+histRow+2 > len(hist) {

@@ -15,6 +15,17 @@ var useAVX = func() bool {
 	return eax&6 == 6
 }()
 
+// useAVX2 reports whether the CPU also has AVX2, for the lane-crossing
+// permutations (VPERMPS) of scatterCellsAVX2.
+var useAVX2 = func() bool {
+	if !useAVX {
+		return false
+	}
+	_, ebx, _, _ := cpuid(7, 0)
+	const avx2 = 1 << 5
+	return ebx&avx2 != 0
+}()
+
 func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 func xgetbv() (eax, edx uint32)
 
@@ -47,6 +58,14 @@ func prefetch(p *float32, n int)
 //
 //go:noescape
 func scatterAVX(hist *float32, idx *int32, wts *float32, n int)
+
+// scatterCellsAVX2 is scatter on n samples, with the results of
+// scatterGo; it reads the weights of ⌈n/8⌉ whole blocks. It returns false
+// (having added some of the samples) if an index is outside the histogram
+// or its orientation bin, idx mod histRow, is not below descBins.
+//
+//go:noescape
+func scatterCellsAVX2(hist *float32, idx *int32, wts *float32, n int) bool
 
 // isExtremumAVX is isExtremum for the sample p points to, in the plane of
 // its layer, with planes plane and rows w floats apart; it reads the rows

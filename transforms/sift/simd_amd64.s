@@ -1118,3 +1118,857 @@ store4:
 done4:
 	VZEROUPPER
 	RET
+
+// Tables for scatterCellsAVX2, a vector for each orientation bin o = 0 …
+// 7: cells<>+32o keeps lanes o and o+1 (if o < 7); cells<>+256+32o lanes
+// 0, 1, 4 and 5 (the bins 8 of the four cells) if o = 7, none otherwise.
+// Then the lane numbers 0 … 7, the frame offsets of eight samples' weights
+// (64 bytes apart), and the constants 6554, 288, 7 and 32.
+DATA cells<>+0(SB)/4, $0xffffffff
+DATA cells<>+4(SB)/4, $0xffffffff
+DATA cells<>+8(SB)/4, $0x00000000
+DATA cells<>+12(SB)/4, $0x00000000
+DATA cells<>+16(SB)/4, $0x00000000
+DATA cells<>+20(SB)/4, $0x00000000
+DATA cells<>+24(SB)/4, $0x00000000
+DATA cells<>+28(SB)/4, $0x00000000
+DATA cells<>+32(SB)/4, $0x00000000
+DATA cells<>+36(SB)/4, $0xffffffff
+DATA cells<>+40(SB)/4, $0xffffffff
+DATA cells<>+44(SB)/4, $0x00000000
+DATA cells<>+48(SB)/4, $0x00000000
+DATA cells<>+52(SB)/4, $0x00000000
+DATA cells<>+56(SB)/4, $0x00000000
+DATA cells<>+60(SB)/4, $0x00000000
+DATA cells<>+64(SB)/4, $0x00000000
+DATA cells<>+68(SB)/4, $0x00000000
+DATA cells<>+72(SB)/4, $0xffffffff
+DATA cells<>+76(SB)/4, $0xffffffff
+DATA cells<>+80(SB)/4, $0x00000000
+DATA cells<>+84(SB)/4, $0x00000000
+DATA cells<>+88(SB)/4, $0x00000000
+DATA cells<>+92(SB)/4, $0x00000000
+DATA cells<>+96(SB)/4, $0x00000000
+DATA cells<>+100(SB)/4, $0x00000000
+DATA cells<>+104(SB)/4, $0x00000000
+DATA cells<>+108(SB)/4, $0xffffffff
+DATA cells<>+112(SB)/4, $0xffffffff
+DATA cells<>+116(SB)/4, $0x00000000
+DATA cells<>+120(SB)/4, $0x00000000
+DATA cells<>+124(SB)/4, $0x00000000
+DATA cells<>+128(SB)/4, $0x00000000
+DATA cells<>+132(SB)/4, $0x00000000
+DATA cells<>+136(SB)/4, $0x00000000
+DATA cells<>+140(SB)/4, $0x00000000
+DATA cells<>+144(SB)/4, $0xffffffff
+DATA cells<>+148(SB)/4, $0xffffffff
+DATA cells<>+152(SB)/4, $0x00000000
+DATA cells<>+156(SB)/4, $0x00000000
+DATA cells<>+160(SB)/4, $0x00000000
+DATA cells<>+164(SB)/4, $0x00000000
+DATA cells<>+168(SB)/4, $0x00000000
+DATA cells<>+172(SB)/4, $0x00000000
+DATA cells<>+176(SB)/4, $0x00000000
+DATA cells<>+180(SB)/4, $0xffffffff
+DATA cells<>+184(SB)/4, $0xffffffff
+DATA cells<>+188(SB)/4, $0x00000000
+DATA cells<>+192(SB)/4, $0x00000000
+DATA cells<>+196(SB)/4, $0x00000000
+DATA cells<>+200(SB)/4, $0x00000000
+DATA cells<>+204(SB)/4, $0x00000000
+DATA cells<>+208(SB)/4, $0x00000000
+DATA cells<>+212(SB)/4, $0x00000000
+DATA cells<>+216(SB)/4, $0xffffffff
+DATA cells<>+220(SB)/4, $0xffffffff
+DATA cells<>+224(SB)/4, $0x00000000
+DATA cells<>+228(SB)/4, $0x00000000
+DATA cells<>+232(SB)/4, $0x00000000
+DATA cells<>+236(SB)/4, $0x00000000
+DATA cells<>+240(SB)/4, $0x00000000
+DATA cells<>+244(SB)/4, $0x00000000
+DATA cells<>+248(SB)/4, $0x00000000
+DATA cells<>+252(SB)/4, $0xffffffff
+DATA cells<>+256(SB)/4, $0x00000000
+DATA cells<>+260(SB)/4, $0x00000000
+DATA cells<>+264(SB)/4, $0x00000000
+DATA cells<>+268(SB)/4, $0x00000000
+DATA cells<>+272(SB)/4, $0x00000000
+DATA cells<>+276(SB)/4, $0x00000000
+DATA cells<>+280(SB)/4, $0x00000000
+DATA cells<>+284(SB)/4, $0x00000000
+DATA cells<>+288(SB)/4, $0x00000000
+DATA cells<>+292(SB)/4, $0x00000000
+DATA cells<>+296(SB)/4, $0x00000000
+DATA cells<>+300(SB)/4, $0x00000000
+DATA cells<>+304(SB)/4, $0x00000000
+DATA cells<>+308(SB)/4, $0x00000000
+DATA cells<>+312(SB)/4, $0x00000000
+DATA cells<>+316(SB)/4, $0x00000000
+DATA cells<>+320(SB)/4, $0x00000000
+DATA cells<>+324(SB)/4, $0x00000000
+DATA cells<>+328(SB)/4, $0x00000000
+DATA cells<>+332(SB)/4, $0x00000000
+DATA cells<>+336(SB)/4, $0x00000000
+DATA cells<>+340(SB)/4, $0x00000000
+DATA cells<>+344(SB)/4, $0x00000000
+DATA cells<>+348(SB)/4, $0x00000000
+DATA cells<>+352(SB)/4, $0x00000000
+DATA cells<>+356(SB)/4, $0x00000000
+DATA cells<>+360(SB)/4, $0x00000000
+DATA cells<>+364(SB)/4, $0x00000000
+DATA cells<>+368(SB)/4, $0x00000000
+DATA cells<>+372(SB)/4, $0x00000000
+DATA cells<>+376(SB)/4, $0x00000000
+DATA cells<>+380(SB)/4, $0x00000000
+DATA cells<>+384(SB)/4, $0x00000000
+DATA cells<>+388(SB)/4, $0x00000000
+DATA cells<>+392(SB)/4, $0x00000000
+DATA cells<>+396(SB)/4, $0x00000000
+DATA cells<>+400(SB)/4, $0x00000000
+DATA cells<>+404(SB)/4, $0x00000000
+DATA cells<>+408(SB)/4, $0x00000000
+DATA cells<>+412(SB)/4, $0x00000000
+DATA cells<>+416(SB)/4, $0x00000000
+DATA cells<>+420(SB)/4, $0x00000000
+DATA cells<>+424(SB)/4, $0x00000000
+DATA cells<>+428(SB)/4, $0x00000000
+DATA cells<>+432(SB)/4, $0x00000000
+DATA cells<>+436(SB)/4, $0x00000000
+DATA cells<>+440(SB)/4, $0x00000000
+DATA cells<>+444(SB)/4, $0x00000000
+DATA cells<>+448(SB)/4, $0x00000000
+DATA cells<>+452(SB)/4, $0x00000000
+DATA cells<>+456(SB)/4, $0x00000000
+DATA cells<>+460(SB)/4, $0x00000000
+DATA cells<>+464(SB)/4, $0x00000000
+DATA cells<>+468(SB)/4, $0x00000000
+DATA cells<>+472(SB)/4, $0x00000000
+DATA cells<>+476(SB)/4, $0x00000000
+DATA cells<>+480(SB)/4, $0xffffffff
+DATA cells<>+484(SB)/4, $0xffffffff
+DATA cells<>+488(SB)/4, $0x00000000
+DATA cells<>+492(SB)/4, $0x00000000
+DATA cells<>+496(SB)/4, $0xffffffff
+DATA cells<>+500(SB)/4, $0xffffffff
+DATA cells<>+504(SB)/4, $0x00000000
+DATA cells<>+508(SB)/4, $0x00000000
+DATA cells<>+512(SB)/4, $0x00000000
+DATA cells<>+516(SB)/4, $0x00000001
+DATA cells<>+520(SB)/4, $0x00000002
+DATA cells<>+524(SB)/4, $0x00000003
+DATA cells<>+528(SB)/4, $0x00000004
+DATA cells<>+532(SB)/4, $0x00000005
+DATA cells<>+536(SB)/4, $0x00000006
+DATA cells<>+540(SB)/4, $0x00000007
+DATA cells<>+544(SB)/4, $0x00000000
+DATA cells<>+548(SB)/4, $0x00000040
+DATA cells<>+552(SB)/4, $0x00000080
+DATA cells<>+556(SB)/4, $0x000000c0
+DATA cells<>+560(SB)/4, $0x00000100
+DATA cells<>+564(SB)/4, $0x00000140
+DATA cells<>+568(SB)/4, $0x00000180
+DATA cells<>+572(SB)/4, $0x000001c0
+DATA cells<>+576(SB)/4, $0x0000199a
+DATA cells<>+580(SB)/4, $0x00000120
+DATA cells<>+584(SB)/4, $0x00000007
+DATA cells<>+588(SB)/4, $0x00000020
+GLOBL cells<>(SB), RODATA|NOPTR, $592
+
+// func scatterCellsAVX2(hist *float32, idx *int32, wts *float32, n int) bool
+//
+// scatter with the orientation bins in the lanes of a vector: a sample adds
+// to two neighbouring bins o, o+1 of four cells (2×2), and a run of
+// samples in the same four cells, whatever their orientations, adds to
+// four vectors holding bins 0 … 7 of those cells and one holding their
+// bins 8, loaded before the run and stored after it. A sample's vector for
+// a cell is its two weights for that cell broadcast to every pair of
+// lanes (swapped when o is odd, so that lane o gets the lower bin's) with
+// all lanes but o and o+1 zeroed; adding +0 leaves a sum as it is (sums
+// are never −0: the weights are ≥ 0 or NaN), so every bin sees the same
+// additions in the same order as in scatterGo. Runs of the same cells are
+// twice as long as runs of the same bins, and the orientation, which
+// changes from one sample to the next at random, costs no branch.
+//
+// Eight samples at a time. A block is prepared, into one of two halves of
+// the frame (608 bytes each), while the block before it is added, so that
+// the loads of its values do not wait on the stores that wrote them (a
+// load of part of a vector store is not forwarded): its cells (idx rounded
+// down to a multiple of 10, by ⌊idx·6554/2¹⁶⌋ = ⌊idx/10⌋, exact below
+// 16,389), orientation bins and weight offsets are computed in vectors and
+// checked, and its weights, stored corner by corner, transposed (as in
+// scatterAVX). The half at off holds sample s's weights at off+64s, the
+// same with each pair swapped at off+64s+32, and its cell, bin ×32 and
+// weights' offset for its bin (from SP) at off+512+4s, off+544+4s and
+// off+576+4s. Then the block's samples are added one by one, by
+// straight-line code. It returns false, having added some samples, at a
+// block with an index outside the histogram or an orientation bin ≥ 8.
+//
+// Registers: DI hist, SI idx, DX the current block's weights, CX n, BX
+// samples before it, R14 samples in it, R12 its half of the frame; R8 the
+// current run's first cell (histogram index), R9 its address, R10 the
+// sample's cell, AX its orientation bin ×32, R13 its weights' offset, R11
+// the tables; Y0–Y3 the bins 0 … 7 of the four cells, Y4 their bins 8
+// (lanes 0, 1, 4, 5), Y6 the sample's lane mask, Y7 scratch; Y5–Y14 the
+// preparation of a block (samples R10 in it, into the half at AX).
+TEXT ·scatterCellsAVX2(SB), $1216-33
+	MOVQ  hist+0(FP), DI
+	MOVQ  idx+8(FP), SI
+	MOVQ  wts+16(FP), DX
+	MOVQ  n+24(FP), CX
+	MOVB  $1, ret+32(FP)
+	TESTQ CX, CX
+	JEQ   cellsRet
+	LEAQ  cells<>(SB), R11
+	XORQ  BX, BX
+	XORQ  R12, R12
+	MOVQ  CX, R14
+	CMPQ  R14, $8
+	JLE   cellsFirst
+	MOVQ  $8, R14
+
+cellsFirst:
+	MOVQ R14, R10
+	XORQ AX, AX
+	// The block's cells, bins and offsets, and whether all its samples'
+	// are valid; the lanes past n hold whatever follows idx[n−1].
+	VMOVDQU (SI), Y8
+	VPBROADCASTD 576(R11), Y9
+	VPMULHUW Y9, Y8, Y9        // ⌊idx/10⌋ (idx < 2¹⁶)
+	VPSLLD   $1, Y9, Y10
+	VPSLLD   $3, Y9, Y9
+	VPADDD   Y10, Y9, Y9       // the cell
+	VPSUBD   Y9, Y8, Y10       // the bin
+	VMOVDQU  Y9, 512(SP)(AX*1)
+	VPBROADCASTD 580(R11), Y11
+	VPMINUD  Y11, Y8, Y11
+	VPCMPEQD Y11, Y8, Y11      // idx ≤ 288 (unsigned)
+	VPBROADCASTD 584(R11), Y12
+	VPMINUD  Y12, Y10, Y12
+	VPCMPEQD Y12, Y10, Y12     // bin ≤ 7
+	VPAND    Y12, Y11, Y11
+	VMOVQ    R10, X13
+	VPBROADCASTD X13, Y13
+	VPCMPGTD 512(R11), Y13, Y13 // the block's samples
+	VPANDN   Y13, Y11, Y11      // the block's samples not valid
+	VPTEST   Y11, Y11
+	JNE      cellsBad0
+	VPSLLD   $5, Y10, Y10
+	VMOVDQU  Y10, 544(SP)(AX*1)
+	VPBROADCASTD 588(R11), Y11
+	VPAND    Y11, Y10, Y10
+	VPADDD   544(R11), Y10, Y10
+	VMOVQ    AX, X13
+	VPBROADCASTD X13, Y13
+	VPADDD   Y13, Y10, Y10
+	VMOVDQU  Y10, 576(SP)(AX*1)
+
+	// Transpose: t = unpack(r0,r1) …, u = shuffles of t, sample s =
+	// VPERM2F128 of u, as in scatterAVX but with ten registers.
+	VMOVUPS 0(DX), Y5
+	VMOVUPS 32(DX), Y6
+	VMOVUPS 64(DX), Y7
+	VMOVUPS 96(DX), Y8
+	VMOVUPS 128(DX), Y9
+	VMOVUPS 160(DX), Y10
+	VMOVUPS 192(DX), Y11
+	VMOVUPS 224(DX), Y12
+	VUNPCKLPS Y6, Y5, Y13   // t0
+	VUNPCKHPS Y6, Y5, Y14   // t1
+	VUNPCKLPS Y8, Y7, Y5    // t2
+	VUNPCKHPS Y8, Y7, Y6    // t3
+	VUNPCKLPS Y10, Y9, Y7   // t4
+	VUNPCKHPS Y10, Y9, Y8   // t5
+	VUNPCKLPS Y12, Y11, Y9  // t6
+	VUNPCKHPS Y12, Y11, Y10 // t7
+	VSHUFPS $0x44, Y5, Y13, Y11 // u0
+	VSHUFPS $0xee, Y5, Y13, Y12 // u1
+	VSHUFPS $0x44, Y6, Y14, Y13 // u2
+	VSHUFPS $0xee, Y6, Y14, Y5  // u3
+	VSHUFPS $0x44, Y9, Y7, Y14  // u4
+	VSHUFPS $0xee, Y9, Y7, Y6   // u5
+	VSHUFPS $0x44, Y10, Y8, Y7  // u6
+	VSHUFPS $0xee, Y10, Y8, Y9  // u7
+	VPERM2F128 $0x20, Y14, Y11, Y8
+	VMOVUPS Y8, 0(SP)(AX*1)
+	VPERMILPS $0xb1, Y8, Y8
+	VMOVUPS Y8, 32(SP)(AX*1)
+	VPERM2F128 $0x31, Y14, Y11, Y8
+	VMOVUPS Y8, 256(SP)(AX*1)
+	VPERMILPS $0xb1, Y8, Y8
+	VMOVUPS Y8, 288(SP)(AX*1)
+	VPERM2F128 $0x20, Y6, Y12, Y8
+	VMOVUPS Y8, 64(SP)(AX*1)
+	VPERMILPS $0xb1, Y8, Y8
+	VMOVUPS Y8, 96(SP)(AX*1)
+	VPERM2F128 $0x31, Y6, Y12, Y8
+	VMOVUPS Y8, 320(SP)(AX*1)
+	VPERMILPS $0xb1, Y8, Y8
+	VMOVUPS Y8, 352(SP)(AX*1)
+	VPERM2F128 $0x20, Y7, Y13, Y8
+	VMOVUPS Y8, 128(SP)(AX*1)
+	VPERMILPS $0xb1, Y8, Y8
+	VMOVUPS Y8, 160(SP)(AX*1)
+	VPERM2F128 $0x31, Y7, Y13, Y8
+	VMOVUPS Y8, 384(SP)(AX*1)
+	VPERMILPS $0xb1, Y8, Y8
+	VMOVUPS Y8, 416(SP)(AX*1)
+	VPERM2F128 $0x20, Y9, Y5, Y8
+	VMOVUPS Y8, 192(SP)(AX*1)
+	VPERMILPS $0xb1, Y8, Y8
+	VMOVUPS Y8, 224(SP)(AX*1)
+	VPERM2F128 $0x31, Y9, Y5, Y8
+	VMOVUPS Y8, 448(SP)(AX*1)
+	VPERMILPS $0xb1, Y8, Y8
+	VMOVUPS Y8, 480(SP)(AX*1)
+
+	MOVL  512(SP), R8
+	LEAQ  (DI)(R8*4), R9
+	VMOVUPS (R9), Y0
+	VMOVUPS 40(R9), Y1
+	VMOVUPS 240(R9), Y2
+	VMOVUPS 280(R9), Y3
+	VMOVSS  32(R9), X4
+	VINSERTPS $0x10, 72(R9), X4, X4
+	VMOVSS  272(R9), X7
+	VINSERTPS $0x10, 312(R9), X7, X7
+	VINSERTF128 $1, X7, Y4, Y4
+
+cellsBlock:
+	// Prepare the next block, if any.
+	MOVQ CX, R10
+	SUBQ BX, R10
+	SUBQ $8, R10
+	JLE  cellsSample0
+	CMPQ R10, $8
+	JLE  cellsNext
+	MOVQ $8, R10
+
+cellsNext:
+	MOVQ $608, AX
+	SUBQ R12, AX
+	// The block's cells, bins and offsets, and whether all its samples'
+	// are valid; the lanes past n hold whatever follows idx[n−1].
+	VMOVDQU 32(SI)(BX*4), Y8
+	VPBROADCASTD 576(R11), Y9
+	VPMULHUW Y9, Y8, Y9        // ⌊idx/10⌋ (idx < 2¹⁶)
+	VPSLLD   $1, Y9, Y10
+	VPSLLD   $3, Y9, Y9
+	VPADDD   Y10, Y9, Y9       // the cell
+	VPSUBD   Y9, Y8, Y10       // the bin
+	VMOVDQU  Y9, 512(SP)(AX*1)
+	VPBROADCASTD 580(R11), Y11
+	VPMINUD  Y11, Y8, Y11
+	VPCMPEQD Y11, Y8, Y11      // idx ≤ 288 (unsigned)
+	VPBROADCASTD 584(R11), Y12
+	VPMINUD  Y12, Y10, Y12
+	VPCMPEQD Y12, Y10, Y12     // bin ≤ 7
+	VPAND    Y12, Y11, Y11
+	VMOVQ    R10, X13
+	VPBROADCASTD X13, Y13
+	VPCMPGTD 512(R11), Y13, Y13 // the block's samples
+	VPANDN   Y13, Y11, Y11      // the block's samples not valid
+	VPTEST   Y11, Y11
+	JNE      cellsBad
+	VPSLLD   $5, Y10, Y10
+	VMOVDQU  Y10, 544(SP)(AX*1)
+	VPBROADCASTD 588(R11), Y11
+	VPAND    Y11, Y10, Y10
+	VPADDD   544(R11), Y10, Y10
+	VMOVQ    AX, X13
+	VPBROADCASTD X13, Y13
+	VPADDD   Y13, Y10, Y10
+	VMOVDQU  Y10, 576(SP)(AX*1)
+
+	// Transpose: t = unpack(r0,r1) …, u = shuffles of t, sample s =
+	// VPERM2F128 of u, as in scatterAVX but with ten registers.
+	VMOVUPS 256(DX), Y5
+	VMOVUPS 288(DX), Y6
+	VMOVUPS 320(DX), Y7
+	VMOVUPS 352(DX), Y8
+	VMOVUPS 384(DX), Y9
+	VMOVUPS 416(DX), Y10
+	VMOVUPS 448(DX), Y11
+	VMOVUPS 480(DX), Y12
+	VUNPCKLPS Y6, Y5, Y13   // t0
+	VUNPCKHPS Y6, Y5, Y14   // t1
+	VUNPCKLPS Y8, Y7, Y5    // t2
+	VUNPCKHPS Y8, Y7, Y6    // t3
+	VUNPCKLPS Y10, Y9, Y7   // t4
+	VUNPCKHPS Y10, Y9, Y8   // t5
+	VUNPCKLPS Y12, Y11, Y9  // t6
+	VUNPCKHPS Y12, Y11, Y10 // t7
+	VSHUFPS $0x44, Y5, Y13, Y11 // u0
+	VSHUFPS $0xee, Y5, Y13, Y12 // u1
+	VSHUFPS $0x44, Y6, Y14, Y13 // u2
+	VSHUFPS $0xee, Y6, Y14, Y5  // u3
+	VSHUFPS $0x44, Y9, Y7, Y14  // u4
+	VSHUFPS $0xee, Y9, Y7, Y6   // u5
+	VSHUFPS $0x44, Y10, Y8, Y7  // u6
+	VSHUFPS $0xee, Y10, Y8, Y9  // u7
+	VPERM2F128 $0x20, Y14, Y11, Y8
+	VMOVUPS Y8, 0(SP)(AX*1)
+	VPERMILPS $0xb1, Y8, Y8
+	VMOVUPS Y8, 32(SP)(AX*1)
+	VPERM2F128 $0x31, Y14, Y11, Y8
+	VMOVUPS Y8, 256(SP)(AX*1)
+	VPERMILPS $0xb1, Y8, Y8
+	VMOVUPS Y8, 288(SP)(AX*1)
+	VPERM2F128 $0x20, Y6, Y12, Y8
+	VMOVUPS Y8, 64(SP)(AX*1)
+	VPERMILPS $0xb1, Y8, Y8
+	VMOVUPS Y8, 96(SP)(AX*1)
+	VPERM2F128 $0x31, Y6, Y12, Y8
+	VMOVUPS Y8, 320(SP)(AX*1)
+	VPERMILPS $0xb1, Y8, Y8
+	VMOVUPS Y8, 352(SP)(AX*1)
+	VPERM2F128 $0x20, Y7, Y13, Y8
+	VMOVUPS Y8, 128(SP)(AX*1)
+	VPERMILPS $0xb1, Y8, Y8
+	VMOVUPS Y8, 160(SP)(AX*1)
+	VPERM2F128 $0x31, Y7, Y13, Y8
+	VMOVUPS Y8, 384(SP)(AX*1)
+	VPERMILPS $0xb1, Y8, Y8
+	VMOVUPS Y8, 416(SP)(AX*1)
+	VPERM2F128 $0x20, Y9, Y5, Y8
+	VMOVUPS Y8, 192(SP)(AX*1)
+	VPERMILPS $0xb1, Y8, Y8
+	VMOVUPS Y8, 224(SP)(AX*1)
+	VPERM2F128 $0x31, Y9, Y5, Y8
+	VMOVUPS Y8, 448(SP)(AX*1)
+	VPERMILPS $0xb1, Y8, Y8
+	VMOVUPS Y8, 480(SP)(AX*1)
+
+cellsSample0:
+	MOVL 512(SP)(R12*1), R10
+	CMPQ R10, R8
+	JNE  cellsFlush0
+
+cellsAdd0:
+	MOVL 544(SP)(R12*1), AX
+	MOVL 576(SP)(R12*1), R13
+	VMOVDQU 0(R11)(AX*1), Y6
+	VPERMILPS $0x0d, 0(SP)(R12*1), Y7 // lanes 0, 1, 4, 5: weights 1, 3, 5, 7
+	VANDPS  256(R11)(AX*1), Y7, Y7
+	VADDPS  Y7, Y4, Y4
+	VBROADCASTSD 0(SP)(R13*1), Y7
+	VANDPS  Y6, Y7, Y7
+	VADDPS  Y7, Y0, Y0
+	VBROADCASTSD 8(SP)(R13*1), Y7
+	VANDPS  Y6, Y7, Y7
+	VADDPS  Y7, Y1, Y1
+	VBROADCASTSD 16(SP)(R13*1), Y7
+	VANDPS  Y6, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	VBROADCASTSD 24(SP)(R13*1), Y7
+	VANDPS  Y6, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+
+cellsSample1:
+	CMPQ R14, $1
+	JLE  cellsEnd
+	MOVL 516(SP)(R12*1), R10
+	CMPQ R10, R8
+	JNE  cellsFlush1
+
+cellsAdd1:
+	MOVL 548(SP)(R12*1), AX
+	MOVL 580(SP)(R12*1), R13
+	VMOVDQU 0(R11)(AX*1), Y6
+	VPERMILPS $0x0d, 64(SP)(R12*1), Y7 // lanes 0, 1, 4, 5: weights 1, 3, 5, 7
+	VANDPS  256(R11)(AX*1), Y7, Y7
+	VADDPS  Y7, Y4, Y4
+	VBROADCASTSD 0(SP)(R13*1), Y7
+	VANDPS  Y6, Y7, Y7
+	VADDPS  Y7, Y0, Y0
+	VBROADCASTSD 8(SP)(R13*1), Y7
+	VANDPS  Y6, Y7, Y7
+	VADDPS  Y7, Y1, Y1
+	VBROADCASTSD 16(SP)(R13*1), Y7
+	VANDPS  Y6, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	VBROADCASTSD 24(SP)(R13*1), Y7
+	VANDPS  Y6, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+
+cellsSample2:
+	CMPQ R14, $2
+	JLE  cellsEnd
+	MOVL 520(SP)(R12*1), R10
+	CMPQ R10, R8
+	JNE  cellsFlush2
+
+cellsAdd2:
+	MOVL 552(SP)(R12*1), AX
+	MOVL 584(SP)(R12*1), R13
+	VMOVDQU 0(R11)(AX*1), Y6
+	VPERMILPS $0x0d, 128(SP)(R12*1), Y7 // lanes 0, 1, 4, 5: weights 1, 3, 5, 7
+	VANDPS  256(R11)(AX*1), Y7, Y7
+	VADDPS  Y7, Y4, Y4
+	VBROADCASTSD 0(SP)(R13*1), Y7
+	VANDPS  Y6, Y7, Y7
+	VADDPS  Y7, Y0, Y0
+	VBROADCASTSD 8(SP)(R13*1), Y7
+	VANDPS  Y6, Y7, Y7
+	VADDPS  Y7, Y1, Y1
+	VBROADCASTSD 16(SP)(R13*1), Y7
+	VANDPS  Y6, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	VBROADCASTSD 24(SP)(R13*1), Y7
+	VANDPS  Y6, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+
+cellsSample3:
+	CMPQ R14, $3
+	JLE  cellsEnd
+	MOVL 524(SP)(R12*1), R10
+	CMPQ R10, R8
+	JNE  cellsFlush3
+
+cellsAdd3:
+	MOVL 556(SP)(R12*1), AX
+	MOVL 588(SP)(R12*1), R13
+	VMOVDQU 0(R11)(AX*1), Y6
+	VPERMILPS $0x0d, 192(SP)(R12*1), Y7 // lanes 0, 1, 4, 5: weights 1, 3, 5, 7
+	VANDPS  256(R11)(AX*1), Y7, Y7
+	VADDPS  Y7, Y4, Y4
+	VBROADCASTSD 0(SP)(R13*1), Y7
+	VANDPS  Y6, Y7, Y7
+	VADDPS  Y7, Y0, Y0
+	VBROADCASTSD 8(SP)(R13*1), Y7
+	VANDPS  Y6, Y7, Y7
+	VADDPS  Y7, Y1, Y1
+	VBROADCASTSD 16(SP)(R13*1), Y7
+	VANDPS  Y6, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	VBROADCASTSD 24(SP)(R13*1), Y7
+	VANDPS  Y6, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+
+cellsSample4:
+	CMPQ R14, $4
+	JLE  cellsEnd
+	MOVL 528(SP)(R12*1), R10
+	CMPQ R10, R8
+	JNE  cellsFlush4
+
+cellsAdd4:
+	MOVL 560(SP)(R12*1), AX
+	MOVL 592(SP)(R12*1), R13
+	VMOVDQU 0(R11)(AX*1), Y6
+	VPERMILPS $0x0d, 256(SP)(R12*1), Y7 // lanes 0, 1, 4, 5: weights 1, 3, 5, 7
+	VANDPS  256(R11)(AX*1), Y7, Y7
+	VADDPS  Y7, Y4, Y4
+	VBROADCASTSD 0(SP)(R13*1), Y7
+	VANDPS  Y6, Y7, Y7
+	VADDPS  Y7, Y0, Y0
+	VBROADCASTSD 8(SP)(R13*1), Y7
+	VANDPS  Y6, Y7, Y7
+	VADDPS  Y7, Y1, Y1
+	VBROADCASTSD 16(SP)(R13*1), Y7
+	VANDPS  Y6, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	VBROADCASTSD 24(SP)(R13*1), Y7
+	VANDPS  Y6, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+
+cellsSample5:
+	CMPQ R14, $5
+	JLE  cellsEnd
+	MOVL 532(SP)(R12*1), R10
+	CMPQ R10, R8
+	JNE  cellsFlush5
+
+cellsAdd5:
+	MOVL 564(SP)(R12*1), AX
+	MOVL 596(SP)(R12*1), R13
+	VMOVDQU 0(R11)(AX*1), Y6
+	VPERMILPS $0x0d, 320(SP)(R12*1), Y7 // lanes 0, 1, 4, 5: weights 1, 3, 5, 7
+	VANDPS  256(R11)(AX*1), Y7, Y7
+	VADDPS  Y7, Y4, Y4
+	VBROADCASTSD 0(SP)(R13*1), Y7
+	VANDPS  Y6, Y7, Y7
+	VADDPS  Y7, Y0, Y0
+	VBROADCASTSD 8(SP)(R13*1), Y7
+	VANDPS  Y6, Y7, Y7
+	VADDPS  Y7, Y1, Y1
+	VBROADCASTSD 16(SP)(R13*1), Y7
+	VANDPS  Y6, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	VBROADCASTSD 24(SP)(R13*1), Y7
+	VANDPS  Y6, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+
+cellsSample6:
+	CMPQ R14, $6
+	JLE  cellsEnd
+	MOVL 536(SP)(R12*1), R10
+	CMPQ R10, R8
+	JNE  cellsFlush6
+
+cellsAdd6:
+	MOVL 568(SP)(R12*1), AX
+	MOVL 600(SP)(R12*1), R13
+	VMOVDQU 0(R11)(AX*1), Y6
+	VPERMILPS $0x0d, 384(SP)(R12*1), Y7 // lanes 0, 1, 4, 5: weights 1, 3, 5, 7
+	VANDPS  256(R11)(AX*1), Y7, Y7
+	VADDPS  Y7, Y4, Y4
+	VBROADCASTSD 0(SP)(R13*1), Y7
+	VANDPS  Y6, Y7, Y7
+	VADDPS  Y7, Y0, Y0
+	VBROADCASTSD 8(SP)(R13*1), Y7
+	VANDPS  Y6, Y7, Y7
+	VADDPS  Y7, Y1, Y1
+	VBROADCASTSD 16(SP)(R13*1), Y7
+	VANDPS  Y6, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	VBROADCASTSD 24(SP)(R13*1), Y7
+	VANDPS  Y6, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+
+cellsSample7:
+	CMPQ R14, $7
+	JLE  cellsEnd
+	MOVL 540(SP)(R12*1), R10
+	CMPQ R10, R8
+	JNE  cellsFlush7
+
+cellsAdd7:
+	MOVL 572(SP)(R12*1), AX
+	MOVL 604(SP)(R12*1), R13
+	VMOVDQU 0(R11)(AX*1), Y6
+	VPERMILPS $0x0d, 448(SP)(R12*1), Y7 // lanes 0, 1, 4, 5: weights 1, 3, 5, 7
+	VANDPS  256(R11)(AX*1), Y7, Y7
+	VADDPS  Y7, Y4, Y4
+	VBROADCASTSD 0(SP)(R13*1), Y7
+	VANDPS  Y6, Y7, Y7
+	VADDPS  Y7, Y0, Y0
+	VBROADCASTSD 8(SP)(R13*1), Y7
+	VANDPS  Y6, Y7, Y7
+	VADDPS  Y7, Y1, Y1
+	VBROADCASTSD 16(SP)(R13*1), Y7
+	VANDPS  Y6, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	VBROADCASTSD 24(SP)(R13*1), Y7
+	VANDPS  Y6, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+
+	ADDQ $8, BX
+	ADDQ $256, DX
+	CMPQ BX, CX
+	JGE  cellsEnd
+	MOVQ $608, AX
+	SUBQ R12, AX
+	MOVQ AX, R12
+	MOVQ CX, R14
+	SUBQ BX, R14
+	CMPQ R14, $8
+	JLE  cellsBlock
+	MOVQ $8, R14
+	JMP  cellsBlock
+
+cellsFlush0:
+	VMOVUPS Y0, (R9)
+	VMOVUPS Y1, 40(R9)
+	VMOVUPS Y2, 240(R9)
+	VMOVUPS Y3, 280(R9)
+	VMOVSS  X4, 32(R9)
+	VEXTRACTPS $1, X4, 72(R9)
+	VEXTRACTF128 $1, Y4, X7
+	VMOVSS  X7, 272(R9)
+	VEXTRACTPS $1, X7, 312(R9)
+	MOVQ R10, R8
+	LEAQ (DI)(R8*4), R9
+	VMOVUPS (R9), Y0
+	VMOVUPS 40(R9), Y1
+	VMOVUPS 240(R9), Y2
+	VMOVUPS 280(R9), Y3
+	VMOVSS  32(R9), X4
+	VINSERTPS $0x10, 72(R9), X4, X4
+	VMOVSS  272(R9), X7
+	VINSERTPS $0x10, 312(R9), X7, X7
+	VINSERTF128 $1, X7, Y4, Y4
+	JMP cellsAdd0
+
+cellsFlush1:
+	VMOVUPS Y0, (R9)
+	VMOVUPS Y1, 40(R9)
+	VMOVUPS Y2, 240(R9)
+	VMOVUPS Y3, 280(R9)
+	VMOVSS  X4, 32(R9)
+	VEXTRACTPS $1, X4, 72(R9)
+	VEXTRACTF128 $1, Y4, X7
+	VMOVSS  X7, 272(R9)
+	VEXTRACTPS $1, X7, 312(R9)
+	MOVQ R10, R8
+	LEAQ (DI)(R8*4), R9
+	VMOVUPS (R9), Y0
+	VMOVUPS 40(R9), Y1
+	VMOVUPS 240(R9), Y2
+	VMOVUPS 280(R9), Y3
+	VMOVSS  32(R9), X4
+	VINSERTPS $0x10, 72(R9), X4, X4
+	VMOVSS  272(R9), X7
+	VINSERTPS $0x10, 312(R9), X7, X7
+	VINSERTF128 $1, X7, Y4, Y4
+	JMP cellsAdd1
+
+cellsFlush2:
+	VMOVUPS Y0, (R9)
+	VMOVUPS Y1, 40(R9)
+	VMOVUPS Y2, 240(R9)
+	VMOVUPS Y3, 280(R9)
+	VMOVSS  X4, 32(R9)
+	VEXTRACTPS $1, X4, 72(R9)
+	VEXTRACTF128 $1, Y4, X7
+	VMOVSS  X7, 272(R9)
+	VEXTRACTPS $1, X7, 312(R9)
+	MOVQ R10, R8
+	LEAQ (DI)(R8*4), R9
+	VMOVUPS (R9), Y0
+	VMOVUPS 40(R9), Y1
+	VMOVUPS 240(R9), Y2
+	VMOVUPS 280(R9), Y3
+	VMOVSS  32(R9), X4
+	VINSERTPS $0x10, 72(R9), X4, X4
+	VMOVSS  272(R9), X7
+	VINSERTPS $0x10, 312(R9), X7, X7
+	VINSERTF128 $1, X7, Y4, Y4
+	JMP cellsAdd2
+
+cellsFlush3:
+	VMOVUPS Y0, (R9)
+	VMOVUPS Y1, 40(R9)
+	VMOVUPS Y2, 240(R9)
+	VMOVUPS Y3, 280(R9)
+	VMOVSS  X4, 32(R9)
+	VEXTRACTPS $1, X4, 72(R9)
+	VEXTRACTF128 $1, Y4, X7
+	VMOVSS  X7, 272(R9)
+	VEXTRACTPS $1, X7, 312(R9)
+	MOVQ R10, R8
+	LEAQ (DI)(R8*4), R9
+	VMOVUPS (R9), Y0
+	VMOVUPS 40(R9), Y1
+	VMOVUPS 240(R9), Y2
+	VMOVUPS 280(R9), Y3
+	VMOVSS  32(R9), X4
+	VINSERTPS $0x10, 72(R9), X4, X4
+	VMOVSS  272(R9), X7
+	VINSERTPS $0x10, 312(R9), X7, X7
+	VINSERTF128 $1, X7, Y4, Y4
+	JMP cellsAdd3
+
+cellsFlush4:
+	VMOVUPS Y0, (R9)
+	VMOVUPS Y1, 40(R9)
+	VMOVUPS Y2, 240(R9)
+	VMOVUPS Y3, 280(R9)
+	VMOVSS  X4, 32(R9)
+	VEXTRACTPS $1, X4, 72(R9)
+	VEXTRACTF128 $1, Y4, X7
+	VMOVSS  X7, 272(R9)
+	VEXTRACTPS $1, X7, 312(R9)
+	MOVQ R10, R8
+	LEAQ (DI)(R8*4), R9
+	VMOVUPS (R9), Y0
+	VMOVUPS 40(R9), Y1
+	VMOVUPS 240(R9), Y2
+	VMOVUPS 280(R9), Y3
+	VMOVSS  32(R9), X4
+	VINSERTPS $0x10, 72(R9), X4, X4
+	VMOVSS  272(R9), X7
+	VINSERTPS $0x10, 312(R9), X7, X7
+	VINSERTF128 $1, X7, Y4, Y4
+	JMP cellsAdd4
+
+cellsFlush5:
+	VMOVUPS Y0, (R9)
+	VMOVUPS Y1, 40(R9)
+	VMOVUPS Y2, 240(R9)
+	VMOVUPS Y3, 280(R9)
+	VMOVSS  X4, 32(R9)
+	VEXTRACTPS $1, X4, 72(R9)
+	VEXTRACTF128 $1, Y4, X7
+	VMOVSS  X7, 272(R9)
+	VEXTRACTPS $1, X7, 312(R9)
+	MOVQ R10, R8
+	LEAQ (DI)(R8*4), R9
+	VMOVUPS (R9), Y0
+	VMOVUPS 40(R9), Y1
+	VMOVUPS 240(R9), Y2
+	VMOVUPS 280(R9), Y3
+	VMOVSS  32(R9), X4
+	VINSERTPS $0x10, 72(R9), X4, X4
+	VMOVSS  272(R9), X7
+	VINSERTPS $0x10, 312(R9), X7, X7
+	VINSERTF128 $1, X7, Y4, Y4
+	JMP cellsAdd5
+
+cellsFlush6:
+	VMOVUPS Y0, (R9)
+	VMOVUPS Y1, 40(R9)
+	VMOVUPS Y2, 240(R9)
+	VMOVUPS Y3, 280(R9)
+	VMOVSS  X4, 32(R9)
+	VEXTRACTPS $1, X4, 72(R9)
+	VEXTRACTF128 $1, Y4, X7
+	VMOVSS  X7, 272(R9)
+	VEXTRACTPS $1, X7, 312(R9)
+	MOVQ R10, R8
+	LEAQ (DI)(R8*4), R9
+	VMOVUPS (R9), Y0
+	VMOVUPS 40(R9), Y1
+	VMOVUPS 240(R9), Y2
+	VMOVUPS 280(R9), Y3
+	VMOVSS  32(R9), X4
+	VINSERTPS $0x10, 72(R9), X4, X4
+	VMOVSS  272(R9), X7
+	VINSERTPS $0x10, 312(R9), X7, X7
+	VINSERTF128 $1, X7, Y4, Y4
+	JMP cellsAdd6
+
+cellsFlush7:
+	VMOVUPS Y0, (R9)
+	VMOVUPS Y1, 40(R9)
+	VMOVUPS Y2, 240(R9)
+	VMOVUPS Y3, 280(R9)
+	VMOVSS  X4, 32(R9)
+	VEXTRACTPS $1, X4, 72(R9)
+	VEXTRACTF128 $1, Y4, X7
+	VMOVSS  X7, 272(R9)
+	VEXTRACTPS $1, X7, 312(R9)
+	MOVQ R10, R8
+	LEAQ (DI)(R8*4), R9
+	VMOVUPS (R9), Y0
+	VMOVUPS 40(R9), Y1
+	VMOVUPS 240(R9), Y2
+	VMOVUPS 280(R9), Y3
+	VMOVSS  32(R9), X4
+	VINSERTPS $0x10, 72(R9), X4, X4
+	VMOVSS  272(R9), X7
+	VINSERTPS $0x10, 312(R9), X7, X7
+	VINSERTF128 $1, X7, Y4, Y4
+	JMP cellsAdd7
+
+cellsBad0:
+	MOVB $0, ret+32(FP)
+	VZEROUPPER
+	RET
+
+cellsBad:
+	MOVB $0, ret+32(FP)
+
+cellsEnd:
+	VMOVUPS Y0, (R9)
+	VMOVUPS Y1, 40(R9)
+	VMOVUPS Y2, 240(R9)
+	VMOVUPS Y3, 280(R9)
+	VMOVSS  X4, 32(R9)
+	VEXTRACTPS $1, X4, 72(R9)
+	VEXTRACTF128 $1, Y4, X7
+	VMOVSS  X7, 272(R9)
+	VEXTRACTPS $1, X7, 312(R9)
+	VZEROUPPER
+
+cellsRet:
+	RET

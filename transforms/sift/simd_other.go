@@ -6,6 +6,9 @@ package sift
 // purego build tag asked for none).
 var useAVX = false
 
+// useAVX2 is false for the same reasons.
+var useAVX2 = false
+
 func convSymAVX(dst, src *float32, n int, offs []int, k []float32) {
 	panic("sift: convSymAVX without AVX")
 }
@@ -19,6 +22,10 @@ func prefetch(p *float32, n int) {}
 
 func scatterAVX(hist *float32, idx *int32, wts *float32, n int) {
 	panic("sift: scatterAVX without AVX")
+}
+
+func scatterCellsAVX2(hist *float32, idx *int32, wts *float32, n int) bool {
+	panic("sift: scatterCellsAVX2 without AVX2")
 }
 
 func isExtremumAVX(p *float32, plane, w int) bool { panic("sift: isExtremumAVX without AVX") }

@@ -274,28 +274,47 @@ func TestDescWeightsMatchesGo(t *testing.T) {
 }
 
 // TestScatterMatchesSequential checks that summing runs of samples with the
-// same bins in registers gives, bit for bit, the histogram of adding every
-// sample's weights to memory in order, with runs of every length and bins
-// that overlap between neighbouring runs, with the vector code and without.
-func TestScatterMatchesSequential(t *testing.T) { forEachPath(t, testScatter) }
+// same bins (or cells) in registers gives, bit for bit, the histogram of
+// adding every sample's weights to memory in order, with runs of every
+// length, bins that overlap between neighbouring runs, runs of the same
+// cells with changing orientations (bin 7 spilling into bin 8 among them),
+// and weights of zero, with each vector code and without.
+func TestScatterMatchesSequential(t *testing.T) {
+	saved := useAVX2
+	defer func() { useAVX2 = saved }()
+	if saved {
+		t.Run("cells", func(t *testing.T) { forEachPath(t, testScatter) })
+	}
+	useAVX2 = false
+	forEachPath(t, testScatter)
+}
 
 func testScatter(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	for _, n := range []int{0, 1, 2, 7, 8, 9, 63, 64, 65, 500} {
+	for _, n := range []int{0, 1, 2, 7, 8, 9, 15, 16, 17, 63, 64, 65, 500, 2000} {
 		idx := make([]int32, n)
 		base := int32(histCol + histRow + 1)
 		for k := range idx {
-			switch {
-			case k > 0 && rng.IntN(3) > 0:
+			switch c := rng.IntN(6); {
+			case k > 0 && c < 2:
 				idx[k] = idx[k-1] // a run
-			default:
+			case k > 0 && c < 4:
+				// The same cells, another orientation.
+				idx[k] = idx[k-1] - idx[k-1]%histRow + int32(rng.IntN(descBins))
+			case c < 5:
 				// Bins that overlap the previous sample's now and then.
 				idx[k] = base + int32(rng.IntN(3))*histRow + int32(rng.IntN(3))
+			default:
+				// Any cell with a margin, any orientation.
+				idx[k] = int32(rng.IntN(descWidth+1)*histCol + rng.IntN(descWidth+1)*histRow + rng.IntN(descBins))
 			}
 		}
 		wts := make([]float32, (n+7)&^7*8)
 		for i := range wts {
 			wts[i] = rng.Float32() * float32(math.Exp2(float64(rng.IntN(40)-20)))
+			if rng.IntN(10) == 0 {
+				wts[i] = 0
+			}
 		}
 		want := make([]float32, histLen)
 		for k, i := range idx {
@@ -309,6 +328,40 @@ func testScatter(t *testing.T) {
 		for b := range want {
 			if math.Float32bits(got[b]) != math.Float32bits(want[b]) {
 				t.Fatalf("n=%d bin %d: %v, want %v", n, b, got[b], want[b])
+			}
+		}
+	}
+}
+
+// TestScatterPanicsOutside checks that scatter refuses, rather than write
+// outside the histogram or into the next cell, indices past its end,
+// negative ones and (on the vector paths, which need it) orientation bins
+// of 8 or 9, at any position in a block.
+func TestScatterPanicsOutside(t *testing.T) {
+	saved := useAVX2
+	defer func() { useAVX2 = saved }()
+	for _, cells := range []bool{true, false} {
+		useAVX2 = cells && saved
+		for _, bad := range []int32{-1, histLen - histCol - histRow - 1, 1 << 20, histCol + histRow + descBins} {
+			for _, at := range []int{0, 5, 8, 13} {
+				refuse := bad < 0 || int(bad)+histCol+histRow+2 > histLen || useAVX2 && bad%histRow >= descBins
+				if !refuse {
+					continue // in bounds: scatterGo and scatterAVX add it up
+				}
+				idx := make([]int32, 16)
+				for k := range idx {
+					idx[k] = histCol + histRow + 3
+				}
+				idx[at] = bad
+				wts := make([]float32, 16*8)
+				func() {
+					defer func() {
+						if recover() == nil {
+							t.Errorf("cells=%v: index %d at %d accepted", useAVX2, bad, at)
+						}
+					}()
+					scatter(make([]float32, histLen), idx, wts)
+				}()
 			}
 		}
 	}
