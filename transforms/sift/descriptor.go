@@ -151,13 +151,11 @@ func (s *descScratch) compute(g []float32, w, h int, k *kpoint, root bool, dst [
 		}
 		m := j1 - j0 + 1
 		c0 := px + j0
-		sub(dxs[ns:ns+m], row[c0-1:c0-1+m], row[c0+1:c0+1+m])
-		sub(dys[ns:ns+m], dn[c0:c0+m], up[c0:c0+m])
-		gridCoords(rbs[ns:ns+m], cbs[ns:ns+m], j0, sinT, cosT, fi*cosT, fi*sinT)
-		for t := range wrs[ns : ns+m] {
-			wrs[ns+t] = wi
-		}
-		copy(wcs[ns:ns+m], wtm[radius+j0:])
+		gatherRow(&rowSlices{
+			dx: dxs[ns : ns+m], dy: dys[ns : ns+m], rbin: rbs[ns : ns+m], cbin: cbs[ns : ns+m],
+			wr: wrs[ns : ns+m], wc: wcs[ns : ns+m],
+			left: row[c0-1 : c0+1+m], up: up[c0 : c0+m], dn: dn[c0 : c0+m], wcSrc: wtm[radius+j0 : radius+j0+m],
+		}, j0, sinT, cosT, fi*cosT, fi*sinT, wi)
 		ns += m
 	}
 	mags, angs := s.mag[:ns], s.ang[:ns]
@@ -208,6 +206,60 @@ func (s *descScratch) compute(g []float32, w, h int, k *kpoint, root bool, dst [
 		q := math.RoundToEven(float64(v * scale))
 		dst[i] = byte(min(max(q, 0), 255))
 	}
+}
+
+// rowSlices are the samples of one row of a descriptor patch, from column
+// j0 on, as gatherRow reads and writes them: left is the image row from the
+// column before the first sample to the one after the last, up and dn the
+// rows above and below from the first sample, wcSrc the samples' column
+// weight factors; the others are outputs (see descScratch). All but left
+// (2 longer) have the length of dx.
+type rowSlices struct {
+	dx, dy, rbin, cbin, wr, wc []float32
+	left, up, dn, wcSrc        []float32
+}
+
+// rowGather is rowSlices as gatherRowAVX reads it, with the row's
+// parameters.
+type rowGather struct {
+	dx, dy, rbin, cbin, wr, wc       *float32
+	left, up, dn, wcSrc              *float32
+	j0, sinT, cosT, fiCos, fiSin, wi float32
+}
+
+// gatherRow sets, for the samples of a row of the patch (row fi, columns
+// j0 …), their gradient, grid coordinates (see gridCoordsGo: fiCos = fi·cosT,
+// fiSin = fi·sinT) and Gaussian weight factors, the row's wi and the
+// column's from r.wcSrc: one pass over the row, eight samples at a time
+// where the CPU allows, always with the results of gatherRowGo.
+func gatherRow(r *rowSlices, j0 int, sinT, cosT, fiCos, fiSin, wi float32) {
+	n := len(r.dx)
+	_, _, _, _, _ = r.dy[:n], r.rbin[:n], r.cbin[:n], r.wr[:n], r.wc[:n]
+	_, _, _, _ = r.left[:n+2], r.up[:n], r.dn[:n], r.wcSrc[:n]
+	m := 0
+	if useAVX {
+		m = n &^ 7
+		if m > 0 {
+			gatherRowAVX(&rowGather{
+				&r.dx[0], &r.dy[0], &r.rbin[0], &r.cbin[0], &r.wr[0], &r.wc[0],
+				&r.left[0], &r.up[0], &r.dn[0], &r.wcSrc[0],
+				float32(j0), sinT, cosT, fiCos, fiSin, wi,
+			}, m)
+		}
+	}
+	gatherRowGo(r, m, j0, sinT, cosT, fiCos, fiSin, wi)
+}
+
+// gatherRowGo is gatherRow for the samples from t0 on.
+func gatherRowGo(r *rowSlices, t0, j0 int, sinT, cosT, fiCos, fiSin, wi float32) {
+	n := len(r.dx)
+	sub(r.dx[t0:], r.left[t0:n], r.left[t0+2:n+2])
+	sub(r.dy[t0:n], r.dn[t0:n], r.up[t0:n]) // y up, as OpenCV's
+	gridCoordsGo(r.rbin[t0:n], r.cbin[t0:n], j0+t0, sinT, cosT, fiCos, fiSin)
+	for t := range r.wr[t0:n] {
+		r.wr[t0+t] = wi
+	}
+	copy(r.wc[t0:n], r.wcSrc[t0:n])
 }
 
 // scatter adds the trilinear weights of the samples, laid out as
@@ -390,26 +442,11 @@ func descWeightsGo(in *descSampleSlices, k0 int, ori, binsPerDeg float32, idx []
 	}
 }
 
-// gridCoords sets rbin[t] and cbin[t] to the position in grid units of the
-// sample in column j = j0+t of a row of the patch, as inGrid in compute
-// computes it (fiCos = fi·cosT and fiSin = fi·sinT for the row fi), eight
-// samples at a time where the CPU allows, always with the results of
-// gridCoordsGo.
-func gridCoords(rbin, cbin []float32, j0 int, sinT, cosT, fiCos, fiSin float32) {
-	n := len(rbin)
-	cbin = cbin[:n]
-	m := 0
-	if useAVX {
-		m = n &^ 7
-		if m > 0 {
-			gridCoordsAVX(&rbin[0], &cbin[0], m, float32(j0), sinT, cosT, fiCos, fiSin)
-		}
-	}
-	gridCoordsGo(rbin[m:], cbin[m:], j0+m, sinT, cosT, fiCos, fiSin)
-}
-
-// gridCoordsGo is gridCoords in Go; the explicit conversions forbid fusing
-// the products into the additions, as in convSymGo.
+// gridCoordsGo sets rbin[t] and cbin[t] to the position in grid units of
+// the sample in column j = j0+t of a row of the patch, as inGrid in compute
+// computes it (fiCos = fi·cosT and fiSin = fi·sinT for the row fi); the
+// explicit conversions forbid fusing the products into the additions, as
+// in convSymGo.
 func gridCoordsGo(rbin, cbin []float32, j0 int, sinT, cosT, fiCos, fiSin float32) {
 	const d = descWidth
 	cbin = cbin[:len(rbin)]

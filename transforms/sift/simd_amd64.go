@@ -98,11 +98,11 @@ func dogMaskAVX(lo, hi *float32, n int, thr float32, mask *uint8)
 //go:noescape
 func descWeightsAVX(in *descSamples, n int, ori, binsPerDeg float32, idx *int32, wts *float32)
 
-// gridCoordsAVX is gridCoords on the first n samples, n a multiple of 8,
-// with the results of gridCoordsGo.
+// gatherRowAVX is gatherRow on the first n samples, n a multiple of 8,
+// with the results of gatherRowGo.
 //
 //go:noescape
-func gridCoordsAVX(rbin, cbin *float32, n int, j0, sinT, cosT, fiCos, fiSin float32)
+func gatherRowAVX(r *rowGather, n int)
 
 // upsampleRowAVX is upsample2's horizontal blend of src row s into the odd
 // and even samples d[1 … 2n] of a doubled row, n a multiple of 8; it reads

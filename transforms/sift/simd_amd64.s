@@ -436,7 +436,7 @@ descwDone:
 	VZEROUPPER
 	RET
 
-// 0, 1, …, 7; then 8, 2 and 0.5, for gridCoordsAVX.
+// 0, 1, …, 7; then 8, 2 and 0.5, for gatherRowAVX.
 DATA gridc<>+0(SB)/4, $0x00000000
 DATA gridc<>+4(SB)/4, $0x3f800000
 DATA gridc<>+8(SB)/4, $0x40000000
@@ -449,51 +449,6 @@ DATA gridc<>+32(SB)/4, $0x41000000
 DATA gridc<>+36(SB)/4, $0x40000000
 DATA gridc<>+40(SB)/4, $0x3f000000
 GLOBL gridc<>(SB), RODATA|NOPTR, $44
-
-// func gridCoordsAVX(rbin, cbin *float32, n int, j0, sinT, cosT, fiCos, fiSin float32)
-//
-// gridCoordsGo on n samples, n a multiple of 8: j counts up from j0 in a
-// vector, exactly (small integers), and the rest is the same float32
-// operations in the same order.
-//
-// Registers: DI rbin, SI cbin, CX samples left; Y0 j, Y1 rbin, Y2 cbin,
-// Y8 sinT, Y9 cosT, Y10 fiCos, Y11 fiSin, Y12 8, Y13 2, Y14 0.5.
-TEXT ·gridCoordsAVX(SB), NOSPLIT, $0-44
-	MOVQ         rbin+0(FP), DI
-	MOVQ         cbin+8(FP), SI
-	MOVQ         n+16(FP), CX
-	VBROADCASTSS j0+24(FP), Y0
-	VADDPS       gridc<>+0(SB), Y0, Y0
-	VBROADCASTSS sinT+28(FP), Y8
-	VBROADCASTSS cosT+32(FP), Y9
-	VBROADCASTSS fiCos+36(FP), Y10
-	VBROADCASTSS fiSin+40(FP), Y11
-	VBROADCASTSS gridc<>+32(SB), Y12
-	VBROADCASTSS gridc<>+36(SB), Y13
-	VBROADCASTSS gridc<>+40(SB), Y14
-
-grid8:
-	CMPQ    CX, $8
-	JLT     gridDone
-	VMULPS  Y8, Y0, Y1
-	VADDPS  Y10, Y1, Y1
-	VADDPS  Y13, Y1, Y1
-	VSUBPS  Y14, Y1, Y1
-	VMOVUPS Y1, (DI)
-	VMULPS  Y9, Y0, Y2
-	VSUBPS  Y11, Y2, Y2
-	VADDPS  Y13, Y2, Y2
-	VSUBPS  Y14, Y2, Y2
-	VMOVUPS Y2, (SI)
-	VADDPS  Y12, Y0, Y0
-	ADDQ    $32, DI
-	ADDQ    $32, SI
-	SUBQ    $8, CX
-	JMP     grid8
-
-gridDone:
-	VZEROUPPER
-	RET
 
 // 0.75 and 0.25, for upsample2's blends.
 DATA blend<>+0(SB)/4, $0x3f400000
@@ -1971,4 +1926,80 @@ cellsEnd:
 	VZEROUPPER
 
 cellsRet:
+	RET
+
+// func gatherRowAVX(r *rowGather, n int)
+//
+// gatherRowGo on the first n samples of a row, n a multiple of 8, in one
+// pass: the two gradient differences (as subAVX), the grid coordinates
+// (as gridCoordsGo, the same operations in the same order, j counting up
+// from j0 in a vector, exactly: small integers), the row's
+// Gaussian weight factor and a copy of the column factors.
+//
+// Registers: DI dx, SI dy, R8 rbin, R9 cbin, R10 wr, R11 wc, AX row − 1,
+// BX row above, DX row below, R12 column factors, CX samples left; Y0 j,
+// Y1–Y3 scratch, Y8 sinT, Y9 cosT, Y10 fiCos, Y11 fiSin, Y12 8, Y13 2,
+// Y14 0.5, Y15 wi.
+TEXT ·gatherRowAVX(SB), NOSPLIT, $0-16
+	MOVQ         r+0(FP), CX
+	MOVQ         0(CX), DI
+	MOVQ         8(CX), SI
+	MOVQ         16(CX), R8
+	MOVQ         24(CX), R9
+	MOVQ         32(CX), R10
+	MOVQ         40(CX), R11
+	MOVQ         48(CX), AX
+	MOVQ         56(CX), BX
+	MOVQ         64(CX), DX
+	MOVQ         72(CX), R12
+	VBROADCASTSS 80(CX), Y0
+	VADDPS       gridc<>+0(SB), Y0, Y0
+	VBROADCASTSS 84(CX), Y8
+	VBROADCASTSS 88(CX), Y9
+	VBROADCASTSS 92(CX), Y10
+	VBROADCASTSS 96(CX), Y11
+	VBROADCASTSS 100(CX), Y15
+	VBROADCASTSS gridc<>+32(SB), Y12
+	VBROADCASTSS gridc<>+36(SB), Y13
+	VBROADCASTSS gridc<>+40(SB), Y14
+	MOVQ         n+8(FP), CX
+
+gather8:
+	CMPQ    CX, $8
+	JLT     gatherDone
+	VMOVUPS 8(AX), Y1
+	VSUBPS  (AX), Y1, Y1
+	VMOVUPS Y1, (DI)
+	VMOVUPS (BX), Y2
+	VSUBPS  (DX), Y2, Y2 // y up, as OpenCV's
+	VMOVUPS Y2, (SI)
+	VMULPS  Y8, Y0, Y1
+	VADDPS  Y10, Y1, Y1
+	VADDPS  Y13, Y1, Y1
+	VSUBPS  Y14, Y1, Y1
+	VMOVUPS Y1, (R8)
+	VMULPS  Y9, Y0, Y2
+	VSUBPS  Y11, Y2, Y2
+	VADDPS  Y13, Y2, Y2
+	VSUBPS  Y14, Y2, Y2
+	VMOVUPS Y2, (R9)
+	VADDPS  Y12, Y0, Y0
+	VMOVUPS Y15, (R10)
+	VMOVUPS (R12), Y3
+	VMOVUPS Y3, (R11)
+	ADDQ    $32, DI
+	ADDQ    $32, SI
+	ADDQ    $32, R8
+	ADDQ    $32, R9
+	ADDQ    $32, R10
+	ADDQ    $32, R11
+	ADDQ    $32, AX
+	ADDQ    $32, BX
+	ADDQ    $32, DX
+	ADDQ    $32, R12
+	SUBQ    $8, CX
+	JMP     gather8
+
+gatherDone:
+	VZEROUPPER
 	RET

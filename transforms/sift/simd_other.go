@@ -44,9 +44,7 @@ func descWeightsAVX(in *descSamples, n int, ori, binsPerDeg float32, idx *int32,
 	panic("sift: descWeightsAVX without AVX")
 }
 
-func gridCoordsAVX(rbin, cbin *float32, n int, j0, sinT, cosT, fiCos, fiSin float32) {
-	panic("sift: gridCoordsAVX without AVX")
-}
+func gatherRowAVX(r *rowGather, n int) { panic("sift: gatherRowAVX without AVX") }
 
 func upsampleRowAVX(s, d *float32, n int) { panic("sift: upsampleRowAVX without AVX") }
 

@@ -453,33 +453,6 @@ func testBlurMatchesDirect(t *testing.T) {
 	}
 }
 
-// TestGridCoordsMatchesGo checks that the vector grid coordinates are the
-// scalar ones bit for bit, for run lengths around the vector width and runs
-// starting left of, at and right of the keypoint.
-func TestGridCoordsMatchesGo(t *testing.T) {
-	if !useAVX {
-		t.Skip("no vector code on this platform")
-	}
-	rng := rand.New(rand.NewPCG(13, 14))
-	for n := 1; n <= 41; n++ {
-		for _, j0 := range []int{-20, -3, 0, 5} {
-			a := rng.Float64() * 2 * math.Pi
-			hw := 3 + 10*rng.Float32()
-			sinT, cosT := float32(math.Sin(a))/hw, float32(math.Cos(a))/hw
-			fi := float32(rng.IntN(41) - 20)
-			rV, cV := make([]float32, n), make([]float32, n)
-			rS, cS := make([]float32, n), make([]float32, n)
-			gridCoords(rV, cV, j0, sinT, cosT, fi*cosT, fi*sinT)
-			gridCoordsGo(rS, cS, j0, sinT, cosT, fi*cosT, fi*sinT)
-			for k := range rV {
-				if math.Float32bits(rV[k]) != math.Float32bits(rS[k]) || math.Float32bits(cV[k]) != math.Float32bits(cS[k]) {
-					t.Fatalf("n=%d j0=%d k=%d: (%v, %v), want (%v, %v)", n, j0, k, rV[k], cV[k], rS[k], cS[k])
-				}
-			}
-		}
-	}
-}
-
 // TestUpsample2VectorMatchesScalar checks that the vector blends of
 // upsample2 are the scalar ones bit for bit, for widths around the vector
 // width.
@@ -527,6 +500,56 @@ func TestUpsample2VectorMatchesScalar(t *testing.T) {
 					t.Fatalf("%dx%d: sample %d is %v, want %v", w, h, i, got[0][i], got[1][i])
 				}
 			}
+		}
+	}
+}
+
+// TestGatherRowMatchesGo checks the one-pass gathering of a patch row
+// against the Go code bit for bit, for row lengths around the vector
+// width, at columns on both sides of the keypoint and rotations of every
+// quadrant.
+func TestGatherRowMatchesGo(t *testing.T) {
+	if !useAVX {
+		t.Skip("no vector code on this platform")
+	}
+	rng := rand.New(rand.NewPCG(21, 22))
+	for n := 1; n <= 41; n++ {
+		left := make([]float32, n+2)
+		up, dn, wcSrc := make([]float32, n), make([]float32, n), make([]float32, n)
+		for _, s := range [][]float32{left, up, dn, wcSrc} {
+			for i := range s {
+				s[i] = rng.Float32()
+			}
+		}
+		out := func() *rowSlices {
+			r := &rowSlices{left: left, up: up, dn: dn, wcSrc: wcSrc}
+			for _, p := range []*[]float32{&r.dx, &r.dy, &r.rbin, &r.cbin, &r.wr, &r.wc} {
+				*p = make([]float32, n)
+			}
+			return r
+		}
+		th := rng.Float64() * 2 * math.Pi
+		hw := 1 + 8*rng.Float32()
+		sinT, cosT := float32(math.Sin(th))/hw, float32(math.Cos(th))/hw
+		fi := float32(rng.IntN(61) - 30)
+		j0 := rng.IntN(61) - 30 - n/2
+		v, g := out(), out()
+		gatherRow(v, j0, sinT, cosT, fi*cosT, fi*sinT, 0.75)
+		gatherRowGo(g, 0, j0, sinT, cosT, fi*cosT, fi*sinT, 0.75)
+		for name, p := range map[string][2][]float32{"dx": {v.dx, g.dx}, "dy": {v.dy, g.dy}, "rbin": {v.rbin, g.rbin}, "cbin": {v.cbin, g.cbin}, "wr": {v.wr, g.wr}, "wc": {v.wc, g.wc}} {
+			for i := range p[0] {
+				if math.Float32bits(p[0][i]) != math.Float32bits(p[1][i]) {
+					t.Fatalf("n=%d %s[%d] = %v, want %v", n, name, i, p[0][i], p[1][i])
+				}
+			}
+		}
+		// And the Go code is what compute did before, step by step.
+		dx, dy, rb, cb := make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
+		sub(dx, left[:n], left[2:])
+		sub(dy, dn, up)
+		gridCoordsGo(rb, cb, j0, sinT, cosT, fi*cosT, fi*sinT)
+		if !slices.Equal(dx, g.dx) || !slices.Equal(dy, g.dy) || !slices.Equal(rb, g.rbin) || !slices.Equal(cb, g.cbin) || !slices.Equal(wcSrc, g.wc) || slices.ContainsFunc(g.wr, func(x float32) bool { return x != 0.75 }) {
+			t.Fatalf("n=%d: gatherRowGo differs from the steps it stands for", n)
 		}
 	}
 }
