@@ -533,13 +533,22 @@ func TestGatherRowMatchesGo(t *testing.T) {
 		sinT, cosT := float32(math.Sin(th))/hw, float32(math.Cos(th))/hw
 		fi := float32(rng.IntN(61) - 30)
 		j0 := rng.IntN(61) - 30 - n/2
-		v, g := out(), out()
-		gatherRow(v, j0, sinT, cosT, fi*cosT, fi*sinT, 0.75)
+		g := out()
 		gatherRowGo(g, 0, j0, sinT, cosT, fi*cosT, fi*sinT, 0.75)
-		for name, p := range map[string][2][]float32{"dx": {v.dx, g.dx}, "dy": {v.dy, g.dy}, "rbin": {v.rbin, g.rbin}, "cbin": {v.cbin, g.cbin}, "wr": {v.wr, g.wr}, "wc": {v.wc, g.wc}} {
-			for i := range p[0] {
-				if math.Float32bits(p[0][i]) != math.Float32bits(p[1][i]) {
-					t.Fatalf("n=%d %s[%d] = %v, want %v", n, name, i, p[0][i], p[1][i])
+		// Exact lengths (the tail in Go), then room for whole vectors.
+		for _, room := range []bool{false, true} {
+			v := out()
+			if room {
+				for _, p := range []*[]float32{&v.left, &v.up, &v.dn, &v.wcSrc, &v.dx, &v.dy, &v.rbin, &v.cbin, &v.wr, &v.wc} {
+					*p = slices.Grow(slices.Clone(*p), 8)
+				}
+			}
+			gatherRow(v, j0, sinT, cosT, fi*cosT, fi*sinT, 0.75)
+			for name, p := range map[string][2][]float32{"dx": {v.dx, g.dx}, "dy": {v.dy, g.dy}, "rbin": {v.rbin, g.rbin}, "cbin": {v.cbin, g.cbin}, "wr": {v.wr, g.wr}, "wc": {v.wc, g.wc}} {
+				for i := range p[0] {
+					if math.Float32bits(p[0][i]) != math.Float32bits(p[1][i]) {
+						t.Fatalf("n=%d room=%v %s[%d] = %v, want %v", n, room, name, i, p[0][i], p[1][i])
+					}
 				}
 			}
 		}
