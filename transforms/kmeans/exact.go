@@ -372,6 +372,85 @@ func panelGo(xs, panel, norms, thr []float32, out *[stripRows * panelCols]float3
 	return mask
 }
 
+// panelGoRows is panelGo with the strip's stripRows points read from their
+// own rows (each at least pdim = len(panel)/panelCols long) instead of a
+// packed strip: the same operations in the same order, and so the same
+// scores and mask. It is the portable kernel and the reference for
+// panelFMARows.
+func panelGoRows(rows [][]float32, panel, norms, thr []float32, out *[stripRows * panelCols]float32) uint64 {
+	pdim := len(panel) / panelCols
+	rows = rows[:stripRows]
+	for r := 0; r < stripRows; r += 2 {
+		xa, xb := rows[r][:pdim], rows[r+1][:pdim]
+		for l := 0; l < panelCols; l += 4 {
+			var a0, a1, a2, a3, b0, b1, b2, b3 float32
+			for j := range pdim {
+				c := panel[j*panelCols+l : j*panelCols+l+4 : j*panelCols+l+4]
+				x0, x1 := xa[j], xb[j]
+				a0 += x0 * c[0]
+				a1 += x0 * c[1]
+				a2 += x0 * c[2]
+				a3 += x0 * c[3]
+				b0 += x1 * c[0]
+				b1 += x1 * c[1]
+				b2 += x1 * c[2]
+				b3 += x1 * c[3]
+			}
+			o := out[r*panelCols+l : r*panelCols+l+4 : r*panelCols+l+4]
+			o[0], o[1], o[2], o[3] = a0, a1, a2, a3
+			o = out[(r+1)*panelCols+l : (r+1)*panelCols+l+4 : (r+1)*panelCols+l+4]
+			o[0], o[1], o[2], o[3] = b0, b1, b2, b3
+		}
+	}
+	var mask uint64
+	for r := range stripRows {
+		t := thr[r]
+		for l := range panelCols {
+			v := out[r*panelCols+l]
+			a := norms[l] - (v + v)
+			out[r*panelCols+l] = a
+			if a <= t {
+				mask |= 1 << (8*r + l%8)
+			}
+		}
+	}
+	return mask
+}
+
+// kernelRows is the unpacked panel kernel in force: panelFMARows with
+// AVX2, else panelGoRows. rows holds a strip's stripRows points.
+func kernelRows(rows [][]float32, panel []float32, pdim int, norms, thr []float32, out *[stripRows * panelCols]float32) uint64 {
+	if useFMA {
+		rows = rows[:stripRows]
+		for _, x := range rows {
+			_ = x[pdim-1] // the assembly reads pdim coordinates of each row
+		}
+		return panelFMARows(&rows[0], &panel[0], pdim, &norms[0], &thr[0], &out[0])
+	}
+	return panelGoRows(rows, panel, norms, thr, out)
+}
+
+// searchRows is search for a tile whose points were not packed: rows[r]
+// holds point r (pdim coordinates, zero past dim), and s.row and s.thr
+// were set as pack sets them.
+func (e *Exact) searchRows(s *ExactScratch, rows *[tileRows][]float32, n int) {
+	strips := (n + stripRows - 1) / stripRows
+	ps := e.pdim * panelCols
+	for p := range len(e.norms) / panelCols {
+		panel := e.panels[p*ps : (p+1)*ps]
+		norms := e.norms[p*panelCols : (p+1)*panelCols]
+		for st := range strips {
+			thr := s.thr[st*stripRows : (st+1)*stripRows]
+			mask := kernelRows(rows[st*stripRows:(st+1)*stripRows], panel, e.pdim, norms, thr, &s.out)
+			for r := 0; mask != 0; r, mask = r+1, mask>>8 {
+				if mask&0xff != 0 {
+					e.hit(s, st*stripRows+r, p, s.out[r*panelCols:(r+1)*panelCols])
+				}
+			}
+		}
+	}
+}
+
 // hit records the A values of point i against panel p, some of which are
 // under its threshold: it lowers the point's smallest A and threshold and
 // keeps the centroids under the threshold.

@@ -43,3 +43,12 @@ func panelFMA(xs, panel *float32, dim int, norms, thr, out *float32) uint64
 //
 //go:noescape
 func sqDist4AVX(x *float32, dim int, c, bound *float32, out *[4]float32)
+
+// panelFMARows is panelFMA with the strip's stripRows points read from
+// their own rows (rows points at stripRows slices, each at least dim
+// long) instead of a packed strip, so that a point searched against
+// several centroid sets is not packed for each: the same fused
+// multiply-adds in the same order, and so the same scores and mask.
+//
+//go:noescape
+func panelFMARows(rows *[]float32, panel *float32, dim int, norms, thr, out *float32) uint64

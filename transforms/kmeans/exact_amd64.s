@@ -190,3 +190,84 @@ done4:
 	MOVQ    out+32(FP), DX
 	VMOVUPS X10, (DX)
 	RET
+
+// RSTEP is STEP with the strip's 6 points read from their own rows (R8 to
+// R13) at byte offset SI+X rather than from a packed strip.
+#define RSTEP(P, X) \
+	VMOVUPS      P(DI), Y12;         \
+	VMOVUPS      32+P(DI), Y13;      \
+	VBROADCASTSS X(R8)(SI*1), Y14;   \
+	VFMADD231PS  Y12, Y14, Y0;       \
+	VFMADD231PS  Y13, Y14, Y1;       \
+	VBROADCASTSS X(R9)(SI*1), Y15;   \
+	VFMADD231PS  Y12, Y15, Y2;       \
+	VFMADD231PS  Y13, Y15, Y3;       \
+	VBROADCASTSS X(R10)(SI*1), Y14;  \
+	VFMADD231PS  Y12, Y14, Y4;       \
+	VFMADD231PS  Y13, Y14, Y5;       \
+	VBROADCASTSS X(R11)(SI*1), Y15;  \
+	VFMADD231PS  Y12, Y15, Y6;       \
+	VFMADD231PS  Y13, Y15, Y7;       \
+	VBROADCASTSS X(R12)(SI*1), Y14;  \
+	VFMADD231PS  Y12, Y14, Y8;       \
+	VFMADD231PS  Y13, Y14, Y9;       \
+	VBROADCASTSS X(R13)(SI*1), Y15;  \
+	VFMADD231PS  Y12, Y15, Y10;      \
+	VFMADD231PS  Y13, Y15, Y11
+
+// func panelFMARows(rows *[]float32, panel *float32, dim int, norms, thr, out *float32) uint64
+//
+// panelFMA with the strip's points unpacked: rows points at 6 slice
+// headers (24 bytes apart) whose data hold the points' dim coordinates.
+// The fused multiply-adds are panelFMA's, in its order, so the scores are
+// the same bit for bit; only the loads differ.
+TEXT ·panelFMARows(SB), NOSPLIT, $0-56
+	MOVQ rows+0(FP), AX
+	MOVQ 0(AX), R8
+	MOVQ 24(AX), R9
+	MOVQ 48(AX), R10
+	MOVQ 72(AX), R11
+	MOVQ 96(AX), R12
+	MOVQ 120(AX), R13
+	MOVQ panel+8(FP), DI
+	MOVQ dim+16(FP), CX
+	SHRQ $2, CX
+	XORQ SI, SI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+rloop:
+	RSTEP(0, 0)
+	RSTEP(64, 4)
+	RSTEP(128, 8)
+	RSTEP(192, 12)
+	ADDQ $256, DI
+	ADDQ $16, SI
+	DECQ CX
+	JNZ  rloop
+
+	MOVQ norms+24(FP), AX
+	VMOVUPS (AX), Y12
+	VMOVUPS 32(AX), Y13
+	MOVQ thr+32(FP), BX
+	MOVQ out+40(FP), DX
+	XORQ R8, R8
+	ROW(0, Y0, Y1)
+	ROW(1, Y2, Y3)
+	ROW(2, Y4, Y5)
+	ROW(3, Y6, Y7)
+	ROW(4, Y8, Y9)
+	ROW(5, Y10, Y11)
+	VZEROUPPER
+	MOVQ R8, ret+48(FP)
+	RET

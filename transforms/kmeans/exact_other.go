@@ -13,3 +13,7 @@ func panelFMA(xs, panel *float32, dim int, norms, thr, out *float32) uint64 {
 func sqDist4AVX(x *float32, dim int, c, bound *float32, out *[4]float32) {
 	panic("kmeans: sqDist4AVX without AVX")
 }
+
+func panelFMARows(rows *[]float32, panel *float32, dim int, norms, thr, out *float32) uint64 {
+	panic("kmeans: panelFMARows without AVX2")
+}

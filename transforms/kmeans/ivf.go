@@ -3,6 +3,7 @@ package kmeans
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -84,7 +85,10 @@ func (o IVFOptions) ForIteration(iter int) IVFOptions {
 // Both steps are Exact's tiled kernel: the coarse centroids are one Exact,
 // each list's words another (packed into panels of 16 words), and a batch
 // of points is grouped by list, so that a list's words are read once for
-// all the points that probe it and scored as a matrix product. Within a
+// all the points that probe it and scored as a matrix product. The points
+// are widened to float32 and measured once a batch, and the kernel reads
+// them from their rows (panelFMARows): packing them into strips for each
+// list they probe cost more than the lists' scores on real descriptors. Within a
 // list the kernel's scores are re-checked as Exact re-checks them, so the
 // answer for a point is exactly Nearest over the words of its probed lists:
 // the same distance to the last bit, ties to the lower index. With
@@ -256,9 +260,11 @@ func (v *IVF) Bytes() int {
 }
 
 // IVFScratch is the working memory of one goroutine's IVF searches: a
-// batch's probes and answers besides an ExactScratch (about 80 kB),
-// 8·Batch·Probes + 9·Batch bytes plus 4 bytes a list (300 kB at the
-// defaults), whatever the number of points searched.
+// batch's probes and answers besides an ExactScratch (about 32 kB),
+// 8·Batch·Probes + 25·Batch bytes plus 4 bytes a list, and the batch
+// widened to float32 (4·Batch·dim bytes, none for float points of a
+// dimension that is a multiple of 4): 2.5 MB at the defaults for SIFT
+// bytes, whatever the number of points searched.
 // The zero value is ready to use; it grows on first use with an IVF.
 type IVFScratch struct {
 	ex     ExactScratch
@@ -268,10 +274,15 @@ type IVFScratch struct {
 	best   []int32   // point i's nearest word so far, −1 for none
 	bestD  []float32 // and its distance
 	top    []float32 // the coarse scores of the tile's rows' probes
-	tileB  []byte    // one tile of the batch's points gathered, as bytes
-	tileF  []float32 // or as floats
-	x      []float32 // one point widened, for the re-check
 	nearer []bool    // the point must fall back to Nearest
+
+	// The batch's points are widened to float32 and measured once, not
+	// once for each list they probe: the kernel reads them from their rows.
+	xf   []float32           // the batch's points, pdim apart, zero past dim (bytes, or floats of a dim not a multiple of 4)
+	xn   []float64           // ‖x‖ of each point of the batch
+	xn2  []float64           // ‖x‖², as Exact.pack computes it
+	rows [tileRows][]float32 // the tile's points; padding rows are zero
+	zero []float32           // pdim zeros for the padding rows
 }
 
 // grow sizes s for v.
@@ -289,8 +300,11 @@ func (s *IVFScratch) grow(v *IVF) {
 	if cap(s.top) < tileRows*p {
 		s.top = make([]float32, tileRows*p)
 	}
-	if cap(s.x) < v.dim {
-		s.x = make([]float32, v.dim)
+	if cap(s.xn) < b {
+		s.xn, s.xn2 = make([]float64, b), make([]float64, b)
+	}
+	if pdim := v.packed.pdim; len(s.zero) != pdim {
+		s.zero = make([]float32, pdim)
 	}
 }
 
@@ -390,14 +404,11 @@ func (v *IVF) batch(s *IVFScratch, n int, fdata []float32, bdata []byte) {
 	for i := range n {
 		s.best[i], s.bestD[i], s.nearer[i] = -1, float32(math.Inf(1)), false
 	}
+	v.widen(s, n, fdata, bdata)
 	// The coarse step: each point's p nearest lists by the kernel's score.
 	for lo := 0; lo < n; lo += tileRows {
 		m := min(tileRows, n-lo)
-		if fdata != nil {
-			v.coarse.pack(&s.ex, m, fdata[lo*d:(lo+m)*d], nil)
-		} else {
-			v.coarse.pack(&s.ex, m, nil, bdata[lo*d:(lo+m)*d])
-		}
+		v.tile(s, v.coarse, m, lo, nil, fdata)
 		v.probes(s, m, p, s.probe[lo*p:(lo+m)*p])
 		for r := range m {
 			s.nearer[lo+r] = s.ex.row[r].fallback
@@ -426,29 +437,94 @@ func (v *IVF) batch(s *IVFScratch, n int, fdata []float32, bdata []byte) {
 		if l > 0 {
 			lo = count[l-1]
 		}
-		v.searchList(s, l, s.order[lo:count[l]], fdata, bdata)
+		v.searchList(s, l, s.order[lo:count[l]], fdata)
 	}
 	for i := range n {
 		if !s.nearer[i] {
 			continue
 		}
-		x := v.point(s, i, fdata, bdata)
+		x := v.point(s, i, fdata)
 		c, dd := Nearest(v.centroids, d, x)
 		s.best[i], s.bestD[i] = int32(c), dd
 	}
 }
 
-// point returns point i of the batch as floats.
-func (v *IVF) point(s *IVFScratch, i int, fdata []float32, bdata []byte) []float32 {
-	d := v.dim
-	if fdata != nil {
-		return fdata[i*d : (i+1)*d]
+// widen measures the n points of the batch, fdata (floats) or bdata
+// (bytes), as Exact.pack would, and copies them as floats into s.xf unless
+// the kernel can read them where they are (floats of a dimension that is a
+// multiple of 4).
+func (v *IVF) widen(s *IVFScratch, n int, fdata []float32, bdata []byte) {
+	d, pd := v.dim, v.packed.pdim
+	if (bdata != nil || d != pd) && cap(s.xf) < v.opt.Batch*pd {
+		s.xf = make([]float32, v.opt.Batch*pd)
 	}
-	x := s.x[:d]
-	for j, b := range bdata[i*d : (i+1)*d] {
-		x[j] = float32(b)
+	for i := range n {
+		var n2 float64
+		if fdata != nil {
+			x := fdata[i*d : (i+1)*d]
+			for _, f := range x {
+				n2 += float64(f) * float64(f)
+			}
+			if d != pd {
+				// The padding past d is never written: it stays zero.
+				copy(s.xf[i*pd:i*pd+d], x)
+			}
+		} else {
+			var sq int64 // exact: at most dim·255²
+			x := s.xf[i*pd : i*pd+d]
+			for j, b := range bdata[i*d : (i+1)*d] {
+				x[j] = float32(b)
+				sq += int64(b) * int64(b)
+			}
+			n2 = float64(sq)
+		}
+		s.xn2[i], s.xn[i] = n2, math.Sqrt(n2)
 	}
-	return x
+}
+
+// row returns point i of the batch as the kernel reads it: pdim floats,
+// zero past dim.
+func (v *IVF) row(s *IVFScratch, i int, fdata []float32) []float32 {
+	if pd := v.packed.pdim; fdata == nil || v.dim != pd {
+		return s.xf[i*pd : (i+1)*pd]
+	}
+	return fdata[i*v.dim : (i+1)*v.dim]
+}
+
+// point returns point i of the batch as floats, dim long.
+func (v *IVF) point(s *IVFScratch, i int, fdata []float32) []float32 {
+	return v.row(s, i, fdata)[:v.dim]
+}
+
+// tile prepares the m ≤ tileRows points of the batch lo, lo+1, … (or
+// idx[0], idx[1], … when idx is not nil) for a search of e, as e.pack
+// prepares a tile but without packing them: their rows in s.rows, fresh
+// search states and thresholds in s.ex, padding up to whole strips.
+func (v *IVF) tile(s *IVFScratch, e *Exact, m, lo int, idx []int32, fdata []float32) {
+	ex := &s.ex
+	strips := (m + stripRows - 1) / stripRows
+	for r := range strips * stripRows {
+		if r >= m {
+			s.rows[r] = s.zero
+			ex.thr[r] = float32(math.Inf(-1))
+			continue
+		}
+		i := lo + r
+		if idx != nil {
+			i = int(idx[r])
+		}
+		s.rows[r] = v.row(s, i, fdata)
+		xn, n2 := s.xn[i], s.xn2[i]
+		row := &ex.row[r]
+		*row = rowState{xn: xn, xn2: n2, amin: float32(math.Inf(1))}
+		// n2 is NaN or infinite for a point that is not finite.
+		if !e.expand || !((xn+e.cmax)*(xn+e.cmax) < expandLimit) {
+			row.fallback = true
+			ex.thr[r] = float32(math.Inf(-1))
+			continue
+		}
+		ex.thr[r] = math.MaxFloat32
+	}
 }
 
 // probes sets the p lists of each of the m packed points of the tile to
@@ -466,21 +542,27 @@ func (v *IVF) probes(s *IVFScratch, m, p int, probe []int32) {
 	}
 	strips := (m + stripRows - 1) / stripRows
 	ps := c.pdim * panelCols
-	xsz := c.pdim * stripRows
 	for pn := range len(c.norms) / panelCols {
 		panel := c.panels[pn*ps : (pn+1)*ps]
 		norms := c.norms[pn*panelCols : (pn+1)*panelCols]
 		for st := range strips {
-			xs := ex.xs[st*xsz : (st+1)*xsz]
 			thr := ex.thr[st*stripRows : (st+1)*stripRows]
-			mask := kernel(xs, panel, c.pdim, norms, thr, &ex.out)
+			mask := kernelRows(s.rows[st*stripRows:(st+1)*stripRows], panel, c.pdim, norms, thr, &ex.out)
 			for r := 0; mask != 0; r, mask = r+1, mask>>8 {
-				if mask&0xff == 0 {
+				b := uint32(mask & 0xff)
+				if b == 0 {
 					continue
 				}
 				i := st*stripRows + r
 				t, pr := top[i*p:(i+1)*p], probe[i*p:(i+1)*p]
-				for l, a := range ex.out[r*panelCols : (r+1)*panelCols] {
+				out := ex.out[r*panelCols : (r+1)*panelCols]
+				// Bit l%8 of the row's mask is set when lane l or l±8 is
+				// at or under the threshold: only those lanes can enter
+				// the top p, visited in ascending order so that a tie
+				// keeps the lower list.
+				for lanes := b | b<<8; lanes != 0; lanes &= lanes - 1 {
+					l := bits.TrailingZeros32(lanes)
+					a := out[l]
 					if !(a < t[p-1]) || pn*panelCols+l >= c.k {
 						continue
 					}
@@ -505,42 +587,16 @@ func (v *IVF) probes(s *IVFScratch, m, p int, probe []int32) {
 	}
 }
 
-// kernel is the panel kernel in force: panelFMA with AVX2, else panelGo.
-func kernel(xs, panel []float32, pdim int, norms, thr []float32, out *[stripRows * panelCols]float32) uint64 {
-	if useFMA {
-		return panelFMA(&xs[0], &panel[0], pdim, &norms[0], &thr[0], &out[0])
-	}
-	return panelGo(xs, panel, norms, thr, out)
-}
-
 // searchList compares the points pts of the batch with the words of list
 // l, a tile at a time, lowering their best words and distances.
-func (v *IVF) searchList(s *IVFScratch, l int, pts []int32, fdata []float32, bdata []byte) {
+func (v *IVF) searchList(s *IVFScratch, l int, pts []int32, fdata []float32) {
 	e := &v.lists[l]
 	d := v.dim
 	words := v.ids[v.start[l]:v.start[l+1]]
 	for lo := 0; lo < len(pts); lo += tileRows {
 		tile := pts[lo:min(lo+tileRows, len(pts))]
 		m := len(tile)
-		if fdata != nil {
-			if cap(s.tileF) < tileRows*d {
-				s.tileF = make([]float32, tileRows*d)
-			}
-			g := s.tileF[:m*d]
-			for r, i := range tile {
-				copy(g[r*d:(r+1)*d], fdata[int(i)*d:])
-			}
-			e.pack(&s.ex, m, g, nil)
-		} else {
-			if cap(s.tileB) < tileRows*d {
-				s.tileB = make([]byte, tileRows*d)
-			}
-			g := s.tileB[:m*d]
-			for r, i := range tile {
-				copy(g[r*d:(r+1)*d], bdata[int(i)*d:])
-			}
-			e.pack(&s.ex, m, nil, g)
-		}
+		v.tile(s, e, m, 0, tile, fdata)
 		// A point that already has a word need only look for words at
 		// least as near: start its window at that word's score.
 		for r, i := range tile {
@@ -552,13 +608,13 @@ func (v *IVF) searchList(s *IVFScratch, l int, pts []int32, fdata []float32, bda
 			row.amin = a
 			s.ex.thr[r] = e.threshold(row, a)
 		}
-		e.search(&s.ex, m)
+		e.searchRows(&s.ex, &s.rows, m)
 		for r, i := range tile {
 			row := &s.ex.row[r]
 			if !row.fallback && row.n == 0 {
 				continue
 			}
-			x := v.point(s, int(i), fdata, bdata)
+			x := v.point(s, int(i), fdata)
 			best, bd := s.best[i], s.bestD[i]
 			consider := func(c int32) {
 				cr := v.centroids[int(c)*d : (int(c)+1)*d]

@@ -355,3 +355,197 @@ func TestTrainIVF(t *testing.T) {
 		t.Error("Validate accepted Index = 7")
 	}
 }
+
+// The unpacked kernels read a strip's points from their own rows and must
+// score them exactly as the packed kernels score the packed strip: the same
+// values and mask bit for bit, whatever the rows hold past pdim.
+func TestPanelRowsKernels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, pdim := range []int{4, 8, 128, 132} {
+		for trial := range 20 {
+			rows := make([][]float32, stripRows)
+			xs := make([]float32, stripRows*pdim)
+			for r := range rows {
+				rows[r] = make([]float32, pdim+3)
+				if trial%2 == 1 && r == stripRows-1 {
+					continue // a zero padding row
+				}
+				for j := range rows[r] {
+					rows[r][j] = float32(rng.IntN(256))
+					if j < pdim {
+						xs[j*stripRows+r] = rows[r][j]
+					}
+				}
+			}
+			panel := make([]float32, panelCols*pdim)
+			for i := range panel {
+				panel[i] = float32(rng.Float64() * 255)
+			}
+			norms := make([]float32, panelCols)
+			for l := range norms {
+				for j := range pdim {
+					norms[l] += panel[j*panelCols+l] * panel[j*panelCols+l]
+				}
+			}
+			norms[panelCols-1] = float32(math.Inf(1))
+			thr := make([]float32, stripRows)
+			var ref [stripRows * panelCols]float32
+			panelGo(xs, panel, norms, []float32{math.MaxFloat32, math.MaxFloat32, math.MaxFloat32, math.MaxFloat32, math.MaxFloat32, math.MaxFloat32}, &ref)
+			for r := range thr {
+				// Thresholds among the scores, so that masks are partial.
+				thr[r] = ref[r*panelCols+rng.IntN(panelCols-1)]
+			}
+			thr[trial%stripRows] = float32(math.Inf(-1))
+			type kernelOut struct {
+				mask uint64
+				out  [stripRows * panelCols]float32
+			}
+			var goP, goR, fmaP, fmaR kernelOut
+			goP.mask = panelGo(xs, panel, norms, thr, &goP.out)
+			goR.mask = panelGoRows(rows, panel, norms, thr, &goR.out)
+			if goP.mask == 0 || goP.mask == 1<<48-1 {
+				t.Fatalf("pdim %d: mask %#x: the thresholds test nothing", pdim, goP.mask)
+			}
+			pairs := [][2]*kernelOut{{&goP, &goR}}
+			if useFMA {
+				fmaP.mask = panelFMA(&xs[0], &panel[0], pdim, &norms[0], &thr[0], &fmaP.out[0])
+				fmaR.mask = panelFMARows(&rows[0], &panel[0], pdim, &norms[0], &thr[0], &fmaR.out[0])
+				pairs = append(pairs, [2]*kernelOut{&fmaP, &fmaR})
+			}
+			for k, pr := range pairs {
+				if pr[0].mask != pr[1].mask {
+					t.Errorf("pdim %d kernel %d: mask %#x packed, %#x from rows", pdim, k, pr[0].mask, pr[1].mask)
+				}
+				for i := range pr[0].out {
+					if math.Float32bits(pr[0].out[i]) != math.Float32bits(pr[1].out[i]) {
+						t.Fatalf("pdim %d kernel %d: point %d centroid %d scored %v packed, %v from rows", pdim, k, i/panelCols, i%panelCols, pr[0].out[i], pr[1].out[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// With fewer probes than lists the answer for a point is Nearest over the
+// words of the lists whose coarse scores (the kernel's, as Exact scores
+// the coarse centroids) are the p smallest, ties to the lower list: here
+// recomputed one point at a time from the packed kernel and compared bit
+// for bit, for bytes and for floats of a dimension that is not a multiple
+// of 4, through batches that split tiles and strips.
+func TestIVFProbedListsAreNearest(t *testing.T) {
+	ivfKernels(t, func(t *testing.T) {
+		for _, tc := range []struct {
+			k, dim, lists, probes, batch, n int
+		}{
+			{2000, 128, 0, 8, 0, 700},
+			{600, 13, 30, 3, 101, 400},
+			{300, 128, 17, 1, 7, 200},
+		} {
+			rng := rand.New(rand.NewPCG(uint64(tc.k), 5))
+			modes := make([]float32, 20*tc.dim)
+			for i := range modes {
+				modes[i] = float32(rng.IntN(200))
+			}
+			near := func() []float32 {
+				m := rng.IntN(20)
+				x := make([]float32, tc.dim)
+				for j := range x {
+					x[j] = float32(min(255, max(0, math.Round(float64(modes[m*tc.dim+j])+30*rng.NormFloat64()))))
+				}
+				return x
+			}
+			var cent, data []float32
+			for range tc.k {
+				cent = append(cent, near()...)
+			}
+			for i := range tc.n {
+				if i%25 == 0 {
+					c := rng.IntN(tc.k)
+					data = append(data, cent[c*tc.dim:(c+1)*tc.dim]...)
+					continue
+				}
+				data = append(data, near()...)
+			}
+			v, err := NewIVF(cent, tc.dim, IVFOptions{Lists: tc.lists, Probes: tc.probes, Batch: tc.batch, Seed: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := min(tc.probes, v.Options().Lists)
+			if p >= v.Options().Lists {
+				t.Fatalf("%d probes of %d lists: every list probed", p, v.Options().Lists)
+			}
+			wantL, wantD := make([]int32, tc.n), make([]float32, tc.n)
+			c := v.coarse
+			xs := make([]float32, stripRows*c.pdim)
+			inf := float32(math.Inf(1))
+			thr := []float32{inf, inf, inf, inf, inf, inf}
+			var out [stripRows * panelCols]float32
+			type scored struct {
+				a float32
+				l int
+			}
+			for i := range tc.n {
+				x := data[i*tc.dim : (i+1)*tc.dim]
+				for j, f := range x {
+					xs[j*stripRows] = f
+				}
+				var lists []scored
+				for pn := range len(c.norms) / panelCols {
+					panel := c.panels[pn*c.pdim*panelCols : (pn+1)*c.pdim*panelCols]
+					norms := c.norms[pn*panelCols : (pn+1)*panelCols]
+					if useFMA {
+						panelFMA(&xs[0], &panel[0], c.pdim, &norms[0], &thr[0], &out[0])
+					} else {
+						panelGo(xs, panel, norms, thr, &out)
+					}
+					for l := range panelCols {
+						if pn*panelCols+l < c.k {
+							lists = append(lists, scored{out[l], pn*panelCols + l})
+						}
+					}
+				}
+				slices.SortStableFunc(lists, func(a, b scored) int {
+					switch {
+					case a.a < b.a:
+						return -1
+					case a.a > b.a:
+						return 1
+					}
+					return 0
+				})
+				best, bd := int32(-1), inf
+				for _, s := range lists[:p] {
+					for _, w := range v.ids[v.start[s.l]:v.start[s.l+1]] {
+						d := sqDist(cent[int(w)*tc.dim:(int(w)+1)*tc.dim], x, inf)
+						if d < bd || (d == bd && w < best) || best < 0 {
+							best, bd = w, d
+						}
+					}
+				}
+				wantL[i], wantD[i] = best, bd
+			}
+			gotL, gotD := make([]int32, tc.n), make([]float32, tc.n)
+			for i := range gotL {
+				gotL[i] = -1
+			}
+			var s IVFScratch
+			v.Assign(data, gotL, gotD, &s)
+			words := v.QuantizeBytes(nil, func() []byte {
+				b := make([]byte, len(data))
+				for i, f := range data {
+					b[i] = byte(f)
+				}
+				return b
+			}(), &s)
+			for i := range tc.n {
+				if gotL[i] != wantL[i] || math.Float32bits(gotD[i]) != math.Float32bits(wantD[i]) {
+					t.Fatalf("K %d dim %d: point %d: IVF gives word %d at %v, Nearest over its %d probed lists %d at %v",
+						tc.k, tc.dim, i, gotL[i], gotD[i], p, wantL[i], wantD[i])
+				}
+				if int32(words[i]) != wantL[i] {
+					t.Fatalf("K %d dim %d: QuantizeBytes of point %d: word %d, want %d", tc.k, tc.dim, i, words[i], wantL[i])
+				}
+			}
+		}
+	})
+}

@@ -75,8 +75,8 @@
 // An Exact adds a packed copy of the centroids (as many bytes again) and an
 // ExactScratch about 80 kB per goroutine, whatever K and the number of
 // points. An IVF adds the same packed copy plus 4·K bytes of indices, and an
-// IVFScratch of about 8·Batch·Probes bytes plus an ExactScratch (380 kB by
-// default) per goroutine.
+// IVFScratch of about 8·Batch·Probes bytes plus the batch widened to floats
+// (2.5 MB by default for SIFT bytes) per goroutine.
 //
 // A Forest takes 4·K bytes of leaf indices per tree plus 16 bytes per node
 // (about K/3 nodes per tree with leaves of at most 8), Forest.Bytes reports
