@@ -273,7 +273,7 @@ type IVFScratch struct {
 	count  []int32   // count[l] is where list l's points start in order
 	best   []int32   // point i's nearest word so far, −1 for none
 	bestD  []float32 // and its distance
-	top    []float32 // the coarse scores of the tile's rows' probes
+	top    []uint64  // the tile's rows' probes so far as coarseKeys, ascending
 	nearer []bool    // the point must fall back to Nearest
 
 	// The batch's points are widened to float32 and measured once, not
@@ -298,7 +298,7 @@ func (s *IVFScratch) grow(v *IVF) {
 		s.best, s.bestD, s.nearer = make([]int32, b), make([]float32, b), make([]bool, b)
 	}
 	if cap(s.top) < tileRows*p {
-		s.top = make([]float32, tileRows*p)
+		s.top = make([]uint64, tileRows*p)
 	}
 	if cap(s.xn) < b {
 		s.xn, s.xn2 = make([]float64, b), make([]float64, b)
@@ -414,30 +414,12 @@ func (v *IVF) batch(s *IVFScratch, n int, fdata []float32, bdata []byte) {
 			s.nearer[lo+r] = s.ex.row[r].fallback
 		}
 	}
-	// Group the probes by list, a counting sort that keeps point order.
-	count := s.count[:v.opt.Lists+1]
-	clear(count)
-	for _, l := range s.probe[:n*p] {
-		if l >= 0 {
-			count[l+1]++
-		}
-	}
-	for l := 1; l < len(count); l++ {
-		count[l] += count[l-1]
-	}
-	for i, l := range s.probe[:n*p] {
-		if l >= 0 {
-			s.order[count[l]] = int32(i / p)
-			count[l]++
-		}
-	}
-	// count[l] is now where list l+1 starts.
-	for l := range v.lists {
-		lo := int32(0)
-		if l > 0 {
-			lo = count[l-1]
-		}
-		v.searchList(s, l, s.order[lo:count[l]], fdata)
+	// Each point's nearest list first, then its other lists: the word found
+	// in the nearest list is usually the answer, and the windows it sets
+	// keep the other lists' words from being re-checked.
+	v.searchProbes(s, n, p, 0, 1, fdata)
+	if p > 1 {
+		v.searchProbes(s, n, p, 1, p, fdata)
 	}
 	for i := range n {
 		if !s.nearer[i] {
@@ -446,6 +428,42 @@ func (v *IVF) batch(s *IVFScratch, n int, fdata []float32, bdata []byte) {
 		x := v.point(s, i, fdata)
 		c, dd := Nearest(v.centroids, d, x)
 		s.best[i], s.bestD[i] = int32(c), dd
+	}
+}
+
+// searchProbes searches, list by list, the probes j0 ≤ j < j1 of each of
+// the batch's n points (its j-th nearest lists), grouping them by list
+// with a counting sort that keeps point order.
+func (v *IVF) searchProbes(s *IVFScratch, n, p, j0, j1 int, fdata []float32) {
+	count := s.count[:v.opt.Lists+1]
+	clear(count)
+	for i := range n {
+		for _, l := range s.probe[i*p+j0 : i*p+j1] {
+			if l >= 0 {
+				count[l+1]++
+			}
+		}
+	}
+	for l := 1; l < len(count); l++ {
+		count[l] += count[l-1]
+	}
+	for i := range n {
+		for _, l := range s.probe[i*p+j0 : i*p+j1] {
+			if l >= 0 {
+				s.order[count[l]] = int32(i)
+				count[l]++
+			}
+		}
+	}
+	// count[l] is now where list l+1 starts.
+	for l := range v.lists {
+		lo := int32(0)
+		if l > 0 {
+			lo = count[l-1]
+		}
+		if lo < count[l] {
+			v.searchList(s, l, s.order[lo:count[l]], fdata)
+		}
 	}
 }
 
@@ -527,24 +545,23 @@ func (v *IVF) tile(s *IVFScratch, e *Exact, m, lo int, idx []int32, fdata []floa
 	}
 }
 
-// probes sets the p lists of each of the m packed points of the tile to
-// those of the p smallest coarse scores, ascending (ties to the lower
-// list), −1 for a point that falls back to Nearest.
+// probes sets the p lists of each of the m points of the tile (prepared
+// by tile) to those of the p smallest coarse scores, ascending (ties to the
+// lower list), −1 for a point that falls back to Nearest.
 func (v *IVF) probes(s *IVFScratch, m, p int, probe []int32) {
 	c := v.coarse
 	ex := &s.ex
+	const none = math.MaxUint64 // above every list's key
 	top := s.top[:tileRows*p]
 	for i := range top {
-		top[i] = float32(math.Inf(1))
-	}
-	for i := range probe {
-		probe[i] = -1
+		top[i] = none
 	}
 	strips := (m + stripRows - 1) / stripRows
 	ps := c.pdim * panelCols
 	for pn := range len(c.norms) / panelCols {
 		panel := c.panels[pn*ps : (pn+1)*ps]
 		norms := c.norms[pn*panelCols : (pn+1)*panelCols]
+		valid := uint32(1)<<min(panelCols, c.k-pn*panelCols) - 1 // the panel's real lists
 		for st := range strips {
 			thr := ex.thr[st*stripRows : (st+1)*stripRows]
 			mask := kernelRows(s.rows[st*stripRows:(st+1)*stripRows], panel, c.pdim, norms, thr, &ex.out)
@@ -554,37 +571,59 @@ func (v *IVF) probes(s *IVFScratch, m, p int, probe []int32) {
 					continue
 				}
 				i := st*stripRows + r
-				t, pr := top[i*p:(i+1)*p], probe[i*p:(i+1)*p]
-				out := ex.out[r*panelCols : (r+1)*panelCols]
+				t := top[i*p : (i+1)*p : (i+1)*p]
+				out := ex.out[r*panelCols : (r+1)*panelCols : (r+1)*panelCols]
 				// Bit l%8 of the row's mask is set when lane l or l±8 is
 				// at or under the threshold: only those lanes can enter
-				// the top p, visited in ascending order so that a tie
-				// keeps the lower list.
-				for lanes := b | b<<8; lanes != 0; lanes &= lanes - 1 {
+				// the top p. Each goes into the sorted keys through a
+				// min/max network, without branches: the largest key
+				// drops out, the key itself if it is above them all.
+				for lanes := (b | b<<8) & valid; lanes != 0; lanes &= lanes - 1 {
 					l := bits.TrailingZeros32(lanes)
-					a := out[l]
-					if !(a < t[p-1]) || pn*panelCols+l >= c.k {
-						continue
+					key := coarseKey(out[l], pn*panelCols+l)
+					for j := p - 1; j > 0; j-- {
+						t[j] = max(t[j-1], min(key, t[j]))
 					}
-					j := p - 1
-					for ; j > 0 && a < t[j-1]; j-- {
-						t[j], pr[j] = t[j-1], pr[j-1]
-					}
-					t[j], pr[j] = a, int32(pn*panelCols+l)
+					t[0] = min(key, t[0])
 				}
-				if pr[p-1] >= 0 {
-					ex.thr[i] = t[p-1]
+				if t[p-1] != none {
+					ex.thr[i] = keyScore(t[p-1])
 				}
 			}
 		}
 	}
 	for i := range m {
-		if ex.row[i].fallback {
-			for j := range p {
-				probe[i*p+j] = -1
+		pr := probe[i*p : (i+1)*p]
+		for j, key := range top[i*p : (i+1)*p] {
+			pr[j] = -1
+			if key != none && !ex.row[i].fallback {
+				pr[j] = int32(uint32(key))
 			}
 		}
 	}
+}
+
+// coarseKey orders the coarse score a of list l as probes ranks lists:
+// by score, ties (−0 and +0 among them) to the lower list. The high half
+// is a's bits made to sort as unsigned integers in a's order.
+func coarseKey(a float32, l int) uint64 {
+	b := math.Float32bits(a)
+	if b == 1<<31 {
+		b = 0 // −0 ranks as +0
+	}
+	b ^= uint32(int32(b)>>31) | 1<<31
+	return uint64(b)<<32 | uint64(uint32(l))
+}
+
+// keyScore returns the score of a coarseKey.
+func keyScore(key uint64) float32 {
+	b := uint32(key >> 32)
+	if b>>31 == 1 {
+		b ^= 1 << 31
+	} else {
+		b = ^b
+	}
+	return math.Float32frombits(b)
 }
 
 // searchList compares the points pts of the batch with the words of list

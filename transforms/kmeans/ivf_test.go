@@ -549,3 +549,26 @@ func TestIVFProbedListsAreNearest(t *testing.T) {
 		}
 	})
 }
+
+// coarseKey must order lists as the coarse scores do, ties (−0 against +0
+// among them) to the lower list, and keyScore must give the score back.
+func TestCoarseKey(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 3))
+	negZero := float32(math.Copysign(0, -1))
+	scores := []float32{0, negZero, 1, -1, math.MaxFloat32, -math.MaxFloat32, math.SmallestNonzeroFloat32,
+		-math.SmallestNonzeroFloat32, float32(math.Inf(1)), float32(math.Inf(-1))}
+	for range 200 {
+		scores = append(scores, float32(rng.NormFloat64()*1e5), float32(rng.IntN(5)-2))
+	}
+	for i, a := range scores {
+		if got := keyScore(coarseKey(a, i)); got != a {
+			t.Errorf("keyScore(coarseKey(%v)) = %v", a, got)
+		}
+		for j, b := range scores {
+			want := a < b || (a == b && i < j)
+			if got := coarseKey(a, i) < coarseKey(b, j); got != want {
+				t.Fatalf("coarseKey(%v, %d) < coarseKey(%v, %d) is %v, want %v", a, i, b, j, got, want)
+			}
+		}
+	}
+}
