@@ -31,10 +31,12 @@
 // On amd64 the inner loops of the ×2 upsampling, the blur (whose vertical
 // pass makes four rows at a time), the DoG and extremum scan, the
 // 26-neighbour extremum test, the gradient magnitude and angle, and the
-// descriptor's grid coordinates, trilinear weights and histogram (a
-// sample's eight bins at once) run on 8 floats at a time (AVX, when the
-// CPU and OS support it; the purego build tag turns it off), and the
-// orientation and descriptor patches prefetch their rows. The vector code
+// descriptor's patch rows (gradients, grid coordinates and Gaussian
+// factors in one pass), trilinear weights and histogram (with AVX2, the
+// orientation bins of the four cells a sample adds to held in vectors)
+// run on 8 floats at a time (AVX, when the CPU and OS support it; the
+// purego build tag turns it off), and the orientation and descriptor
+// patches prefetch their rows. The vector code
 // performs exactly the scalar code's float32 operations in the same order,
 // with no fused multiply-add, so results are bit-identical either way.
 //
@@ -68,24 +70,55 @@
 // ours is faster), on 4:3 mosaics of ETH-80 photos:
 //
 //	size       keypoints  OpenCV/ours  without vector code (purego)
-//	640×480      ~530     1.7–1.8      0.4
-//	1024×768     ~890     2.1–2.2      0.4
+//	640×480      ~530     1.8          0.4
+//	1024×768     ~890     3.3          0.65
 //
-// (Alternating with the code before the four-row blur, the histogram and
-// extremum-test vector code, the prefetches and the cache-set padding of
-// the blur's ring, in the same runs: 1.40–1.46 and 1.59–1.63, 36 and 84 ms;
-// before any vector code 0.4 and 0.66. OpenCV's own time varies more than
-// ours from run to run, at 1024×768 by up to 1.6×, so compare ratios
-// measured together.) At 640×480 about 30 ms of CPU per image go to the
-// blurs (44%: horizontal passes 22%, vertical 16%), the descriptors (30%,
-// of which the histogram's scatter is 12%), the extremum scan with
-// refinement and orientations (24%: the 26-neighbour test 8%, the DoG
-// candidate search 6%) and the rest. The blur passes take about 0.5
-// (vertical) and 0.65 ns (horizontal) per tap of 8 pixels: the vertical
-// pass loads each ring row once for four output rows, which leaves its two
-// additions per tap, fixed by the bit-identical order of the sums, as most
-// of its cost; the horizontal pass loads two unaligned vectors per tap,
-// half of them across cache lines. What is left is mostly fixed by that order and by memory: a
+// (640×480: 1.79–1.84, 28.1–28.4 ms; 1024×768: 3.26–3.36, 62.5–62.6 ms;
+// alternating in the same runs with the code before the cell-vector
+// scatter and the one-pass patch rows: 1.73–1.78, 29.1–29.4 ms and
+// 3.21–3.24, 64.1–64.9 ms. Earlier, alternating with the code before the
+// four-row blur, the histogram and extremum-test vector code, the
+// prefetches and the cache-set padding of the blur's ring, the code before
+// this change measured 1.7–1.8 and 2.1–2.2 against 1.40–1.46 and 1.59–1.63:
+// OpenCV's own time varies more than ours from run to run, at 1024×768 by
+// up to 1.6×, so compare ratios measured together.) At 640×480 about
+// 28 ms of CPU per image go to the blurs (41%: horizontal passes 23%,
+// vertical 17%), the descriptors (28%, of which the histogram's scatter
+// is 11%), the extremum scan with refinement and orientations (24%: the
+// DoG candidate search 6%, the 26-neighbour test 5%) and the rest. The
+// blur passes take about 0.5 (vertical) and 0.65 ns (horizontal) per tap
+// of 8 pixels: the vertical pass loads each ring row once for four output
+// rows, which leaves its two additions per tap, fixed by the bit-identical
+// order of the sums, as most of its cost; the horizontal pass loads two
+// unaligned vectors per tap, half of them across cache lines, and has the
+// same two additions (on a CPU with two vector adders, as this one, a
+// cycle per tap and vector; building the shifted taps from aligned loads
+// by shuffles, not tried, would take the shuffle units the additions
+// share). 2× at 640×480 needs another 3 ms (11%) an image; with the blurs
+// near that bound, it would have to come from the descriptors and the scan.
+//
+// Real photos are denser: 640×480 scenes of a web corpus have ~2,300
+// keypoints each (1,400 samples a descriptor patch, the patches
+// overlapping many times over), and there the descriptors are half of
+// Extract: 57–58 ms of CPU a photo, 66 ms before the cell-vector scatter
+// and the one-pass patch rows (the same 30 photos alternately, the same
+// keypoints and descriptors bit for bit), of which the scatter is 20%, the
+// blurs 17%, the rest of the descriptor (rows, angles, weights, the
+// bracketing of each row's run of samples) 32%, orientations 11%.
+// BenchmarkDescribeDense tracks the descriptor alone (15.5 µs a keypoint,
+// 17–18.5 before). The scatter's cost is the order of the sums: a
+// bin must see its samples in order, so a sample's four cells' vectors are
+// stored and reloaded whenever the cells change (16% of samples, a third
+// of the scatter's time, mostly mispredicted branches), and the ~24
+// instructions a sample of the rest are the four cells' broadcast, mask
+// and add plus bin 8's. Tried and measured no faster: gathering a patch in
+// L1-sized chunks of samples (memory is not what bounds it), placing the
+// weights by VPERMPS instead of broadcasts, computing the gradient
+// magnitude and angle in the same pass as the rows (their divisions and
+// square roots overlap less in short rows), rounding angles and weights up
+// to whole vectors, and a division-free bracketing of the rows.
+//
+// What is left is mostly fixed by the order of the sums and by memory: a
 // vectorised scatter cannot sum a bin's samples out of order, and the
 // scan and descriptors read planes of the scale space long out of the
 // cache (blurring all scales of an octave together, a few rows behind one
