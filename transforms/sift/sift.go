@@ -107,8 +107,9 @@
 // bracketing of each row's run of samples) 32%, orientations 11%.
 // On siftbench's 640×480 mosaics of those photos (~3,800 keypoints) ours
 // takes 84 ms, OpenCV/ours 1.69–1.71 (before: 98 ms, 1.45–1.47, the same
-// runs). BenchmarkDescribeDense tracks the descriptor alone (15.5 µs a
-// keypoint, 17–18.5 before). The scatter's cost is the order of the sums: a
+// runs). BenchmarkDescribeDense tracks the descriptor alone (wall time:
+// in alternating runs on the loaded machine, 13–33% less a keypoint than
+// before). The scatter's cost is the order of the sums: a
 // bin must see its samples in order, so a sample's four cells' vectors are
 // stored and reloaded whenever the cells change (16% of samples, a third
 // of the scatter's time, mostly mispredicted branches), and the ~24
