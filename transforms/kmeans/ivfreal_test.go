@@ -18,15 +18,16 @@ import (
 // (formats.Word); BOWLINE_IVF_N caps the descriptors read (default 200,000).
 // The benchmark is skipped without them.
 var realIVF struct {
-	once  sync.Once
-	desc  []byte
-	words []float32
-	err   error
+	once   sync.Once
+	desc   []byte
+	counts []int // the descriptors of each image, in order
+	words  []float32
+	err    error
 }
 
-// loadRealIVF reads the descriptors and words named by the environment,
-// once for all benchmarks.
-func loadRealIVF(b *testing.B) ([]byte, []float32) {
+// loadRealIVF reads the descriptors (and how many each image has) and the
+// words named by the environment, once for all benchmarks.
+func loadRealIVF(b *testing.B) ([]byte, []int, []float32) {
 	feat, book := os.Getenv("BOWLINE_IVF_FEATURES"), os.Getenv("BOWLINE_IVF_CODEBOOK")
 	if feat == "" || book == "" {
 		b.Skip("BOWLINE_IVF_FEATURES and BOWLINE_IVF_CODEBOOK not set")
@@ -41,7 +42,7 @@ func loadRealIVF(b *testing.B) ([]byte, []float32) {
 			}
 			limit = n
 		}
-		realIVF.desc, realIVF.err = readDescriptors(feat, limit)
+		realIVF.desc, realIVF.counts, realIVF.err = readDescriptors(feat, limit)
 		if realIVF.err == nil {
 			realIVF.words, realIVF.err = readWords(book)
 		}
@@ -49,29 +50,33 @@ func loadRealIVF(b *testing.B) ([]byte, []float32) {
 	if realIVF.err != nil {
 		b.Fatal(realIVF.err)
 	}
-	return realIVF.desc, realIVF.words
+	return realIVF.desc, realIVF.counts, realIVF.words
 }
 
 var errEnough = errors.New("enough descriptors")
 
-// readDescriptors returns the first limit descriptors of a features file.
-func readDescriptors(path string, limit int) ([]byte, error) {
+// readDescriptors returns the first limit descriptors of a features file
+// and how many of them each image has.
+func readDescriptors(path string, limit int) ([]byte, []int, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var desc []byte
+	var counts []int
 	err = formats.Decode(context.Background(), f, st.Size(), func(row *formats.Features) error {
+		counts = append(counts, 0)
 		for _, d := range row.Descriptors {
 			if len(d) != 128 {
 				return fmt.Errorf("image %s: descriptor of %d bytes, want 128", row.ImageID, len(d))
 			}
 			desc = append(desc, d...)
+			counts[len(counts)-1]++
 			if len(desc) == limit*128 {
 				return errEnough
 			}
@@ -79,9 +84,9 @@ func readDescriptors(path string, limit int) ([]byte, error) {
 		return nil
 	})
 	if err != nil && !errors.Is(err, errEnough) {
-		return nil, fmt.Errorf("features %s: %w", path, err)
+		return nil, nil, fmt.Errorf("features %s: %w", path, err)
 	}
-	return desc, nil
+	return desc, counts, nil
 }
 
 // readWords returns a codebook's centroids in word order.
@@ -114,36 +119,59 @@ func readWords(path string) ([]float32, error) {
 }
 
 // BenchmarkIVFQuantizeReal quantises real SIFT descriptors against a real
-// vocabulary with the default IVF options, as the bags of words do
-// (IVF.QuantizeBytes on one goroutine), and reports ns a descriptor.
+// vocabulary with the default IVF options on one goroutine, as the bags of
+// words do (IVF.QuantizeBytes): "image" one call per image, as
+// bow.Quantizer calls it, "all" one call for every descriptor (batches of
+// IVFOptions.Batch). It reports ns a descriptor, of wall and of CPU time.
+// BOWLINE_IVF_WORDS_OUT, if set, receives the words of "image" (uint32,
+// little-endian), to compare two builds bit for bit.
 func BenchmarkIVFQuantizeReal(b *testing.B) {
-	desc, words := loadRealIVF(b)
+	desc, counts, words := loadRealIVF(b)
 	v, err := NewIVF(words, 128, DefaultIVFOptions())
 	if err != nil {
 		b.Fatal(err)
 	}
 	n := len(desc) / 128
-	var s IVFScratch
-	out := make([]uint32, 0, n)
-	if path := os.Getenv("BOWLINE_IVF_WORDS_OUT"); path != "" {
-		// The answers, to compare two builds bit for bit.
-		out = v.QuantizeBytes(out[:0], desc, &s)
-		buf := make([]byte, 0, 4*n)
-		for _, w := range out {
-			buf = append(buf, byte(w), byte(w>>8), byte(w>>16), byte(w>>24))
+	quantize := func(out []uint32, s *IVFScratch, perImage bool) []uint32 {
+		if !perImage {
+			return v.QuantizeBytes(out, desc, s)
 		}
-		if err := os.WriteFile(path, buf, 0o644); err != nil {
-			b.Fatal(err)
+		lo := 0
+		for _, c := range counts {
+			out = v.QuantizeBytes(out, desc[lo*128:(lo+c)*128], s)
+			lo += c
 		}
+		return out
 	}
-	cpu0 := cpuTime()
-	for b.Loop() {
-		out = v.QuantizeBytes(out[:0], desc, &s)
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/desc")
-	if cpu := cpuTime() - cpu0; cpu > 0 {
-		// The process's CPU time: on a shared machine, what the search
-		// itself cost (run with -cpu 1).
-		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*n), "cpu-ns/desc")
+	for _, perImage := range []bool{true, false} {
+		name := "all"
+		if perImage {
+			name = "image"
+		}
+		b.Run(name, func(b *testing.B) {
+			var s IVFScratch
+			out := make([]uint32, 0, n)
+			if path := os.Getenv("BOWLINE_IVF_WORDS_OUT"); path != "" && perImage {
+				out = quantize(out[:0], &s, perImage)
+				buf := make([]byte, 0, 4*n)
+				for _, w := range out {
+					buf = append(buf, byte(w), byte(w>>8), byte(w>>16), byte(w>>24))
+				}
+				if err := os.WriteFile(path, buf, 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+			cpu0 := cpuTime()
+			for b.Loop() {
+				out = quantize(out[:0], &s, perImage)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/desc")
+			if cpu := cpuTime() - cpu0; cpu > 0 {
+				// The process's CPU time: on a shared machine, what the
+				// search itself cost (run with -cpu 1).
+				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*n), "cpu-ns/desc")
+			}
+			b.ReportMetric(float64(n)/float64(len(counts)), "desc/image")
+		})
 	}
 }
