@@ -357,19 +357,7 @@ func panelGo(xs, panel, norms, thr []float32, out *[stripRows * panelCols]float3
 			o[0], o[1], o[2], o[3] = b0, b1, b2, b3
 		}
 	}
-	var mask uint64
-	for r := range stripRows {
-		t := thr[r]
-		for l := range panelCols {
-			v := out[r*panelCols+l]
-			a := norms[l] - (v + v)
-			out[r*panelCols+l] = a
-			if a <= t {
-				mask |= 1 << (8*r + l%8)
-			}
-		}
-	}
-	return mask
+	return panelScores(out, norms, thr)
 }
 
 // panelGoRows is panelGo with the strip's stripRows points read from their
@@ -402,6 +390,13 @@ func panelGoRows(rows [][]float32, panel, norms, thr []float32, out *[stripRows 
 			o[0], o[1], o[2], o[3] = b0, b1, b2, b3
 		}
 	}
+	return panelScores(out, norms, thr)
+}
+
+// panelScores turns the Go kernels' dot products out into scores
+// ‖c‖² − 2x·c, as the assembly kernels do, and returns the mask of the
+// scores at or below their row's threshold: bit 8r+l%8 for row r, lane l.
+func panelScores(out *[stripRows * panelCols]float32, norms, thr []float32) uint64 {
 	var mask uint64
 	for r := range stripRows {
 		t := thr[r]
