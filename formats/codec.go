@@ -328,3 +328,24 @@ func NumRows(r io.ReaderAt, size int64) (int64, error) {
 	}
 	return f.NumRows(), nil
 }
+
+// NumPostings returns the number of word ids of the Parquet file r of the
+// given size (a BoW or Geometry file: the values of its word_ids list
+// column, an empty list counting one), from its footer, or 0 if it has no
+// such column: what an older run's parts hold, where the run recorded no
+// formats.Part.Postings.
+func NumPostings(r io.ReaderAt, size int64) (int64, error) {
+	f, err := parquet.OpenFile(r, size, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+	if err != nil {
+		return 0, err
+	}
+	leaf, ok := f.Schema().Lookup("word_ids", "list", "element")
+	if !ok {
+		return 0, nil
+	}
+	var n int64
+	for _, rg := range f.Metadata().RowGroups {
+		n += rg.Columns[leaf.ColumnIndex].MetaData.NumValues
+	}
+	return n, nil
+}

@@ -27,6 +27,11 @@ type Part struct {
 	// Keypoints is the number of local descriptors in the file (features
 	// parts only).
 	Keypoints int64
+	// Postings is the number of (word, weight) entries of the file's bags
+	// of words (bag-of-words parts only; 0 where unknown): a real photo
+	// holds about 1,700 of them and a synthetic image 100, so memory that
+	// holds bags is bounded by postings, not by images.
+	Postings int64
 	// Inputs is the number of rows the DoFn read to make the part (images
 	// described, descriptors quantised, bags of words weighted or indexed,
 	// images sampled from): with Rows, what went into and came out of the

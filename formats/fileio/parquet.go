@@ -129,6 +129,18 @@ func ReadAll[T any](ctx context.Context, pattern string) ([]T, error) {
 // CountRows returns the number of rows in the Parquet files matching
 // pattern, from their footers: no row is decoded.
 func CountRows(ctx context.Context, pattern string) (int64, error) {
+	return count(ctx, pattern, "rows", formats.NumRows)
+}
+
+// CountPostings returns the word ids of the bags of words (or geometry) of
+// every file matching pattern, from their footers (formats.NumPostings).
+func CountPostings(ctx context.Context, pattern string) (int64, error) {
+	return count(ctx, pattern, "postings", formats.NumPostings)
+}
+
+// count sums what of reads from the footer of every file matching
+// pattern.
+func count(ctx context.Context, pattern, what string, of func(io.ReaderAt, int64) (int64, error)) (int64, error) {
 	paths, err := Glob(ctx, pattern)
 	if err != nil {
 		return 0, err
@@ -136,12 +148,12 @@ func CountRows(ctx context.Context, pattern string) (int64, error) {
 	var total int64
 	for _, p := range paths {
 		err := withReaderAt(ctx, p, func(r io.ReaderAt, size int64) error {
-			n, err := formats.NumRows(r, size)
+			n, err := of(r, size)
 			total += n
 			return err
 		})
 		if err != nil {
-			return 0, fmt.Errorf("fileio: count rows of %s: %w", p, err)
+			return 0, fmt.Errorf("fileio: count %s of %s: %w", what, p, err)
 		}
 	}
 	return total, nil

@@ -352,8 +352,9 @@ func PartPaths(s beam.Scope, parts beam.PCollection) beam.PCollection {
 }
 
 // Parts lists the parts of the output name under dir as a finished run
-// left them (files formats.ShardName(name, p, P)), with their row counts:
-// PCollection<formats.Part>. A run without such files fails.
+// left them (files formats.ShardName(name, p, P)), with their row counts and,
+// for bags of words, their postings: PCollection<formats.Part>. A run
+// without such files fails.
 func Parts(s beam.Scope, dir, name string) beam.PCollection {
 	s = s.Scope("parquetio.Parts")
 	filesystem.ValidateScheme(dir)
@@ -381,6 +382,9 @@ func (f *partsFn) ProcessElement(ctx context.Context, _ []byte, emit func(format
 		}
 		n, err := fileio.CountRows(ctx, path)
 		if err != nil {
+			return err
+		}
+		if p.Postings, err = fileio.CountPostings(ctx, path); err != nil {
 			return err
 		}
 		p.Name, p.Path, p.Rows = f.Name, path, n

@@ -42,10 +42,16 @@ type Learning struct {
 	// holds one group's bags. The groups are the shards of sharded
 	// training; there are at least Shards of them.
 	GroupImages int
+	// GroupPostings bounds a training group's bags by their postings as
+	// well (0: no bound): a group ends at whichever of GroupImages and
+	// GroupPostings it reaches first (train.Groups), so that a group of
+	// real photos, ~1,700 words each, holds no more than one of synthetic
+	// images of 100.
+	GroupPostings int
 	// GroupLoads is the most training groups a worker process holds
 	// loaded at once (trainbeam.Group.Loads; 0: no limit), so that a
 	// process that runs many groups side by side — Prism runs them all —
-	// holds GroupLoads × GroupImages images' bags and triplets at most.
+	// holds GroupLoads groups' bags and triplets at most.
 	GroupLoads int
 	// PartLoads is the most bag-of-words parts a worker process indexes,
 	// and the most query shards it evaluates (or validates, in tuning), at
@@ -139,10 +145,13 @@ func DefaultLearning() Learning {
 		Shards:   1, Rounds: 1,
 		BatchImages: 20_000,
 		GroupImages: 200_000,
-		GroupLoads:  2,
-		PartLoads:   2,
-		Eval:        evaluate.Options{MaxQueries: 10_000, QueryFraction: 0.2, TrainQueries: 1000, Seed: 1},
-		Tune:        Tuning{Share: DefaultTuneShare},
+		// 32M postings are about 0.26 GB of bags: 200,000 synthetic images
+		// (20M) fit, real photos end a group near 19,000.
+		GroupPostings: 32 << 20,
+		GroupLoads:    2,
+		PartLoads:     2,
+		Eval:          evaluate.Options{MaxQueries: 10_000, QueryFraction: 0.2, TrainQueries: 1000, Seed: 1},
+		Tune:          Tuning{Share: DefaultTuneShare},
 	}
 }
 
@@ -379,7 +388,7 @@ func LearnFrom(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Le
 	s = s.Scope("Learn")
 	queries, labels, cut := evaluatebeam.QuerySet(s, bowParts, l.Eval)
 	checked := beam.ParDo(s, learnableFn, beam.Impulse(s), beam.SideInput{Input: labels})
-	groups := trainbeam.Groups(s, bowParts, cut, checked, l.GroupImages, l.Shards, l.GroupLoads)
+	groups := trainbeam.Groups(s, bowParts, cut, checked, l.GroupImages, l.GroupPostings, l.Shards, l.GroupLoads)
 	// Each group is loaded once a round for every learner of bags of words,
 	// and writes its triplets in the first.
 	// The grid points of tuning train on every training triplet beside

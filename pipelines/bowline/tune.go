@@ -204,7 +204,7 @@ func tune(s beam.Scope, bowParts, labels, cut, checked beam.PCollection, dim int
 	vopt := l.Eval
 	vopt.QueryFraction = split.Nested(l.Eval.QueryFraction, l.Tune.Share)
 	outer := evaluatebeam.Split(s, bowParts, labels, vopt)
-	groups := trainbeam.Groups(s, bowParts, outer, checked, l.GroupImages, l.Shards, l.GroupLoads)
+	groups := trainbeam.Groups(s, bowParts, outer, checked, l.GroupImages, l.GroupPostings, l.Shards, l.GroupLoads)
 	opts := make([]train.ShardOptions, len(grid))
 	for i, p := range grid {
 		opts[i] = p.Opt

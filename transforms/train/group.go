@@ -147,9 +147,16 @@ func (g *Group) WarmKeep(carried []string, replay float64) func(formats.Triplet)
 }
 
 // Groups returns the number of training groups of a corpus of n images
-// in parts parts: ⌈n/groupImages⌉, at least shards (the learners'
-// parallelism asked for), at most parts, and at least 1.
-func Groups(n int64, parts, groupImages, shards int) int {
+// holding postings postings (words of their bags; 0 if unknown) in parts
+// parts: ⌈n/groupImages⌉ or ⌈postings/groupPostings⌉, whichever is more
+// (groupPostings 0: no bound by postings), at least shards (the learners'
+// parallelism asked for), at most parts, and at least 1. A group's bags
+// are what training holds, and a real photo's hold 15–30 times the words
+// of a synthetic image's, so the postings bound the groups of photos.
+func Groups(n, postings int64, parts, groupImages, groupPostings, shards int) int {
 	g := max(formats.Parts(n, groupImages), shards)
+	if groupPostings > 0 {
+		g = max(g, formats.Parts(postings, groupPostings))
+	}
 	return max(min(g, parts), 1)
 }

@@ -92,17 +92,26 @@ func TestOneGroupIsSequential(t *testing.T) {
 }
 
 func TestGroups(t *testing.T) {
+	const mega = 32 << 20
 	for _, c := range []struct {
-		n                     int64
-		parts, per, shards, g int
+		n, postings                     int64
+		parts, per, perPostings, shards int
+		g                               int
 	}{
-		{3280, 4, 200_000, 1, 1},
-		{1_000_000, 1000, 200_000, 1, 5},
-		{1000, 1, 200_000, 4, 1}, // never more groups than parts
-		{500_000, 500, 200_000, 8, 8},
+		{3280, 0, 4, 200_000, 0, 1, 1},
+		{1_000_000, 0, 1000, 200_000, 0, 1, 5},
+		{1000, 0, 1, 200_000, 0, 4, 1}, // never more groups than parts
+		{500_000, 0, 500, 200_000, 0, 8, 8},
+		{1_000_000, 100_000_000, 1000, 200_000, mega, 1, 5}, // synthetic images: the images bound
+		{100_000, 170_000_000, 100, 200_000, mega, 1, 6},    // real photos: the postings bound
+		{100_000, 170_000_000, 100, 200_000, 0, 1, 1},       // no bound by postings
+		{100_000, 170_000_000, 4, 200_000, mega, 1, 4},      // never more groups than parts
+		{30_000, 51_000_000, 30, 200_000, mega, 4, 4},       // shards ask for more
+		{10_000, 17_000_000, 10, 200_000, mega, 1, 1},       // one group under the bound
+		{100_000, 0, 100, 200_000, mega, 1, 1},              // postings unknown (parts of old runs)
 	} {
-		if g := train.Groups(c.n, c.parts, c.per, c.shards); g != c.g {
-			t.Errorf("Groups(%d, %d, %d, %d) = %d, want %d", c.n, c.parts, c.per, c.shards, g, c.g)
+		if g := train.Groups(c.n, c.postings, c.parts, c.per, c.perPostings, c.shards); g != c.g {
+			t.Errorf("Groups(%d, %d, %d, %d, %d, %d) = %d, want %d", c.n, c.postings, c.parts, c.per, c.perPostings, c.shards, g, c.g)
 		}
 	}
 }

@@ -229,6 +229,7 @@ var checks = map[string]check{
 	"train_shards":       atLeast(1),
 	"train_rounds":       atLeast(1),
 	"group_images":       atLeast(1),
+	"group_postings":     atLeast(0),
 	"group_loads":        atLeast(0),
 	"tune_fraction":      inRange(0, 1, true),
 	"target_sparsity":    inRange(0, 1, true),

@@ -101,6 +101,7 @@ var badValues = map[string][]string{
 	"train_shards":       {"0", "-1"},
 	"train_rounds":       {"0", "-1"},
 	"group_images":       {"0", "-1"},
+	"group_postings":     {"-1"},
 	"group_loads":        {"-1"},
 	"tune_fraction":      {"-0.1", "1", "NaN"},
 	"target_sparsity":    {"-0.1", "1", "NaN"},

@@ -458,9 +458,11 @@ func (f *weightPartFn) ProcessElement(ctx context.Context, p formats.Part, df fu
 	}
 	start := time.Now()
 	var out []formats.BoW
+	var postings int64
 	err := fileio.ReadEach(ctx, p.Path, func(c *formats.BoW) error {
 		v := bow.TFIDFWith(sparse.Vector{Idx: c.WordIDs, Val: c.Weights}, f.idf, f.TF)
 		out = append(out, formats.BoW{ImageID: c.ImageID, Label: c.Label, WordIDs: v.Idx, Weights: v.Val})
+		postings += int64(len(v.Idx))
 		return nil
 	})
 	if err != nil {
@@ -470,7 +472,7 @@ func (f *weightPartFn) ProcessElement(ctx context.Context, p formats.Part, df fu
 	if err := fileio.WriteFile(ctx, path, out); err != nil {
 		return fmt.Errorf("bow: part %d: %w", p.Part, err)
 	}
-	emit(formats.Part{Name: BoWName, Part: p.Part, Parts: p.Parts, Path: path, Rows: int64(len(out)), Inputs: int64(len(out)), Carried: p.Carried}.Timed(start))
+	emit(formats.Part{Name: BoWName, Part: p.Part, Parts: p.Parts, Path: path, Rows: int64(len(out)), Postings: postings, Inputs: int64(len(out)), Carried: p.Carried}.Timed(start))
 	return nil
 }
 

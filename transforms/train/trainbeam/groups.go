@@ -44,36 +44,38 @@ type Group struct {
 }
 
 // Groups splits bag-of-words parts (PCollection<formats.Part>) into
-// train.Groups(images, parts, groupImages, shards) training groups and
+// train.Groups(images, postings, parts, groupImages, groupPostings,
+// shards) training groups and
 // returns PCollection<Group>. The groups leave out the images held out by
 // the split (single-element PCollection<split.Cut>).
 //
 // gate is any PCollection the groups wait for (a check that must pass
 // before training starts), or an invalid one. loads is Group.Loads.
-func Groups(s beam.Scope, bowParts, cut, gate beam.PCollection, groupImages, shards, loads int) beam.PCollection {
+func Groups(s beam.Scope, bowParts, cut, gate beam.PCollection, groupImages, groupPostings, shards, loads int) beam.PCollection {
 	s = s.Scope("train.Groups")
 	if !gate.IsValid() {
 		gate = beam.Impulse(s)
 	}
-	return beam.ParDo(s, &groupsFn{GroupImages: groupImages, Shards: shards, Loads: loads}, beam.Impulse(s),
+	return beam.ParDo(s, &groupsFn{GroupImages: groupImages, GroupPostings: groupPostings, Shards: shards, Loads: loads}, beam.Impulse(s),
 		beam.SideInput{Input: bowParts}, beam.SideInput{Input: cut}, beam.SideInput{Input: gate})
 }
 
-type groupsFn struct{ GroupImages, Shards, Loads int }
+type groupsFn struct{ GroupImages, GroupPostings, Shards, Loads int }
 
 func (f *groupsFn) ProcessElement(_ []byte, parts func(*formats.Part) bool, cut split.Cut, _ func(*beam.T) bool, emit func(Group)) {
 	var all []formats.Part
 	var p formats.Part
-	var n int64
+	var n, postings int64
 	for parts(&p) {
 		all = append(all, p)
 		n += p.Rows
+		postings += p.Postings
 	}
 	if len(all) == 0 {
 		return
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].Part < all[j].Part })
-	g := train.Groups(n, len(all), f.GroupImages, f.Shards)
+	g := train.Groups(n, postings, len(all), f.GroupImages, f.GroupPostings, f.Shards)
 	groups := make([]Group, g)
 	for i := range groups {
 		groups[i] = Group{Index: i, Groups: g, Cut: cut, Loads: f.Loads}

@@ -216,7 +216,7 @@ func TestTrainGroupsEqualsShardedGroups(t *testing.T) {
 	if cut.Queries == 0 {
 		t.Fatal("the split holds nothing out: the test would not see the cut")
 	}
-	groups := train.Groups(images, parts, groupImages, 1)
+	groups := train.Groups(images, 0, parts, groupImages, 0, 1)
 	if groups < 3 {
 		t.Fatalf("%d groups: the test would not see the averaging", groups)
 	}
@@ -240,7 +240,7 @@ func TestTrainGroupsEqualsShardedGroups(t *testing.T) {
 			gotDir, wantDir := t.TempDir(), t.TempDir()
 
 			p, s := beam.NewPipelineWithRoot()
-			gs := Groups(s, beam.CreateList(s, bowParts), beam.Create(s, cut), beam.PCollection{}, groupImages, 1, 1)
+			gs := Groups(s, beam.CreateList(s, bowParts), beam.Create(s, cut), beam.PCollection{}, groupImages, 0, 1, 1)
 			models, tripParts := TrainGroups(s, gs, opts, trip, gotDir)
 			if len(models) != len(opts) {
 				t.Fatalf("%d models for %d learners", len(models), len(opts))
@@ -311,7 +311,7 @@ func TestTrainGroupsNoLearners(t *testing.T) {
 	bowParts, cut := bowCorpus(t, 60, 3, 12)
 	dir := t.TempDir()
 	p, s := beam.NewPipelineWithRoot()
-	gs := Groups(s, beam.CreateList(s, bowParts), beam.Create(s, cut), beam.PCollection{}, 20, 1, 0)
+	gs := Groups(s, beam.CreateList(s, bowParts), beam.Create(s, cut), beam.PCollection{}, 20, 0, 1, 0)
 	models, tripParts := TrainGroups(s, gs, nil, triplets.Options{PerQuery: 2, Seed: 1}, dir)
 	if models != nil || !tripParts.IsValid() {
 		t.Fatalf("%d models, triplets parts valid: %v", len(models), tripParts.IsValid())
