@@ -291,7 +291,7 @@ func TestDecodeColumnarFallback(t *testing.T) {
 			w = append(w, int64(id))
 		}
 		wi = append(wi, wide{b.ImageID, b.Label, w, b.Weights})
-		di = append(di, dictionary{b.ImageID, b.Label, b.WordIDs, b.Weights})
+		di = append(di, dictionary(b))
 	}
 	files := map[string][]byte{
 		"reordered":  encodeWith(t, rs, RowGroupBytes),
