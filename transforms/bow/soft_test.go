@@ -12,6 +12,8 @@ import (
 
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/kmeans"
+
+	"github.com/bowline/bowline/transforms/internal/cpuclock"
 )
 
 func TestSoftWeights(t *testing.T) {
@@ -398,13 +400,13 @@ func BenchmarkQuantizeSoft(b *testing.B) {
 					}
 					dst := q.QuantizeTo(sparse.Vector{}, desc) // grow the scratch
 					b.ReportAllocs()
-					cpu := cpuSeconds()
+					cpu, _ := cpuclock.Process()
 					for b.Loop() {
 						dst = q.QuantizeTo(dst, desc)
 					}
 					b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "desc/s")
-					if c := cpuSeconds() - cpu; c > 0 {
-						b.ReportMetric(float64(n*b.N)/c, "desc/cpu-s")
+					if c, _ := cpuclock.Process(); c > cpu {
+						b.ReportMetric(float64(n*b.N)/(c-cpu).Seconds(), "desc/cpu-s")
 					}
 				})
 			}

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/bowline/bowline/formats"
+
+	"github.com/bowline/bowline/transforms/internal/cpuclock"
 )
 
 // Real descriptors for BenchmarkIVFQuantizeReal, from a pipeline run's
@@ -161,12 +163,13 @@ func BenchmarkIVFQuantizeReal(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			cpu0 := cpuTime()
+			cpu0, _ := cpuclock.Process()
 			for b.Loop() {
 				out = quantize(out[:0], &s, perImage)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/desc")
-			if cpu := cpuTime() - cpu0; cpu > 0 {
+			if cpu1, _ := cpuclock.Process(); cpu1 > cpu0 {
+				cpu := cpu1 - cpu0
 				// The process's CPU time: on a shared machine, what the
 				// search itself cost (run with -cpu 1).
 				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*n), "cpu-ns/desc")

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/bowline/bowline/transforms/internal/cpuclock"
 )
 
 // cpuTick is how often the CPU clock reads the process's CPU time: a
@@ -129,4 +131,10 @@ func (c *cpuClock) at(t time.Time) (float64, bool) {
 		return b.cpu, true
 	}
 	return a.cpu + (b.cpu-a.cpu)*float64(ns-a.nanos)/float64(b.nanos-a.nanos), true
+}
+
+// processCPU returns this process's CPU time in seconds (cpuclock.Process).
+func processCPU() (float64, bool) {
+	d, ok := cpuclock.Process()
+	return d.Seconds(), ok
 }
