@@ -58,32 +58,20 @@ func (a *Accumulator) Add(q sparse.Vector) {
 		}
 	}
 	acc := a.acc
-	if a.dense || 2*reach >= len(acc) {
-		a.dense = true
-		for t, i := range q.Idx {
-			qw := float64(ix.weight[i]) * float64(q.Val[t])
-			if qw == 0 {
-				continue
-			}
-			lo, hi := ix.start[i], ix.start[i+1]
-			docs := ix.docs[lo:hi]
-			vals := ix.vals[lo:hi]
-			vals = vals[:len(docs)]
-			for p, d := range docs {
-				acc[d] += qw * float64(vals[p])
-			}
-		}
-		return
-	}
+	a.dense = a.dense || 2*reach >= len(acc)
 	for t, i := range q.Idx {
 		qw := float64(ix.weight[i]) * float64(q.Val[t])
 		if qw == 0 {
 			continue
 		}
-		lo, hi := ix.start[i], ix.start[i+1]
-		docs := ix.docs[lo:hi]
-		vals := ix.vals[lo:hi]
+		docs, vals := ix.Postings(i)
 		vals = vals[:len(docs)]
+		if a.dense {
+			for p, d := range docs {
+				acc[d] += qw * float64(vals[p])
+			}
+			continue
+		}
 		for p, d := range docs {
 			if !a.seen[d] {
 				a.seen[d] = true
