@@ -320,32 +320,20 @@ func decode(ctx context.Context, f *parquet.File, t reflect.Type, each func(reco
 }
 
 // NumRows returns the number of rows of the Parquet file r of the given
-// size, from its footer: no row is decoded.
-func NumRows(r io.ReaderAt, size int64) (int64, error) {
+// size, and of its word ids (a BoW or Geometry file: the values of its
+// word_ids list column, an empty list counting one; 0 without such a
+// column), from its footer: no row is decoded. The word ids are the
+// postings an older run's bag-of-words parts did not record
+// (formats.Part.Postings).
+func NumRows(r io.ReaderAt, size int64) (rows, postings int64, err error) {
 	f, err := parquet.OpenFile(r, size, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return f.NumRows(), nil
-}
-
-// NumPostings returns the number of word ids of the Parquet file r of the
-// given size (a BoW or Geometry file: the values of its word_ids list
-// column, an empty list counting one), from its footer, or 0 if it has no
-// such column: what an older run's parts hold, where the run recorded no
-// formats.Part.Postings.
-func NumPostings(r io.ReaderAt, size int64) (int64, error) {
-	f, err := parquet.OpenFile(r, size, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
-	if err != nil {
-		return 0, err
+	if leaf, ok := f.Schema().Lookup("word_ids", "list", "element"); ok {
+		for _, rg := range f.Metadata().RowGroups {
+			postings += rg.Columns[leaf.ColumnIndex].MetaData.NumValues
+		}
 	}
-	leaf, ok := f.Schema().Lookup("word_ids", "list", "element")
-	if !ok {
-		return 0, nil
-	}
-	var n int64
-	for _, rg := range f.Metadata().RowGroups {
-		n += rg.Columns[leaf.ColumnIndex].MetaData.NumValues
-	}
-	return n, nil
+	return f.NumRows(), postings, nil
 }

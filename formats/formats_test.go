@@ -70,7 +70,7 @@ func TestEncodeDecode(t *testing.T) {
 		t.Error("Encode and EncodeOf wrote different bytes")
 	}
 	r := bytes.NewReader(gen.Bytes())
-	if n, err := NumRows(r, r.Size()); err != nil || n != 2 {
+	if n, _, err := NumRows(r, r.Size()); err != nil || n != 2 {
 		t.Errorf("NumRows = %d, %v; want 2", n, err)
 	}
 	want := []BoW{rows[0], {ImageID: "b", WordIDs: []uint32{}, Weights: []float32{}}}

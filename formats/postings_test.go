@@ -6,9 +6,10 @@ import (
 	"testing"
 )
 
-// TestNumPostings: the footer's count of word ids is the bags' postings,
-// an empty bag counting one, and 0 for a file without word ids.
-func TestNumPostings(t *testing.T) {
+// TestNumRowsPostings: the footer's count of word ids is the bags'
+// postings, an empty bag counting one, and 0 for a file without word ids;
+// the rows are counted beside them.
+func TestNumRowsPostings(t *testing.T) {
 	ctx := context.Background()
 	var bows []BoW
 	want := int64(0)
@@ -22,15 +23,15 @@ func TestNumPostings(t *testing.T) {
 	if err := Encode(ctx, &buf, bows); err != nil {
 		t.Fatal(err)
 	}
-	got, err := NumPostings(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
-	if err != nil || got != want {
-		t.Errorf("NumPostings = %d, %v; want %d", got, err, want)
+	rows, got, err := NumRows(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil || got != want || rows != int64(len(bows)) {
+		t.Errorf("NumRows = %d rows, %d postings, %v; want %d, %d", rows, got, err, len(bows), want)
 	}
 	buf.Reset()
 	if err := Encode(ctx, &buf, []Features{{ImageID: "a", Descriptors: [][]byte{make([]byte, DescriptorSize)}}}); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := NumPostings(bytes.NewReader(buf.Bytes()), int64(buf.Len())); err != nil || got != 0 {
-		t.Errorf("NumPostings of features = %d, %v; want 0", got, err)
+	if rows, got, err := NumRows(bytes.NewReader(buf.Bytes()), int64(buf.Len())); err != nil || got != 0 || rows != 1 {
+		t.Errorf("NumRows of features = %d rows, %d postings, %v; want 1, 0", rows, got, err)
 	}
 }

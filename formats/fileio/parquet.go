@@ -129,32 +129,27 @@ func ReadAll[T any](ctx context.Context, pattern string) ([]T, error) {
 // CountRows returns the number of rows in the Parquet files matching
 // pattern, from their footers: no row is decoded.
 func CountRows(ctx context.Context, pattern string) (int64, error) {
-	return count(ctx, pattern, "rows", formats.NumRows)
+	rows, _, err := CountRowsPostings(ctx, pattern)
+	return rows, err
 }
 
-// CountPostings returns the word ids of the bags of words (or geometry) of
-// every file matching pattern, from their footers (formats.NumPostings).
-func CountPostings(ctx context.Context, pattern string) (int64, error) {
-	return count(ctx, pattern, "postings", formats.NumPostings)
-}
-
-// count sums what of reads from the footer of every file matching
-// pattern.
-func count(ctx context.Context, pattern, what string, of func(io.ReaderAt, int64) (int64, error)) (int64, error) {
+// CountRowsPostings returns the rows and the word ids of the bags of words
+// (or geometry) of the Parquet files matching pattern, from their footers
+// (formats.NumRows).
+func CountRowsPostings(ctx context.Context, pattern string) (rows, postings int64, err error) {
 	paths, err := Glob(ctx, pattern)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	var total int64
 	for _, p := range paths {
 		err := withReaderAt(ctx, p, func(r io.ReaderAt, size int64) error {
-			n, err := of(r, size)
-			total += n
+			n, w, err := formats.NumRows(r, size)
+			rows, postings = rows+n, postings+w
 			return err
 		})
 		if err != nil {
-			return 0, fmt.Errorf("fileio: count %s of %s: %w", what, p, err)
+			return 0, 0, fmt.Errorf("fileio: count rows of %s: %w", p, err)
 		}
 	}
-	return total, nil
+	return rows, postings, nil
 }

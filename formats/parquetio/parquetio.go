@@ -380,14 +380,11 @@ func (f *partsFn) ProcessElement(ctx context.Context, _ []byte, emit func(format
 		if _, err := fmt.Sscanf(strings.TrimPrefix(base, f.Name+"-"), "%05d-of-%05d.parquet", &p.Part, &p.Parts); err != nil {
 			return fmt.Errorf("parquetio: %s is not a part of %s: %w", path, f.Name, err)
 		}
-		n, err := fileio.CountRows(ctx, path)
+		n, postings, err := fileio.CountRowsPostings(ctx, path)
 		if err != nil {
 			return err
 		}
-		if p.Postings, err = fileio.CountPostings(ctx, path); err != nil {
-			return err
-		}
-		p.Name, p.Path, p.Rows = f.Name, path, n
+		p.Name, p.Path, p.Rows, p.Postings = f.Name, path, n, postings
 		emit(p)
 	}
 	return nil

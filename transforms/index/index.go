@@ -222,7 +222,7 @@ type Hit struct {
 type Searcher struct {
 	ix  *Index
 	sum *Accumulator
-	acc []float64 // sum's scores
+	acc []float64 // sum.Scores(), held for the heap's comparisons
 	pos []int32   // scratch: touched docs with positive score
 	neg []int32   // scratch: touched docs with negative score
 
