@@ -100,7 +100,10 @@
 // index-*.parquet (Posting): one row per (learner, visual word), its
 // inverted list. Columns: learner, word_id (uint32), weight (float, the
 // learned weight of the word), images (list<string>) and values
-// (list<float>, the BoW weight of the word in images[i]).
+// (list<float>, the BoW weight of the word in images[i]; with the job's
+// --cosine, the default, divided by the image's length under the learner's
+// positive weights, √(Σ max(w, 0)·x²), so that the index ranks by the
+// cosine in the learner's metric; TF-IDF's are the BoW weights either way).
 //
 // report-*.parquet (ReportRow): one row per (method, query set). Columns:
 // method, input ("bow" or "global": what the method ranks by), relevance

@@ -140,8 +140,9 @@ type ModelTensor struct {
 }
 
 // Posting is one row of index-*.parquet: the inverted list of one visual
-// word. Images[i] holds the word with BoW weight Values[i]; Weight is the
-// learned weight the word's contributions are multiplied by.
+// word. Images[i] holds the word with BoW weight Values[i] (with --cosine
+// scaled per image to unit length in the learner's metric: doc.go); Weight
+// is the learned weight the word's contributions are multiplied by.
 type Posting struct {
 	Learner string    `parquet:"learner"`
 	WordID  uint32    `parquet:"word_id"`

@@ -225,7 +225,7 @@ func TestIDQueriesAreTheEvaluation(t *testing.T) {
 		if row.Method != search.TFIDF {
 			w = weightsOf(t, dir, row.Method, 200)
 		}
-		ref, err := index.Build(ids, vecs, w, 200)
+		ref, err := index.Build(ids, indexed(vecs, w), w, 200)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -304,17 +304,20 @@ func TestImageQueries(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := res.Hits
+			// The query is the photo's bag; the indexed image is the bag as
+			// the job indexes it (scaled, at the default --cosine).
 			var self float64
+			indexedBag := indexed([]sparse.Vector{{Idx: d.WordIDs, Val: d.Weights}}, w)[0]
 			for k, word := range d.WordIDs {
-				x := float64(d.Weights[k])
+				x, y := float64(d.Weights[k]), float64(indexedBag.Val[k])
 				if w == nil {
-					self += x * x
+					self += x * y
 				} else {
-					self += float64(w[word]) * x * x
+					self += float64(w[word]) * x * y
 				}
 			}
-			// A learned similarity is not a cosine: an image need not be
-			// its own best match, so it is looked for at its place.
+			// Learned weights of either sign make no cosine of the image
+			// with itself its best score: it is looked for at its place.
 			at := slices.IndexFunc(got, func(h search.Hit) bool { return h.ImageID == d.ImageID })
 			if learner == "itq" {
 				self = got[at].Score // minus the distance of its query code from its item code

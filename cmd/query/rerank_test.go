@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -130,7 +131,7 @@ func TestRerankedRowsAreRefinedQueries(t *testing.T) {
 		if plain != search.TFIDF {
 			w = weightsOf(t, dir, plain, 200)
 		}
-		ref, err := index.Build(ids, vecs, w, 200)
+		ref, err := index.Build(ids, indexed(vecs, w), w, 200)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -221,4 +222,18 @@ func TestRerankedRowsAreRefinedQueries(t *testing.T) {
 		t.Error("no hit verified: the re-ranking changed nothing to compare")
 	}
 	t.Logf("%d verified hits over the held-out queries; %d queries expanded", verified, expanded)
+}
+
+// indexed returns the bags vecs as the job indexes them under the weights
+// w at its default --cosine: each scaled to unit length in w's metric.
+func indexed(vecs []sparse.Vector, w []float32) []sparse.Vector {
+	if !bowline.DefaultLearning().Eval.Cosine {
+		return vecs
+	}
+	out := make([]sparse.Vector, len(vecs))
+	for i, v := range vecs {
+		out[i] = sparse.Vector{Idx: v.Idx, Val: slices.Clone(v.Val)}
+		index.Normalize(w, out[i])
+	}
+	return out
 }

@@ -33,7 +33,7 @@ var groups = []cli.Group{
 	{Title: "Input and output", Flags: []string{"run", "output", "overwrite", "shards"}},
 	{Title: "Triplets", Flags: cli.TripletFlags},
 	{Title: "Learners", Flags: []string{"learners", "learner_params", "sweep", "tune", "tune_fraction", "target_sparsity", "train_shards", "train_rounds"}},
-	{Title: "Evaluation", Flags: []string{"query_fraction", "eval_queries", "train_queries", "rerank", "expand", "compare_to"}},
+	{Title: "Evaluation", Flags: []string{"query_fraction", "eval_queries", "train_queries", "cosine", "rerank", "expand", "compare_to"}},
 	{Title: "Errors", Flags: []string{"verbose_errors"}},
 }
 
@@ -56,6 +56,7 @@ func main() {
 	flag.Float64Var(&c.Learning.Eval.QueryFraction, "query_fraction", c.Learning.Eval.QueryFraction, "share of each label's images held out as queries: no learner trains on them, and the report's headline is measured on them (0: none held out, every query trained on)")
 	flag.IntVar(&c.Learning.Eval.TrainQueries, "train_queries", c.Learning.Eval.TrainQueries, "also query with at most this many training images, to show over-fitting (0: every one)")
 	flag.IntVar(&c.Learning.Eval.MaxQueries, "eval_queries", c.Learning.Eval.MaxQueries, "evaluate with at most this many held-out queries (0: all)")
+	flag.BoolVar(&c.Learning.Eval.Cosine, "cosine", c.Learning.Eval.Cosine, "rank each learner's results, in its index and its evaluation, by the cosine in its metric (as the job's --cosine; false: by the bilinear score)")
 	flag.IntVar(&c.Learning.Eval.Rerank, "rerank", 0, "also evaluate each method with its best N results spatially re-ranked (rows <method>+sv, as the job's --rerank); a run without geometry files gets none (0: not evaluated)")
 	flag.IntVar(&c.Learning.Eval.Expand, "expand", 0, "with --rerank: also rows <method>+sv+qe, queries expanded with at most N verified results (as the job's --expand) (0: not evaluated)")
 	verbose := flag.Bool("verbose_errors", false, "on failure, print the runner's whole error (plans and all) before the one-line cause")

@@ -153,7 +153,7 @@ func DefaultLearning() Learning {
 		GroupPostings: 64 << 20,
 		GroupLoads:    2,
 		PartLoads:     2,
-		Eval:          evaluate.Options{MaxQueries: 10_000, QueryFraction: 0.2, TrainQueries: 1000, Seed: 1},
+		Eval:          evaluate.Options{MaxQueries: 10_000, QueryFraction: 0.2, TrainQueries: 1000, Seed: 1, Cosine: true},
 		Tune:          Tuning{Share: DefaultTuneShare},
 	}
 }
@@ -464,7 +464,7 @@ func LearnFrom(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Le
 		if r.Name != r.Opt.Learner {
 			model = trainbeam.Rename(s, model, r.Name)
 		}
-		indexParts := indexbeam.PostingsOfParts(s, bowParts, model, out, "index-"+r.Name, l.PartLoads)
+		indexParts := indexbeam.PostingsOfParts(s, bowParts, model, out, "index-"+r.Name, l.PartLoads, l.Eval.Cosine)
 		written = append(written,
 			parquetio.Write(s, out, "model-"+r.Name, 1, trainbeam.ModelRows(s, model)),
 			parquetio.Write(s, out, trainbeam.StateName(r.Name), 1, stateRows),

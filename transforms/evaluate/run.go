@@ -11,6 +11,7 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/learners/sparse"
+	"github.com/bowline/bowline/transforms/index"
 	"github.com/bowline/bowline/transforms/split"
 	"github.com/bowline/bowline/transforms/train"
 )
@@ -68,6 +69,26 @@ type Options struct {
 	// re-ranked again; a query with no verified result keeps its re-ranked
 	// ranking.
 	Expand int
+	// Cosine ranks each learner's results by the cosine in its metric:
+	// every image's bag is divided by its length under the learner's
+	// weights (index.Normalize, Documents) before it is indexed. False
+	// ranks by the bilinear score the learners fit. The TF-IDF baseline
+	// ranks the same either way. The job's indexes are written with the
+	// same setting (indexbeam.PostingsOfParts), so that a search of them
+	// returns what the evaluation measured.
+	Cosine bool
+}
+
+// Documents prepares the bags docs for a ranking under the weights w
+// (nil: TF-IDF): with Cosine, each is scaled in place to unit length in
+// w's metric (index.Normalize).
+func (o Options) Documents(docs []formats.BoW, w []float32) {
+	if !o.Cosine || w == nil {
+		return
+	}
+	for _, d := range docs {
+		index.Normalize(w, sparse.Vector{Idx: d.WordIDs, Val: d.Weights})
+	}
 }
 
 // The endings of the names of a method's re-ranked rows (Options.Rerank)
@@ -222,9 +243,12 @@ func BoW(docs []formats.BoW, m learners.Model, cut split.Cut, opt Options) ([]fo
 	}
 	for k, q := range queries {
 		d := docs[at[q.ID]]
-		queries[k].Vec = sparse.Vector{Idx: d.WordIDs, Val: d.Weights}
+		// A copy: with Cosine the documents are scaled below, and a query is
+		// its bag as it is, as a search's is.
+		queries[k].Vec = sparse.Vector{Idx: d.WordIDs, Val: slices.Clone(d.Weights)}
 	}
 	r := NewRanking(queries, 0, int64(len(docs)), labelCount)
+	opt.Documents(docs, weights)
 	if err := r.Add(docs, weights, vocab); err != nil {
 		return nil, nil, fmt.Errorf("evaluate %s: %w", m.Learner, err)
 	}

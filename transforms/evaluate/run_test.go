@@ -82,3 +82,40 @@ func TestSelectQueriesCap(t *testing.T) {
 		}
 	}
 }
+
+// Under w = (4, 1) the image h, all on the heavy word 0, outscores a's
+// relevant b for the query a under the bilinear score (4·0.28 = 1.12
+// against 0.96) but not under the cosine in w's metric (1.12/‖h‖_w = 0.56,
+// ‖h‖_w = 2, against 0.96/1): mAP over the queries a and b is
+// (1/2 + 1)/2 by the bilinear score and 1 by the cosine. TF-IDF's ranking
+// (a: b 0.96, h 0.28) is the same either way.
+func TestRunCosine(t *testing.T) {
+	docs := func() []formats.BoW {
+		return []formats.BoW{
+			{ImageID: "a", Label: "x", WordIDs: []uint32{0, 1}, Weights: []float32{0.28, 0.96}},
+			{ImageID: "b", Label: "x", WordIDs: []uint32{1}, Weights: []float32{1}},
+			{ImageID: "h", Label: "y", WordIDs: []uint32{0}, Weights: []float32{1}},
+		}
+	}
+	learned := learners.Model{Learner: "m", Weights: []float32{4, 1}}
+	tfidf := learners.BaselineModel(learners.BaselineTFIDF, nil)
+	for _, c := range []struct {
+		m      learners.Model
+		cosine bool
+		want   float64
+	}{
+		{learned, false, 0.75},
+		{learned, true, 1},
+		{tfidf, false, 1},
+		{tfidf, true, 1},
+	} {
+		d := docs()
+		rows, _, err := BoW(d, c.m, split.Cut{}, Options{Cosine: c.cosine})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 1 || rows[0].Queries != 2 || math.Abs(rows[0].MAP-c.want) > 1e-6 {
+			t.Errorf("%s, cosine %v: rows %+v, want mAP %v over 2 queries", c.m.Learner, c.cosine, rows, c.want)
+		}
+	}
+}

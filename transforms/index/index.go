@@ -3,7 +3,9 @@
 //
 //	S_w(q, x) = Σ_i w_i q_i x_i.
 //
-// With w ≡ 1 and unit vectors this is cosine similarity. Words with w_i = 0
+// With w ≡ 1 and unit vectors this is cosine similarity; documents scaled
+// by Normalize to unit length in the metric of w make it the cosine in that
+// metric, which is how the job indexes learned weights. Words with w_i = 0
 // contribute nothing to any score and are left out of the index entirely,
 // which is how sparse learned weights shrink it.
 package index

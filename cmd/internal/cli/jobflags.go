@@ -65,6 +65,7 @@ func AddJobFlags(fs *flag.FlagSet, c *bowline.Config) *JobFlags {
 	fs.IntVar(&c.Learning.Eval.MaxQueries, "eval_queries", c.Learning.Eval.MaxQueries, "evaluate with at most this many held-out queries, a fixed hash-chosen subset (0: all)")
 	fs.IntVar(&c.Learning.Eval.Depth, "eval_depth", c.Learning.Eval.Depth, "rank depth of mAP, P@10 and NDCG@10 (0: the whole ranking up to 20,000 images, the first 1,000 results beyond)")
 	fs.IntVar(&c.Learning.Eval.ShardQueries, "eval_shard_queries", c.Learning.Eval.ShardQueries, "at most this many queries per evaluation shard (0: 1,000); each shard searches the whole collection part by part, and takes fewer queries when their best results, kept between parts, would pass a million")
+	fs.BoolVar(&c.Learning.Eval.Cosine, "cosine", c.Learning.Eval.Cosine, "rank each learner's results, in its index and its evaluation, by the cosine in its metric: every image's bag divided by its length under the learner's positive weights (false: by the bilinear score the learners fit; TF-IDF ranks the same either way)")
 	fs.IntVar(&c.Learning.Eval.Rerank, "rerank", c.Learning.Eval.Rerank, "also evaluate every method of bags of words with its best N results spatially verified and re-ranked, as query --rerank N does (rows <method>+sv, compared with the method; a run without geometry files gets none) (0: not evaluated)")
 	fs.IntVar(&c.Learning.Eval.Expand, "expand", c.Learning.Eval.Expand, "with --rerank: also rows <method>+sv+qe, each query averaged with at most N of its verified results, searched again and re-ranked again, as query --rerank --expand=N does (0: not evaluated)")
 	j.seed = fs.Uint64("seed", c.Vocab.Seed, "seed for sampling, k-means and triplets")
@@ -96,7 +97,7 @@ func JobGroups() []Group {
 		{Title: "Bags of words", Flags: []string{"soft_words", "soft_sigma", "tf"}},
 		{Title: "Triplets", Flags: TripletFlags},
 		{Title: "Learners", Flags: []string{"learners", "learner_params", "sweep", "tune", "tune_fraction", "target_sparsity", "train_shards", "train_rounds", "group_images", "group_postings", "group_loads", "batch_images"}},
-		{Title: "Evaluation", Flags: []string{"query_fraction", "eval_queries", "train_queries", "eval_depth", "eval_shard_queries", "rerank", "expand"}},
+		{Title: "Evaluation", Flags: []string{"query_fraction", "eval_queries", "train_queries", "eval_depth", "eval_shard_queries", "cosine", "rerank", "expand"}},
 	}
 }
 

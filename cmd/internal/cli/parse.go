@@ -264,7 +264,7 @@ var Unchecked = map[string]string{
 	"sweep":          "checked with the learners' parameters (CheckLearning)",
 	"seed":           "any seed",
 	"overwrite":      "a switch", "rebuild_vocab": "a switch", "verbose_errors": "a switch", "akm": "a switch",
-	"tune": "a switch", "sift_double": "a switch", "rootsift": "a switch", "global": "a switch", "incremental": "a switch",
+	"tune": "a switch", "cosine": "a switch", "sift_double": "a switch", "rootsift": "a switch", "global": "a switch", "incremental": "a switch",
 }
 
 // CheckFlags checks the value of every flag of fs that has a rule, and

@@ -469,6 +469,7 @@ func RankParts(ctx context.Context, r *evaluate.Ranking, parts []formats.Part, o
 		if len(docs) == 0 {
 			return nil
 		}
+		opt.Documents(docs, w)
 		err := r.Add(docs, w, vocab)
 		// The chunk's bags go now, not when the next chunk's overwrite
 		// them.

@@ -12,6 +12,7 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/learners"
+	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/index"
 	"github.com/bowline/bowline/transforms/internal/slots"
 )
@@ -30,16 +31,21 @@ func init() {
 // id), which is how a sharded search service answers at scale. It returns
 // the parts written (PCollection<formats.Part>). A worker holds one part's
 // postings a part it indexes, and indexes at most loads parts at once (0:
-// no limit), whatever the runner runs side by side.
-func PostingsOfParts(s beam.Scope, bowParts, model beam.PCollection, dir, name string, loads int) beam.PCollection {
+// no limit), whatever the runner runs side by side. With cosine, each
+// image's values are its bag scaled to unit length in the model's metric
+// (index.Normalize), so that the index ranks by the cosine in that metric;
+// the evaluation must rank with the same setting (evaluate.Options.Cosine).
+func PostingsOfParts(s beam.Scope, bowParts, model beam.PCollection, dir, name string, loads int, cosine bool) beam.PCollection {
 	s = s.Scope("index.Postings")
-	return beam.ParDo(s, &partFn{Dir: dir, Name: name, Loads: loads}, bowParts, beam.SideInput{Input: model})
+	return beam.ParDo(s, &partFn{Dir: dir, Name: name, Loads: loads, Cosine: cosine}, bowParts, beam.SideInput{Input: model})
 }
 
 type partFn struct {
 	Dir, Name string
 	// Loads is the most parts a worker process indexes at once (slots).
 	Loads int
+	// Cosine scales each bag to unit length in the model's metric.
+	Cosine bool
 	emitFn
 }
 
@@ -57,6 +63,10 @@ func (f *partFn) ProcessElement(ctx context.Context, p formats.Part, model func(
 	bags := int64(0)
 	err = fileio.ReadEach(ctx, p.Path, func(b *formats.BoW) error {
 		bags++
+		if f.Cosine {
+			// The row is this callback's own (fileio.ReadEach).
+			index.Normalize(f.w, sparse.Vector{Idx: b.WordIDs, Val: b.Weights})
+		}
 		for k, word := range b.WordIDs {
 			if index.Posts(f.w, word, b.Weights[k]) {
 				byWord[word] = append(byWord[word], index.Entry{ImageID: b.ImageID, Value: b.Weights[k]})
