@@ -17,7 +17,6 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/learners"
-	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/evaluate"
 	"github.com/bowline/bowline/transforms/evaluate/evaluatebeam"
 	"github.com/bowline/bowline/transforms/report"
@@ -268,7 +267,11 @@ type validationSet struct {
 	Names      []string
 	Counts     []int64
 	Keys       []uint64
-	Queries    []evaluate.Query
+	// Queries carry no bags of words (Vec), which a shard reads from the
+	// parts that hold them, Parts[i] for Queries[i]
+	// (evaluatebeam.Queries says why).
+	Queries []evaluate.Query
+	Parts   []int
 }
 
 func (v validationSet) relevant() map[string]int {
@@ -295,9 +298,9 @@ func (v validationSet) trim(cap int) validationSet {
 	}
 	sort.Slice(idx, func(a, b int) bool { return v.Queries[idx[a]].ID < v.Queries[idx[b]].ID })
 	out := v
-	out.Keys, out.Queries = make([]uint64, len(idx)), make([]evaluate.Query, len(idx))
+	out.Keys, out.Queries, out.Parts = make([]uint64, len(idx)), make([]evaluate.Query, len(idx)), make([]int, len(idx))
 	for k, i := range idx {
-		out.Keys[k], out.Queries[k] = v.Keys[i], v.Queries[i]
+		out.Keys[k], out.Queries[k], out.Parts[k] = v.Keys[i], v.Queries[i], v.Parts[i]
 	}
 	return out
 }
@@ -326,7 +329,8 @@ func (f *validationSetFn) ProcessElement(ctx context.Context, p formats.Part, cu
 		if outer.IsQuery(b.ImageID, b.Label) {
 			v.Validation++
 			v.Keys = append(v.Keys, evaluate.QueryKey(f.Seed, b.ImageID))
-			v.Queries = append(v.Queries, evaluate.Query{ID: b.ImageID, Label: b.Label, Vec: sparse.Vector{Idx: b.WordIDs, Val: b.Weights}})
+			v.Queries = append(v.Queries, evaluate.Query{ID: b.ImageID, Label: b.Label})
+			v.Parts = append(v.Parts, p.Part)
 		}
 		return nil
 	})
@@ -351,7 +355,7 @@ func (f *validationMergeFn) MergeAccumulators(a, b validationSet) validationSet 
 		m[n] += int(b.Counts[i])
 	}
 	out := validationSet{Images: a.Images + b.Images, Postings: a.Postings + b.Postings, Validation: a.Validation + b.Validation,
-		Keys: append(a.Keys, b.Keys...), Queries: append(a.Queries, b.Queries...)}
+		Keys: append(a.Keys, b.Keys...), Queries: append(a.Queries, b.Queries...), Parts: append(a.Parts, b.Parts...)}
 	for _, n := range slices.Sorted(maps.Keys(m)) {
 		out.Names, out.Counts = append(out.Names, n), append(out.Counts, int64(m[n]))
 	}
@@ -425,9 +429,14 @@ func (f *validateFn) ProcessElement(ctx context.Context, shard int, set func(*va
 		return validated{}, fmt.Errorf("tune %s: %w", f.Name, err)
 	}
 	n := validationShards(f.Opt, v)
-	r := evaluate.NewRanking(evaluatebeam.ShardOf(v.Queries, shard, n), f.Opt.DepthFor(v.Images), v.Images, v.relevant())
+	all := evaluatebeam.SortedParts(parts)
+	mine, err := evaluatebeam.ReadShard(ctx, v.Queries, v.Parts, shard, n, all)
+	if err != nil {
+		return validated{}, fmt.Errorf("tune %s: shard %d: %w", f.Name, shard, err)
+	}
+	r := evaluate.NewRanking(mine, f.Opt.DepthFor(v.Images), v.Images, v.relevant())
 	training := func(b *formats.BoW) bool { return !cut.IsQuery(b.ImageID, b.Label) }
-	if err := evaluatebeam.RankParts(ctx, r, evaluatebeam.SortedParts(parts), f.Opt, w, f.Vocab, training); err != nil {
+	if err := evaluatebeam.RankParts(ctx, r, all, f.Opt, w, f.Vocab, training); err != nil {
 		return validated{}, fmt.Errorf("tune %s: %w", f.Name, err)
 	}
 	scores, err := r.Scores()

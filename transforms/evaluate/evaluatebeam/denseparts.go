@@ -108,7 +108,7 @@ type denseQueries struct {
 
 // trim is Queries.trim, the queries' rows carried along.
 func (q denseQueries) trim(opt evaluate.Options) denseQueries {
-	heads := Queries{Keys: q.Keys, Queries: make([]evaluate.Query, len(q.Queries))}
+	heads := Queries{Keys: q.Keys, Queries: make([]evaluate.Query, len(q.Queries)), Parts: make([]int, len(q.Queries))}
 	rows := make(map[string][]float32, len(q.Queries))
 	for i, d := range q.Queries {
 		heads.Queries[i] = evaluate.Query{ID: d.ID, Label: d.Label, Held: d.Held}

@@ -54,10 +54,20 @@ func (l Labels) relevant() map[string]int {
 	return m
 }
 
-// Queries is the evaluation's query set, sorted by image id.
+// Queries is the evaluation's query set, sorted by image id: each
+// query's id, label and split (Queries, whose Vec is empty), its
+// evaluate.QueryKey (Keys) and the bag-of-words part that holds it
+// (Parts, formats.Part.Part).
+//
+// Every shard reads the set as a side input, and the runner holds a copy
+// of it for each reader, in transit and decoded, so it carries no bags of
+// words: on real photos (~1,700 words each) the default 11,000 queries'
+// bags are ~150 MB, their ids under 1 MB. A shard reads the bags of its
+// own queries from the few parts that hold them (ReadShard).
 type Queries struct {
 	Keys    []uint64
 	Queries []evaluate.Query
+	Parts   []int
 }
 
 // QuerySet splits the images of bags of words written part by part
@@ -67,7 +77,8 @@ type Queries struct {
 // training ones, those of smallest evaluate.QueryKey: the queries
 // evaluate.BoW selects. It returns the single-element PCollection<Queries>,
 // the label counts, PCollection<Labels>, and the split,
-// PCollection<split.Cut>. No worker holds more bags than the two caps.
+// PCollection<split.Cut>. The set holds no bags of words (Queries): a
+// few bytes a query, whatever the photos.
 func QuerySet(s beam.Scope, bowParts beam.PCollection, opt evaluate.Options) (queries, labels, cut beam.PCollection) {
 	s = s.Scope("evaluate.Queries")
 	labels = beam.Combine(s, &labelsMergeFn{}, beam.ParDo(s, &labelsFn{}, bowParts))
@@ -187,7 +198,8 @@ func (f *candidatesFn) ProcessElement(ctx context.Context, p formats.Part, label
 	err := fileio.ReadEach(ctx, p.Path, func(b *formats.BoW) error {
 		if ok, held := evaluate.Classify(b.ImageID, b.Label, rel, cut); ok {
 			q.Keys = append(q.Keys, evaluate.QueryKey(f.Opt.Seed, b.ImageID))
-			q.Queries = append(q.Queries, evaluate.Query{ID: b.ImageID, Label: b.Label, Held: held, Vec: sparse.Vector{Idx: b.WordIDs, Val: b.Weights}})
+			q.Queries = append(q.Queries, evaluate.Query{ID: b.ImageID, Label: b.Label, Held: held})
+			q.Parts = append(q.Parts, p.Part)
 		}
 		return nil
 	})
@@ -219,9 +231,9 @@ func (q Queries) trim(opt evaluate.Options) Queries {
 		idx = append(idx, set...)
 	}
 	sort.Slice(idx, func(a, b int) bool { return q.Queries[idx[a]].ID < q.Queries[idx[b]].ID })
-	out := Queries{Keys: make([]uint64, len(idx)), Queries: make([]evaluate.Query, len(idx))}
+	out := Queries{Keys: make([]uint64, len(idx)), Queries: make([]evaluate.Query, len(idx)), Parts: make([]int, len(idx))}
 	for k, i := range idx {
-		out.Keys[k], out.Queries[k] = q.Keys[i], q.Queries[i]
+		out.Keys[k], out.Queries[k], out.Parts[k] = q.Keys[i], q.Queries[i], q.Parts[i]
 	}
 	return out
 }
@@ -233,7 +245,7 @@ func (f *queriesMergeFn) AddInput(a, b Queries) Queries {
 	return f.MergeAccumulators(a, b)
 }
 func (f *queriesMergeFn) MergeAccumulators(a, b Queries) Queries {
-	return Queries{Keys: append(a.Keys, b.Keys...), Queries: append(a.Queries, b.Queries...)}.trim(f.Opt)
+	return Queries{Keys: append(a.Keys, b.Keys...), Queries: append(a.Queries, b.Queries...), Parts: append(a.Parts, b.Parts...)}.trim(f.Opt)
 }
 func (f *queriesMergeFn) ExtractOutput(a Queries) Queries { return a.trim(f.Opt) }
 
@@ -244,11 +256,11 @@ func (f *queriesMergeFn) ExtractOutput(a Queries) Queries { return a.trim(f.Opt)
 // per-query scores (single-element PCollection<evaluate.Scores>, for
 // Compare) and the time of each query shard (PCollection<report.Stage>,
 // stage "evaluate"). The queries are split into shards of at most
-// opt.ShardQueries queries; each shard's DoFn reads the parts in turn,
-// indexes a chunk of them at a time (RankParts: opt.ChunkImages images or
-// opt.ChunkPostings postings, whichever comes first) under the model's
-// weights and
-// merges each query's ranking chunk by chunk (evaluate.Ranking), so it
+// opt.ShardQueries queries; each shard's DoFn reads its queries' bags
+// from the few parts that hold them (ReadShard), then
+// reads the parts in turn, indexes a chunk of them at a time (RankParts:
+// opt.ChunkImages images or opt.ChunkPostings postings, whichever comes
+// first) under the model's weights and merges each query's ranking chunk by chunk (evaluate.Ranking), so it
 // holds one chunk and its queries' best results, never the collection,
 // and scores each query, dropping its ranking, once it has seen the whole
 // collection. Over several chunks the shards are made smaller so that
@@ -358,9 +370,12 @@ func (f *shardFn) ProcessElement(ctx context.Context, shard int, queries func(*Q
 		return shardResult{}, fmt.Errorf("evaluate: no query set")
 	}
 	n := shardCount(f.Opt, len(q.Queries), labels)
-	mine := ShardOf(q.Queries, shard, n)
-	q = Queries{}
 	all := SortedParts(parts)
+	mine, err := ReadShard(ctx, q.Queries, q.Parts, shard, n, all)
+	if err != nil {
+		return shardResult{}, fmt.Errorf("evaluate %s: shard %d: %w", m.Learner, shard, err)
+	}
+	q = Queries{}
 	r := evaluate.NewRanking(mine, f.Opt.DepthFor(labels.Images), labels.Images, labels.relevant())
 	var geometry []string
 	var noGeometry string
@@ -514,16 +529,8 @@ func expand(ctx context.Context, r *evaluate.Ranking, v *evaluate.Verifier, rera
 			bags[id] = sparse.Vector{}
 		}
 	}
-	for _, p := range parts {
-		err := fileio.ReadEach(ctx, p.Path, func(b *formats.BoW) error {
-			if _, ok := bags[b.ImageID]; ok {
-				bags[b.ImageID] = sparse.Vector{Idx: b.WordIDs, Val: b.Weights}
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
+	if _, err := readBags(ctx, parts, bags); err != nil {
+		return nil, err
 	}
 	var expanded []evaluate.Query
 	var at []int
