@@ -3,6 +3,7 @@ package evaluatebeam
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 
@@ -27,34 +28,29 @@ func ReadShard(ctx context.Context, queries []evaluate.Query, where []int, shard
 	}
 	idx := shardByPart(where, shard, shards)
 	mine := make([]evaluate.Query, len(idx))
-	byPart := map[int]map[string]sparse.Vector{}
+	bags := make(map[string]sparse.Vector, len(idx))
+	need := map[int]bool{}
 	for k, i := range idx {
 		mine[k] = queries[i]
-		if byPart[where[i]] == nil {
-			byPart[where[i]] = map[string]sparse.Vector{}
-		}
-		byPart[where[i]][queries[i].ID] = sparse.Vector{}
+		bags[queries[i].ID] = sparse.Vector{}
+		need[where[i]] = true
 	}
-	bags := map[string]sparse.Vector{}
+	var read []formats.Part
 	for _, p := range parts {
-		want := byPart[p.Part]
-		if want == nil {
-			continue
+		if need[p.Part] {
+			read = append(read, p)
+			delete(need, p.Part)
 		}
-		found, err := readBags(ctx, []formats.Part{p}, want)
-		if err != nil {
-			return nil, fmt.Errorf("queries: %w", err)
-		}
-		if found != len(want) {
-			return nil, fmt.Errorf("queries: part %d (%s) holds %d of its %d queries: it changed since the query set was read", p.Part, p.Path, found, len(want))
-		}
-		for id, v := range want {
-			bags[id] = v
-		}
-		delete(byPart, p.Part)
 	}
-	for p := range byPart {
-		return nil, fmt.Errorf("queries: no bag-of-words part %d, which holds queries", p)
+	if len(need) > 0 {
+		return nil, fmt.Errorf("queries: no bag-of-words part %d, which holds queries", slices.Min(slices.Collect(maps.Keys(need))))
+	}
+	found, err := readBags(ctx, read, bags)
+	if err != nil {
+		return nil, fmt.Errorf("queries: %w", err)
+	}
+	if found != len(bags) {
+		return nil, fmt.Errorf("queries: the %d parts that hold the shard's %d queries hold %d of them: they changed since the query set was read", len(read), len(bags), found)
 	}
 	for k := range mine {
 		mine[k].Vec = bags[mine[k].ID]
