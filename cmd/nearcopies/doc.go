@@ -3,7 +3,7 @@
 // a quarter turn, cropped to 80% of each side and re-encoded as JPEG finds
 // its source first.
 //
-//	go run ./cmd/nearcopies --run /tmp/eth10k --n 100 --methods solis-ada,solis-da,tfidf --rerank 100 [--expand 50] [--out copies.json]
+//	go run ./cmd/nearcopies --run /tmp/eth10k --n 100 --methods solis-ada,solis-da,tfidf --rerank 100 [--near 10] [--expand 50] [--out copies.json]
 //
 // It draws --n of the run's images (by --seed, from the run's ids in id
 // order; held-out or not, every image is indexed, and the question is
@@ -18,7 +18,10 @@
 // as a user's photo is (search.SearchImageRefined: decoded, described,
 // quantised and weighted with the run's settings) under each method, as
 // the learner ranks it ("plain"), with its best --rerank verified and
-// re-ranked ("+sv"), and, with --expand N, also expanded ("+sv+qe").
+// re-ranked ("+sv"), with --near N also verifying the copy's best N
+// near-copy candidates, the images whose rarest --near_words words it
+// holds most of ("+sv+nc": search.Refine.NearCopies), and, with --expand
+// N, also expanded ("+sv+qe").
 //
 // For each method and mode it prints how many copies find their source
 // first and in the top 10, the source's median and mean rank, and the

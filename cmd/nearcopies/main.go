@@ -51,6 +51,8 @@ type config struct {
 	Methods   []string  `json:"methods"`
 	Rerank    int       `json:"rerank"`
 	Expand    int       `json:"expand"`
+	Near      int       `json:"near,omitempty"`
+	NearWords int       `json:"near_words,omitempty"`
 	Transform transform `json:"transform"`
 	ImageRoot string    `json:"image_root,omitempty"`
 }
@@ -122,6 +124,8 @@ func nearCopies(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	methods := fs.String("methods", "solis-ada,tfidf", "comma-separated learners searched (tfidf: the baseline)")
 	fs.IntVar(&c.Rerank, "rerank", search.DefaultRerank, "also search each copy with its best `N` results verified spatially and re-ranked (rows <method>+sv; 0: none)")
 	fs.IntVar(&c.Expand, "expand", 0, "with --rerank: also rows <method>+sv+qe, each query averaged with at most `N` of its verified results and searched again (0: none)")
+	fs.IntVar(&c.Near, "near", 0, "with --rerank: also rows <method>+sv+nc, whose verification also takes each copy's best `N` near-copy candidates (search.Refine.NearCopies; 0: none)")
+	fs.IntVar(&c.NearWords, "near_words", search.DefaultNearCopyWords, "each image's rarest words its near-copy sketch holds (search.Options.NearCopyWords)")
 	fs.IntVar(&c.Transform.Rotate, "rotate", 90, "turn of the copy in degrees, clockwise as displayed: a multiple of 90")
 	fs.Float64Var(&c.Transform.Crop, "crop", 0.8, "fraction of each side of the turned photo the copy keeps, at a place drawn from the seed")
 	fs.IntVar(&c.Transform.Quality, "quality", 75, "JPEG quality of the copy")
@@ -156,6 +160,12 @@ func nearCopies(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return usageError{fmt.Errorf("--rerank %d: want 0 or more", c.Rerank)}
 	case c.Expand < 0:
 		return usageError{fmt.Errorf("--expand %d: want 0 or more", c.Expand)}
+	case c.NearWords < 1:
+		return usageError{fmt.Errorf("--near_words %d: want 1 or more", c.NearWords)}
+	case c.Near < 0:
+		return usageError{fmt.Errorf("--near %d: want 0 or more", c.Near)}
+	case c.Near > 0 && c.Rerank == 0:
+		return usageError{fmt.Errorf("--near %d: needs --rerank, whose verification it joins", c.Near)}
 	case c.Expand > 0 && c.Rerank == 0:
 		return usageError{fmt.Errorf("--expand %d: needs --rerank, whose rows it extends", c.Expand)}
 	case *every <= 0:
@@ -168,11 +178,14 @@ func nearCopies(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if c.Rerank > 0 {
 		modes = append(modes, mode{"+sv", search.Refine{Rerank: c.Rerank}})
 	}
+	if c.Near > 0 {
+		modes = append(modes, mode{"+sv+nc", search.Refine{Rerank: c.Rerank, NearCopies: c.Near}})
+	}
 	if c.Expand > 0 {
 		modes = append(modes, mode{"+sv+qe", search.Refine{Rerank: c.Rerank, Expand: c.Expand}})
 	}
 
-	ix, err := search.Open(ctx, c.Run, search.Options{Learners: c.Methods})
+	ix, err := search.Open(ctx, c.Run, search.Options{Learners: c.Methods, NearCopyWords: c.NearWords})
 	if err != nil {
 		return err
 	}

@@ -254,18 +254,18 @@ func TestRanksAreTheSearchs(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	res, stdout, _ := runOut(t, "--run", dir, "--n", "12", "--seed", "5", "--methods", "tfidf,solis-ada", "--rerank", "20", "--expand", "3")
+	res, stdout, _ := runOut(t, "--run", dir, "--n", "12", "--seed", "5", "--methods", "tfidf,solis-ada", "--rerank", "20", "--near", "4", "--expand", "3")
 	ix, err := search.Open(ctx, dir, search.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Copies) != 12 || len(res.Rows) != 6 {
-		t.Fatalf("%d copies, %d rows; want 12 and 6", len(res.Copies), len(res.Rows))
+	if len(res.Copies) != 12 || len(res.Rows) != 8 {
+		t.Fatalf("%d copies, %d rows; want 12 and 8", len(res.Copies), len(res.Rows))
 	}
-	refines := map[string]search.Refine{"": {}, "+sv": {Rerank: 20}, "+sv+qe": {Rerank: 20, Expand: 3}}
+	refines := map[string]search.Refine{"": {}, "+sv": {Rerank: 20}, "+sv+nc": {Rerank: 20, NearCopies: 4}, "+sv+qe": {Rerank: 20, Expand: 3}}
 	first := map[string]int{}
 	for _, c := range res.Copies {
-		if c.Error != "" || len(c.Queries) != 6 {
+		if c.Error != "" || len(c.Queries) != 8 {
 			t.Fatalf("%s: %q, %d queries", c.ImageID, c.Error, len(c.Queries))
 		}
 		uri, _ := ix.URI(c.ImageID)
@@ -380,6 +380,9 @@ func TestBadFlags(t *testing.T) {
 		{"--run", "/nonexistent", "--quality", "0"},
 		{"--run", "/nonexistent", "--rerank", "-1"},
 		{"--run", "/nonexistent", "--rerank", "0", "--expand", "5"},
+		{"--run", "/nonexistent", "--rerank", "0", "--near", "5"},
+		{"--run", "/nonexistent", "--near", "-1"},
+		{"--run", "/nonexistent", "--near_words", "0"},
 		{"--run", "/nonexistent", "--methods", ","},
 		{"--run", "/nonexistent", "extra"},
 	} {

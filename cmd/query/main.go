@@ -70,8 +70,9 @@ func query(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	rerank := fs.Int("rerank", 0, "verify the best `N` results spatially and put the verified first, most inliers first (0: the learner's ranking as it is)")
 	var expand expandFlag
 	fs.Var(&expand, "expand", fmt.Sprintf("average query expansion: search again with the query's bag of words averaged with its verified results', at most %d, or N with --expand=N (verifies the best --rerank, or %d)", search.DefaultExpand, search.DefaultRerank))
+	near := fs.Int("near", 0, fmt.Sprintf("with --rerank: also verify the query's best `N` near-copy candidates, the images whose rarest words it holds most of, and put those verified among the re-ranked (finds the photo a copy was made from; %d is a good N)", search.DefaultNearCopies))
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: query --run <dir | gs://… | root with published.json> (--image photo.jpg | --image_id ID) [--k 10] [--learner solis-ada] [--rerank 100] [--expand[=N]]")
+		fmt.Fprintln(fs.Output(), "Usage: query --run <dir | gs://… | root with published.json> (--image photo.jpg | --image_id ID) [--k 10] [--learner solis-ada] [--rerank 100] [--expand[=N]] [--near 10]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -91,10 +92,14 @@ func query(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usageError{fmt.Errorf("--k %d: want at least 1", *k)}
 	case *rerank < 0:
 		return usageError{fmt.Errorf("--rerank %d: want 0 or more", *rerank)}
+	case *near < 0:
+		return usageError{fmt.Errorf("--near %d: want 0 or more", *near)}
+	case *near > 0 && *rerank == 0:
+		return usageError{fmt.Errorf("--near %d: needs --rerank, whose verification the near copies join", *near)}
 	case expand.bad != "":
 		return usageError{fmt.Errorf("--expand=%s: want a count of results, 0 or more, or true (%d)", expand.bad, search.DefaultExpand)}
 	}
-	refine := search.Refine{Rerank: *rerank, Expand: expand.n}
+	refine := search.Refine{Rerank: *rerank, Expand: expand.n, NearCopies: *near}
 	var photo []byte
 	if *image != "" {
 		// Read before loading the run, which takes longer to fail.

@@ -431,7 +431,9 @@ func TestCommand(t *testing.T) {
 		{args: []string{"--run", dir, "--image_id", "x", "--rerank", "-1"}, code: 2, err: "query: --rerank -1: want 0 or more"},
 		{args: []string{"--run", dir, "--image_id", "x", "--expand=-2"}, code: 2, err: "query: --expand=-2: want a count of results"},
 		{args: []string{"--run", dir, "--image_id", "x", "--expand=t"}, code: 2, err: "query: --expand=t: want a count of results"},
-		{args: []string{"--run", dir, "--image_id", docs[0].ImageID, "--learner", "itq", "--expand"}, code: 1, err: "query: learner itq ranks binary codes: query expansion needs a learner of bags of words"},
+		{args: []string{"--run", dir, "--image_id", docs[0].ImageID, "--learner", "itq", "--expand"}, code: 1, err: "query: learner itq ranks binary codes: query expansion and near-copy candidates need a learner of bags of words"},
+		{args: []string{"--run", dir, "--image_id", "x", "--near", "10"}, code: 2, err: "query: --near 10: needs --rerank"},
+		{args: []string{"--run", dir, "--image_id", "x", "--rerank", "5", "--near", "-1"}, code: 2, err: "query: --near -1: want 0 or more"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(ctx, tc.args, &stdout, &stderr)
@@ -527,7 +529,7 @@ func TestRefinedQueries(t *testing.T) {
 	}
 
 	id := docs[5].ImageID
-	for _, args := range [][]string{{"--rerank", "20"}, {"--rerank", "20", "--expand"}, {"--expand=3"}} {
+	for _, args := range [][]string{{"--rerank", "20"}, {"--rerank", "20", "--expand"}, {"--expand=3"}, {"--rerank", "20", "--near", "10"}} {
 		var stdout, stderr bytes.Buffer
 		if code := run(ctx, append([]string{"--run", dir, "--image_id", id, "--learner", "tfidf", "--k", "6"}, args...), &stdout, &stderr); code != 0 {
 			t.Fatalf("%q: exit %d: %s", args, code, stderr.String())
@@ -537,6 +539,8 @@ func TestRefinedQueries(t *testing.T) {
 			r.Rerank = 20
 		}
 		switch args[len(args)-1] {
+		case "10":
+			r.NearCopies = 10
 		case "--expand":
 			r.Expand = search.DefaultExpand
 		case "--expand=3":

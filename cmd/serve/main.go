@@ -7,7 +7,7 @@
 // The API:
 //
 //	POST /v1/search?k=10&learner=solis-ada   body: the photo's bytes (or a form with a file "image")
-//	GET  /v1/search?image_id=…&k=10&learner=…[&rerank=100][&expand=true|N]
+//	GET  /v1/search?image_id=…&k=10&learner=…[&rerank=100][&expand=true|N][&near=true|N]
 //	     → {"results":[{"image_id":…,"label":…,"score":…[,"inliers":…]},…],"matched":N,"took_ms":…,"learner":…,"run":…}
 //	       (only matching images: of positive score under a learner of bags
 //	       of words; matched counts them all, results are the best k)
@@ -19,7 +19,12 @@
 // spatially against the query's keypoints, from the run's geometry files,
 // and puts the verified first, most inliers first; expand=N (or true: 50;
 // at most --max_expand) searches again with the query's bag of words
-// averaged with at most N verified results' (average query expansion).
+// averaged with at most N verified results' (average query expansion);
+// near=N (or true: 10; at most --max_near; with rerank) also verifies the
+// query's N best near-copy candidates, the images whose rarest words it
+// holds most of, and puts those verified among the re-ranked: a copy of
+// a collection photo finds its source where the learner's weights
+// dropped the words that single it out.
 // Verified results carry their inliers. A run without geometry files
 // answers either with 400.
 //
@@ -74,6 +79,7 @@ func main() {
 		MaxK:             1000,
 		MaxRerank:        DefaultMaxRerank,
 		MaxExpand:        DefaultMaxExpand,
+		MaxNear:          DefaultMaxNear,
 	}
 	run := flag.String("run", "", "a finished bowline run's output directory, or a root whose published.json names the run (local or gs://); required")
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
@@ -89,6 +95,7 @@ func main() {
 	flag.IntVar(&cfg.MaxK, "max_k", cfg.MaxK, "largest k a request may ask for")
 	flag.IntVar(&cfg.MaxRerank, "max_rerank", cfg.MaxRerank, "largest rerank= a request may ask for (results verified spatially, some tens of microseconds each)")
 	flag.IntVar(&cfg.MaxExpand, "max_expand", cfg.MaxExpand, "largest expand= a request may ask for (verified results a query is averaged with)")
+	flag.IntVar(&cfg.MaxNear, "max_near", cfg.MaxNear, "largest near= a request may ask for (near-copy candidates verified with rerank=)")
 	maxKeypoints := flag.Int("max_keypoints", 0, "keep at most this many keypoints of each image for spatial verification, the largest-scale (10 bytes each; 0: all the run's geometry files hold)")
 	noGeometry := flag.Bool("no_geometry", false, "load no keypoint geometry: less memory, and rerank= and expand= refused")
 	flag.StringVar(&cfg.DefaultLearner, "default_learner", "", "learner of requests that name none (default: the one published.json names for serving, else the run's first)")
@@ -112,8 +119,8 @@ func main() {
 	case flag.NArg() > 0:
 		fail(2, fmt.Errorf("unexpected arguments %q", flag.Args()))
 	case cfg.MaxBody < 1 || cfg.MaxPixels < 0 || cfg.Timeout <= 0 || cfg.MaxInflight < 1 || cfg.MaxPhotoInflight < 1 || cfg.QueueWait < 0 || cfg.MemoryIdle < 0 || cfg.MaxK < 1 || *drain < 0 ||
-		cfg.MaxRerank < 1 || cfg.MaxExpand < 1 || *maxKeypoints < 0:
-		fail(2, errors.New("--max_body, --timeout, --max_inflight, --max_photo_inflight, --max_k, --max_rerank and --max_expand must be positive, --max_pixels, --queue_wait, --memory_idle, --max_keypoints and --drain not negative"))
+		cfg.MaxRerank < 1 || cfg.MaxExpand < 1 || cfg.MaxNear < 1 || *maxKeypoints < 0:
+		fail(2, errors.New("--max_body, --timeout, --max_inflight, --max_photo_inflight, --max_k, --max_rerank, --max_expand and --max_near must be positive, --max_pixels, --queue_wait, --memory_idle, --max_keypoints and --drain not negative"))
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

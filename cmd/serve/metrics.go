@@ -34,7 +34,7 @@ type metrics struct {
 	// Searches answered re-ranked and expanded, and their results
 	// verified spatially: how much the service's CPU goes to
 	// verification, and how often it finds a match.
-	reranked, expanded, verified atomic.Uint64
+	reranked, expanded, near, verified atomic.Uint64
 
 	index atomic.Pointer[indexInfo]
 }
@@ -66,7 +66,7 @@ func newMetrics() *metrics {
 			func() float64 { return float64(v.Load()) })
 	}
 	const reloads = "Loads of a newly published run, by result; a failed one keeps the run in service."
-	const refined = "Searches answered with rerank (spatial verification of the best results) or expand (query expansion)."
+	const refined = "Searches answered with rerank (spatial verification of the best results) expand (query expansion) or near (near-copy candidates verified)."
 	m.reg.MustRegister(
 		m.requests, m.latency,
 		gauge("bowline_serve_inflight", "Searches and image reads running now.", func() float64 { return float64(m.inflight.Load()) }),
@@ -76,6 +76,7 @@ func newMetrics() *metrics {
 		counter("bowline_serve_reloads_total", reloads, prometheus.Labels{"result": "failed"}, &m.reloadKO),
 		counter("bowline_serve_refined_searches_total", refined, prometheus.Labels{"refine": "rerank"}, &m.reranked),
 		counter("bowline_serve_refined_searches_total", refined, prometheus.Labels{"refine": "expand"}, &m.expanded),
+		counter("bowline_serve_refined_searches_total", refined, prometheus.Labels{"refine": "near"}, &m.near),
 		counter("bowline_serve_verified_results_total", "Results answered that spatial verification verified.", nil, &m.verified),
 		indexCollector{m},
 		collectors.NewGoCollector(),
@@ -97,6 +98,9 @@ func (m *metrics) refined(r Refine, found Found) {
 	}
 	if r.Expand > 0 {
 		m.expanded.Add(1)
+	}
+	if r.NearCopies > 0 {
+		m.near.Add(1)
 	}
 	for _, h := range found.Hits {
 		if h.Inliers > 0 {

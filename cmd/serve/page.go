@@ -29,17 +29,17 @@ type pageData struct {
 	Learners []string
 	Learner  string
 	K, MaxK  int
-	// Rerank and Expand are the search's (Refine), carried by the form
-	// and the results' links.
-	Rerank, Expand       int
-	MaxRerank, MaxExpand int
-	QueryID              string
-	QueryThumb           template.URL // the uploaded photo as a data: URL
-	Results              []Hit
-	Matched              int
-	Searched             bool // a search was answered (Results may still be empty)
-	TookMS               float64
-	Error                string
+	// Rerank, Expand and Near are the search's (Refine), carried by the
+	// form and the results' links.
+	Rerank, Expand, Near          int
+	MaxRerank, MaxExpand, MaxNear int
+	QueryID                       string
+	QueryThumb                    template.URL // the uploaded photo as a data: URL
+	Results                       []Hit
+	Matched                       int
+	Searched                      bool // a search was answered (Results may still be empty)
+	TookMS                        float64
+	Error                         string
 }
 
 // handlePage answers GET / (the form; with image_id, a search by it) and
@@ -49,7 +49,7 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 	cur := s.current()
 	ix := cur.ix
 	d := pageData{Run: ix.Run(), Images: ix.Images(), Learners: ix.Learners(), Learner: s.defaultLearner(cur), K: DefaultK, MaxK: s.cfg.MaxK,
-		MaxRerank: s.cfg.MaxRerank, MaxExpand: s.cfg.MaxExpand}
+		MaxRerank: s.cfg.MaxRerank, MaxExpand: s.cfg.MaxExpand, MaxNear: s.cfg.MaxNear}
 	status := http.StatusOK
 	fail := func(err error) {
 		status = statusOf(err)
@@ -120,14 +120,14 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 // fillQuery copies a query's parameters to the page.
 func (s *Server) fillQuery(d *pageData, q query) {
 	d.QueryID, d.K = q.imageID, q.k
-	d.Rerank, d.Expand = q.refine.Rerank, q.refine.Expand
+	d.Rerank, d.Expand, d.Near = q.refine.Rerank, q.refine.Expand, q.refine.NearCopies
 	if q.learner != "" {
 		d.Learner = q.learner
 	}
 }
 
-// readForm reads the page's form: the photo, k, learner, rerank and
-// expand.
+// readForm reads the page's form: the photo, k, learner, rerank, expand
+// and near.
 func (s *Server) readForm(w http.ResponseWriter, r *http.Request) ([]byte, query, error) {
 	if r.ContentLength > s.cfg.MaxBody {
 		return nil, query{}, fmt.Errorf("%w: %d bytes, the limit is %d bytes", errBodyTooLarge, r.ContentLength, s.cfg.MaxBody)

@@ -124,13 +124,14 @@ func TestGarbagePublishedLoggedOnce(t *testing.T) {
 	}
 }
 
-// rerank= and expand= are read as k is: digits only, bounded, once;
-// expand= also takes true and false. What is read reaches the index.
+// rerank=, expand= and near= are read as k is: digits only, bounded,
+// once; expand= and near= also take true and false, and near= needs
+// rerank=. What is read reaches the index.
 func TestRefineParameters(t *testing.T) {
 	f := newFake("runs/a", 5)
 	f.refined = make(chan Refine, 1)
 	cfg := testConfig()
-	cfg.MaxRerank, cfg.MaxExpand = 200, 20
+	cfg.MaxRerank, cfg.MaxExpand, cfg.MaxNear = 200, 20, 5
 	s := NewServer(f, cfg, quietLog(t))
 	id := "&image_id=" + f.ids[0]
 	for _, c := range []struct {
@@ -143,6 +144,9 @@ func TestRefineParameters(t *testing.T) {
 		{"rerank=0200&expand=true", Refine{Rerank: 200, Expand: 20}}, // true: the default count, within the bound
 		{"expand=7", Refine{Expand: 7}},
 		{"expand=false&rerank=3", Refine{Rerank: 3}},
+		{"rerank=100&near=3", Refine{Rerank: 100, NearCopies: 3}},
+		{"rerank=100&near=true", Refine{Rerank: 100, NearCopies: 5}}, // true: 10, above the bound
+		{"rerank=100&near=false&expand=2", Refine{Rerank: 100, Expand: 2}},
 	} {
 		w := do(s, "GET", "/v1/search?"+c.params+id, nil)
 		if w.Code != 200 {
@@ -153,10 +157,11 @@ func TestRefineParameters(t *testing.T) {
 		}
 	}
 	for _, params := range []string{"rerank=-1", "rerank=%2B5", "rerank=201", "rerank=1e2", "rerank=1&rerank=2",
-		"expand=21", "expand=yes", "expand=-3", "expand=1&expand=1", "expand=TRUE"} {
+		"expand=21", "expand=yes", "expand=-3", "expand=1&expand=1", "expand=TRUE",
+		"rerank=10&near=6", "rerank=10&near=-1", "rerank=10&near=1&near=1", "near=3", "rerank=0&near=true"} {
 		w := do(s, "GET", "/v1/search?"+params+id, nil)
 		msg := jsonError(t, w)
-		if w.Code != 400 || (!strings.Contains(msg, "rerank") && !strings.Contains(msg, "expand")) {
+		if w.Code != 400 || (!strings.Contains(msg, "rerank") && !strings.Contains(msg, "expand") && !strings.Contains(msg, "near")) {
 			t.Errorf("%s: %d %q, want 400 naming the parameter", params, w.Code, msg)
 		}
 		select {

@@ -7,8 +7,11 @@ import (
 	"github.com/bowline/bowline/transforms/search"
 )
 
-// defaultExpand is expand=true's count.
-const defaultExpand = search.DefaultExpand
+// defaultExpand is expand=true's count, defaultNear near=true's.
+const (
+	defaultExpand = search.DefaultExpand
+	defaultNear   = search.DefaultNearCopies
+)
 
 // openSearch returns the LoadFunc of the real index: search.Open with opt.
 func openSearch(opt search.Options) LoadFunc {

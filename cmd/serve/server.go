@@ -39,12 +39,13 @@ type Index interface {
 	SearchImage(ctx context.Context, learner string, data []byte, k int, r Refine) (Found, error)
 }
 
-// Refine is a request's rerank= and expand= (search.Refine): how many of
-// the best results are verified spatially and put first, most inliers
-// first, and with how many verified results the query is averaged and
-// searched again.
+// Refine is a request's rerank=, expand= and near= (search.Refine): how
+// many of the best results are verified spatially and put first, most
+// inliers first, with how many verified results the query is averaged and
+// searched again, and how many near-copy candidates are verified with
+// them.
 type Refine struct {
-	Rerank, Expand int
+	Rerank, Expand, NearCopies int
 }
 
 // Found is a search's answer: the best matching images (at most k), and
@@ -112,10 +113,11 @@ type Config struct {
 	DefaultLearner string
 	// MaxK is the largest k a request may ask for.
 	MaxK int
-	// MaxRerank and MaxExpand are the largest rerank and expand a request
-	// may ask for: each result verified costs up to a few tens of
-	// microseconds, each expansion result a search's worth of postings.
-	MaxRerank, MaxExpand int
+	// MaxRerank, MaxExpand and MaxNear are the largest rerank, expand and
+	// near a request may ask for: each result verified costs up to a few
+	// tens of microseconds, each expansion result a search's worth of
+	// postings.
+	MaxRerank, MaxExpand, MaxNear int
 	// ImageRoot is the directory relative image URIs are read from: a job
 	// given a relative input records its images' paths relative to where
 	// it ran ("": the working directory).
@@ -130,6 +132,7 @@ const DefaultK = 10
 const (
 	DefaultMaxRerank = 1000
 	DefaultMaxExpand = 100
+	DefaultMaxNear   = 100
 )
 
 // Server is the HTTP search service. Its index is swapped whole
@@ -175,6 +178,9 @@ func NewServer(ix Index, cfg Config, log *slog.Logger) *Server {
 	}
 	if cfg.MaxExpand < 1 {
 		cfg.MaxExpand = DefaultMaxExpand
+	}
+	if cfg.MaxNear < 1 {
+		cfg.MaxNear = DefaultMaxNear
 	}
 	s := &Server{cfg: cfg, log: log, slots: make(chan struct{}, cfg.MaxInflight), photos: make(chan struct{}, cfg.MaxPhotoInflight),
 		metrics: newMetrics(), freeMemory: returnMemory}
@@ -357,13 +363,13 @@ type query struct {
 	refine           Refine
 }
 
-// parseQuery reads k, learner, image_id, rerank and expand.
+// parseQuery reads k, learner, image_id, rerank, expand and near.
 func (s *Server) parseQuery(r *http.Request) (query, error) {
 	v, err := urlQuery(r)
 	if err != nil {
 		return query{}, err
 	}
-	if err := once(v, "k", "image_id", "learner", "rerank", "expand"); err != nil {
+	if err := once(v, "k", "image_id", "learner", "rerank", "expand", "near"); err != nil {
 		return query{}, err
 	}
 	q := query{k: DefaultK, imageID: v.Get("image_id"), learner: v.Get("learner")}
@@ -373,9 +379,9 @@ func (s *Server) parseQuery(r *http.Request) (query, error) {
 	return q, nil
 }
 
-// parseNumbers reads k, rerank and expand through get (of the query
-// string, or of the page's form): digits only, bounded; expand may also
-// be true (defaultExpand) or false (0).
+// parseNumbers reads k, rerank, expand and near through get (of the query
+// string, or of the page's form): digits only, bounded; expand and near
+// may also be true (defaultExpand, defaultNear) or false (0).
 func (s *Server) parseNumbers(q *query, get func(string) string) error {
 	if ks := get("k"); ks != "" {
 		k, err := wholeNumber(ks)
@@ -401,6 +407,20 @@ func (s *Server) parseNumbers(q *query, get func(string) string) error {
 			return fmt.Errorf("%w: expand=%.20q: want true, false or a whole number from 0 to %d (the most verified results to expand the query with)", errBadRequest, es, s.cfg.MaxExpand)
 		}
 		q.refine.Expand = n
+	}
+	switch ns := get("near"); ns {
+	case "", "false":
+	case "true":
+		q.refine.NearCopies = min(defaultNear, s.cfg.MaxNear)
+	default:
+		n, err := wholeNumber(ns)
+		if err != nil || n > s.cfg.MaxNear {
+			return fmt.Errorf("%w: near=%.20q: want true, false or a whole number from 0 to %d (the near-copy candidates verified with rerank)", errBadRequest, ns, s.cfg.MaxNear)
+		}
+		q.refine.NearCopies = n
+	}
+	if q.refine.NearCopies > 0 && q.refine.Rerank == 0 {
+		return fmt.Errorf("%w: near=%d needs rerank=N, whose verification the near copies join", errBadRequest, q.refine.NearCopies)
 	}
 	return nil
 }

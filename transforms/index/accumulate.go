@@ -3,6 +3,7 @@ package index
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/bowline/bowline/learners/sparse"
 )
@@ -113,4 +114,37 @@ func (a *Accumulator) Reset() {
 		clear(a.acc)
 	}
 	a.touched, a.dense = a.touched[:0], false
+}
+
+// Score returns S_w(q, x_doc) = Σ_i w_i q_i x_{doc,i}, the score an
+// Accumulator (and so a Searcher) sums for doc, bit for bit: the same
+// products added in the same order, word by word in the query's order.
+// It finds doc in each weighted word's postings by binary search, for a
+// document a ranking did not reach. It panics as Add does, and if doc is
+// not in [0, Docs()).
+func (ix *Index) Score(q sparse.Vector, doc int) float64 {
+	if len(q.Idx) != len(q.Val) {
+		panic(fmt.Sprintf("index: query with %d indices and %d values", len(q.Idx), len(q.Val)))
+	}
+	if doc < 0 || doc >= len(ix.ids) {
+		panic(fmt.Sprintf("index: document %d outside [0, %d)", doc, len(ix.ids)))
+	}
+	var s float64
+	for t, i := range q.Idx {
+		if int64(i) >= int64(ix.vocab) {
+			panic(fmt.Sprintf("index: query word %d outside the vocabulary of %d", i, ix.vocab))
+		}
+		qw := float64(ix.weight[i]) * float64(q.Val[t])
+		if math.IsNaN(qw) || math.IsInf(qw, 0) {
+			panic(fmt.Sprintf("index: query value %v for word %d is not finite", q.Val[t], i))
+		}
+		if qw == 0 {
+			continue
+		}
+		docs, vals := ix.Postings(i)
+		if p, ok := slices.BinarySearch(docs, int32(doc)); ok {
+			s += qw * float64(vals[p])
+		}
+	}
+	return s
 }

@@ -12,7 +12,8 @@ import (
 // TestAccumulatorPaths checks that a query of few words (marked documents)
 // and one reaching most documents (summed without marks) both give the
 // brute-force scores bit for bit, that Docs holds every document of nonzero
-// score once, and that Reset leaves nothing behind, whatever came before.
+// score once, that Reset leaves nothing behind, whatever came before, and
+// that Index.Score gives each document's score alone, bit for bit.
 func TestAccumulatorPaths(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	const vocab, ndocs = 100, 200
@@ -50,6 +51,9 @@ func TestAccumulatorPaths(t *testing.T) {
 			want := bruteScore(c.q, docs[d], w)
 			if got[d] != want {
 				t.Fatalf("%s: doc %d scores %v, want %v", c.name, d, got[d], want)
+			}
+			if s := ix.Score(c.q, d); s != want {
+				t.Fatalf("%s: Score of doc %d is %v, want %v", c.name, d, s, want)
 			}
 			if in[d] > 1 || (want != 0 && in[d] == 0) {
 				t.Fatalf("%s: doc %d (score %v) is %d times in Docs", c.name, d, want, in[d])

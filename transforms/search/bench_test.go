@@ -342,6 +342,11 @@ func syntheticGeometry(ix *Index, kps int) {
 // at a million images is this one's plus 100 cache misses; the memory per
 // million images is the geometry's bytes per image times a million.
 //
+// rerank100+near10 adds the near-copy candidates (Refine.NearCopies), and
+// near10 times their search alone, whose postings lists grow with the
+// collection: its time at a million images is this one's times a million
+// over the images here.
+//
 // Measured (one core of a loaded 2-core machine): ETH-80 (object labels,
 // 10K words, 70 keypoints an image) verifies 100 candidates in 0.23 ms
 // p50, 0.72 GB of geometry per million images; the synthetic 300
@@ -363,14 +368,23 @@ func BenchmarkRerank(b *testing.B) {
 		}
 		ix = syntheticIndex(20_000, 10_000, 100, 0.024)
 		syntheticGeometry(ix, kps)
+		df := make([]int64, ix.vocab)
+		for _, w := range ix.words {
+			df[w]++
+		}
+		var err error
+		if ix.sketch, err = ix.loadSketch(df, DefaultNearCopyWords); err != nil {
+			b.Fatal(err)
+		}
 	}
 	n := ix.Images()
 	var kp int64
 	for _, c := range ix.geo.n {
 		kp += int64(c)
 	}
-	b.Logf("%d images, %.0f keypoints an image; geometry %.1f MB, %.2f GB per million images; the whole index %.2f GB per million",
-		n, float64(kp)/float64(n), float64(ix.geo.bytes())/1e6, float64(ix.geo.bytes())/float64(n)*1e6/1e9, float64(ix.MemoryBytes())/float64(n)*1e6/1e9)
+	b.Logf("%d images, %.0f keypoints an image; geometry %.1f MB, %.2f GB per million images; near-copy sketch %.2f GB per million; the whole index %.2f GB per million",
+		n, float64(kp)/float64(n), float64(ix.geo.bytes())/1e6, float64(ix.geo.bytes())/float64(n)*1e6/1e9,
+		float64(ix.sketch.bytes)/float64(n)*1e6/1e9, float64(ix.MemoryBytes())/float64(n)*1e6/1e9)
 	queries := make([]string, min(n, 500))
 	for i := range queries {
 		queries[i] = ix.ids[int(uint64(i)*uint64(n)/uint64(len(queries)))]
@@ -379,7 +393,8 @@ func BenchmarkRerank(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		r    Refine
-	}{{"plain", Refine{}}, {"rerank100", Refine{Rerank: 100}}, {"rerank100+expand50", Refine{Rerank: 100, Expand: 50}}} {
+	}{{"plain", Refine{}}, {"rerank100", Refine{Rerank: 100}}, {"rerank100+expand50", Refine{Rerank: 100, Expand: 50}},
+		{"rerank100+near10", Refine{Rerank: 100, NearCopies: DefaultNearCopies}}} {
 		b.Run(c.name, func(b *testing.B) {
 			verified := 0
 			latencies(b, func(i int) error {
@@ -401,6 +416,16 @@ func BenchmarkRerank(b *testing.B) {
 		d, _ := slices.BinarySearch(ix.ids, id)
 		cands[i], _ = ix.searchBoW(ix.bow[learner], ix.bagOf(d), 100, d)
 	}
+	// The near-copy candidates alone: the sketch's search, which reads
+	// postings lists that grow with the collection.
+	b.Run("near10", func(b *testing.B) {
+		w := ix.worker()
+		latencies(b, func(i int) error {
+			d, _ := slices.BinarySearch(ix.ids, queries[i%len(queries)])
+			ix.nearCopies(w, ix.bagOf(d), DefaultNearCopies, d)
+			return nil
+		})
+	})
 	b.Run("verify100", func(b *testing.B) {
 		w := ix.worker()
 		latencies(b, func(i int) error {

@@ -23,7 +23,7 @@ var ErrNoGeometry = errors.New("no keypoint geometry loaded (a run made before g
 // ErrCannotExpand reports query expansion asked of a learner of binary
 // codes: expansion averages bags of words, and such a learner's query is
 // a code of global features.
-var ErrCannotExpand = errors.New("query expansion needs a learner of bags of words")
+var ErrCannotExpand = errors.New("query expansion and near-copy candidates need a learner of bags of words")
 
 // keypointBytes is the memory of one keypoint held for verification: its
 // word (4 bytes), x and y (2 each), log-scale and angle (1 each), coded

@@ -2,6 +2,7 @@ package search
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -296,6 +297,13 @@ func load(ctx context.Context, dir string, opt Options) (*Index, error) {
 			return nil, fmt.Errorf("MaxKeypoints %d: want 0 (all) or more", opt.MaxKeypoints)
 		}
 		if err := ix.loadGeometry(ctx, geo, ord, opt.MaxKeypoints); err != nil {
+			return nil, err
+		}
+		m := cmp.Or(opt.NearCopyWords, DefaultNearCopyWords)
+		if m < 0 {
+			return nil, fmt.Errorf("NearCopyWords %d: want 0 (the default) or more", opt.NearCopyWords)
+		}
+		if ix.sketch, err = ix.loadSketch(df, m); err != nil {
 			return nil, err
 		}
 	}

@@ -30,6 +30,15 @@ type Refine struct {
 	// An expanded search's hits are scored, and Result.Matched counted,
 	// under the expanded query.
 	Expand int
+	// NearCopies, with Rerank, also verifies the query's best NearCopies
+	// near-copy candidates — the images whose sketches, their rarest
+	// words, hold the most of its words (nearcopy.go) — that are not
+	// among the learner's best Rerank hits, and re-ranks those verified
+	// with them, wherever the learner ranked them: a copy of a collection
+	// photo finds its source even where the learner's weights dropped the
+	// words that single it out. 0: none. Only a learner of bags of words
+	// takes near copies.
+	NearCopies int
 }
 
 // DefaultRerank is the number of hits verified to expand a query when
@@ -72,17 +81,19 @@ func (ix *Index) SearchIDRefined(learner, imageID string, k int, r Refine) (Resu
 	} else {
 		search = func(q sparse.Vector, k int) ([]cand, int) { return ix.searchBoW(p, q, k, d) }
 	}
-	return ix.refine(w, search, ix.bagOf(d), k, r)
+	return ix.refine(w, p, search, ix.bagOf(d), d, k, r)
 }
 
 // refinable reports why r cannot be done for learner.
 func (ix *Index) refinable(learner string, coded bool, r Refine) error {
 	switch {
-	case r.Rerank < 0 || r.Expand < 0:
-		return fmt.Errorf("rerank %d, expand %d: want 0 or more", r.Rerank, r.Expand)
+	case r.Rerank < 0 || r.Expand < 0 || r.NearCopies < 0:
+		return fmt.Errorf("rerank %d, expand %d, near copies %d: want 0 or more", r.Rerank, r.Expand, r.NearCopies)
+	case r.NearCopies > 0 && r.Rerank == 0:
+		return fmt.Errorf("near copies %d: need rerank, whose verified hits they join", r.NearCopies)
 	case ix.geo == nil:
 		return ErrNoGeometry
-	case r.Expand > 0 && coded:
+	case (r.Expand > 0 || r.NearCopies > 0) && coded:
 		return fmt.Errorf("learner %s ranks binary codes: %w", learner, ErrCannotExpand)
 	}
 	return nil
@@ -125,8 +136,10 @@ func (ix *Index) bagOf(d int) sparse.Vector {
 // refine runs search (the matches of a query's bag of words, best first,
 // at most k of them, k ≤ 0 all, and how many match) for the query bag q
 // whose keypoints are w.qg, and re-ranks and expands as r asks: see
-// Refine. It returns the best k.
-func (ix *Index) refine(w *worker, search func(q sparse.Vector, k int) ([]cand, int), q sparse.Vector, k int, r Refine) (Result, error) {
+// Refine. p is the learner's index (nil for binary codes), exclude the
+// query's ordinal if it is an indexed image (−1 otherwise). It returns the
+// best k.
+func (ix *Index) refine(w *worker, p *scored, search func(q sparse.Vector, k int) ([]cand, int), q sparse.Vector, exclude, k int, r Refine) (Result, error) {
 	depth := r.Rerank
 	if r.Expand > 0 && depth == 0 {
 		depth = DefaultRerank
@@ -139,15 +152,21 @@ func (ix *Index) refine(w *worker, search func(q sparse.Vector, k int) ([]cand, 
 	}
 	hits, matched := search(q, top(k))
 	checked := map[int32]int{} // inliers by ordinal, each candidate verified once
-	ix.verify(w, hits[:min(depth, len(hits))], checked)
+	head := min(depth, len(hits))
+	ix.verify(w, hits[:head], checked)
+	var near []int32
+	if r.NearCopies > 0 {
+		near = ix.nearCopies(w, q, r.NearCopies, exclude)
+		hits, head = ix.withNearCopies(w, p, q, hits, head, near, checked)
+	}
 	if r.Rerank > 0 {
-		rerank(hits[:min(r.Rerank, len(hits))])
+		rerank(hits[:head])
 	}
 	if r.Expand > 0 {
 		var bags []sparse.Vector
 		// The verified in the order of the re-ranking: the most inliers
 		// first, whether or not the result is re-ranked.
-		ver := slices.Clone(hits[:min(depth, len(hits))])
+		ver := slices.Clone(hits[:head])
 		rerank(ver)
 		for _, h := range ver {
 			if len(bags) == r.Expand || !h.verified {
@@ -156,10 +175,15 @@ func (ix *Index) refine(w *worker, search func(q sparse.Vector, k int) ([]cand, 
 			bags = append(bags, ix.bagOf(int(h.doc)))
 		}
 		if len(bags) > 0 {
-			hits, matched = search(ExpandQuery(q, bags), top(k))
+			exp := ExpandQuery(q, bags)
+			hits, matched = search(exp, top(k))
 			if r.Rerank > 0 {
-				ix.verify(w, hits[:min(r.Rerank, len(hits))], checked)
-				rerank(hits[:min(r.Rerank, len(hits))])
+				head = min(r.Rerank, len(hits))
+				ix.verify(w, hits[:head], checked)
+				if len(near) > 0 {
+					hits, head = ix.withNearCopies(w, p, exp, hits, head, near, checked)
+				}
+				rerank(hits[:head])
 			} else {
 				// Inliers are reported only where verified; the new
 				// ranking's others were not looked at.
@@ -257,5 +281,5 @@ func (ix *Index) searchImageRefined(w *worker, p *scored, cs *codes, code []uint
 	} else {
 		search = func(q sparse.Vector, k int) ([]cand, int) { return ix.searchBoW(p, q, k, -1) }
 	}
-	return ix.refine(w, search, bag, k, r)
+	return ix.refine(w, p, search, bag, -1, k, r)
 }

@@ -48,7 +48,9 @@
 // largest-scale keypoints of each image to bound them, and
 // Options.NoGeometry leaves them out. A candidate's keypoints are decoded
 // when it is verified: a few microseconds for hundreds of keypoints, against
-// tens for the verification.
+// tens for the verification. With the geometry comes each image's
+// near-copy sketch, its Options.NearCopyWords rarest words (8 bytes a
+// word), whose best matches for a query Refine.NearCopies verifies too.
 package search
 
 import (
@@ -120,6 +122,10 @@ type Options struct {
 	// it bounds the geometry's memory at 10 bytes a keypoint, and a
 	// verification's time.
 	MaxKeypoints int
+	// NearCopyWords is the number of each image's rarest words its
+	// near-copy sketch holds (Refine.NearCopies), loaded with the
+	// geometry: 8 bytes a word an image (0: DefaultNearCopyWords).
+	NearCopyWords int
 }
 
 // Index is a loaded run, ready for queries. It is read-only after Open and
@@ -148,6 +154,7 @@ type Index struct {
 	forest    *kmeans.Forest
 	ivf       *kmeans.IVF // hard words of an IVF-trained vocabulary
 	geo       *geometries // keypoints for spatial verification, if loaded
+	sketch    *scored     // each image's rarest words, with geo (nearcopy.go)
 
 	bow      map[string]*scored // by learner, TF-IDF included
 	codes    map[string]*codes  // learners of binary codes
@@ -173,6 +180,8 @@ type worker struct {
 	qg, cg spatial.Geometry
 	words  []uint32
 	pk     packer
+	// ones is a query's words at value 1, for the near-copy sketch.
+	ones []float32
 }
 
 // Run returns the resolved run directory.
@@ -224,8 +233,9 @@ func (ix *Index) Postings(learner string) int64 {
 }
 
 // MemoryBytes returns the bytes held by the loaded index: ids, locations,
-// labels, bags of words, every learner's postings and the vocabulary (the
-// approximate k-means forest's nodes excepted: a few bytes a word).
+// labels, bags of words, every learner's postings, the geometry and the
+// near-copy sketch, and the vocabulary (the approximate k-means forest's
+// nodes excepted: a few bytes a word).
 func (ix *Index) MemoryBytes() int64 {
 	n := stringsBytes(ix.ids) + ix.uris.bytes() + 4*int64(cap(ix.labels)) + 4*int64(cap(ix.arrival)) +
 		8*int64(cap(ix.off)) + 4*int64(cap(ix.words)) + 4*int64(cap(ix.vals)) +
@@ -238,6 +248,9 @@ func (ix *Index) MemoryBytes() int64 {
 	}
 	if ix.geo != nil {
 		n += ix.geo.bytes()
+	}
+	if ix.sketch != nil {
+		n += ix.sketch.bytes
 	}
 	return n
 }
