@@ -30,9 +30,9 @@ Retrains and re-evaluates learners on a finished run's bags of words and triplet
 the images again.`
 
 var groups = []cli.Group{
-	{Title: "Input and output", Flags: []string{"run", "output", "overwrite", "shards"}},
+	{Title: "Input and output", Flags: []string{"run", "output", "overwrite", "shards", "part_loads"}},
 	{Title: "Triplets", Flags: cli.TripletFlags},
-	{Title: "Learners", Flags: []string{"learners", "learner_params", "sweep", "tune", "tune_fraction", "target_sparsity", "train_shards", "train_rounds"}},
+	{Title: "Learners", Flags: append([]string{"learners", "learner_params", "sweep", "tune", "tune_fraction", "target_sparsity", "train_shards", "train_rounds"}, cli.GroupFlags...)},
 	{Title: "Evaluation", Flags: []string{"query_fraction", "eval_queries", "train_queries", "cosine", "rerank", "expand", "compare_to"}},
 	{Title: "Errors", Flags: []string{"verbose_errors"}},
 }
@@ -52,6 +52,8 @@ func main() {
 	flag.Float64Var(&c.Learning.Tune.TargetSparsity, "target_sparsity", 0, "the least share of zero weights of each learner with an L1 strength, λ chosen on the validation set (0: no target)")
 	flag.IntVar(&c.Learning.Shards, "train_shards", c.Learning.Shards, "shards each training round is split over")
 	flag.IntVar(&c.Learning.Rounds, "train_rounds", c.Learning.Rounds, "rounds of parameter averaging over one pass of the triplets")
+	cli.AddGroupFlags(flag.CommandLine, &c.Learning)
+	flag.IntVar(&c.Learning.PartLoads, "part_loads", c.Learning.PartLoads, "most bag-of-words parts a worker process indexes, and query shards it evaluates, at once (0: no limit); each holds a part's postings or a chunk of the evaluation's bags and their index")
 	compareTo := flag.String("compare_to", "", "an earlier run's output directory (local or gs://): the report shows how each score changed since")
 	flag.Float64Var(&c.Learning.Eval.QueryFraction, "query_fraction", c.Learning.Eval.QueryFraction, "share of each label's images held out as queries: no learner trains on them, and the report's headline is measured on them (0: none held out, every query trained on)")
 	flag.IntVar(&c.Learning.Eval.TrainQueries, "train_queries", c.Learning.Eval.TrainQueries, "also query with at most this many training images, to show over-fitting (0: every one)")

@@ -56,9 +56,7 @@ func AddJobFlags(fs *flag.FlagSet, c *bowline.Config) *JobFlags {
 	fs.Float64Var(&c.Learning.Tune.Share, "tune_fraction", c.Learning.Tune.Share, "with --tune or --target_sparsity: share of each label's training images held out as validation queries while the grid trains")
 	fs.Float64Var(&c.Learning.Tune.TargetSparsity, "target_sparsity", c.Learning.Tune.TargetSparsity, "the least share of zero weights of each learner with an L1 strength: its λ is the one of best validation mAP among a half-decade grid (bowline.SparsityGrid) whose model reaches it; the report says if none does (0: no target)")
 	fs.IntVar(&c.Learning.Shards, "train_shards", c.Learning.Shards, "shards each training round is split over")
-	fs.IntVar(&c.Learning.GroupImages, "group_images", c.Learning.GroupImages, "images per training group: triplets are drawn within groups, each group a shard of sharded training, and a worker holds one group's bags of words")
-	fs.IntVar(&c.Learning.GroupPostings, "group_postings", c.Learning.GroupPostings, "postings (words of the bags) per training group at most (0: no bound): a group ends at whichever of group_images and group_postings it reaches first, so groups of real photos (~1,700 words each) hold no more than groups of small images")
-	fs.IntVar(&c.Learning.GroupLoads, "group_loads", c.Learning.GroupLoads, "most training groups a worker process holds loaded at once (0: no limit); memory of training is about group_loads groups' bags of words (8 bytes a posting) and triplets")
+	AddGroupFlags(fs, &c.Learning)
 	fs.IntVar(&c.Learning.Rounds, "train_rounds", c.Learning.Rounds, "rounds of parameter averaging over one pass of the triplets")
 	fs.Float64Var(&c.Learning.Eval.QueryFraction, "query_fraction", c.Learning.Eval.QueryFraction, "share of each label's images held out as queries: no learner trains on them, and the report's headline is measured on them (0: none held out, every query trained on)")
 	fs.IntVar(&c.Learning.Eval.TrainQueries, "train_queries", c.Learning.Eval.TrainQueries, "also query with at most this many training images, to show over-fitting (0: every one)")
@@ -74,6 +72,18 @@ func AddJobFlags(fs *flag.FlagSet, c *bowline.Config) *JobFlags {
 
 // TripletFlags are the flags AddTripletFlags registers, for --help.
 var TripletFlags = []string{"triplets_per_query", "negatives", "positives", "hard_pool", "hard_fraction"}
+
+// GroupFlags are the flags AddGroupFlags registers.
+var GroupFlags = []string{"group_images", "group_postings", "group_loads"}
+
+// AddGroupFlags registers the flags of the training groups on fs, writing
+// into l (whose values are the defaults shown): the job's, and retrain's,
+// whose training holds the same groups.
+func AddGroupFlags(fs *flag.FlagSet, l *bowline.Learning) {
+	fs.IntVar(&l.GroupImages, "group_images", l.GroupImages, "images per training group: triplets are drawn within groups, each group a shard of sharded training, and a worker holds one group's bags of words")
+	fs.IntVar(&l.GroupPostings, "group_postings", l.GroupPostings, "postings (words of the bags) per training group at most (0: no bound): a group ends at whichever of group_images and group_postings it reaches first, so groups of real photos (~1,700 words each) hold no more than groups of small images")
+	fs.IntVar(&l.GroupLoads, "group_loads", l.GroupLoads, "most training groups a worker process holds loaded at once (0: no limit); memory of training is about group_loads groups' bags of words (8 bytes a posting) and triplets")
+}
 
 // AddTripletFlags registers the flags of how triplets are drawn on fs,
 // writing into o (whose values are the defaults shown): the job's, and
