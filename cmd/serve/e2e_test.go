@@ -137,6 +137,14 @@ func TestServeRealRun(t *testing.T) {
 		if !slices.Equal(r.Results, want.Hits) || r.Matched != want.Matched {
 			t.Fatalf("GET %s re-ranked and expanded: %+v, want %+v", id, r, want)
 		}
+		// With near-copy candidates verified too.
+		r = results(t, do(s, "GET", "/v1/search?k=5&rerank=3&near=true&image_id="+id, nil))
+		if want, err = ix.SearchID("solis-ada", id, 5, Refine{Rerank: 3, NearCopies: search.DefaultNearCopies}); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(r.Results, want.Hits) || r.Matched != want.Matched {
+			t.Fatalf("GET %s re-ranked with near copies: %+v, want %+v", id, r, want)
+		}
 
 		data, err := os.ReadFile(filepath.Join(filepath.Dir(shapesCSV), row[pathCol]))
 		if err != nil {
