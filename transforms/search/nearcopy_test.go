@@ -154,3 +154,38 @@ func TestNearCopiesRefused(t *testing.T) {
 		t.Errorf("rerank with near copies: %v", err)
 	}
 }
+
+// An expanded query keeps the verified near copies of the first: they are
+// verified again among the second search's best.
+func TestNearCopiesSurviveExpansion(t *testing.T) {
+	c, _, ix := geometryRun(t, 150, Options{NearCopyWords: 4})
+	kept := 0
+	for q := 0; q < len(c.docs); q += 5 {
+		id := c.docs[q].ImageID
+		near, err := ix.SearchIDRefined(TFIDF, id, 0, Refine{Rerank: 3, NearCopies: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, err := ix.SearchIDRefined(TFIDF, id, 0, Refine{Rerank: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		exp, err := ix.SearchIDRefined(TFIDF, id, 0, Refine{Rerank: 3, NearCopies: 10, Expand: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range near.Hits {
+			if !h.Verified || slices.ContainsFunc(plain.Hits[:min(3, len(plain.Hits))], func(p Hit) bool { return p.ImageID == h.ImageID }) {
+				continue
+			}
+			i := slices.IndexFunc(exp.Hits, func(e Hit) bool { return e.ImageID == h.ImageID })
+			if i < 0 || !exp.Hits[i].Verified || exp.Hits[i].Inliers != h.Inliers {
+				t.Fatalf("query %s: near copy %+v is not verified after expansion: %v", id, h, exp.Hits)
+			}
+			kept++
+		}
+	}
+	if kept < 5 {
+		t.Fatalf("%d near copies checked: the test proves little", kept)
+	}
+}
