@@ -151,7 +151,7 @@ func DefaultLearning() Learning {
 		// the models averaged, and at 32M 30K photos made two groups,
 		// SOLIS-ADA's P@10 0.212 → 0.202 for 0.2 GB less.
 		GroupPostings: 64 << 20,
-		GroupLoads:    2,
+		GroupLoads:    1,
 		PartLoads:     2,
 		Eval:          evaluate.Options{MaxQueries: 10_000, QueryFraction: 0.2, TrainQueries: 1000, Seed: 1, Cosine: true},
 		Tune:          Tuning{Share: DefaultTuneShare},
