@@ -45,16 +45,8 @@ func (a *Accumulator) Add(q sparse.Vector) {
 	}
 	reach := 0
 	for t, i := range q.Idx {
-		if int64(i) >= int64(ix.vocab) {
-			panic(fmt.Sprintf("index: query word %d outside the vocabulary of %d", i, ix.vocab))
-		}
 		// w_i q_i once per query word; then one multiply-add per posting.
-		qw := float64(ix.weight[i]) * float64(q.Val[t])
-		if math.IsNaN(qw) || math.IsInf(qw, 0) {
-			// A NaN score would fit nowhere in the ranking.
-			panic(fmt.Sprintf("index: query value %v for word %d is not finite", q.Val[t], i))
-		}
-		if qw != 0 {
+		if ix.weighted(q, t) != 0 {
 			reach += int(ix.start[i+1] - ix.start[i])
 		}
 	}
@@ -131,13 +123,7 @@ func (ix *Index) Score(q sparse.Vector, doc int) float64 {
 	}
 	var s float64
 	for t, i := range q.Idx {
-		if int64(i) >= int64(ix.vocab) {
-			panic(fmt.Sprintf("index: query word %d outside the vocabulary of %d", i, ix.vocab))
-		}
-		qw := float64(ix.weight[i]) * float64(q.Val[t])
-		if math.IsNaN(qw) || math.IsInf(qw, 0) {
-			panic(fmt.Sprintf("index: query value %v for word %d is not finite", q.Val[t], i))
-		}
+		qw := ix.weighted(q, t)
 		if qw == 0 {
 			continue
 		}
@@ -147,4 +133,19 @@ func (ix *Index) Score(q sparse.Vector, doc int) float64 {
 		}
 	}
 	return s
+}
+
+// weighted returns w_i q_i for the t-th word i of q. It panics if i is
+// outside the vocabulary or the product is not finite: a NaN score would
+// fit nowhere in the ranking.
+func (ix *Index) weighted(q sparse.Vector, t int) float64 {
+	i := q.Idx[t]
+	if int64(i) >= int64(ix.vocab) {
+		panic(fmt.Sprintf("index: query word %d outside the vocabulary of %d", i, ix.vocab))
+	}
+	qw := float64(ix.weight[i]) * float64(q.Val[t])
+	if math.IsNaN(qw) || math.IsInf(qw, 0) {
+		panic(fmt.Sprintf("index: query value %v for word %d is not finite", q.Val[t], i))
+	}
+	return qw
 }
