@@ -397,32 +397,35 @@ func (s *Server) parseNumbers(q *query, get func(string) string) error {
 		}
 		q.refine.Rerank = n
 	}
-	switch es := get("expand"); es {
-	case "", "false":
-	case "true":
-		q.refine.Expand = min(defaultExpand, s.cfg.MaxExpand)
-	default:
-		n, err := wholeNumber(es)
-		if err != nil || n > s.cfg.MaxExpand {
-			return fmt.Errorf("%w: expand=%.20q: want true, false or a whole number from 0 to %d (the most verified results to expand the query with)", errBadRequest, es, s.cfg.MaxExpand)
-		}
-		q.refine.Expand = n
+	var err error
+	if q.refine.Expand, err = countOrSwitch(get, "expand", defaultExpand, s.cfg.MaxExpand, "the most verified results to expand the query with"); err != nil {
+		return err
 	}
-	switch ns := get("near"); ns {
-	case "", "false":
-	case "true":
-		q.refine.NearCopies = min(defaultNear, s.cfg.MaxNear)
-	default:
-		n, err := wholeNumber(ns)
-		if err != nil || n > s.cfg.MaxNear {
-			return fmt.Errorf("%w: near=%.20q: want true, false or a whole number from 0 to %d (the near-copy candidates verified with rerank)", errBadRequest, ns, s.cfg.MaxNear)
-		}
-		q.refine.NearCopies = n
+	if q.refine.NearCopies, err = countOrSwitch(get, "near", defaultNear, s.cfg.MaxNear, "the near-copy candidates verified with rerank"); err != nil {
+		return err
 	}
 	if q.refine.NearCopies > 0 && q.refine.Rerank == 0 {
 		return fmt.Errorf("%w: near=%d needs rerank=N, whose verification the near copies join", errBadRequest, q.refine.NearCopies)
 	}
 	return nil
+}
+
+// countOrSwitch reads parameter name through get: absent or false is 0,
+// true is def (at most max), else a whole number from 0 to max; what says
+// what it counts, for the error.
+func countOrSwitch(get func(string) string, name string, def, max int, what string) (int, error) {
+	switch v := get(name); v {
+	case "", "false":
+		return 0, nil
+	case "true":
+		return min(def, max), nil
+	default:
+		n, err := wholeNumber(v)
+		if err != nil || n > max {
+			return 0, fmt.Errorf("%w: %s=%.20q: want true, false or a whole number from 0 to %d (%s)", errBadRequest, name, v, max, what)
+		}
+		return n, nil
+	}
 }
 
 // once refuses a query string that gives one of names more than once: which
