@@ -29,6 +29,7 @@ func TestBadFlagValues(t *testing.T) {
 		"train_queries": "-1", "triplets_per_query": "0", "negatives": "hardest", "positives": "far", "hard_pool": "0", "hard_fraction": "2",
 		"learners": "nope", "learner_params": "solis-ada.lambda=-1", "sweep": "solis-ada.lambda=1,1",
 		"tune_fraction": "1", "target_sparsity": "1", "rerank": "-1", "expand": "-1",
+		"part_loads": "-1", "group_images": "0", "group_postings": "-1", "group_loads": "-1",
 	}
 	out := filepath.Join(t.TempDir(), "out")
 	run := func(args ...string) (stdout, stderr string, code int) {
