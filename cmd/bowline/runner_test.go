@@ -383,10 +383,13 @@ func (s *jobServer) scan() {
 		if len(fields) < 3 || fields[2] != strconv.Itoa(s.cmd.Process.Pid) {
 			continue
 		}
+		// A process is read again once its executable changes: a child
+		// seen between fork and exec still shows its parent's program
+		// (the boot program's, for the SDK worker it starts).
+		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
 		s.mu.Lock()
-		if _, ok := s.procs[pid]; !ok {
+		if p, ok := s.procs[pid]; !ok || (err == nil && exe != p.exe) {
 			ppid, _ := strconv.Atoi(fields[1])
-			exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
 			cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 			s.procs[pid] = proc{ppid: ppid, exe: exe, args: strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")}
 		}
