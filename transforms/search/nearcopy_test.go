@@ -35,10 +35,7 @@ func sketchRef(c corpus, d int, m int) map[uint32]bool {
 func TestNearCopiesJoinVerification(t *testing.T) {
 	const m = 4
 	c, rows, ix := geometryRun(t, 150, Options{NearCopyWords: m})
-	geo := map[string]*spatial.Geometry{}
-	for _, r := range rows {
-		geo[r.ImageID] = decoded(r)
-	}
+	geo := decodedAll(rows)
 	sketches := make([]map[uint32]bool, len(c.docs))
 	for d := range c.docs {
 		sketches[d] = sketchRef(c, d, m)

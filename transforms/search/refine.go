@@ -157,8 +157,8 @@ func (ix *Index) refine(w *worker, p *scored, search func(q sparse.Vector, k int
 	var near []int32
 	if r.NearCopies > 0 {
 		near = ix.nearCopies(w, q, r.NearCopies, exclude)
-		hits, head = ix.withNearCopies(w, p, q, hits, head, near, checked)
 	}
+	hits, head = ix.withNearCopies(w, p, q, hits, head, near, checked)
 	if r.Rerank > 0 {
 		rerank(hits[:head])
 	}
@@ -180,9 +180,7 @@ func (ix *Index) refine(w *worker, p *scored, search func(q sparse.Vector, k int
 			if r.Rerank > 0 {
 				head = min(r.Rerank, len(hits))
 				ix.verify(w, hits[:head], checked)
-				if len(near) > 0 {
-					hits, head = ix.withNearCopies(w, p, exp, hits, head, near, checked)
-				}
+				hits, head = ix.withNearCopies(w, p, exp, hits, head, near, checked)
 				rerank(hits[:head])
 			} else {
 				// Inliers are reported only where verified; the new

@@ -120,6 +120,15 @@ func decoded(r formats.Geometry) *spatial.Geometry {
 	return g
 }
 
+// decodedAll is decoded of every row, by image id.
+func decodedAll(rows []formats.Geometry) map[string]*spatial.Geometry {
+	geo := make(map[string]*spatial.Geometry, len(rows))
+	for _, r := range rows {
+		geo[r.ImageID] = decoded(r)
+	}
+	return geo
+}
+
 // reference re-ranks hits (a learner's matches, best first) as Refine
 // says, verifying the best depth of them against q with a fresh matcher.
 func reference(t *testing.T, hits []Hit, q *spatial.Geometry, geo map[string]*spatial.Geometry, depth int) []Hit {
@@ -160,10 +169,7 @@ func reference(t *testing.T, hits []Hit, q *spatial.Geometry, geo map[string]*sp
 // learner, several queries and k below, at and beyond Rerank.
 func TestRerankIsVerification(t *testing.T) {
 	c, rows, ix := geometryRun(t, 150, Options{})
-	geo := map[string]*spatial.Geometry{}
-	for _, r := range rows {
-		geo[r.ImageID] = decoded(r)
-	}
+	geo := decodedAll(rows)
 	moved, verified := 0, 0
 	for _, l := range ix.Learners() {
 		for q := 0; q < len(c.docs); q += 13 {
@@ -253,10 +259,7 @@ func TestRerankTies(t *testing.T) {
 // then re-ranks that search: as computed here by hand.
 func TestExpandIsTheAverageQuery(t *testing.T) {
 	c, rows, ix := geometryRun(t, 150, Options{})
-	geo := map[string]*spatial.Geometry{}
-	for _, r := range rows {
-		geo[r.ImageID] = decoded(r)
-	}
+	geo := decodedAll(rows)
 	bags := map[string]sparse.Vector{}
 	for _, d := range c.docs {
 		bags[d.ImageID] = sparse.Vector{Idx: d.WordIDs, Val: d.Weights}
