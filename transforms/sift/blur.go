@@ -271,3 +271,38 @@ func convSymGo(out, src []float32, c int, offs []int, k []float32) {
 		}
 	}
 }
+
+// convRows sets, for each t and x in [0, 8), with r = len(k)−1,
+//
+//	dst[8t+x] = k[0]·src[rows[t]+x] + Σ_{i=1..r} k[i]·(src[rows[t]+x−i] + src[rows[t]+x+i])
+//
+// that is, convSym of 8 samples of each of the rows, bit for bit: what the
+// horizontal pass of the blur gives those samples, away from the ends of
+// their rows. It panics if a row reaches outside src.
+func convRows(dst, src []float32, rows []int, k []float32) {
+	r := len(k) - 1
+	_ = dst[8*len(rows)-1]
+	for _, o := range rows {
+		if o-r < 0 || o+7+r >= len(src) {
+			panic("sift: convRows: row outside the source")
+		}
+	}
+	if useAVX {
+		if len(rows) > 0 {
+			convRowsAVX(&dst[0], &src[0], rows, k)
+		}
+		return
+	}
+	var buf [32]int // the default options' kernels need at most 26
+	offs := buf[:0]
+	if 2*r > len(buf) {
+		offs = make([]int, 2*r)
+	}
+	offs = offs[:2*r]
+	for i := 1; i <= r; i++ {
+		offs[2*i-2], offs[2*i-1] = -i, i
+	}
+	for t, o := range rows {
+		convSymGo(dst[8*t:8*t+8], src, o, offs, k)
+	}
+}

@@ -45,7 +45,7 @@ func (e *Extractor) detectOctave(o int, g []float32, w, h int) {
 				for m != 0 {
 					c := c0 + 8*mi + bits.TrailingZeros8(m)
 					m &= m - 1
-					if isExtremum(g, plane, w, i, r*w+c) {
+					if e.extremum(o, g, w, h, i, r, c) {
 						e.addExtremum(o, i, r, c, g, w, h)
 					}
 				}
@@ -56,6 +56,7 @@ func (e *Extractor) detectOctave(o int, g []float32, w, h int) {
 	// threshold cannot plausibly interpolate to above it, so it is not worth
 	// refining (OpenCV floors this to whole grey levels; we keep it exact).
 	thr := float32(0.5 * e.opt.ContrastThreshold / float64(S))
+	topReach := len(e.kern[S+2]) + 1
 	for r := imgBorder; r < h-imgBorder; r++ {
 		if (r-imgBorder)%checkRows == 0 && e.stopped() {
 			return
@@ -68,6 +69,13 @@ func (e *Extractor) detectOctave(o int, g []float32, w, h int) {
 		// after the next one.
 		if useAVX && r+1 < h {
 			prefetch(&g[(r+1)*w+c0-1], c1-c0+2)
+		}
+		// The top layer's candidates of the row before read L_{S+1} up to
+		// r+1+R (topDoG, R = kernel radius), rows the scan reaches only
+		// later: ask for the next one now (half of topDoG's time was
+		// waiting for them).
+		if y := r + topReach; useAVX && y < h {
+			prefetch(&g[(S+1)*plane+y*w], w)
 		}
 		ms := masks(r)
 		for i := 1; i <= S; i++ {
@@ -122,33 +130,62 @@ func dogMask(lo, hi []float32, thr float32, mask []uint8) {
 	}
 }
 
+// extremum is isExtremum of the sample (r, c) of DoG layer `layer` in
+// octave o. The top layer's neighbours above, in D_{S+1} = L_{S+2} −
+// L_{S+1}, are computed by topDoG, and only for the samples that beat
+// their other 17 neighbours (about one in twenty).
+func (e *Extractor) extremum(o int, g []float32, w, h, layer, r, c int) bool {
+	plane, p := w*h, r*w+c
+	if layer < e.opt.ScalesPerOctave {
+		return isExtremum(g, plane, w, layer, p, false)
+	}
+	if !isExtremum(g, plane, w, layer, p, true) {
+		return false
+	}
+	var up [3][3]float32
+	e.topDoG(o, g, w, h, r, c, &up)
+	v := g[(layer+1)*plane+p] - g[layer*plane+p]
+	for _, row := range up {
+		for _, d := range row {
+			if v > 0 && !(v >= d) || !(v > 0) && !(v <= d) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // isExtremum reports whether the DoG sample v = D_layer[p] is ≥ all 26 of
 // its neighbours in scale space if v > 0, or ≤ all of them if not, with D_l
 // = L_{l+1} − L_l computed from the Gaussian scales g (planes of plane
-// samples, rows of w). Non-strict, as OpenCV: on a plateau every sample is a
-// candidate and the duplicates that refine to the same point are removed
-// later. The caller has checked v against its two neighbours in the row;
-// the rows above and below in the same layer are tested next, as the most
-// likely to fail. The vector code reads one sample further right, which
-// must exist (the scan keeps imgBorder columns away from the edge).
-func isExtremum(g []float32, plane, w, layer, p int) bool {
+// samples, rows of w); with top, only the 17 of its own layer and the one
+// below. Non-strict, as OpenCV: on a plateau every sample is a candidate
+// and the duplicates that refine to the same point are removed later. The
+// caller has checked v against its two neighbours in the row; the rows
+// above and below in the same layer are tested next, as the most likely
+// to fail. The vector code reads one sample further right, which must
+// exist (the scan keeps imgBorder columns away from the edge).
+func isExtremum(g []float32, plane, w, layer, p int, top bool) bool {
 	if useAVX {
+		last := layer + 2
+		if top {
+			last = layer + 1
+		}
 		_ = g[(layer-1)*plane+p-w-1]
-		_ = g[(layer+2)*plane+p+w+2]
-		return isExtremumAVX(&g[layer*plane+p], plane, w)
+		_ = g[last*plane+p+w+2]
+		return isExtremumAVX(&g[layer*plane+p], plane, w, top)
 	}
-	return isExtremumGo(g, plane, w, layer, p)
+	return isExtremumGo(g, plane, w, layer, p, top)
 }
 
 // isExtremumGo is isExtremum in Go, testing the neighbours most likely to
 // fail first.
-func isExtremumGo(g []float32, plane, w, layer, p int) bool {
-	// The three layers' Gaussian planes L_{layer−1} … L_{layer+2}.
+func isExtremumGo(g []float32, plane, w, layer, p int, top bool) bool {
+	// The layers' Gaussian planes L_{layer−1} … L_{layer+2}.
 	l0 := g[(layer-1)*plane : layer*plane]
 	l1 := g[layer*plane : (layer+1)*plane]
 	l2 := g[(layer+1)*plane : (layer+2)*plane]
-	l3 := g[(layer+2)*plane : (layer+3)*plane]
-	l1, l2, l3 = l1[:len(l0)], l2[:len(l0)], l3[:len(l0)]
+	l1, l2 = l1[:len(l0)], l2[:len(l0)]
 	v := l2[p] - l1[p]
 	// beats reports whether v beats (is ≥ if a maximum, ≤ if a minimum)
 	// the three samples q−1, q, q+1 of the DoG layer hi − lo.
@@ -160,9 +197,81 @@ func isExtremumGo(g []float32, plane, w, layer, p int) bool {
 		}
 		return v <= d0 && v <= d1 && v <= d2
 	}
-	return beats(l1, l2, p-w) && beats(l1, l2, p+w) &&
-		beats(l0, l1, p-w) && beats(l0, l1, p) && beats(l0, l1, p+w) &&
-		beats(l2, l3, p-w) && beats(l2, l3, p) && beats(l2, l3, p+w)
+	below := beats(l1, l2, p-w) && beats(l1, l2, p+w) &&
+		beats(l0, l1, p-w) && beats(l0, l1, p) && beats(l0, l1, p+w)
+	if !below || top {
+		return below
+	}
+	l3 := g[(layer+2)*plane : (layer+3)*plane][:len(l0)]
+	return beats(l2, l3, p-w) && beats(l2, l3, p) && beats(l2, l3, p+w)
+}
+
+// topDoG sets d to the 3×3 samples of D_{S+1} = L_{S+2} − L_{S+1} around
+// (r, c) in octave o, whose planes g hold L_0 … L_{S+1}.
+//
+// L_{S+2}, the octave's last and most blurred scale, is read only by the
+// extremum test of the top layer S and the refinement of its samples:
+// about 2,000 neighbourhoods an image where the plane has hundreds of
+// thousands of samples. So it is never built; its samples here come from
+// the blur's own sums in the blur's order — the horizontal pass of the
+// 2r+4 rows around them (8 columns from c−1, with reflected columns near
+// the edges), then the vertical pass of convSym4 — and equal the full
+// plane's bit for bit (TestTopDoGMatchesPlane). Building that plane took
+// a fifth of Extract at 640×480: its kernel is the widest of the octave,
+// and it was written to memory and read back once.
+//
+// The last neighbourhood is kept: refinement's first step asks again for
+// the one the test just computed.
+func (e *Extractor) topDoG(o int, g []float32, w, h, r, c int, d *[3][3]float32) {
+	if e.top.ok && e.top.o == o && e.top.r == r && e.top.c == c {
+		*d = e.top.d
+		return
+	}
+	S := e.opt.ScalesPerOctave
+	plane := w * h
+	lt := g[(S+1)*plane : (S+2)*plane]
+	k := e.kern[S+2]
+	R := len(k) - 1
+	nr := 2*R + 4 // rows r−1−R … r+2+R make rows r−1 … r+2
+	e.top.h = grow(e.top.h, 8*nr)
+	hrow := e.top.h
+	x0 := c - 1
+	if x0-R >= 0 && x0+7+R < w {
+		rows := e.top.rows[:0]
+		for t := range nr {
+			rows = append(rows, reflect101(r-1-R+t, h)*w+x0)
+		}
+		e.top.rows = rows
+		convRows(hrow, lt, rows, k)
+	} else {
+		// Near the left or right edge, the three columns needed, with
+		// the horizontal pass's reflected samples and its sums.
+		for t := range nr {
+			row := lt[reflect101(r-1-R+t, h)*w:][:w]
+			for j := range 3 {
+				x := x0 + j
+				sum := k[0] * row[x]
+				for i := 1; i <= R; i++ {
+					sum += float32(k[i] * (row[reflect101(x-i, w)] + row[reflect101(x+i, w)]))
+				}
+				hrow[8*t+j] = sum
+			}
+		}
+	}
+	if cap(e.top.vrows) < nr {
+		e.top.vrows = make([]int, nr)
+	}
+	vrows := e.top.vrows[:nr]
+	for t := range vrows {
+		vrows[t] = 8 * t
+	}
+	var v [32]float32
+	convSym4(v[:], 8, 8, hrow, vrows, k)
+	for j := range 3 {
+		a := lt[(r-1+j)*w+x0:]
+		d[j] = [3]float32{v[8*j] - a[0], v[8*j+1] - a[1], v[8*j+2] - a[2]}
+	}
+	e.top.ok, e.top.o, e.top.r, e.top.c, e.top.d = true, o, r, c, *d
 }
 
 // cvRound rounds half to even, as OpenCV's cvRound (the x87/SSE default).
@@ -188,7 +297,12 @@ func (e *Extractor) addExtremum(o, layer, r, c int, g []float32, w, h int) {
 	var n cube
 	step := 0
 	for ; step < maxInterpSteps; step++ {
-		n.load(g, plane, w, layer, r*w+c)
+		if layer < S {
+			n.load(g, plane, w, layer, r*w+c, 3)
+		} else {
+			n.load(g, plane, w, layer, r*w+c, 2)
+			e.topDoG(o, g, w, h, r, c, &n[2])
+		}
 		dx, dy, ds := n.gradient()
 		dxx, dyy, dss, dxy, dxs, dys := n.hessian()
 
@@ -244,10 +358,10 @@ func (e *Extractor) addExtremum(o, layer, r, c int, g []float32, w, h int) {
 // cube is the 3×3×3 DoG neighbourhood of a sample, [layer][row][column].
 type cube [3][3][3]float32
 
-// load fills n around sample p of DoG layer `layer`, from the Gaussian
-// scales g (D_i = L_{i+1} − L_i).
-func (n *cube) load(g []float32, plane, w, layer, p int) {
-	for l := 0; l < 3; l++ {
+// load fills the first `layers` layers of n around sample p of DoG layer
+// `layer`, from the Gaussian scales g (D_i = L_{i+1} − L_i).
+func (n *cube) load(g []float32, plane, w, layer, p, layers int) {
+	for l := range layers {
 		lo := g[(layer-1+l)*plane : (layer+l)*plane]
 		hi := g[(layer+l)*plane : (layer+1+l)*plane]
 		hi = hi[:len(lo)]

@@ -26,7 +26,11 @@
 // Everything runs on flat []float32 planes owned by an Extractor, which is
 // reused across images. Only the Gaussian scales are stored: the DoG is
 // computed on the fly, a row at a time, while scanning for extrema, and the
-// blur's intermediate is a ring of rows.
+// blur's intermediate is a ring of rows. The last scale of an octave,
+// L_{S+2}, is not stored either: only the extremum test of the top DoG
+// layer and the refinement of its samples read it, at a few thousand
+// samples an image, so those samples are computed where they are read
+// (topDoG), by the blur's own sums.
 //
 // On amd64 the inner loops of the ×2 upsampling, the blur (whose vertical
 // pass makes four rows at a time), the DoG and extremum scan, the
@@ -130,10 +134,10 @@
 // Time grows linearly with the number of pixels and, for the descriptors,
 // of keypoints.
 //
-// An Extractor keeps about 140 bytes of scratch per input pixel with
-// DoubleImage (43 MB for 640×480, 109 MB for 1024×768), nearly all of it
-// the Gaussian scale space: S+3 float32 planes of the ×2 image, and a third
-// more for the smaller octaves. MaxSide bounds it for large photos.
+// An Extractor keeps about 116 bytes of scratch per input pixel with
+// DoubleImage (35.7 MB for 640×480, 90.6 MB for 1024×768), nearly all of
+// it the Gaussian scale space: S+2 float32 planes of the ×2 image, and a
+// third more for the smaller octaves. MaxSide bounds it for large photos.
 //
 // To reproduce (OpenCV is the reference only, never a dependency):
 //
@@ -305,10 +309,21 @@ type Extractor struct {
 	kps  []kpoint
 	desc descScratch
 	ori  oriScratch
+	top  topScratch
 
 	// ctx is the context of the ExtractContext call running, nil for
 	// Extract: see stopped.
 	ctx context.Context
+}
+
+// topScratch holds topDoG's buffers and the last neighbourhood it computed.
+type topScratch struct {
+	ok      bool // o, r, c and d are those of this image
+	o, r, c int
+	d       [3][3]float32
+	h       []float32 // the horizontal pass's 8 columns of 2r+4 rows
+	rows    []int
+	vrows   []int
 }
 
 // octave is the geometry of one octave's planes inside Extractor.gauss.
@@ -497,7 +512,10 @@ func (e *Extractor) extract(img *Image) ([]Keypoint, []byte) {
 // the oriented keypoints of each octave to e.kps.
 func (e *Extractor) buildAndDetect(src *Image) {
 	S := e.opt.ScalesPerOctave
-	nScales := S + 3
+	// L_0 … L_{S+1}: the last scale, L_{S+2}, is computed only where it is
+	// read (topDoG).
+	nScales := S + 2
+	e.top.ok = false
 
 	bw, bh := src.Width, src.Height
 	if e.opt.DoubleImage {
@@ -581,10 +599,11 @@ func (e *Extractor) buildAndDetect(src *Image) {
 // overflow float32 (3.4e38), even summed with rounding.
 const maxSafePixel = 1e30
 
-// scales returns the S+3 Gaussian scales of octave o, plane after plane.
+// scales returns the S+2 Gaussian scales L_0 … L_{S+1} of octave o, plane
+// after plane.
 func (e *Extractor) scales(o int) []float32 {
 	oc := e.octs[o]
-	return e.gauss[oc.off : oc.off+(e.opt.ScalesPerOctave+3)*oc.w*oc.h]
+	return e.gauss[oc.off : oc.off+(e.opt.ScalesPerOctave+2)*oc.w*oc.h]
 }
 
 // selectKeypoints drops exact duplicates (two extrema that refine to the same

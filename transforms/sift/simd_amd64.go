@@ -69,11 +69,17 @@ func scatterCellsAVX2(hist *float32, idx *int32, wts *float32, n int) bool
 
 // isExtremumAVX is isExtremum for the sample p points to, in the plane of
 // its layer, with planes plane and rows w floats apart; it reads the rows
-// around p in the planes before and the two after, up to p±w+2, and gives
-// isExtremumGo's answer.
+// around p in the planes before and the two after (with top, only the one
+// after), up to p±w+2, and gives isExtremumGo's answer.
 //
 //go:noescape
-func isExtremumAVX(p *float32, plane, w int) bool
+func isExtremumAVX(p *float32, plane, w int, top bool) bool
+
+// convRowsAVX is convRows: for each t, dst[8t:8t+8] is convSymAVX of the 8
+// samples from src + rows[t] (centres), offsets −i and +i, with its sums.
+//
+//go:noescape
+func convRowsAVX(dst, src *float32, rows []int, k []float32)
 
 // gradPolarAVX is gradPolar on the first n values, n a multiple of 8, with
 // the same results as gradPolarGo.

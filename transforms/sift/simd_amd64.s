@@ -806,17 +806,18 @@ scatterEnd:
 scatterRet:
 	RET
 
-// func isExtremumAVX(p *float32, plane, w int) bool
+// func isExtremumAVX(p *float32, plane, w int, top bool) bool
 //
 // isExtremum without branches: the DoG values of each row of three
 // neighbours (and one more sample, ignored) are compared with v four at a
 // time, for both "v is ≥ all" and "v is ≤ all", and the sign of v picks
 // one of the two answers. The comparisons are false for NaN, as Go's.
+// With top, the layer above is left out (one branch, before it).
 //
 // Registers: R8, SI, DI, R9 the sample in L_{layer−1} … L_{layer+2}; BX
 // the row stride in bytes, R11 its negation; X0 v in every lane, X1 a row
 // of DoG values, X2 scratch, X4 (X5) the lanes where v ≥ (≤) all so far.
-TEXT ·isExtremumAVX(SB), NOSPLIT, $0-25
+TEXT ·isExtremumAVX(SB), NOSPLIT, $0-33
 	MOVQ p+0(FP), SI
 	MOVQ plane+8(FP), AX
 	SHLQ $2, AX
@@ -865,6 +866,8 @@ TEXT ·isExtremumAVX(SB), NOSPLIT, $0-25
 	VANDPS  X2, X5, X5
 
 	// D_{layer+1} = L_{layer+2} − L_{layer+1}, three rows.
+	CMPB    top+24(FP), $0
+	JNE     extremumMasks
 	VMOVUPS -4(R9)(R11*1), X1
 	VSUBPS  -4(DI)(R11*1), X1, X1
 	VCMPPS  $2, X0, X1, X2
@@ -884,6 +887,7 @@ TEXT ·isExtremumAVX(SB), NOSPLIT, $0-25
 	VCMPPS  $13, X0, X1, X2
 	VANDPS  X2, X5, X5
 
+extremumMasks:
 	VMOVMSKPS X4, AX
 	VMOVMSKPS X5, CX
 	ANDL      $7, AX
@@ -892,7 +896,121 @@ TEXT ·isExtremumAVX(SB), NOSPLIT, $0-25
 	VUCOMISS  X2, X0
 	CMOVLHI   AX, CX
 	CMPL      CX, $7
-	SETEQ     ret+24(FP)
+	SETEQ     ret+32(FP)
+	RET
+
+// func convRowsAVX(dst, src *float32, rows []int, k []float32)
+//
+// convSymAVX of 8 outputs, for each of the rows: dst[8t … 8t+7] from the
+// samples around src + rows[t], taps −i and +i. Four rows at a time, each
+// with its own accumulator, so that four chains of additions overlap (one
+// row at a time waited on each addition: 2.5× slower); then the rest one
+// by one.
+//
+// Registers: DI dst, SI src, R8 rows, CX rows left, R9 kernel, R10 taps r;
+// per group DX, R11, R13, R14 the rows' centres, R12 &k[i], BX taps left,
+// AX the tap's offset in bytes (4i); Y0–Y3 the sums, Y8–Y11 scratch, Y14
+// k[i], Y15 k[0].
+TEXT ·convRowsAVX(SB), NOSPLIT, $0-64
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ rows_base+16(FP), R8
+	MOVQ rows_len+24(FP), CX
+	MOVQ k_base+40(FP), R9
+	MOVQ k_len+48(FP), R10
+	DECQ R10
+	VBROADCASTSS (R9), Y15
+
+convRows4:
+	CMPQ CX, $4
+	JLT  convRow
+	MOVQ (R8), AX
+	LEAQ (SI)(AX*4), DX
+	MOVQ 8(R8), AX
+	LEAQ (SI)(AX*4), R11
+	MOVQ 16(R8), AX
+	LEAQ (SI)(AX*4), R13
+	MOVQ 24(R8), AX
+	LEAQ (SI)(AX*4), R14
+	VMULPS (DX), Y15, Y0
+	VMULPS (R11), Y15, Y1
+	VMULPS (R13), Y15, Y2
+	VMULPS (R14), Y15, Y3
+	LEAQ 4(R9), R12
+	MOVQ R10, BX
+	MOVQ $4, AX
+
+convRows4Tap:
+	TESTQ BX, BX
+	JEQ   convRows4Store
+	VBROADCASTSS (R12), Y14
+	NEGQ    AX
+	VMOVUPS (DX)(AX*1), Y8
+	VMOVUPS (R11)(AX*1), Y9
+	VMOVUPS (R13)(AX*1), Y10
+	VMOVUPS (R14)(AX*1), Y11
+	NEGQ    AX
+	VADDPS  (DX)(AX*1), Y8, Y8
+	VADDPS  (R11)(AX*1), Y9, Y9
+	VADDPS  (R13)(AX*1), Y10, Y10
+	VADDPS  (R14)(AX*1), Y11, Y11
+	VMULPS  Y14, Y8, Y8
+	VMULPS  Y14, Y9, Y9
+	VMULPS  Y14, Y10, Y10
+	VMULPS  Y14, Y11, Y11
+	VADDPS  Y8, Y0, Y0
+	VADDPS  Y9, Y1, Y1
+	VADDPS  Y10, Y2, Y2
+	VADDPS  Y11, Y3, Y3
+	ADDQ    $4, AX
+	ADDQ    $4, R12
+	DECQ    BX
+	JMP     convRows4Tap
+
+convRows4Store:
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ    $128, DI
+	ADDQ    $32, R8
+	SUBQ    $4, CX
+	JMP     convRows4
+
+convRow:
+	TESTQ CX, CX
+	JEQ   convRowsDone
+	MOVQ  (R8), AX
+	LEAQ  (SI)(AX*4), DX
+	VMULPS (DX), Y15, Y0
+	LEAQ  4(R9), R12
+	MOVQ  R10, R13
+	MOVQ  DX, R11
+	MOVQ  DX, BX
+
+convRowTap:
+	TESTQ R13, R13
+	JEQ   convRowStore
+	SUBQ  $4, R11
+	ADDQ  $4, BX
+	VBROADCASTSS (R12), Y14
+	VMOVUPS (R11), Y8
+	VADDPS  (BX), Y8, Y8
+	VMULPS  Y14, Y8, Y8
+	VADDPS  Y8, Y0, Y0
+	ADDQ    $4, R12
+	DECQ    R13
+	JMP     convRowTap
+
+convRowStore:
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, DI
+	ADDQ    $8, R8
+	DECQ    CX
+	JMP     convRow
+
+convRowsDone:
+	VZEROUPPER
 	RET
 
 // func convSym4AVX(dst *float32, stride int, src *float32, n int, rows []int, k []float32)

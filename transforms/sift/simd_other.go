@@ -28,7 +28,13 @@ func scatterCellsAVX2(hist *float32, idx *int32, wts *float32, n int) bool {
 	panic("sift: scatterCellsAVX2 without AVX2")
 }
 
-func isExtremumAVX(p *float32, plane, w int) bool { panic("sift: isExtremumAVX without AVX") }
+func isExtremumAVX(p *float32, plane, w int, top bool) bool {
+	panic("sift: isExtremumAVX without AVX")
+}
+
+func convRowsAVX(dst, src *float32, rows []int, k []float32) {
+	panic("sift: convRowsAVX without AVX")
+}
 
 func gradPolarAVX(dx, dy, mag, ang *float32, n int) {
 	panic("sift: gradPolarAVX without AVX")

@@ -389,12 +389,13 @@ func TestIsExtremumMatchesGo(t *testing.T) {
 				g[i] = float32(math.NaN())
 			}
 		}
-		for layer := 1; layer <= 2; layer++ {
+		for layer := 1; layer <= 3; layer++ {
+			top := layer == 3 // 5 planes: layer 3 has no layer above
 			for y := 1; y < h-1; y++ {
 				for x := 1; x < w-2; x++ { // the vector code reads x+2
 					p := y*w + x
-					want := isExtremumGo(g, plane, w, layer, p)
-					if got := isExtremum(g, plane, w, layer, p); got != want {
+					want := isExtremumGo(g, plane, w, layer, p, top)
+					if got := isExtremum(g, plane, w, layer, p, top); got != want {
 						t.Fatalf("trial %d layer %d (%d, %d): %v, want %v", trial, layer, x, y, got, want)
 					}
 					if want {
@@ -446,6 +447,44 @@ func testBlurMatchesDirect(t *testing.T) {
 					want := conv(k, func(i int) float32 { return tmp[reflect101(y+i, h)*w+x] })
 					if got := dst[y*w+x]; math.Float32bits(got) != math.Float32bits(want) {
 						t.Fatalf("%dx%d σ=%v (%d, %d): %v, want %v", w, h, sigma, x, y, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestTopDoGMatchesPlane checks that the octave's last scale computed
+// around a sample (topDoG) is the blurred plane's bit for bit, at every
+// sample of images narrower and lower than the kernel and wider, so that
+// both the vector rows and the reflected edge columns are exercised, and
+// that the cached neighbourhood is the one asked for.
+func TestTopDoGMatchesPlane(t *testing.T) { forEachPath(t, testTopDoG) }
+
+func testTopDoG(t *testing.T) {
+	e := mustExtractor(t, DefaultOptions())
+	S := e.opt.ScalesPerOctave
+	for _, sz := range [][2]int{{9, 6}, {40, 31}, {130, 37}} {
+		w, h := sz[0], sz[1]
+		plane := w * h
+		g := make([]float32, (S+2)*plane)
+		lt := g[(S+1)*plane:]
+		copy(lt, texture(w, h, uint64(w+h)).Pix)
+		full := make([]float32, plane)
+		e.blur(lt, full, w, h, e.kern[S+2])
+		e.top.ok = false
+		for r := 1; r < h-1; r++ {
+			for c := 1; c < w-1; c++ {
+				for range 2 { // the second time from the cache
+					var d [3][3]float32
+					e.topDoG(0, g, w, h, r, c, &d)
+					for j := range 3 {
+						for i := range 3 {
+							q := (r-1+j)*w + c - 1 + i
+							if want := full[q] - lt[q]; math.Float32bits(d[j][i]) != math.Float32bits(want) {
+								t.Fatalf("%dx%d (%d, %d) [%d][%d]: %v, want %v", w, h, c, r, j, i, d[j][i], want)
+							}
+						}
 					}
 				}
 			}
