@@ -300,6 +300,7 @@ type Extractor struct {
 	gauss []float32 // all octaves' Gaussian scales, octave after octave
 	octs  []octave
 	mask  []uint8   // candidate extrema of two rows' DoG layers, a bit per sample
+	dog   []float32 // the DoG layers of the last three rows scanned
 	tmp   []float32 // blur: ring of horizontally filtered rows
 	pad   []float32 // one reflected row
 	offs  []int     // blur tap offsets

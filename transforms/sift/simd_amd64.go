@@ -81,6 +81,13 @@ func isExtremumAVX(p *float32, plane, w int, top bool) bool
 //go:noescape
 func convRowsAVX(dst, src *float32, rows []int, k []float32)
 
+// dogRefineAVX is dogRefine on the n bytes of mask, with d pointing at
+// d[1] and up and dn at up[1] and dn[1]; it reads 8n+1 values of each row
+// from one before those.
+//
+//go:noescape
+func dogRefineAVX(up, d, dn *float32, mask *uint8, n int)
+
 // gradPolarAVX is gradPolar on the first n values, n a multiple of 8, with
 // the same results as gradPolarGo.
 //
@@ -92,11 +99,11 @@ func gradPolarAVX(dx, dy, mag, ang *float32, n int)
 //go:noescape
 func subAVX(dst, a, b *float32, n int)
 
-// dogMaskAVX is dogMask on n values, n a multiple of 8; it reads lo[−1],
-// hi[−1], lo[n] and hi[n].
+// dogMaskAVX is dogMask on n values, n a multiple of 8, storing the DoG
+// values d[0 … n); it reads lo[−1], hi[−1], lo[n] and hi[n].
 //
 //go:noescape
-func dogMaskAVX(lo, hi *float32, n int, thr float32, mask *uint8)
+func dogMaskAVX(lo, hi *float32, n int, thr float32, mask *uint8, d *float32)
 
 // descWeightsAVX is descWeights on the first n samples, n a multiple of 8,
 // with the results of descWeightsGo.

@@ -276,21 +276,22 @@ subDone:
 	VZEROUPPER
 	RET
 
-// func dogMaskAVX(lo, hi *float32, n int, thr float32, mask *uint8)
+// func dogMaskAVX(lo, hi *float32, n int, thr float32, mask *uint8, d *float32)
 //
 // Bit b of mask[i] is set if v = d[8i+b], d = hi − lo, is a candidate
 // extremum along the row: v > thr and v ≥ both neighbours, or v < −thr and
-// v ≤ both. The neighbours are subtracted again rather than shuffled in,
-// which is as cheap and gives the same values.
+// v ≤ both; v is stored at d. The neighbours are subtracted again rather
+// than shuffled in, which is as cheap and gives the same values.
 //
-// Registers: SI lo, DX hi, CX values left, DI mask; Y0 v, Y1 left, Y2
-// right, Y3–Y5 masks, Y13 −thr, Y14 0, Y15 thr.
-TEXT ·dogMaskAVX(SB), NOSPLIT, $0-40
+// Registers: SI lo, DX hi, CX values left, DI mask, R8 d; Y0 v, Y1 left,
+// Y2 right, Y3–Y5 masks, Y13 −thr, Y14 0, Y15 thr.
+TEXT ·dogMaskAVX(SB), NOSPLIT, $0-48
 	MOVQ         lo+0(FP), SI
 	MOVQ         hi+8(FP), DX
 	MOVQ         n+16(FP), CX
 	VBROADCASTSS thr+24(FP), Y15
 	MOVQ         mask+32(FP), DI
+	MOVQ         d+40(FP), R8
 	VXORPS       Y14, Y14, Y14
 	VSUBPS       Y15, Y14, Y13
 
@@ -299,6 +300,7 @@ mask8:
 	JLT       maskDone
 	VMOVUPS   (DX), Y0
 	VSUBPS    (SI), Y0, Y0
+	VMOVUPS   Y0, (R8)
 	VMOVUPS   -4(DX), Y1
 	VSUBPS    -4(SI), Y1, Y1
 	VMOVUPS   4(DX), Y2
@@ -318,11 +320,85 @@ mask8:
 	MOVB      AL, (DI)
 	ADDQ      $32, SI
 	ADDQ      $32, DX
+	ADDQ      $32, R8
 	INCQ      DI
 	SUBQ      $8, CX
 	JMP       mask8
 
 maskDone:
+	VZEROUPPER
+	RET
+
+// func dogRefineAVX(up, d, dn *float32, mask *uint8, n int)
+//
+// dogRefine on the n bytes of mask, the eight samples of a byte with
+// nonzero bits at once (the others, five in six on photos, are skipped):
+// v ≥ (for v > 0) or ≤ (otherwise, NaN included) the three samples above
+// and the three below, chosen lane by lane by a blend, and the byte kept
+// only where they hold. d points at the sample of bit 0 of byte 0, up and
+// dn at the samples above and below it.
+//
+// Registers: SI d, R8 up, R9 dn, DI mask, CX bytes left, AX the byte, BX
+// the lanes that hold; Y0 v, Y1 a neighbour, Y2 (Y3) the lanes where v ≥
+// (≤) all so far, Y4 scratch, Y5 the answer, Y15 0.
+TEXT ·dogRefineAVX(SB), NOSPLIT, $0-40
+	MOVQ   up+0(FP), R8
+	MOVQ   d+8(FP), SI
+	MOVQ   dn+16(FP), R9
+	MOVQ   mask+24(FP), DI
+	MOVQ   n+32(FP), CX
+	VXORPS Y15, Y15, Y15
+
+refineByte:
+	TESTQ   CX, CX
+	JEQ     refineDone
+	MOVBLZX (DI), AX
+	TESTL   AX, AX
+	JEQ     refineNext
+	VMOVUPS (SI), Y0
+	VMOVUPS -4(R8), Y1
+	VCMPPS  $0x1d, Y1, Y0, Y2 // v ≥ up[x−1]
+	VCMPPS  $0x12, Y1, Y0, Y3 // v ≤ up[x−1]
+	VMOVUPS (R8), Y1
+	VCMPPS  $0x1d, Y1, Y0, Y4
+	VANDPS  Y4, Y2, Y2
+	VCMPPS  $0x12, Y1, Y0, Y4
+	VANDPS  Y4, Y3, Y3
+	VMOVUPS 4(R8), Y1
+	VCMPPS  $0x1d, Y1, Y0, Y4
+	VANDPS  Y4, Y2, Y2
+	VCMPPS  $0x12, Y1, Y0, Y4
+	VANDPS  Y4, Y3, Y3
+	VMOVUPS -4(R9), Y1
+	VCMPPS  $0x1d, Y1, Y0, Y4
+	VANDPS  Y4, Y2, Y2
+	VCMPPS  $0x12, Y1, Y0, Y4
+	VANDPS  Y4, Y3, Y3
+	VMOVUPS (R9), Y1
+	VCMPPS  $0x1d, Y1, Y0, Y4
+	VANDPS  Y4, Y2, Y2
+	VCMPPS  $0x12, Y1, Y0, Y4
+	VANDPS  Y4, Y3, Y3
+	VMOVUPS 4(R9), Y1
+	VCMPPS  $0x1d, Y1, Y0, Y4
+	VANDPS  Y4, Y2, Y2
+	VCMPPS  $0x12, Y1, Y0, Y4
+	VANDPS  Y4, Y3, Y3
+	VCMPPS    $0x1e, Y15, Y0, Y4 // v > 0
+	VBLENDVPS Y4, Y2, Y3, Y5     // v > 0 ? all ≥ : all ≤
+	VMOVMSKPS Y5, BX
+	ANDL      BX, AX
+	MOVB      AL, (DI)
+
+refineNext:
+	ADDQ $32, SI
+	ADDQ $32, R8
+	ADDQ $32, R9
+	INCQ DI
+	DECQ CX
+	JMP  refineByte
+
+refineDone:
 	VZEROUPPER
 	RET
 

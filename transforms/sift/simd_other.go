@@ -42,7 +42,7 @@ func gradPolarAVX(dx, dy, mag, ang *float32, n int) {
 
 func subAVX(dst, a, b *float32, n int) { panic("sift: subAVX without AVX") }
 
-func dogMaskAVX(lo, hi *float32, n int, thr float32, mask *uint8) {
+func dogMaskAVX(lo, hi *float32, n int, thr float32, mask *uint8, d *float32) {
 	panic("sift: dogMaskAVX without AVX")
 }
 
@@ -55,3 +55,7 @@ func gatherRowAVX(r *rowGather, n int) { panic("sift: gatherRowAVX without AVX")
 func upsampleRowAVX(s, d *float32, n int) { panic("sift: upsampleRowAVX without AVX") }
 
 func blendRowsAVX(a, m, b *float32, n int) { panic("sift: blendRowsAVX without AVX") }
+
+func dogRefineAVX(up, d, dn *float32, mask *uint8, n int) {
+	panic("sift: dogRefineAVX without AVX")
+}

@@ -3,6 +3,7 @@ package sift
 import (
 	"bytes"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -171,7 +172,13 @@ func testDogMask(t *testing.T) {
 		for i := range mask {
 			mask[i] = 0xa5 // must be overwritten
 		}
-		dogMask(lo, hi, thr, mask)
+		d := make([]float32, n+2)
+		dogMask(lo, hi, thr, mask, d)
+		for x := range d {
+			if d[x] != hi[x]-lo[x] {
+				t.Fatalf("n=%d: d[%d] = %v, want %v", n, x, d[x], hi[x]-lo[x])
+			}
+		}
 		for x := 0; x < 8*len(mask); x++ {
 			got := mask[x/8]&(1<<(x%8)) != 0
 			want := false
@@ -183,6 +190,60 @@ func testDogMask(t *testing.T) {
 				t.Fatalf("n=%d x=%d: got %v, want %v", n, x, got, want)
 			}
 		}
+	}
+}
+
+// TestDogRefine checks the check of candidates against the DoG rows above
+// and below, vector and scalar, against its definition, on rows of a few
+// levels (ties common) with a NaN now and then and masks of every density.
+func TestDogRefine(t *testing.T) { forEachPath(t, testDogRefine) }
+
+func testDogRefine(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	var kept, cleared int
+	for trial := range 300 {
+		nm := 1 + trial%9
+		n := 8*nm + 2
+		rows := make([][]float32, 3)
+		for j := range rows {
+			rows[j] = make([]float32, n)
+			for x := range rows[j] {
+				rows[j][x] = float32(rng.IntN(5)-2) / 4
+				if rng.IntN(300) == 0 {
+					rows[j][x] = float32(math.NaN())
+				}
+			}
+		}
+		up, d, dn := rows[0], rows[1], rows[2]
+		mask := make([]uint8, nm)
+		for i := range mask {
+			mask[i] = uint8(rng.Uint32()) & uint8(rng.Uint32()>>8|uint32(trial%2)*0xff)
+		}
+		want := slices.Clone(mask)
+		for x := 0; x < 8*nm; x++ {
+			v := d[1+x]
+			beats := true
+			for _, q := range []float32{up[x], up[x+1], up[x+2], dn[x], dn[x+1], dn[x+2]} {
+				if v > 0 && !(v >= q) || !(v > 0) && !(v <= q) {
+					beats = false
+				}
+			}
+			if !beats {
+				want[x/8] &^= 1 << (x % 8)
+			}
+		}
+		got := slices.Clone(mask)
+		dogRefine(up, d, dn, got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("trial %d: %08b, want %08b (from %08b)", trial, got, want, mask)
+		}
+		for i := range mask {
+			kept += bits.OnesCount8(want[i])
+			cleared += bits.OnesCount8(mask[i] &^ want[i])
+		}
+	}
+	if kept < 100 || cleared < 100 {
+		t.Errorf("%d kept and %d cleared: the cases are too one-sided", kept, cleared)
 	}
 }
 
