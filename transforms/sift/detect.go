@@ -105,16 +105,20 @@ func (e *Extractor) detectOctave(o int, g []float32, w, h int) {
 	test(last - 1)
 }
 
-// sub sets d[i] = b[i] − a[i].
+// sub sets d[i] = b[i] − a[i]. d must not overlap a or b.
 func sub(d, a, b []float32) {
 	n := len(d)
 	a, b = a[:n], b[:n]
 	m := 0
-	if useAVX {
-		m = n &^ 7
-		if m > 0 {
-			subAVX(&d[0], &a[0], &b[0], m)
+	if useAVX && n >= 8 {
+		subAVX(&d[0], &a[0], &b[0], n&^7)
+		if n%8 != 0 {
+			// The last 8 again rather than a scalar tail: the short
+			// rows of the orientation window made the tail most of
+			// the time.
+			subAVX(&d[n-8], &a[n-8], &b[n-8], 8)
 		}
+		return
 	}
 	for i := m; i < n; i++ {
 		d[i] = b[i] - a[i]
@@ -478,6 +482,8 @@ type oriScratch struct {
 	raw  [oriHistBins + 4]float32 // two wrap-around bins on each side
 	hist [oriHistBins]float32
 	wt   []float32
+	// The window's rows' and columns' Gaussian weights.
+	wy, wx []float32
 	// The window's samples: gradient, weight, magnitude, angle.
 	dx, dy, w, mag, ang []float32
 }
@@ -521,30 +527,22 @@ func (e *Extractor) orient(gl []float32, w, h, r, c int, k kpoint) {
 		*b = grow(*b, ns)
 	}
 	dxs, dys, ws := s.dx, s.dy, s.w
-	i := 0
-	if m := x1 - x0 + 1; m > 0 {
-		// As the descriptor: rows ahead are prefetched.
-		ahead := func(y int) {
-			if useAVX && y < h {
+	if m, rows := x1-x0+1, y1-y0+1; m > 0 && rows > 0 {
+		s.wy, s.wx = grow(s.wy, rows), grow(s.wx, m)
+		for t := range s.wy {
+			s.wy[t] = wt[absInt(y0+t-r)]
+		}
+		for t := range s.wx {
+			s.wx[t] = wt[absInt(x0+t-c)]
+		}
+		// As the descriptor: the first rows are asked for ahead, and
+		// orientRows asks for each some rows below the one it works on.
+		for t := -1; t < prefetchRows; t++ {
+			if y := y0 + t; useAVX && y < h {
 				prefetch(&gl[y*w+x0-1], m+2)
 			}
 		}
-		for t := -1; t < prefetchRows; t++ {
-			ahead(y0 + t)
-		}
-		for y := y0; y <= y1; y++ {
-			ahead(y + 1 + prefetchRows)
-			wy := wt[absInt(y-r)]
-			row := gl[y*w : y*w+w]
-			up := gl[(y-1)*w : (y-1)*w+w]
-			dn := gl[(y+1)*w : (y+1)*w+w]
-			sub(dxs[i:i+m], row[x0-1:x0-1+m], row[x0+1:x0+1+m])
-			sub(dys[i:i+m], dn[x0:x0+m], up[x0:x0+m])
-			for x, wr := x0, ws[i:i+m]; x <= x1; x++ {
-				wr[x-x0] = wy * wt[absInt(x-c)]
-			}
-			i += m
-		}
+		orientRows(gl, y0*w+x0, w, m, s.wy, s.wx, dxs[:ns], dys[:ns], ws[:ns])
 	}
 	gradPolar(dxs, dys, s.mag, s.ang)
 
@@ -611,6 +609,37 @@ func absInt(x int) int {
 		return -x
 	}
 	return x
+}
+
+// orientRows gathers the orientation window: for the rows t of len(wy)
+// and the columns x of len(wx) = m, with p = c + t·w the offset in g of
+// sample (t, x = 0),
+//
+//	dx[t·m+x] = g[p+x+1] − g[p+x−1],  dy[t·m+x] = g[p+x−w] − g[p+x+w],
+//	wts[t·m+x] = wy[t]·wx[x].
+func orientRows(g []float32, c, w, m int, wy, wx, dx, dy, wts []float32) {
+	rows := len(wy)
+	n := rows * m
+	if len(wx) != m || len(dx) < n || len(dy) < n || len(wts) < n {
+		panic("sift: orientRows: buffers do not match the window")
+	}
+	if c-w-1 < 0 || c+(rows-1)*w+w+m >= len(g) {
+		panic("sift: orientRows: window outside the plane")
+	}
+	if useAVX && m >= 8 {
+		orientRowsAVX(&g[c], w, m, rows, &wy[0], &wx[0], &dx[0], &dy[0], &wts[0])
+		return
+	}
+	for t, y := range wy {
+		p := c + t*w
+		row, up, dn := g[p-1:p+m+1], g[p-w:p-w+m], g[p+w:p+w+m]
+		o := t * m
+		for x, v := range wx {
+			dx[o+x] = row[x+2] - row[x]
+			dy[o+x] = up[x] - dn[x]
+			wts[o+x] = y * v
+		}
+	}
 }
 
 // gradPolar sets mag[i] = |(dx[i], dy[i])| and ang[i] = fastAtan2(dy[i],

@@ -88,6 +88,13 @@ func convRowsAVX(dst, src *float32, rows []int, k []float32)
 //go:noescape
 func dogRefineAVX(up, d, dn *float32, mask *uint8, n int)
 
+// orientRowsAVX is orientRows for m ≥ 8, with gl pointing at the sample of
+// row 0 and column 0; it reads the samples one before and one after each
+// row's m and the rows above and below.
+//
+//go:noescape
+func orientRowsAVX(gl *float32, w, m, rows int, wy, wx, dx, dy, wts *float32)
+
 // gradPolarAVX is gradPolar on the first n values, n a multiple of 8, with
 // the same results as gradPolarGo.
 //

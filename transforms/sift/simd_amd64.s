@@ -402,6 +402,82 @@ refineDone:
 	VZEROUPPER
 	RET
 
+// func orientRowsAVX(gl *float32, w, m, rows int, wy, wx, dx, dy, wts *float32)
+//
+// orientRows for m ≥ 8: 8 samples at a time, and the last 8 of a row again
+// where m is not a multiple of 8 (the same values, stored twice); each row
+// asks for the cache lines of the row prefetchRows+1 below it.
+//
+// Registers: SI the row (sample 0), BX w in bytes, CX rows left, DX m,
+// R8 wy, R9 wx, DI dx, R10 dy, R11 wts (the row's first outputs), R12
+// the block's offset in bytes, R13 the last block's, AX scratch; Y0 the
+// row's weight, Y1–Y3 scratch.
+TEXT ·orientRowsAVX(SB), NOSPLIT, $0-72
+	MOVQ gl+0(FP), SI
+	MOVQ w+8(FP), BX
+	SHLQ $2, BX
+	MOVQ m+16(FP), DX
+	MOVQ rows+24(FP), CX
+	MOVQ wy+32(FP), R8
+	MOVQ wx+40(FP), R9
+	MOVQ dx+48(FP), DI
+	MOVQ dy+56(FP), R10
+	MOVQ wts+64(FP), R11
+	MOVQ DX, R13
+	SHLQ $2, R13
+	SUBQ $32, R13
+
+orientRow:
+	TESTQ CX, CX
+	JEQ   orientDone
+	// The row prefetchRows+1 (5) below, from one sample before.
+	LEAQ (BX)(BX*4), AX
+	LEAQ -4(SI)(AX*1), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	VBROADCASTSS (R8), Y0
+	MOVQ SI, AX
+	SUBQ BX, AX // the row above
+	XORQ R12, R12
+
+orientBlock:
+	CMPQ R12, R13
+	JGT  orientTail
+	VMOVUPS 4(SI)(R12*1), Y1
+	VSUBPS  -4(SI)(R12*1), Y1, Y1
+	VMOVUPS Y1, (DI)(R12*1)
+	VMOVUPS (AX)(R12*1), Y2
+	LEAQ    (AX)(BX*2), R14 // the row below
+	VSUBPS  (R14)(R12*1), Y2, Y2
+	VMOVUPS Y2, (R10)(R12*1)
+	VMULPS  (R9)(R12*1), Y0, Y3
+	VMOVUPS Y3, (R11)(R12*1)
+	ADDQ    $32, R12
+	JMP     orientBlock
+
+orientTail:
+	// R12 is past R13: unless it is exactly 8 samples past (m a
+	// multiple of 8), the last 8 again.
+	LEAQ 32(R13), R14
+	CMPQ R12, R14
+	JEQ  orientNext
+	MOVQ R13, R12
+	JMP  orientBlock
+
+orientNext:
+	LEAQ (DI)(DX*4), DI
+	LEAQ (R10)(DX*4), R10
+	LEAQ (R11)(DX*4), R11
+	ADDQ BX, SI
+	ADDQ $4, R8
+	DECQ CX
+	JMP  orientRow
+
+orientDone:
+	VZEROUPPER
+	RET
+
 // Constants of descWeightsAVX: 8 (orientation bins), 60 and 10 (the
 // histogram's row and column strides, histCol and histRow), 70 (the
 // offset of cell (0, 0) past the margins: histCol + histRow).

@@ -59,3 +59,7 @@ func blendRowsAVX(a, m, b *float32, n int) { panic("sift: blendRowsAVX without A
 func dogRefineAVX(up, d, dn *float32, mask *uint8, n int) {
 	panic("sift: dogRefineAVX without AVX")
 }
+
+func orientRowsAVX(gl *float32, w, m, rows int, wy, wx, dx, dy, wts *float32) {
+	panic("sift: orientRowsAVX without AVX")
+}

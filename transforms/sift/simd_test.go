@@ -247,6 +247,50 @@ func testDogRefine(t *testing.T) {
 	}
 }
 
+// TestOrientRows checks the gather of the orientation window, vector and
+// scalar, against its definition for window widths around the vector
+// width (whole vectors, a repeated last vector, and narrower than one).
+func TestOrientRows(t *testing.T) { forEachPath(t, testOrientRows) }
+
+func testOrientRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	const w, h = 48, 12
+	g := make([]float32, w*h)
+	for i := range g {
+		g[i] = rng.Float32()
+	}
+	for m := 1; m <= 40; m++ {
+		for rows := 1; rows <= 3; rows++ {
+			x0, y0 := 1+m%5, 1+rows
+			if x0+m+1 > w {
+				x0 = w - m - 1
+			}
+			wy, wx := make([]float32, rows), make([]float32, m)
+			for i := range wy {
+				wy[i] = rng.Float32()
+			}
+			for i := range wx {
+				wx[i] = rng.Float32()
+			}
+			n := rows * m
+			dx, dy, wts := make([]float32, n+1), make([]float32, n+1), make([]float32, n+1)
+			dx[n], dy[n], wts[n] = -1, -1, -1 // past the window: untouched
+			orientRows(g, y0*w+x0, w, m, wy, wx, dx, dy, wts)
+			for ty := range rows {
+				for x := range m {
+					p, o := (y0+ty)*w+x0+x, ty*m+x
+					if dx[o] != g[p+1]-g[p-1] || dy[o] != g[p-w]-g[p+w] || wts[o] != wy[ty]*wx[x] {
+						t.Fatalf("m=%d rows=%d (%d, %d): %v %v %v", m, rows, x, ty, dx[o], dy[o], wts[o])
+					}
+				}
+			}
+			if dx[n] != -1 || dy[n] != -1 || wts[n] != -1 {
+				t.Fatalf("m=%d rows=%d: wrote past the window", m, rows)
+			}
+		}
+	}
+}
+
 func TestSub(t *testing.T) { forEachPath(t, testSub) }
 
 func testSub(t *testing.T) {
