@@ -242,10 +242,20 @@ func (u *upRows) row(Y int) []float32 {
 // into dst (dw×dh, dw = sw/2, dh = sh/2), as OpenCV's INTER_NEAREST resize
 // does for an exact factor 2.
 func downsample2(src []float32, sw, sh int, dst []float32, dw, dh int) {
+	if 2*dw > sw || 2*dh > sh {
+		panic("sift: downsample2: destination larger than half the source")
+	}
 	for y := 0; y < dh; y++ {
 		s := src[2*y*sw : 2*y*sw+sw]
 		d := dst[y*dw : y*dw+dw]
-		for x := range d {
+		m := 0
+		if useAVX {
+			m = dw &^ 7
+			if m > 0 {
+				downsampleRowAVX(&s[0], &d[0], m)
+			}
+		}
+		for x := m; x < dw; x++ {
 			d[x] = s[2*x]
 		}
 	}

@@ -136,3 +136,8 @@ func upsampleRowAVX(s, d *float32, n int)
 //
 //go:noescape
 func blendRowsAVX(a, m, b *float32, n int)
+
+// downsampleRowAVX sets d[x] = s[2x] for x < n, n a multiple of 8.
+//
+//go:noescape
+func downsampleRowAVX(s, d *float32, n int)

@@ -650,6 +650,34 @@ upDone:
 	VZEROUPPER
 	RET
 
+// func downsampleRowAVX(s, d *float32, n int)
+//
+// d[x] = s[2x] for x < n, n a multiple of 8: the halves of two vectors
+// regrouped by VPERM2F128, then the even samples picked by VSHUFPS.
+//
+// Registers: SI s, DI d, CX values left; Y0–Y3 scratch.
+TEXT ·downsampleRowAVX(SB), NOSPLIT, $0-24
+	MOVQ s+0(FP), SI
+	MOVQ d+8(FP), DI
+	MOVQ n+16(FP), CX
+
+down8:
+	CMPQ       CX, $8
+	JLT        downDone
+	VMOVUPS    (SI), Y0
+	VPERM2F128 $0x20, 32(SI), Y0, Y1 // s0…s3 s8…s11
+	VPERM2F128 $0x31, 32(SI), Y0, Y2 // s4…s7 s12…s15
+	VSHUFPS    $0x88, Y2, Y1, Y3     // s0 s2 s4 s6 s8 s10 s12 s14
+	VMOVUPS    Y3, (DI)
+	ADDQ       $64, SI
+	ADDQ       $32, DI
+	SUBQ       $8, CX
+	JMP        down8
+
+downDone:
+	VZEROUPPER
+	RET
+
 // func blendRowsAVX(a, m, b *float32, n int)
 //
 // For x < n, n a multiple of 8: m[x] = 0.75·a[x] + 0.25·b[x] and then

@@ -63,3 +63,5 @@ func dogRefineAVX(up, d, dn *float32, mask *uint8, n int) {
 func orientRowsAVX(gl *float32, w, m, rows int, wy, wx, dx, dy, wts *float32) {
 	panic("sift: orientRowsAVX without AVX")
 }
+
+func downsampleRowAVX(s, d *float32, n int) { panic("sift: downsampleRowAVX without AVX") }

@@ -291,6 +291,35 @@ func testOrientRows(t *testing.T) {
 	}
 }
 
+// TestDownsample2 checks the halving that starts each octave, vector and
+// scalar, for widths around the vector width and odd sizes.
+func TestDownsample2(t *testing.T) { forEachPath(t, testDownsample2) }
+
+func testDownsample2(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	for sw := 2; sw <= 42; sw++ {
+		sh := 2 + sw%5
+		src := make([]float32, sw*sh)
+		for i := range src {
+			src[i] = rng.Float32()
+		}
+		dw, dh := sw/2, sh/2
+		dst := make([]float32, dw*dh+1)
+		dst[dw*dh] = -1
+		downsample2(src, sw, sh, dst[:dw*dh], dw, dh)
+		for y := range dh {
+			for x := range dw {
+				if got, want := dst[y*dw+x], src[2*y*sw+2*x]; got != want {
+					t.Fatalf("%dx%d (%d, %d): %v, want %v", sw, sh, x, y, got, want)
+				}
+			}
+		}
+		if dst[dw*dh] != -1 {
+			t.Fatalf("%dx%d: wrote past the destination", sw, sh)
+		}
+	}
+}
+
 func TestSub(t *testing.T) { forEachPath(t, testSub) }
 
 func testSub(t *testing.T) {
