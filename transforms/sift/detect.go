@@ -161,13 +161,15 @@ func dogMask(lo, hi []float32, thr float32, mask []uint8, d []float32) {
 func dogRefine(up, d, dn []float32, mask []uint8) {
 	n := 8*len(mask) + 2
 	up, d, dn = up[:n], d[:n], dn[:n]
+	i0 := 0
 	if useAVX {
-		if len(mask) > 0 {
-			dogRefineAVX(&up[1], &d[1], &dn[1], &mask[0], len(mask))
+		i0 = len(mask) &^ 15
+		if i0 > 0 {
+			dogRefineAVX(&up[1], &d[1], &dn[1], &mask[0], i0)
 		}
-		return
 	}
-	for i, m := range mask {
+	for i := i0; i < len(mask); i++ {
+		m := mask[i]
 		for left := m; left != 0; left &= left - 1 {
 			b := bits.TrailingZeros8(left)
 			x := 1 + 8*i + b

@@ -81,9 +81,9 @@ func isExtremumAVX(p *float32, plane, w int, top bool) bool
 //go:noescape
 func convRowsAVX(dst, src *float32, rows []int, k []float32)
 
-// dogRefineAVX is dogRefine on the n bytes of mask, with d pointing at
-// d[1] and up and dn at up[1] and dn[1]; it reads 8n+1 values of each row
-// from one before those.
+// dogRefineAVX is dogRefine on the n bytes of mask, n a multiple of 16,
+// with d pointing at d[1] and up and dn at up[1] and dn[1]; it reads 8n+1
+// values of each row from one before those.
 //
 //go:noescape
 func dogRefineAVX(up, d, dn *float32, mask *uint8, n int)
