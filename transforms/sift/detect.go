@@ -41,20 +41,13 @@ func (e *Extractor) detectOctave(o int, g []float32, w, h int) {
 	row := func(i, r int) []float32 { return g[i*plane+r*w+c0-1:][:nd] }
 	// test tests the candidates of row r.
 	test := func(r int) {
-		// The candidates of layer 1 are tested against L_0 too, which
-		// the scan does not read: ask for the row that they will need
-		// after the next one.
-		if useAVX && r+1 < h {
-			prefetch(&g[(r+1)*w+c0-1], c1-c0+2)
-		}
 		ms := masks(r)
 		for i := 1; i <= S; i++ {
 			mi := ms[(i-1)*nm : i*nm]
 			dogRefine(dog(i, r-1), dog(i, r), dog(i, r+1), mi)
-			for mi, m := range mi {
-				for m != 0 {
-					c := c0 + 8*mi + bits.TrailingZeros8(m)
-					m &= m - 1
+			for b, m := range mi {
+				for ; m != 0; m &= m - 1 {
+					c := c0 + 8*b + bits.TrailingZeros8(m)
 					if e.extremum(o, g, w, h, i, r, c) {
 						e.addExtremum(o, i, r, c, g, w, h)
 					}
