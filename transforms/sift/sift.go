@@ -74,32 +74,34 @@
 // ours is faster), on 4:3 mosaics of ETH-80 photos:
 //
 //	size       keypoints  OpenCV/ours  without vector code (purego)
-//	640×480      ~530     1.8          0.4
-//	1024×768     ~890     3.3          0.65
+//	640×480      ~530     2.05         0.45
+//	1024×768     ~890     3.9          0.8
 //
-// (640×480: 1.79–1.84, 28.1–28.4 ms; 1024×768: 3.26–3.36, 62.5–62.6 ms;
-// alternating in the same runs with the code before the cell-vector
-// scatter and the one-pass patch rows: 1.73–1.78, 29.1–29.4 ms and
-// 3.21–3.24, 64.1–64.9 ms. Earlier, alternating with the code before the
-// four-row blur, the histogram and extremum-test vector code, the
-// prefetches and the cache-set padding of the blur's ring, the code before
-// this change measured 1.7–1.8 and 2.1–2.2 against 1.40–1.46 and 1.59–1.63:
-// OpenCV's own time varies more than ours from run to run, at 1024×768 by
-// up to 1.6×, so compare ratios measured together.) At 640×480 about
-// 28 ms of CPU per image go to the blurs (41%: horizontal passes 23%,
-// vertical 17%), the descriptors (28%, of which the histogram's scatter
-// is 11%), the extremum scan with refinement and orientations (24%: the
-// DoG candidate search 6%, the 26-neighbour test 5%) and the rest. The
-// blur passes take about 0.5 (vertical) and 0.65 ns (horizontal) per tap
-// of 8 pixels: the vertical pass loads each ring row once for four output
-// rows, which leaves its two additions per tap, fixed by the bit-identical
-// order of the sums, as most of its cost; the horizontal pass loads two
-// unaligned vectors per tap, half of them across cache lines, and has the
-// same two additions (on a CPU with two vector adders, as this one, a
-// cycle per tap and vector; building the shifted taps from aligned loads
-// by shuffles, not tried, would take the shuffle units the additions
-// share). 2× at 640×480 needs another 3 ms (11%) an image; with the blurs
-// near that bound, it would have to come from the descriptors and the scan.
+// (640×480: 2.05 [quartiles 1.98–2.11], 25.2 ms against OpenCV's 51.0;
+// 1024×768: 3.86, 54.3 ms; go run ./cmd/siftbench -reps 15. Alternating in
+// the same runs with the code before L_{S+2} was computed only where read,
+// the DoG rows were kept for dogRefine and the orientation window was
+// gathered by one vector call: 1.82–1.85 and 3.33–3.36 before, the same
+// keypoints and descriptors bit for bit. OpenCV's own time varies more
+// than ours from run to run, at 1024×768 by up to 1.6×, so compare ratios
+// measured together.) At 640×480 about 25 ms of CPU per image go to the
+// blurs (38%: horizontal passes 20%, vertical 16%), the descriptors (29%,
+// of which the histogram's scatter is 9%), the extremum scan with
+// refinement and orientations (28%: the DoG candidate search 7%, the
+// check against the rows above and below 2%, L_{S+2}'s neighbourhoods 5%,
+// orientations 8%) and the rest. The blur
+// passes take about 0.37 (vertical) and 0.57 ns (horizontal) per tap of 8
+// pixels: the vertical pass loads each ring row once for four output
+// rows, which leaves its two additions per tap, fixed by the
+// bit-identical order of the sums, as most of its cost; the horizontal
+// pass loads two unaligned vectors per tap, half of them across cache
+// lines (0.43 ns when none are), and has the same two additions (on a CPU
+// with two vector adders, as this one, a cycle per tap and vector;
+// building the shifted taps from aligned loads by shuffles would take the
+// shuffle units the additions share). The last scale of an octave, L_{S+2}
+// (the widest kernel, radius 13), is not built: skipping it saved a fifth
+// of Extract, and computing its ~2,000 neighbourhoods an image where they
+// are read costs 5%.
 //
 // Real photos are denser: 640×480 scenes of a web corpus have ~2,300
 // keypoints each (1,400 samples a descriptor patch, the patches
@@ -110,8 +112,9 @@
 // blurs 17%, the rest of the descriptor (rows, angles, weights, the
 // bracketing of each row's run of samples) 32%, orientations 11%.
 // On siftbench's 640×480 mosaics of those photos (~3,800 keypoints) ours
-// takes 84 ms, OpenCV/ours 1.69–1.71 (before: 98 ms, 1.45–1.47, the same
-// runs). BenchmarkDescribeDense tracks the descriptor alone (wall time:
+// takes 78–81 ms, OpenCV/ours 1.84–1.94 (84–86 ms and 1.75–1.77 before
+// L_{S+2} was computed only where read, alternating in the same runs;
+// 98 ms and 1.45–1.47 before the cell-vector scatter). BenchmarkDescribeDense tracks the descriptor alone (wall time:
 // in alternating runs on the loaded machine, 13–33% less a keypoint than
 // before). The scatter's cost is the order of the sums: a
 // bin must see its samples in order, so a sample's four cells' vectors are
