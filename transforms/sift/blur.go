@@ -281,16 +281,23 @@ func convSymGo(out, src []float32, c int, offs []int, k []float32) {
 // their rows. It panics if a row reaches outside src.
 func convRows(dst, src []float32, rows []int, k []float32) {
 	r := len(k) - 1
+	if len(rows) == 0 {
+		return
+	}
 	_ = dst[8*len(rows)-1]
 	for _, o := range rows {
 		if o-r < 0 || o+7+r >= len(src) {
 			panic("sift: convRows: row outside the source")
 		}
 	}
+	t0 := 0
 	if useAVX {
-		if len(rows) > 0 {
-			convRowsAVX(&dst[0], &src[0], rows, k)
+		t0 = len(rows) &^ 3
+		if t0 > 0 {
+			convRowsAVX(&dst[0], &src[0], rows[:t0], k)
 		}
+	}
+	if t0 == len(rows) {
 		return
 	}
 	var buf [32]int // the default options' kernels need at most 26
@@ -302,7 +309,7 @@ func convRows(dst, src []float32, rows []int, k []float32) {
 	for i := 1; i <= r; i++ {
 		offs[2*i-2], offs[2*i-1] = -i, i
 	}
-	for t, o := range rows {
-		convSymGo(dst[8*t:8*t+8], src, o, offs, k)
+	for t := t0; t < len(rows); t++ {
+		convSymGo(dst[8*t:8*t+8], src, rows[t], offs, k)
 	}
 }

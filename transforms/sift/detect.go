@@ -284,12 +284,14 @@ func (e *Extractor) topDoG(o int, g []float32, w, h, r, c int, d *[3][3]float32)
 	k := e.kern[S+2]
 	R := len(k) - 1
 	nr := 2*R + 4 // rows r−1−R … r+2+R make rows r−1 … r+2
-	e.top.h = grow(e.top.h, 8*nr)
+	// The vector code filters four rows at a time: the rows past nr, if
+	// any, are filtered and not read.
+	e.top.h = grow(e.top.h, 8*((nr+3)&^3))
 	hrow := e.top.h
 	x0 := c - 1
 	if x0-R >= 0 && x0+7+R < w {
 		rows := e.top.rows[:0]
-		for t := range nr {
+		for t := range (nr + 3) &^ 3 {
 			rows = append(rows, reflect101(r-1-R+t, h)*w+x0)
 		}
 		e.top.rows = rows

@@ -75,8 +75,9 @@ func scatterCellsAVX2(hist *float32, idx *int32, wts *float32, n int) bool
 //go:noescape
 func isExtremumAVX(p *float32, plane, w int, top bool) bool
 
-// convRowsAVX is convRows: for each t, dst[8t:8t+8] is convSymAVX of the 8
-// samples from src + rows[t] (centres), offsets −i and +i, with its sums.
+// convRowsAVX is convRows for len(rows) a multiple of 4: for each t,
+// dst[8t:8t+8] is convSymAVX of the 8 samples from src + rows[t]
+// (centres), offsets −i and +i, with its sums.
 //
 //go:noescape
 func convRowsAVX(dst, src *float32, rows []int, k []float32)

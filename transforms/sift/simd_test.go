@@ -588,6 +588,42 @@ func testBlurMatchesDirect(t *testing.T) {
 	}
 }
 
+// TestConvRows checks the 8-column filtering of scattered rows, vector and
+// scalar, against convSymGo for every count of rows around the vector
+// code's groups of four and kernels of every radius the blurs use.
+func TestConvRows(t *testing.T) { forEachPath(t, testConvRows) }
+
+func testConvRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	src := make([]float32, 64*40)
+	for i := range src {
+		src[i] = rng.Float32()
+	}
+	for _, sigma := range []float64{0.6, 1.25, 3.09} {
+		k := gaussianKernel(sigma)
+		r := len(k) - 1
+		offs := make([]int, 2*r)
+		for i := 1; i <= r; i++ {
+			offs[2*i-2], offs[2*i-1] = -i, i
+		}
+		for n := 0; n <= 9; n++ {
+			rows := make([]int, n)
+			for i := range rows {
+				rows[i] = (i*7%40)*64 + r + rng.IntN(64-8-2*r)
+			}
+			got := make([]float32, 8*n)
+			convRows(got, src, rows, k)
+			for i, o := range rows {
+				want := make([]float32, 8)
+				convSymGo(want, src, o, offs, k)
+				if !slices.Equal(got[8*i:8*i+8], want) {
+					t.Fatalf("σ=%v rows=%d row %d: %v, want %v", sigma, n, i, got[8*i:8*i+8], want)
+				}
+			}
+		}
+	}
+}
+
 // TestTopDoGMatchesPlane checks that the octave's last scale computed
 // around a sample (topDoG) is the blurred plane's bit for bit, at every
 // sample of images narrower and lower than the kernel and wider, so that
