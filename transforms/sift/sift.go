@@ -99,9 +99,9 @@
 // with two vector adders, as this one, a cycle per tap and vector;
 // building the shifted taps from aligned loads by shuffles would take the
 // shuffle units the additions share). The last scale of an octave, L_{S+2}
-// (the widest kernel, radius 13), is not built: skipping it saved a fifth
-// of Extract, and computing its ~2,000 neighbourhoods an image where they
-// are read costs 5%.
+// (the widest kernel, radius 13), is not built: building it took about an
+// eighth of Extract, and computing its ~2,000 neighbourhoods an image
+// where they are read costs 5%.
 //
 // Real photos are denser: 640×480 scenes of a web corpus have ~2,300
 // keypoints each (1,400 samples a descriptor patch, the patches
