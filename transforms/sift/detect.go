@@ -98,20 +98,16 @@ func (e *Extractor) detectOctave(o int, g []float32, w, h int) {
 	test(last - 1)
 }
 
-// sub sets d[i] = b[i] − a[i]. d must not overlap a or b.
+// sub sets d[i] = b[i] − a[i].
 func sub(d, a, b []float32) {
 	n := len(d)
 	a, b = a[:n], b[:n]
 	m := 0
-	if useAVX && n >= 8 {
-		subAVX(&d[0], &a[0], &b[0], n&^7)
-		if n%8 != 0 {
-			// The last 8 again rather than a scalar tail: the short
-			// rows of the orientation window made the tail most of
-			// the time.
-			subAVX(&d[n-8], &a[n-8], &b[n-8], 8)
+	if useAVX {
+		m = n &^ 7
+		if m > 0 {
+			subAVX(&d[0], &a[0], &b[0], m)
 		}
-		return
 	}
 	for i := m; i < n; i++ {
 		d[i] = b[i] - a[i]
@@ -184,7 +180,8 @@ func dogRefine(up, d, dn []float32, mask []uint8) {
 // extremum is isExtremum of the sample (r, c) of DoG layer `layer` in
 // octave o. The top layer's neighbours above, in D_{S+1} = L_{S+2} −
 // L_{S+1}, are computed by topDoG, and only for the samples that beat
-// their other 17 neighbours (about one in twenty).
+// their other 17 neighbours (1,300–2,200 an image on 640×480 mosaics of
+// ETH-80 photos).
 func (e *Extractor) extremum(o int, g []float32, w, h, layer, r, c int) bool {
 	plane, p := w*h, r*w+c
 	if layer < e.opt.ScalesPerOctave {
@@ -212,10 +209,11 @@ func (e *Extractor) extremum(o int, g []float32, w, h, layer, r, c int) bool {
 // samples, rows of w); with top, only the 17 of its own layer and the one
 // below. Non-strict, as OpenCV: on a plateau every sample is a candidate
 // and the duplicates that refine to the same point are removed later. The
-// caller has checked v against its two neighbours in the row; the rows
-// above and below in the same layer are tested next, as the most likely
-// to fail. The vector code reads one sample further right, which must
-// exist (the scan keeps imgBorder columns away from the edge).
+// scan has checked v against its neighbours in the row (dogMask) and in
+// the rows above and below (dogRefine); they are tested again, in a few
+// instructions of the vector code, so that this is the whole test on its
+// own. The vector code reads one sample further right, which must exist
+// (the scan keeps imgBorder columns away from the edge).
 func isExtremum(g []float32, plane, w, layer, p int, top bool) bool {
 	if useAVX {
 		last := layer + 2
@@ -312,15 +310,14 @@ func (e *Extractor) topDoG(o int, g []float32, w, h, r, c int, d *[3][3]float32)
 			}
 		}
 	}
-	if cap(e.top.vrows) < nr {
+	if len(e.top.vrows) != nr { // the rows of hrow, made once
 		e.top.vrows = make([]int, nr)
-	}
-	vrows := e.top.vrows[:nr]
-	for t := range vrows {
-		vrows[t] = 8 * t
+		for t := range e.top.vrows {
+			e.top.vrows[t] = 8 * t
+		}
 	}
 	var v [32]float32
-	convSym4(v[:], 8, 8, hrow, vrows, k)
+	convSym4(v[:], 8, 8, hrow, e.top.vrows, k)
 	for j := range 3 {
 		a := lt[(r-1+j)*w+x0:]
 		d[j] = [3]float32{v[8*j] - a[0], v[8*j+1] - a[1], v[8*j+2] - a[2]}

@@ -326,8 +326,8 @@ type topScratch struct {
 	o, r, c int
 	d       [3][3]float32
 	h       []float32 // the horizontal pass's 8 columns of 2r+4 rows
-	rows    []int
-	vrows   []int
+	rows    []int     // the offsets of h's source rows
+	vrows   []int     // h's rows, for its vertical pass
 }
 
 // octave is the geometry of one octave's planes inside Extractor.gauss.
