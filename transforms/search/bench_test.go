@@ -20,6 +20,7 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/blob"
+	"github.com/bowline/bowline/transforms/evaluate"
 	"github.com/bowline/bowline/transforms/ingest"
 	"github.com/bowline/bowline/transforms/spatial"
 )
@@ -486,15 +487,13 @@ func BenchmarkVerificationGraph(b *testing.B) {
 		return m.Verify(&ga, &gb).Inliers >= ix.minInliers()
 	}
 	// ap is the average precision of rank for a query of label l.
+	var rel []bool
 	ap := func(rank []int, l string) float64 {
-		hit, sum := 0, 0.0
-		for i, d := range rank {
-			if labels[d] == l {
-				hit++
-				sum += float64(hit) / float64(i+1)
-			}
+		rel = rel[:0]
+		for _, d := range rank {
+			rel = append(rel, labels[d] == l)
 		}
-		return sum / float64(len(byLabel[l])-1)
+		return evaluate.AveragePrecision(rel, len(byLabel[l])-1)
 	}
 	for b.Loop() {
 		var neighbours, connected, views, falseMatches, others, apTFIDF, apVerified, apConnected float64
@@ -512,6 +511,10 @@ func BenchmarkVerificationGraph(b *testing.B) {
 					}
 				}
 			}
+			at := map[int]int{} // position in ds by ordinal
+			for j, d := range ds {
+				at[d] = j
+			}
 			for i, q := range ds {
 				reached := make([]bool, n)
 				reached[i] = true
@@ -524,10 +527,6 @@ func BenchmarkVerificationGraph(b *testing.B) {
 							stack = append(stack, y)
 						}
 					}
-				}
-				at := map[int]int{} // position in ds by ordinal
-				for j, d := range ds {
-					at[d] = j
 				}
 				hits, err := ix.RankID("tfidf", ix.ImageID(q))
 				if err != nil {
@@ -565,7 +564,7 @@ func BenchmarkVerificationGraph(b *testing.B) {
 			}
 			for k := range 40 { // pairs of other labels
 				o := byLabel[names[(li+1+k)%len(names)]]
-				if len(names) > 1 && labels[o[k%len(o)]] != l {
+				if labels[o[k%len(o)]] != l {
 					if verifies(ds[k%n], o[k%len(o)]) {
 						falseMatches++
 					}
