@@ -66,7 +66,7 @@ func newMetrics() *metrics {
 			func() float64 { return float64(v.Load()) })
 	}
 	const reloads = "Loads of a newly published run, by result; a failed one keeps the run in service."
-	const refined = "Searches answered with rerank (spatial verification of the best results) expand (query expansion) or near (near-copy candidates verified)."
+	const refined = "Searches answered with rerank (spatial verification of the best results), expand (query expansion) or near (near-copy candidates verified)."
 	m.reg.MustRegister(
 		m.requests, m.latency,
 		gauge("bowline_serve_inflight", "Searches and image reads running now.", func() float64 { return float64(m.inflight.Load()) }),
