@@ -216,7 +216,11 @@ func readLock(lockPath string, now time.Time) (*Lock, error) {
 		l.Stale, l.Why = true, fmt.Sprintf("taken %s ago, and a write holds it for less than a second", l.Age.Round(time.Second))
 	case l.Record != "" && l.Age > lockWait:
 		// A writer records itself as soon as it has created the file.
-		l.Stale, l.Why = true, fmt.Sprintf("%s for %s: its writer was killed before it recorded itself", l.Record, l.Age.Round(time.Second))
+		how := "its writer was killed before it recorded itself"
+		if l.Record != "empty" {
+			how = "its writer was killed while recording itself, or was no writer of this program"
+		}
+		l.Stale, l.Why = true, fmt.Sprintf("%s for %s: %s", l.Record, l.Age.Round(time.Second), how)
 	}
 	return l, nil
 }
