@@ -9,7 +9,11 @@
 // A night the gate refuses, or that another night beat to publishing,
 // keeps its run directory (with gate.json saying why), leaves
 // published.json alone and exits 1 with one line "reindex: <cause>"; a
-// bad command line exits 2. A night waits for its job, so it refuses what
+// bad command line exits 2. A lock of a local published.json that would
+// stop the publish (left by a killed night, empty or unreadable, or held
+// for long by a process on another host) stops the night before its job,
+// with the rm command that clears it; only a changed published.json is
+// reported as another night's publish. A night waits for its job, so it refuses what
 // makes the runner return first: --async, and Dataflow's --dry_run and
 // --template_location (a Flex Template launch).
 package main

@@ -15,8 +15,13 @@
 //
 // Locally, a lock file beside the object (path + ".lock") serialises
 // conditional writes across processes; it records its owner (host, process
-// and time), so that one left by a killed writer is recognised as stale
-// (ErrStaleLock, LockOf) instead of looking like another writer forever.
+// and time). A writer waits up to LockWait for another's lock; a lock left
+// by a killed writer (ErrStaleLock) or held far longer than a write holds
+// it (ErrLocked) stops it with the command that removes the file, and is
+// never taken for a change of the object (ErrPrecondition), which only a
+// changed generation is. Cloud Storage needs no lock: its writes are
+// conditional on the generation themselves, so a precondition failure
+// there, as here, means that the object changed.
 // Local files are created with mode 0666 less the umask, as os.Create
 // makes them.
 //
@@ -134,7 +139,9 @@ func Write(ctx context.Context, path string, data []byte) error {
 
 // WriteIf writes data to path, as Write does, only if the object is at
 // generation gen (0: does not exist); otherwise it returns an error
-// wrapping ErrPrecondition and leaves the object alone.
+// wrapping ErrPrecondition and leaves the object alone. A local path's
+// lock that stops the write is an error wrapping ErrStaleLock or
+// ErrLocked, and ErrPrecondition too only if the object did change.
 func WriteIf(ctx context.Context, path string, data []byte, gen int64) error {
 	if gen < 0 {
 		panic(fmt.Sprintf("blob: WriteIf %s: generation %d", path, gen))
@@ -145,7 +152,7 @@ func WriteIf(ctx context.Context, path string, data []byte, gen int64) error {
 // write writes data; gen < 0 writes unconditionally.
 func write(ctx context.Context, path string, data []byte, gen int64) error {
 	if !IsRemote(path) {
-		if err := writeLocal(path, data, gen); err != nil {
+		if err := writeLocal(ctx, path, data, gen); err != nil {
 			return fmt.Errorf("blob: write %s: %w", path, err)
 		}
 		return nil
@@ -179,7 +186,7 @@ func write(ctx context.Context, path string, data []byte, gen int64) error {
 // lock file serialises them across processes.
 var localLocks sync.Mutex
 
-func writeLocal(path string, data []byte, gen int64) error {
+func writeLocal(ctx context.Context, path string, data []byte, gen int64) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -187,20 +194,21 @@ func writeLocal(path string, data []byte, gen int64) error {
 	if gen >= 0 {
 		localLocks.Lock()
 		defer localLocks.Unlock()
-		release, err := takeLock(path)
-		if err != nil {
-			return err
+		release, lockErr := takeLock(ctx, path)
+		if lockErr == nil {
+			defer release()
 		}
-		defer release()
-		st, err := os.Stat(path)
-		var cur int64
+		cur, err := Generation(ctx, path)
 		switch {
-		case err == nil:
-			cur = localGen(st)
-		case !errors.Is(err, fs.ErrNotExist):
-			return err
-		}
-		if cur != gen {
+		case err != nil:
+			return errors.Join(lockErr, err)
+		case cur != gen && lockErr != nil:
+			// The object did change: that is what the writer is told, the
+			// lock that stops the next write besides.
+			return fmt.Errorf("%w: generation %d, expected %d (and %w)", ErrPrecondition, cur, gen, lockErr)
+		case lockErr != nil:
+			return lockErr
+		case cur != gen:
 			return fmt.Errorf("%w: generation %d, expected %d", ErrPrecondition, cur, gen)
 		}
 	}

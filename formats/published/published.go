@@ -14,6 +14,7 @@
 package published
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -119,18 +120,17 @@ func (r Run) JSON() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// CheckLock returns an error wrapping blob.ErrStaleLock, which names the
-// command that clears it, when published.json under a local root has a
-// stale lock: one left by a night killed while publishing, which would
-// make every later night do all its work and then fail to publish. A
-// night checks before it starts its job. A lock held by a live writer, or
-// none, is nil; so is any gs:// root (Cloud Storage needs no lock).
-func CheckLock(root string) error {
-	l, err := blob.LockOf(Path(root))
-	if err != nil || l == nil || !l.Stale {
-		return err
-	}
-	return fmt.Errorf("%w: %v", blob.ErrStaleLock, l)
+// CheckLock returns once no writer holds the lock of published.json under
+// a local root, waiting a few seconds (blob.LockWait) for a night that is
+// publishing. A lock that would stop this night's publish — left by a
+// night killed while publishing, empty or unreadable, or held far longer
+// than a publish takes by a process this host cannot check — is an error
+// wrapping blob.ErrStaleLock or blob.ErrLocked that names the command that
+// clears it: a night checks before it starts its job, which would
+// otherwise run in full and then fail to publish. A gs:// root has no
+// lock: nil.
+func CheckLock(ctx context.Context, root string) error {
+	return blob.AwaitLock(ctx, Path(root))
 }
 
 // ErrRace is returned (wrapped, with blob.ErrPrecondition) by Publish when
@@ -140,7 +140,12 @@ var ErrRace = errors.New("another run was published since this night started")
 // Publish points published.json under root at r, in one write, only if
 // published.json is still at generation gen (0: only if nothing is
 // published); otherwise it returns an error wrapping ErrRace and
-// blob.ErrPrecondition and leaves published.json alone.
+// blob.ErrPrecondition and leaves published.json alone. A published.json
+// that already holds exactly r is this publish's own write (Cloud Storage
+// retries a conditional upload whose answer was lost, and the retry then
+// fails its condition): nil. A lock that stops the publish of a local
+// root while published.json is unchanged is not a race: the error wraps
+// blob.ErrStaleLock or blob.ErrLocked, not ErrRace.
 func Publish(ctx context.Context, root string, r Run, gen int64) error {
 	if err := r.Validate(); err != nil {
 		return fmt.Errorf("publish %s: %w", r.Run, err)
@@ -151,6 +156,9 @@ func Publish(ctx context.Context, root string, r Run, gen int64) error {
 	}
 	err = blob.WriteIf(ctx, Path(root), data, gen)
 	if errors.Is(err, blob.ErrPrecondition) {
+		if cur, _, rerr := blob.Read(ctx, Path(root)); rerr == nil && bytes.Equal(cur, data) {
+			return nil
+		}
 		return fmt.Errorf("publish %s: %w: %w", r.Run, ErrRace, err)
 	}
 	if err != nil {

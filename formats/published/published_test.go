@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -127,5 +129,60 @@ func TestValidate(t *testing.T) {
 	}
 	if _, err := Parse([]byte(`{"run": "runs/x"}`)); err == nil {
 		t.Error("published.json without a serving learner or time parsed")
+	}
+}
+
+// TestPublishOwnWrite: a publish that finds published.json already holding
+// exactly its run (its own write, when Cloud Storage retried an upload
+// whose answer was lost) succeeds on either backend; any other content is
+// a race.
+func TestPublishOwnWrite(t *testing.T) {
+	ctx := context.Background()
+	for name, root := range roots(t) {
+		t.Run(name, func(t *testing.T) {
+			r := run("20261125T071500Z-3f9a")
+			if err := Publish(ctx, root, r, 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := Publish(ctx, root, r, 0); err != nil {
+				t.Fatalf("the same publish again: %v, want its own write recognised", err)
+			}
+			other := r
+			other.Images++
+			if err := Publish(ctx, root, other, 0); !errors.Is(err, ErrRace) {
+				t.Fatalf("another publish from the same generation: %v, want ErrRace", err)
+			}
+		})
+	}
+}
+
+// TestLockIsNoRace: a lock that stops the publish of an unchanged
+// published.json is reported as the lock, with the command that clears
+// it, never as another night's publish; CheckLock says the same before.
+func TestLockIsNoRace(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	if err := Publish(ctx, root, run("20261125T071500Z-3f9a"), 0); err != nil {
+		t.Fatal(err)
+	}
+	_, gen, err := Read(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock := Path(root) + ".lock"
+	old := time.Now().Add(-time.Minute)
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(lock, old, old); err != nil {
+		t.Fatal(err)
+	}
+	for what, err := range map[string]error{"CheckLock": CheckLock(ctx, root), "Publish": Publish(ctx, root, run("20261126T071500Z-0b1c"), gen)} {
+		if !errors.Is(err, blob.ErrStaleLock) || errors.Is(err, ErrRace) || !strings.Contains(err.Error(), "rm "+lock) {
+			t.Errorf("%s past an empty lock: %v, want the stale lock and rm %s, no race", what, err, lock)
+		}
+	}
+	if err := CheckLock(ctx, "gs://bucket/root"); err != nil {
+		t.Errorf("CheckLock of a gs:// root: %v", err)
 	}
 }

@@ -184,9 +184,9 @@ func Night(ctx context.Context, o Options) (Result, error) {
 		run = o.Run
 	}
 
-	// A stale lock would make the publish fail after the whole job: say
-	// so, and how to clear it, before anything starts.
-	if err := published.CheckLock(o.Root); err != nil {
+	// A lock that stops writers would make the publish fail after the
+	// whole job: say so, and how to clear it, before anything starts.
+	if err := published.CheckLock(ctx, o.Root); err != nil {
 		return res, err
 	}
 	// The generation read here is the one the publish is conditional on:

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -396,36 +397,88 @@ func TestKeepCountsPublishedRuns(t *testing.T) {
 	}
 }
 
-// TestStaleLock: a publish lock left by a killed process stops the next
-// night before its job, with the command that clears it.
-func TestStaleLock(t *testing.T) {
+// TestLocksThatStopNights: a publish lock that would stop the night's
+// publish — left by a killed process, empty (a writer killed while writing
+// it, as `touch` leaves it), garbage, or held by a process on another host
+// — stops the next night before its job, with what is known of it and the
+// command that clears it, and is not called a publish by another night.
+func TestLocksThatStopNights(t *testing.T) {
 	ctx := context.Background()
-	root := t.TempDir()
 	dead := exec.Command("true")
 	if err := dead.Run(); err != nil {
 		t.Skip("no true command:", err)
 	}
 	host, _ := os.Hostname()
+	ago := time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)
+	for _, tc := range []struct {
+		name, record string
+		age          time.Duration // of the file, for a lock without a record
+		want         error
+		says         string
+	}{
+		{"killed process", fmt.Sprintf(`{"host": %q, "pid": %d, "time": %q}`, host, dead.Process.Pid, time.Now().UTC().Format(time.RFC3339)), 0, blob.ErrStaleLock, "is not running on this host"},
+		{"empty, just touched", "", 0, blob.ErrStaleLock, "(the file is empty), is stale"},
+		{"garbage", "{\"host\": \"vm\", \"pi", time.Minute, blob.ErrStaleLock, "(the file is not an owner record), is stale"},
+		{"another host", fmt.Sprintf(`{"host": "elsewhere", "pid": 4242, "time": %q}`, ago), 0, blob.ErrLocked, "cannot tell whether process 4242 still runs on elsewhere"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			lock := published.Path(root) + ".lock"
+			if err := os.WriteFile(lock, []byte(tc.record), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if tc.age > 0 {
+				old := time.Now().Add(-tc.age)
+				if err := os.Chtimes(lock, old, old); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ran := false
+			o := options(shapes, root, 0)
+			o.Run = func(ctx context.Context, p *beam.Pipeline) error {
+				ran = true
+				return fakeRun(root, fakeReport(100, 0, 0.8), nil)(ctx, p)
+			}
+			_, err := Night(ctx, o)
+			if !errors.Is(err, tc.want) || errors.Is(err, published.ErrRace) || !strings.Contains(err.Error(), tc.says) || !strings.Contains(err.Error(), "rm "+lock) || ran {
+				t.Fatalf("night with the lock: job ran %v, error %v; want refused before the job, %v saying %q and naming rm %s", ran, err, tc.want, tc.says, lock)
+			}
+			if err := os.Remove(lock); err != nil {
+				t.Fatal(err)
+			}
+			if r, err := Night(ctx, o); err != nil || r.Published == nil {
+				t.Fatalf("night after the lock was cleared: %v", err)
+			}
+		})
+	}
+}
+
+// TestLockLeftDuringTheJob: a lock left while the night's job ran stops
+// its publish; the night says so, and that nothing else was published,
+// instead of calling it a race lost to another night.
+func TestLockLeftDuringTheJob(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
 	lock := published.Path(root) + ".lock"
-	rec := fmt.Sprintf(`{"host": %q, "pid": %d, "time": %q}`, host, dead.Process.Pid, time.Now().UTC().Format(time.RFC3339))
-	if err := os.WriteFile(lock, []byte(rec), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ran := false
 	o := options(shapes, root, 0)
-	o.Run = func(ctx context.Context, p *beam.Pipeline) error {
-		ran = true
-		return fakeRun(root, fakeReport(100, 0, 0.8), nil)(ctx, p)
+	o.Run = fakeRun(root, fakeReport(100, 0, 0.8), func() {
+		old := time.Now().Add(-time.Minute)
+		if err := os.WriteFile(lock, nil, 0o644); err != nil {
+			t.Error(err)
+		}
+		if err := os.Chtimes(lock, old, old); err != nil {
+			t.Error(err)
+		}
+	})
+	r, err := Night(ctx, o)
+	if !errors.Is(err, blob.ErrStaleLock) || errors.Is(err, published.ErrRace) || !strings.Contains(err.Error(), "passed the gate but was not published") || !strings.Contains(err.Error(), "rm "+lock) {
+		t.Fatalf("night whose publish met a lock: %v; want the lock named, not a race", err)
 	}
-	_, err := Night(ctx, o)
-	if !errors.Is(err, blob.ErrStaleLock) || !strings.Contains(err.Error(), "rm "+lock) || ran {
-		t.Fatalf("night with a stale lock: job ran %v, error %v; want refused before the job, naming rm %s", ran, err, lock)
+	if g, gerr := LoadGate(ctx, r.Dir); gerr != nil || !strings.Contains(g.Outcome, "not published: ") || !strings.Contains(g.Outcome, "stale lock") {
+		t.Errorf("gate.json: %+v, %v", g, gerr)
 	}
-	if err := os.Remove(lock); err != nil {
-		t.Fatal(err)
-	}
-	if r, err := Night(ctx, o); err != nil || r.Published == nil {
-		t.Fatalf("night after the lock was cleared: %v", err)
+	if _, err := published.ReadPublished(ctx, root); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("published.json after the refused publish: %v", err)
 	}
 }
 

@@ -159,6 +159,37 @@ type Options struct {
 
 	// Reseed chooses how clusters left empty by an update are re-seeded.
 	Reseed Reseed
+
+	// Progress, if not nil, is told how far Train, TrainFrom and
+	// Initialize have got (see Progress), on their goroutine, so that a
+	// caller can tell a person: this package logs nothing. k-means++
+	// calls it once per centroid chosen, so it must be cheap; a caller
+	// rate-limits its lines. It does not change the result.
+	Progress func(Progress)
+}
+
+// Progress is a step of the training, as Options.Progress is told it.
+type Progress struct {
+	// Seeding is true while the initial centroids are chosen, of which
+	// Seeded of K are: k-means++ tells every centroid it chooses, a random
+	// start its K points once drawn.
+	Seeding   bool
+	Seeded, K int
+
+	// Iteration is the Lloyd iteration whose assignment has just ended:
+	// 0 for the initial centroids', i after the i-th update. Objective is
+	// its J, Changed the number of points whose cluster it changed (all of
+	// them at 0), and Reseeded the empty clusters re-seeded by the update
+	// before it.
+	Iteration, Changed, Reseeded int
+	Objective                    float64
+}
+
+// report tells o.Progress p, if o has one.
+func (o Options) report(p Progress) {
+	if o.Progress != nil {
+		o.Progress(p)
+	}
 }
 
 // Index is a structure for approximate assignment.
@@ -414,12 +445,17 @@ func initialize(data []float32, dim, n int, opt Options) []float32 {
 		for j, i := range idx {
 			copy(cent[j*dim:(j+1)*dim], data[int(i)*dim:])
 		}
+		opt.report(Progress{Seeding: true, Seeded: opt.K, K: opt.K})
 		return cent
 	default:
+		seeded := func(j int) { opt.report(Progress{Seeding: true, Seeded: j, K: opt.K}) }
+		if opt.Progress == nil {
+			seeded = nil
+		}
 		if opt.InitSample == 0 || opt.InitSample >= n {
 			// Drawing nothing before KMeansPP keeps the centroids of
 			// earlier versions, which always seeded on every point.
-			return KMeansPP(data, dim, opt.K, rng)
+			return kmeansPP(data, dim, opt.K, rng, seeded)
 		}
 		idx := distinctSample(n, opt.InitSample, rng)
 		// Ascending order reads data sequentially; the sample is a set.
@@ -428,7 +464,7 @@ func initialize(data []float32, dim, n int, opt Options) []float32 {
 		for j, i := range idx {
 			copy(sub[j*dim:(j+1)*dim], data[int(i)*dim:])
 		}
-		return KMeansPP(sub, dim, opt.K, rng)
+		return kmeansPP(sub, dim, opt.K, rng, seeded)
 	}
 }
 
@@ -473,10 +509,11 @@ func train(data []float32, dim, n int, cent []float32, opt Options) Result {
 		t.labels[i] = -1
 	}
 
-	t.assign(0)
+	changed := t.assign(0)
 	t.accumulate()
 	res := Result{K: opt.K, Dim: dim}
 	obj := t.sums.SSE / float64(n)
+	opt.report(Progress{K: opt.K, Seeded: opt.K, Changed: changed, Objective: obj})
 	rule := opt.reseedRule()
 	for obj > 0 && res.Iterations < opt.MaxIter {
 		empty := Update(t.centroids, t.sums)
@@ -490,6 +527,7 @@ func train(data []float32, dim, n int, cent []float32, opt Options) Result {
 		t.accumulate()
 		prev := obj
 		obj = t.sums.SSE / float64(n)
+		opt.report(Progress{K: opt.K, Seeded: opt.K, Iteration: res.Iterations, Changed: changed, Reseeded: len(empty), Objective: obj})
 		// Unchanged labels with no re-seeding mean the next update would
 		// reproduce the same centroids: a fixed point, whatever Tol says.
 		// (With approximate assignment the next forest could still find
@@ -680,6 +718,12 @@ func (t *trainer) reseed(empty []int) {
 // 4,096 points each). KMeansPP panics if dim < 1, len(data) is not a
 // positive multiple of dim, or k is not in [1, n].
 func KMeansPP(data []float32, dim, k int, rng *rand.Rand) []float32 {
+	return kmeansPP(data, dim, k, rng, nil)
+}
+
+// kmeansPP is KMeansPP that calls seeded (if not nil) with the number of
+// centroids chosen after each.
+func kmeansPP(data []float32, dim, k int, rng *rand.Rand, seeded func(int)) []float32 {
 	n, err := checkData(data, dim)
 	if err != nil {
 		panic(err)
@@ -696,6 +740,9 @@ func KMeansPP(data []float32, dim, k int, rng *rand.Rand) []float32 {
 	for i := range n {
 		d2[i] = sqDist(data[i*dim:(i+1)*dim], cent[:dim], inf)
 		total += float64(d2[i])
+	}
+	if seeded != nil {
+		seeded(1)
 	}
 	for j := 1; j < k; j++ {
 		p := -1
@@ -736,6 +783,9 @@ func KMeansPP(data []float32, dim, k int, rng *rand.Rand) []float32 {
 		total = 0
 		for _, d := range d2 {
 			total += float64(d)
+		}
+		if seeded != nil {
+			seeded(j + 1)
 		}
 	}
 	return cent

@@ -739,3 +739,68 @@ func TestKMeansPPGoroutines(t *testing.T) {
 		t.Error("KMeansPP depends on GOMAXPROCS")
 	}
 }
+
+// TestProgress: Options.Progress is told every centroid k-means++ chooses
+// (on all points or on a sample), a random start once, and every Lloyd
+// iteration with its objective — the last one Result's — and telling it
+// does not change the result.
+func TestProgress(t *testing.T) {
+	const k, dim = 6, 3
+	data, _ := planted(rand.New(rand.NewPCG(4, 5)), k, 50, dim, 0.3)
+	n := len(data) / dim
+	for _, tc := range []struct {
+		name  string
+		opt   Options
+		seeds []int // the Seeded values told while seeding
+	}{
+		{"k-means++", Options{K: k, MaxIter: 20, Seed: 1}, []int{1, 2, 3, 4, 5, 6}},
+		{"k-means++ on a sample", Options{K: k, MaxIter: 20, Seed: 1, InitSample: 40}, []int{1, 2, 3, 4, 5, 6}},
+		{"random", Options{K: k, MaxIter: 20, Seed: 1, Init: InitRandom}, []int{6}},
+		{"approximate", Options{K: k, MaxIter: 20, Seed: 1, Approx: true, Index: IndexIVF, IVF: DefaultIVFOptions()}, []int{1, 2, 3, 4, 5, 6}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var seeds []int
+			var iters []Progress
+			opt := tc.opt
+			opt.Progress = func(p Progress) {
+				if p.K != k {
+					t.Errorf("told K = %d, want %d", p.K, k)
+				}
+				if p.Seeding {
+					seeds = append(seeds, p.Seeded)
+					if len(iters) > 0 {
+						t.Error("told seeding after an iteration")
+					}
+					return
+				}
+				iters = append(iters, p)
+			}
+			got := must(Train(data, dim, opt))
+			if !slices.Equal(seeds, tc.seeds) {
+				t.Errorf("seeding told %v, want %v", seeds, tc.seeds)
+			}
+			if len(iters) != got.Iterations+1 {
+				t.Fatalf("told %d iterations, want %d (the initial assignment and %d updates)", len(iters), got.Iterations+1, got.Iterations)
+			}
+			for i, p := range iters {
+				if p.Iteration != i || p.Objective <= 0 {
+					t.Errorf("iteration %d told %+v", i, p)
+				}
+			}
+			if iters[0].Changed != n || iters[len(iters)-1].Objective != got.Objective {
+				t.Errorf("told first %+v, last %+v; want %d points changed first, the result's objective %v last", iters[0], iters[len(iters)-1], n, got.Objective)
+			}
+			if want := must(Train(data, dim, tc.opt)); !slices.Equal(want.Centroids, got.Centroids) || want.Iterations != got.Iterations {
+				t.Error("telling the progress changed the result")
+			}
+			seeds, iters = nil, nil
+			init, err := Initialize(data, dim, opt)
+			if err != nil || !slices.Equal(seeds, tc.seeds) || len(iters) > 0 {
+				t.Errorf("Initialize told %v (%v), want %v", seeds, err, tc.seeds)
+			}
+			if want, _ := Initialize(data, dim, tc.opt); !slices.Equal(init, want) {
+				t.Error("telling the progress changed the initial centroids")
+			}
+		})
+	}
+}

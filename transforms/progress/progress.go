@@ -139,6 +139,44 @@ func (s *stage) total() (int64, bool) {
 	return n, true
 }
 
+// Meter tells the progress of one long step of a unit of work — a
+// vocabulary's seeding, which chooses its centroids one at a time — whose
+// own steps are too many and too short to be a Tracker's units: a line at
+// most every period of its Tracker, with how many of how many are done and
+// the time since the step started, and one when the last is done. It is
+// not safe for concurrent use: one goroutine runs the step.
+type Meter struct {
+	stage, noun string
+	of          int64
+	every       time.Duration
+	start, last time.Time
+	finished    bool
+}
+
+// Meter returns a meter for a step of stage that does of units (noun says
+// what they are: "centroids") from start, telling its progress at most
+// once every period of t.
+func (t *Tracker) Meter(stage, noun string, of int64, start time.Time) *Meter {
+	return &Meter{stage: stage, noun: noun, of: of, every: t.every, start: start, last: start}
+}
+
+// Done says that done of the step's units are done at now, and returns
+// the line that deserves, if any.
+func (m *Meter) Done(done int64, now time.Time) (string, bool) {
+	elapsed := Duration(now.Sub(m.start))
+	switch {
+	case m.finished:
+		return "", false
+	case done >= m.of:
+		m.finished = true
+		return fmt.Sprintf("%s: finished %d %s, %s since it started", m.stage, m.of, m.noun, elapsed), true
+	case now.Sub(m.last) >= m.every:
+		m.last = now
+		return fmt.Sprintf("%s: %d of %d %s done, %s since it started", m.stage, done, m.of, m.noun, elapsed), true
+	}
+	return "", false
+}
+
 // Duration writes d for a person: "850ms", "42s", "12m05s", "3h07m".
 func Duration(d time.Duration) string {
 	switch {

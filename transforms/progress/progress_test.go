@@ -106,3 +106,28 @@ func TestDuration(t *testing.T) {
 		}
 	}
 }
+
+// A meter of 100 centroids chosen one a second, with a period of 20 s,
+// says how far it has got every 20 s and when it is done, once.
+func TestMeter(t *testing.T) {
+	m := New(20*time.Second).Meter("vocabulary seeding", "centroids", 100, at(0))
+	var got []string
+	for i := int64(1); i <= 100; i++ {
+		if line, ok := m.Done(i, at(float64(i))); ok {
+			got = append(got, line)
+		}
+	}
+	if _, ok := m.Done(100, at(200)); ok {
+		t.Error("a finished meter spoke again")
+	}
+	want := []string{
+		"vocabulary seeding: 20 of 100 centroids done, 20s since it started",
+		"vocabulary seeding: 40 of 100 centroids done, 40s since it started",
+		"vocabulary seeding: 60 of 100 centroids done, 1m00s since it started",
+		"vocabulary seeding: 80 of 100 centroids done, 1m20s since it started",
+		"vocabulary seeding: finished 100 centroids, 1m40s since it started",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("lines\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

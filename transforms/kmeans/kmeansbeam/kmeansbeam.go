@@ -123,6 +123,7 @@ import (
 	"github.com/bowline/bowline/transforms/internal/slots"
 	"github.com/bowline/bowline/transforms/internal/splitmix"
 	"github.com/bowline/bowline/transforms/kmeans"
+	"github.com/bowline/bowline/transforms/progress"
 )
 
 func init() {
@@ -539,6 +540,33 @@ func floats(smp sample, k int) ([]float32, error) {
 	return data, nil
 }
 
+// trainProgress returns the kmeans.Options.Progress of a vocabulary of k
+// words trained from n descriptors since start, which writes its lines
+// with logf and reads the time from now: the start of the seeding, then
+// how far it has got at most once every period of tr and when it is done
+// (a progress.Meter: k-means++ at 10⁴ words can take minutes), then a line
+// per Lloyd iteration with its objective and changes.
+func trainProgress(tr *progress.Tracker, k, n int, start time.Time, now func() time.Time, logf func(string, ...any)) func(kmeans.Progress) {
+	logf("vocabulary: choosing %d initial centroids from %d descriptors", k, n)
+	seeding := tr.Meter("vocabulary seeding", "centroids", int64(k), start)
+	return func(p kmeans.Progress) {
+		if p.Seeding {
+			if line, ok := seeding.Done(int64(p.Seeded), now()); ok {
+				logf("progress: %s", line)
+			}
+			return
+		}
+		logf("vocabulary: iteration %d: mean squared distance %.1f, %d labels changed, %d empty clusters re-seeded, %s since training started",
+			p.Iteration, p.Objective, p.Changed, p.Reseeded, progress.Duration(now().Sub(start)))
+	}
+}
+
+// logProgress is trainProgress writing to the worker's log, at the pace
+// of progress.Default.
+func logProgress(ctx context.Context, k, n int, start time.Time) func(kmeans.Progress) {
+	return trainProgress(progress.Default, k, n, start, time.Now, func(format string, a ...any) { log.Infof(ctx, format, a...) })
+}
+
 type trainFn struct{ Opt Options }
 
 func (f *trainFn) ProcessElement(ctx context.Context, smp sample) (Codebook, error) {
@@ -548,7 +576,9 @@ func (f *trainFn) ProcessElement(ctx context.Context, smp sample) (Codebook, err
 		return Codebook{}, err
 	}
 	start := time.Now()
-	res, err := kmeans.Train(data, d, f.Opt.kmeans())
+	opt := f.Opt.kmeans()
+	opt.Progress = logProgress(ctx, f.Opt.K, len(smp.Prio), start)
+	res, err := kmeans.Train(data, d, opt)
 	if err != nil {
 		return Codebook{}, fmt.Errorf("vocabulary: %w", err)
 	}
@@ -668,7 +698,9 @@ func (f *initFn) ProcessElement(ctx context.Context, smp sample, emit func(state
 	if err != nil {
 		return err
 	}
-	cent, err := kmeans.Initialize(data, d, f.Opt.kmeans())
+	opt := f.Opt.kmeans()
+	opt.Progress = logProgress(ctx, f.Opt.K, len(smp.Prio), start)
+	cent, err := kmeans.Initialize(data, d, opt)
 	if err != nil {
 		return fmt.Errorf("vocabulary: %w", err)
 	}
