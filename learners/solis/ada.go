@@ -164,7 +164,7 @@ func (a *ADA) Update(u sparse.Vector) float64 {
 		t := float64(a.t)
 		etaT, lambda, delta := a.p.Eta*t, a.p.Lambda, a.p.Delta
 		// Two copies of the loop, so that the default's has nothing of
-		// the option in it (one loop with project cost it about 5%).
+		// the option in it (see project).
 		if a.p.NonNeg {
 			for k, i := range idx {
 				c := cells[i]

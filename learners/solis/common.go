@@ -29,8 +29,8 @@ func nonNegative(algo, what string, v float64) error {
 // project returns w, or with nonneg its projection max(w, 0) onto the
 // non-negative orthant (package doc, "Non-negative weights"). The hottest
 // loops, ADA's and DA's w·u in Update, are written twice instead, one copy
-// per setting: there even this predicted branch cost the default about 5%
-// (BenchmarkADAUpdate), and max(w, −∞) on every weight 7–10%.
+// per setting, so that the default's loop holds neither this predicted
+// branch nor a max(w, −∞) on every weight (BenchmarkADAUpdate).
 func project(w float64, nonneg bool) float64 {
 	if nonneg {
 		return max(w, 0)
