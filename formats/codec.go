@@ -111,8 +111,8 @@ func NewEncoder(ctx context.Context, w io.Writer, t reflect.Type) (*Encoder, err
 	e := &Encoder{ctx: ctx, t: t, batch: make([]any, 0, encodeBatch)}
 	err = Protect(func() error {
 		// With an explicit schema, GenericWriter[any] writes the values
-		// column by column like GenericWriter[T] does (same bytes), about
-		// 1.5x faster than Writer.Write, which deconstructs every row.
+		// column by column like GenericWriter[T] does (same bytes),
+		// without Writer.Write's deconstruction of every row.
 		e.pw = parquet.NewGenericWriter[any](w, writerOptions(schema)...)
 		return nil
 	})
@@ -207,8 +207,8 @@ func encode(ctx context.Context, w io.Writer, t reflect.Type, n int, open func(o
 // overwritten after fn returns, but the slices it holds are not reused: fn
 // may keep a copy of *row. An error from fn stops the read and is returned
 // as it is. BoW and Geometry files in the layout Encode writes are read
-// column by column, without reflection, about 8x faster (decodeColumnar);
-// the rows are the same.
+// column by column, without reflection (decodeColumnar); the rows are the
+// same.
 func Decode[T any](ctx context.Context, r io.ReaderAt, size int64, fn func(row *T) error) error {
 	f, err := openFile(r, size)
 	if err != nil {

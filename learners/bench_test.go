@@ -12,6 +12,7 @@ import (
 	_ "github.com/bowline/bowline/learners/oasis"
 	_ "github.com/bowline/bowline/learners/solis"
 	"github.com/bowline/bowline/learners/sparse"
+	"github.com/bowline/bowline/transforms/cpuclock"
 )
 
 // Benchmark data: a synthetic bag-of-words corpus over a 1,000,000-word
@@ -164,9 +165,9 @@ func BenchmarkUpdate(b *testing.B) {
 					u = sparse.TripletFeature(u, d.images[t.x], d.images[t.pos], d.images[t.neg])
 				}
 				violated, k := 0, 0
-				runtime.LockOSThread() // threadCPU measures this thread
+				runtime.LockOSThread() // cpuclock.Thread measures this thread
 				defer runtime.UnlockOSThread()
-				cpu0, cpuOK := threadCPU()
+				cpu0, cpuOK := cpuclock.Thread()
 				b.ReportAllocs()
 				for b.Loop() {
 					if mode == "u" {
@@ -182,7 +183,7 @@ func BenchmarkUpdate(b *testing.B) {
 						k = 0
 					}
 				}
-				cpu1, _ := threadCPU()
+				cpu1, _ := cpuclock.Thread()
 				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "triplets/s")
 				if cpuOK && cpu1 > cpu0 {
 					b.ReportMetric(float64(b.N)/(cpu1-cpu0).Seconds(), "triplets/cpu-s")
@@ -206,7 +207,7 @@ func BenchmarkTripletFeature(b *testing.B) {
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	cpu0, cpuOK := threadCPU()
+	cpu0, cpuOK := cpuclock.Thread()
 	b.ReportAllocs()
 	k := 0
 	for b.Loop() {
@@ -216,7 +217,7 @@ func BenchmarkTripletFeature(b *testing.B) {
 			k = 0
 		}
 	}
-	cpu1, _ := threadCPU()
+	cpu1, _ := cpuclock.Thread()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "triplets/s")
 	if cpuOK && cpu1 > cpu0 {
 		b.ReportMetric(float64(b.N)/(cpu1-cpu0).Seconds(), "triplets/cpu-s")

@@ -54,6 +54,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/bowline/bowline/transforms/cpuclock"
 	"github.com/bowline/bowline/transforms/sift"
 )
 
@@ -361,7 +362,7 @@ func speed(cv *opencv, pick *photoPicker, dir string, ss [][2]int) error {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	_, haveCPU := threadCPU()
+	_, haveCPU := cpuclock.Thread()
 
 	if *cpuProfile != "" {
 		stop, err := startProfile(*cpuProfile)
@@ -426,11 +427,11 @@ func speed(cv *opencv, pick *photoPicker, dir string, ss [][2]int) error {
 				var g, c timing
 				for k := 0; k < 2; k++ {
 					if (k == 0) == ((r+i)%2 == 0) {
-						c0, _ := threadCPU()
+						c0, _ := cpuclock.Thread()
 						t0 := time.Now()
 						e.Extract(im)
 						g.wall = time.Since(t0)
-						c1, _ := threadCPU()
+						c1, _ := cpuclock.Thread()
 						g.cpu = c1 - c0
 					} else {
 						_, ts, err := cv.time(paths[i], 1)

@@ -32,11 +32,8 @@
 // w ≥ 0, for the reason package solis gives under "Non-negative weights": a
 // negative w_i scores images lower for sharing word i, which an inverted
 // index cannot use, and mined hard negatives turned 97–98% of OASIS-diag's
-// weights negative on ETH-80 at 1K words (36–40% at 10K). With nonneg those
-// runs gained +0.07 (objects) and +0.12 (categories) of held-out mAP, and
-// a fifth mined negatives beat random ones (package solis' doc gives the
-// measurements). Each step is the passive-aggressive step
-// projected onto the non-negative orthant,
+// weights negative on ETH-80 at 1K words (36–40% at 10K). Each step is
+// the passive-aggressive step projected onto the non-negative orthant,
 //
 //	w ← max(0, w + τu),   τ = min(C, L/‖u‖²),
 //

@@ -146,22 +146,12 @@ func (a *ADA) weight(i int) float64 {
 // before changing any state. Unsorted or repeated indices and non-finite
 // values are not detected.
 func (a *ADA) Update(u sparse.Vector) float64 {
-	idx := u.Idx
-	if len(u.Val) != len(idx) {
-		panic(fmt.Sprintf("solis: ADA.Update: %d indices but %d values", len(idx), len(u.Val)))
-	}
-	val := u.Val[:len(idx)]
 	cells := a.cells
-	n := uint64(len(cells))
-	// Check the indices and touch their cells. This loop only loads, so
-	// the CPU overlaps the cache misses of a whole triplet (a 1M-word model
-	// is 16 MB of state) instead of the few that fit between the square
-	// roots and divisions below. The xor keeps the loads alive.
+	idx, val := updateInput("ADA", u, len(cells))
+	// Load the state of supp(u) so that its cache misses overlap
+	// (updateInput says why).
 	var touch uint64
 	for _, i := range idx {
-		if uint64(i) >= n {
-			panic(fmt.Sprintf("solis: ADA.Update: index %d out of range [0,%d)", i, n))
-		}
 		touch ^= math.Float64bits(cells[i].g)
 	}
 	a.touch = touch
@@ -174,7 +164,7 @@ func (a *ADA) Update(u sparse.Vector) float64 {
 		t := float64(a.t)
 		etaT, lambda, delta := a.p.Eta*t, a.p.Lambda, a.p.Delta
 		// Two copies of the loop, so that the default's has nothing of
-		// the option in it (one loop with project cost it about 5%).
+		// the option in it (see project).
 		if a.p.NonNeg {
 			for k, i := range idx {
 				c := cells[i]

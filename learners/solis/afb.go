@@ -124,18 +124,12 @@ func (a *AFB) weight(i int) float64 {
 // coordinate is next updated, or computed in closed form whenever it is
 // read (package doc). A zero-loss step changes nothing and writes nothing.
 func (a *AFB) Update(u sparse.Vector) float64 {
-	idx := u.Idx
-	if len(u.Val) != len(idx) {
-		panic(fmt.Sprintf("solis: AFB.Update: %d indices but %d values", len(idx), len(u.Val)))
-	}
-	val := u.Val[:len(idx)]
 	cells := a.cells
-	n := uint64(len(cells))
+	idx, val := updateInput("AFB", u, len(cells))
+	// Load the state of supp(u) so that its cache misses overlap
+	// (updateInput says why).
 	var touch uint64
 	for _, i := range idx {
-		if uint64(i) >= n {
-			panic(fmt.Sprintf("solis: AFB.Update: index %d out of range [0,%d)", i, n))
-		}
 		touch ^= uint64(cells[i].k)
 	}
 	a.touch = touch

@@ -3,6 +3,8 @@ package solis
 import (
 	"fmt"
 	"math"
+
+	"github.com/bowline/bowline/learners/sparse"
 )
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
@@ -27,8 +29,8 @@ func nonNegative(algo, what string, v float64) error {
 // project returns w, or with nonneg its projection max(w, 0) onto the
 // non-negative orthant (package doc, "Non-negative weights"). The hottest
 // loops, ADA's and DA's w·u in Update, are written twice instead, one copy
-// per setting: there even this predicted branch cost the default about 5%
-// (BenchmarkADAUpdate), and max(w, −∞) on every weight 7–10%.
+// per setting, so that the default's loop holds neither this predicted
+// branch nor a max(w, −∞) on every weight (BenchmarkADAUpdate).
 func project(w float64, nonneg bool) float64 {
 	if nonneg {
 		return max(w, 0)
@@ -65,4 +67,32 @@ func grow(dst []float32, n int) []float32 {
 func hZero(g float64) float64 {
 	gb := math.Float64bits(g)
 	return float64(1 - (gb|-gb)>>63)
+}
+
+// updateInput is the prologue every learner's Update shares: it returns u's
+// indices and values after checking that they fit a model of dim weights.
+// u must satisfy u.Validate(dim); validating belongs at the input boundary,
+// once per vector, not in the inner loop. updateInput checks only what
+// would corrupt memory or the model silently, before the learner changes
+// any state: it panics, as for a programmer error, naming algo's Update,
+// if len(u.Idx) ≠ len(u.Val) or an index is ≥ dim. Unsorted or repeated
+// indices and non-finite values are not detected.
+//
+// Each Update then loads the state of every coordinate of supp(u) in a loop
+// that only loads, xor-ing a word of each into its touch field to keep the
+// loads alive: the CPU overlaps the cache misses of a whole triplet (a
+// 1M-word ADA model is 16 MB of state) instead of the few that fit between
+// the square roots and divisions of the update.
+func updateInput(algo string, u sparse.Vector, dim int) (idx []uint32, val []float32) {
+	idx = u.Idx
+	if len(u.Val) != len(idx) {
+		panic(fmt.Sprintf("solis: %s.Update: %d indices but %d values", algo, len(idx), len(u.Val)))
+	}
+	n := uint64(dim)
+	for _, i := range idx {
+		if uint64(i) >= n {
+			panic(fmt.Sprintf("solis: %s.Update: index %d out of range [0,%d)", algo, i, n))
+		}
+	}
+	return idx, u.Val[:len(idx)]
 }

@@ -130,18 +130,12 @@ func (a *DA) weight(i int) float64 {
 // updated there, and t advances in every case, which redefines w everywhere
 // (package doc).
 func (a *DA) Update(u sparse.Vector) float64 {
-	idx := u.Idx
-	if len(u.Val) != len(idx) {
-		panic(fmt.Sprintf("solis: DA.Update: %d indices but %d values", len(idx), len(u.Val)))
-	}
-	val := u.Val[:len(idx)]
 	s := a.s
-	n := uint64(len(s))
+	idx, val := updateInput("DA", u, len(s))
+	// Load the state of supp(u) so that its cache misses overlap
+	// (updateInput says why).
 	var touch uint64
 	for _, i := range idx {
-		if uint64(i) >= n {
-			panic(fmt.Sprintf("solis: DA.Update: index %d out of range [0,%d)", i, n))
-		}
 		touch ^= math.Float64bits(s[i])
 	}
 	a.touch = touch

@@ -186,7 +186,7 @@
 //     −(η t/H_t,ii)(ḡ_i + λ), so
 //     w_t+1,i = (η t/H_t,ii)·max(0, −ḡ_i − λ), the positive part of (22a).
 //
-// The code evaluates each unconstrained form as before and takes
+// The code evaluates each unconstrained form as without NonNeg and takes
 // max(w_i, 0), which for DA and ADA is the same float64 as the constrained
 // forms above (where ḡ_i < 0, |ḡ_i| = −ḡ_i exactly); without NonNeg the
 // code takes no max, so the default's weights are unchanged bit for bit.
@@ -199,34 +199,14 @@
 // non-negative states is non-negative, so sharded training keeps w ≥ 0.
 //
 // What changes besides the sign: a word whose average push is against
-// sharing it (ḡ_i > 0, or −ḡ_i ≤ λ) now has weight 0 instead of a negative
+// sharing it (ḡ_i > 0, or −ḡ_i ≤ λ) has weight 0 instead of a negative
 // one, so the model is at least as sparse, and its loss is measured with
 // the clipped weights. The setting is part of the hyper-parameters, so the
 // state file of an incremental run records it, and a night with the other
 // setting starts afresh rather than from a state trained under it.
 //
-// Measured on ETH-80 at 10K words (--vocab 10000 --akm --vocab_chunks 8
-// --vocab_iter 10, then cmd/retrain with --learner_params
-// <learner>.nonneg=1), held-out mAP with nonneg minus without, a paired
-// bootstrap over the same 656 (category) and 640 (object) queries:
-//
-//   - random negatives (the default), default λ: +0.0000 (OASIS-diag) to
-//     +0.0033 (AFB) on categories, all significant; −0.0003 (ADA, not
-//     significant) to +0.0022 (AFB) on objects; up to 9 points more zero
-//     weights (AFB 41.5% → 50.0% on categories). ADA at λ = 0: +0.0043
-//     and +0.0032, with 18–22 points more zeros. From λ = 3e-6 (87–94%
-//     zeros) mAP moves by at most 0.0002: such a λ leaves almost no weight
-//     negative.
-//   - mined negatives (--negatives hard): +0.07 to +0.14 on categories and
-//     +0.04 to +0.07 on objects, for every learner; still below random
-//     negatives (category AFB 0.2681 against 0.3057).
-//   - a fifth mined (--hard_fraction 0.2): +0.003 to +0.04; with nonneg
-//     this mix beats random negatives for TG and OASIS-diag on both label
-//     sets (category OASIS-diag 0.3011, above TF-IDF's 0.2915); without it
-//     the mix lost to random negatives in 8 of 10 comparisons.
-//
-// No setting reached 95% zeros above TF-IDF: the constraint zeroes words
-// that λ would have kept negative, and at λ that strong none are.
+// The effect on held-out mAP, with random and with mined negatives, is
+// measured in docs/results.md.
 //
 // # Sharded training
 //

@@ -115,20 +115,12 @@ func (a *TG) weight(i int) float64 {
 // next updated, or computed in closed form whenever it is read (package
 // doc). A zero-loss step changes nothing and writes nothing.
 func (a *TG) Update(u sparse.Vector) float64 {
-	idx := u.Idx
-	if len(u.Val) != len(idx) {
-		panic(fmt.Sprintf("solis: TG.Update: %d indices but %d values", len(idx), len(u.Val)))
-	}
-	val := u.Val[:len(idx)]
 	cells := a.cells
-	n := uint64(len(cells))
-	// Check every index before changing anything, and load the cells so
-	// that their cache misses overlap (see ADA.Update).
+	idx, val := updateInput("TG", u, len(cells))
+	// Load the state of supp(u) so that its cache misses overlap
+	// (updateInput says why).
 	var touch uint64
 	for _, i := range idx {
-		if uint64(i) >= n {
-			panic(fmt.Sprintf("solis: TG.Update: index %d out of range [0,%d)", i, n))
-		}
 		touch ^= uint64(cells[i].k)
 	}
 	a.touch = touch

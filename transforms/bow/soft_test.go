@@ -13,7 +13,7 @@ import (
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/kmeans"
 
-	"github.com/bowline/bowline/transforms/internal/cpuclock"
+	"github.com/bowline/bowline/transforms/cpuclock"
 )
 
 func TestSoftWeights(t *testing.T) {

@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"testing"
+
+	"github.com/bowline/bowline/transforms/cpuclock"
 )
 
 // grayImage returns a w×h image whose grey level at pixel (x, y) is f(x, y),
@@ -524,13 +526,13 @@ func BenchmarkExtract(b *testing.B) {
 	mustExtract(b, e, im) // size the buffers, build the GIST bank
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0, ok := threadCPU()
+	cpu0, ok := cpuclock.Thread()
 	for b.Loop() {
 		if _, err := e.Extract(im); err != nil {
 			b.Fatal(err)
 		}
 	}
-	cpu1, _ := threadCPU()
+	cpu1, _ := cpuclock.Thread()
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/1e3/float64(b.N), "ms/image")
 	if ok {
 		b.ReportMetric(float64((cpu1-cpu0).Microseconds())/1e3/float64(b.N), "cpu-ms/image")
@@ -548,13 +550,13 @@ func BenchmarkModality(b *testing.B) {
 		b.Run(Modalities()[i].Name, func(b *testing.B) {
 			runtime.LockOSThread() // each b.Run is a goroutine of its own
 			defer runtime.UnlockOSThread()
-			cpu0, ok := threadCPU()
+			cpu0, ok := cpuclock.Thread()
 			for b.Loop() {
 				if _, err := f(im, dst); err != nil {
 					b.Fatal(err)
 				}
 			}
-			cpu1, _ := threadCPU()
+			cpu1, _ := cpuclock.Thread()
 			if ok {
 				b.ReportMetric(float64((cpu1-cpu0).Microseconds())/1e3/float64(b.N), "cpu-ms/image")
 			}

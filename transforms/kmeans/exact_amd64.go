@@ -2,29 +2,13 @@
 
 package kmeans
 
-// useFMA reports whether the CPU has AVX2 and FMA and the OS saves the YMM
-// registers (XGETBV), as Intel's manual prescribes checking before using
-// 256-bit vectors. Without them the portable kernel runs.
-var useFMA = func() bool {
-	maxLeaf, _, _, _ := cpuid(0, 0)
-	if maxLeaf < 7 {
-		return false
-	}
-	_, _, ecx, _ := cpuid(1, 0)
-	const fma, osxsave, avx = 1 << 12, 1 << 27, 1 << 28
-	if ecx&fma == 0 || ecx&osxsave == 0 || ecx&avx == 0 {
-		return false
-	}
-	if eax, _ := xgetbv(); eax&6 != 6 {
-		return false
-	}
-	_, ebx, _, _ := cpuid(7, 0)
-	const avx2 = 1 << 5
-	return ebx&avx2 != 0
-}()
+import "golang.org/x/sys/cpu"
 
-func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
-func xgetbv() (eax, edx uint32)
+// useFMA reports whether the CPU has AVX, AVX2 and FMA and the OS saves
+// the YMM registers (XGETBV), the checks Intel's manual prescribes before
+// using 256-bit vectors (x/sys/cpu makes them). Without them the portable
+// kernel runs.
+var useFMA = cpu.X86.HasAVX && cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
 // panelFMA is panelGo with AVX2 fused multiply-adds: xs points at a strip
 // of stripRows points and panel at a panel of panelCols centroids, both

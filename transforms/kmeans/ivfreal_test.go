@@ -11,7 +11,7 @@ import (
 
 	"github.com/bowline/bowline/formats"
 
-	"github.com/bowline/bowline/transforms/internal/cpuclock"
+	"github.com/bowline/bowline/transforms/cpuclock"
 )
 
 // Real descriptors for BenchmarkIVFQuantizeReal, from a pipeline run's

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bowline/bowline/transforms/internal/cpuclock"
+	"github.com/bowline/bowline/transforms/cpuclock"
 )
 
 // cpuTick is how often the CPU clock reads the process's CPU time: a

@@ -47,17 +47,15 @@ func reflect101(p, n int) int {
 // k[0]·centre + Σ k[i]·(left_i + right_i) over contiguous memory with no
 // border tests: on the row itself, but for the r or a few more samples at
 // either end, which convolve a copy of the samples around them padded by
-// reflection (copying whole rows cost 6% of Extract), the parts cut so
+// reflection (rather than copying whole rows), the parts cut so
 // that the vector code does all the work. The horizontally filtered rows
 // live in a ring of 2r+4 rows (e.tmp), filled just ahead of the vertical
 // pass, so that the intermediate image never leaves the cache. The
 // vertical pass makes four rows at a time (convSym4), with the row indices
 // reflected into the offsets of the rows it reads, and loads each of those
 // rows once for all four: the ring, larger than L1 for all but the
-// smallest kernels, is read from L2, and two loads per tap and vector
-// bounded the one-row pass (in a chain of octave 0's six blurs of
-// 1280×960: 14.0 ms of CPU with one row at a time, 12.8 with two, 10.1
-// with four).
+// smallest kernels, is read from L2, where a pass of one row at a time
+// would be bound by its two loads per tap and vector.
 func (e *Extractor) blur(src, dst []float32, w, h int, k []float32) {
 	e.blurFrom(src, nil, dst, w, h, k)
 }

@@ -78,8 +78,8 @@ func (e *Extractor) detectOctave(o int, g []float32, w, h int) {
 		}
 		// The top layer's candidates of the row before read L_{S+1} up to
 		// r+1+R (topDoG, R = kernel radius), rows the scan reaches only
-		// later: ask for the next one now (half of topDoG's time was
-		// waiting for them).
+		// later: ask for the next one now, so that topDoG does not wait
+		// for them.
 		if y := r + topReach; useAVX && y < h {
 			prefetch(&g[(S+1)*plane+y*w], w)
 		}
@@ -265,10 +265,9 @@ func isExtremumGo(g []float32, plane, w, layer, p int, top bool) bool {
 // the blur's own sums in the blur's order — the horizontal pass of the
 // 2r+4 rows around them (8 columns from c−1, with reflected columns near
 // the edges), then the vertical pass of convSym4 — and equal the full
-// plane's bit for bit (TestTopDoGMatchesPlane). Building that plane took
-// about an eighth of Extract at 640×480 (3.3 ms of 28): its kernel is the
-// widest of the octave, and it was written to memory and read back once;
-// these neighbourhoods take 1.3 ms.
+// plane's bit for bit (TestTopDoGMatchesPlane). Building that plane would
+// cost far more than these neighbourhoods: its kernel is the widest of the
+// octave, and it would be written to memory and read back once.
 //
 // The last neighbourhood is kept: refinement's first step asks again for
 // the one the test just computed.
@@ -665,8 +664,7 @@ func gradPolarGo(dx, dy, mag, ang []float32) {
 // fastAtan2 is OpenCV's polynomial atan2 in degrees, [0, 360], accurate to
 // about 0.01°: a 7th-order minimax fit of atan on [0, 1], extended to the
 // other octants by symmetry. (The octant branches are well predicted: the
-// gradients around a keypoint are spatially coherent. A branch-free version
-// measured slower.)
+// gradients around a keypoint are spatially coherent.)
 func fastAtan2(y, x float32) float32 {
 	const (
 		p1  = float32(0.9997878412794807 * 180 / math.Pi)

@@ -67,75 +67,15 @@
 //
 // # Speed and memory
 //
-// Measured with cmd/siftbench on a shared 2-core AMD EPYC, one thread,
-// against OpenCV 4.6's SIFT (cv2.SIFT_create(), cv2.setNumThreads(1); it
-// uses AVX2 itself) on the same decoded images, as the median over
-// back-to-back pairs of OpenCV's thread CPU time divided by ours (above 1:
-// ours is faster), on 4:3 mosaics of ETH-80 photos:
-//
-//	size       keypoints  OpenCV/ours  without vector code (purego)
-//	640×480      ~530     2.05         0.45
-//	1024×768     ~890     3.9          0.8
-//
-// (640×480: 2.05 [quartiles 1.98–2.11], 25.2 ms against OpenCV's 51.0;
-// 1024×768: 3.86, 54.3 ms; go run ./cmd/siftbench -reps 15. Alternating in
-// the same runs with the code before L_{S+2} was computed only where read,
-// the DoG rows were kept for dogRefine and the orientation window was
-// gathered by one vector call: 1.82–1.85 and 3.33–3.36 before, the same
-// keypoints and descriptors bit for bit. OpenCV's own time varies more
-// than ours from run to run, at 1024×768 by up to 1.6×, so compare ratios
-// measured together.) At 640×480 about 25 ms of CPU per image go to the
-// blurs (38%: horizontal passes 20%, vertical 16%), the descriptors (29%,
-// of which the histogram's scatter is 9%), the extremum scan with
-// refinement and orientations (28%: the DoG candidate search 7%, the
-// check against the rows above and below 2%, L_{S+2}'s neighbourhoods 5%,
-// orientations 8%) and the rest. The blur
-// passes take about 0.37 (vertical) and 0.57 ns (horizontal) per tap of 8
-// pixels: the vertical pass loads each ring row once for four output
-// rows, which leaves its two additions per tap, fixed by the
-// bit-identical order of the sums, as most of its cost; the horizontal
-// pass loads two unaligned vectors per tap, half of them across cache
-// lines (0.43 ns when none are), and has the same two additions (on a CPU
-// with two vector adders, as this one, a cycle per tap and vector;
-// building the shifted taps from aligned loads by shuffles would take the
-// shuffle units the additions share). The last scale of an octave, L_{S+2}
-// (the widest kernel, radius 13), is not built: building it took about an
-// eighth of Extract, and computing its ~2,000 neighbourhoods an image
-// where they are read costs 5%.
-//
-// Real photos are denser: 640×480 scenes of a web corpus have ~2,300
-// keypoints each (1,400 samples a descriptor patch, the patches
-// overlapping many times over), and there the descriptors are half of
-// Extract: 57–58 ms of CPU a photo, 66 ms before the cell-vector scatter
-// and the one-pass patch rows (the same 30 photos alternately, the same
-// keypoints and descriptors bit for bit), of which the scatter is 20%, the
-// blurs 17%, the rest of the descriptor (rows, angles, weights, the
-// bracketing of each row's run of samples) 32%, orientations 11%.
-// On siftbench's 640×480 mosaics of those photos (~3,800 keypoints) ours
-// takes 78–81 ms, OpenCV/ours 1.84–1.94 (84–86 ms and 1.75–1.77 before
-// L_{S+2} was computed only where read, alternating in the same runs;
-// 98 ms and 1.45–1.47 before the cell-vector scatter). BenchmarkDescribeDense tracks the descriptor alone (wall time:
-// in alternating runs on the loaded machine, 13–33% less a keypoint than
-// before). The scatter's cost is the order of the sums: a
-// bin must see its samples in order, so a sample's four cells' vectors are
-// stored and reloaded whenever the cells change (16% of samples, a third
-// of the scatter's time, mostly mispredicted branches), and the ~24
-// instructions a sample of the rest are the four cells' broadcast, mask
-// and add plus bin 8's. Tried and measured no faster: gathering a patch in
-// L1-sized chunks of samples (memory is not what bounds it), placing the
-// weights by VPERMPS instead of broadcasts, computing the gradient
-// magnitude and angle in the same pass as the rows (their divisions and
-// square roots overlap less in short rows), rounding angles and weights up
-// to whole vectors, and a division-free bracketing of the rows.
-//
-// What is left is mostly fixed by the order of the sums and by memory: a
-// vectorised scatter cannot sum a bin's samples out of order, and the
-// scan and descriptors read planes of the scale space long out of the
-// cache (blurring all scales of an octave together, a few rows behind one
-// another, was slower: their rings no longer fit in L2; streaming stores
-// for the blurs' output made the scan slower than the blurs gained).
-// Time grows linearly with the number of pixels and, for the descriptors,
-// of keypoints.
+// cmd/siftbench measures speed against OpenCV 4's SIFT on the same decoded
+// images, as the ratio of their thread CPU times. What bounds the time is mostly the order of
+// the sums and memory: a bin of the descriptor's histogram must see its
+// samples in order, so a vectorised scatter stores and reloads a sample's
+// four cells' vectors whenever the cells change; the blurs' two additions
+// per tap and vector are fixed by the bit-identical order of the sums; and
+// the scan and descriptors read planes of the scale space long out of the
+// cache. Time grows linearly with the number of pixels and, for the
+// descriptors, of keypoints.
 //
 // An Extractor keeps about 116 bytes of scratch per input pixel with
 // DoubleImage (35.7 MB for 640×480, 90.6 MB for 1024×768), nearly all of
@@ -150,6 +90,7 @@
 // prints, in a few minutes, the quality table (repeatability, matching
 // score and keypoints per family of transformations, for ours, ours with
 // RootSIFT, and OpenCV) and the speed ratios; see its --help for the flags.
+// The figures measured are in docs/results.md.
 package sift
 
 import (

@@ -2,32 +2,17 @@
 
 package sift
 
+import "golang.org/x/sys/cpu"
+
 // useAVX reports whether the CPU and the OS support AVX (256-bit float
-// vectors), checked as Intel's manual prescribes: the CPU has AVX and
-// OSXSAVE, and XGETBV says the OS saves the XMM and YMM state.
-var useAVX = func() bool {
-	_, _, ecx, _ := cpuid(1, 0)
-	const osxsave, avx = 1 << 27, 1 << 28
-	if ecx&osxsave == 0 || ecx&avx == 0 {
-		return false
-	}
-	eax, _ := xgetbv()
-	return eax&6 == 6
-}()
+// vectors): the CPU has AVX and OSXSAVE, and XGETBV says the OS saves the
+// XMM and YMM state, the checks Intel's manual prescribes (x/sys/cpu makes
+// them).
+var useAVX = cpu.X86.HasAVX
 
 // useAVX2 reports whether the CPU also has AVX2, for the lane-crossing
 // permutations (VPERMPS) of scatterCellsAVX2.
-var useAVX2 = func() bool {
-	if !useAVX {
-		return false
-	}
-	_, ebx, _, _ := cpuid(7, 0)
-	const avx2 = 1 << 5
-	return ebx&avx2 != 0
-}()
-
-func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
-func xgetbv() (eax, edx uint32)
+var useAVX2 = useAVX && cpu.X86.HasAVX2
 
 // convSymAVX is convSym on 8 floats at a time, for out = dst[:n] with n a
 // multiple of 8, src pointing at the centre sample of x = 0, and offsets and
