@@ -15,12 +15,12 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/bowline/bowline/cmd/internal/cmdline"
 	"github.com/bowline/bowline/cmd/internal/cmdtest"
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 
-	"github.com/bowline/bowline/cmd/internal/cli"
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/describe"
@@ -243,7 +243,7 @@ func TestAsyncReturnsOnceSubmitted(t *testing.T) {
 // its range is refused before anything starts — exit 2, one line naming
 // the flag, no output directory, nothing in the temporary directory —
 // where --group_images 0 ran 10 s and panicked, and --eval_depth -1 ran as
-// if 0. Every flag --help lists is in the table or in cli.Unchecked, so a
+// if 0. Every flag --help lists is in the table or in cmdline.Unchecked, so a
 // new flag cannot be left out.
 func TestBadFlagValues(t *testing.T) {
 	bad := map[string]string{
@@ -286,8 +286,8 @@ func TestBadFlagValues(t *testing.T) {
 	}
 	for _, m := range listed {
 		_, tested := bad[m[1]]
-		if _, free := cli.Unchecked[m[1]]; !tested && !free {
-			t.Errorf("--%s: neither a bad value tested nor in cli.Unchecked", m[1])
+		if _, free := cmdline.Unchecked[m[1]]; !tested && !free {
+			t.Errorf("--%s: neither a bad value tested nor in cmdline.Unchecked", m[1])
 		}
 	}
 }

@@ -9,9 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bowline/bowline/cmd/internal/cmdline"
 	"github.com/bowline/bowline/cmd/internal/cmdtest"
-
-	"github.com/bowline/bowline/cmd/internal/cli"
 )
 
 // binary is the command, built once by TestMain.
@@ -22,7 +21,7 @@ func TestMain(m *testing.M) { cmdtest.Main(m, "retrain", &binary) }
 // TestBadFlagValues: every flag of retrain that takes a value out of its
 // range, or that does not exist, is refused before the run is read, exit
 // 2, in one line naming the flag; every flag --help lists is in the table
-// or in cli.Unchecked.
+// or in cmdline.Unchecked.
 func TestBadFlagValues(t *testing.T) {
 	bad := map[string]string{
 		"shards": "0", "train_shards": "0", "train_rounds": "-1", "query_fraction": "1.5", "eval_queries": "-1",
@@ -69,8 +68,8 @@ func TestBadFlagValues(t *testing.T) {
 	}
 	for _, m := range listed {
 		_, tested := bad[m[1]]
-		if _, free := cli.Unchecked[m[1]]; !tested && !free {
-			t.Errorf("--%s: neither a bad value tested nor in cli.Unchecked", m[1])
+		if _, free := cmdline.Unchecked[m[1]]; !tested && !free {
+			t.Errorf("--%s: neither a bad value tested nor in cmdline.Unchecked", m[1])
 		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bowline/bowline/cmd/internal/cmdline"
 )
 
 func TestWorkers(t *testing.T) {
@@ -110,7 +112,7 @@ func TestCheckRunner(t *testing.T) {
 			t.Errorf("%s: %v", c.name, err)
 		case c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)):
 			t.Errorf("%s: error %v, want %q…", c.name, err, c.want)
-		case err != nil && (!errors.As(err, new(UsageError)) || strings.Contains(err.Error(), "\n")):
+		case err != nil && (!errors.As(err, new(cmdline.UsageError)) || strings.Contains(err.Error(), "\n")):
 			t.Errorf("%s: %q is not a one-line usage error", c.name, err)
 		}
 	}

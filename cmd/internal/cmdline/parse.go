@@ -1,4 +1,4 @@
-package cli
+package cmdline
 
 import (
 	"errors"
@@ -23,15 +23,17 @@ const HelpHint = " (--help lists every flag)"
 
 // Parse parses the command line args into fs and checks every flag's
 // value (CheckFlags). --help (or -h) prints the usage to stdout, where a
-// pager can read it, and exits 0; any other mistake exits as Exit does,
-// in one line "prog: <cause> (--help lists every flag)", status 2.
+// pager can read it, and exits 0; any other mistake is written to stderr
+// in one line "prog: <cause> (--help lists every flag)" and exits with
+// ExitUsage.
 func Parse(prog string, fs *flag.FlagSet, args []string, synopsis string, groups []Group) {
 	err := ParseArgs(fs, args, os.Stdout, synopsis, groups)
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)
 	}
 	if err != nil {
-		Exit(prog, err, false)
+		fmt.Fprintf(os.Stderr, "%s: %v\n", prog, err)
+		os.Exit(ExitUsage)
 	}
 }
 
@@ -265,6 +267,13 @@ var Unchecked = map[string]string{
 	"seed":           "any seed",
 	"overwrite":      "a switch", "rebuild_vocab": "a switch", "verbose_errors": "a switch", "akm": "a switch",
 	"tune": "a switch", "cosine": "a switch", "sift_double": "a switch", "rootsift": "a switch", "global": "a switch", "incremental": "a switch",
+}
+
+// Ruled reports whether flags named name have a rule that CheckFlags
+// checks.
+func Ruled(name string) bool {
+	_, ok := checks[name]
+	return ok
 }
 
 // CheckFlags checks the value of every flag of fs that has a rule, and
