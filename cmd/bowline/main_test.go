@@ -253,6 +253,8 @@ func TestBadFlagValues(t *testing.T) {
 		"group_postings": "-1", "group_loads": "-1", "query_fraction": "1", "train_queries": "-1", "eval_queries": "-1", "eval_depth": "-1",
 		"eval_shard_queries": "-1", "max_drift": "-0.5", "learners": "nope", "learner_params": "solis-ada.eta=-1",
 		"sweep": "solis-ada.lambda=x", "tune_fraction": "1", "target_sparsity": "1", "rerank": "-1", "expand": "-1",
+		// Directories given a file: "is a file, not a directory".
+		"output": shapes, "previous": shapes, "compare_to": shapes,
 	}
 	tmp := t.TempDir()
 	out := filepath.Join(t.TempDir(), "out")

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net"
 	"reflect"
-	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -145,19 +144,6 @@ type PathFlag struct {
 	Required    bool
 }
 
-// schemeRE matches the scheme of a URI ("gs:", "s3:", "synthetic:").
-var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]+:`)
-
-// LocalPath reports whether p names a file on the machine at hand: it has
-// no URI scheme, or the scheme is file:. An empty p is not a path.
-func LocalPath(p string) bool {
-	if p == "" {
-		return false
-	}
-	s := schemeRE.FindString(p)
-	return s == "" || strings.EqualFold(s, "file:")
-}
-
 // DataflowPaths returns Dataflow's own path flags as set on fs: the
 // workers write to both, so neither may be local.
 func DataflowPaths(fs *flag.FlagSet) []PathFlag {
@@ -189,7 +175,7 @@ func CheckRunner(r Runner, async bool, paths, dataflow []PathFlag) error {
 			switch {
 			case p.Value == "" && p.Required:
 				return cmdline.Usagef("--%s is required on the %s runner, whose workers run %s: give a gs:// path", p.Name, r.runnerName(), w)
-			case LocalPath(p.Value):
+			case cmdline.LocalPath(p.Value):
 				return cmdline.Usagef("--%s %s is a local path, but the %s runner's workers run %s and cannot reach it: give a gs:// path", p.Name, p.Value, r.runnerName(), w)
 			}
 		}

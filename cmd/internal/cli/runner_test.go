@@ -48,24 +48,6 @@ func TestWorkers(t *testing.T) {
 	}
 }
 
-func TestLocalPath(t *testing.T) {
-	for p, want := range map[string]bool{
-		"":                       false,
-		"/tmp/out":               true,
-		"out":                    true,
-		"./data/x:y.csv":         true,
-		"file:///tmp/out":        true,
-		"gs://bucket/out":        false,
-		"s3://bucket/out":        false,
-		"synthetic:1000?seed=2":  false,
-		"GS://bucket/labels.csv": false,
-	} {
-		if got := LocalPath(p); got != want {
-			t.Errorf("LocalPath(%q) = %v, want %v", p, got, want)
-		}
-	}
-}
-
 // TestCheckRunner: local paths stay fine wherever the workers share this
 // machine's files; elsewhere the first local one is refused with one line
 // naming its flag.

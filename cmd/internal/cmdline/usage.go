@@ -7,6 +7,7 @@
 package cmdline
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
@@ -79,12 +80,15 @@ func PrintUsage(w io.Writer, fs *flag.FlagSet, synopsis string, groups []Group) 
 	}
 }
 
-// printFlag prints one flag as the flag package does, "--name" first, its
-// usage below, indented.
+// printFlag prints one flag as the flag package does, "--name" first (a
+// Count's as "--name [N]"), its usage below, indented.
 func printFlag(w io.Writer, f *flag.Flag) {
 	name, usage := flag.UnquoteUsage(f)
 	line := "  --" + f.Name
-	if name != "" {
+	if _, ok := f.Value.(*Count); ok {
+		// A count that may stand alone: --name, --name N or --name=N.
+		line += " [" + cmp.Or(name, "N") + "]"
+	} else if name != "" {
 		line += " " + name
 	}
 	fmt.Fprintln(w, line)
