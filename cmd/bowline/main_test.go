@@ -86,7 +86,7 @@ func TestErrorsAreOneReadableLine(t *testing.T) {
 	}{
 		{"no input", []string{"--output", out}, 2, "bowline: --input is required"},
 		{"missing input", []string{"--input", filepath.Join(dir, "missing.csv"), "--output", out}, 1, "bowline: cannot read the labels CSV " + filepath.Join(dir, "missing.csv") + ": no such file or directory"},
-		{"output is a file", []string{"--input", shapes, "--output", file}, 1, "bowline: output " + file + " is a file, not a directory"},
+		{"output is a file", []string{"--input", shapes, "--output", file}, 2, "bowline: --output " + file + ": is a file, not a directory (--help lists every flag)"},
 		{"no label column", []string{"--input", noLabel, "--output", out}, 1, `bowline: the labels CSV ` + noLabel + ` has no label column "label" (its columns: image_id,path,category): name it with --label_column`},
 		{"unknown learner", []string{"--input", shapes, "--output", out, "--learners", "nope"}, 2, `bowline: --learners: unknown learner "nope"`},
 		{"no triplets, found by the running job", []string{"--input", repeated, "--output", out, "--vocab", "20"}, 1, "bowline: triplets: no training triplets"},

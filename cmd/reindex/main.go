@@ -66,10 +66,10 @@ func main() {
 
 	fail := func(err error) { cli.Exit("reindex", err, *verbose) }
 	if err := cmdline.Require(flag.CommandLine, "input", "root"); err != nil {
-		fail(fmt.Errorf("%w (--help lists every flag)", err))
+		fail(fmt.Errorf("%w%s", err, cmdline.HelpHint))
 	}
 	if flag.NArg() > 0 {
-		fail(cmdline.Usagef("unexpected arguments %q: flags are written --name value", flag.Args()))
+		fail(cmdline.Usagef("unexpected arguments %q: flags are written --name value%s", flag.Args(), cmdline.HelpHint))
 	}
 	if *jobopts.Async {
 		fail(cmdline.Usagef("--async: a night waits for its job, to judge the run and publish it; schedule the command itself instead"))
