@@ -27,6 +27,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 
 	"github.com/bowline/bowline/cmd/internal/cli"
+	"github.com/bowline/bowline/cmd/internal/cmdline"
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/pipelines/bowline"
 )
@@ -38,7 +39,7 @@ index, evaluation report — on Prism in-process, or on the runner --runner name
 
 // groups orders the job's flags by stage for --help: the job's own
 // (cli.JobGroups) and those of this command.
-func groups() []cli.Group {
+func groups() []cmdline.Group {
 	g := cli.JobGroups()
 	add := func(title string, flags ...string) {
 		for i := range g {
@@ -47,7 +48,7 @@ func groups() []cli.Group {
 				return
 			}
 		}
-		g = append(g, cli.Group{Title: title, Flags: flags})
+		g = append(g, cmdline.Group{Title: title, Flags: flags})
 	}
 	add("Input and output", "output", "overwrite", "previous")
 	add("Vocabulary", "rebuild_vocab", "max_drift")
@@ -67,7 +68,7 @@ func main() {
 	compareTo := flag.String("compare_to", "", "an earlier run's output directory (local or gs://): the report shows how each score changed since")
 	verbose := flag.Bool("verbose_errors", false, "on failure, print the runner's whole error (plans and all) before the one-line cause")
 	groups := groups()
-	cli.Parse("bowline", flag.CommandLine, os.Args[1:], synopsis, groups)
+	cmdline.Parse("bowline", flag.CommandLine, os.Args[1:], synopsis, groups)
 	beam.Init()
 	cli.QuietRunnerLogs()
 	ctx := context.Background()
@@ -75,11 +76,11 @@ func main() {
 	// Nothing is created before the last check that can refuse the job:
 	// a refused job leaves no output directory behind.
 	fail := func(err error) { cli.Exit("bowline", err, *verbose) }
-	if err := cli.Require(flag.CommandLine, "input"); err != nil {
-		fail(fmt.Errorf("%w%s", err, cli.HelpHint))
+	if err := cmdline.Require(flag.CommandLine, "input"); err != nil {
+		fail(fmt.Errorf("%w%s", err, cmdline.HelpHint))
 	}
 	if flag.NArg() > 0 {
-		fail(cli.Usagef("unexpected arguments %q: flags are written --name value%s", flag.Args(), cli.HelpHint))
+		fail(cmdline.Usagef("unexpected arguments %q: flags are written --name value%s", flag.Args(), cmdline.HelpHint))
 	}
 	runner := cli.RunnerFromFlags(flag.CommandLine)
 	// The workers read and write these; --compare_to is read here.
@@ -94,7 +95,7 @@ func main() {
 	var err error
 	if c.Earlier, err = bowline.LoadEarlier(ctx, *compareTo); err != nil {
 		// "the run to compare with: <why>" is the flag's.
-		fail(cli.UsageError{Err: fmt.Errorf("--compare_to %s: %w", *compareTo, errors.Unwrap(err))})
+		fail(cmdline.UsageError{Err: fmt.Errorf("--compare_to %s: %w", *compareTo, errors.Unwrap(err))})
 	}
 	// The output directory, when not given, is made below: a stand-in
 	// lets the rest of the configuration be checked first.
@@ -103,7 +104,7 @@ func main() {
 		check.Output = filepath.Join(os.TempDir(), "bowline-")
 	}
 	if err := check.Validate(); err != nil {
-		fail(cli.UsageError{Err: err})
+		fail(cmdline.UsageError{Err: err})
 	}
 	warnings, err := bowline.CheckInput(ctx, c)
 	if err != nil {

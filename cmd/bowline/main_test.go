@@ -15,12 +15,12 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/bowline/bowline/cmd/internal/cmdline"
 	"github.com/bowline/bowline/cmd/internal/cmdtest"
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 
-	"github.com/bowline/bowline/cmd/internal/cli"
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/describe"
@@ -86,7 +86,7 @@ func TestErrorsAreOneReadableLine(t *testing.T) {
 	}{
 		{"no input", []string{"--output", out}, 2, "bowline: --input is required"},
 		{"missing input", []string{"--input", filepath.Join(dir, "missing.csv"), "--output", out}, 1, "bowline: cannot read the labels CSV " + filepath.Join(dir, "missing.csv") + ": no such file or directory"},
-		{"output is a file", []string{"--input", shapes, "--output", file}, 1, "bowline: output " + file + " is a file, not a directory"},
+		{"output is a file", []string{"--input", shapes, "--output", file}, 2, "bowline: --output " + file + ": is a file, not a directory (--help lists every flag)"},
 		{"no label column", []string{"--input", noLabel, "--output", out}, 1, `bowline: the labels CSV ` + noLabel + ` has no label column "label" (its columns: image_id,path,category): name it with --label_column`},
 		{"unknown learner", []string{"--input", shapes, "--output", out, "--learners", "nope"}, 2, `bowline: --learners: unknown learner "nope"`},
 		{"no triplets, found by the running job", []string{"--input", repeated, "--output", out, "--vocab", "20"}, 1, "bowline: triplets: no training triplets"},
@@ -243,7 +243,7 @@ func TestAsyncReturnsOnceSubmitted(t *testing.T) {
 // its range is refused before anything starts — exit 2, one line naming
 // the flag, no output directory, nothing in the temporary directory —
 // where --group_images 0 ran 10 s and panicked, and --eval_depth -1 ran as
-// if 0. Every flag --help lists is in the table or in cli.Unchecked, so a
+// if 0. Every flag --help lists is in the table or in cmdline.Unchecked, so a
 // new flag cannot be left out.
 func TestBadFlagValues(t *testing.T) {
 	bad := map[string]string{
@@ -253,6 +253,8 @@ func TestBadFlagValues(t *testing.T) {
 		"group_postings": "-1", "group_loads": "-1", "query_fraction": "1", "train_queries": "-1", "eval_queries": "-1", "eval_depth": "-1",
 		"eval_shard_queries": "-1", "max_drift": "-0.5", "learners": "nope", "learner_params": "solis-ada.eta=-1",
 		"sweep": "solis-ada.lambda=x", "tune_fraction": "1", "target_sparsity": "1", "rerank": "-1", "expand": "-1",
+		// Directories given a file: "is a file, not a directory".
+		"output": shapes, "previous": shapes, "compare_to": shapes,
 	}
 	tmp := t.TempDir()
 	out := filepath.Join(t.TempDir(), "out")
@@ -286,8 +288,8 @@ func TestBadFlagValues(t *testing.T) {
 	}
 	for _, m := range listed {
 		_, tested := bad[m[1]]
-		if _, free := cli.Unchecked[m[1]]; !tested && !free {
-			t.Errorf("--%s: neither a bad value tested nor in cli.Unchecked", m[1])
+		if _, free := cmdline.Unchecked[m[1]]; !tested && !free {
+			t.Errorf("--%s: neither a bad value tested nor in cmdline.Unchecked", m[1])
 		}
 	}
 }

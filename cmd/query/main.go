@@ -14,7 +14,7 @@
 //
 // --rerank N verifies the best N results spatially against the query's
 // keypoints (the run's geometry files) and puts the verified first, most
-// inliers first; --expand (or --expand=N, at most N, 50 by default)
+// inliers first; --expand (or --expand N, at most N, 50 by default)
 // searches again with the query's bag of words averaged with its verified
 // results' (average query expansion). Both print each result's inliers:
 //
@@ -31,6 +31,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bowline/bowline/cmd/internal/cmdline"
 	"github.com/bowline/bowline/formats/blob"
 	"github.com/bowline/bowline/transforms/search"
 )
@@ -39,12 +40,19 @@ func main() {
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// usageError marks an error of the command line.
-type usageError struct{ error }
+const synopsis = `Usage: query --run <run dir | root with published.json> (--image photo.jpg | --image_id ID) [flags]
+
+Searches a finished run with a photo or with an indexed image, and prints how many
+images match it and the best --k with their scores.`
+
+var groups = []cmdline.Group{
+	{Title: "The run and the query", Flags: []string{"run", "image", "image_id", "learner", "max_pixels"}},
+	{Title: "Results", Flags: []string{"k", "rerank", "expand", "near"}},
+}
 
 // run is the command: it returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	err := query(ctx, args, stdout, stderr)
+	err := query(ctx, args, stdout)
 	switch {
 	case err == nil:
 		return 0
@@ -52,82 +60,86 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	fmt.Fprintf(stderr, "query: %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
-	if errors.As(err, new(usageError)) {
-		return 2
+	if errors.As(err, new(cmdline.UsageError)) {
+		return cmdline.ExitUsage
 	}
-	return 1
+	return cmdline.ExitFailed
 }
 
-func query(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// options are the command line's.
+type options struct {
+	run, image, imageID, learner string
+	k                            int
+	maxPixels                    int64
+	refine                       search.Refine
+}
+
+// parseFlags reads the command line, writing --help to help; its errors
+// are cmdline.UsageErrors, one line naming the flag.
+func parseFlags(args []string, help io.Writer) (options, error) {
+	var o options
 	fs := flag.NewFlagSet("query", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	runDir := fs.String("run", "", "the run: a finished run's directory (manifest.json) or a root holding published.json, local or gs://; required")
-	image := fs.String("image", "", "search with this photo (JPEG, PNG, GIF or WebP; local or gs://)")
-	imageID := fs.String("image_id", "", "search with this indexed image, itself left out")
-	k := fs.Int("k", 10, "number of results")
-	learner := fs.String("learner", "", "the learner whose index to search, or tfidf (default: the published serving learner, else solis-ada, else the first learned)")
-	maxPixels := fs.Int64("max_pixels", 0, "refuse photos with more pixels than this (0: the run's --max_pixels)")
-	rerank := fs.Int("rerank", 0, "verify the best `N` results spatially and put the verified first, most inliers first (0: the learner's ranking as it is)")
-	var expand expandFlag
-	fs.Var(&expand, "expand", fmt.Sprintf("average query expansion: search again with the query's bag of words averaged with its verified results', at most %d, or N with --expand=N (verifies the best --rerank, or %d)", search.DefaultExpand, search.DefaultRerank))
-	near := fs.Int("near", 0, fmt.Sprintf("with --rerank: also verify the query's best `N` near-copy candidates, the images whose rarest words it holds most of, and put those verified among the re-ranked (finds the photo a copy was made from; %d is a good N)", search.DefaultNearCopies))
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: query --run <dir | gs://… | root with published.json> (--image photo.jpg | --image_id ID) [--k 10] [--learner solis-ada] [--rerank 100] [--expand[=N]] [--near 10]")
-		fs.PrintDefaults()
+	fs.StringVar(&o.run, "run", "", "the run: a finished run's directory (manifest.json) or a root holding published.json, local or gs://; required")
+	fs.StringVar(&o.image, "image", "", "search with this photo (JPEG, PNG, GIF or WebP; local or gs://)")
+	fs.StringVar(&o.imageID, "image_id", "", "search with this indexed image, itself left out")
+	fs.IntVar(&o.k, "k", 10, "number of results")
+	fs.StringVar(&o.learner, "learner", "", "the learner whose index to search, or tfidf (default: the published serving learner, else solis-ada, else the first learned)")
+	fs.Int64Var(&o.maxPixels, "max_pixels", 0, "refuse photos with more pixels than this (0: the run's --max_pixels)")
+	fs.IntVar(&o.refine.Rerank, "rerank", 0, "verify the best `N` results spatially and put the verified first, most inliers first (0: the learner's ranking as it is)")
+	expand := cmdline.Count{Default: search.DefaultExpand}
+	fs.Var(&expand, "expand", fmt.Sprintf("average query expansion: search again with the query's bag of words averaged with at most N of its verified results' (--expand alone: %d; --expand N or --expand=N; 0: none); verifies the best --rerank, or %d", search.DefaultExpand, search.DefaultRerank))
+	fs.IntVar(&o.refine.NearCopies, "near", 0, fmt.Sprintf("with --rerank: also verify the query's best `N` near-copy candidates, the images whose rarest words it holds most of, and put those verified among the re-ranked (finds the photo a copy was made from; %d is a good N)", search.DefaultNearCopies))
+	if err := cmdline.ParseArgs(fs, args, help, synopsis, groups); err != nil {
+		return o, err
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
-	}
+	o.refine.Expand = expand.N
 	switch {
 	case fs.NArg() > 0:
-		return usageError{fmt.Errorf("unexpected arguments %q: flags are written --name value", fs.Args())}
-	case *runDir == "":
-		return usageError{errors.New("--run is required")}
-	case (*image == "") == (*imageID == ""):
-		return usageError{errors.New("give one of --image and --image_id")}
-	case *k < 1:
-		return usageError{fmt.Errorf("--k %d: want at least 1", *k)}
-	case *rerank < 0:
-		return usageError{fmt.Errorf("--rerank %d: want 0 or more", *rerank)}
-	case *near < 0:
-		return usageError{fmt.Errorf("--near %d: want 0 or more", *near)}
-	case *near > 0 && *rerank == 0:
-		return usageError{fmt.Errorf("--near %d: needs --rerank, whose verification the near copies join", *near)}
-	case expand.bad != "":
-		return usageError{fmt.Errorf("--expand=%s: want a count of results, 0 or more, or true (%d)", expand.bad, search.DefaultExpand)}
+		return o, cmdline.Usagef("unexpected arguments %q: flags are written --name value%s", fs.Args(), cmdline.HelpHint)
+	case o.run == "":
+		return o, cmdline.Usagef("--run is required%s", cmdline.HelpHint)
+	case (o.image == "") == (o.imageID == ""):
+		return o, cmdline.Usagef("give one of --image and --image_id%s", cmdline.HelpHint)
+	case o.refine.NearCopies > 0 && o.refine.Rerank == 0:
+		return o, cmdline.Usagef("--near %d: needs --rerank, whose verification the near copies join", o.refine.NearCopies)
 	}
-	refine := search.Refine{Rerank: *rerank, Expand: expand.n, NearCopies: *near}
+	return o, nil
+}
+
+func query(ctx context.Context, args []string, stdout io.Writer) error {
+	o, err := parseFlags(args, stdout)
+	if err != nil {
+		return err
+	}
+	refine := o.refine
 	var photo []byte
-	if *image != "" {
+	if o.image != "" {
 		// Read before loading the run, which takes longer to fail.
-		data, _, err := blob.Read(ctx, *image)
+		data, _, err := blob.Read(ctx, o.image)
 		if err != nil {
 			return err
 		}
 		photo = data
 	}
-	opt := search.Options{MaxPixels: *maxPixels}
-	if *learner != "" {
-		opt.Learners = []string{*learner}
+	opt := search.Options{MaxPixels: o.maxPixels}
+	if o.learner != "" {
+		opt.Learners = []string{o.learner}
 	}
-	ix, err := search.Open(ctx, *runDir, opt)
+	ix, err := search.Open(ctx, o.run, opt)
 	if err != nil {
 		return err
 	}
-	l := *learner
+	l := o.learner
 	if l == "" {
 		l = ix.ServingLearner()
 	}
 	var res search.Result
-	what := *imageID
+	what := o.imageID
 	if photo != nil {
-		what = *image
-		res, err = ix.SearchImageRefined(ctx, l, photo, *k, refine)
+		what = o.image
+		res, err = ix.SearchImageRefined(ctx, l, photo, o.k, refine)
 	} else {
-		res, err = ix.SearchIDRefined(l, *imageID, *k, refine)
+		res, err = ix.SearchIDRefined(l, o.imageID, o.k, refine)
 	}
 	if err != nil {
 		return err
@@ -158,41 +170,3 @@ func query(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	return nil
 }
-
-// expandFlag is --expand: a count, or alone the default count. A value
-// that is neither is kept in bad and refused after parsing, in one line as
-// --k's is (a flag's own error comes with the whole usage).
-type expandFlag struct {
-	n   int
-	bad string
-}
-
-func (e *expandFlag) String() string {
-	if e == nil {
-		return "0"
-	}
-	return strconv.Itoa(e.n)
-}
-
-// Set takes a count, or true (the flag alone: search.DefaultExpand) or
-// false (0).
-func (e *expandFlag) Set(s string) error {
-	// Not strconv.ParseBool: --expand=1 is one result, not true.
-	e.bad = ""
-	switch s {
-	case "true":
-		e.n = search.DefaultExpand
-	case "false":
-		e.n = 0
-	default:
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 0 {
-			e.bad = s
-		}
-		e.n = n
-	}
-	return nil
-}
-
-// IsBoolFlag lets --expand stand alone; a count is given --expand=N.
-func (e *expandFlag) IsBoolFlag() bool { return true }

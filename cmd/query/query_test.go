@@ -9,6 +9,7 @@ import (
 	"image/draw"
 	"image/jpeg"
 	"image/png"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -18,11 +19,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/bowline/bowline/cmd/internal/cli"
+	"github.com/bowline/bowline/cmd/internal/cmdline"
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/pipelines/bowline"
@@ -427,13 +430,13 @@ func TestCommand(t *testing.T) {
 		{args: []string{"--run", t.TempDir(), "--image_id", "x"}, code: 1, err: "neither a finished run"},
 		{args: []string{"--image_id", "x"}, code: 2, err: "query: --run is required"},
 		{args: []string{"--run", dir}, code: 2, err: "query: give one of --image and --image_id"},
-		{args: []string{"--run", dir, "--image_id", "x", "--k", "0"}, code: 2, err: "query: --k 0"},
-		{args: []string{"--run", dir, "--image_id", "x", "--rerank", "-1"}, code: 2, err: "query: --rerank -1: want 0 or more"},
-		{args: []string{"--run", dir, "--image_id", "x", "--expand=-2"}, code: 2, err: "query: --expand=-2: want a count of results"},
-		{args: []string{"--run", dir, "--image_id", "x", "--expand=t"}, code: 2, err: "query: --expand=t: want a count of results"},
+		{args: []string{"--run", dir, "--image_id", "x", "--k", "0"}, code: 2, err: "query: --k 0: must be 1 or more"},
+		{args: []string{"--run", dir, "--image_id", "x", "--rerank", "-1"}, code: 2, err: "query: --rerank -1: must be 0 or more"},
+		{args: []string{"--run", dir, "--image_id", "x", "--expand=-2"}, code: 2, err: `query: --expand "-2": want true, false or a whole number, 0 or more`},
+		{args: []string{"--run", dir, "--image_id", "x", "--expand=t"}, code: 2, err: `query: --expand "t": want true, false or a whole number, 0 or more`},
 		{args: []string{"--run", dir, "--image_id", docs[0].ImageID, "--learner", "itq", "--expand"}, code: 1, err: "query: learner itq ranks binary codes: query expansion and near-copy candidates need a learner of bags of words"},
 		{args: []string{"--run", dir, "--image_id", "x", "--near", "10"}, code: 2, err: "query: --near 10: needs --rerank"},
-		{args: []string{"--run", dir, "--image_id", "x", "--rerank", "5", "--near", "-1"}, code: 2, err: "query: --near -1: want 0 or more"},
+		{args: []string{"--run", dir, "--image_id", "x", "--rerank", "5", "--near", "-1"}, code: 2, err: "query: --near -1: must be 0 or more"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(ctx, tc.args, &stdout, &stderr)
@@ -566,19 +569,62 @@ func TestRefinedQueries(t *testing.T) {
 	}
 }
 
-// --expand alone is the default count; --expand=N is N, 1 included (not
-// a boolean's true); false is none.
+// --expand alone is the default count; --expand N and --expand=N are N,
+// 1 included (not a boolean's true), as any other flag's value is, with
+// the flags after it read as flags; false is none.
 func TestExpandFlag(t *testing.T) {
+	base := []string{"--run", "r", "--image_id", "x", "--rerank", "50"}
+	for _, c := range []struct {
+		args    []string
+		want, k int
+	}{{nil, 0, 10}, {[]string{"--expand"}, search.DefaultExpand, 10}, {[]string{"--expand=1"}, 1, 10}, {[]string{"--expand=0"}, 0, 10},
+		{[]string{"--expand=12"}, 12, 10}, {[]string{"--expand=false"}, 0, 10}, {[]string{"--expand=true"}, search.DefaultExpand, 10},
+		{[]string{"--expand", "3", "--k", "4"}, 3, 4}, {[]string{"-expand", "1"}, 1, 10}, {[]string{"--expand", "--k", "4"}, search.DefaultExpand, 4},
+		{[]string{"--k", "4", "--expand", "0"}, 0, 4}} {
+		o, err := parseFlags(append(append([]string(nil), base...), c.args...), io.Discard)
+		if err != nil || o.refine.Expand != c.want || o.k != c.k {
+			t.Errorf("%q: expand %d, k %d (%v), want %d and %d", c.args, o.refine.Expand, o.k, err, c.want, c.k)
+		}
+	}
+	// A value of another flag that reads "--expand" is that flag's.
+	if o, err := parseFlags([]string{"--run", "r", "--image_id", "--expand", "5"}, io.Discard); err == nil || o.imageID != "--expand" {
+		t.Errorf("--image_id --expand 5: %+v, %v; want the image id --expand and 5 an unexpected argument", o, err)
+	}
+}
+
+// TestFlags: a mistake of the command line is one line naming the flag,
+// exit 2, without the usage; --help is the usage on stdout, its lines at
+// most 100 characters, exit 0.
+func TestFlags(t *testing.T) {
+	ctx := context.Background()
+	aFile, err := filepath.Abs("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
-		want int
-	}{{nil, 0}, {[]string{"--expand"}, search.DefaultExpand}, {[]string{"--expand=1"}, 1}, {[]string{"--expand=0"}, 0},
-		{[]string{"--expand=12"}, 12}, {[]string{"--expand=false"}, 0}, {[]string{"--expand=true"}, search.DefaultExpand}} {
-		fs := flag.NewFlagSet("t", flag.ContinueOnError)
-		var e expandFlag
-		fs.Var(&e, "expand", "")
-		if err := fs.Parse(c.args); err != nil || e.n != c.want || e.bad != "" {
-			t.Errorf("%q: %d (bad %q, %v), want %d", c.args, e.n, e.bad, err, c.want)
+		want string
+	}{
+		{[]string{"--nope"}, "query: unknown flag --nope (--help lists every flag)"},
+		{[]string{"--run", "r", "--image_id", "x", "--k", "abc"}, `query: --k "abc": want a whole number (--help lists every flag)`},
+		{[]string{"--run", "r", "--image_id", "x", "--k", "0"}, "query: --k 0: must be 1 or more (--help lists every flag)"},
+		{[]string{"--run", "r", "--image_id", "x", "--max_pixels", "-1"}, "query: --max_pixels -1: must be 0 or more (--help lists every flag)"},
+		{[]string{"--run", "r", "--image_id", "x", "3"}, `query: unexpected arguments ["3"]: flags are written --name value (--help lists every flag)`},
+		{[]string{"--image_id", "x"}, "query: --run is required (--help lists every flag)"},
+		{[]string{"--run", aFile, "--image_id", "x"}, "query: --run " + aFile + ": is a file, not a directory (--help lists every flag)"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(ctx, c.args, &stdout, &stderr); code != 2 || stderr.String() != c.want+"\n" || stdout.Len() != 0 {
+			t.Errorf("%q: exit %d, stderr %q, stdout %q; want 2 and %q", c.args, code, stderr.String(), stdout.String(), c.want)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(ctx, []string{"--help"}, &stdout, &stderr); code != 0 || stderr.Len() != 0 || !strings.Contains(stdout.String(), "--expand [N]") {
+		t.Fatalf("--help: exit %d, stderr %q, stdout:\n%s", code, stderr.String(), stdout.String())
+	}
+	for i, line := range strings.Split(stdout.String(), "\n") {
+		if n := utf8.RuneCountInString(line); n > cmdline.UsageWidth {
+			t.Errorf("--help line %d has %d characters: %q", i+1, n, line)
 		}
 	}
 }

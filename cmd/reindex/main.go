@@ -31,6 +31,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 
 	"github.com/bowline/bowline/cmd/internal/cli"
+	"github.com/bowline/bowline/cmd/internal/cmdline"
 	"github.com/bowline/bowline/formats/published"
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/pipelines/reindex"
@@ -59,23 +60,23 @@ func main() {
 	groups := cli.JobGroups()
 	groups[0].Flags = slices.Insert(groups[0].Flags, 1, "root")
 	groups = append(groups,
-		cli.Group{Title: "Nights", Flags: []string{"incremental", "rebuild_vocab", "max_drift", "keep"}},
-		cli.Group{Title: "Quality gate", Flags: []string{"serving_learner", "max_map_drop", "max_dead_rate", "max_shrink"}},
-		cli.Group{Title: "Errors", Flags: []string{"verbose_errors"}})
-	cli.Parse("reindex", flag.CommandLine, os.Args[1:], synopsis, groups)
+		cmdline.Group{Title: "Nights", Flags: []string{"incremental", "rebuild_vocab", "max_drift", "keep"}},
+		cmdline.Group{Title: "Quality gate", Flags: []string{"serving_learner", "max_map_drop", "max_dead_rate", "max_shrink"}},
+		cmdline.Group{Title: "Errors", Flags: []string{"verbose_errors"}})
+	cmdline.Parse("reindex", flag.CommandLine, os.Args[1:], synopsis, groups)
 	beam.Init()
 	cli.QuietRunnerLogs()
 	ctx := context.Background()
 
 	fail := func(err error) { cli.Exit("reindex", err, *verbose) }
-	if err := cli.Require(flag.CommandLine, "input", "root"); err != nil {
-		fail(fmt.Errorf("%w (--help lists every flag)", err))
+	if err := cmdline.Require(flag.CommandLine, "input", "root"); err != nil {
+		fail(fmt.Errorf("%w%s", err, cmdline.HelpHint))
 	}
 	if flag.NArg() > 0 {
-		fail(cli.Usagef("unexpected arguments %q: flags are written --name value", flag.Args()))
+		fail(cmdline.Usagef("unexpected arguments %q: flags are written --name value%s", flag.Args(), cmdline.HelpHint))
 	}
 	if *jobopts.Async {
-		fail(cli.Usagef("--async: a night waits for its job, to judge the run and publish it; schedule the command itself instead"))
+		fail(cmdline.Usagef("--async: a night waits for its job, to judge the run and publish it; schedule the command itself instead"))
 	}
 	runner := cli.RunnerFromFlags(flag.CommandLine)
 	o.Run = func(ctx context.Context, p *beam.Pipeline) error {
@@ -92,7 +93,7 @@ func main() {
 	}
 	for _, name := range refuse {
 		if f := flag.Lookup(name); f != nil && f.Value.String() != "" && f.Value.String() != "false" {
-			fail(cli.Usagef("--%s: Dataflow would return before the job ran, leaving no run to gate or publish (a Flex Template launch passes --template_location); run reindex where it waits for its job, e.g. the Cloud Run job of infra/README.md", name))
+			fail(cmdline.Usagef("--%s: Dataflow would return before the job ran, leaving no run to gate or publish (a Flex Template launch passes --template_location); run reindex where it waits for its job, e.g. the Cloud Run job of infra/README.md", name))
 		}
 	}
 	paths := []cli.PathFlag{{Name: "input", Value: c.Input}, {Name: "root", Value: o.Root, Required: true}}
@@ -105,14 +106,14 @@ func main() {
 	c.Flags = cli.Settings(flag.CommandLine, groups)
 	o.Job = c
 	if err := o.Validate(); err != nil {
-		fail(cli.UsageError{Err: err})
+		fail(cmdline.UsageError{Err: err})
 	}
 	// The job's settings are checked here, where a mistake is the command
 	// line's, with a stand-in for the run directory Night makes.
 	check := c
 	check.Output = reindex.RunDir(o.Root, "check")
 	if err := check.Validate(); err != nil {
-		fail(cli.UsageError{Err: err})
+		fail(cmdline.UsageError{Err: err})
 	}
 	if runner.Workers() != cli.InProcess {
 		if _, err := cli.UseSelfAsWorker(flag.CommandLine, runner, os.Executable); err != nil {

@@ -67,6 +67,10 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"--input", shapes, "--root", root, "--serving_learner", ""}, `reindex: --serving_learner "": must not be empty`},
 		{[]string{"--input", shapes, "--root", root, "--max_drift", "-1"}, "reindex: --max_drift -1: must be a number, 0 or more"},
 		{[]string{"--input", shapes, "--root", root, "--nope"}, "reindex: unknown flag --nope (--help lists every flag)"},
+		{[]string{"--input", shapes, "--root", root, "extra"}, `reindex: unexpected arguments ["extra"]: flags are written --name value (--help lists every flag)`},
+		// A root that is a file, not the lock's "not a directory" from
+		// below it.
+		{[]string{"--input", shapes, "--root", shapes}, "reindex: --root " + shapes + ": is a file, not a directory (--help lists every flag)"},
 	} {
 		_, stderr, code := runCmd(t, tc.args...)
 		if code != 2 || !strings.Contains(lastLine(stderr), tc.want) {

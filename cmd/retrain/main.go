@@ -18,6 +18,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/bowline/bowline/cmd/internal/cli"
+	"github.com/bowline/bowline/cmd/internal/cmdline"
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/pipelines/retrain"
@@ -29,7 +30,7 @@ Retrains and re-evaluates learners on a finished run's bags of words and triplet
 (and its global features, for learners of global features), without describing
 the images again.`
 
-var groups = []cli.Group{
+var groups = []cmdline.Group{
 	{Title: "Input and output", Flags: []string{"run", "output", "overwrite", "shards", "part_loads"}},
 	{Title: "Triplets", Flags: cli.TripletFlags},
 	{Title: "Learners", Flags: append([]string{"learners", "learner_params", "sweep", "tune", "tune_fraction", "target_sparsity", "train_shards", "train_rounds"}, cli.GroupFlags...)},
@@ -62,26 +63,26 @@ func main() {
 	flag.IntVar(&c.Learning.Eval.Rerank, "rerank", 0, "also evaluate each method with its best N results spatially re-ranked (rows <method>+sv, as the job's --rerank); a run without geometry files gets none (0: not evaluated)")
 	flag.IntVar(&c.Learning.Eval.Expand, "expand", 0, "with --rerank: also rows <method>+sv+qe, queries expanded with at most N verified results (as the job's --expand) (0: not evaluated)")
 	verbose := flag.Bool("verbose_errors", false, "on failure, print the runner's whole error (plans and all) before the one-line cause")
-	cli.Parse("retrain", flag.CommandLine, os.Args[1:], synopsis, groups)
+	cmdline.Parse("retrain", flag.CommandLine, os.Args[1:], synopsis, groups)
 	beam.Init()
 	cli.QuietRunnerLogs()
 	ctx := context.Background()
 
 	fail := func(err error) { cli.Exit("retrain", err, *verbose) }
-	if err := cli.Require(flag.CommandLine, "run", "output"); err != nil {
-		fail(fmt.Errorf("%w%s", err, cli.HelpHint))
+	if err := cmdline.Require(flag.CommandLine, "run", "output"); err != nil {
+		fail(fmt.Errorf("%w%s", err, cmdline.HelpHint))
 	}
 	if flag.NArg() > 0 {
-		fail(cli.Usagef("unexpected arguments %q: flags are written --name value%s", flag.Args(), cli.HelpHint))
+		fail(cmdline.Usagef("unexpected arguments %q: flags are written --name value%s", flag.Args(), cmdline.HelpHint))
 	}
 	c.Learning.Learners = cli.ParseLearners(*learnerList, false)
 	p, err := cli.ParseParams(*params)
 	if err != nil {
-		fail(cli.Usagef("--learner_params: %v%s", err, cli.HelpHint))
+		fail(cmdline.Usagef("--learner_params: %v%s", err, cmdline.HelpHint))
 	}
 	c.Learning.Params = p
 	if c.Learning.Sweep, err = cli.ParseSweep(*sweep); err != nil {
-		fail(cli.Usagef("--sweep: %v%s", err, cli.HelpHint))
+		fail(cmdline.Usagef("--sweep: %v%s", err, cmdline.HelpHint))
 	}
 	// Checked before the run is read, at the vocabulary size the default
 	// parameters were tuned at (Validate checks them again at the run's);
@@ -100,10 +101,10 @@ func main() {
 	c.Vocabulary = int(n)
 	c.Flags = cli.Settings(flag.CommandLine, groups)
 	if c.Earlier, err = bowline.LoadEarlier(ctx, *compareTo); err != nil {
-		fail(cli.UsageError{Err: err})
+		fail(cmdline.UsageError{Err: err})
 	}
 	if err := c.Validate(); err != nil {
-		fail(cli.UsageError{Err: err})
+		fail(cmdline.UsageError{Err: err})
 	}
 	if err := bowline.PrepareOutput(ctx, c.Output, c.Overwrite); err != nil {
 		fail(err)

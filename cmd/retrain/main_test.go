@@ -1,17 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/bowline/bowline/cmd/internal/cmdline"
 	"github.com/bowline/bowline/cmd/internal/cmdtest"
-
-	"github.com/bowline/bowline/cmd/internal/cli"
 )
 
 // binary is the command, built once by TestMain.
@@ -22,28 +19,23 @@ func TestMain(m *testing.M) { cmdtest.Main(m, "retrain", &binary) }
 // TestBadFlagValues: every flag of retrain that takes a value out of its
 // range, or that does not exist, is refused before the run is read, exit
 // 2, in one line naming the flag; every flag --help lists is in the table
-// or in cli.Unchecked.
+// or in cmdline.Unchecked.
 func TestBadFlagValues(t *testing.T) {
+	aFile, err := filepath.Abs("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
 	bad := map[string]string{
 		"shards": "0", "train_shards": "0", "train_rounds": "-1", "query_fraction": "1.5", "eval_queries": "-1",
 		"train_queries": "-1", "triplets_per_query": "0", "negatives": "hardest", "positives": "far", "hard_pool": "0", "hard_fraction": "2",
 		"learners": "nope", "learner_params": "solis-ada.lambda=-1", "sweep": "solis-ada.lambda=1,1",
 		"tune_fraction": "1", "target_sparsity": "1", "rerank": "-1", "expand": "-1",
 		"part_loads": "-1", "group_images": "0", "group_postings": "-1", "group_loads": "-1",
+		// Directories given a file: "is a file, not a directory".
+		"run": aFile, "output": aFile, "compare_to": aFile,
 	}
 	out := filepath.Join(t.TempDir(), "out")
-	run := func(args ...string) (stdout, stderr string, code int) {
-		cmd := exec.Command(binary, args...)
-		var o, e bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &o, &e
-		err := cmd.Run()
-		if ee, ok := err.(*exec.ExitError); ok {
-			return o.String(), e.String(), ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return o.String(), e.String(), 0
-	}
+	run := func(args ...string) (stdout, stderr string, code int) { return cmdtest.Run(t, binary, args...) }
 	for name, v := range bad {
 		// The run does not exist: the flag is refused before it is read.
 		_, stderr, code := run("--run", "/nonexistent/run", "--output", out, "--"+name, v)
@@ -69,8 +61,8 @@ func TestBadFlagValues(t *testing.T) {
 	}
 	for _, m := range listed {
 		_, tested := bad[m[1]]
-		if _, free := cli.Unchecked[m[1]]; !tested && !free {
-			t.Errorf("--%s: neither a bad value tested nor in cli.Unchecked", m[1])
+		if _, free := cmdline.Unchecked[m[1]]; !tested && !free {
+			t.Errorf("--%s: neither a bad value tested nor in cmdline.Unchecked", m[1])
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/image/draw"
 
+	"github.com/bowline/bowline/cmd/internal/cmdline"
 	"github.com/bowline/bowline/formats/blob"
 	"github.com/bowline/bowline/transforms/ingest"
 )
@@ -48,7 +49,7 @@ func (s *Server) handleImage(w http.ResponseWriter, r *http.Request) {
 	}
 	size := 0
 	if ss := v.Get("size"); ss != "" {
-		size, err = wholeNumber(ss)
+		size, err = cmdline.WholeNumber(ss)
 		if err != nil || size < minThumb || size > maxThumb {
 			writeError(w, http.StatusBadRequest, "size=%.20q: want a whole number of pixels from %d to %d", ss, minThumb, maxThumb)
 			return
@@ -73,6 +74,10 @@ func (s *Server) handleImage(w http.ResponseWriter, r *http.Request) {
 	defer release()
 	data, _, err := blob.Read(ctx, uri)
 	if err != nil {
+		if err := s.explain(err, fmt.Sprintf("reading image %.200q", id)); errors.As(err, new(explained)) {
+			writeError(w, statusOf(err), "%v", err)
+			return
+		}
 		s.log.Error("reading a corpus image", "image_id", id, "uri", uri, "err", err)
 		writeError(w, http.StatusBadGateway, "image %.200q cannot be read from the corpus", id)
 		return

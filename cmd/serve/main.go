@@ -52,6 +52,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -64,11 +65,36 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bowline/bowline/cmd/internal/cmdline"
 	"github.com/bowline/bowline/transforms/search"
 )
 
-func main() {
-	cfg := Config{
+const synopsis = `Usage: serve --run <run dir | root with published.json> [--addr 127.0.0.1:8080] [flags]
+
+Answers image searches over HTTP (the package documentation describes the API).`
+
+var groups = []cmdline.Group{
+	{Title: "The run", Flags: []string{"run", "learners", "default_learner", "max_keypoints", "no_geometry", "image_root", "reload"}},
+	{Title: "Listening", Flags: []string{"addr", "timeout", "drain"}},
+	{Title: "Requests", Flags: []string{"max_body", "max_pixels", "max_k", "max_rerank", "max_expand", "max_near"}},
+	{Title: "Concurrency and memory", Flags: []string{"max_inflight", "max_photo_inflight", "queue_wait", "memory_idle"}},
+}
+
+// settings are the command line's: the service's Config and what main
+// needs beside it.
+type settings struct {
+	cfg           Config
+	run, addr     string
+	learners      []string
+	maxKeypoints  int
+	noGeometry    bool
+	reload, drain time.Duration
+}
+
+// parseFlags reads the command line, writing --help to help; its errors
+// are cmdline.UsageErrors, one line naming the flag.
+func parseFlags(args []string, help io.Writer) (settings, error) {
+	s := settings{cfg: Config{
 		MaxBody:          10 << 20,
 		MaxPixels:        16_000_000,
 		Timeout:          10 * time.Second,
@@ -80,63 +106,71 @@ func main() {
 		MaxRerank:        DefaultMaxRerank,
 		MaxExpand:        DefaultMaxExpand,
 		MaxNear:          DefaultMaxNear,
-	}
-	run := flag.String("run", "", "a finished bowline run's output directory, or a root whose published.json names the run (local or gs://); required")
-	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
+	}}
+	cfg := &s.cfg
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.StringVar(&s.run, "run", "", "a finished bowline run's output directory, or a root whose published.json names the run (local or gs://); required")
+	fs.StringVar(&s.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	maxBody := byteSize(cfg.MaxBody)
-	flag.Var(&maxBody, "max_body", "largest request body (a photo), in bytes or with a unit: 10MiB, 500KB")
-	flag.Int64Var(&cfg.MaxPixels, "max_pixels", cfg.MaxPixels, "refuse photos whose header declares more pixels, before decoding them (at most the run's own --max_pixels; 0: the run's); a photo's decoded pixels and its gray copy take 8 bytes a pixel")
-	learnerList := flag.String("learners", "", "load only these learners' indexes, comma-separated (\"tfidf\" is the baseline; default: all the run has; the baseline's index is as large as the bags of words)")
-	flag.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "longest a request may take (its search's deadline; the connection's read and write timeouts follow)")
-	flag.IntVar(&cfg.MaxInflight, "max_inflight", cfg.MaxInflight, "searches by id and thumbnail reads run at once")
-	flag.IntVar(&cfg.MaxPhotoInflight, "max_photo_inflight", cfg.MaxPhotoInflight, "photo searches (decoding and describing an upload: a core and up to a few hundred MB each) run at once, in slots of their own")
-	flag.DurationVar(&cfg.MemoryIdle, "memory_idle", cfg.MemoryIdle, "after this long without photo searches, return their memory to the operating system")
-	flag.DurationVar(&cfg.QueueWait, "queue_wait", cfg.QueueWait, "how long a request waits for a free slot before it gets 503")
-	flag.IntVar(&cfg.MaxK, "max_k", cfg.MaxK, "largest k a request may ask for")
-	flag.IntVar(&cfg.MaxRerank, "max_rerank", cfg.MaxRerank, "largest rerank= a request may ask for (results verified spatially, some tens of microseconds each)")
-	flag.IntVar(&cfg.MaxExpand, "max_expand", cfg.MaxExpand, "largest expand= a request may ask for (verified results a query is averaged with)")
-	flag.IntVar(&cfg.MaxNear, "max_near", cfg.MaxNear, "largest near= a request may ask for (near-copy candidates verified with rerank=)")
-	maxKeypoints := flag.Int("max_keypoints", 0, "keep at most this many keypoints of each image for spatial verification, the largest-scale (10 bytes each; 0: all the run's geometry files hold)")
-	noGeometry := flag.Bool("no_geometry", false, "load no keypoint geometry: less memory, and rerank= and expand= refused")
-	flag.StringVar(&cfg.DefaultLearner, "default_learner", "", "learner of requests that name none (default: the one published.json names for serving, else the run's first)")
-	flag.StringVar(&cfg.ImageRoot, "image_root", "", "directory that relative image paths of the run are read from, for thumbnails: where the job ran, if its --input was relative (default: the working directory)")
-	reload := flag.Duration("reload", time.Minute, "how often to check published.json for a new run (0: only on SIGHUP)")
-	drain := flag.Duration("drain", 30*time.Second, "on SIGINT or SIGTERM, how long requests in flight may take to finish")
-	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "Usage: serve --run <run dir | root with published.json> [--addr 127.0.0.1:8080] [flags]\n\nAnswers image searches over HTTP (see the package documentation for the API).\n\n")
-		flag.PrintDefaults()
+	fs.Var(&maxBody, "max_body", "largest request body (a photo), in bytes or with a unit: 10MiB, 500KB")
+	fs.Int64Var(&cfg.MaxPixels, "max_pixels", cfg.MaxPixels, "refuse photos whose header declares more pixels, before decoding them (at most the run's own --max_pixels; 0: the run's); a photo's decoded pixels and its gray copy take 8 bytes a pixel")
+	learnerList := fs.String("learners", "", "load only these learners' indexes, comma-separated (\"tfidf\" is the baseline; default: all the run has; the baseline's index is as large as the bags of words)")
+	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "longest a request may take (its search's deadline; the connection's read and write timeouts follow)")
+	fs.IntVar(&cfg.MaxInflight, "max_inflight", cfg.MaxInflight, "searches by id and thumbnail reads run at once")
+	fs.IntVar(&cfg.MaxPhotoInflight, "max_photo_inflight", cfg.MaxPhotoInflight, "photo searches (decoding and describing an upload: a core and up to a few hundred MB each) run at once, in slots of their own")
+	fs.DurationVar(&cfg.MemoryIdle, "memory_idle", cfg.MemoryIdle, "after this long without photo searches, return their memory to the operating system")
+	fs.DurationVar(&cfg.QueueWait, "queue_wait", cfg.QueueWait, "how long a request waits for a free slot before it gets 503")
+	fs.IntVar(&cfg.MaxK, "max_k", cfg.MaxK, "largest k a request may ask for")
+	fs.IntVar(&cfg.MaxRerank, "max_rerank", cfg.MaxRerank, "largest rerank= a request may ask for (results verified spatially, some tens of microseconds each)")
+	fs.IntVar(&cfg.MaxExpand, "max_expand", cfg.MaxExpand, "largest expand= a request may ask for (verified results a query is averaged with)")
+	fs.IntVar(&cfg.MaxNear, "max_near", cfg.MaxNear, "largest near= a request may ask for (near-copy candidates verified with rerank=)")
+	fs.IntVar(&s.maxKeypoints, "max_keypoints", 0, "keep at most this many keypoints of each image for spatial verification, the largest-scale (10 bytes each; 0: all the run's geometry files hold)")
+	fs.BoolVar(&s.noGeometry, "no_geometry", false, "load no keypoint geometry: less memory, and rerank= and expand= refused")
+	fs.StringVar(&cfg.DefaultLearner, "default_learner", "", "learner of requests that name none (default: the one published.json names for serving, else the run's first)")
+	fs.StringVar(&cfg.ImageRoot, "image_root", "", "directory that relative image paths of the run are read from, for thumbnails: where the job ran, if its --input was relative (default: the working directory)")
+	fs.DurationVar(&s.reload, "reload", time.Minute, "how often to check published.json for a new run (0: only on SIGHUP)")
+	fs.DurationVar(&s.drain, "drain", 30*time.Second, "on SIGINT or SIGTERM, how long requests in flight may take to finish")
+	if err := cmdline.ParseArgs(fs, args, help, synopsis, groups); err != nil {
+		return s, err
 	}
-	flag.Parse()
 	cfg.MaxBody = int64(maxBody)
+	if *learnerList != "" {
+		s.learners = strings.Split(*learnerList, ",")
+	}
+	if fs.NArg() > 0 {
+		return s, cmdline.Usagef("unexpected arguments %q: flags are written --name value%s", fs.Args(), cmdline.HelpHint)
+	}
+	if err := cmdline.Require(fs, "run"); err != nil {
+		return s, fmt.Errorf("%w%s", err, cmdline.HelpHint)
+	}
+	return s, nil
+}
+
+func main() {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	fail := func(code int, err error) {
 		fmt.Fprintf(os.Stderr, "serve: %v\n", err)
 		os.Exit(code)
 	}
-	switch {
-	case *run == "":
-		fail(2, errors.New("--run is required (--help lists every flag)"))
-	case flag.NArg() > 0:
-		fail(2, fmt.Errorf("unexpected arguments %q", flag.Args()))
-	case cfg.MaxBody < 1 || cfg.MaxPixels < 0 || cfg.Timeout <= 0 || cfg.MaxInflight < 1 || cfg.MaxPhotoInflight < 1 || cfg.QueueWait < 0 || cfg.MemoryIdle < 0 || cfg.MaxK < 1 || *drain < 0 ||
-		cfg.MaxRerank < 1 || cfg.MaxExpand < 1 || cfg.MaxNear < 1 || *maxKeypoints < 0:
-		fail(2, errors.New("--max_body, --timeout, --max_inflight, --max_photo_inflight, --max_k, --max_rerank, --max_expand and --max_near must be positive, --max_pixels, --queue_wait, --memory_idle, --max_keypoints and --drain not negative"))
+	set, err := parseFlags(os.Args[1:], os.Stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
 	}
+	if err != nil {
+		fail(cmdline.ExitUsage, err)
+	}
+	cfg := set.cfg
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
-	var only []string
-	if *learnerList != "" {
-		only = strings.Split(*learnerList, ",")
-	}
-	rl := NewReloader(*run, openSearch(search.Options{MaxPixels: cfg.MaxPixels, Learners: only, MaxKeypoints: *maxKeypoints, NoGeometry: *noGeometry}), log)
+	rl := NewReloader(set.run, openSearch(search.Options{MaxPixels: cfg.MaxPixels, Learners: set.learners, MaxKeypoints: set.maxKeypoints, NoGeometry: set.noGeometry}), log)
 	ix, err := rl.Open(ctx)
 	if err != nil {
-		fail(1, err)
+		fail(cmdline.ExitFailed, err)
 	}
 	if l := cfg.DefaultLearner; l != "" && !slices.Contains(ix.Learners(), l) {
-		fail(2, fmt.Errorf("--default_learner %s: the run has %s", l, strings.Join(ix.Learners(), ", ")))
+		fail(cmdline.ExitUsage, fmt.Errorf("--default_learner %s: the run has %s", l, strings.Join(ix.Learners(), ", ")))
 	}
 	srv := NewServer(ix, cfg, log)
 	rl.Srv = srv
@@ -154,15 +188,15 @@ func main() {
 			}
 		}
 	}()
-	go rl.Watch(ctx, *reload, reloads)
+	go rl.Watch(ctx, set.reload, reloads)
 
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := net.Listen("tcp", set.addr)
 	if err != nil {
-		fail(1, err)
+		fail(cmdline.ExitFailed, err)
 	}
 	log.Info("listening", "addr", "http://"+ln.Addr().String())
-	if err := Serve(ctx, ln, srv, cfg.Timeout, *drain); err != nil {
-		fail(1, err)
+	if err := Serve(ctx, ln, srv, cfg.Timeout, set.drain); err != nil {
+		fail(cmdline.ExitFailed, err)
 	}
 	log.Info("stopped")
 }
@@ -204,6 +238,9 @@ type byteSize int64
 
 func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
 
+// Get returns the bytes, an int64, for the flag's rule (cmdline).
+func (b *byteSize) Get() any { return int64(*b) }
+
 func (b *byteSize) Set(s string) error {
 	units := []struct {
 		suffix string
@@ -218,7 +255,7 @@ func (b *byteSize) Set(s string) error {
 	}
 	v, err := strconv.ParseFloat(num, 64)
 	if err != nil || v < 0 || v*float64(mult) > 1<<62 {
-		return fmt.Errorf("%q is not a size such as 10MiB", s)
+		return errors.New("want a size in bytes, or with a unit such as 10MiB or 500KB")
 	}
 	*b = byteSize(v * float64(mult))
 	return nil

@@ -12,10 +12,11 @@ import (
 	"net/http"
 	"net/url"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/bowline/bowline/cmd/internal/cmdline"
 )
 
 // Index is what the service needs of a loaded run: *search.Index through
@@ -384,14 +385,14 @@ func (s *Server) parseQuery(r *http.Request) (query, error) {
 // may also be true (defaultExpand, defaultNear) or false (0).
 func (s *Server) parseNumbers(q *query, get func(string) string) error {
 	if ks := get("k"); ks != "" {
-		k, err := wholeNumber(ks)
+		k, err := cmdline.WholeNumber(ks)
 		if err != nil || k < 1 || k > s.cfg.MaxK {
 			return fmt.Errorf("%w: k=%.20q: want a whole number from 1 to %d", errBadRequest, ks, s.cfg.MaxK)
 		}
 		q.k = k
 	}
 	if rs := get("rerank"); rs != "" {
-		n, err := wholeNumber(rs)
+		n, err := cmdline.WholeNumber(rs)
 		if err != nil || n > s.cfg.MaxRerank {
 			return fmt.Errorf("%w: rerank=%.20q: want a whole number from 0 to %d (how many of the best results to verify)", errBadRequest, rs, s.cfg.MaxRerank)
 		}
@@ -410,22 +411,19 @@ func (s *Server) parseNumbers(q *query, get func(string) string) error {
 	return nil
 }
 
-// countOrSwitch reads parameter name through get: absent or false is 0,
-// true is def (at most max), else a whole number from 0 to max; what says
-// what it counts, for the error.
+// countOrSwitch reads parameter name through get: absent is 0, else what
+// cmdline.CountOrSwitch reads, true being def (at most max), bounded by
+// max; what says what it counts, for the error.
 func countOrSwitch(get func(string) string, name string, def, max int, what string) (int, error) {
-	switch v := get(name); v {
-	case "", "false":
+	v := get(name)
+	if v == "" {
 		return 0, nil
-	case "true":
-		return min(def, max), nil
-	default:
-		n, err := wholeNumber(v)
-		if err != nil || n > max {
-			return 0, fmt.Errorf("%w: %s=%.20q: want true, false or a whole number from 0 to %d (%s)", errBadRequest, name, v, max, what)
-		}
-		return n, nil
 	}
+	n, err := cmdline.CountOrSwitch(v, min(def, max))
+	if err != nil || n > max {
+		return 0, fmt.Errorf("%w: %s=%.20q: want true, false or a whole number from 0 to %d (%s)", errBadRequest, name, v, max, what)
+	}
+	return n, nil
 }
 
 // once refuses a query string that gives one of names more than once: which
@@ -437,15 +435,6 @@ func once(v url.Values, names ...string) error {
 		}
 	}
 	return nil
-}
-
-// wholeNumber parses decimal digits only: strconv.Atoi also takes a sign
-// ("+5"), which no client means.
-func wholeNumber(s string) (int, error) {
-	if s == "" || len(s) > 9 || strings.TrimLeft(s, "0123456789") != "" {
-		return 0, fmt.Errorf("%q is not a whole number", s)
-	}
-	return strconv.Atoi(s)
 }
 
 // search runs a query on the index in service, within the concurrency
@@ -485,8 +474,31 @@ func (s *Server) search(ctx context.Context, q query, data []byte) (Found, Index
 	if found.Hits == nil {
 		found.Hits = []Hit{}
 	}
-	return found, ix, learner, err
+	return found, ix, learner, s.explain(err, "the search")
 }
+
+// explain gives err, of what (a search, an image read), the words a
+// caller needs in place of the context's: that it took longer than
+// --timeout, and how long that is, or that it was cancelled. It keeps err
+// for errors.Is, and so its status (statusOf).
+func (s *Server) explain(err error, what string) error {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return explained{fmt.Sprintf("%s took longer than the service's --timeout %v", what, s.cfg.Timeout), err}
+	case errors.Is(err, context.Canceled):
+		return explained{what + " was cancelled: the client went away or the service is stopping", err}
+	}
+	return err
+}
+
+// explained is an error with a message of its own in place of err's.
+type explained struct {
+	msg string
+	err error
+}
+
+func (e explained) Error() string { return e.msg }
+func (e explained) Unwrap() error { return e.err }
 
 // defaultLearner is the learner of requests that name none: the one
 // --default_learner names, or else the index's serving learner.
@@ -498,24 +510,36 @@ func (s *Server) defaultLearner(cur *loaded) string {
 }
 
 // errBusy is the refusal of a request that found every slot taken.
-var errBusy = errors.New("the service is busy: try again")
+var errBusy = errors.New("the service is busy, try again")
 
 // acquire takes one of slots (s.slots or s.photos), waiting at most
-// QueueWait (and never past ctx's deadline).
+// QueueWait (and never past ctx's deadline). Its error, an errBusy, says
+// which slots, how many, and how long it waited.
 func (s *Server) acquire(ctx context.Context, slots chan struct{}) (release func(), err error) {
 	select {
 	case slots <- struct{}{}:
 	default:
+		kind := "slot of searches by id and image reads (--max_inflight)"
+		if slots == s.photos {
+			kind = "slot of photo searches (--max_photo_inflight)"
+		}
+		which := "the one " + kind
+		if n := cap(slots); n > 1 {
+			which = fmt.Sprintf("all %d %s", n, strings.Replace(kind, "slot", "slots", 1))
+		}
 		t := time.NewTimer(s.cfg.QueueWait)
 		defer t.Stop()
 		select {
 		case slots <- struct{}{}:
 		case <-t.C:
 			s.metrics.busy.Add(1)
-			return nil, errBusy
+			return nil, fmt.Errorf("%w: %s stayed taken for --queue_wait %v", errBusy, which, s.cfg.QueueWait)
 		case <-ctx.Done():
 			s.metrics.busy.Add(1)
-			return nil, errBusy
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return nil, fmt.Errorf("%w: %s stayed taken for the request's --timeout %v", errBusy, which, s.cfg.Timeout)
+			}
+			return nil, fmt.Errorf("%w: %s stayed taken until the client went away", errBusy, which)
 		}
 	}
 	s.metrics.inflight.Add(1)

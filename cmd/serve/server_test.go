@@ -194,7 +194,8 @@ func TestBodyLimitUnknownLength(t *testing.T) {
 }
 
 // TestBusyAndTimeout fills the one slot: the next request waits QueueWait
-// and gets 503; a search past the timeout gets 504.
+// and gets 503; a search past the timeout gets 504; each body names the
+// limit and its value, not the context's "deadline exceeded".
 func TestBusyAndTimeout(t *testing.T) {
 	f := newFake("runs/a", 5)
 	entered, release := make(chan struct{}), make(chan struct{})
@@ -207,7 +208,7 @@ func TestBusyAndTimeout(t *testing.T) {
 	go func() { first <- do(s, "GET", "/v1/search?image_id="+f.ids[0], nil) }()
 	<-entered
 	w := do(s, "GET", "/v1/search?image_id="+f.ids[1], nil)
-	if msg := jsonError(t, w); w.Code != 503 || !strings.Contains(msg, "busy") {
+	if msg := jsonError(t, w); w.Code != 503 || msg != "the service is busy, try again: the one slot of searches by id and image reads (--max_inflight) stayed taken for --queue_wait 20ms" {
 		t.Fatalf("with the slot taken: %d %q, want 503", w.Code, msg)
 	}
 	close(release)
@@ -224,8 +225,8 @@ func TestBusyAndTimeout(t *testing.T) {
 	cfg.Timeout = 30 * time.Millisecond
 	s = NewServer(f, cfg, quietLog(t))
 	w = do(s, "POST", "/v1/search", bytes.NewReader(pngBytes(t, 4, 4)))
-	if msg := jsonError(t, w); w.Code != 504 {
-		t.Fatalf("past the timeout: %d %q, want 504", w.Code, msg)
+	if msg := jsonError(t, w); w.Code != 504 || msg != "the search took longer than the service's --timeout 30ms" {
+		t.Fatalf("past the timeout: %d %q, want 504 naming --timeout 30ms", w.Code, msg)
 	}
 	close(entered)
 }

@@ -1,16 +1,16 @@
 package cli
 
 import (
-	"bytes"
 	"errors"
 	"flag"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
 
 	// The learners register themselves by name.
 	_ "github.com/bowline/bowline/transforms/train"
+
+	"github.com/bowline/bowline/cmd/internal/cmdline"
 )
 
 // runnerError is what beamx.Run returned on Prism (Beam Go v2.77.0) when
@@ -67,26 +67,6 @@ func TestParseLearners(t *testing.T) {
 	}
 }
 
-// TestPrintUsage: the command's flags come in their groups, in order,
-// before one line naming every other flag.
-func TestPrintUsage(t *testing.T) {
-	fs := flag.NewFlagSet("x", flag.ContinueOnError)
-	fs.String("input", "", "the input")
-	fs.Int("vocab", 1000, "words")
-	fs.String("runner", "", "Beam's")
-	fs.String("project", "", "Beam's")
-	var b bytes.Buffer
-	PrintUsage(&b, fs, "Usage: x", []Group{{Title: "Input", Flags: []string{"input"}}, {Title: "Vocabulary", Flags: []string{"vocab"}}})
-	out := b.String()
-	i, v, r := strings.Index(out, "--input"), strings.Index(out, "--vocab"), strings.Index(out, "Beam runner flags")
-	if !(0 < i && i < v && v < r) || !strings.Contains(out, "(default 1000)") {
-		t.Fatalf("usage out of order:\n%s", out)
-	}
-	if rest := out[r:]; !strings.Contains(rest, "--project --runner") || strings.Contains(rest, "--input") {
-		t.Errorf("runner flags line: %q", rest)
-	}
-}
-
 // Settings keeps the command's own flags and the runner, not Beam's others.
 func TestSettings(t *testing.T) {
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
@@ -94,7 +74,7 @@ func TestSettings(t *testing.T) {
 	fs.Int("vocab", 1000, "words")
 	fs.String("runner", "", "Beam's")
 	fs.String("project", "", "Beam's")
-	groups := []Group{{Title: "Input", Flags: []string{"input", "vocab"}}}
+	groups := []cmdline.Group{{Title: "Input", Flags: []string{"input", "vocab"}}}
 	if err := fs.Parse([]string{"--input", "a.csv", "--project", "p"}); err != nil {
 		t.Fatal(err)
 	}
@@ -106,16 +86,6 @@ func TestSettings(t *testing.T) {
 	_ = fs.Set("runner", "flink")
 	if got := Settings(fs, groups); string(got["runner"]) != `"flink"` || len(got) != 3 {
 		t.Errorf("Settings with a runner = %v", got)
-	}
-}
-
-func TestRequire(t *testing.T) {
-	fs := flag.NewFlagSet("x", flag.ContinueOnError)
-	fs.String("input", "", "")
-	fs.String("output", "o", "")
-	err := Require(fs, "output", "input")
-	if err == nil || err.Error() != "--input is required" || !errors.As(err, new(UsageError)) {
-		t.Errorf("Require = %v, want a usage error for --input", err)
 	}
 }
 

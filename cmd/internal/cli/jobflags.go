@@ -5,6 +5,7 @@ import (
 	"flag"
 	"strings"
 
+	"github.com/bowline/bowline/cmd/internal/cmdline"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/transforms/bow"
@@ -99,8 +100,8 @@ func AddTripletFlags(fs *flag.FlagSet, o *triplets.Options) {
 // JobGroups returns the --help groups of AddJobFlags's flags, by stage; a
 // command adds its own flags to them (its output flags to the first) or
 // appends groups of its own.
-func JobGroups() []Group {
-	return []Group{
+func JobGroups() []cmdline.Group {
+	return []cmdline.Group{
 		{Title: "Input and output", Flags: []string{"input", "label_column", "part_images", "part_loads", "seed"}},
 		{Title: "Description (SIFT and global features)", Flags: []string{"max_side", "max_pixels", "max_keypoints", "sift_double", "rootsift", "global"}},
 		{Title: "Vocabulary", Flags: []string{"vocab", "vocab_sample", "vocab_iter", "akm", "akm_checks", "vocab_chunks"}},
@@ -122,11 +123,11 @@ func (j *JobFlags) Apply() error {
 	c.Learning.Learners = ParseLearners(*j.learners, c.Describe.Global)
 	p, err := ParseParams(*j.params)
 	if err != nil {
-		return Usagef("--learner_params: %v%s", err, HelpHint)
+		return cmdline.Usagef("--learner_params: %v%s", err, cmdline.HelpHint)
 	}
 	c.Learning.Params = p
 	if c.Learning.Sweep, err = ParseSweep(*j.sweep); err != nil {
-		return Usagef("--sweep: %v%s", err, HelpHint)
+		return cmdline.Usagef("--sweep: %v%s", err, cmdline.HelpHint)
 	}
 	return CheckLearning(c.Learning, c.Vocab.K, c.Describe.Global)
 }

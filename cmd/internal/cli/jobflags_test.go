@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/bowline/bowline/cmd/internal/cmdline"
 	"github.com/bowline/bowline/pipelines/bowline"
 )
 
@@ -60,7 +61,7 @@ func TestJobFlags(t *testing.T) {
 	if err := fs.Parse([]string{"--learner_params", "lambda"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := j.Apply(); !errors.As(err, new(UsageError)) {
+	if err := j.Apply(); !errors.As(err, new(cmdline.UsageError)) {
 		t.Errorf("bad --learner_params: %v, want a UsageError", err)
 	}
 }
@@ -88,7 +89,7 @@ func TestJobGroupsNameEveryJobFlag(t *testing.T) {
 		t.Errorf("groups name flags AddJobFlags does not define: %v", seen)
 	}
 	var b bytes.Buffer
-	PrintUsage(&b, fs, "usage", JobGroups()) // panics on a group naming an undefined flag
+	cmdline.PrintUsage(&b, fs, "usage", JobGroups()) // panics on a group naming an undefined flag
 	if !bytes.Contains(b.Bytes(), []byte("--triplets_per_query")) {
 		t.Errorf("usage:\n%s", b.String())
 	}

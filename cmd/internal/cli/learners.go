@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bowline/bowline/cmd/internal/cmdline"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/pipelines/bowline"
 )
@@ -107,12 +108,12 @@ func ParseSweep(s string) (bowline.Sweep, error) {
 // CheckLearning checks the learners of l, with their parameters and the
 // sweep, for a vocabulary of vocab words, with the global features or
 // not, as bowline.Learning.Validate does, but in the words of the
-// command line: its UsageError names the flag to change (--learners,
+// command line: its cmdline.UsageError names the flag to change (--learners,
 // --learner_params or --sweep). The flags of single numbers are
 // CheckFlags'.
 func CheckLearning(l bowline.Learning, vocab int, global bool) error {
 	fail := func(flagName string, err error) error {
-		return Usagef("--%s: %v%s", flagName, err, HelpHint)
+		return cmdline.Usagef("--%s: %v%s", flagName, err, cmdline.HelpHint)
 	}
 	if len(l.Learners) == 0 {
 		return fail("learners", fmt.Errorf("no learner named: name one, or all"))
@@ -138,7 +139,7 @@ func CheckLearning(l bowline.Learning, vocab int, global bool) error {
 				continue // the whole check below says why
 			}
 			if err := one.Validate(vocab, global); err != nil {
-				return Usagef("--learner_params %s.%s=%g: %v%s", learner, name, v, err, HelpHint)
+				return cmdline.Usagef("--learner_params %s.%s=%g: %v%s", learner, name, v, err, cmdline.HelpHint)
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/bowline/bowline/cmd/internal/cmdline"
 	"github.com/bowline/bowline/pipelines/bowline"
 )
 
@@ -44,9 +45,9 @@ func TestParseArgsErrors(t *testing.T) {
 	} {
 		fs, _, out := jobFlagSet()
 		var help bytes.Buffer
-		err := ParseArgs(fs, c.args, &help, "usage", JobGroups())
-		if err == nil || err.Error() != c.want+HelpHint || !errors.As(err, new(UsageError)) {
-			t.Errorf("%q: %v, want a UsageError %q", c.args, err, c.want+HelpHint)
+		err := cmdline.ParseArgs(fs, c.args, &help, "usage", JobGroups())
+		if err == nil || err.Error() != c.want+cmdline.HelpHint || !errors.As(err, new(cmdline.UsageError)) {
+			t.Errorf("%q: %v, want a cmdline.UsageError %q", c.args, err, c.want+cmdline.HelpHint)
 		}
 		if out.Len() > 0 || help.Len() > 0 {
 			t.Errorf("%q: the flag package wrote %d bytes, the help %d", c.args, out.Len(), help.Len())
@@ -55,20 +56,20 @@ func TestParseArgsErrors(t *testing.T) {
 }
 
 // TestParseArgsHelp: --help writes the usage to the writer given (the
-// command's stdout), in lines of at most UsageWidth characters, Beam's
+// command's stdout), in lines of at most cmdline.UsageWidth characters, Beam's
 // runner flags included, and returns flag.ErrHelp.
 func TestParseArgsHelp(t *testing.T) {
 	for _, arg := range []string{"--help", "-h"} {
 		fs, _, out := jobFlagSet()
 		var help bytes.Buffer
-		if err := ParseArgs(fs, []string{arg}, &help, "Usage: bowline", JobGroups()); !errors.Is(err, flag.ErrHelp) {
+		if err := cmdline.ParseArgs(fs, []string{arg}, &help, "Usage: bowline", JobGroups()); !errors.Is(err, flag.ErrHelp) {
 			t.Fatalf("%s: %v", arg, err)
 		}
 		if out.Len() > 0 || !strings.Contains(help.String(), "--triplets_per_query") || !strings.Contains(help.String(), "--worker_binary") {
 			t.Fatalf("%s: %d bytes to the flag set's output; help:\n%s", arg, out.Len(), help.String())
 		}
 		for i, line := range strings.Split(help.String(), "\n") {
-			if utf8.RuneCountInString(line) > UsageWidth {
+			if utf8.RuneCountInString(line) > cmdline.UsageWidth {
 				t.Errorf("%s: line %d has %d characters: %q", arg, i+1, utf8.RuneCountInString(line), line)
 			}
 		}
@@ -120,7 +121,7 @@ var badValues = map[string][]string{
 // TestEveryJobFlagIsChecked: every flag of AddJobFlags either has a rule
 // (and the table above refuses values outside it, in one line naming the
 // flag, before the job starts: --group_images 0 ran 10 s and panicked) or
-// is in Unchecked, with the reason; values at the edge of each rule pass.
+// is in cmdline.Unchecked, with the reason; values at the edge of each rule pass.
 func TestEveryJobFlagIsChecked(t *testing.T) {
 	fs, _, _ := jobFlagSet()
 	fs.VisitAll(func(f *flag.Flag) {
@@ -128,8 +129,8 @@ func TestEveryJobFlagIsChecked(t *testing.T) {
 			"worker_binary": true, "environment_config": true}[f.Name]; beam {
 			return
 		}
-		_, ruled := checks[f.Name]
-		_, free := Unchecked[f.Name]
+		ruled := cmdline.Ruled(f.Name)
+		_, free := cmdline.Unchecked[f.Name]
 		if _, tested := badValues[f.Name]; (ruled || !free) && !tested {
 			t.Errorf("--%s: no bad values tested (has a rule: %v, in Unchecked: %v)", f.Name, ruled, free)
 		}
@@ -137,12 +138,12 @@ func TestEveryJobFlagIsChecked(t *testing.T) {
 	for name, values := range badValues {
 		for _, v := range values {
 			fs, j, _ := jobFlagSet()
-			err := ParseArgs(fs, []string{"--" + name + "=" + v}, &bytes.Buffer{}, "usage", JobGroups())
+			err := cmdline.ParseArgs(fs, []string{"--" + name + "=" + v}, &bytes.Buffer{}, "usage", JobGroups())
 			if err == nil {
 				err = j.Apply()
 			}
-			if err == nil || !errors.As(err, new(UsageError)) || !strings.HasPrefix(err.Error(), "--"+name+" ") && !strings.HasPrefix(err.Error(), "--"+name+":") ||
-				strings.Contains(err.Error(), "\n") || !strings.HasSuffix(err.Error(), HelpHint) {
+			if err == nil || !errors.As(err, new(cmdline.UsageError)) || !strings.HasPrefix(err.Error(), "--"+name+" ") && !strings.HasPrefix(err.Error(), "--"+name+":") ||
+				strings.Contains(err.Error(), "\n") || !strings.HasSuffix(err.Error(), cmdline.HelpHint) {
 				t.Errorf("--%s=%q: %v; want one line naming --%s", name, v, err, name)
 			}
 		}
@@ -158,7 +159,7 @@ func TestEveryJobFlagIsChecked(t *testing.T) {
 	}
 	for _, args := range good {
 		fs, j, _ := jobFlagSet()
-		err := ParseArgs(fs, append([]string{"--input", "x.csv"}, args...), &bytes.Buffer{}, "usage", JobGroups())
+		err := cmdline.ParseArgs(fs, append([]string{"--input", "x.csv"}, args...), &bytes.Buffer{}, "usage", JobGroups())
 		if err == nil {
 			err = j.Apply()
 		}

@@ -6,11 +6,12 @@ import (
 	"log/slog"
 	"net"
 	"reflect"
-	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
+
+	"github.com/bowline/bowline/cmd/internal/cmdline"
 )
 
 // Runner is what Beam's runner flags say about where a job runs: the
@@ -143,19 +144,6 @@ type PathFlag struct {
 	Required    bool
 }
 
-// schemeRE matches the scheme of a URI ("gs:", "s3:", "synthetic:").
-var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]+:`)
-
-// LocalPath reports whether p names a file on the machine at hand: it has
-// no URI scheme, or the scheme is file:. An empty p is not a path.
-func LocalPath(p string) bool {
-	if p == "" {
-		return false
-	}
-	s := schemeRE.FindString(p)
-	return s == "" || strings.EqualFold(s, "file:")
-}
-
 // DataflowPaths returns Dataflow's own path flags as set on fs: the
 // workers write to both, so neither may be local.
 func DataflowPaths(fs *flag.FlagSet) []PathFlag {
@@ -165,7 +153,7 @@ func DataflowPaths(fs *flag.FlagSet) []PathFlag {
 	}
 }
 
-// CheckRunner returns a UsageError, one line naming the flag, when the
+// CheckRunner returns a cmdline.UsageError, one line naming the flag, when the
 // job cannot run as the flags ask: a runner that submits to a job service
 // without --endpoint; on a runner whose workers run on other machines, a
 // path flag left empty that is Required there, or one that names a local
@@ -175,7 +163,7 @@ func DataflowPaths(fs *flag.FlagSet) []PathFlag {
 // or write.
 func CheckRunner(r Runner, async bool, paths, dataflow []PathFlag) error {
 	if r.usesEndpoint() && r.Endpoint == "" {
-		return Usagef("--runner %s submits to a job service: name it with --endpoint host:port (Beam's Flink job server listens on localhost:8099)", r.Name)
+		return cmdline.Usagef("--runner %s submits to a job service: name it with --endpoint host:port (Beam's Flink job server listens on localhost:8099)", r.Name)
 	}
 	w := r.Workers()
 	if w == Remote {
@@ -186,14 +174,14 @@ func CheckRunner(r Runner, async bool, paths, dataflow []PathFlag) error {
 		for _, p := range check {
 			switch {
 			case p.Value == "" && p.Required:
-				return Usagef("--%s is required on the %s runner, whose workers run %s: give a gs:// path", p.Name, r.runnerName(), w)
-			case LocalPath(p.Value):
-				return Usagef("--%s %s is a local path, but the %s runner's workers run %s and cannot reach it: give a gs:// path", p.Name, p.Value, r.runnerName(), w)
+				return cmdline.Usagef("--%s is required on the %s runner, whose workers run %s: give a gs:// path", p.Name, r.runnerName(), w)
+			case cmdline.LocalPath(p.Value):
+				return cmdline.Usagef("--%s %s is a local path, but the %s runner's workers run %s and cannot reach it: give a gs:// path", p.Name, p.Value, r.runnerName(), w)
 			}
 		}
 	}
 	if async && w == InProcess {
-		return Usagef("--async leaves the job running after this process exits, but the %s runner's workers run %s: give a job server with --endpoint and a non-LOOPBACK --environment_type, or leave out --async", r.runnerName(), w)
+		return cmdline.Usagef("--async leaves the job running after this process exits, but the %s runner's workers run %s: give a job server with --endpoint and a non-LOOPBACK --environment_type, or leave out --async", r.runnerName(), w)
 	}
 	return nil
 }

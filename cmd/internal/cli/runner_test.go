@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bowline/bowline/cmd/internal/cmdline"
 )
 
 func TestWorkers(t *testing.T) {
@@ -42,24 +44,6 @@ func TestWorkers(t *testing.T) {
 	} {
 		if got := c.r.Workers(); got != c.want {
 			t.Errorf("%+v: workers %v, want %v", c.r, got, c.want)
-		}
-	}
-}
-
-func TestLocalPath(t *testing.T) {
-	for p, want := range map[string]bool{
-		"":                       false,
-		"/tmp/out":               true,
-		"out":                    true,
-		"./data/x:y.csv":         true,
-		"file:///tmp/out":        true,
-		"gs://bucket/out":        false,
-		"s3://bucket/out":        false,
-		"synthetic:1000?seed=2":  false,
-		"GS://bucket/labels.csv": false,
-	} {
-		if got := LocalPath(p); got != want {
-			t.Errorf("LocalPath(%q) = %v, want %v", p, got, want)
 		}
 	}
 }
@@ -110,7 +94,7 @@ func TestCheckRunner(t *testing.T) {
 			t.Errorf("%s: %v", c.name, err)
 		case c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)):
 			t.Errorf("%s: error %v, want %q…", c.name, err, c.want)
-		case err != nil && (!errors.As(err, new(UsageError)) || strings.Contains(err.Error(), "\n")):
+		case err != nil && (!errors.As(err, new(cmdline.UsageError)) || strings.Contains(err.Error(), "\n")):
 			t.Errorf("%s: %q is not a one-line usage error", c.name, err)
 		}
 	}

@@ -3,6 +3,7 @@
 package cmdtest
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -39,4 +40,20 @@ func ShapesJob(labels, out string, extra ...string) error {
 		return fmt.Errorf("the job: %v\n%s", err, b)
 	}
 	return nil
+}
+
+// Run runs binary with args and returns what it wrote to stdout and
+// stderr and its exit status; a command that cannot be started fails t.
+func Run(t testing.TB, binary string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return o.String(), e.String(), ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), 0
 }

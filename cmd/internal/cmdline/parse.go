@@ -1,4 +1,4 @@
-package cli
+package cmdline
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/bowline/bowline/transforms/bow"
 	"github.com/bowline/bowline/transforms/sift"
@@ -23,15 +24,17 @@ const HelpHint = " (--help lists every flag)"
 
 // Parse parses the command line args into fs and checks every flag's
 // value (CheckFlags). --help (or -h) prints the usage to stdout, where a
-// pager can read it, and exits 0; any other mistake exits as Exit does,
-// in one line "prog: <cause> (--help lists every flag)", status 2.
+// pager can read it, and exits 0; any other mistake is written to stderr
+// in one line "prog: <cause> (--help lists every flag)" and exits with
+// ExitUsage.
 func Parse(prog string, fs *flag.FlagSet, args []string, synopsis string, groups []Group) {
 	err := ParseArgs(fs, args, os.Stdout, synopsis, groups)
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)
 	}
 	if err != nil {
-		Exit(prog, err, false)
+		fmt.Fprintf(os.Stderr, "%s: %v\n", prog, err)
+		os.Exit(ExitUsage)
 	}
 }
 
@@ -45,7 +48,7 @@ func ParseArgs(fs *flag.FlagSet, args []string, help io.Writer, synopsis string,
 	out := fs.Output()
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	err := fs.Parse(args)
+	err := fs.Parse(joinCounts(fs, args))
 	fs.SetOutput(out)
 	fs.Usage = Usage(fs, synopsis, groups)
 	switch {
@@ -81,7 +84,9 @@ func parseCause(fs *flag.FlagSet, err error) string {
 	}
 	if m := errValue.FindStringSubmatch(msg); m != nil {
 		want := m[3]
-		if f := fs.Lookup(m[2]); f != nil {
+		// The flag package's own types say only "parse error" or "value
+		// out of range"; a type of a command's own says what it wants.
+		if f := fs.Lookup(m[2]); f != nil && (want == "parse error" || want == "value out of range") {
 			if w := wantOfType(f); w != "" {
 				want = w
 			}
@@ -107,6 +112,8 @@ func wantOfType(f *flag.Flag) string {
 		return "want a whole number, 0 or more"
 	case float64:
 		return "want a number"
+	case time.Duration:
+		return "want a duration such as 500ms, 10s or 1m30s"
 	}
 	return ""
 }
@@ -145,6 +152,20 @@ func inRange(lo, hi float64, open bool) check {
 			return fmt.Sprintf("must be in [%g, %g)", lo, hi)
 		}
 		return fmt.Sprintf("must be in [%g, %g]", lo, hi)
+	}
+}
+
+// longerThan takes durations longer than d: longerThan(0) the positive
+// ones, longerThan(-1) those of 0 or more.
+func longerThan(d time.Duration) check {
+	return func(v any) string {
+		if x, ok := v.(time.Duration); ok && x <= d {
+			if d < 0 {
+				return "must be 0 or more"
+			}
+			return fmt.Sprintf("must be more than %v", d)
+		}
+		return ""
 	}
 }
 
@@ -194,11 +215,20 @@ func whole(v any) (int64, bool) {
 	return 0, false
 }
 
-// checks are the rules of the flags of every command of the job — the
-// job's (AddJobFlags), bowline's, retrain's and reindex's own — by name;
-// a command's flag that is not here takes any value its type parses
-// (Unchecked says which, and why). Beam's runner flags are Beam's.
+// checks are the rules of the flags of every command that parses its
+// command line here — the job's (cli.AddJobFlags), bowline's, retrain's,
+// reindex's, query's and serve's own — by name: a flag of one name means
+// one thing in every command. A command's flag that is not here takes any
+// value its type parses (Unchecked says which, and why). Beam's runner
+// flags are Beam's.
 var checks = map[string]check{
+	// Directories read or written.
+	"output":     isDirectory,
+	"root":       isDirectory,
+	"run":        isDirectory,
+	"previous":   isDirectory,
+	"compare_to": isDirectory,
+	"image_root": isDirectory,
 	// Input and output.
 	"label_column": nonEmpty,
 	"part_images":  atLeast(1),
@@ -247,24 +277,48 @@ var checks = map[string]check{
 	"max_map_drop":    finiteFrom(0),
 	"max_dead_rate":   inRange(0, 1, false),
 	"max_shrink":      inRange(0, 1, false),
+	// query's searches.
+	"k":    atLeast(1),
+	"near": atLeast(0),
+	// serve's limits.
+	"max_body":           atLeast(1),
+	"timeout":            longerThan(0),
+	"max_inflight":       atLeast(1),
+	"max_photo_inflight": atLeast(1),
+	"queue_wait":         longerThan(-1),
+	"memory_idle":        longerThan(-1),
+	"max_k":              atLeast(1),
+	"max_rerank":         atLeast(1),
+	"max_expand":         atLeast(1),
+	"max_near":           atLeast(1),
+	"reload":             longerThan(-1),
+	"drain":              longerThan(-1),
 }
 
 // Unchecked are the commands' flags that take any value their type
 // parses, with the reason, so that a test can tell a flag left out of
 // checks by mistake from one that needs no rule.
 var Unchecked = map[string]string{
-	"input":          "required (Require); its content is checked before the job starts (bowline.Preflight)",
-	"output":         "any directory; checked before the job starts (bowline.Preflight)",
-	"root":           "required (Require)",
-	"run":            "required (Require); read before the job starts",
-	"previous":       "read before the job starts",
-	"compare_to":     "read before the job starts",
-	"learners":       "checked with the learners' parameters (CheckLearning)",
-	"learner_params": "checked with the learners' parameters (CheckLearning)",
-	"sweep":          "checked with the learners' parameters (CheckLearning)",
-	"seed":           "any seed",
-	"overwrite":      "a switch", "rebuild_vocab": "a switch", "verbose_errors": "a switch", "akm": "a switch",
+	"input":           "required (Require); its content is checked before the job starts (bowline.Preflight)",
+	"learners":        "checked with the learners' parameters (cli.CheckLearning); serve's, against the run's learners once it is loaded",
+	"learner_params":  "checked with the learners' parameters (cli.CheckLearning)",
+	"sweep":           "checked with the learners' parameters (cli.CheckLearning)",
+	"seed":            "any seed",
+	"image":           "query's photo, read before the run is opened",
+	"image_id":        "query's indexed image, looked up in the run",
+	"learner":         "query's learner, looked up in the run",
+	"default_learner": "serve's, checked against the run's learners once it is loaded",
+	"addr":            "serve's listening address, refused by the listener if it cannot be used",
+	"overwrite":       "a switch", "rebuild_vocab": "a switch", "verbose_errors": "a switch", "akm": "a switch",
 	"tune": "a switch", "cosine": "a switch", "sift_double": "a switch", "rootsift": "a switch", "global": "a switch", "incremental": "a switch",
+	"no_geometry": "a switch",
+}
+
+// Ruled reports whether flags named name have a rule that CheckFlags
+// checks.
+func Ruled(name string) bool {
+	_, ok := checks[name]
+	return ok
 }
 
 // CheckFlags checks the value of every flag of fs that has a rule, and
