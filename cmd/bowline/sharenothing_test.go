@@ -96,9 +96,14 @@ func TestShareNothing(t *testing.T) {
 		t.Logf("%s: %.1fs", name, time.Since(start).Seconds())
 	}
 
+	// The job with more of its stages than the nights' defaults: global
+	// features and a dense learner, approximate k-means over chunks,
+	// sharded training, re-ranking with query expansion, three parts.
+	wide := []string{"--input", input, "--global", "--learners", "solis-ada,itq", "--akm", "--vocab_chunks", "2",
+		"--train_shards", "2", "--train_rounds", "2", "--rerank", "10", "--expand", "2", "--part_images", "40"}
 	ref, out := "gs://"+bucket+"/in-process", "gs://"+bucket+"/job-server"
-	run(binary, "in-process", "--input", input, "--output", ref)
-	run(binary, "job-server", "--input", input, "--output", out)
+	run(binary, "in-process", append(wide, "--output", ref)...)
+	run(binary, "job-server", append(wide, "--output", out)...)
 	sameRun(ctx, t, ref, out, 96)
 
 	// The nights: a full run on 84 of the 96 images, then one starting
