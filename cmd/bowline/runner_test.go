@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/transforms/report"
 )
@@ -49,13 +50,9 @@ func TestJobServerWithWorkerProcesses(t *testing.T) {
 	bins := t.TempDir()
 	work := keptOnFailure(t)
 
-	start := time.Now()
-	prism := goBuild(ctx, t, bins, "prism", "github.com/apache/beam/sdks/v2/go/cmd/prism")
-	boot := goBuild(ctx, t, bins, "boot", "github.com/apache/beam/sdks/v2/go/container")
-	procboot := goBuild(ctx, t, bins, "procboot", "./testdata/procboot")
-	t.Logf("built prism, boot and procboot in %.1fs", time.Since(start).Seconds())
+	prism, boot, procboot := buildJobServer(ctx, t, bins)
 
-	start = time.Now()
+	start := time.Now()
 	ref := filepath.Join(work, "in-process")
 	launch(ctx, t, work, "in-process", "", "--input", shapes, "--output", ref)
 	t.Logf("in-process run: %.1fs", time.Since(start).Seconds())
@@ -105,18 +102,21 @@ func TestJobServerWithWorkerProcesses(t *testing.T) {
 		}
 	}
 
-	sameRun(ctx, t, ref, out)
+	sameRun(ctx, t, ref, out, 96)
 }
 
 // staged matches the path the boot program copies the worker binary to
-// (a file Beam's boot program leaves behind: the test removes it).
+// (a file Beam's boot program leaves behind: the test removes it from a
+// /tmp the worker shared with the test).
 var staged = regexp.MustCompile(`^(/tmp/bin[0-9]+)/worker( \(deleted\))?$`)
 
 // sameRun checks that the run in out finished, that its manifest is true to
 // the directory, and that it is the run in ref: the same files, every
 // Parquet file byte for byte (the job's output is a function of its input
 // and seed, whatever runs it), the same counts, stage sizes and scores.
-func sameRun(ctx context.Context, t *testing.T, ref, out string) {
+// ref and out are directories, local or gs://; the run is of images
+// images.
+func sameRun(ctx context.Context, t *testing.T, ref, out string, images int64) {
 	t.Helper()
 	mRef, err := bowline.LoadManifest(ctx, ref)
 	if err != nil {
@@ -133,7 +133,7 @@ func sameRun(ctx context.Context, t *testing.T, ref, out string) {
 	parquet := 0
 	for _, f := range mOut.Files {
 		names = append(names, f.Name)
-		got, err := os.ReadFile(filepath.Join(out, f.Name))
+		got, err := fileio.ReadBytes(ctx, fileio.Join(out, f.Name))
 		if err != nil {
 			t.Errorf("manifest lists %s: %v", f.Name, err)
 			continue
@@ -145,7 +145,7 @@ func sameRun(ctx context.Context, t *testing.T, ref, out string) {
 			continue
 		}
 		parquet++
-		if want, err := os.ReadFile(filepath.Join(ref, f.Name)); err != nil || !bytes.Equal(got, want) {
+		if want, err := fileio.ReadBytes(ctx, fileio.Join(ref, f.Name)); err != nil || !bytes.Equal(got, want) {
 			t.Errorf("%s differs from the in-process run's (%d bytes against %d; %v)", f.Name, len(got), len(want), err)
 		}
 	}
@@ -164,7 +164,7 @@ func sameRun(ctx context.Context, t *testing.T, ref, out string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rOut.Counts != rRef.Counts || rOut.Counts.Images != 96 {
+	if rOut.Counts != rRef.Counts || rOut.Counts.Images != images {
 		t.Errorf("counts %+v, in-process %+v", rOut.Counts, rRef.Counts)
 	}
 	// Stages start in another order on another runner; their sizes are the
@@ -220,6 +220,19 @@ func keptOnFailure(t *testing.T) string {
 	return dir
 }
 
+// buildJobServer builds, into dir, Prism, Beam's Go boot program and
+// testdata/procboot (the command of the PROCESS environment), and returns
+// their paths.
+func buildJobServer(ctx context.Context, t *testing.T, dir string) (prism, boot, procboot string) {
+	t.Helper()
+	start := time.Now()
+	prism = goBuild(ctx, t, dir, "prism", "github.com/apache/beam/sdks/v2/go/cmd/prism")
+	boot = goBuild(ctx, t, dir, "boot", "github.com/apache/beam/sdks/v2/go/container")
+	procboot = goBuild(ctx, t, dir, "procboot", "./testdata/procboot")
+	t.Logf("built prism, boot and procboot in %.1fs", time.Since(start).Seconds())
+	return prism, boot, procboot
+}
+
 // goBuild builds pkg into dir/name and returns its path.
 func goBuild(ctx context.Context, t *testing.T, dir, name, pkg string) string {
 	t.Helper()
@@ -236,10 +249,16 @@ func goBuild(ctx context.Context, t *testing.T, dir, name, pkg string) string {
 // of the runner's log, if any (where a worker's failure shows).
 func launch(ctx context.Context, t *testing.T, dir, name, runnerLog string, args ...string) *os.ProcessState {
 	t.Helper()
+	return launchProgram(ctx, t, binary, dir, name, runnerLog, args...)
+}
+
+// launchProgram is launch for another program than the binary under test.
+func launchProgram(ctx context.Context, t *testing.T, program, dir, name, runnerLog string, args ...string) *os.ProcessState {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	stdout, stderr := filepath.Join(dir, name+".out"), filepath.Join(dir, name+".err")
-	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd := exec.CommandContext(ctx, program, args...)
 	var err error
 	if cmd.Stdout, err = os.Create(stdout); err != nil {
 		t.Fatal(err)
@@ -254,7 +273,7 @@ func launch(ctx context.Context, t *testing.T, dir, name, runnerLog string, args
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (%v)", err, ctx.Err())
 		}
-		msg := fmt.Sprintf("%s run: %v\nbowline %s\nstdout %s, stderr %s, ending:\n%s", name, err, strings.Join(args, " "), stdout, stderr, tail(stderr))
+		msg := fmt.Sprintf("%s run: %v\n%s %s\nstdout %s, stderr %s, ending:\n%s", name, err, filepath.Base(program), strings.Join(args, " "), stdout, stderr, tail(stderr))
 		if runnerLog != "" {
 			msg += fmt.Sprintf("\nrunner log %s, ending:\n%s", runnerLog, tail(runnerLog))
 		}
@@ -285,13 +304,19 @@ type jobServer struct {
 
 	mu    sync.Mutex
 	procs map[int]proc // processes seen in its group, by pid
+	// probes are paths scan looks up in each process's own view of the
+	// file system (/proc/<pid>/root), recording those it sees.
+	probes []string
 }
 
 // proc is a process seen in the job server's group.
 type proc struct {
-	ppid int
-	exe  string
-	args []string
+	ppid    int
+	exe     string
+	args    []string
+	mountNS string   // its mount namespace, as /proc/<pid>/ns/mnt names it
+	cwd     string   // its working directory, in its own view
+	sees    []string // the job server's probes it sees
 }
 
 // startJobServer starts prism in dir on a port the system picks, and stops
@@ -323,8 +348,9 @@ func startJobServer(ctx context.Context, t *testing.T, prism, logDir, workDir st
 		s.scan()
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		self, _ := os.Readlink("/proc/self/ns/mnt")
 		for _, p := range s.procs {
-			if m := staged.FindStringSubmatch(p.exe); m != nil {
+			if m := staged.FindStringSubmatch(p.exe); m != nil && p.mountNS == self {
 				os.RemoveAll(m[1])
 			}
 		}
@@ -391,7 +417,15 @@ func (s *jobServer) scan() {
 		if p, ok := s.procs[pid]; !ok || (err == nil && exe != p.exe) {
 			ppid, _ := strconv.Atoi(fields[1])
 			cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-			s.procs[pid] = proc{ppid: ppid, exe: exe, args: strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")}
+			p := proc{ppid: ppid, exe: exe, args: strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")}
+			p.mountNS, _ = os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", pid))
+			p.cwd, _ = os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
+			for _, probe := range s.probes {
+				if _, err := os.Stat(fmt.Sprintf("/proc/%d/root%s", pid, probe)); err == nil {
+					p.sees = append(p.sees, probe)
+				}
+			}
+			s.procs[pid] = p
 		}
 		s.mu.Unlock()
 	}
