@@ -47,7 +47,7 @@
 //     descriptors against the first AKM run's centroids, with exhaustive
 //     search measured on the same descriptors in the same run.
 //
-// -index ivf (or forest,ivf) adds AKM runs through a nn.IVF, one per
+// -index ivf (or forest,ivf) adds AKM runs through an nn.IVF, one per
 // -probes value, to the Lloyd table, so that the objective of each
 // structure is compared with exact Lloyd's from the same start.
 //

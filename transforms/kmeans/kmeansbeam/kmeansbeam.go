@@ -143,8 +143,8 @@ type Options struct {
 	// Seed seeds the sample, the initialisation and the default forests.
 	Seed uint64
 
-	// Approx trains by approximate k-means, assigning through a
-	// nn.IVF (or, with UseForest, a nn.Forest) rebuilt over the
+	// Approx trains by approximate k-means, assigning through an
+	// nn.IVF (or, with UseForest, an nn.Forest) rebuilt over the
 	// centroids at every iteration.
 	Approx bool
 
