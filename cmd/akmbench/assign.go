@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/bowline/bowline/transforms/kmeans"
+	"github.com/bowline/bowline/transforms/nn"
 )
 
 //go:embed faiss_ann.py
@@ -45,7 +46,7 @@ type assignConfig struct {
 // runAssign measures word assignment on one goroutine: for every K, the
 // recall@1 and descriptors per CPU-second of the forest (one search per
 // -sweep checks value), the IVF (one per -probes value) and FAISS's IVF and
-// HNSW on the same words, against the exact nearest words of kmeans.Exact.
+// HNSW on the same words, against the exact nearest words of nn.Exact.
 // The queries are real ETH-80 descriptors that none of the words was drawn
 // or trained from.
 func runAssign(desc []byte, cfg assignConfig) {
@@ -91,7 +92,7 @@ func runAssign(desc []byte, cfg assignConfig) {
 		exL := make([]int32, nq)
 		exD := make([]float32, nq)
 		c = start()
-		kmeans.NewExact(words, dim).Assign(qf, exL, exD, nil)
+		nn.NewExact(words, dim).Assign(qf, exL, exD, nil)
 		_, exCPU := c.elapsed()
 
 		type row struct {
@@ -113,18 +114,18 @@ func runAssign(desc []byte, cfg assignConfig) {
 			}
 			return float64(hit) / float64(nq)
 		}
-		rows = append(rows, row{name: "exact", settings: "kmeans.Exact", recall: 1, cpu: exCPU, bytes: 4 * len(words)})
+		rows = append(rows, row{name: "exact", settings: "nn.Exact", recall: 1, cpu: exCPU, bytes: 4 * len(words)})
 
 		labels := make([]int32, nq)
 		if cfg.forestMaxK == 0 || k <= cfg.forestMaxK {
 			for _, ch := range cfg.checks {
 				c := start()
-				f, err := kmeans.NewForest(words, dim, kmeans.ForestOptions{Trees: cfg.trees, LeafSize: cfg.leaf, Checks: ch, Seed: cfg.seed})
+				f, err := nn.NewForest(words, dim, nn.ForestOptions{Trees: cfg.trees, LeafSize: cfg.leaf, Checks: ch, Seed: cfg.seed})
 				if err != nil {
 					fatalf("forest: %v", err)
 				}
 				_, build := c.elapsed()
-				var s kmeans.Search
+				var s nn.Search
 				c = start()
 				for i := range nq {
 					l, _ := f.NearestBytes(qb[i*dim:(i+1)*dim], &s)
@@ -137,12 +138,12 @@ func runAssign(desc []byte, cfg assignConfig) {
 		// One IVF per probes value: the default lists depend on them.
 		for _, p := range cfg.probes {
 			c := start()
-			v, err := kmeans.NewIVF(words, dim, kmeans.IVFOptions{Lists: cfg.lists, Probes: p, Seed: cfg.seed})
+			v, err := kmeans.TrainIVF(words, dim, nn.IVFOptions{Lists: cfg.lists, Probes: p, Seed: cfg.seed})
 			if err != nil {
 				fatalf("ivf: %v", err)
 			}
 			_, build := c.elapsed()
-			var s kmeans.IVFScratch
+			var s nn.IVFScratch
 			out := make([]uint32, 0, nq)
 			c = start()
 			out = v.QuantizeBytes(out, qb, &s)
@@ -159,7 +160,7 @@ func runAssign(desc []byte, cfg assignConfig) {
 			case f == "ivf" && (cfg.faissIVFMaxK == 0 || k <= cfg.faissIVFMaxK):
 				nl := cfg.lists
 				if nl == 0 {
-					nl = kmeans.DefaultLists(k, 8)
+					nl = nn.DefaultLists(k, 8)
 				}
 				specs = append(specs, fmt.Sprintf("ivf:%d:%s", nl, joinInts(cfg.faissProbes)))
 			case f == "hnsw" && (cfg.faissHNSWMaxK == 0 || k <= cfg.faissHNSWMaxK):
@@ -199,7 +200,7 @@ func runAssign(desc []byte, cfg assignConfig) {
 // sqDistF is the squared distance of a and b as Nearest (and so Exact)
 // computes it, to the last bit.
 func sqDistF(a, b []float32) float32 {
-	_, d := kmeans.Nearest(a, len(a), b)
+	_, d := nn.Nearest(a, len(a), b)
 	return d
 }
 

@@ -14,6 +14,7 @@ import (
 	"strconv"
 
 	"github.com/bowline/bowline/transforms/kmeans"
+	"github.com/bowline/bowline/transforms/nn"
 )
 
 //go:embed faiss_assign.py
@@ -22,7 +23,7 @@ var faissScript []byte
 // faissRef is a python3-faiss process (faiss_assign.py) that finds the
 // exact nearest centroid of every benchmark point by exhaustive search with
 // BLAS matrix products: exact Lloyd at K = 10⁵ on 10⁶ points is out of reach
-// of kmeans.Assign's scan on this machine, and an exact reference is what
+// of nn.Nearest's scan on this machine, and an exact reference is what
 // the AKM objective must be measured against.
 type faissRef struct {
 	cmd    *exec.Cmd
@@ -157,7 +158,7 @@ func lloydFAISS(ref *faissRef, pts, cent []float32, dim, k, maxIter int) (kmeans
 				labels[i] = l
 				changed++
 			}
-			_, dist[i] = kmeans.Nearest(cent[int(l)*dim:(int(l)+1)*dim], dim, pts[i*dim:(i+1)*dim])
+			_, dist[i] = nn.Nearest(cent[int(l)*dim:(int(l)+1)*dim], dim, pts[i*dim:(i+1)*dim])
 		}
 		sums.Reset()
 		sums.Add(pts, labels, dist)

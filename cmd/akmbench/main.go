@@ -1,5 +1,5 @@
 // Command akmbench compares approximate k-means (AKM: assignment through a
-// kmeans.Forest) with exact Lloyd k-means on 128-dimensional SIFT
+// nn.Forest) with exact Lloyd k-means on 128-dimensional SIFT
 // descriptors, from the same initial centroids, in one run.
 //
 // Data (-data):
@@ -34,20 +34,20 @@
 //     faiss,go runs both, one after the other from the same start, and
 //     prints each one's exhaustive search in descriptors per CPU-second
 //     (FAISS's as its process counts it, ours as the Lloyd pass's, updates
-//     included): the comparison of kmeans.Exact with BLAS in one run. The
+//     included): the comparison of nn.Exact with BLAS in one run. The
 //     first method listed is the reference of the speed-up column. The objective
 //     J is shown as each trainer measured it (AKM's with its own
 //     approximate assignment, an upper bound) and recomputed exactly on
 //     -eval points;
 //   - assignment: descriptors per second on one goroutine, for the
-//     exhaustive scan of kmeans.Assign and kmeans.Exact, and recall@1 (the
+//     exhaustive scan of nn.Nearest and nn.Exact, and recall@1 (the
 //     forest's centroid is at the exact nearest distance), the ratio of
 //     mean squared distances to the exact ones, and the distances computed
 //     per query, for every -sweep checks value, on -queries training
 //     descriptors against the first AKM run's centroids, with exhaustive
 //     search measured on the same descriptors in the same run.
 //
-// -index ivf (or forest,ivf) adds AKM runs through a kmeans.IVF, one per
+// -index ivf (or forest,ivf) adds AKM runs through an nn.IVF, one per
 // -probes value, to the Lloyd table, so that the objective of each
 // structure is compared with exact Lloyd's from the same start.
 //
@@ -57,7 +57,7 @@
 // vocabulary where k-means at 10⁶ words is out of reach; -words lloyd:
 // exact Lloyd on -n of them for -words_iters iterations), and -queries
 // other real descriptors (none of them a word or trained on) are assigned
-// exactly (kmeans.Exact), by the forest (one row per -sweep checks value),
+// exactly (nn.Exact), by the forest (one row per -sweep checks value),
 // by the IVF (one per -probes value) and by FAISS's IndexIVFFlat and
 // IndexHNSWFlat (-faiss, faiss_ann.py, through -python on -faiss_threads
 // threads; Debian's python3-faiss). Each row gives recall@1, µs per
@@ -94,6 +94,7 @@ import (
 
 	"github.com/bowline/bowline/transforms/cpuclock"
 	"github.com/bowline/bowline/transforms/kmeans"
+	"github.com/bowline/bowline/transforms/nn"
 	"github.com/bowline/bowline/transforms/sift"
 )
 
@@ -105,7 +106,7 @@ func main() {
 		ks         = flag.String("k", "10000", "comma-separated vocabulary sizes")
 		iters      = flag.Int("iters", 5, "AKM Lloyd iterations")
 		exactIters = flag.Int("exact_iters", 5, "exact Lloyd iterations (0: extrapolate exact's time from the exhaustive assignment of -queries points)")
-		exactWith  = flag.String("exact", "go", "comma-separated exact Lloyd's assignments, the first the reference of the speed-ups: go (kmeans.Exact), faiss (exhaustive search by python3-faiss with BLAS, see faiss_assign.py)")
+		exactWith  = flag.String("exact", "go", "comma-separated exact Lloyd's assignments, the first the reference of the speed-ups: go (nn.Exact), faiss (exhaustive search by python3-faiss with BLAS, see faiss_assign.py)")
 		python     = flag.String("python", "/usr/bin/python3", "Python interpreter with the faiss module (Debian's python3-faiss), for -exact faiss")
 		faissThr   = flag.Int("faiss_threads", 1, "threads of FAISS and OpenBLAS, for -exact faiss (a second thread made it no faster here and doubled its CPU time)")
 		checks     = flag.String("checks", "128,256", "comma-separated forest checks of the AKM runs (the first also gives the centroids of the assignment table)")
@@ -125,7 +126,7 @@ func main() {
 		mode       = flag.String("mode", "lloyd", "lloyd (AKM against exact Lloyd) or assign (recall@1 and speed of word assignment: forest, IVF and FAISS on the same words)")
 		index      = flag.String("index", "forest", "comma-separated structures of the AKM runs: forest (one run per -checks value), ivf (one run per -probes value)")
 		probes     = flag.String("probes", "4,8,16", "comma-separated IVF probes (AKM runs of -index ivf, and -mode assign)")
-		lists      = flag.Int("lists", 0, "IVF lists (0: kmeans.DefaultLists, √(probes·K))")
+		lists      = flag.Int("lists", 0, "IVF lists (0: nn.DefaultLists, √(probes·K))")
 		wordsFrom  = flag.String("words", "sample", "-mode assign's words: sample (real descriptors, reused with jitter past the first copy) or lloyd (exact Lloyd on -n of them for -words_iters)")
 		wordsIters = flag.Int("words_iters", 3, "-mode assign: Lloyd iterations of -words lloyd")
 		refChecks  = flag.Int("ref_checks", 256, "-mode assign: the forest checks the speed-ups are measured against")
@@ -227,7 +228,7 @@ func main() {
 
 	for _, k := range kList {
 		fmt.Printf("\n== K = %d, N = %d\n", k, len(pts)/dim)
-		fopt := kmeans.ForestOptions{Trees: *trees, LeafSize: *leaf, Checks: checkList[0], Seed: *seed}
+		fopt := nn.ForestOptions{Trees: *trees, LeafSize: *leaf, Checks: checkList[0], Seed: *seed}
 		opt := kmeans.Options{K: k, MaxIter: *iters, Seed: *seed, Workers: *workers, Init: initMethod, InitSample: *initSample, Reseed: kmeans.ReseedSplit, Forest: fopt}
 		c := start()
 		cent, err := kmeans.Initialize(pts, dim, opt)
@@ -260,7 +261,7 @@ func main() {
 			if x == "ivf" {
 				for _, p := range probeList {
 					o := opt
-					o.Approx, o.Index, o.IVF = true, kmeans.IndexIVF, kmeans.IVFOptions{Lists: *lists, Probes: p, Seed: *seed}
+					o.Approx, o.Index, o.IVF = true, kmeans.IndexIVF, nn.IVFOptions{Lists: *lists, Probes: p, Seed: *seed}
 					akm = append(akm, train(fmt.Sprintf("akm ivf probes=%d", p), o))
 				}
 				continue
@@ -305,7 +306,7 @@ func main() {
 				o.MaxIter = *exactIters
 				r := train("exact (go)", o)
 				exacts = append(exacts, r)
-				fmt.Printf("go exhaustive assignment (kmeans.Exact): %.0f desc/s wall, %.0f desc/CPU-s (%.1f s CPU per pass, update included)\n",
+				fmt.Printf("go exhaustive assignment (nn.Exact): %.0f desc/s wall, %.0f desc/CPU-s (%.1f s CPU per pass, update included)\n",
 					n/r.wall, n/r.cpu, r.cpu)
 			}
 		}
@@ -321,14 +322,17 @@ func main() {
 			exLab[i] = -1
 		}
 		c = start()
-		kmeans.Assign(final, dim, q, exLab, exDist)
+		for i := range exLab {
+			c, d := nn.Nearest(final, dim, q[i*dim:(i+1)*dim])
+			exLab[i], exDist[i] = int32(c), d
+		}
 		exWall, exCPU := c.elapsed()
 		bLab, bDist := make([]int32, nq), make([]float32, nq)
 		c = start()
-		kmeans.NewExact(final, dim).Assign(q, bLab, bDist, nil)
+		nn.NewExact(final, dim).Assign(q, bLab, bDist, nil)
 		bWall, bCPU := c.elapsed()
 		if !slices.Equal(bLab, exLab) || !slices.Equal(bDist, exDist) {
-			log.Fatalf("kmeans.Exact and kmeans.Assign disagree on the %d queries", nq)
+			log.Fatalf("nn.Exact and nn.Nearest disagree on the %d queries", nq)
 		}
 		var exact run
 		if len(exacts) > 0 {
@@ -369,11 +373,11 @@ func main() {
 		for _, ch := range sweepList {
 			o := fopt
 			o.Checks = ch
-			f, err := kmeans.NewForest(final, dim, o)
+			f, err := nn.NewForest(final, dim, o)
 			if err != nil {
 				log.Fatal(err)
 			}
-			var s kmeans.Search
+			var s nn.Search
 			hit, checked := 0, 0
 			var sum, exSum float64
 			c = start()
@@ -390,7 +394,7 @@ func main() {
 			fmt.Fprintf(tw, "forest checks=%d\t%.0f\t%.0f\t%s\t%.3f\t%.4f\t%d\t\n", ch, float64(nq)/wall, float64(nq)/cpu, ratio(exCPU, cpu), float64(hit)/float64(nq), sum/exSum, checked/nq)
 		}
 		tw.Flush()
-		f, _ := kmeans.NewForest(final, dim, fopt)
+		f, _ := nn.NewForest(final, dim, fopt)
 		fmt.Printf("(%d training descriptors as queries against the centroids of %s)\n", nq, akm[0].name)
 		fmt.Printf("memory: centroids %.1f MB, forest %.1f MB (%d trees, leaves ≤ %d)\n", float64(4*len(final))/1e6, float64(f.Bytes())/1e6, *trees, *leaf)
 	}
@@ -429,7 +433,7 @@ func objective(cent, pts []float32, workers int) float64 {
 	n := len(pts) / dim
 	lab := make([]int32, n)
 	dist := make([]float32, n)
-	e := kmeans.NewExact(cent, dim)
+	e := nn.NewExact(cent, dim)
 	var wg sync.WaitGroup
 	for w := range workers {
 		lo, hi := w*n/workers, (w+1)*n/workers

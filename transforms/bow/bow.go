@@ -46,7 +46,7 @@ import (
 	"slices"
 
 	"github.com/bowline/bowline/learners/sparse"
-	"github.com/bowline/bowline/transforms/kmeans"
+	"github.com/bowline/bowline/transforms/nn"
 )
 
 // Quantizer maps byte descriptors (such as 128-byte SIFT descriptors) to
@@ -61,16 +61,16 @@ type Quantizer struct {
 	words []uint32  // the word of every descriptor in the current call
 
 	// forest, when set, assigns approximately (see NewForestQuantizer).
-	forest *kmeans.Forest
-	search kmeans.Search
+	forest *nn.Forest
+	search nn.Search
 
 	// ivf, when set, assigns hard words approximately (see SetIVF).
-	ivf        *kmeans.IVF
-	ivfScratch kmeans.IVFScratch
+	ivf        *nn.IVF
+	ivfScratch nn.IVFScratch
 
 	// exact assigns hard words without a forest, built on first use.
-	exact   *kmeans.Exact
-	scratch kmeans.ExactScratch
+	exact   *nn.Exact
+	scratch nn.ExactScratch
 
 	// soft, when soft.R > 0, assigns each descriptor to its soft.R
 	// nearest words (see SetSoft).
@@ -204,7 +204,7 @@ func SoftWeights(w []float64, sqDist []float32, sigma float64) {
 // trained it: exhaustive search costs O(k·dim) per descriptor, which at
 // 100,000 words and more is the whole job's cost. The forest's Checks
 // trade recall for speed; Checks ≥ k makes it exact.
-func NewForestQuantizer(f *kmeans.Forest) *Quantizer {
+func NewForestQuantizer(f *nn.Forest) *Quantizer {
 	return &Quantizer{centroids: f.Centroids(), k: f.K(), dim: f.Dim(), x: make([]float32, f.Dim()), forest: f}
 }
 
@@ -213,7 +213,7 @@ func NewForestQuantizer(f *kmeans.Forest) *Quantizer {
 // often as the forest's default search in a fifth of the time or less
 // (cmd/akmbench -mode assign). Soft assignment keeps searching with q's
 // forest, or exhaustively. It panics if v's centroids are not q's.
-func (q *Quantizer) SetIVF(v *kmeans.IVF) {
+func (q *Quantizer) SetIVF(v *nn.IVF) {
 	c := v.Centroids()
 	if v.Dim() != q.dim || len(c) != len(q.centroids) || &c[0] != &q.centroids[0] {
 		panic("bow: SetIVF with an IVF over other centroids")
@@ -309,7 +309,7 @@ func (q *Quantizer) quantizeSoft(desc []byte) {
 			for j, b := range d {
 				q.x[j] = float32(b)
 			}
-			m = kmeans.NearestK(q.centroids, q.dim, q.x, q.kidx, q.kdist)
+			m = nn.NearestK(q.centroids, q.dim, q.x, q.kidx, q.kdist)
 		}
 		w := q.kw[:m]
 		SoftWeights(w, q.kdist[:m], sigma)
@@ -372,7 +372,7 @@ func (q *Quantizer) quantize(desc []byte) {
 		return
 	}
 	if q.exact == nil {
-		q.exact = kmeans.NewExact(q.centroids, q.dim)
+		q.exact = nn.NewExact(q.centroids, q.dim)
 	}
 	q.words = q.exact.QuantizeBytes(q.words, desc, &q.scratch)
 	// Sorting the n words costs O(n log n), negligible against the

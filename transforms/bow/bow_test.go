@@ -10,6 +10,7 @@ import (
 
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/kmeans"
+	"github.com/bowline/bowline/transforms/nn"
 )
 
 func vec(idx []uint32, val []float32) sparse.Vector { return sparse.Vector{Idx: idx, Val: val} }
@@ -70,7 +71,7 @@ func TestQuantizeMatchesNearest(t *testing.T) {
 		for j := range x {
 			x[j] = float32(desc[i*dim+j])
 		}
-		w, _ := kmeans.Nearest(cent, dim, x)
+		w, _ := nn.Nearest(cent, dim, x)
 		counts[w]++
 	}
 	got := q.Quantize(desc)
@@ -340,7 +341,7 @@ func TestForestQuantizer(t *testing.T) {
 	}
 	want := exact.Quantize(desc)
 	for _, checks := range []int{k, 16} {
-		f, err := kmeans.NewForest(centroids, dim, kmeans.ForestOptions{Trees: 4, LeafSize: 4, Checks: checks, Seed: 1})
+		f, err := nn.NewForest(centroids, dim, nn.ForestOptions{Trees: 4, LeafSize: 4, Checks: checks, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -369,7 +370,7 @@ func TestIVFQuantizer(t *testing.T) {
 	}
 	want := exact.Quantize(desc)
 	for _, probes := range []int{1, k} {
-		v, err := kmeans.NewIVF(centroids, dim, kmeans.IVFOptions{Lists: 20, Probes: probes, Seed: 1})
+		v, err := kmeans.TrainIVF(centroids, dim, nn.IVFOptions{Lists: 20, Probes: probes, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/bowline/bowline/learners/sparse"
-	"github.com/bowline/bowline/transforms/kmeans"
+	"github.com/bowline/bowline/transforms/nn"
 
 	"github.com/bowline/bowline/transforms/cpuclock"
 )
@@ -228,13 +228,13 @@ func TestSoftR1EqualsHard(t *testing.T) {
 		cent   []float32
 		dim    int
 		desc   []byte
-		forest *kmeans.ForestOptions
+		forest *nn.ForestOptions
 	}{
 		{"hand exact", hand, 2, handDesc, nil},
-		{"hand forest", hand, 2, handDesc, &kmeans.ForestOptions{Trees: 2, LeafSize: 1, Checks: 1, Seed: 1}},
+		{"hand forest", hand, 2, handDesc, &nn.ForestOptions{Trees: 2, LeafSize: 1, Checks: 1, Seed: 1}},
 		{"modal exact", cent, dim, desc, nil},
-		{"modal forest 8 checks", cent, dim, desc, &kmeans.ForestOptions{Trees: 4, LeafSize: 4, Checks: 8, Seed: 2}},
-		{"modal forest default", cent, dim, desc, &kmeans.ForestOptions{Trees: 8, LeafSize: 8, Checks: 256, Seed: 3}},
+		{"modal forest 8 checks", cent, dim, desc, &nn.ForestOptions{Trees: 4, LeafSize: 4, Checks: 8, Seed: 2}},
+		{"modal forest default", cent, dim, desc, &nn.ForestOptions{Trees: 8, LeafSize: 8, Checks: 256, Seed: 3}},
 	} {
 		mk := func() *Quantizer {
 			if tc.forest == nil {
@@ -244,7 +244,7 @@ func TestSoftR1EqualsHard(t *testing.T) {
 				}
 				return q
 			}
-			f, err := kmeans.NewForest(tc.cent, tc.dim, *tc.forest)
+			f, err := nn.NewForest(tc.cent, tc.dim, *tc.forest)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -289,7 +289,7 @@ func TestSoftQuantizeProperties(t *testing.T) {
 	if dst = exact.QuantizeTo(dst, desc); !reflect.DeepEqual(dst, soft) {
 		t.Error("QuantizeTo differs from Quantize")
 	}
-	full, err := kmeans.NewForest(cent, dim, kmeans.ForestOptions{Trees: 2, LeafSize: 8, Checks: k, Seed: 1})
+	full, err := nn.NewForest(cent, dim, nn.ForestOptions{Trees: 2, LeafSize: 8, Checks: k, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +326,7 @@ func TestSoftQuantizeToAllocs(t *testing.T) {
 	const k, dim, n = 500, 128, 100
 	cent, desc := modalBytes(rng, k, n, dim, 30)
 	exact, _ := NewQuantizer(cent, dim)
-	f, err := kmeans.NewForest(cent, dim, kmeans.DefaultForestOptions())
+	f, err := nn.NewForest(cent, dim, nn.DefaultForestOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,7 +380,7 @@ func BenchmarkQuantizeSoft(b *testing.B) {
 	const dim, n = 128, 500
 	for _, k := range []int{1000, 10000} {
 		cent, desc := modalBytes(rand.New(rand.NewPCG(1, 2)), k, n, dim, 30)
-		f, err := kmeans.NewForest(cent, dim, kmeans.DefaultForestOptions())
+		f, err := nn.NewForest(cent, dim, nn.DefaultForestOptions())
 		if err != nil {
 			b.Fatal(err)
 		}

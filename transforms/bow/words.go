@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/bowline/bowline/learners/sparse"
-	"github.com/bowline/bowline/transforms/kmeans"
+	"github.com/bowline/bowline/transforms/nn"
 )
 
 // QuantizeWords is Quantize that also appends to words the hard (nearest)
@@ -41,7 +41,7 @@ func (q *Quantizer) hardWords(words []uint32, desc []byte) []uint32 {
 		return q.forest.QuantizeBytes(words, desc, &q.search)
 	}
 	if q.exact == nil {
-		q.exact = kmeans.NewExact(q.centroids, q.dim)
+		q.exact = nn.NewExact(q.centroids, q.dim)
 	}
 	return q.exact.QuantizeBytes(words, desc, &q.scratch)
 }

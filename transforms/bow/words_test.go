@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/bowline/bowline/transforms/kmeans"
+	"github.com/bowline/bowline/transforms/nn"
 )
 
 // QuantizeWords gives Quantize's counts and, for each descriptor in order,
@@ -15,11 +16,11 @@ import (
 func TestQuantizeWords(t *testing.T) {
 	const k, dim, n = 50, 128, 200
 	centroids, desc := randomWords(rand.New(rand.NewPCG(9, 10)), k, dim, n)
-	forest, err := kmeans.NewForest(centroids, dim, kmeans.ForestOptions{Trees: 2, LeafSize: 4, Checks: 8, Seed: 1})
+	forest, err := nn.NewForest(centroids, dim, nn.ForestOptions{Trees: 2, LeafSize: 4, Checks: 8, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ivf, err := kmeans.NewIVF(centroids, dim, kmeans.IVFOptions{Lists: 10, Probes: 1, Seed: 1})
+	ivf, err := kmeans.TrainIVF(centroids, dim, nn.IVFOptions{Lists: 10, Probes: 1, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,24 @@
 package kmeans
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/bowline/bowline/transforms/nn"
 )
+
+// uniform returns n points of dimension dim uniform in the unit cube.
+func uniform(rng *rand.Rand, n, dim int) []float32 {
+	x := make([]float32, n*dim)
+	for i := range x {
+		x[i] = rng.Float32()
+	}
+	return x
+}
 
 // planted returns m points around each of k centres spread over a cube of
 // side 100 in dim dimensions, with per-coordinate N(0, sigma²) noise.
@@ -49,9 +59,9 @@ func TestOptionsValidate(t *testing.T) {
 		{"negative Tol", func(o *Options) { o.Tol = -1 }, "Tol"},
 		{"NaN Tol", func(o *Options) { o.Tol = math.NaN() }, "Tol"},
 		{"negative Workers", func(o *Options) { o.Workers = -2 }, "Workers"},
-		{"approx", func(o *Options) { o.Approx, o.Forest = true, DefaultForestOptions() }, ""},
+		{"approx", func(o *Options) { o.Approx, o.Forest = true, nn.DefaultForestOptions() }, ""},
 		{"approx without forest", func(o *Options) { o.Approx = true }, "Trees"},
-		{"forest ignored when exact", func(o *Options) { o.Forest = ForestOptions{Trees: -1} }, ""},
+		{"forest ignored when exact", func(o *Options) { o.Forest = nn.ForestOptions{Trees: -1} }, ""},
 		{"init", func(o *Options) { o.Init, o.InitSample = InitKMeansPP, 2 }, ""},
 		{"bad init", func(o *Options) { o.Init = InitRandom + 1 }, "Init"},
 		{"InitSample < K", func(o *Options) { o.InitSample = 1 }, "InitSample"},
@@ -114,7 +124,7 @@ func TestTrainRecoversPlantedClusters(t *testing.T) {
 	// A centroid is the mean of m noisy points: its distance to the true
 	// centre is about σ·√(dim/m) = 0.2.
 	for c := range k {
-		_, d := Nearest(res.Centroids, dim, centres[c*dim:(c+1)*dim])
+		_, d := nn.Nearest(res.Centroids, dim, centres[c*dim:(c+1)*dim])
 		if math.Sqrt(float64(d)) > 0.5 {
 			t.Errorf("true centre %d: nearest centroid at distance %.3f", c, math.Sqrt(float64(d)))
 		}
@@ -127,7 +137,7 @@ func TestTrainRecoversPlantedClusters(t *testing.T) {
 	// Objective must be the mean distance to the returned centroids.
 	var sse float64
 	for i := 0; i < len(data); i += dim {
-		_, d := Nearest(res.Centroids, dim, data[i:i+dim])
+		_, d := nn.Nearest(res.Centroids, dim, data[i:i+dim])
 		sse += float64(d)
 	}
 	if got := sse / float64(len(data)/dim); math.Abs(got-res.Objective) > 1e-9*got {
@@ -189,7 +199,7 @@ func TestTrainDegenerate(t *testing.T) {
 		{"K = n - 1", []float32{0, 1, 3, 6, 10, 15}, 1, 5, 6},
 		{"K = 1", []float32{0, 1, 3, 6, 10, 15}, 1, 1, 1},
 	} {
-		small := ForestOptions{Trees: 2, LeafSize: 1, Checks: 2, Seed: 3}
+		small := nn.ForestOptions{Trees: 2, LeafSize: 1, Checks: 2, Seed: 3}
 		for _, opt := range []Options{
 			{K: tc.k, MaxIter: 20, Seed: 5, Workers: 1},
 			{K: tc.k, MaxIter: 20, Seed: 5, Workers: 3},
@@ -304,114 +314,6 @@ func TestKMeansPPDistinct(t *testing.T) {
 	}
 }
 
-func TestNearest(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	for _, dim := range []int{1, 3, 16, 37, 128} {
-		const k = 50
-		cent := make([]float32, k*dim)
-		for i := range cent {
-			cent[i] = float32(rng.NormFloat64())
-		}
-		inf := float32(math.Inf(1))
-		for range 100 {
-			x := make([]float32, dim)
-			for j := range x {
-				x[j] = float32(rng.NormFloat64())
-			}
-			got, gd := Nearest(cent, dim, x)
-			want, wd := 0, inf
-			for c := range k {
-				if d := sqDist(cent[c*dim:(c+1)*dim], x, inf); d < wd {
-					want, wd = c, d
-				}
-			}
-			if got != want || gd != wd {
-				t.Fatalf("dim %d: Nearest = (%d, %v), want (%d, %v)", dim, got, gd, want, wd)
-			}
-			var ref float64
-			for j := range x {
-				d := float64(cent[got*dim+j]) - float64(x[j])
-				ref += d * d
-			}
-			if math.Abs(float64(gd)-ref) > 1e-5*ref {
-				t.Fatalf("dim %d: distance %v, float64 reference %v", dim, gd, ref)
-			}
-		}
-	}
-}
-
-func TestNearestTies(t *testing.T) {
-	// Centroids 1 and 3 are both at distance 1 from x = (0,0); 2 is a
-	// duplicate of 1.
-	cent := []float32{5, 5, 1, 0, 1, 0, 0, -1}
-	if c, d := Nearest(cent, 2, []float32{0, 0}); c != 1 || d != 1 {
-		t.Errorf("Nearest = (%d, %v), want (1, 1)", c, d)
-	}
-	if c, d := Nearest(cent, 2, []float32{5, 5}); c != 0 || d != 0 {
-		t.Errorf("Nearest = (%d, %v), want (0, 0)", c, d)
-	}
-}
-
-func TestNearestAllocs(t *testing.T) {
-	cent := make([]float32, 100*128)
-	x := make([]float32, 128)
-	if a := testing.AllocsPerRun(100, func() { Nearest(cent, 128, x) }); a != 0 {
-		t.Errorf("Nearest allocates %v times per call", a)
-	}
-}
-
-func TestNearestPanics(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		cent []float32
-		dim  int
-		x    []float32
-	}{
-		{"short x", make([]float32, 4), 2, make([]float32, 1)},
-		{"ragged centroids", make([]float32, 5), 2, make([]float32, 2)},
-		{"no centroids", nil, 2, make([]float32, 2)},
-		{"zero dim", make([]float32, 4), 0, nil},
-	} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("%s: no panic", tc.name)
-				}
-			}()
-			Nearest(tc.cent, tc.dim, tc.x)
-		}()
-	}
-}
-
-// BenchmarkNearest is one point at a time through Nearest, at 1K and 10K
-// words (BenchmarkNearestBatch is the same search through Exact).
-func BenchmarkNearest(b *testing.B) {
-	const dim = 128
-	for _, k := range []int{1000, 10000} {
-		rng := rand.New(rand.NewPCG(1, 2))
-		// SIFT-like: non-negative byte-range coordinates.
-		cent := make([]float32, k*dim)
-		for i := range cent {
-			cent[i] = float32(rng.IntN(256))
-		}
-		xs := make([][]float32, 64)
-		for i := range xs {
-			xs[i] = make([]float32, dim)
-			for j := range xs[i] {
-				xs[i][j] = float32(rng.IntN(256))
-			}
-		}
-		b.Run(fmt.Sprintf("K=%d", k), func(b *testing.B) {
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				Nearest(cent, dim, xs[i%len(xs)])
-				i++
-			}
-		})
-	}
-}
-
 func BenchmarkTrain(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	data, _ := planted(rng, 50, 200, 32, 5)
@@ -425,7 +327,7 @@ func BenchmarkTrain(b *testing.B) {
 
 // akmOptions is a small forest that leaves AKM approximate on the test
 // data: few checks against tens of centroids.
-var akmOptions = ForestOptions{Trees: 4, LeafSize: 4, Checks: 8, Seed: 17}
+var akmOptions = nn.ForestOptions{Trees: 4, LeafSize: 4, Checks: 8, Seed: 17}
 
 func TestTrainApproxRecoversPlantedClusters(t *testing.T) {
 	const (
@@ -444,7 +346,7 @@ func TestTrainApproxRecoversPlantedClusters(t *testing.T) {
 	// As for exact training: each centroid within ~σ·√(dim/m) = 0.2 of
 	// its centre, and J ≈ dim·σ².
 	for c := range k {
-		_, d := Nearest(res.Centroids, dim, centres[c*dim:(c+1)*dim])
+		_, d := nn.Nearest(res.Centroids, dim, centres[c*dim:(c+1)*dim])
 		if math.Sqrt(float64(d)) > 0.5 {
 			t.Errorf("true centre %d: nearest centroid at distance %.3f", c, math.Sqrt(float64(d)))
 		}
@@ -455,7 +357,7 @@ func TestTrainApproxRecoversPlantedClusters(t *testing.T) {
 	// The approximate objective bounds the exact one from above.
 	var sse float64
 	for i := 0; i < len(data); i += dim {
-		_, d := Nearest(res.Centroids, dim, data[i:i+dim])
+		_, d := nn.Nearest(res.Centroids, dim, data[i:i+dim])
 		sse += float64(d)
 	}
 	if exact := sse / float64(len(data)/dim); exact > res.Objective*(1+1e-9) {
@@ -492,12 +394,12 @@ func TestTrainApproxCloseToExact(t *testing.T) {
 	}
 	// The forest must actually have been approximate on this data, or the
 	// comparison says nothing.
-	f, _ := NewForest(approx.Centroids, 10, akmOptions)
+	f, _ := nn.NewForest(approx.Centroids, 10, akmOptions)
 	miss := 0
-	var s Search
+	var s nn.Search
 	for i := 0; i < len(data); i += 10 {
 		_, a := f.Nearest(data[i:i+10], &s)
-		if _, e := Nearest(approx.Centroids, 10, data[i:i+10]); a != e {
+		if _, e := nn.Nearest(approx.Centroids, 10, data[i:i+10]); a != e {
 			miss++
 		}
 	}
@@ -703,7 +605,7 @@ func BenchmarkTrainApprox(b *testing.B) {
 	data, _ := planted(rng, 50, 200, 32, 5)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Train(data, 32, Options{K: 50, MaxIter: 20, Seed: 1, Approx: true, Forest: DefaultForestOptions()}); err != nil {
+		if _, err := Train(data, 32, Options{K: 50, MaxIter: 20, Seed: 1, Approx: true, Forest: nn.DefaultForestOptions()}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -717,7 +619,7 @@ func TestTrainApproxExhaustiveIsExact(t *testing.T) {
 	data, _ := planted(rng, 12, 60, 6, 20)
 	opt := Options{K: 12, MaxIter: 25, Seed: 2, Reseed: ReseedSplit}
 	exact := must(Train(data, 6, opt))
-	opt.Approx, opt.Forest = true, ForestOptions{Trees: 2, LeafSize: 3, Checks: 12, Seed: 1}
+	opt.Approx, opt.Forest = true, nn.ForestOptions{Trees: 2, LeafSize: 3, Checks: 12, Seed: 1}
 	approx := must(Train(data, 6, opt))
 	if !slices.Equal(exact.Centroids, approx.Centroids) || exact.Iterations != approx.Iterations || exact.Objective != approx.Objective {
 		t.Errorf("AKM with Checks = K: objective %v after %d iterations, exact %v after %d", approx.Objective, approx.Iterations, exact.Objective, exact.Iterations)
@@ -756,7 +658,7 @@ func TestProgress(t *testing.T) {
 		{"k-means++", Options{K: k, MaxIter: 20, Seed: 1}, []int{1, 2, 3, 4, 5, 6}},
 		{"k-means++ on a sample", Options{K: k, MaxIter: 20, Seed: 1, InitSample: 40}, []int{1, 2, 3, 4, 5, 6}},
 		{"random", Options{K: k, MaxIter: 20, Seed: 1, Init: InitRandom}, []int{6}},
-		{"approximate", Options{K: k, MaxIter: 20, Seed: 1, Approx: true, Index: IndexIVF, IVF: DefaultIVFOptions()}, []int{1, 2, 3, 4, 5, 6}},
+		{"approximate", Options{K: k, MaxIter: 20, Seed: 1, Approx: true, Index: IndexIVF, IVF: nn.DefaultIVFOptions()}, []int{1, 2, 3, 4, 5, 6}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var seeds []int

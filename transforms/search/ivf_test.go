@@ -10,6 +10,7 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/transforms/bow"
 	"github.com/bowline/bowline/transforms/kmeans"
+	"github.com/bowline/bowline/transforms/nn"
 )
 
 // A photo is quantised as the job quantised the run: through the IVF that
@@ -72,9 +73,9 @@ func TestQuantizerFollowsTheRunsIndex(t *testing.T) {
 				}
 			default:
 				// The job's: kmeansbeam's forest, and its IVF when it had one.
-				fo := kmeans.DefaultForestOptions()
+				fo := nn.DefaultForestOptions()
 				fo.Checks, fo.Seed = 16, 3
-				f, err := kmeans.NewForest(ix.centroids, dim, fo)
+				f, err := nn.NewForest(ix.centroids, dim, fo)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -83,7 +84,7 @@ func TestQuantizerFollowsTheRunsIndex(t *testing.T) {
 					if forestOnly := want.Quantize(desc); reflect.DeepEqual(got, forestOnly) {
 						t.Fatal("the forest alone gives the IVF's words: the test says nothing")
 					}
-					v, err := kmeans.NewIVF(ix.centroids, dim, kmeans.IVFOptions{Probes: 2, Seed: 3})
+					v, err := kmeans.TrainIVF(ix.centroids, dim, nn.IVFOptions{Probes: 2, Seed: 3})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -100,10 +101,10 @@ func TestQuantizerFollowsTheRunsIndex(t *testing.T) {
 func TestIVFOfLineage(t *testing.T) {
 	for _, tc := range []struct {
 		js      string
-		want    *kmeans.IVFOptions
+		want    *nn.IVFOptions
 		wantErr bool
 	}{
-		{`{"vocabulary": {"settings": {"ivf_lists": 40, "ivf_probes": 8, "ivf_seed": 7}}}`, &kmeans.IVFOptions{Lists: 40, Probes: 8, Seed: 7}, false},
+		{`{"vocabulary": {"settings": {"ivf_lists": 40, "ivf_probes": 8, "ivf_seed": 7}}}`, &nn.IVFOptions{Lists: 40, Probes: 8, Seed: 7}, false},
 		{`{"vocabulary": {"settings": {"approx": true, "checks": 256}}}`, nil, false},
 		{`{"vocabulary": {"settings": "k=10 approx=true"}}`, nil, false},
 		{`{}`, nil, false},

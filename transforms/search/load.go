@@ -22,6 +22,7 @@ import (
 	"github.com/bowline/bowline/formats/published"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/transforms/kmeans"
+	"github.com/bowline/bowline/transforms/nn"
 	"github.com/bowline/bowline/transforms/report"
 )
 
@@ -370,13 +371,13 @@ func (ix *Index) loadVocabulary(ctx context.Context, files map[string][]string) 
 		return nil, fmt.Errorf("codebook of %d words, idf of %d", words, ix.vocab)
 	}
 	if ix.set.akm {
-		f, err := kmeans.NewForest(ix.centroids, dim, ix.set.forest)
+		f, err := nn.NewForest(ix.centroids, dim, ix.set.forest)
 		if err != nil {
 			return nil, fmt.Errorf("codebook: %w", err)
 		}
 		ix.forest = f
 		if ix.set.ivf != nil {
-			if ix.ivf, err = kmeans.NewIVF(ix.centroids, dim, *ix.set.ivf); err != nil {
+			if ix.ivf, err = kmeans.TrainIVF(ix.centroids, dim, *ix.set.ivf); err != nil {
 				return nil, fmt.Errorf("codebook: %w", err)
 			}
 		}
@@ -388,7 +389,7 @@ func (ix *Index) loadVocabulary(ctx context.Context, files map[string][]string) 
 // incremental.json: the vocabulary's settings name ivf_lists, ivf_probes
 // and ivf_seed when the job trained through an IVF, and nothing of the
 // kind for a forest or an exact vocabulary (nil, nil).
-func ivfOf(js []byte) (*kmeans.IVFOptions, error) {
+func ivfOf(js []byte) (*nn.IVFOptions, error) {
 	var l struct {
 		Vocabulary struct {
 			Settings json.RawMessage `json:"settings"`
@@ -415,7 +416,7 @@ func ivfOf(js []byte) (*kmeans.IVFOptions, error) {
 	if set.Lists == nil || set.Seed == nil || *set.Probes < 1 || *set.Lists < 0 {
 		return nil, fmt.Errorf("vocabulary settings: an IVF of %s", l.Vocabulary.Settings)
 	}
-	return &kmeans.IVFOptions{Lists: *set.Lists, Probes: *set.Probes, Seed: *set.Seed}, nil
+	return &nn.IVFOptions{Lists: *set.Lists, Probes: *set.Probes, Seed: *set.Seed}, nil
 }
 
 // loadBoW reads the bags of words into ix.words and ix.vals, in the order

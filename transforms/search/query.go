@@ -13,7 +13,7 @@ import (
 	"github.com/bowline/bowline/transforms/describe"
 	"github.com/bowline/bowline/transforms/global"
 	"github.com/bowline/bowline/transforms/ingest"
-	"github.com/bowline/bowline/transforms/kmeans"
+	"github.com/bowline/bowline/transforms/nn"
 	"github.com/bowline/bowline/transforms/report"
 	"github.com/bowline/bowline/transforms/sift"
 	"github.com/bowline/bowline/transforms/spatial"
@@ -29,18 +29,18 @@ type settings struct {
 	// which weighted raw counts whatever the flag's default is now.
 	tf     bow.TF
 	akm    bool
-	forest kmeans.ForestOptions
+	forest nn.ForestOptions
 	// ivf, if set, is the IVF an approximate vocabulary was trained and
 	// its hard words assigned with (what incremental.json's vocabulary
 	// settings name); runs made before the IVF used the forest alone.
-	ivf *kmeans.IVFOptions
+	ivf *nn.IVFOptions
 }
 
 // settingsOf reads the settings from a run's recorded flags; a flag the
 // run did not record had the job's default.
 func settingsOf(cfg report.Settings) (settings, error) {
 	d := describe.DefaultOptions()
-	s := settings{sift: d.SIFT, maxPixels: d.MaxPixels, forest: kmeans.DefaultForestOptions()}
+	s := settings{sift: d.SIFT, maxPixels: d.MaxPixels, forest: nn.DefaultForestOptions()}
 	s.forest.Seed = 1
 	var errs []error
 	num := func(name string, set func(v float64)) {

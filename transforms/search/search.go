@@ -65,7 +65,7 @@ import (
 	"github.com/bowline/bowline/transforms/bow"
 	"github.com/bowline/bowline/transforms/global"
 	"github.com/bowline/bowline/transforms/index"
-	"github.com/bowline/bowline/transforms/kmeans"
+	"github.com/bowline/bowline/transforms/nn"
 	"github.com/bowline/bowline/transforms/sift"
 	"github.com/bowline/bowline/transforms/spatial"
 )
@@ -151,8 +151,8 @@ type Index struct {
 	vocab     int
 	idf       []float32
 	centroids []float32
-	forest    *kmeans.Forest
-	ivf       *kmeans.IVF // hard words of an IVF-trained vocabulary
+	forest    *nn.Forest
+	ivf       *nn.IVF     // hard words of an IVF-trained vocabulary
 	geo       *geometries // keypoints for spatial verification, if loaded
 	sketch    *scored     // each image's rarest words, with geo (nearcopy.go)
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/bowline/bowline/transforms/kmeans"
+	"github.com/bowline/bowline/transforms/nn"
 	"github.com/bowline/bowline/transforms/sift"
 )
 
@@ -96,7 +97,7 @@ func TestRealSIFT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := kmeans.NewExact(voc.Centroids, dim)
+	q := nn.NewExact(voc.Centroids, dim)
 	geoms := make([]*Geometry, len(images))
 	for i, im := range images {
 		words := q.QuantizeBytes(nil, descs[i], nil)
@@ -165,7 +166,7 @@ func TestETH80Views(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	quant := kmeans.NewExact(voc.Centroids, dim)
+	quant := nn.NewExact(voc.Centroids, dim)
 	geoms := make([]*Geometry, len(photos))
 	for i, p := range photos {
 		words := quant.QuantizeBytes(nil, p.desc, nil)

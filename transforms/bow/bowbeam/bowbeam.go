@@ -21,6 +21,7 @@ import (
 	"github.com/bowline/bowline/transforms/internal/slots"
 	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
+	"github.com/bowline/bowline/transforms/nn"
 )
 
 func init() {
@@ -123,13 +124,13 @@ func (f *quantizeFn) ProcessElement(ctx context.Context, feat formats.Features, 
 		if cb.Approx {
 			// A vocabulary trained approximately is quantised the same way:
 			// exhaustive search would cost O(k·dim) per descriptor.
-			forest, err := kmeans.NewForest(cb.Centroids, cb.Dim, cb.Forest)
+			forest, err := nn.NewForest(cb.Centroids, cb.Dim, cb.Forest)
 			if err != nil {
 				return fmt.Errorf("bow: %w", err)
 			}
 			f.q = bow.NewForestQuantizer(forest)
 			if cb.UseIVF {
-				v, err := kmeans.NewIVF(cb.Centroids, cb.Dim, cb.IVF)
+				v, err := kmeans.TrainIVF(cb.Centroids, cb.Dim, cb.IVF)
 				if err != nil {
 					return fmt.Errorf("bow: %w", err)
 				}
@@ -246,17 +247,17 @@ func BoWOfParts(s beam.Scope, features, codebook beam.PCollection, opt Options, 
 // quantizers makes one quantizer per worker goroutine from the codebook;
 // the forest, read-only, is shared.
 func quantizers(cb kmeansbeam.Codebook, soft bow.SoftOptions, n int) ([]*bow.Quantizer, error) {
-	var forest *kmeans.Forest
-	var ivf *kmeans.IVF
+	var forest *nn.Forest
+	var ivf *nn.IVF
 	if cb.Approx {
 		var err error
-		if forest, err = kmeans.NewForest(cb.Centroids, cb.Dim, cb.Forest); err != nil {
+		if forest, err = nn.NewForest(cb.Centroids, cb.Dim, cb.Forest); err != nil {
 			return nil, err
 		}
 	}
 	if cb.UseIVF {
 		var err error
-		if ivf, err = kmeans.NewIVF(cb.Centroids, cb.Dim, cb.IVF); err != nil {
+		if ivf, err = kmeans.TrainIVF(cb.Centroids, cb.Dim, cb.IVF); err != nil {
 			return nil, err
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/bowline/bowline/transforms/bow"
 	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
+	"github.com/bowline/bowline/transforms/nn"
 )
 
 func TestMain(m *testing.M) { ptest.MainWithDefault(m, prismretry.Runner) }
@@ -59,7 +60,7 @@ func reference(t *testing.T, feats []formats.Features, cb kmeansbeam.Codebook, o
 	t.Helper()
 	var q *bow.Quantizer
 	if cb.Approx {
-		f, err := kmeans.NewForest(cb.Centroids, cb.Dim, cb.Forest)
+		f, err := nn.NewForest(cb.Centroids, cb.Dim, cb.Forest)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,7 +111,7 @@ func reference(t *testing.T, feats []formats.Features, cb kmeansbeam.Codebook, o
 func TestBoWWithSoft(t *testing.T) {
 	feats, exact := planted(rand.New(rand.NewPCG(1, 2)))
 	approx := exact
-	approx.Approx, approx.Forest = true, kmeans.ForestOptions{Trees: 4, LeafSize: 4, Checks: 8, Seed: 3}
+	approx.Approx, approx.Forest = true, nn.ForestOptions{Trees: 4, LeafSize: 4, Checks: 8, Seed: 3}
 	soft := Options{Soft: bow.SoftOptions{R: 3}}
 
 	p, s := beam.NewPipelineWithRoot()

@@ -16,6 +16,7 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/kmeans"
+	"github.com/bowline/bowline/transforms/nn"
 )
 
 func init() {
@@ -67,21 +68,21 @@ func (distortionFn) ProcessElement(ctx context.Context, cb Codebook, smp sample)
 	if cb.Dim != d || len(cb.Centroids) != cb.K*d || cb.K < 1 {
 		return 0, fmt.Errorf("vocabulary: a codebook of %d words of dimension %d with %d values", cb.K, cb.Dim, len(cb.Centroids))
 	}
-	var forest *kmeans.Forest
-	var exact *kmeans.Exact
-	var ivf *kmeans.IVF
+	var forest *nn.Forest
+	var exact *nn.Exact
+	var ivf *nn.IVF
 	if cb.UseIVF {
 		var err error
-		if ivf, err = kmeans.NewIVF(cb.Centroids, cb.Dim, cb.IVF); err != nil {
+		if ivf, err = kmeans.TrainIVF(cb.Centroids, cb.Dim, cb.IVF); err != nil {
 			return 0, fmt.Errorf("vocabulary: %w", err)
 		}
 	} else if cb.Approx {
 		var err error
-		if forest, err = kmeans.NewForest(cb.Centroids, cb.Dim, cb.Forest); err != nil {
+		if forest, err = nn.NewForest(cb.Centroids, cb.Dim, cb.Forest); err != nil {
 			return 0, fmt.Errorf("vocabulary: %w", err)
 		}
 	} else {
-		exact = kmeans.NewExact(cb.Centroids, d)
+		exact = nn.NewExact(cb.Centroids, d)
 	}
 	w := max(1, min(runtime.GOMAXPROCS(0), n))
 	sums := make([]float64, w)
@@ -101,7 +102,7 @@ func (distortionFn) ProcessElement(ctx context.Context, cb Codebook, smp sample)
 			if ivf != nil {
 				ivf.Assign(x, labels, dist, nil)
 			} else if forest != nil {
-				forest.Assign(x, labels, dist, new(kmeans.Search))
+				forest.Assign(x, labels, dist, new(nn.Search))
 			} else {
 				exact.Assign(x, labels, dist, nil)
 			}
@@ -141,9 +142,9 @@ func ReadCodebook(s beam.Scope, pattern string, opt Options) beam.PCollection {
 type readCodebookFn struct {
 	Pattern string
 	Approx  bool
-	Forest  kmeans.ForestOptions
+	Forest  nn.ForestOptions
 	UseIVF  bool
-	IVF     kmeans.IVFOptions
+	IVF     nn.IVFOptions
 }
 
 func (f *readCodebookFn) ProcessElement(ctx context.Context, _ []byte) (Codebook, error) {
@@ -221,7 +222,7 @@ func passIfFn(x []byte, build bool, emit func([]byte)) {
 // incremental run may keep a vocabulary only if its settings are the
 // previous run's.
 func (o Options) Settings() string {
-	f := kmeans.ForestOptions{}
+	f := nn.ForestOptions{}
 	if o.Approx {
 		f = o.forest()
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
-	"github.com/bowline/bowline/transforms/kmeans"
+	"github.com/bowline/bowline/transforms/nn"
 )
 
 func init() {
@@ -86,7 +86,7 @@ func TestVocabularyOfPartsIfAndDistortion(t *testing.T) {
 			for i, b := range d {
 				x[i] = float32(b)
 			}
-			_, dist := kmeans.Nearest(want.Centroids, want.Dim, x)
+			_, dist := nn.Nearest(want.Centroids, want.Dim, x)
 			sum += float64(dist)
 		}
 	}

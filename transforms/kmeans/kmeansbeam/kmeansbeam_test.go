@@ -19,6 +19,7 @@ import (
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/pipelines/prismretry"
 	"github.com/bowline/bowline/transforms/kmeans"
+	"github.com/bowline/bowline/transforms/nn"
 )
 
 func init() {
@@ -150,7 +151,7 @@ func (f *checkFn) ProcessElement(cb Codebook) error {
 		return fmt.Errorf("%s: Approx %v Forest %+v UseIVF %v IVF %+v, want %v %+v %v %+v", f.Name, cb.Approx, cb.Forest, cb.UseIVF, cb.IVF, w.Approx, w.Forest, w.UseIVF, w.IVF)
 	}
 	for i, c := range f.Centres {
-		if _, d := kmeans.Nearest(cb.Centroids, cb.Dim, c); math.Sqrt(float64(d)) > f.Radius {
+		if _, d := nn.Nearest(cb.Centroids, cb.Dim, c); math.Sqrt(float64(d)) > f.Radius {
 			return fmt.Errorf("%s: planted centre %d is %.2f from the nearest centroid, want ≤ %g", f.Name, i, math.Sqrt(float64(d)), f.Radius)
 		}
 	}
@@ -220,9 +221,9 @@ func TestVocabularyDistributed(t *testing.T) {
 		// Uniform noise into many words with a starved forest or IVF:
 		// many iterations, empty clusters, approximate assignments.
 		{"noise akm", noisy, Options{K: 40, Sample: 600, MaxIter: 6, Tol: 1e-6, Seed: 4, Approx: true, UseForest: true,
-			Forest: kmeans.ForestOptions{Trees: 2, LeafSize: 2, Checks: 4, Seed: 9}, Init: kmeans.InitRandom}, []int{0, 1, 9}, nil},
+			Forest: nn.ForestOptions{Trees: 2, LeafSize: 2, Checks: 4, Seed: 9}, Init: kmeans.InitRandom}, []int{0, 1, 9}, nil},
 		{"noise akm ivf", noisy, Options{K: 40, Sample: 600, MaxIter: 6, Tol: 1e-6, Seed: 4, Approx: true,
-			IVF: kmeans.IVFOptions{Lists: 8, Probes: 1, Seed: 9}, Init: kmeans.InitRandom}, []int{0, 1, 9}, nil},
+			IVF: nn.IVFOptions{Lists: 8, Probes: 1, Seed: 9}, Init: kmeans.InitRandom}, []int{0, 1, 9}, nil},
 		// Exact training on one worker re-seeds differently: compare the
 		// distributed trainer with itself and with Train's ReseedSplit.
 		{"noise exact", noisy, Options{K: 40, Sample: 600, MaxIter: 4, Seed: 5}, []int{1, 64}, nil},
@@ -279,8 +280,8 @@ func TestOptionsValidate(t *testing.T) {
 		{"sample < K", func(o *Options) { o.Sample = 5 }, "Sample = 5"},
 		{"negative chunks", func(o *Options) { o.Chunks = -1 }, "Chunks"},
 		{"zero MaxIter", func(o *Options) { o.MaxIter = 0 }, "MaxIter"},
-		{"bad forest", func(o *Options) { o.Approx, o.Forest = true, kmeans.ForestOptions{Trees: 1, LeafSize: -1, Checks: 1} }, "LeafSize"},
-		{"bad ivf", func(o *Options) { o.Approx, o.IVF = true, kmeans.IVFOptions{Probes: 1, Lists: -2} }, "Lists"},
+		{"bad forest", func(o *Options) { o.Approx, o.Forest = true, nn.ForestOptions{Trees: 1, LeafSize: -1, Checks: 1} }, "LeafSize"},
+		{"bad ivf", func(o *Options) { o.Approx, o.IVF = true, nn.IVFOptions{Probes: 1, Lists: -2} }, "Lists"},
 		{"bad init sample", func(o *Options) { o.InitSample = 3 }, "InitSample"},
 	} {
 		o := ok
@@ -354,8 +355,8 @@ func TestMergeExactInAnyOrder(t *testing.T) {
 // does, keeps the default trees and leaves; a run once failed with "forest
 // Trees = 0".
 func TestForestOptionsDefaults(t *testing.T) {
-	d := kmeans.DefaultForestOptions()
-	got := Options{Seed: 7, Forest: kmeans.ForestOptions{Checks: 512}}.forest()
+	d := nn.DefaultForestOptions()
+	got := Options{Seed: 7, Forest: nn.ForestOptions{Checks: 512}}.forest()
 	if got.Trees != d.Trees || got.LeafSize != d.LeafSize || got.Checks != 512 || got.Seed != 7 {
 		t.Errorf("forest options %+v, want the defaults with 512 checks and seed 7", got)
 	}

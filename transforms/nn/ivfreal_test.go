@@ -1,4 +1,4 @@
-package kmeans
+package nn
 
 import (
 	"context"
@@ -129,7 +129,7 @@ func readWords(path string) ([]float32, error) {
 // little-endian), to compare two builds bit for bit.
 func BenchmarkIVFQuantizeReal(b *testing.B) {
 	desc, counts, words := loadRealIVF(b)
-	v, err := NewIVF(words, 128, DefaultIVFOptions())
+	v, err := newIVF(words, 128, DefaultIVFOptions())
 	if err != nil {
 		b.Fatal(err)
 	}

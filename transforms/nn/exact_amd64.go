@@ -1,6 +1,6 @@
 //go:build !purego
 
-package kmeans
+package nn
 
 import "golang.org/x/sys/cpu"
 

@@ -1,4 +1,4 @@
-package kmeans
+package nn
 
 import (
 	"fmt"
@@ -31,13 +31,13 @@ func kernels(t *testing.T, f func(t *testing.T)) {
 	t.Run("nearest", f)
 }
 
-// checkExact compares Exact.Assign with Assign (Nearest per point) bit for
+// checkExact compares Exact.Assign with assign (Nearest per point) bit for
 // bit, and QuantizeBytes with Nearest when the points are bytes.
 func checkExact(t *testing.T, cent []float32, dim int, data []float32) {
 	t.Helper()
 	n := len(data) / dim
 	wantL, wantD := make([]int32, n), make([]float32, n)
-	Assign(cent, dim, data, wantL, wantD)
+	assign(cent, dim, data, wantL, wantD)
 	e := NewExact(cent, dim)
 	var s ExactScratch
 	gotL, gotD := make([]int32, n), make([]float32, n)
@@ -219,12 +219,10 @@ func TestPanelKernels(t *testing.T) {
 	}
 }
 
-// eth80Descriptors extracts SIFT from the first images of a few ETH-80
-// categories (real photos, in the shared data beside the checkout).
 // realVocabulary returns the SIFT descriptors of perClass ETH-80 photos of
-// each class, as bytes and widened to float32, and a vocabulary trained
-// with opt on their first half.
-func realVocabulary(t *testing.T, perClass int, opt Options) (desc []byte, x []float32, res Result) {
+// each class, as bytes and widened to float32, and a vocabulary of k words
+// from iters Lloyd iterations on their first half.
+func realVocabulary(t *testing.T, perClass, k, iters int) (desc []byte, x []float32, words []float32) {
 	t.Helper()
 	desc = eth80Descriptors(t, perClass)
 	x = make([]float32, len(desc))
@@ -232,13 +230,11 @@ func realVocabulary(t *testing.T, perClass int, opt Options) (desc []byte, x []f
 		x[i] = float32(b)
 	}
 	dim := sift.DescriptorSize
-	var err error
-	if res, err = Train(x[:len(desc)/dim/2*dim], dim, opt); err != nil {
-		t.Fatal(err)
-	}
-	return desc, x, res
+	return desc, x, lloyd(x[:len(desc)/dim/2*dim], dim, k, iters, 1)
 }
 
+// eth80Descriptors extracts SIFT from the first images of a few ETH-80
+// categories (real photos, in the shared data beside the checkout).
 func eth80Descriptors(t testing.TB, perClass int) []byte {
 	t.Helper()
 	root := filepath.Join("..", "..", "..", "shared", "data", "eth80", "images")
@@ -276,14 +272,14 @@ func eth80Descriptors(t testing.TB, perClass int) []byte {
 // words of QuantizeBytes and the labels of Assign are Nearest's.
 func TestExactRealDescriptors(t *testing.T) {
 	const dim = sift.DescriptorSize
-	desc, x, res := realVocabulary(t, 3, Options{K: 300, MaxIter: 2, Seed: 1})
-	t.Logf("%d descriptors, %d words", len(desc)/dim, res.K)
+	desc, x, voc := realVocabulary(t, 3, 300, 2)
+	t.Logf("%d descriptors, %d words", len(desc)/dim, len(voc)/dim)
 	kernels(t, func(t *testing.T) {
-		checkExact(t, res.Centroids, dim, x)
-		e := NewExact(res.Centroids, dim)
+		checkExact(t, voc, dim, x)
+		e := NewExact(voc, dim)
 		words := e.QuantizeBytes(nil, desc, nil)
 		for i, w := range words {
-			if c, _ := Nearest(res.Centroids, dim, x[i*dim:(i+1)*dim]); int(w) != c {
+			if c, _ := Nearest(voc, dim, x[i*dim:(i+1)*dim]); int(w) != c {
 				t.Fatalf("descriptor %d: word %d, Nearest %d", i, w, c)
 			}
 		}
@@ -333,65 +329,5 @@ func BenchmarkNearestBatch(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/point")
 			b.ReportMetric(float64(b.N*n*k*dim)/b.Elapsed().Seconds()/1e9, "Gmuladd/s")
 		})
-	}
-}
-
-// lowerD2 four points at a time (sqDist4AVX) must lower D² to exactly the
-// values of sqDist one point at a time, whatever bounds stop the sums: the
-// centres of KMeansPP depend on every bit of them.
-func TestLowerD2Vector(t *testing.T) {
-	if !useFMA {
-		t.Skip("no AVX on this CPU")
-	}
-	saved := useFMA
-	defer func() { useFMA = saved }()
-	rng := rand.New(rand.NewPCG(4, 4))
-	for _, dim := range []int{16, 32, 128} {
-		const n = 203
-		data := make([]float32, n*dim)
-		for i := range data {
-			data[i] = float32(rng.IntN(256))
-			if i%3 == 0 {
-				data[i] += float32(rng.Float64())
-			}
-		}
-		c := make([]float32, dim)
-		for j := range c {
-			c[j] = float32(rng.Float64() * 255)
-		}
-		d2 := make([]float32, n)
-		for i := range d2 {
-			switch i % 4 {
-			case 0:
-				d2[i] = float32(math.Inf(1))
-			case 1:
-				d2[i] = float32(rng.Float64() * 1000) // stops early
-			default:
-				d2[i] = sqDist(data[i*dim:(i+1)*dim], c, float32(math.Inf(1))) * float32(0.5+rng.Float64())
-			}
-		}
-		want, got := slices.Clone(d2), slices.Clone(d2)
-		useFMA = false
-		lowerD2(data, dim, c, want)
-		useFMA = true
-		lowerD2(data, dim, c, got)
-		for i := range want {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("dim %d point %d: D² %v, sqDist gives %v (bound %v)", dim, i, got[i], want[i], d2[i])
-			}
-		}
-	}
-	// The centres of k-means++ on real descriptors.
-	desc := eth80Descriptors(t, 1)
-	x := make([]float32, len(desc))
-	for i, b := range desc {
-		x[i] = float32(b)
-	}
-	useFMA = false
-	want := KMeansPP(x, sift.DescriptorSize, 50, rand.New(rand.NewPCG(1, 2)))
-	useFMA = true
-	got := KMeansPP(x, sift.DescriptorSize, 50, rand.New(rand.NewPCG(1, 2)))
-	if !slices.Equal(got, want) {
-		t.Error("KMeansPP chooses other centres with sqDist4AVX")
 	}
 }

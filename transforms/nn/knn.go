@@ -1,4 +1,4 @@
-package kmeans
+package nn
 
 import (
 	"fmt"
@@ -19,7 +19,7 @@ import (
 // of dim, or len(dist) ≠ len(idx).
 func NearestK(centroids []float32, dim int, x []float32, idx []int32, dist []float32) int {
 	if dim < 1 || len(x) != dim || len(centroids) == 0 || len(centroids)%dim != 0 || len(dist) != len(idx) {
-		panic(fmt.Sprintf("kmeans: NearestK with dim %d, %d centroid values, a point of length %d, %d indices and %d distances", dim, len(centroids), len(x), len(idx), len(dist)))
+		panic(fmt.Sprintf("nn: NearestK with dim %d, %d centroid values, a point of length %d, %d indices and %d distances", dim, len(centroids), len(x), len(idx), len(dist)))
 	}
 	k := len(idx)
 	if k == 0 {
@@ -58,7 +58,7 @@ func insertK(idx []int32, dist []float32, n int, c int32, d float32) int {
 	return n
 }
 
-// NearestK is the package's NearestK through the forest: it writes to idx
+// NearestK is NearestK (the function) through the forest: it writes to idx
 // and dist an approximation of the k = len(idx) centroids nearest to x,
 // ascending by squared distance with ties to the lower index among the
 // centroids examined, and returns how many it wrote, min(k, K()). Every
@@ -70,7 +70,7 @@ func insertK(idx []int32, dist []float32, n int, c int32, d float32) int {
 // nearer than the current k-th. It stops at the first leaf reached once
 // both Checks distances have been computed and k centroids are held, so it
 // computes at most max(Checks, k) + LeafSize − 1 distances, and with
-// Checks ≥ K it is exhaustive and returns exactly the package's NearestK.
+// Checks ≥ K it is exhaustive and returns exactly what NearestK (the function) returns.
 // With k = 1 it returns exactly what Nearest returns.
 //
 // scratch may be nil, in which case a Search is allocated; with a reused
@@ -78,7 +78,7 @@ func insertK(idx []int32, dist []float32, n int, c int32, d float32) int {
 // len(x) ≠ Dim() or len(dist) ≠ len(idx).
 func (f *Forest) NearestK(x []float32, idx []int32, dist []float32, scratch *Search) int {
 	if len(x) != f.dim || len(dist) != len(idx) {
-		panic(fmt.Sprintf("kmeans: Forest.NearestK with a point of length %d (want %d), %d indices and %d distances", len(x), f.dim, len(idx), len(dist)))
+		panic(fmt.Sprintf("nn: Forest.NearestK with a point of length %d (want %d), %d indices and %d distances", len(x), f.dim, len(idx), len(dist)))
 	}
 	s := scratch
 	if s == nil {
@@ -117,7 +117,7 @@ func (f *Forest) NearestK(x []float32, idx []int32, dist []float32, scratch *Sea
 // len(dist) ≠ len(idx).
 func (f *Forest) NearestKBytes(x []byte, idx []int32, dist []float32, scratch *Search) int {
 	if len(x) != f.dim {
-		panic(fmt.Sprintf("kmeans: Forest.NearestKBytes with a point of length %d, want %d", len(x), f.dim))
+		panic(fmt.Sprintf("nn: Forest.NearestKBytes with a point of length %d, want %d", len(x), f.dim))
 	}
 	if scratch == nil {
 		scratch = new(Search)

@@ -1,4 +1,4 @@
-package kmeans
+package nn
 
 import (
 	"fmt"
@@ -26,7 +26,7 @@ type ForestOptions struct {
 	// stops at the first leaf reached after Checks centroid distances have
 	// been computed, so a search computes at most Checks + LeafSize − 1
 	// distances (and at least one leaf's worth). Checks ≥ K makes the
-	// search exhaustive and exact: it is then the package's Nearest.
+	// search exhaustive and exact: it is then Nearest.
 	Checks int
 
 	// Seed seeds the random choices of the build: the order of the
@@ -56,11 +56,11 @@ func DefaultForestOptions() ForestOptions {
 func (o ForestOptions) Validate() error {
 	switch {
 	case o.Trees < 1:
-		return fmt.Errorf("kmeans: forest Trees = %d, want at least 1", o.Trees)
+		return fmt.Errorf("nn: forest Trees = %d, want at least 1", o.Trees)
 	case o.LeafSize < 1:
-		return fmt.Errorf("kmeans: forest LeafSize = %d, want at least 1", o.LeafSize)
+		return fmt.Errorf("nn: forest LeafSize = %d, want at least 1", o.LeafSize)
 	case o.Checks < 1:
-		return fmt.Errorf("kmeans: forest Checks = %d, want at least 1", o.Checks)
+		return fmt.Errorf("nn: forest Checks = %d, want at least 1", o.Checks)
 	}
 	return nil
 }
@@ -69,9 +69,9 @@ func (o ForestOptions) Validate() error {
 // mixed with iter. Building each iteration's forest with its own seed, as
 // AKM rebuilds its randomised forest at every iteration (Philbin et al.,
 // 2007), decorrelates the misses of successive iterations: a point one
-// forest misassigns is unlikely to be misassigned the same way again. Train
-// and the distributed trainer in kmeansbeam both use it, so they build the
-// same forests.
+// forest misassigns is unlikely to be misassigned the same way again.
+// kmeans.Train and the distributed trainer in kmeansbeam both use it, so
+// they build the same forests.
 func (o ForestOptions) ForIteration(iter int) ForestOptions {
 	o.Seed = splitmix.Mix64(o.Seed ^ splitmix.Mix64(uint64(iter)))
 	return o
@@ -129,20 +129,9 @@ func NewForest(centroids []float32, dim int, opt ForestOptions) (*Forest, error)
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
-	if dim < 1 {
-		return nil, fmt.Errorf("kmeans: forest of dimension %d, want at least 1", dim)
-	}
-	if len(centroids) == 0 || len(centroids)%dim != 0 {
-		return nil, fmt.Errorf("kmeans: forest over %d centroid values, want a positive multiple of the dimension %d", len(centroids), dim)
-	}
-	k := len(centroids) / dim
-	if k > math.MaxInt32 {
-		return nil, fmt.Errorf("kmeans: forest over %d centroids, want at most %d", k, math.MaxInt32)
-	}
-	for i, v := range centroids {
-		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, fmt.Errorf("kmeans: forest centroid %d coordinate %d is %v, want a finite value", i/dim, i%dim, v)
-		}
+	k, err := checkCentroids("forest", centroids, dim)
+	if err != nil {
+		return nil, err
 	}
 	f := &Forest{
 		centroids: centroids,
@@ -402,12 +391,12 @@ type branch struct {
 
 // Nearest returns the index of an approximately nearest centroid to x and its
 // squared Euclidean distance, which is exact for the centroid returned. Among
-// the centroids examined, ties go to the lowest index, as in the package's
+// the centroids examined, ties go to the lowest index, as in
 // Nearest. scratch may be nil, in which case a Search is allocated; with a
 // reused scratch Nearest does not allocate. It panics if len(x) ≠ Dim().
 func (f *Forest) Nearest(x []float32, scratch *Search) (int, float32) {
 	if len(x) != f.dim {
-		panic(fmt.Sprintf("kmeans: Forest.Nearest with a point of length %d, want %d", len(x), f.dim))
+		panic(fmt.Sprintf("nn: Forest.Nearest with a point of length %d, want %d", len(x), f.dim))
 	}
 	s := scratch
 	if s == nil {
@@ -451,7 +440,7 @@ func (f *Forest) Nearest(x []float32, scratch *Search) (int, float32) {
 // scratch has grown. It panics if len(x) ≠ Dim().
 func (f *Forest) NearestBytes(x []byte, scratch *Search) (int, float32) {
 	if len(x) != f.dim {
-		panic(fmt.Sprintf("kmeans: Forest.NearestBytes with a point of length %d, want %d", len(x), f.dim))
+		panic(fmt.Sprintf("nn: Forest.NearestBytes with a point of length %d, want %d", len(x), f.dim))
 	}
 	if scratch == nil {
 		scratch = new(Search)
@@ -474,7 +463,7 @@ func (f *Forest) NearestBytes(x []byte, scratch *Search) (int, float32) {
 // if len(desc) is not a multiple of Dim().
 func (f *Forest) QuantizeBytes(words []uint32, desc []byte, scratch *Search) []uint32 {
 	if len(desc)%f.dim != 0 {
-		panic(fmt.Sprintf("kmeans: Forest.QuantizeBytes of %d bytes, not a whole number of %d-byte descriptors", len(desc), f.dim))
+		panic(fmt.Sprintf("nn: Forest.QuantizeBytes of %d bytes, not a whole number of %d-byte descriptors", len(desc), f.dim))
 	}
 	if scratch == nil {
 		scratch = new(Search)
@@ -486,7 +475,7 @@ func (f *Forest) QuantizeBytes(words []uint32, desc []byte, scratch *Search) []u
 	return words
 }
 
-// Assign is the package's Assign with the forest's approximate Nearest: it
+// Assign is Exact.Assign with the forest's approximate Nearest: it
 // sets labels[i] and dist[i] for each point i of data and returns how many
 // labels changed.
 //
@@ -503,7 +492,7 @@ func (f *Forest) QuantizeBytes(words []uint32, desc []byte, scratch *Search) []u
 // of data, labels and dist disagree with each other or with Dim().
 func (f *Forest) Assign(data []float32, labels []int32, dist []float32, scratch *Search) (changed int) {
 	if len(data) != len(labels)*f.dim || len(dist) != len(labels) {
-		panic(fmt.Sprintf("kmeans: Forest.Assign with dim %d: %d data values, %d labels, %d distances", f.dim, len(data), len(labels), len(dist)))
+		panic(fmt.Sprintf("nn: Forest.Assign with dim %d: %d data values, %d labels, %d distances", f.dim, len(data), len(labels), len(dist)))
 	}
 	if scratch == nil {
 		scratch = new(Search)

@@ -1,4 +1,4 @@
-package kmeans
+package nn
 
 import (
 	"fmt"
@@ -83,7 +83,7 @@ const expandLimit = 1e36
 // is not a positive multiple of dim.
 func NewExact(centroids []float32, dim int) *Exact {
 	if dim < 1 || len(centroids) == 0 || len(centroids)%dim != 0 {
-		panic(fmt.Sprintf("kmeans: NewExact with dim %d and %d centroid values", dim, len(centroids)))
+		panic(fmt.Sprintf("nn: NewExact with dim %d and %d centroid values", dim, len(centroids)))
 	}
 	k := len(centroids) / dim
 	pdim := (dim + 3) &^ 3
@@ -165,14 +165,15 @@ type candidate struct {
 	a float32
 }
 
-// Assign is the package's Assign through e: it sets labels[i] to the index
-// of the centroid nearest to point i of data and dist[i] to its squared
-// distance, exactly as Nearest does, and returns how many labels changed.
+// Assign sets labels[i] to the index of the centroid nearest to point i of
+// data and dist[i] to its squared distance, exactly as Nearest does, and
+// returns how many labels changed from their previous value (set them to
+// −1 to count every point): the assignment step of exact Lloyd.
 // It does not allocate once scratch has grown; scratch may be nil. It
 // panics if the lengths of data, labels and dist disagree with Dim().
 func (e *Exact) Assign(data []float32, labels []int32, dist []float32, scratch *ExactScratch) (changed int) {
 	if len(data)%e.dim != 0 || len(labels) != len(data)/e.dim || len(dist) != len(labels) {
-		panic(fmt.Sprintf("kmeans: Exact.Assign with dim %d, %d data values, %d labels, %d distances", e.dim, len(data), len(labels), len(dist)))
+		panic(fmt.Sprintf("nn: Exact.Assign with dim %d, %d data values, %d labels, %d distances", e.dim, len(data), len(labels), len(dist)))
 	}
 	if scratch == nil {
 		scratch = new(ExactScratch)
@@ -215,7 +216,7 @@ func (e *Exact) Assign(data []float32, labels []int32, dist []float32, scratch *
 // Dim().
 func (e *Exact) QuantizeBytes(words []uint32, desc []byte, scratch *ExactScratch) []uint32 {
 	if len(desc)%e.dim != 0 {
-		panic(fmt.Sprintf("kmeans: Exact.QuantizeBytes of %d bytes, not a whole number of %d-byte descriptors", len(desc), e.dim))
+		panic(fmt.Sprintf("nn: Exact.QuantizeBytes of %d bytes, not a whole number of %d-byte descriptors", len(desc), e.dim))
 	}
 	if scratch == nil {
 		scratch = new(ExactScratch)

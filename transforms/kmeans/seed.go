@@ -1,0 +1,153 @@
+package kmeans
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/bowline/bowline/transforms/nn"
+)
+
+// initialize is Initialize on checked arguments.
+func initialize(data []float32, dim, n int, opt Options) []float32 {
+	rng := rand.New(rand.NewPCG(opt.Seed, pcgStream))
+	switch opt.initMethod() {
+	case InitRandom:
+		idx := distinctSample(n, opt.K, rng)
+		cent := make([]float32, opt.K*dim)
+		for j, i := range idx {
+			copy(cent[j*dim:(j+1)*dim], data[int(i)*dim:])
+		}
+		opt.report(Progress{Seeding: true, Seeded: opt.K, K: opt.K})
+		return cent
+	default:
+		seeded := func(j int) { opt.report(Progress{Seeding: true, Seeded: j, K: opt.K}) }
+		if opt.Progress == nil {
+			seeded = nil
+		}
+		if opt.InitSample == 0 || opt.InitSample >= n {
+			// Drawing nothing before KMeansPP keeps the centroids of
+			// earlier versions, which always seeded on every point.
+			return kmeansPP(data, dim, opt.K, rng, seeded)
+		}
+		idx := distinctSample(n, opt.InitSample, rng)
+		// Ascending order reads data sequentially; the sample is a set.
+		slices.Sort(idx)
+		sub := make([]float32, len(idx)*dim)
+		for j, i := range idx {
+			copy(sub[j*dim:(j+1)*dim], data[int(i)*dim:])
+		}
+		return kmeansPP(sub, dim, opt.K, rng, seeded)
+	}
+}
+
+// distinctSample returns m distinct indices in [0, n) drawn uniformly, in
+// the order drawn, by a partial Fisher–Yates shuffle.
+func distinctSample(n, m int, rng *rand.Rand) []int32 {
+	p := make([]int32, n)
+	for i := range p {
+		p[i] = int32(i)
+	}
+	for i := range m {
+		j := i + rng.IntN(n-i)
+		p[i], p[j] = p[j], p[i]
+	}
+	return p[:m:m]
+}
+
+// train runs Lloyd iterations from cent, which it owns.
+// KMeansPP chooses k initial centroids from the n = len(data)/dim points by
+// k-means++ seeding (Arthur & Vassilvitskii, 2007): the first uniformly at
+// random, each next one with probability proportional to D(x)², the squared
+// distance from x to the nearest centroid chosen so far. When every point
+// already coincides with a chosen centroid (D ≡ 0) the next one is drawn
+// uniformly, so duplicates appear only if the data has fewer than k distinct
+// points. It returns the k×dim centroids, row-major.
+//
+// The choice depends only on data and the state of rng, not on the number
+// of goroutines that compute the distances (up to GOMAXPROCS, with at least
+// 4,096 points each). KMeansPP panics if dim < 1, len(data) is not a
+// positive multiple of dim, or k is not in [1, n].
+func KMeansPP(data []float32, dim, k int, rng *rand.Rand) []float32 {
+	return kmeansPP(data, dim, k, rng, nil)
+}
+
+// kmeansPP is KMeansPP that calls seeded (if not nil) with the number of
+// centroids chosen after each.
+func kmeansPP(data []float32, dim, k int, rng *rand.Rand, seeded func(int)) []float32 {
+	n, err := checkData(data, dim)
+	if err != nil {
+		panic(err)
+	}
+	if k < 1 || k > n {
+		panic(fmt.Sprintf("kmeans: KMeansPP k = %d, want 1 ≤ k ≤ %d points", k, n))
+	}
+	cent := make([]float32, k*dim)
+	d2 := make([]float32, n)
+	workers := min(runtime.GOMAXPROCS(0), n/kmeansPPGrain)
+	copy(cent, data[rng.IntN(n)*dim:])
+	inf := float32(math.Inf(1))
+	for i := range d2 {
+		d2[i] = inf
+	}
+	nn.LowerSqDist(data, dim, cent[:dim], d2)
+	var total float64
+	for _, d := range d2 {
+		total += float64(d)
+	}
+	if seeded != nil {
+		seeded(1)
+	}
+	for j := 1; j < k; j++ {
+		p := -1
+		if total > 0 {
+			u := rng.Float64() * total
+			var acc float64
+			for i, d := range d2 {
+				acc += float64(d)
+				if acc > u {
+					p = i
+					break
+				}
+			}
+			if p < 0 {
+				// Rounding left u beyond the running sum: take the last
+				// point that has any weight.
+				for p = n - 1; d2[p] == 0; p-- {
+				}
+			}
+		} else {
+			p = rng.IntN(n)
+		}
+		c := cent[j*dim : (j+1)*dim]
+		copy(c, data[p*dim:(p+1)*dim])
+		// The distances are independent per point and run in parallel;
+		// the total is then summed in point order so that it, and every
+		// later choice, does not depend on the number of goroutines.
+		if workers <= 1 {
+			nn.LowerSqDist(data, dim, c, d2)
+		} else {
+			var wg sync.WaitGroup
+			for w := range workers {
+				lo, hi := w*n/workers, (w+1)*n/workers
+				wg.Go(func() { nn.LowerSqDist(data[lo*dim:hi*dim], dim, c, d2[lo:hi]) })
+			}
+			wg.Wait()
+		}
+		total = 0
+		for _, d := range d2 {
+			total += float64(d)
+		}
+		if seeded != nil {
+			seeded(j + 1)
+		}
+	}
+	return cent
+}
+
+// kmeansPPGrain is the fewest points per goroutine in KMeansPP: below it the
+// cost of starting goroutines for every centre outweighs the distances.
+const kmeansPPGrain = 4096
