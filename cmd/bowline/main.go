@@ -103,11 +103,11 @@ func main() {
 		check.Output = filepath.Join(os.TempDir(), "bowline-")
 	}
 	if err := check.Validate(); err != nil {
-		fail(cli.UsageError{Err: err})
+		fail(cli.UsageError{Err: cli.Refusal(err)})
 	}
 	warnings, err := bowline.CheckInput(ctx, c)
 	if err != nil {
-		fail(err)
+		fail(cli.Refusal(err))
 	}
 	for _, w := range warnings {
 		fmt.Fprintf(os.Stderr, "bowline: warning: %s\n", w)

@@ -103,7 +103,7 @@ func main() {
 		fail(cli.UsageError{Err: err})
 	}
 	if err := c.Validate(); err != nil {
-		fail(cli.UsageError{Err: err})
+		fail(cli.UsageError{Err: cli.Refusal(err)})
 	}
 	if err := bowline.PrepareOutput(ctx, c.Output, c.Overwrite); err != nil {
 		fail(err)

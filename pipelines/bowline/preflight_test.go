@@ -26,6 +26,8 @@ func TestCheckInputLabels(t *testing.T) {
 	}{
 		{"one-label.csv", "image_id,path,label\na,a.jpg,cat\nb,b.jpg,cat\nc,c.jpg,cat\n", `no training triplets: the 3 labelled images all carry one label ("cat")`, nil},
 		{"header.csv", "image_id,path,label\n", "has no rows below its header", nil},
+		{"empty.csv", "", "is empty: it has no header row (image_id,path,label), nor any row", nil},
+		{"blank.csv", "\n\n", "is empty: it has no header row (image_id,path,label), nor any row", nil},
 		{"no-paths.csv", "image_id,path,label\na,,cat\nb,,dog\n", "has no usable row: all 2 would be refused, the first because labels line 2: empty path", nil},
 		{"singletons.csv", "image_id,path,label\na,a.jpg,cat\nb,b.jpg,dog\nc,c.jpg,\n", "none of the 2 labels has 2 or more images", nil},
 		{"unlabelled.csv", "image_id,path,label\na,a.jpg,\nb,b.jpg,\n", "no labelled images to learn from", nil},
