@@ -334,16 +334,16 @@ func describedFn(_ []byte, parts func(*formats.Part) bool, dead func(*formats.De
 		emit(p)
 	}
 	if n == 0 {
-		return NoImageDescribed(report.SummariseDead(dead))
+		return noImageDescribed(report.SummariseDead(dead))
 	}
 	emitDescribed(n)
 	return nil
 }
 
-// NoImageDescribed is the error of a job that described no image, given
+// noImageDescribed is the error of a job that described no image, given
 // its dead letters: how many, and their kinds, most common first, each
 // with an example.
-func NoImageDescribed(d report.DeadLetters) error {
+func noImageDescribed(d report.DeadLetters) error {
 	if d.Total == 0 {
 		return fmt.Errorf("describe: no image could be described, and there are no dead letters to say why")
 	}
@@ -369,7 +369,7 @@ func rowsFn(p formats.Part) int64 { return p.Rows }
 
 type countsFn struct{ Vocabulary int }
 
-func (f *countsFn) ProcessElement(_ []byte, images int64, dead int, described int64, keypoints, trips int64, sharedPaths int) report.Counts {
+func (f *countsFn) ProcessElement(_ []byte, images int64, dead int, described, keypoints, trips int64, sharedPaths int) report.Counts {
 	return report.Counts{
 		Images:         images,
 		DuplicatePaths: int64(sharedPaths),

@@ -62,24 +62,22 @@ func PrepareOutput(ctx context.Context, dir string, overwrite bool) error {
 	if err != nil {
 		return err
 	}
-	var foreign []string
+	var foreign, removed []string
 	for _, n := range names {
 		switch {
 		case isDir[n]:
 			foreign = append(foreign, n+"/")
 		case !IsOwnFile(n):
 			foreign = append(foreign, n)
+			removed = append(removed, n)
 		}
 	}
-	shown := foreign
-	if len(shown) > 5 {
-		shown = append(shown[:5:5], fmt.Sprintf("and %d more", len(foreign)-5))
-	}
-	if len(foreign) > 0 && overwrite {
-		slog.Warn(fmt.Sprintf("output %s: --overwrite: when it finishes, the run removes the files directly in it that it does not write, among them: %s",
-			dir, strings.Join(shown, ", ")))
+	if len(removed) > 0 && overwrite {
+		slog.Warn(fmt.Sprintf("output %s: --overwrite: when it finishes, the run removes %s directly in it that it does not write: %s",
+			dir, count(int64(len(removed)), "file", "files"), strings.Join(atMost(removed, 5), ", ")))
 	}
 	if len(foreign) > 0 && !overwrite {
+		shown := atMost(foreign, 5)
 		return fmt.Errorf("output %s holds files that are not a bowline run's (%s): give an empty or new directory, "+
 			"or --overwrite to have the run remove, when it finishes, the files directly in it that it did not write (sub-directories are kept)",
 			dir, strings.Join(shown, ", "))
@@ -90,6 +88,14 @@ func PrepareOutput(ctx context.Context, dir string, overwrite bool) error {
 		}
 	}
 	return nil
+}
+
+// atMost returns names, or its first n and "and k more".
+func atMost(names []string, n int) []string {
+	if len(names) <= n {
+		return names
+	}
+	return append(names[:n:n], fmt.Sprintf("and %d more", len(names)-n))
 }
 
 // finishOutput completes a run whose files, by base name, are written:
