@@ -20,7 +20,8 @@ import (
 // files that are not a bowline run's, exactly.
 const OverwriteHelp = "let the run use an output directory that holds other files than a bowline run's: when the run finishes, " +
 	"it removes every file directly in the directory that it did not write; sub-directories, and what they hold, are kept. " +
-	"Without it such a directory is refused. An earlier run's files are replaced either way"
+	"Without it such a directory is refused. An earlier run's files are replaced either way. " +
+	"A directory that holds what the run reads (its input, an image a labels CSV names, the run it starts from) is refused with or without it"
 
 // Preflight checks, before a pipeline is built, what can be checked
 // without running it, so that a mistake costs a readable error and not a
