@@ -25,6 +25,8 @@ type Tree struct {
 	// for the millions of paths of a labels CSV, which share few
 	// directories.
 	real map[string]string
+	// cwd makes relative paths absolute ("" if unknown).
+	cwd string
 }
 
 // treeCache bounds Tree.real, in directories.
@@ -35,6 +37,7 @@ const treeCache = 4096
 // a link to out are one tree.
 func TreeOf(dir string) *Tree {
 	t := &Tree{real: map[string]string{}}
+	t.cwd, _ = os.Getwd()
 	t.forms = t.spellings(dir)
 	return t
 }
@@ -60,8 +63,8 @@ func (t *Tree) spellings(path string) []string {
 		return []string{strings.TrimRight(path, "/") + "/"}
 	}
 	sep := string(filepath.Separator)
-	abs, err := filepath.Abs(path)
-	if err != nil {
+	abs := filepath.Join(t.cwd, path)
+	if filepath.IsAbs(path) {
 		abs = filepath.Clean(path)
 	}
 	forms := []string{strings.TrimSuffix(abs, sep) + sep}

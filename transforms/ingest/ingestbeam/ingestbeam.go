@@ -296,6 +296,10 @@ func WalkFolder(ctx context.Context, input string, fn func(ingest.ListedFile) er
 			return fmt.Errorf("ingest: list %s: %w", input, err)
 		}
 		for _, f := range all {
+			if strings.HasSuffix(f, "/") {
+				// A folder's placeholder object, which some tools make.
+				continue
+			}
 			if err := add(f); err != nil {
 				return err
 			}
