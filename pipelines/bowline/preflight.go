@@ -151,7 +151,8 @@ func checkFolder(ctx context.Context, input string) ([]string, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("input %s: %w", input, fileio.PathCause(err))
+		// It names the folder, and the file it could not list.
+		return nil, err
 	}
 	summary := scan.Summary()
 	switch {

@@ -134,6 +134,10 @@ func TestCheckInputFolder(t *testing.T) {
 	if _, err := CheckInput(ctx, cfg); err == nil || !strings.Contains(err.Error(), "no such file or directory") {
 		t.Errorf("a missing folder: %v", err)
 	}
+	cfg.Input = t.TempDir()
+	if _, err := CheckInput(ctx, cfg); err == nil || err.Error() != "ingest: no files under "+cfg.Input {
+		t.Errorf("an empty folder: %v", err)
+	}
 }
 
 // TestOutputMayNotHoldTheInput: an output directory that holds the labels
