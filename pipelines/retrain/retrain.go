@@ -8,12 +8,12 @@ package retrain
 import (
 	"fmt"
 	"reflect"
-	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/formats/parquetio"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/pipelines/bowline"
@@ -57,8 +57,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.Run == "" || c.Output == "":
 		return fmt.Errorf("need the run to read and an output directory")
-	case strings.TrimRight(c.Run, "/") == strings.TrimRight(c.Output, "/"):
-		return fmt.Errorf("the output directory is the run's (%s): retrain writes a run of its own, and finishing it would remove the files it reads", c.Run)
+	case fileio.TreeOf(c.Output).Holds(c.Run):
+		return &bowline.InputInOutputError{Output: c.Output, Input: "the run --run names, " + c.Run + ": retrain writes a run of its own"}
 	case c.Vocabulary <= 0:
 		return fmt.Errorf("vocabulary size must be positive, got %d", c.Vocabulary)
 	case c.Shards <= 0:
