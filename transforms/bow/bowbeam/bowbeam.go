@@ -16,6 +16,7 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
+	"github.com/bowline/bowline/internal/setting"
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/bow"
 	"github.com/bowline/bowline/transforms/internal/slots"
@@ -88,7 +89,7 @@ func (o Options) Validate() error {
 		return fmt.Errorf("bowbeam: %w", err)
 	}
 	if o.PartLoads < 0 {
-		return fmt.Errorf("bowbeam: negative part loads %d", o.PartLoads)
+		return setting.Errorf("bowbeam", "PartLoads", o.PartLoads, "0 (no limit) or more")
 	}
 	return nil
 }

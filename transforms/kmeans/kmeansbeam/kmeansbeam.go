@@ -96,6 +96,7 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
+	"github.com/bowline/bowline/internal/setting"
 	"github.com/bowline/bowline/transforms/internal/slots"
 	"github.com/bowline/bowline/transforms/internal/splitmix"
 	"github.com/bowline/bowline/transforms/kmeans"
@@ -180,11 +181,13 @@ type Options struct {
 
 // Validate reports whether o is usable.
 func (o Options) Validate() error {
-	if o.Sample < o.K {
-		return fmt.Errorf("vocabulary: Sample = %d, want at least K = %d", o.Sample, o.K)
-	}
-	if o.Chunks < 0 {
-		return fmt.Errorf("vocabulary: Chunks = %d, want 0 (one worker) or more", o.Chunks)
+	switch {
+	case o.K < 2: // a vocabulary of one word tells no image from another
+		return setting.Errorf("kmeansbeam", "K", o.K, "2 or more")
+	case o.Sample < o.K:
+		return setting.Errorf("kmeansbeam", "Sample", o.Sample, "at least K = %d: k-means needs a sampled descriptor for every word", o.K)
+	case o.Chunks < 0:
+		return setting.Errorf("kmeansbeam", "Chunks", o.Chunks, "0 (one worker) or more")
 	}
 	if err := o.kmeans().Validate(); err != nil {
 		return fmt.Errorf("vocabulary: %w", err)

@@ -277,6 +277,7 @@ func TestOptionsValidate(t *testing.T) {
 	}{
 		{"ok", func(*Options) {}, ""},
 		{"approx default forest", func(o *Options) { o.Approx, o.Chunks = true, 64 }, ""},
+		{"one word", func(o *Options) { o.K = 1 }, "K = 1: must be 2 or more"},
 		{"sample < K", func(o *Options) { o.Sample = 5 }, "Sample = 5"},
 		{"negative chunks", func(o *Options) { o.Chunks = -1 }, "Chunks"},
 		{"zero MaxIter", func(o *Options) { o.MaxIter = 0 }, "MaxIter"},
