@@ -1,6 +1,7 @@
 package bow
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bowline/bowline/internal/setting"
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/nn"
@@ -269,7 +271,7 @@ func TestTFIDFWith(t *testing.T) {
 			t.Fatalf("raw %v, TFIDF %v", b, a)
 		}
 	}
-	mustPanic(t, "unknown tf", `term frequency "sqr"`, func() {
+	mustPanic(t, "unknown tf", `TF = "sqr"`, func() {
 		TFIDFWith(vec([]uint32{1}, []float32{1}), idf, "sqr")
 	})
 	mustPanic(t, "negative count", "sqrt of a negative count", func() {
@@ -284,7 +286,8 @@ func TestTFValidate(t *testing.T) {
 		}
 	}
 	for _, tf := range []TF{"Sqrt", "power", " raw"} {
-		if err := tf.Validate(); err == nil || !strings.Contains(err.Error(), "want raw, sqrt or log") {
+		var e *setting.Error
+		if err := tf.Validate(); !errors.As(err, &e) || e.Name() != "bow.TF" || e.Must != "raw, sqrt or log" {
 			t.Errorf("%q: %v", tf, err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/bowline/bowline/internal/setting"
 	"github.com/bowline/bowline/learners"
 )
 
@@ -43,7 +44,7 @@ type BatchOptions struct {
 // Validate reports options Batch cannot run with.
 func (o BatchOptions) Validate() error {
 	if o.MaxImages < 2 {
-		return fmt.Errorf("train: a batch learner needs at least 2 images, got MaxImages %d", o.MaxImages)
+		return setting.Errorf("train", "MaxImages", o.MaxImages, "2 or more: a batch learner needs at least 2 images")
 	}
 	m, err := learners.NewDense(o.Learner, o.Dims, o.Params)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/bowline/bowline/internal/setting"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/transforms/internal/splitmix"
 )
@@ -30,8 +31,11 @@ type ShardOptions struct {
 
 // Validate reports options a sharded pass cannot run with.
 func (o ShardOptions) Validate() error {
-	if o.Shards < 1 || o.Rounds < 1 {
-		return fmt.Errorf("train: shards and rounds must be positive, got %d and %d", o.Shards, o.Rounds)
+	switch {
+	case o.Shards < 1:
+		return setting.Errorf("train", "Shards", o.Shards, "1 or more")
+	case o.Rounds < 1:
+		return setting.Errorf("train", "Rounds", o.Rounds, "1 or more")
 	}
 	_, err := NewTrainer(o)
 	return err
