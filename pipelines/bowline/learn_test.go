@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/bowline/bowline/internal/setting"
+	"github.com/bowline/bowline/transforms/setting"
 )
 
 // TestLearningValidateBounds: each of Learning's own settings out of its

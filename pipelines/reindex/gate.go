@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/bowline/bowline/formats/published"
-	"github.com/bowline/bowline/internal/setting"
 	"github.com/bowline/bowline/transforms/report"
+	"github.com/bowline/bowline/transforms/setting"
 )
 
 // Limits are the quality gate's thresholds.

@@ -15,10 +15,10 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/formats/parquetio"
-	"github.com/bowline/bowline/internal/setting"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/transforms/report"
+	"github.com/bowline/bowline/transforms/setting"
 	"github.com/bowline/bowline/transforms/triplets"
 )
 

@@ -45,9 +45,9 @@ import (
 	"math"
 	"slices"
 
-	"github.com/bowline/bowline/internal/setting"
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/nn"
+	"github.com/bowline/bowline/transforms/setting"
 )
 
 // Quantizer maps byte descriptors (such as 128-byte SIFT descriptors) to

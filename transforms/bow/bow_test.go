@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bowline/bowline/internal/setting"
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/nn"
+	"github.com/bowline/bowline/transforms/setting"
 )
 
 func vec(idx []uint32, val []float32) sparse.Vector { return sparse.Vector{Idx: idx, Val: val} }

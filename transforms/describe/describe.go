@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/bowline/bowline/formats"
-	"github.com/bowline/bowline/internal/setting"
 	"github.com/bowline/bowline/transforms/global"
 	"github.com/bowline/bowline/transforms/ingest"
+	"github.com/bowline/bowline/transforms/setting"
 	"github.com/bowline/bowline/transforms/sift"
 	"github.com/bowline/bowline/transforms/synthetic"
 )

@@ -55,9 +55,9 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/bowline/bowline/internal/setting"
 	"github.com/bowline/bowline/transforms/internal/finite"
 	"github.com/bowline/bowline/transforms/nn"
+	"github.com/bowline/bowline/transforms/setting"
 )
 
 // pcgStream is the second PCG seed word. Fixing it makes Options.Seed the

@@ -7,8 +7,8 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/bowline/bowline/internal/setting"
 	"github.com/bowline/bowline/transforms/internal/splitmix"
+	"github.com/bowline/bowline/transforms/setting"
 )
 
 // ForestOptions configures a Forest.

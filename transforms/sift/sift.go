@@ -101,7 +101,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/bowline/bowline/internal/setting"
+	"github.com/bowline/bowline/transforms/setting"
 )
 
 // Image is a grayscale image, row-major, values in [0,1].

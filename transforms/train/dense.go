@@ -10,8 +10,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/bowline/bowline/internal/setting"
 	"github.com/bowline/bowline/learners"
+	"github.com/bowline/bowline/transforms/setting"
 )
 
 // DenseRow is one image's global features as the dense learners see them:

@@ -8,9 +8,9 @@ import (
 	"sort"
 	"time"
 
-	"github.com/bowline/bowline/internal/setting"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/transforms/internal/splitmix"
+	"github.com/bowline/bowline/transforms/setting"
 )
 
 // ShardOptions configures sharded training.

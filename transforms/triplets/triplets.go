@@ -47,8 +47,8 @@ import (
 	"strings"
 
 	"github.com/bowline/bowline/formats"
-	"github.com/bowline/bowline/internal/setting"
 	"github.com/bowline/bowline/learners/sparse"
+	"github.com/bowline/bowline/transforms/setting"
 )
 
 // Item is a labelled image. Words, its TF-IDF weighted L2-normalised bag

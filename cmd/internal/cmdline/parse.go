@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bowline/bowline/internal/setting"
 	"github.com/bowline/bowline/transforms/bow"
 	"github.com/bowline/bowline/transforms/describe"
+	"github.com/bowline/bowline/transforms/setting"
 	"github.com/bowline/bowline/transforms/triplets"
 )
 

@@ -96,12 +96,12 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
-	"github.com/bowline/bowline/internal/setting"
 	"github.com/bowline/bowline/transforms/internal/slots"
 	"github.com/bowline/bowline/transforms/internal/splitmix"
 	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/nn"
 	"github.com/bowline/bowline/transforms/progress"
+	"github.com/bowline/bowline/transforms/setting"
 )
 
 func init() {
