@@ -151,7 +151,7 @@ func (ix *Index) refine(w *worker, p *scored, search func(q sparse.Vector, k int
 		return max(k, depth)
 	}
 	hits, matched := search(q, top(k))
-	checked := map[int32]int{} // inliers by ordinal, each candidate verified once
+	checked := map[int32]verdict{} // by ordinal, each candidate verified once
 	head := min(depth, len(hits))
 	ix.verify(w, hits[:head], checked)
 	var near []int32
@@ -186,8 +186,8 @@ func (ix *Index) refine(w *worker, p *scored, search func(q sparse.Vector, k int
 				// Inliers are reported only where verified; the new
 				// ranking's others were not looked at.
 				for i := range hits {
-					if n, ok := checked[hits[i].doc]; ok {
-						hits[i].inliers, hits[i].verified = n, n >= ix.minInliers()
+					if v, ok := checked[hits[i].doc]; ok {
+						hits[i].inliers, hits[i].verified = v.inliers, v.verified
 					}
 				}
 			}
@@ -203,9 +203,16 @@ func (ix *Index) refine(w *worker, p *scored, search func(q sparse.Vector, k int
 	return Result{Hits: out, Matched: matched}, nil
 }
 
+// verdict is what verifying a candidate found: its inliers as evidence
+// (spatial.Result.Support) and whether it passed acceptance.
+type verdict struct {
+	inliers  int
+	verified bool
+}
+
 // verify verifies the candidates against the query keypoints w.qg, each
-// once a query (checked remembers the inliers of those seen).
-func (ix *Index) verify(w *worker, cands []cand, checked map[int32]int) {
+// once a query (checked remembers the verdicts of those seen).
+func (ix *Index) verify(w *worker, cands []cand, checked map[int32]verdict) {
 	if w.match == nil {
 		m, err := spatial.NewMatcher(spatial.DefaultOptions())
 		if err != nil {
@@ -213,21 +220,18 @@ func (ix *Index) verify(w *worker, cands []cand, checked map[int32]int) {
 		}
 		w.match = m
 	}
-	min := ix.minInliers()
 	for i := range cands {
 		c := &cands[i]
-		n, ok := checked[c.doc]
+		v, ok := checked[c.doc]
 		if !ok {
 			ix.geo.decode(int(c.doc), &w.cg)
-			n = w.match.Verify(&w.qg, &w.cg).Inliers
-			checked[c.doc] = n
+			res := w.match.Verify(&w.qg, &w.cg)
+			v = verdict{inliers: res.Support, verified: res.Verified}
+			checked[c.doc] = v
 		}
-		c.inliers, c.verified = n, n >= min
+		c.inliers, c.verified = v.inliers, v.verified
 	}
 }
-
-// minInliers is the matcher's least inliers of a verified match.
-func (ix *Index) minInliers() int { return spatial.DefaultOptions().MinInliers }
 
 // rerank orders verified hits first, by inliers, then score, then their
 // order in hits; the unverified after them in their order

@@ -51,11 +51,20 @@ type Options struct {
 	// the similarity. Refinement stops early once the inliers stop
 	// growing.
 	RefineIterations int
-	// MinInliers is the least number of inliers for Result.Verified (5):
-	// one is always there (the hypothesis's own correspondence), and
+	// MinInliers is the least Result.Support for Result.Verified (5): one
+	// inlier is always there (the hypothesis's own correspondence), and
 	// between unrelated photos two or three agree by chance when many
-	// words are shared.
+	// words are shared. It is a floor under the a contrario test (MaxNFA),
+	// which asks for more where the images share many words.
 	MinInliers int
+	// MaxNFA bounds the number of false alarms of a verified match
+	// (Result.LogNFA < log10 MaxNFA; 1): the expected number of
+	// transforms, among all a verification tries, that chance alone would
+	// give as much support, were the candidate's keypoints placed at
+	// random (see the package documentation, Acceptance). A verification
+	// of unrelated images is then verified less than MaxNFA times in
+	// expectation, whatever their numbers of correspondences.
+	MaxNFA float64
 }
 
 // DefaultOptions returns the defaults documented on Options.
@@ -68,6 +77,7 @@ func DefaultOptions() Options {
 		AngleTolerance:     math.Pi / 6,
 		RefineIterations:   4,
 		MinInliers:         5,
+		MaxNFA:             1,
 	}
 }
 
@@ -102,6 +112,9 @@ func (o Options) Validate() error {
 	}
 	if o.MinInliers < 1 {
 		errs = append(errs, fmt.Errorf("spatial: MinInliers = %d, want >= 1", o.MinInliers))
+	}
+	if !(o.MaxNFA > 0) || math.IsInf(o.MaxNFA, 0) {
+		errs = append(errs, fmt.Errorf("spatial: MaxNFA = %v, want finite and > 0", o.MaxNFA))
 	}
 	return errors.Join(errs...)
 }
