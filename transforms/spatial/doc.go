@@ -91,11 +91,11 @@
 // that verifies grows with the correspondences and with the threshold's
 // share of the area. At the defaults it is 3 for ETH-80's 256×256 photos
 // with 20 correspondences and 4 with 60; at 640×480, 4 with 100, 6 with
-// 300 and 9 with 1,000. MinInliers (4) is a floor under it. The affine refinement can gain a
-// few inliers that the similarity missed, which the count treats as the
-// similarity's. A pair is verified when its support is at least
-// MinInliers and its NFA below MaxNFA; the support is the re-ranking
-// score.
+// 300 and 9 with 1,000; MinInliers (4) is a floor under it. The affine
+// refinement can gain a few inliers that the similarity missed, which the
+// count treats as the similarity's. A pair is verified when its support
+// is at least MinInliers and its NFA below MaxNFA; the support is the
+// re-ranking score.
 //
 // # Cost
 //
