@@ -46,9 +46,17 @@ type Refine struct {
 // best 100 to 1,000 (and Chum et al. expand with the verified among them).
 const DefaultRerank = 100
 
-// DefaultExpand is a good Refine.Expand: Chum et al. average the query
-// with at most 50 verified results.
-const DefaultExpand = 50
+// DefaultExpand is a good Refine.Expand, the most verified results (those
+// that pass spatial's acceptance, best first) averaged with the query.
+// Chum et al. average up to 50, but on ETH-80's objects (10K words,
+// rerank 100) TF-IDF's expanded queries gain +0.0374 mAP at 5, +0.0380 at
+// 10, +0.0378 at 20 and 50, and on 26 outside photos of a landmark
+// searched against its 250 photos depth 5 beat 50 for every method
+// (TF-IDF 0.516 against 0.475): past the few best, a verified result
+// brings more of what it does not share with the query than of what it
+// does. Category labels gain a little more from more (+0.0463 at 5,
+// +0.0498 at 10, +0.0515 at 50), which is not what verification serves.
+const DefaultExpand = 10
 
 // SearchIDRefined is SearchID, its hits re-ranked and its query expanded
 // as r asks. The query's keypoints are its own, from the run's geometry
