@@ -24,8 +24,8 @@ type Result struct {
 	// LogNFA is log10 of the number of false alarms of the match: the
 	// expected number of transforms of at least Support inliers that the
 	// search would find between images whose correspondences fall at
-	// random (the package documentation, Acceptance); +Inf with no
-	// correspondences.
+	// random (the package documentation, Acceptance); +Inf when Support
+	// is 1 or less.
 	LogNFA float64
 	// Verified is Support >= Options.MinInliers and LogNFA <
 	// log10 Options.MaxNFA.

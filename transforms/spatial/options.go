@@ -36,7 +36,7 @@ type Options struct {
 	// objects either way: TestETH80Views's photos, 1,000 words),
 	// but chance inliers grow with the area: between unrelated photos of
 	// 2,000 keypoints that fill MaxCorrespondences, 0.05 verified 10 pairs
-	// in 50 with the default MinInliers, 0.03 none (at most 4 inliers).
+	// in 50 at 5 inliers, 0.03 none (at most 4 inliers).
 	Threshold float64
 	// ScaleTolerance is the largest factor, either way, between an
 	// inlier's own scale change σ_c/σ_q and the transform's (1.5). SIFT
@@ -53,9 +53,9 @@ type Options struct {
 	RefineIterations int
 	// MinInliers is the least Result.Support for Result.Verified (4): one
 	// inlier is always there (the hypothesis's own correspondence), and
-	// the a contrario test (MaxNFA) asks for 3 or 4 where the images share
-	// 20 to 60 words, as ETH-80's photos do, and more where they share
-	// more; the floor keeps one inlier of margin over the least it asks.
+	// the a contrario test (MaxNFA) asks for 3 or 4 where the images have
+	// 20 to 60 tentative correspondences, as ETH-80's photos do, and more
+	// where they have more; the floor keeps one inlier of margin over the least it asks.
 	// On ETH-80 views 22.5° apart, 4 verified 35 pairs of 56 and none of
 	// 1,792 pairs of different objects; 3 verified 44 and 2
 	// (TestETH80Views).
@@ -64,8 +64,8 @@ type Options struct {
 	// (Result.LogNFA < log10 MaxNFA; 1): the expected number of
 	// transforms, among all a verification tries, that chance alone would
 	// give as much support, were the candidate's keypoints placed at
-	// random (see the package documentation, Acceptance). A verification
-	// of unrelated images is then verified less than MaxNFA times in
+	// random (see the package documentation, Acceptance). Unrelated
+	// images are then verified less than MaxNFA times a pair in
 	// expectation, whatever their numbers of correspondences.
 	MaxNFA float64
 }

@@ -482,6 +482,8 @@ func TestOptionsValidate(t *testing.T) {
 		{func(o *Options) { o.AngleTolerance = 4 }, "AngleTolerance = 4"},
 		{func(o *Options) { o.RefineIterations = -1 }, "RefineIterations = -1"},
 		{func(o *Options) { o.MinInliers = 0 }, "MinInliers = 0"},
+		{func(o *Options) { o.MaxNFA = 0 }, "MaxNFA = 0"},
+		{func(o *Options) { o.MaxNFA = math.Inf(1) }, "MaxNFA = +Inf"},
 	} {
 		o := DefaultOptions()
 		tc.edit(&o)
