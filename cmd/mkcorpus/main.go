@@ -1,12 +1,20 @@
 // Command mkcorpus writes a benchmark corpus of photo-like JPEGs made from
 // ETH-80's photos: each of its --n images puts one ETH-80 object (sometimes
-// two) into a procedural scene at --width×--height, warped (scale,
+// two) into a procedural scene of --size pixels, warped (scale,
 // rotation, perspective, crop, mirror), recoloured, blurred or sharpened,
 // with sensor noise and a JPEG quality from the --quality range. ETH-80's
 // own photos are 256×256 objects on a plain cloth, about 70 SIFT keypoints
 // each; these carry the descriptor counts of real photos, so that the job
 // can be measured at scale on real objects rather than on synthetic
 // descriptors.
+//
+// Every image is a 4:2:0 JPEG (image/jpeg's encoder subsamples chroma as
+// cameras do). The default 640×480 at quality 60–95 is the size of the
+// job's recorded figures; a corpus of camera originals is
+// --size 4000x3000 --quality 90-95, of Flickr-size photos
+// --size 1024x768. The number of leaves and the object's share of the
+// frame scale with the size; blur and sensor noise are in pixels, as a
+// sensor's are.
 //
 // Image i is a pure function of the settings (corpus.json), the source
 // photos and i: a re-run writes identical bytes, any image can be made
@@ -23,6 +31,7 @@
 // differently, and a Go release may change image/jpeg's encoder.
 //
 //	go run ./cmd/mkcorpus --source ../shared/data/eth80/labels.csv --n 20000 --out /tmp/eth80x
+//	go run ./cmd/mkcorpus --source ../shared/data/eth80/labels.csv --n 1000 --size 4000x3000 --quality 90-95 --out /tmp/camera
 //	go run ./cmd/bowline --input /tmp/eth80x/labels.csv --label_column category --output /tmp/run
 package main
 
@@ -88,8 +97,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.Out, "out", "", "output directory (local): labels.csv, corpus.json and images/")
 	fs.IntVar(&c.N, "n", 1000, "number of images")
 	fs.Uint64Var(&c.Settings.Seed, "seed", 1, "random seed: image i is a function of the seed and i")
-	fs.IntVar(&c.Settings.Width, "width", 640, "image width in pixels")
-	fs.IntVar(&c.Settings.Height, "height", 480, "image height in pixels")
+	size := fs.String("size", "640x480", "image size WxH in pixels, 64..8192 each (camera originals: 4000x3000 with --quality 90-95)")
 	quality := fs.String("quality", "60-95", "JPEG quality range lo-hi (or one value), drawn per image")
 	fs.Float64Var(&c.Settings.TwoObjects, "two_objects", 0.25, "fraction of images with a second, smaller object of another object (recorded in second_object)")
 	fs.IntVar(&c.Workers, "workers", runtime.GOMAXPROCS(0), "images made at once")
@@ -113,6 +121,9 @@ func parseFlags(args []string) (config, error) {
 		return c, fmt.Errorf("--quality %q: %w", *quality, err)
 	}
 	c.Settings.QualityMin, c.Settings.QualityMax = lo, hi
+	if c.Settings.Width, c.Settings.Height, err = parseSize(*size); err != nil {
+		return c, fmt.Errorf("--size %q: %w", *size, err)
+	}
 	c.Settings.FormatVersion = formatVersion
 	switch {
 	case c.Source == "":
@@ -123,8 +134,6 @@ func parseFlags(args []string) (config, error) {
 		return c, fmt.Errorf("--out %s: a local directory, not a URL", c.Out)
 	case c.N < 1:
 		return c, fmt.Errorf("--n %d: want at least 1", c.N)
-	case c.Settings.Width < 64 || c.Settings.Height < 64 || c.Settings.Width > 8192 || c.Settings.Height > 8192:
-		return c, fmt.Errorf("--width %d --height %d: want 64..8192 each", c.Settings.Width, c.Settings.Height)
 	case !(c.Settings.TwoObjects >= 0 && c.Settings.TwoObjects <= 1):
 		return c, fmt.Errorf("--two_objects %v: want a fraction in [0, 1]", c.Settings.TwoObjects)
 	case c.Workers < 1:
@@ -151,6 +160,26 @@ func parseRange(s string) (lo, hi int, err error) {
 		return 0, 0, errors.New("want 1 <= lo <= hi <= 100")
 	}
 	return lo, hi, nil
+}
+
+// parseSize reads "WxH" as an image size, each side in 64..8192: smaller
+// frames cannot hold an object and its scene, larger ones need more than a
+// gigabyte of frame a worker.
+func parseSize(s string) (w, h int, err error) {
+	a, b, ok := strings.Cut(strings.ToLower(s), "x")
+	if ok {
+		w, err = strconv.Atoi(strings.TrimSpace(a))
+		if err == nil {
+			h, err = strconv.Atoi(strings.TrimSpace(b))
+		}
+	}
+	if !ok || err != nil {
+		return 0, 0, errors.New("want WxH, e.g. 4000x3000")
+	}
+	if w < 64 || h < 64 || w > 8192 || h > 8192 {
+		return 0, 0, errors.New("want 64..8192 pixels each side")
+	}
+	return w, h, nil
 }
 
 // readSources reads the source labels CSV with the job's own reader, once

@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"image"
+	"image/jpeg"
 	"io"
 	"math"
 	"os"
@@ -322,15 +323,67 @@ func TestParseFlags(t *testing.T) {
 		{"--source", "s", "--out", "x", "--n", "0"},
 		{"--source", "s", "--out", "gs://b/x"},
 		{"--source", "s", "--out", "x", "--two_objects", "1.5"},
+		{"--source", "s", "--out", "x", "--size", "4000"},
+		{"--source", "s", "--out", "x", "--size", "63x480"},
+		{"--source", "s", "--out", "x", "--size", "640x9000"},
 	} {
 		if _, err := parseFlags(args); err == nil {
 			t.Errorf("%q accepted", args)
 		}
 	}
 	c, err := parseFlags([]string{"--source", "s", "--out", "x", "--quality", "70-80"})
-	if err != nil || c.Settings.QualityMin != 70 || c.Settings.QualityMax != 80 || c.Workers != runtime.GOMAXPROCS(0) {
+	if err != nil || c.Settings.QualityMin != 70 || c.Settings.QualityMax != 80 || c.Workers != runtime.GOMAXPROCS(0) ||
+		c.Settings.Width != 640 || c.Settings.Height != 480 {
 		t.Errorf("got %+v, %v", c, err)
 	}
+	c, err = parseFlags([]string{"--source", "s", "--out", "x", "--size", "4000x3000"})
+	if err != nil || c.Settings.Width != 4000 || c.Settings.Height != 3000 {
+		t.Errorf("--size 4000x3000: got %+v, %v", c.Settings, err)
+	}
+}
+
+// TestSize: --size renders images of that size, 4:2:0 as a camera's,
+// with the --quality range's quantisation.
+func TestSize(t *testing.T) {
+	src := sourceCSV(t, 1, "cow1", "cup2")
+	c, err := parseFlags([]string{"--source", src, "--out", t.TempDir(), "--n", "2", "--workers", "1",
+		"--size", "1030x770", "--quality", "90-95"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run(context.Background(), c, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for i := range c.N {
+		data, err := os.ReadFile(filepath.Join(c.Out, imagePath(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := jpeg.Decode(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b := img.Bounds(); b.Dx() != 1030 || b.Dy() != 770 {
+			t.Errorf("image %d is %v, want 1030x770", i, b)
+		}
+		if y, ok := img.(*image.YCbCr); !ok || y.SubsampleRatio != image.YCbCrSubsampleRatio420 {
+			t.Errorf("image %d: %T, want 4:2:0 YCbCr", i, img)
+		}
+		// image/jpeg's luma DC step at quality q is (16·(200−2q)+50)/100:
+		// 3 at 90, 2 at 91–95.
+		if dc := lumaDCStep(data); dc < 2 || dc > 3 {
+			t.Errorf("image %d: luma DC quantisation step %d, want 2–3 (quality 90–95)", i, dc)
+		}
+	}
+}
+
+// lumaDCStep returns the first quantisation table's DC entry (0 if none).
+func lumaDCStep(data []byte) int {
+	i := bytes.Index(data, []byte{0xff, 0xdb})
+	if i < 0 || i+5 >= len(data) {
+		return 0
+	}
+	return int(data[i+5]) // length (2 bytes), precision/id, then entry 0
 }
 
 // BenchmarkRender makes one 640×480 image per iteration, sources decoded

@@ -8,6 +8,7 @@ package describe
 import (
 	"context"
 	"fmt"
+	"image"
 	"sync"
 	"time"
 
@@ -184,15 +185,35 @@ func (d *Describer) describe(img formats.Image, data []byte) (feat formats.Featu
 	fail := func(stage string, err error) (formats.Features, *formats.DeadLetter) {
 		return formats.Features{}, &formats.DeadLetter{ImageID: img.ImageID, URI: img.URI, Stage: stage, Reason: err.Error()}
 	}
-	decoded, _, err := ingest.Decode(data, d.opt.MaxPixels)
-	if err != nil {
-		return fail("decode", err)
+	dec := ingest.Decoder{MaxPixels: d.opt.MaxPixels}
+	var decoded image.Image
+	var luma ingest.Luma
+	if d.glob == nil {
+		// SIFT alone reads grey: a JPEG's luma plane, DCT-scaled when
+		// MaxSide would downscale it anyway.
+		l, err := dec.DecodeLuma(data, d.opt.SIFT.MaxSide)
+		if err != nil {
+			return fail("decode", err)
+		}
+		decoded, luma = l.Image, l
+	} else {
+		m, _, err := dec.Decode(data)
+		if err != nil {
+			return fail("decode", err)
+		}
+		b := m.Bounds()
+		decoded, luma = m, ingest.Luma{Image: m, Width: b.Dx(), Height: b.Dy()}
 	}
-	b := decoded.Bounds()
-	feat = formats.Features{ImageID: img.ImageID, Label: img.Label, Tags: img.Tags, Width: int32(b.Dx()), Height: int32(b.Dy())}
+	feat = formats.Features{ImageID: img.ImageID, Label: img.Label, Tags: img.Tags, Width: int32(luma.Width), Height: int32(luma.Height)}
 	if d.sift != nil {
 		d.gray = sift.FromImage(decoded, d.gray)
-		kps, desc := d.sift.Extract(d.gray)
+		var kps []sift.Keypoint
+		var desc []byte
+		if luma.Shift > 0 {
+			kps, desc = d.sift.ExtractReduced(d.gray, luma.Width, luma.Height)
+		} else {
+			kps, desc = d.sift.Extract(d.gray)
+		}
 		feat.X = make([]float32, len(kps))
 		feat.Y = make([]float32, len(kps))
 		feat.Scale = make([]float32, len(kps))

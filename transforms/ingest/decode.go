@@ -170,8 +170,26 @@ func Decode(data []byte, maxPixels int64) (image.Image, string, error) {
 // ErrTooLarge, ErrTruncated and ErrCorrupt, and the decoder's own error if
 // there is one.
 func (d *Decoder) Decode(data []byte) (img image.Image, format string, err error) {
+	c, cfg, err := d.check(data)
+	if err != nil {
+		return nil, c.nameOrEmpty(), err
+	}
+	return d.decodeWith(c, cfg, data, c.decode)
+}
+
+// nameOrEmpty is c's name, or "" for no codec.
+func (c *codec) nameOrEmpty() string {
+	if c == nil {
+		return ""
+	}
+	return c.name
+}
+
+// check finds data's codec and refuses, from its header, what Decode must
+// not decode: every limit is checked here, before any pixel is decoded.
+func (d *Decoder) check(data []byte) (*codec, image.Config, error) {
 	if len(data) == 0 {
-		return nil, "", failf(ErrEmpty, nil, "empty file (0 bytes)")
+		return nil, image.Config{}, failf(ErrEmpty, nil, "empty file (0 bytes)")
 	}
 	var c *codec
 	for _, cc := range codecs {
@@ -181,7 +199,7 @@ func (d *Decoder) Decode(data []byte) (img image.Image, format string, err error
 		}
 	}
 	if c == nil {
-		return nil, "", unknownFormat(data)
+		return nil, image.Config{}, unknownFormat(data)
 	}
 
 	r := &sliceReader{data: data}
@@ -189,28 +207,34 @@ func (d *Decoder) Decode(data []byte) (img image.Image, format string, err error
 	if err != nil {
 		if w, h, ok := declaredSize(c.name, data); ok {
 			if err := d.checkSize(c, w, h); err != nil {
-				return nil, c.name, err
+				return c, cfg, err
 			}
 		}
-		return nil, c.name, failure(c, data, r.hitEOF, "inside the header", err)
+		return c, cfg, failure(c, data, r.hitEOF, "inside the header", err)
 	}
 	if err := d.checkSize(c, int64(cfg.Width), int64(cfg.Height)); err != nil {
-		return nil, c.name, err
+		return c, cfg, err
 	}
 	if limit := d.maxJPEGScans(); c.name == "jpeg" && limit >= 0 {
 		if n := jpegScans(data); n > limit {
-			return nil, c.name, failf(ErrTooLarge, nil, "%v: the JPEG has %d scans, limit %d; a normal progressive JPEG has about 10, and each costs a pass over all the %dx%d pixels",
+			return c, cfg, failf(ErrTooLarge, nil, "%v: the JPEG has %d scans, limit %d; a normal progressive JPEG has about 10, and each costs a pass over all the %dx%d pixels",
 				ErrTooLarge, n, limit, cfg.Width, cfg.Height)
 		}
 	}
 	if c.name == "webp" && webpAnimated(data) {
 		// x/image/webp reads still images only; without this check an
 		// animation fails as an unexplained "invalid format".
-		return nil, c.name, failf(ErrUnsupported, nil, "unsupported WebP feature: animation; only still WebP images are decoded")
+		return c, cfg, failf(ErrUnsupported, nil, "unsupported WebP feature: animation; only still WebP images are decoded")
 	}
 
-	r = &sliceReader{data: data}
-	img, err = callDecode(c, r)
+	return c, cfg, nil
+}
+
+// decodeWith decodes data, which check accepted as c's with header cfg,
+// with decode, and returns it upright.
+func (d *Decoder) decodeWith(c *codec, cfg image.Config, data []byte, decode func(io.Reader) (image.Image, error)) (image.Image, string, error) {
+	r := &sliceReader{data: data}
+	img, err := callDecode(decode, r)
 	if err != nil {
 		return nil, c.name, failure(c, data, r.hitEOF, fmt.Sprintf("before the %dx%d image is complete", cfg.Width, cfg.Height), err)
 	}
@@ -264,14 +288,14 @@ func callConfig(c *codec, r io.Reader) (cfg image.Config, err error) {
 	return c.config(r)
 }
 
-// callDecode runs c's decoder, recovering from a panic.
-func callDecode(c *codec, r io.Reader) (img image.Image, err error) {
+// callDecode runs a decoder, recovering from a panic.
+func callDecode(decode func(io.Reader) (image.Image, error), r io.Reader) (img image.Image, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			img, err = nil, decoderPanic{p}
 		}
 	}()
-	img, err = c.decode(r)
+	img, err = decode(r)
 	if err == nil && img == nil {
 		err = errors.New("decoder returned no image and no error")
 	}

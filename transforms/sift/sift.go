@@ -351,7 +351,7 @@ func (e *Extractor) ExtractContext(ctx context.Context, img *Image) ([]Keypoint,
 	if err := e.ctxErr(); err != nil {
 		return nil, nil, err
 	}
-	kps, desc := e.extract(img)
+	kps, desc := e.extract(img, 0, 0)
 	if err := e.ctxErr(); err != nil {
 		return nil, nil, err
 	}
@@ -371,32 +371,59 @@ func (e *Extractor) ctxErr() error {
 // discards what they made.
 func (e *Extractor) stopped() bool { return e.ctxErr() != nil }
 
-// extract is Extract; it returns early, with partial results that
-// ExtractContext discards, once e.stopped().
-func (e *Extractor) extract(img *Image) ([]Keypoint, []byte) {
+// ExtractReduced is Extract of a fullW×fullH image of which img is a
+// reduction by a decoder (a JPEG decoded DCT-scaled, img's pixel (x, y)
+// standing for the full image's pixels from (x·fullW/img.Width,
+// y·fullH/img.Height)): the MaxSide size is the one Extract gives the full
+// image, img is area-downscaled to it, and keypoints are in the full
+// image's coordinates. img must be no smaller than that size on either
+// side; a reduction that is not (MaxSide 0, or an img larger than the
+// MaxSide size would have been) panics, as a caller's mistake.
+func (e *Extractor) ExtractReduced(img *Image, fullW, fullH int) ([]Keypoint, []byte) {
+	return e.extract(img, fullW, fullH)
+}
+
+// maxSideSize is the size MaxSide makes of a w×h image, and whether it
+// makes one.
+func (e *Extractor) maxSideSize(w, h int) (int, int, bool) {
+	m := e.opt.MaxSide
+	if m <= 0 || max(w, h) <= m {
+		return w, h, false
+	}
+	if w >= h {
+		return m, max(1, int(math.Round(float64(h)*float64(m)/float64(w)))), true
+	}
+	return max(1, int(math.Round(float64(w)*float64(m)/float64(h)))), m, true
+}
+
+// extract is Extract, or ExtractReduced when fullW > 0; it returns early,
+// with partial results that ExtractContext discards, once e.stopped().
+func (e *Extractor) extract(img *Image, fullW, fullH int) ([]Keypoint, []byte) {
 	if img == nil || img.Width <= 0 || img.Height <= 0 {
 		return nil, nil
 	}
 	if len(img.Pix) < img.Width*img.Height {
 		panic(fmt.Sprintf("sift: image is %dx%d but has %d pixels", img.Width, img.Height, len(img.Pix)))
 	}
+	if fullW <= 0 {
+		fullW, fullH = img.Width, img.Height
+	}
 
 	// Work on a downscaled copy if asked; remember how to map back.
 	src := img
 	fx, fy := 1.0, 1.0
-	if m := e.opt.MaxSide; m > 0 && max(img.Width, img.Height) > m {
-		w, h := m, m
-		if img.Width >= img.Height {
-			h = max(1, int(math.Round(float64(img.Height)*float64(m)/float64(img.Width))))
-		} else {
-			w = max(1, int(math.Round(float64(img.Width)*float64(m)/float64(img.Height))))
-		}
+	w, h, scaled := e.maxSideSize(fullW, fullH)
+	reduced := fullW != img.Width || fullH != img.Height
+	if reduced && (!scaled || img.Width < w || img.Height < h) {
+		panic(fmt.Sprintf("sift: a %dx%d reduction of a %dx%d image, below the MaxSide size %dx%d", img.Width, img.Height, fullW, fullH, w, h))
+	}
+	if scaled {
 		e.work.Width, e.work.Height = w, h
 		e.work.Pix = grow(e.work.Pix, w*h)
 		e.rs.resize(img.Pix[:img.Width*img.Height], img.Width, img.Height, e.work.Pix, w, h)
 		src = &e.work
-		fx = float64(img.Width) / float64(w)
-		fy = float64(img.Height) / float64(h)
+		fx = float64(fullW) / float64(w)
+		fy = float64(fullH) / float64(h)
 	}
 	if min(src.Width, src.Height) < MinImageSide {
 		return nil, nil

@@ -1,0 +1,169 @@
+package lumajpeg
+
+import (
+	"bytes"
+	"errors"
+	"image"
+	"image/jpeg"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// inputs are JPEGs of every sampling and coding this package must decode:
+// its own testdata (libjpeg-turbo's, 203×141 so that MCUs are partial,
+// with restart intervals, baseline and progressive, colour and grey) and
+// image/jpeg's test images in GOROOT (4:4:4, 4:2:2, 4:4:0, 4:1:1, 4:1:0,
+// restarts, separate DC progressions), when present.
+func inputs(t testing.TB) map[string][]byte {
+	t.Helper()
+	paths, _ := filepath.Glob("testdata/*.jpg")
+	goroot, _ := filepath.Glob(filepath.Join(runtime.GOROOT(), "src", "image", "testdata", "video-00*.jpeg"))
+	if len(goroot) == 0 {
+		t.Log("GOROOT's image testdata is absent: its samplings are not tested")
+	}
+	out := map[string][]byte{}
+	for _, p := range append(paths, goroot...) {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[filepath.Base(p)] = data
+	}
+	if len(paths) < 3 {
+		t.Fatalf("testdata: %d JPEGs", len(paths))
+	}
+	return out
+}
+
+// stdLuma decodes data with image/jpeg and returns its luma plane, or nil
+// for an image whose component 0 is not luma.
+func stdLuma(t testing.TB, data []byte) (*image.Gray, error) {
+	img, err := jpeg.Decode(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	switch m := img.(type) {
+	case *image.Gray:
+		return m, nil
+	case *image.YCbCr:
+		b := m.Bounds()
+		g := image.NewGray(b)
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			copy(g.Pix[(y-b.Min.Y)*g.Stride:], m.Y[m.YOffset(b.Min.X, y):m.YOffset(b.Max.X-1, y)+1])
+		}
+		return g, nil
+	}
+	return nil, nil
+}
+
+// TestFullScale: at scale 1 the luma is image/jpeg's, byte for byte; a
+// JPEG whose component 0 is not luma is ErrNotLuma; a broken one fails
+// with image/jpeg's error.
+func TestFullScale(t *testing.T) {
+	for name, data := range inputs(t) {
+		want, stdErr := stdLuma(t, data)
+		got, err := Decode(bytes.NewReader(data), 0)
+		switch {
+		case stdErr != nil:
+			if err == nil || err.Error() != stdErr.Error() {
+				t.Errorf("%s: error %v, image/jpeg's %v", name, err, stdErr)
+			}
+		case want == nil:
+			if !errors.Is(err, ErrNotLuma) {
+				t.Errorf("%s: not luma, but got %v", name, err)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", name, err)
+		case got.Bounds() != want.Bounds():
+			t.Errorf("%s: bounds %v, want %v", name, got.Bounds(), want.Bounds())
+		default:
+			b := want.Bounds()
+			for y := b.Min.Y; y < b.Max.Y; y++ {
+				if g, w := got.Pix[got.PixOffset(0, y):][:b.Dx()], want.Pix[want.PixOffset(0, y):][:b.Dx()]; !bytes.Equal(g, w) {
+					t.Errorf("%s: row %d differs from image/jpeg's luma", name, y)
+					break
+				}
+			}
+		}
+	}
+}
+
+// area returns the mean of each s×s cell of g (cells cut by the edge
+// average the pixels they hold): the exact area downscale.
+func area(g *image.Gray, s int) *image.Gray {
+	b := g.Bounds()
+	w, h := (b.Dx()+s-1)/s, (b.Dy()+s-1)/s
+	out := image.NewGray(image.Rect(0, 0, w, h))
+	for y := range h {
+		for x := range w {
+			sum, n := 0, 0
+			for yy := y * s; yy < min(y*s+s, b.Dy()); yy++ {
+				for xx := x * s; xx < min(x*s+s, b.Dx()); xx++ {
+					sum += int(g.Pix[g.PixOffset(b.Min.X+xx, b.Min.Y+yy)])
+					n++
+				}
+			}
+			out.Pix[y*out.Stride+x] = uint8((sum + n/2) / n)
+		}
+	}
+	return out
+}
+
+// Tolerances of the scaled decodes against the area downscale of the full
+// decode, in grey levels (of 255): the mean absolute difference, and the
+// largest. At 1/8 the DC coefficient is the block's mean before the full
+// IDCT's rounding and clipping. At 1/2 and 1/4 the reduced IDCT drops the
+// frequencies above the new grid's, which the area mean only damps, so
+// the difference is a fraction of the local contrast, largest at sharp
+// edges. Measured (go test -run Scaled -v): the worst are image/jpeg's
+// video-001 files (a 150×103 video frame at quality 50, all edges), mean
+// 3.12 / 2.97 / 0.62 and max 69 / 43 / 18 at 1/2, 1/4, 1/8; a smooth
+// ETH-80 photo's grey, 0.72 / 0.84 / 0.11 and 15 / 10 / 2.
+var tolerance = map[int]struct{ mean, max float64 }{
+	1: {3.5, 72},
+	2: {3.5, 48},
+	3: {0.8, 22},
+}
+
+// TestScaled: each scaled decode is the size libjpeg's is, and close to
+// the area downscale of the full decode.
+func TestScaled(t *testing.T) {
+	for name, data := range inputs(t) {
+		full, err := Decode(bytes.NewReader(data), 0)
+		if err != nil {
+			continue // TestFullScale covers errors
+		}
+		for shift := 1; shift <= MaxShift; shift++ {
+			got, err := Decode(bytes.NewReader(data), shift)
+			if err != nil {
+				t.Errorf("%s 1/%d: %v", name, 1<<shift, err)
+				continue
+			}
+			want := area(full, 1<<shift)
+			if got.Bounds() != want.Bounds() {
+				t.Errorf("%s 1/%d: bounds %v, want %v", name, 1<<shift, got.Bounds(), want.Bounds())
+				continue
+			}
+			var sum, worst float64
+			b := want.Bounds()
+			for y := range b.Dy() {
+				for x := range b.Dx() {
+					d := float64(got.Pix[got.PixOffset(x, y)]) - float64(want.Pix[want.PixOffset(x, y)])
+					if d < 0 {
+						d = -d
+					}
+					sum += d
+					worst = max(worst, d)
+				}
+			}
+			mean := sum / float64(b.Dx()*b.Dy())
+			t.Logf("%s 1/%d: mean |Δ| %.3f, max %.0f", name, 1<<shift, mean, worst)
+			if tol := tolerance[shift]; mean > tol.mean || worst > tol.max {
+				t.Errorf("%s 1/%d: mean |Δ| %.3f, max %.0f against the area downscale; tolerance %.1f, %.0f",
+					name, 1<<shift, mean, worst, tol.mean, tol.max)
+			}
+		}
+	}
+}

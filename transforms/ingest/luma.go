@@ -1,0 +1,83 @@
+package ingest
+
+import (
+	"errors"
+	"image"
+	"io"
+
+	"github.com/bowline/bowline/transforms/ingest/internal/lumajpeg"
+)
+
+// A Luma is an image decoded for a detector that reads grey
+// (Decoder.DecodeLuma).
+type Luma struct {
+	// Image is the decoded image: an *image.Gray of a JPEG's luma, reduced
+	// by 2^Shift, or, for any other image, Decode's image at full size.
+	Image image.Image
+	// Shift is the reduction: Image's pixel (x, y) stands for the 2^Shift ×
+	// 2^Shift pixels of the upright image from (x·2^Shift, y·2^Shift). It is
+	// 0 for a full-size image.
+	Shift int
+	// Width and Height are the upright image's full size.
+	Width, Height int
+	// Format names the format as Decode does.
+	Format string
+}
+
+// DecodeLuma is Decode for a detector that reads grey and downscales an
+// image whose longer side exceeds minSide to minSide anyway (0: never). A
+// JPEG's luma plane is decoded alone, DCT-domain scaled by the largest
+// 1/2^s (s ≤ 3) that keeps the longer side at least minSide: its pixels
+// at Shift 0 are Decode's Y plane exactly. A CMYK, YCCK or RGB JPEG, whose
+// grey is a conversion of every component, and any other format get
+// Decode's image. The limits and errors are Decode's.
+func (d *Decoder) DecodeLuma(data []byte, minSide int) (Luma, error) {
+	c, cfg, err := d.check(data)
+	if err != nil {
+		return Luma{}, err
+	}
+	o := 0
+	if c.name == "jpeg" && !d.KeepOrientation {
+		o = jpegOrientation(data)
+	}
+	if c.name == "jpeg" {
+		shift := lumaShift(cfg.Width, cfg.Height, minSide)
+		img, format, err := d.decodeWith(c, cfg, data, func(r io.Reader) (image.Image, error) {
+			g, err := lumajpeg.Decode(r, shift)
+			if err != nil {
+				return nil, err
+			}
+			return g, nil
+		})
+		if !errors.Is(err, lumajpeg.ErrNotLuma) {
+			if err != nil {
+				return Luma{}, err
+			}
+			w, h := cfg.Width, cfg.Height
+			if o >= 5 {
+				w, h = h, w
+			}
+			return Luma{Image: img, Shift: shift, Width: w, Height: h, Format: format}, nil
+		}
+	}
+	img, format, err := d.decodeWith(c, cfg, data, c.decode)
+	if err != nil {
+		return Luma{}, err
+	}
+	b := img.Bounds()
+	return Luma{Image: img, Width: b.Dx(), Height: b.Dy(), Format: format}, nil
+}
+
+// lumaShift is the largest s ≤ lumajpeg.MaxShift with the longer side of
+// w×h at least minSide after division by 2^s (exactly, not rounded up, so
+// that the shorter side is at least its share of minSide too), or 0.
+func lumaShift(w, h, minSide int) int {
+	if minSide <= 0 {
+		return 0
+	}
+	s := 0
+	for s < lumajpeg.MaxShift && max(w, h) >= minSide<<(s+1) {
+		s++
+	}
+	return s
+}

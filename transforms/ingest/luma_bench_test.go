@@ -1,0 +1,46 @@
+package ingest
+
+import (
+	"bytes"
+	"image/jpeg"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// BenchmarkDecodeLuma times DecodeLuma (full size, and reduced for
+// --max_side 1600) against image/jpeg on the JPEGs of $BOWLINE_BENCH_JPEGS
+// (a glob, e.g. a cmd/mkcorpus --size 4000x3000 corpus's images/*/*.jpg):
+//
+//	BOWLINE_BENCH_JPEGS='/tmp/camera/images/*/*.jpg' go test -run '^$' -bench DecodeLuma -cpu 1 ./transforms/ingest/
+func BenchmarkDecodeLuma(b *testing.B) {
+	paths, _ := filepath.Glob(os.Getenv("BOWLINE_BENCH_JPEGS"))
+	if len(paths) == 0 {
+		b.Skip("BOWLINE_BENCH_JPEGS names no files")
+	}
+	var files [][]byte
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		files = append(files, data)
+	}
+	b.Run("image-jpeg", func(b *testing.B) {
+		for i := range b.N {
+			if _, err := jpeg.Decode(bytes.NewReader(files[i%len(files)])); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, minSide := range []int{0, 1600} {
+		b.Run("luma-"+map[int]string{0: "full", 1600: "max1600"}[minSide], func(b *testing.B) {
+			var d Decoder
+			for i := range b.N {
+				if _, err := d.DecodeLuma(files[i%len(files)], minSide); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

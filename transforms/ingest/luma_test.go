@@ -1,0 +1,106 @@
+package ingest
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"image"
+	"testing"
+)
+
+// TestDecodeLumaFullSize: at Shift 0 DecodeLuma is Decode's Y plane, upright
+// (the describe stage's SIFT input is unchanged for images it does not
+// downscale); a large image comes reduced by the largest 1/2^s that keeps
+// its longer side at minSide or more.
+func TestDecodeLumaFullSize(t *testing.T) {
+	src := toRGBA(quadrants(203, 141, 10, 80, 160, 240))
+	jpg := withExif(encodeJPEG(t, src), exifTIFF(binary.LittleEndian, 6, 3))
+	var d Decoder
+	want, _, err := d.Decode(jpg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ minSide, shift int }{{0, 0}, {203, 0}, {101, 1}, {100, 1}, {50, 2}, {25, 3}, {1, 3}} {
+		l, err := d.DecodeLuma(jpg, c.minSide)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Shift != c.shift || l.Width != 141 || l.Height != 203 || l.Format != "jpeg" {
+			t.Errorf("minSide %d: shift %d, %dx%d %s; want shift %d, 141x203 (turned) jpeg", c.minSide, l.Shift, l.Width, l.Height, l.Format, c.shift)
+		}
+		g, ok := l.Image.(*image.Gray)
+		if !ok {
+			t.Fatalf("minSide %d: %T", c.minSide, l.Image)
+		}
+		if s := 1<<c.shift - 1; g.Bounds() != image.Rect(0, 0, (141+s)>>c.shift, (203+s)>>c.shift) {
+			t.Errorf("minSide %d: bounds %v", c.minSide, g.Bounds())
+		}
+		if c.shift == 0 {
+			y := want.(*image.YCbCr)
+			for row := range 203 {
+				if !bytes.Equal(g.Pix[row*g.Stride:][:141], y.Y[y.YOffset(0, row):][:141]) {
+					t.Fatalf("row %d differs from Decode's Y plane", row)
+				}
+			}
+		}
+	}
+}
+
+// TestDecodeLumaFallback: a CMYK JPEG's grey needs every component, so
+// DecodeLuma returns Decode's image; limits refuse as Decode's do.
+func TestDecodeLumaFallback(t *testing.T) {
+	cmyk := fourComponentJPEG(2, 2, 2, func(bx, by int) [4]uint8 { return [4]uint8{10, 20, 30, uint8(40 * bx)} })
+	d := Decoder{}
+	l, err := d.DecodeLuma(cmyk, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := l.Image.(*image.CMYK); !ok || l.Shift != 0 {
+		t.Errorf("CMYK: %T shift %d, want Decode's *image.CMYK", l.Image, l.Shift)
+	}
+	small := Decoder{MaxPixels: 100}
+	if _, err := small.DecodeLuma(encodeJPEG(t, quadrants(64, 64, 0, 1, 2, 3)), 8); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("over MaxPixels: %v, want ErrTooLarge", err)
+	}
+	if _, err := d.DecodeLuma(progressiveJPEG(64, 64, DefaultMaxJPEGScans+1), 8); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("too many scans: %v, want ErrTooLarge", err)
+	}
+}
+
+// FuzzDecodeLuma checks that DecodeLuma never panics, returns at most
+// fuzzMaxPixels pixels, explains every failure with one of the package's
+// errors, and reduces only as far as minSide allows. Run it with
+//
+//	go test -run '^$' -fuzz FuzzDecodeLuma -fuzztime 3m ./transforms/ingest/
+func FuzzDecodeLuma(f *testing.F) {
+	for _, seed := range fuzzSeeds(f) {
+		f.Add(seed, 16)
+	}
+	kinds := []error{ErrEmpty, ErrUnknownFormat, ErrUnsupported, ErrTooLarge, ErrTruncated, ErrCorrupt}
+	f.Fuzz(func(t *testing.T, data []byte, minSide int) {
+		d := Decoder{MaxPixels: fuzzMaxPixels}
+		l, err := d.DecodeLuma(data, minSide)
+		if err != nil {
+			known := false
+			for _, k := range kinds {
+				known = known || errors.Is(err, k)
+			}
+			if !known || err.Error() == "" {
+				t.Fatalf("error %q wraps none of the package's errors", err)
+			}
+			return
+		}
+		b := l.Image.Bounds()
+		if b.Empty() || int64(b.Dx())*int64(b.Dy()) > fuzzMaxPixels || l.Shift < 0 || l.Shift > 3 {
+			t.Fatalf("a %v %s image at shift %d", b, l.Format, l.Shift)
+		}
+		if l.Shift > 0 && max(l.Width, l.Height)>>l.Shift < minSide {
+			t.Fatalf("%dx%d reduced by 2^%d, below minSide %d", l.Width, l.Height, l.Shift, minSide)
+		}
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			for x := b.Min.X; x < b.Max.X; x++ {
+				l.Image.At(x, y).RGBA()
+			}
+		}
+	})
+}
