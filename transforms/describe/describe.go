@@ -189,9 +189,12 @@ func (d *Describer) describe(img formats.Image, data []byte) (feat formats.Featu
 	var decoded image.Image
 	var luma ingest.Luma
 	if d.glob == nil {
-		// SIFT alone reads grey: a JPEG's luma plane, DCT-scaled when
-		// MaxSide would downscale it anyway.
-		l, err := dec.DecodeLuma(data, d.opt.SIFT.MaxSide)
+		// SIFT alone reads grey: a JPEG's luma plane, decoded at full
+		// size. DCT-domain scaling (DecodeLuma's minSide) gives other
+		// pixels than the area downscale of the full decode, so it would
+		// change the features of every photo above MaxSide that a run
+		// carries forward; describe does not ask for it.
+		l, err := dec.DecodeLuma(data, 0)
 		if err != nil {
 			return fail("decode", err)
 		}

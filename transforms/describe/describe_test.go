@@ -1,7 +1,11 @@
 package describe
 
 import (
+	"bytes"
 	"context"
+	"image"
+	"image/color"
+	"image/jpeg"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,5 +125,70 @@ func TestDescribeUnless(t *testing.T) {
 	h, carried, dead := d.DescribeUnless(ctx, img, known)
 	if dead != nil || carried || h.Content == f.Content || len(h.Descriptors) == 0 {
 		t.Errorf("changed bytes: carried %v, content %q (was %q), dead %+v; want described again", carried, h.Content, f.Content, dead)
+	}
+}
+
+// TestLumaDecodeKeepsFeatures: without global features a JPEG is decoded
+// to its luma plane alone; a photo larger than MaxSide must still give
+// the keypoints and descriptors of the full colour decode, so that a run
+// carries its features forward unchanged whichever path described them.
+func TestLumaDecodeKeepsFeatures(t *testing.T) {
+	src, err := os.ReadFile(shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tile, err := jpeg.Decode(bytes.NewReader(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 5×4 tiles of a 192×192 shape photo, each shifted in colour:
+	// 960×768.
+	b := tile.Bounds()
+	big := image.NewRGBA(image.Rect(0, 0, 5*b.Dx(), 4*b.Dy()))
+	for ty := range 4 {
+		for tx := range 5 {
+			for y := range b.Dy() {
+				for x := range b.Dx() {
+					r, g, bl, _ := tile.At(b.Min.X+x, b.Min.Y+y).RGBA()
+					k := uint32(tx*9 + ty*5)
+					big.Set(tx*b.Dx()+x, ty*b.Dy()+y, color.RGBA{uint8(min(r>>8+k, 255)), uint8(g >> 8), uint8(bl >> 8), 255})
+				}
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, big, &jpeg.Options{Quality: 90}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "big.jpg")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	describe := func(global bool) formats.Features {
+		opt := DefaultOptions()
+		opt.Global = global
+		// Half the photo's width or less: a DCT-scaled decode at 1/2
+		// would be allowed, the area downscale must decide the pixels.
+		opt.SIFT.MaxSide = 400
+		d, err := NewDescriber(opt, readFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, dead := d.Describe(context.Background(), formats.Image{ImageID: "big", URI: path, Label: "x"})
+		if dead != nil {
+			t.Fatalf("global %v: dead letter %+v", global, dead)
+		}
+		return f
+	}
+	luma, colour := describe(false), describe(true)
+	if len(luma.X) == 0 || len(luma.X) != len(colour.X) {
+		t.Fatalf("%d keypoints from the luma decode, %d from the colour decode", len(luma.X), len(colour.X))
+	}
+	for i := range luma.X {
+		if luma.X[i] != colour.X[i] || luma.Y[i] != colour.Y[i] || luma.Scale[i] != colour.Scale[i] ||
+			luma.Angle[i] != colour.Angle[i] || !bytes.Equal(luma.Descriptors[i], colour.Descriptors[i]) {
+			t.Fatalf("keypoint %d differs: luma (%v, %v, %v), colour (%v, %v, %v)", i,
+				luma.X[i], luma.Y[i], luma.Scale[i], colour.X[i], colour.Y[i], colour.Scale[i])
+		}
 	}
 }
