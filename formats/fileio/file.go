@@ -111,6 +111,39 @@ func Remove(ctx context.Context, path string) error {
 	return nil
 }
 
+// Copy copies the file at from to to, on the same file system, whole or
+// not at all: a gs:// object is copied by the service (rewritten, no byte
+// through this process); a local file is written under a temporary name
+// and renamed (WriteBytes).
+func Copy(ctx context.Context, from, to string) error {
+	if isRemote(to) {
+		fsys, err := filesystem.New(ctx, to)
+		if err != nil {
+			return fmt.Errorf("fileio: copy %s: %w", from, err)
+		}
+		defer fsys.Close()
+		if cp, ok := fsys.(filesystem.Copier); ok {
+			if err := cp.Copy(ctx, from, to); err != nil {
+				return fmt.Errorf("fileio: copy %s to %s: %w", from, to, err)
+			}
+			return nil
+		}
+	}
+	err := writeAtomic(ctx, to, func(w io.Writer) error {
+		r, err := Open(ctx, from)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		_, err = io.Copy(w, r)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("fileio: copy %s to %s: %w", from, to, err)
+	}
+	return nil
+}
+
 // RandomHex returns 16 random hex digits, for names that must not collide
 // with those of another run or worker.
 func RandomHex() string {

@@ -63,6 +63,14 @@ func ShardTable(name string) (string, bool) {
 	return s[1], true
 }
 
+// CorpusTables are the tables of a run that hold its images and their
+// description and quantisation, before any learner: what learners train
+// on and readers describe a query against. A run retrained from another
+// (pipelines/retrain) holds copies of its base's, so that it is
+// self-contained like any run; the learners' models, indexes and states,
+// the triplets and the report rows are each job's own.
+var CorpusTables = []string{"images", "dead-letters", "features", "counts", "geometry", "codebook", "idf", "bow"}
+
 // TablePattern is the glob of the files of table in a run directory
 // ("codebook-*.parquet").
 func TablePattern(table string) string { return table + "-*.parquet" }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
+	rundir "github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/transforms/bow/bowbeam"
 	"github.com/bowline/bowline/transforms/describe/describebeam"
 	"github.com/bowline/bowline/transforms/ingest/ingestbeam"
@@ -35,10 +36,6 @@ func init() {
 	beam.RegisterFunction(keepFn)
 	beam.RegisterFunction(buildFn)
 }
-
-// LineageJSON names the file in which a run records what it was built
-// from and what an incremental run starting from it needs (Lineage).
-const LineageJSON = "incremental.json"
 
 // DriftSample is the number of descriptors the drift of the vocabulary is
 // measured on (kmeansbeam.DriftSample): the mean squared distance of
@@ -104,7 +101,7 @@ type VocabDecision struct {
 
 // LoadLineage reads the incremental.json of the run under dir.
 func LoadLineage(ctx context.Context, dir string) (Lineage, error) {
-	path := fileio.Join(dir, LineageJSON)
+	path := fileio.Join(dir, rundir.LineageName)
 	js, err := fileio.ReadBytes(ctx, path)
 	if err != nil {
 		return Lineage{}, err
@@ -334,7 +331,7 @@ func loadPrevious(ctx context.Context, c Config) (*previous, error) {
 	l, err := LoadLineage(ctx, c.Previous)
 	switch {
 	case err != nil:
-		p.Why = fmt.Sprintf("the previous run has no readable %s (%v): it predates incremental runs", LineageJSON, err)
+		p.Why = fmt.Sprintf("the previous run has no readable %s (%v): it predates incremental runs", rundir.LineageName, err)
 	case p.Parts < 1:
 		p.Why = "the previous run lists no image parts"
 	case l.Describe != c.describeKey():
@@ -531,7 +528,7 @@ func (f *lineageFn) ProcessElement(ctx context.Context, _ []byte, decision Vocab
 	if err != nil {
 		return "", err
 	}
-	path := fileio.Join(f.Output, LineageJSON)
+	path := fileio.Join(f.Output, rundir.LineageName)
 	if err := fileio.WriteBytes(ctx, path, append(js, '\n')); err != nil {
 		return "", err
 	}

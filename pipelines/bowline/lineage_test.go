@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	rundir "github.com/bowline/bowline/formats/run"
+
 	"github.com/bowline/bowline/transforms/bow"
 )
 
@@ -101,14 +103,14 @@ func TestStartFromOldLineage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	manifest, err := json.Marshal(Manifest{Job: "bowline", Finished: time.Now(), Files: []ManifestFile{
+	manifest, err := json.Marshal(rundir.Manifest{Job: "bowline", Finished: time.Now(), Files: []rundir.ManifestFile{
 		{Name: "images-00000-of-00001.parquet", Bytes: 1}, {Name: "features-00000-of-00001.parquet", Bytes: 1},
 		{Name: "counts-00000-of-00001.parquet", Bytes: 1}, {Name: "state-solis-ada-00000-of-00001.parquet", Bytes: 1},
-		{Name: LineageJSON, Bytes: int64(len(lineage))}}})
+		{Name: rundir.LineageName, Bytes: int64(len(lineage))}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, js := range map[string][]byte{LineageJSON: lineage, ManifestJSON: manifest} {
+	for name, js := range map[string][]byte{rundir.LineageName: lineage, rundir.ManifestName: manifest} {
 		if err := os.WriteFile(filepath.Join(dir, name), js, 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@
 package retrain
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"strings"
@@ -14,7 +15,9 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/formats/parquetio"
+	"github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/transforms/report"
@@ -23,6 +26,7 @@ import (
 
 func init() {
 	beam.RegisterType(reflect.TypeOf((*countsFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*copyFn)(nil)).Elem())
 	beam.RegisterFunction(rowsFn)
 }
 
@@ -33,7 +37,13 @@ type Config struct {
 	// features-*.parquet if a learner of global features is trained (the
 	// run must have extracted them).
 	Run string
-	// Output is where models, indexes and the report are written.
+	// Base is Run's manifest (bowline.LoadManifest): the settings the
+	// retrained run records besides its learners', and the files of Run's
+	// corpus (run.CorpusTables) it copies, so that the output is a run
+	// readers and later jobs take like any other.
+	Base run.Manifest
+	// Output is where models, indexes and the report are written, with
+	// the copies of Run's corpus.
 	Output string
 	// Vocabulary is the number of visual words of the run's codebook.
 	Vocabulary int
@@ -59,6 +69,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("need the run to read and an output directory")
 	case strings.TrimRight(c.Run, "/") == strings.TrimRight(c.Output, "/"):
 		return fmt.Errorf("the output directory is the run's (%s): retrain writes a run of its own, and finishing it would remove the files it reads", c.Run)
+	case c.Base.Settings == nil:
+		return fmt.Errorf("no manifest of the run %s, or one without settings", c.Run)
 	case c.Vocabulary <= 0:
 		return fmt.Errorf("vocabulary size must be positive, got %d", c.Vocabulary)
 	case c.Shards <= 0:
@@ -87,8 +99,42 @@ func Build(s beam.Scope, c Config) error {
 	counts := beam.ParDo(s, &countsFn{Vocabulary: c.Vocabulary}, beam.Impulse(s),
 		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, rowsFn, bowParts))},
 		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, rowsFn, tripParts))})
-	bowline.WriteReport(s, bowline.ReportMeta{Job: "retrain", Input: c.Run, Output: c.Output, Flags: c.Flags, Params: c.Learning.Effective(c.Vocabulary), Earlier: c.Earlier, Sweep: c.Learning.Sweep.Report(), Overwrite: c.Overwrite}, rows, counts, cut, tuning, beam.CreateList(s, []formats.DeadLetter{}), units, written)
+	written = append(written, copyCorpus(s, c.Run, c.Output, c.Base))
+	bowline.WriteReport(s, bowline.ReportMeta{Job: "retrain", Input: c.Run, Output: c.Output, Flags: c.Flags, Settings: c.settings(), Earlier: c.Earlier, Sweep: c.Learning.Sweep.Report(), Overwrite: c.Overwrite}, rows, counts, cut, tuning, beam.CreateList(s, []formats.DeadLetter{}), units, written)
 	return nil
+}
+
+// settings are the retrained run's settings: the base run's description
+// and quantisation, with this job's learners and ranking.
+func (c Config) settings() *run.Settings {
+	set := *c.Base.Settings
+	set.Learners = c.Learning.Effective(c.Vocabulary)
+	set.Cosine = c.Learning.Eval.Cosine
+	return &set
+}
+
+// copyCorpus copies the files of the base run's corpus tables
+// (run.CorpusTables) that its manifest base lists from dir to out, one
+// file an element, and returns their paths in out (PCollection<string>).
+func copyCorpus(s beam.Scope, dir, out string, base run.Manifest) beam.PCollection {
+	s = s.Scope("CopyCorpus")
+	tables, _ := run.Tables(base.Names())
+	var names []string
+	for _, t := range run.CorpusTables {
+		names = append(names, tables[t]...)
+	}
+	return beam.ParDo(s, &copyFn{From: dir, To: out}, beam.Reshuffle(s, beam.CreateList(s, names)))
+}
+
+// copyFn copies the file of a base name from the directory From to To.
+type copyFn struct{ From, To string }
+
+func (f *copyFn) ProcessElement(ctx context.Context, name string) (string, error) {
+	to := fileio.Join(f.To, name)
+	if err := fileio.Copy(ctx, fileio.Join(f.From, name), to); err != nil {
+		return "", err
+	}
+	return to, nil
 }
 
 type countsFn struct{ Vocabulary int }
