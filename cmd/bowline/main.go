@@ -105,11 +105,11 @@ func main() {
 		check.Output = filepath.Join(os.TempDir(), "bowline-")
 	}
 	if err := check.Validate(); err != nil {
-		fail(cmdline.UsageError{Err: err})
+		fail(cmdline.UsageError{Err: cli.Refusal(err)})
 	}
 	warnings, err := bowline.CheckInput(ctx, c)
 	if err != nil {
-		fail(err)
+		fail(cli.Refusal(err))
 	}
 	for _, w := range warnings {
 		fmt.Fprintf(os.Stderr, "bowline: warning: %s\n", w)

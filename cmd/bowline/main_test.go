@@ -77,6 +77,13 @@ func TestErrorsAreOneReadableLine(t *testing.T) {
 	os.WriteFile(repeated, []byte("image_id,path,label\n"+
 		"a,"+img("class0", 0)+",class0\na,"+img("class0", 1)+",class0\n"+
 		"a,"+img("class1", 0)+",class1\na,"+img("class1", 1)+",class1\n"), 0o644)
+	// Every image is a dead letter, found by the running job: the
+	// check before it reads no image.
+	deadFolder := filepath.Join(dir, "dead")
+	for name, body := range map[string]string{"a/z.jpg": "", "a/y.jpg": "", "b/x.jpg": "", "b/w.jpg": "junk"} {
+		os.MkdirAll(filepath.Join(deadFolder, filepath.Dir(name)), 0o755)
+		os.WriteFile(filepath.Join(deadFolder, name), []byte(body), 0o644)
+	}
 	out := filepath.Join(dir, "out")
 	for _, c := range []struct {
 		name string
@@ -90,6 +97,8 @@ func TestErrorsAreOneReadableLine(t *testing.T) {
 		{"no label column", []string{"--input", noLabel, "--output", out}, 1, `bowline: the labels CSV ` + noLabel + ` has no label column "label" (its columns: image_id,path,category): name it with --label_column`},
 		{"unknown learner", []string{"--input", shapes, "--output", out, "--learners", "nope"}, 2, `bowline: --learners: unknown learner "nope"`},
 		{"no triplets, found by the running job", []string{"--input", repeated, "--output", out, "--vocab", "20"}, 1, "bowline: triplets: no training triplets"},
+		{"no image described", []string{"--input", deadFolder, "--output", out, "--vocab", "20"}, 1,
+			"bowline: describe: no image could be described: 4 dead letters (3 at decode, e.g. empty file (0 bytes); 1 at decode, e.g. not an image: the data looks like text"},
 	} {
 		stderr, code := runCmd(t, c.args...)
 		lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
@@ -115,6 +124,14 @@ func TestHelpGroupsTheJobsFlags(t *testing.T) {
 	if !(at("--input") >= 0 && at("--input") < at("Vocabulary:") && at("--vocab ") > at("Vocabulary:") &&
 		at("--rootsift") > 0 && at("--learners") < at("Beam runner flags")) {
 		t.Fatalf("--help is not grouped as expected:\n%s", help)
+	}
+	input := strings.Join(strings.Fields(help[at("--input"):at("--label_column")]), " ")
+	for _, rule := range []string{"A folder's images are labelled by the name of the sub-folder that holds them",
+		"an image directly in the folder has no label and is refused as a dead letter", "A file is an image by its content, not its name",
+		"The output directory may not hold the input"} {
+		if !strings.Contains(input, rule) {
+			t.Errorf("--input's help does not say %q:\n%s", rule, input)
+		}
 	}
 	if runner := help[at("Beam runner flags"):]; !strings.Contains(runner, "--runner") || !strings.Contains(runner, "--worker_binary") {
 		t.Errorf("the runner flags: %q", runner)
@@ -336,6 +353,7 @@ func TestLabelsCheckedBeforeTheJob(t *testing.T) {
 	}
 	oneLabel := write("one-label.csv", one.String())
 	headerOnly := write("header.csv", "image_id,path,label\n")
+	empty := write("empty.csv", "")
 	missing := filepath.Join(dir, "missing.csv")
 	tmp := t.TempDir()
 	out := filepath.Join(dir, "out")
@@ -344,6 +362,7 @@ func TestLabelsCheckedBeforeTheJob(t *testing.T) {
 	}{
 		{oneLabel, "bowline: the labels CSV " + oneLabel + ` (column "label"): no training triplets: the 30 labelled images all carry one label ("class0"); learning needs at least 2 labels`},
 		{headerOnly, "bowline: the labels CSV " + headerOnly + " has no rows below its header"},
+		{empty, "bowline: the labels CSV " + empty + " is empty: it has no header row (image_id,path,label), nor any row"},
 		{missing, "bowline: cannot read the labels CSV " + missing + ": no such file or directory"},
 	} {
 		for _, args := range [][]string{{"--input", c.input, "--output", out}, {"--input", c.input}} {
@@ -382,13 +401,119 @@ func TestOverwriteSaysWhatItRemoves(t *testing.T) {
 		"it removes every file directly in the directory that it did not write; sub-directories, and what they hold, are kept") {
 		t.Errorf("--help does not say what --overwrite removes:\n%s", help[i:])
 	}
-	if stderr, code := runCmd(t, append(args, "--overwrite")...); code != 0 {
+	stderr, code = runCmd(t, append(args, "--overwrite")...)
+	if code != 0 {
 		t.Fatalf("--overwrite: exit %d:\n%s", code, stderr)
+	}
+	// It says so before the job, and logs each file it removes.
+	for _, want := range []string{"output " + out + ": --overwrite: when it finishes, the run removes 1 file directly in it that it does not write: notes.txt",
+		"output: removed " + filepath.Join(out, "notes.txt") + ": not a bowline run's file (--overwrite)"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("--overwrite's stderr does not say %q:\n%s", want, stderr)
+		}
 	}
 	if _, err := os.Stat(filepath.Join(out, "notes.txt")); !os.IsNotExist(err) {
 		t.Errorf("notes.txt was not removed: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(out, "sub", "keep.txt")); err != nil {
 		t.Errorf("sub/keep.txt was removed: %v", err)
+	}
+}
+
+// TestOverwriteKeepsTheInput: an output directory that holds the job's
+// input — its labels CSV, its folder — is refused with or without
+// --overwrite, in one line naming the flag, exit 2, before anything is
+// created or removed. (--input ds/labels.csv --output ds --overwrite
+// exited 0 having removed labels.csv and NOTES.md, and a folder input lost
+// its top-level photos.)
+func TestOverwriteKeepsTheInput(t *testing.T) {
+	ds := filepath.Join(t.TempDir(), "ds")
+	images := filepath.Join(filepath.Dir(shapes), "images")
+	for _, class := range []string{"class0", "class1"} {
+		os.MkdirAll(filepath.Join(ds, "images", class), 0o755)
+		for i := range 3 {
+			name := fmt.Sprintf("%s-%02d.jpg", class, i)
+			data, err := os.ReadFile(filepath.Join(images, class, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(ds, "images", class, name), data, 0o644)
+		}
+	}
+	os.WriteFile(filepath.Join(ds, "images", "top.jpg"), []byte("a top-level photo"), 0o644)
+	os.WriteFile(filepath.Join(ds, "labels.csv"), []byte("image_id,path,label\na,images/class0/class0-00.jpg,class0\nb,images/class0/class0-01.jpg,class0\nc,images/class1/class1-00.jpg,class1\n"), 0o644)
+	os.WriteFile(filepath.Join(ds, "NOTES.md"), []byte("x\n"), 0o644)
+	before := tree(t, ds)
+	for _, c := range []struct{ input, output, what string }{
+		{filepath.Join(ds, "labels.csv"), ds, "the input labels CSV " + filepath.Join(ds, "labels.csv")},
+		{filepath.Join(ds, "images"), ds, "the input folder " + filepath.Join(ds, "images")},
+		{filepath.Join(ds, "images"), filepath.Join(ds, "images"), "the input folder " + filepath.Join(ds, "images")},
+		{filepath.Join(ds, "labels.csv"), filepath.Join(ds, "images", "class0"), "2 images the labels CSV " + filepath.Join(ds, "labels.csv") + " names"},
+	} {
+		for _, overwrite := range []bool{true, false} {
+			args := []string{"--input", c.input, "--output", c.output, "--vocab", "20"}
+			if overwrite {
+				args = append(args, "--overwrite")
+			}
+			stderr, code := runCmd(t, args...)
+			want := "bowline: --output " + c.output + " holds " + c.what
+			if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, want) || !strings.HasSuffix(stderr, "(--help lists every flag)\n") {
+				t.Errorf("%q: exit %d, stderr %q; want exit 2 and one line %q…", args, code, stderr, want)
+			}
+		}
+	}
+	if after := tree(t, ds); !reflect.DeepEqual(after, before) {
+		t.Errorf("the refused runs changed the input directory:\n%q\nwas\n%q", after, before)
+	}
+}
+
+// tree lists every file under dir, relative, with its size.
+func tree(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out = append(out, fmt.Sprintf("%s %d", rel, fi.Size()))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestFolderCheckedBeforeTheJob: a folder the job cannot learn from — one
+// label — is refused before the job starts, in one line, creating
+// nothing. (It was described in full, leaving 8 Parquet files, before
+// the job found it had no triplet.)
+func TestFolderCheckedBeforeTheJob(t *testing.T) {
+	dir := t.TempDir()
+	one := filepath.Join(dir, "oneclass")
+	os.MkdirAll(filepath.Join(one, "a"), 0o755)
+	for i := range 16 {
+		name := fmt.Sprintf("class0-%02d.jpg", i)
+		data, err := os.ReadFile(filepath.Join(filepath.Dir(shapes), "images", "class0", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(one, "a", name), data, 0o644)
+	}
+	tmp := t.TempDir()
+	out := filepath.Join(dir, "o")
+	want := "bowline: the folder " + one + ` (labelled by sub-folder): no training triplets: the 16 labelled images all carry one label ("a"); learning needs at least 2 labels` + "\n"
+	for _, args := range [][]string{{"--input", one, "--output", out, "--vocab", "50"}, {"--input", one}} {
+		_, stderr, code := runIn(t, []string{"TMPDIR=" + tmp}, args...)
+		if code != 1 || stderr != want {
+			t.Errorf("%q: exit %d, stderr %q; want exit 1 and %q", args, code, stderr, want)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a refused run made its output %s: %v", out, err)
+	}
+	if entries, _ := os.ReadDir(tmp); len(entries) > 0 {
+		t.Errorf("a refused run left %d entries in the temporary directory", len(entries))
 	}
 }

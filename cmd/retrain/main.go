@@ -109,7 +109,7 @@ func main() {
 		fail(cmdline.UsageError{Err: err})
 	}
 	if err := c.Validate(); err != nil {
-		fail(cmdline.UsageError{Err: err})
+		fail(cmdline.UsageError{Err: cli.Refusal(err)})
 	}
 	if err := bowline.PrepareOutput(ctx, c.Output, c.Overwrite); err != nil {
 		fail(err)

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -9,6 +12,9 @@ import (
 
 	"github.com/bowline/bowline/cmd/internal/cmdline"
 	"github.com/bowline/bowline/cmd/internal/cmdtest"
+
+	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/fileio"
 )
 
 // binary is the command, built once by TestMain.
@@ -64,5 +70,41 @@ func TestBadFlagValues(t *testing.T) {
 		if _, free := cmdline.Unchecked[m[1]]; !tested && !free {
 			t.Errorf("--%s: neither a bad value tested nor in cmdline.Unchecked", m[1])
 		}
+	}
+}
+
+// TestOutputMayNotHoldTheRun: an output directory that is, or holds, the
+// run retrain reads is refused however it is spelt, in one line naming
+// the flag, exit 2, and the run is left as it was. (The check compared
+// the two strings: --run r --output ./r/ went on, and finishing the
+// retrain would have removed the run's files.)
+func TestOutputMayNotHoldTheRun(t *testing.T) {
+	dir := t.TempDir()
+	run := filepath.Join(dir, "r")
+	codebook := filepath.Join(run, "codebook-00000-of-00001.parquet")
+	if err := fileio.WriteFile(context.Background(), codebook, []formats.Word{{WordID: 0, Centroid: []float32{1}}, {WordID: 1, Centroid: []float32{2}}}); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(run, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ run, output string }{{"r", "./r/"}, {run, "r"}, {"r", link}, {filepath.Join("r", "..", "r"), dir}} {
+		cmd := exec.Command(binary, "--run", c.run, "--output", c.output, "--overwrite")
+		cmd.Dir = dir
+		var e bytes.Buffer
+		cmd.Stderr = &e
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		want := "retrain: --output " + c.output + " holds the run --run names, " + c.run + ": retrain writes a run of its own"
+		if stderr := e.String(); code != 2 || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, want) || !strings.HasSuffix(stderr, "(--help lists every flag)\n") {
+			t.Errorf("--run %s --output %s: exit %d, stderr %q; want exit 2 and %q…", c.run, c.output, code, stderr, want)
+		}
+	}
+	if entries, _ := os.ReadDir(run); len(entries) != 1 {
+		t.Errorf("the run holds %d files, want its codebook alone", len(entries))
 	}
 }

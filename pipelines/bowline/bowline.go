@@ -44,6 +44,7 @@ func init() {
 	beam.RegisterFunction(keypointsFn)
 	beam.RegisterFunction(rowsFn)
 	beam.RegisterFunction(learnableFn)
+	beam.RegisterFunction(describedFn)
 	beam.RegisterType(reflect.TypeOf((*partStageFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*report.Stage)(nil)).Elem())
 	beam.RegisterFunction(vocabStageFn)
@@ -147,8 +148,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("vocabulary sample (%d) must be at least the vocabulary size (%d)", c.Vocab.Sample, c.Vocab.K)
 	case !(c.MaxDrift >= 0):
 		return fmt.Errorf("the vocabulary's largest drift must be 0 or more, got %v", c.MaxDrift)
-	case c.Previous != "" && fileio.Join(c.Previous, "x") == fileio.Join(c.Output, "x"):
-		return fmt.Errorf("the previous run %s is the output directory: an incremental run writes a new directory", c.Previous)
+	case c.Previous != "" && fileio.TreeOf(c.Output).Holds(c.Previous):
+		return &InputInOutputError{Output: c.Output, Input: "the previous run (--previous) " + c.Previous + ": an incremental run writes a new directory"}
 	}
 	if synthetic.IsInput(c.Input) {
 		if _, err := synthetic.Parse(c.Input); err != nil {
@@ -237,13 +238,23 @@ func Build(s beam.Scope, c Config) error {
 	featParts, deadSIFT := describebeam.ExtractFrom(s, imageParts, c.Describe, c.Output, prev.describe())
 	dead := beam.Flatten(s, deadIngest, deadSIFT)
 	written = append(written, write("dead-letters", 1, dead), parquetio.PartPaths(s, featParts))
+	units := []beam.PCollection{stageUnits(s, partStageFn{Name: "describe", Noun: "parts"}, featParts)}
+	// Every stage after description reads the parts through the check that
+	// an image was described: on no features, the first of them to read
+	// a single value computed from them would fail the job with the
+	// runner's "got 0 values … Singleton side input". The check's main
+	// input is an impulse, so that it runs even on no parts (a ParDo of
+	// no elements is not run, and its side inputs not waited for), and
+	// the parts it passes on are spread over workers again.
+	featParts, described := beam.ParDo2(s, describedFn, beam.Impulse(s), beam.SideInput{Input: featParts}, beam.SideInput{Input: dead})
+	featParts = beam.Reshuffle(s, featParts)
 
 	// The distortion of a descriptor sample against the vocabulary is
 	// recorded whenever one is built, for the drift check of the next
 	// run.
 	drift := kmeansbeam.DriftSample(s, featParts, DriftSample, c.Vocab.Seed, c.Vocab.PartLoads)
 	codebook, built, decision, kept := vocabulary(s, c, prev, featParts, drift)
-	units := []beam.PCollection{stageUnits(s, partStageFn{Name: "describe", Noun: "parts"}, featParts), beam.ParDo(s, vocabStageFn, built)}
+	units = append(units, beam.ParDo(s, vocabStageFn, built))
 	written = append(written, write("codebook", 1, kmeansbeam.Words(s, codebook)))
 
 	var bowParts, countParts, geometryParts, wordStats beam.PCollection
@@ -266,7 +277,7 @@ func Build(s beam.Scope, c Config) error {
 	counts := beam.ParDo(s, &countsFn{Vocabulary: c.Vocab.K}, beam.Impulse(s),
 		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, rowsFn, imageParts))},
 		beam.SideInput{Input: stats.CountElms(s, dead)},
-		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, rowsFn, featParts))},
+		beam.SideInput{Input: described},
 		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, keypointsFn, featParts))},
 		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, rowsFn, tripParts))},
 		beam.SideInput{Input: sharedPaths})
@@ -331,6 +342,46 @@ func (f *trainStageFn) ProcessElement(ctx context.Context, m learners.Model) rep
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// describedFn passes on the features parts and emits the number of
+// images described, their rows, or fails the job if there are none,
+// saying how many dead letters there are and their most common reasons.
+func describedFn(_ []byte, parts func(*formats.Part) bool, dead func(*formats.DeadLetter) bool, emit func(formats.Part), emitDescribed func(int64)) error {
+	var n int64
+	var p formats.Part
+	for parts(&p) {
+		n += p.Rows
+		emit(p)
+	}
+	if n == 0 {
+		return noImageDescribed(report.SummariseDead(dead))
+	}
+	emitDescribed(n)
+	return nil
+}
+
+// noImageDescribed is the error of a job that described no image, given
+// its dead letters: how many, and their kinds, most common first, each
+// with an example.
+func noImageDescribed(d report.DeadLetters) error {
+	if d.Total == 0 {
+		return fmt.Errorf("describe: no image could be described, and there are no dead letters to say why")
+	}
+	const shown = 3
+	var kinds []string
+	for i, k := range d.Kinds {
+		if i == shown {
+			kinds = append(kinds, fmt.Sprintf("and %d more kinds", len(d.Kinds)-shown))
+			break
+		}
+		kinds = append(kinds, fmt.Sprintf("%d at %s, e.g. %s", k.Count, k.Stage, k.Example))
+	}
+	letters := "dead letters"
+	if d.Total == 1 {
+		letters = "dead letter"
+	}
+	return fmt.Errorf("describe: no image could be described: %d %s (%s)", d.Total, letters, strings.Join(kinds, "; "))
+}
 
 func keypointsFn(p formats.Part) int64 { return p.Keypoints }
 

@@ -3,8 +3,11 @@ package bowline
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 
 	"github.com/bowline/bowline/formats/fileio"
 	rundir "github.com/bowline/bowline/formats/run"
@@ -28,20 +31,22 @@ func PrepareOutput(ctx context.Context, dir string, overwrite bool) error {
 	if err != nil {
 		return err
 	}
-	var foreign []string
+	var foreign, removed []string
 	for _, n := range names {
 		switch {
 		case isDir[n]:
 			foreign = append(foreign, n+"/")
 		case !IsOwnFile(n):
 			foreign = append(foreign, n)
+			removed = append(removed, n)
 		}
 	}
+	if len(removed) > 0 && overwrite {
+		slog.Warn(fmt.Sprintf("output %s: --overwrite: when it finishes, the run removes %s directly in it that it does not write: %s",
+			dir, count(int64(len(removed)), "file", "files"), strings.Join(atMost(removed, 5), ", ")))
+	}
 	if len(foreign) > 0 && !overwrite {
-		shown := foreign
-		if len(shown) > 5 {
-			shown = append(shown[:5:5], fmt.Sprintf("and %d more", len(foreign)-5))
-		}
+		shown := atMost(foreign, 5)
 		return fmt.Errorf("output %s holds files that are not a bowline run's (%s): give an empty or new directory, "+
 			"or --overwrite to have the run remove, when it finishes, the files directly in it that it did not write (sub-directories are kept)",
 			dir, strings.Join(shown, ", "))
@@ -54,12 +59,21 @@ func PrepareOutput(ctx context.Context, dir string, overwrite bool) error {
 	return nil
 }
 
+// atMost returns names, or its first n and "and k more".
+func atMost(names []string, n int) []string {
+	if len(names) <= n {
+		return names
+	}
+	return append(names[:n:n], fmt.Sprintf("and %d more", len(names)-n))
+}
+
 // finishOutput completes a run whose files, by base name, are written:
 // it removes every other file directly under dir — files of an earlier run
 // this one did not rewrite (a learner no longer trained, another shard
 // count), temporary files of killed runs, and, with overwrite, anything
 // else — and then writes the manifest, with the run's settings.
-// Sub-directories are never touched. It returns the manifest.
+// Sub-directories are never touched. Each file removed is logged, with
+// why. It returns the manifest.
 func finishOutput(ctx context.Context, dir, job string, written []string, set *rundir.Settings, overwrite bool) (rundir.Manifest, error) {
 	keep := map[string]bool{}
 	for _, w := range written {
@@ -73,9 +87,17 @@ func finishOutput(ctx context.Context, dir, job string, written []string, set *r
 		if keep[n] || isDir[n] || n == rundir.ManifestName || (!overwrite && !IsOwnFile(n)) {
 			continue
 		}
-		if err := fileio.Remove(ctx, fileio.Join(dir, n)); err != nil {
+		path := fileio.Join(dir, n)
+		if err := fileio.Remove(ctx, path); err != nil {
 			return rundir.Manifest{}, err
 		}
+		why := "a file of an earlier run that this one did not write"
+		if fileio.IsTemp(n) {
+			why = "a temporary file of a killed run"
+		} else if !IsOwnFile(n) {
+			why = "not a bowline run's file (--overwrite)"
+		}
+		log.Infof(ctx, "output: removed %s: %s", path, why)
 	}
 	sizes := map[string]int64{}
 	for n := range keep {

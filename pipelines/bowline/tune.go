@@ -1,7 +1,6 @@
 package bowline
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -209,8 +208,9 @@ func tune(s beam.Scope, bowParts, labels, cut, checked beam.PCollection, dim int
 		opts[i] = p.Opt
 	}
 	models, _, _ := trainbeam.TrainGroupsFrom(s, groups, opts, trip, "", beam.PCollection{})
-	set := beam.Combine(s, &validationMergeFn{Cap: l.Eval.MaxQueries},
-		beam.ParDo(s, &validationSetFn{Seed: l.Eval.Seed, Cap: l.Eval.MaxQueries}, bowParts, beam.SideInput{Input: cut}, beam.SideInput{Input: outer}))
+	set := beam.Combine(s, &validationMergeFn{},
+		beam.ParDo(s, &validationSetFn{Seed: l.Eval.Seed, Cap: l.Eval.MaxQueries}, bowParts,
+			beam.SideInput{Input: labels}, beam.SideInput{Input: cut}, beam.SideInput{Input: outer}))
 	var results, sparsities, units []beam.PCollection
 	// The baseline is validated too, as point len(grid): the grid's
 	// validation mAPs are read against it.
@@ -258,7 +258,8 @@ func tune(s beam.Scope, bowParts, labels, cut, checked beam.PCollection, dim int
 }
 
 // validationSet is the validation queries (at most the evaluation's cap,
-// those of smallest evaluate.QueryKey) and the training images they
+// a sample stratified by label as the evaluation's: Quotas, then each
+// label's of smallest evaluate.QueryKey) and the training images they
 // search: Images of them, Counts[i] of label Names[i].
 type validationSet struct {
 	Images     int64
@@ -272,6 +273,10 @@ type validationSet struct {
 	// (evaluatebeam.Queries says why).
 	Queries []evaluate.Query
 	Parts   []int
+	// Quotas apportion the cap among the labels: every partial set
+	// carries them, so that merging two trims their union to the sample
+	// of all the candidates (evaluate.Quotas.Pick).
+	Quotas evaluate.Quotas
 }
 
 func (v validationSet) relevant() map[string]int {
@@ -282,20 +287,11 @@ func (v validationSet) relevant() map[string]int {
 	return m
 }
 
-// trim keeps the cap queries of smallest key (all with cap 0), in id
-// order.
-func (v validationSet) trim(cap int) validationSet {
-	idx := make([]int, len(v.Queries))
-	for i := range idx {
-		idx[i] = i
-	}
-	if cap > 0 && len(idx) > cap {
-		sort.Slice(idx, func(a, b int) bool {
-			i, j := idx[a], idx[b]
-			return cmp.Or(cmp.Compare(v.Keys[i], v.Keys[j]), cmp.Compare(v.Queries[i].ID, v.Queries[j].ID)) < 0
-		})
-		idx = idx[:cap]
-	}
+// trim keeps the queries its quotas pick, in id order.
+func (v validationSet) trim() validationSet {
+	idx := v.Quotas.Pick(len(v.Queries), func(i int) (uint64, string, string) {
+		return v.Keys[i], v.Queries[i].ID, v.Queries[i].Label
+	})
 	sort.Slice(idx, func(a, b int) bool { return v.Queries[idx[a]].ID < v.Queries[idx[b]].ID })
 	out := v
 	out.Keys, out.Queries, out.Parts = make([]uint64, len(idx)), make([]evaluate.Query, len(idx)), make([]int, len(idx))
@@ -307,16 +303,21 @@ func (v validationSet) trim(cap int) validationSet {
 
 // validationSetFn reads one part's share of the validation set: its
 // training images (not held out by Cut) by label, and its validation
-// images (held out by the outer split, not by Cut) as queries.
+// images (held out by the outer split, not by Cut) as queries, trimmed to
+// the sample of Cap (validationQuotas).
 type validationSetFn struct {
 	Seed uint64
 	Cap  int
 }
 
-func (f *validationSetFn) ProcessElement(ctx context.Context, p formats.Part, cut, outer split.Cut) (validationSet, error) {
+func (f *validationSetFn) ProcessElement(ctx context.Context, p formats.Part, labels evaluatebeam.Labels, cut, outer split.Cut) (validationSet, error) {
 	var v validationSet
+	var err error
+	if v.Quotas, err = validationQuotas(f.Seed, f.Cap, labels.Relevant(), cut, outer); err != nil {
+		return validationSet{}, err
+	}
 	counts := map[string]int64{}
-	err := fileio.ReadEach(ctx, p.Path, func(b *formats.BoW) error {
+	err = fileio.ReadEach(ctx, p.Path, func(b *formats.BoW) error {
 		if cut.IsQuery(b.ImageID, b.Label) {
 			return nil
 		}
@@ -340,10 +341,30 @@ func (f *validationSetFn) ProcessElement(ctx context.Context, p formats.Part, cu
 	for _, n := range slices.Sorted(maps.Keys(counts)) {
 		v.Names, v.Counts = append(v.Names, n), append(v.Counts, counts[n])
 	}
-	return v.trim(f.Cap), nil
+	return v.trim(), nil
 }
 
-type validationMergeFn struct{ Cap int }
+// validationQuotas apportions the cap among the validation images of each
+// label (evaluate.Apportion): those the outer split holds out less the
+// queries cut holds out, which it holds out too (split.Nested), both
+// derived from the label counts of the images the splits were made from
+// (split.Cut.Held).
+func validationQuotas(seed uint64, cap int, counts map[string]int, cut, outer split.Cut) (evaluate.Quotas, error) {
+	inner, err := cut.Held(counts)
+	if err != nil {
+		return evaluate.Quotas{}, fmt.Errorf("tune: %w", err)
+	}
+	held, err := outer.Held(counts)
+	if err != nil {
+		return evaluate.Quotas{}, fmt.Errorf("tune: %w", err)
+	}
+	for l, n := range held {
+		held[l] = n - inner[l]
+	}
+	return evaluate.Apportion(seed, cap, held), nil
+}
+
+type validationMergeFn struct{}
 
 func (f *validationMergeFn) CreateAccumulator() validationSet { return validationSet{} }
 func (f *validationMergeFn) AddInput(a, b validationSet) validationSet {
@@ -355,11 +376,12 @@ func (f *validationMergeFn) MergeAccumulators(a, b validationSet) validationSet 
 		m[n] += int(b.Counts[i])
 	}
 	out := validationSet{Images: a.Images + b.Images, Postings: a.Postings + b.Postings, Validation: a.Validation + b.Validation,
-		Keys: append(a.Keys, b.Keys...), Queries: append(a.Queries, b.Queries...), Parts: append(a.Parts, b.Parts...)}
+		Keys: append(a.Keys, b.Keys...), Queries: append(a.Queries, b.Queries...), Parts: append(a.Parts, b.Parts...),
+		Quotas: a.Quotas.Or(b.Quotas)}
 	for _, n := range slices.Sorted(maps.Keys(m)) {
 		out.Names, out.Counts = append(out.Names, n), append(out.Counts, int64(m[n]))
 	}
-	return out.trim(f.Cap)
+	return out.trim()
 }
 func (f *validationMergeFn) ExtractOutput(a validationSet) validationSet { return a }
 

@@ -3,14 +3,18 @@ package bowline
 import (
 	"bytes"
 	"context"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
+	"github.com/bowline/bowline/transforms/evaluate"
+	"github.com/bowline/bowline/transforms/evaluate/evaluatebeam"
 	"github.com/bowline/bowline/transforms/report"
 	"github.com/bowline/bowline/transforms/split"
 )
@@ -90,7 +94,8 @@ func TestTuneTargetSparsity(t *testing.T) {
 // fraction and its nested tuning split of share, and checks that no
 // held-out image is a validation query or among the images searched,
 // and that every image of the nested split but no held-out one is a
-// query.
+// query. Capped at half the validation images, the set keeps each label's
+// apportioned share (evaluate.Apportion) however the parts split it.
 func checkValidationSet(t *testing.T, out string, seed uint64, fraction, share float64) {
 	t.Helper()
 	ctx := context.Background()
@@ -122,15 +127,25 @@ func checkValidationSet(t *testing.T, out string, seed uint64, fraction, share f
 	}
 	held, _ := split.Queries(ids, labels, seed, fraction)
 	outer, _ := split.Queries(ids, labels, seed, split.Nested(fraction, share))
-	files, _ := fileio.Glob(ctx, fileio.Join(out, "bow-*.parquet"))
-	var v validationSet
-	for _, f := range files {
-		part, err := (&validationSetFn{Seed: seed}).ProcessElement(ctx, formats.Part{Path: f}, cutOf(fraction), cutOf(split.Nested(fraction, share)))
-		if err != nil {
-			t.Fatal(err)
+	var lc evaluatebeam.Labels
+	for _, l := range slices.Sorted(maps.Keys(counts)) {
+		if l != "" {
+			lc.Names, lc.Counts = append(lc.Names, l), append(lc.Counts, int64(counts[l]))
 		}
-		v = (&validationMergeFn{}).MergeAccumulators(v, part)
 	}
+	files, _ := fileio.Glob(ctx, fileio.Join(out, "bow-*.parquet"))
+	set := func(cap int) validationSet {
+		var v validationSet
+		for _, f := range files {
+			part, err := (&validationSetFn{Seed: seed, Cap: cap}).ProcessElement(ctx, formats.Part{Path: f}, lc, cutOf(fraction), cutOf(split.Nested(fraction, share)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			v = (&validationMergeFn{}).MergeAccumulators(v, part)
+		}
+		return v
+	}
+	v := set(0)
 	if want := int64(len(ids) - len(held)); v.Images != want {
 		t.Errorf("validation searches %d images, want the %d training ones", v.Images, want)
 	}
@@ -141,6 +156,24 @@ func checkValidationSet(t *testing.T, out string, seed uint64, fraction, share f
 		if held[q.ID] || !outer[q.ID] {
 			t.Errorf("validation query %s: held out %v, in the tuning split %v", q.ID, held[q.ID], outer[q.ID])
 		}
+	}
+	all := map[string]int{}
+	for _, q := range v.Queries {
+		all[q.Label]++
+	}
+	capped := set(len(v.Queries) / 2)
+	quotas := evaluate.Apportion(seed, len(v.Queries)/2, all)
+	got := map[string]int{}
+	for _, q := range capped.Queries {
+		got[q.Label]++
+	}
+	for l := range all {
+		if got[l] != quotas.Of(l) {
+			t.Errorf("capped at %d: label %s has %d validation queries, want its quota %d", len(v.Queries)/2, l, got[l], quotas.Of(l))
+		}
+	}
+	if len(capped.Queries) != len(v.Queries)/2 {
+		t.Errorf("capped at %d: %d validation queries", len(v.Queries)/2, len(capped.Queries))
 	}
 }
 

@@ -288,7 +288,7 @@ func Night(ctx context.Context, o Options) (Result, error) {
 		}
 		was := "nothing is published"
 		if res.Previous != nil {
-			was = "published.json still names " + res.Previous.Run
+			was = published.Name + " still names " + res.Previous.Run
 		}
 		// A refused night prunes too (its own run stays: it is newer than
 		// the published one); a failure is logged, the refusal is the error.

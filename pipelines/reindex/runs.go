@@ -157,7 +157,7 @@ func classify(ctx context.Context, root, id, pubID string) (RunInfo, error) {
 		case err != nil:
 			r.Why = "no gate.json"
 		case gen == 0:
-			r.Why = "no manifest.json: its job never finished"
+			r.Why = "no " + run.ManifestName + ": its job never finished"
 		default:
 			r.Why = "its job finished, but the night never judged it"
 		}

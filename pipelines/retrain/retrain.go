@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
@@ -67,8 +66,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.Run == "" || c.Output == "":
 		return fmt.Errorf("need the run to read and an output directory")
-	case strings.TrimRight(c.Run, "/") == strings.TrimRight(c.Output, "/"):
-		return fmt.Errorf("the output directory is the run's (%s): retrain writes a run of its own, and finishing it would remove the files it reads", c.Run)
+	case fileio.TreeOf(c.Output).Holds(c.Run):
+		return &bowline.InputInOutputError{Output: c.Output, Input: "the run --run names, " + c.Run + ": retrain writes a run of its own"}
 	case c.Base.Settings == nil:
 		return fmt.Errorf("no manifest of the run %s, or one without settings", c.Run)
 	case c.Vocabulary <= 0:

@@ -2,7 +2,6 @@ package evaluate
 
 import (
 	"fmt"
-	"hash/fnv"
 	"runtime"
 	"slices"
 	"sort"
@@ -21,8 +20,9 @@ type Options struct {
 	// MaxQueries caps the number of queries (0: every labelled image). Each
 	// query ranks the whole collection, so at a million images a full
 	// evaluation would take a million full rankings: cap it there. The
-	// queries kept are those with the smallest hash of (seed, id), so the
-	// same subset is used for every model and every re-run.
+	// queries kept are a sample stratified by label, drawn by a hash of
+	// (seed, id) (Apportion, Quotas.Pick), so the same subset is used for
+	// every model and every re-run.
 	MaxQueries int
 	Seed       uint64
 	// QueryFraction is the share of each label's images held out as
@@ -261,8 +261,9 @@ func BoW(docs []formats.BoW, m learners.Model, cut split.Cut, opt Options) ([]fo
 }
 
 // selectQueries selects the queries among the docs (Classify): the
-// held-out ones and the training ones, each set capped by opt.Cap to those
-// of smallest QueryKey, in doc order. Their vectors are left empty.
+// held-out ones and the training ones, each set capped by opt.Cap to a
+// sample stratified by label (Options.Quotas, Quotas.Pick), in doc order.
+// Their vectors are left empty.
 func selectQueries(ids, labels []string, labelCount map[string]int, cut split.Cut, opt Options) []Query {
 	var sets [2][]int // training, held out
 	for i, l := range labels {
@@ -276,12 +277,17 @@ func selectQueries(ids, labels []string, labelCount map[string]int, cut split.Cu
 	}
 	var qs []int
 	for h, set := range sets {
-		if max := opt.Cap(h == 1); max > 0 && len(set) > max {
-			key := func(i int) uint64 { return queryKey(opt.Seed, ids[i]) }
-			sort.Slice(set, func(a, b int) bool { return key(set[a]) < key(set[b]) })
-			set = set[:max]
+		counts := map[string]int{}
+		for _, i := range set {
+			counts[labels[i]]++
 		}
-		qs = append(qs, set...)
+		kept := opt.Quotas(h == 1, counts).Pick(len(set), func(k int) (uint64, string, string) {
+			i := set[k]
+			return QueryKey(opt.Seed, ids[i]), ids[i], labels[i]
+		})
+		for _, k := range kept {
+			qs = append(qs, set[k])
+		}
 	}
 	sort.Ints(qs)
 	out := make([]Query, len(qs))
@@ -290,12 +296,6 @@ func selectQueries(ids, labels []string, labelCount map[string]int, cut split.Cu
 		out[k] = Query{ID: ids[i], Label: labels[i], Held: held}
 	}
 	return out
-}
-
-func queryKey(seed uint64, id string) uint64 {
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%d/%s", seed, id)
-	return h.Sum64()
 }
 
 // Dense evaluates the model m of dense global features (learned, or the

@@ -318,9 +318,3 @@ func (r *Ranking) Scores() ([]QueryScore, error) {
 func IsQuery(label string, relevant map[string]int) bool {
 	return label != "" && relevant[label] > 1
 }
-
-// QueryKey orders the candidate queries: with Options.MaxQueries set the
-// queries kept are those of smallest key.
-func QueryKey(seed uint64, id string) uint64 {
-	return queryKey(seed, id)
-}

@@ -5,6 +5,7 @@ package ingest
 
 import (
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -61,10 +62,7 @@ func ParseLabels(r io.Reader, base string, cols Columns) ([]formats.Image, []for
 		if err != nil {
 			return nil, nil, err
 		}
-		uri := row.path
-		if uri != "" && !isAbs(uri) {
-			uri = join(base, uri)
-		}
+		uri := resolve(base, row.path)
 		switch {
 		case row.wide:
 			// Its id and path may be fragments of other fields: the
@@ -111,6 +109,11 @@ type LabelsScan struct {
 	// from the header's, and FirstWide is the first one's reason.
 	Refused, Wide           int64
 	FirstRefused, FirstWide string
+	// Inside counts the usable rows whose file the inside function given
+	// to ScanLabels holds, and FirstInside is the first one's line and
+	// file.
+	Inside      int64
+	FirstInside string
 }
 
 // ScanLabels reads a labels CSV as ParseLabels does, row by row, keeping
@@ -118,7 +121,12 @@ type LabelsScan struct {
 // so that a job can check a CSV of millions of rows before it starts. It
 // does not refuse duplicate ids (that would keep every id), so Usable may
 // count rows ParseLabels refuses. Its errors are ParseLabels'.
-func ScanLabels(r io.Reader, cols Columns) (LabelsScan, error) {
+//
+// If inside is not nil, it is asked of each usable row's file, resolved
+// against base as ParseLabels resolves it, and the rows it holds are
+// counted (Inside): a job checks that no file its CSV names is in the
+// directory it writes.
+func ScanLabels(r io.Reader, cols Columns, base string, inside func(uri string) bool) (LabelsScan, error) {
 	rows, err := newRowReader(r, cols)
 	if err != nil {
 		return LabelsScan{}, err
@@ -148,6 +156,14 @@ func ScanLabels(r io.Reader, cols Columns) (LabelsScan, error) {
 			continue
 		}
 		s.Usable++
+		if inside != nil {
+			if uri := resolve(base, row.path); inside(uri) {
+				s.Inside++
+				if s.FirstInside == "" {
+					s.FirstInside = fmt.Sprintf("labels line %d: %s", row.line, uri)
+				}
+			}
+		}
 		if _, ok := s.Labels[row.label]; !ok {
 			// The field shares its memory with the whole row.
 			row.label = strings.Clone(row.label)
@@ -247,8 +263,15 @@ func (e *MissingColumnError) Error() string {
 // of fields.
 type columnsAt struct{ path, id, label, tags, width int }
 
+// ErrEmptyLabels is the error of a labels CSV without even a header row: a
+// file of no bytes, or of blank lines only.
+var ErrEmptyLabels = errors.New("ingest: the labels CSV is empty: no header row")
+
 func readHeader(cr *csv.Reader, cols Columns) (columnsAt, error) {
 	header, err := cr.Read()
+	if err == io.EOF {
+		return columnsAt{}, ErrEmptyLabels
+	}
 	if err != nil {
 		return columnsAt{}, fmt.Errorf("ingest: labels header: %w", err)
 	}
@@ -284,37 +307,161 @@ func readHeader(cr *csv.Reader, cols Columns) (columnsAt, error) {
 	return out, nil
 }
 
-// imageExts are the file name endings FromListing takes for images.
+// imageExts are the file name endings of the formats Decode decodes.
 var imageExts = map[string]bool{".jpg": true, ".jpeg": true, ".png": true, ".gif": true, ".webp": true}
 
-// FromListing makes image records from the files found under root (a local
-// directory or a gs:// prefix): each file with an image extension becomes an
-// image labelled with the name of the directory that holds it, unless that
-// is root itself (unlabelled). An image's id is its path relative to root
-// (IDFromPath), unique by construction: a/img1.jpg and b/img1.jpg are two
-// images. Records come sorted by id.
-func FromListing(root string, files []string) []formats.Image {
+// FolderRule is how the job reads a folder of images, as --help states
+// it (ListFile).
+const FolderRule = "A folder's images are labelled by the name of the sub-folder that holds them " +
+	"(photos/cat/1.jpg is labelled cat); an image directly in the folder has no label and is refused as a dead letter. " +
+	"A file is an image by its content, not its name: an image of another format (HEIC, TIFF…) is refused as a dead letter, " +
+	"and files that are not images are skipped; both are counted by kind"
+
+// NeedsHead reports whether ListFile needs the start of file to tell what
+// it is: files named as an image Decode reads are taken as images without
+// being read (decoding, which reads them anyway, refuses one that is not),
+// so that listing a folder of photos reads nothing of them; any other
+// file is told by its content (Sniff).
+func NeedsHead(file string) bool { return !imageExts[strings.ToLower(path.Ext(file))] }
+
+// A ListedFile is what the job makes of a file found under an input
+// folder: an image, a dead letter, or neither (skipped).
+type ListedFile struct {
+	Image *formats.Image
+	Dead  *formats.DeadLetter
+	// Kind names what the file is, for counts by kind: for a file
+	// refused or skipped, why ("HEIC (unsupported image format)", "not
+	// an image (text)"); for an image, "".
+	Kind string
+}
+
+// ListFile says what the job makes of file, found under the input folder
+// root (a local directory or a gs:// prefix), by FolderRule: an image's id
+// is its path relative to root (IDFromPath), unique by construction, so
+// that a/img1.jpg and b/img1.jpg are two images; its label is the name of
+// the directory that holds it.
+//
+// An image directly in root is refused, not left unlabelled: a folder of
+// labelled sub-folders is laid out as torchvision's ImageFolder and Keras
+// read one, whose stray top-level files are not part of the data set, and
+// an unlabelled image would be indexed and returned by searches without
+// ever being evaluated. A data set that means to index unlabelled images
+// says so with a labels CSV and an empty label.
+//
+// head and headErr are the start of the file (SniffBytes bytes) and
+// the error of reading it, consulted only if NeedsHead(file).
+func ListFile(root, file string, head []byte, headErr error) ListedFile {
 	clean := func(p string) string {
 		if strings.Contains(p, "://") {
 			return strings.TrimSuffix(p, "/")
 		}
 		return path.Clean(filepath.ToSlash(p))
 	}
-	root = clean(root)
-	var images []formats.Image
-	for _, f := range files {
-		if !imageExts[strings.ToLower(path.Ext(f))] {
-			continue
-		}
-		rel := strings.TrimPrefix(strings.TrimPrefix(clean(f), root), "/")
-		label := ""
-		if dir := path.Dir(rel); dir != "." {
-			label = path.Base(dir)
-		}
-		images = append(images, formats.Image{ImageID: IDFromPath(rel), URI: f, Label: label})
+	rel := strings.TrimPrefix(strings.TrimPrefix(clean(file), clean(root)), "/")
+	id := IDFromPath(rel)
+	dead := func(kind, reason string) ListedFile {
+		return ListedFile{Dead: &formats.DeadLetter{ImageID: id, URI: file, Stage: "ingest", Reason: reason}, Kind: kind}
 	}
-	sort.Slice(images, func(i, j int) bool { return images[i].ImageID < images[j].ImageID })
-	return images
+	if NeedsHead(file) {
+		if headErr != nil {
+			return dead("unreadable file", fmt.Sprintf("cannot read the file: %v", headErr))
+		}
+		switch kind, what := Sniff(head); kind {
+		case KindEmpty:
+			return ListedFile{Kind: what}
+		case KindNotImage:
+			return ListedFile{Kind: "not an image (" + what + ")"}
+		case KindUnsupportedImage:
+			return dead(what+" (unsupported image format)", unknownFormat(head).Error())
+		}
+	}
+	dir := path.Dir(rel)
+	if dir == "." {
+		return dead("image directly in the input folder (no label)",
+			"directly in the input folder, not in a sub-folder: a folder's images are labelled by the name of the sub-folder that holds them")
+	}
+	return ListedFile{Image: &formats.Image{ImageID: id, URI: file, Label: path.Base(dir)}}
+}
+
+// FolderScan counts what ListFile made of the files of a folder: memory
+// bounded by the number of labels and kinds, not files, so that a job can
+// check a folder of millions of images before it starts.
+type FolderScan struct {
+	Files, Images int64
+	// Labels counts the images by label.
+	Labels map[string]int64
+	// Refused and Skipped count the files refused as dead letters, and
+	// those skipped, by ListedFile.Kind.
+	Refused, Skipped map[string]int64
+	// FirstRefused are the reasons of the first few refused files, each
+	// with its file.
+	FirstRefused []string
+}
+
+// firstRefused is how many reasons FolderScan keeps.
+const firstRefused = 3
+
+// Add counts f.
+func (s *FolderScan) Add(f ListedFile) {
+	if s.Labels == nil {
+		s.Labels, s.Refused, s.Skipped = map[string]int64{}, map[string]int64{}, map[string]int64{}
+	}
+	s.Files++
+	switch {
+	case f.Image != nil:
+		s.Images++
+		s.Labels[f.Image.Label]++
+	case f.Dead != nil:
+		s.Refused[f.Kind]++
+		if len(s.FirstRefused) < firstRefused {
+			s.FirstRefused = append(s.FirstRefused, fmt.Sprintf("%s: %s", f.Dead.URI, f.Dead.Reason))
+		}
+	default:
+		s.Skipped[f.Kind]++
+	}
+}
+
+// Summary says what of the folder was not taken as images, by kind, or ""
+// if every file was: "refused 2 files as dead letters: 2 HEIC (unsupported
+// image format); skipped 1 file: 1 not an image (text)".
+func (s FolderScan) Summary() string {
+	var parts []string
+	if files, kinds := byKind(s.Refused); files != "" {
+		parts = append(parts, "refused "+files+" as dead letters: "+kinds)
+	}
+	if files, kinds := byKind(s.Skipped); files != "" {
+		parts = append(parts, "skipped "+files+": "+kinds)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// byKind says "3 files" and "2 <kind>, 1 <kind>", most common kind first,
+// or "" for no files.
+func byKind(counts map[string]int64) (files, kinds string) {
+	var total int64
+	names := make([]string, 0, len(counts))
+	for k, n := range counts {
+		names = append(names, k)
+		total += n
+	}
+	if total == 0 {
+		return "", ""
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if a, b := counts[names[i]], counts[names[j]]; a != b {
+			return a > b
+		}
+		return names[i] < names[j]
+	})
+	var each []string
+	for _, k := range names {
+		each = append(each, fmt.Sprintf("%d %s", counts[k], k))
+	}
+	noun := "files"
+	if total == 1 {
+		noun = "file"
+	}
+	return fmt.Sprintf("%d %s", total, noun), strings.Join(each, ", ")
 }
 
 // IDFromPath is the image id used when none is given: the image's path
@@ -352,6 +499,15 @@ func SharedPaths(images []formats.Image) []SharedPath {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].URI < out[j].URI })
 	return out
+}
+
+// resolve is the file a labels row's path names: p itself if absolute or
+// a URL (or empty), else p relative to base.
+func resolve(base, p string) string {
+	if p == "" || isAbs(p) {
+		return p
+	}
+	return join(base, p)
 }
 
 func isAbs(p string) bool { return strings.Contains(p, "://") || path.IsAbs(filepath.ToSlash(p)) }

@@ -70,26 +70,104 @@ func TestParseLabelsOtherColumnsAndGCSBase(t *testing.T) {
 	}
 }
 
-func TestFromListing(t *testing.T) {
-	files := []string{"/r/dogs/x.jpg", "/r/cats/y.PNG", "/r/z.gif", "/r/cats/notes.txt", "/r/other/x.webp", "/r/a/img1.jpg", "/r/b/img1.jpg"}
-	images := FromListing("/r/", files)
+// TestListFile: a folder's file is an image by its content, not its
+// name; images are labelled by their sub-folder, and one directly in the
+// folder is refused; other image formats are refused and other files
+// skipped, each counted by kind (a .heic, a .tif and an extensionless
+// JPEG were skipped without a word, and a root image took the empty label).
+func TestListFile(t *testing.T) {
+	jpg := encode(t, "jpeg", 8, 8)
+	heic := []byte("\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic")
+	tiff := []byte("II*\x00\x08\x00\x00\x00")
+	files := []struct {
+		path string
+		head []byte
+		err  error
+	}{
+		{"/r/dogs/x.jpg", nil, nil}, // named as an image: not read
+		{"/r/cats/y.PNG", nil, nil},
+		{"/r/a/img1.jpg", nil, nil},
+		{"/r/b/img1.jpg", nil, nil},
+		{"/r/cats/IMG_0001", jpg[:SniffBytes], nil},
+		{"/r/cats/photo.heic", heic, nil},
+		{"/r/dogs/scan.tif", tiff, nil},
+		{"/r/z.gif", nil, nil},
+		{"/r/cats/notes.txt", []byte("a cat\n"), nil},
+		{"/r/.keep", nil, nil},
+		{"/r/dogs/locked", nil, errors.New("permission denied")},
+	}
+	var scan FolderScan
+	var images []formats.Image
+	var dead []formats.DeadLetter
+	for _, f := range files {
+		lf := ListFile("/r/", f.path, f.head, f.err)
+		scan.Add(lf)
+		switch {
+		case lf.Image != nil:
+			images = append(images, *lf.Image)
+		case lf.Dead != nil:
+			dead = append(dead, *lf.Dead)
+		}
+	}
 	want := []formats.Image{
+		{ImageID: "dogs/x.jpg", URI: "/r/dogs/x.jpg", Label: "dogs"},
+		{ImageID: "cats/y.PNG", URI: "/r/cats/y.PNG", Label: "cats"},
 		{ImageID: "a/img1.jpg", URI: "/r/a/img1.jpg", Label: "a"},
 		{ImageID: "b/img1.jpg", URI: "/r/b/img1.jpg", Label: "b"},
-		{ImageID: "cats/y.PNG", URI: "/r/cats/y.PNG", Label: "cats"},
-		{ImageID: "dogs/x.jpg", URI: "/r/dogs/x.jpg", Label: "dogs"},
-		{ImageID: "other/x.webp", URI: "/r/other/x.webp", Label: "other"},
-		{ImageID: "z.gif", URI: "/r/z.gif"},
+		{ImageID: "cats/IMG_0001", URI: "/r/cats/IMG_0001", Label: "cats"},
 	}
 	if !reflect.DeepEqual(images, want) {
 		t.Errorf("images = %+v, want %+v", images, want)
 	}
-	if dot := FromListing("./r", []string{"r/a/x.jpg"}); len(dot) != 1 || dot[0].ImageID != "a/x.jpg" {
+	wantDead := []formats.DeadLetter{
+		{ImageID: "cats/photo.heic", URI: "/r/cats/photo.heic", Stage: "ingest", Reason: "unsupported format: HEIC; only JPEG, PNG, GIF and WebP are decoded"},
+		{ImageID: "dogs/scan.tif", URI: "/r/dogs/scan.tif", Stage: "ingest", Reason: "unsupported format: TIFF or a TIFF-based camera raw (DNG, NEF, CR2…); only JPEG, PNG, GIF and WebP are decoded"},
+		{ImageID: "z.gif", URI: "/r/z.gif", Stage: "ingest", Reason: "directly in the input folder, not in a sub-folder: a folder's images are labelled by the name of the sub-folder that holds them"},
+		{ImageID: "dogs/locked", URI: "/r/dogs/locked", Stage: "ingest", Reason: "cannot read the file: permission denied"},
+	}
+	if !reflect.DeepEqual(dead, wantDead) {
+		t.Errorf("dead letters = %+v\nwant %+v", dead, wantDead)
+	}
+	if want := "refused 4 files as dead letters: 1 HEIC (unsupported image format), 1 TIFF or a TIFF-based camera raw (DNG, NEF, CR2…) (unsupported image format), " +
+		"1 image directly in the input folder (no label), 1 unreadable file; skipped 2 files: 1 empty file, 1 not an image (text)"; scan.Summary() != want {
+		t.Errorf("summary %q\nwant %q", scan.Summary(), want)
+	}
+	if scan.Files != 11 || scan.Images != 5 || !reflect.DeepEqual(scan.Labels, map[string]int64{"a": 1, "b": 1, "cats": 2, "dogs": 1}) || len(scan.FirstRefused) != 3 {
+		t.Errorf("scan = %+v", scan)
+	}
+	if dot := ListFile("./r", "r/a/x.jpg", nil, nil); dot.Image == nil || dot.Image.ImageID != "a/x.jpg" {
 		t.Errorf("listing of ./r = %+v, want id a/x.jpg", dot)
 	}
-	gcs := FromListing("gs://b/in", []string{"gs://b/in/c1/p.jpg", "gs://b/in/c2/p.jpg"})
-	if len(gcs) != 2 || gcs[0].ImageID != "c1/p.jpg" || gcs[1].ImageID != "c2/p.jpg" || gcs[1].Label != "c2" {
+	if gcs := ListFile("gs://b/in", "gs://b/in/c2/p.jpg", nil, nil); gcs.Image == nil || gcs.Image.ImageID != "c2/p.jpg" || gcs.Image.Label != "c2" {
 		t.Errorf("gs:// listing = %+v", gcs)
+	}
+	if (FolderScan{}).Summary() != "" {
+		t.Error("an empty scan has a summary")
+	}
+}
+
+// TestSniff: Sniff tells images Decode reads (or the start of one) from
+// images of other formats and from other files, by content alone.
+func TestSniff(t *testing.T) {
+	for _, c := range []struct {
+		head []byte
+		kind FileKind
+		what string
+	}{
+		{encode(t, "jpeg", 8, 8)[:SniffBytes], KindImage, "JPEG"},
+		{encode(t, "png", 8, 8)[:SniffBytes], KindImage, "PNG"},
+		{[]byte("GIF89a"), KindImage, "GIF"},
+		{[]byte("RIFF\x10\x00\x00\x00WEBPVP8 "), KindImage, "WebP"},
+		{[]byte("\xff"), KindImage, "JPEG"}, // a truncated one: Decode says so
+		{[]byte("\x00\x00\x00\x18ftypheic"), KindUnsupportedImage, "HEIC"},
+		{[]byte("<svg xmlns='http://www.w3.org/2000/svg'>"), KindUnsupportedImage, "SVG, a vector image"},
+		{[]byte("%PDF-1.7"), KindNotImage, "a PDF document"},
+		{[]byte("PAR1\x15\x04"), KindNotImage, "unrecognised data"},
+		{nil, KindEmpty, "empty file"},
+	} {
+		if kind, what := Sniff(c.head); kind != c.kind || what != c.what {
+			t.Errorf("Sniff(%q) = %v, %q; want %v, %q", c.head, kind, what, c.kind, c.what)
+		}
 	}
 }
 
@@ -183,7 +261,7 @@ func TestParseLabelsWrongFieldCount(t *testing.T) {
 		t.Errorf("dead letters\n%+v\nwant\n%+v", dead, want)
 	}
 
-	s, err := ScanLabels(strings.NewReader(csv), DefaultColumns())
+	s, err := ScanLabels(strings.NewReader(csv), DefaultColumns(), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +279,7 @@ func TestScanLabels(t *testing.T) {
 		"c,,dog\n" +
 		"d,img/d.jpg,dog\n" +
 		"e,img/e.jpg,\n"
-	s, err := ScanLabels(strings.NewReader(csv), DefaultColumns())
+	s, err := ScanLabels(strings.NewReader(csv), DefaultColumns(), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,10 +287,18 @@ func TestScanLabels(t *testing.T) {
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("ScanLabels =\n%+v\nwant\n%+v", s, want)
 	}
-	if _, err := ScanLabels(strings.NewReader("image_id,path\na,b\n"), DefaultColumns()); !errors.As(err, new(*MissingColumnError)) {
+	for _, empty := range []string{"", "\n\n"} {
+		if _, err := ScanLabels(strings.NewReader(empty), DefaultColumns(), "", nil); !errors.Is(err, ErrEmptyLabels) {
+			t.Errorf("ScanLabels(%q): err = %v, want ErrEmptyLabels", empty, err)
+		}
+		if _, _, err := ParseLabels(strings.NewReader(empty), "", DefaultColumns()); !errors.Is(err, ErrEmptyLabels) {
+			t.Errorf("ParseLabels(%q): err = %v, want ErrEmptyLabels", empty, err)
+		}
+	}
+	if _, err := ScanLabels(strings.NewReader("image_id,path\na,b\n"), DefaultColumns(), "", nil); !errors.As(err, new(*MissingColumnError)) {
 		t.Errorf("no label column: %v", err)
 	}
-	if _, err := ScanLabels(strings.NewReader("image_id,path,label\na,\"b,cat\n"), DefaultColumns()); err == nil {
+	if _, err := ScanLabels(strings.NewReader("image_id,path,label\na,\"b,cat\n"), DefaultColumns(), "", nil); err == nil {
 		t.Error("an unterminated quote: no error")
 	}
 }

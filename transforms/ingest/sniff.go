@@ -58,32 +58,95 @@ func unknownFormat(data []byte) error {
 			return failf(ErrTruncated, nil, "truncated %s: the file has only %s, fewer than the %s signature", c.title, byteCount(len(data)), c.title)
 		}
 	}
-	if len(data) >= 2 && data[0] == 'B' && data[1] == 'M' && isBMP(data) {
-		return failf(ErrUnsupported, nil, "unsupported format: BMP; only JPEG, PNG, GIF and WebP are decoded")
-	}
-	for _, u := range unsupportedImages {
-		if match(u.magic, data) {
-			return failf(ErrUnsupported, nil, "unsupported format: %s; only JPEG, PNG, GIF and WebP are decoded", u.name)
-		}
-	}
 	if match("RIFF????WEBP", data) {
 		// The image package's WebP signature also requires the first
 		// chunk to be VP8, VP8L or VP8X.
 		chunk := data[12:min(len(data), 16)]
 		return failf(ErrCorrupt, nil, "corrupt WebP: the first chunk is %q, not VP8, VP8L or VP8X", chunk)
 	}
-	for _, n := range notImages {
-		if match(n.magic, data) {
-			return failf(ErrUnknownFormat, nil, "not an image: the data looks like %s; it starts with %s", n.name, head(data))
-		}
-	}
-	if kind := textKind(data); kind == "SVG" {
-		return failf(ErrUnsupported, nil, "unsupported format: SVG, a vector image; only JPEG, PNG, GIF and WebP are decoded")
-	} else if kind != "" {
-		return failf(ErrUnknownFormat, nil, "not an image: the data looks like %s; it starts with %s", kind, head(data))
+	switch kind, name := foreign(data); {
+	case kind == ErrUnsupported:
+		return failf(ErrUnsupported, nil, "unsupported format: %s; only JPEG, PNG, GIF and WebP are decoded", name)
+	case name != "":
+		return failf(ErrUnknownFormat, nil, "not an image: the data looks like %s; it starts with %s", name, head(data))
 	}
 	return failf(ErrUnknownFormat, nil, "unrecognised format: the data starts with bytes % x, which is no JPEG, PNG, GIF or WebP signature",
 		data[:min(len(data), 8)])
+}
+
+// foreign names what data is when it is neither an image Decode decodes
+// nor the start of one: an image of another format (ErrUnsupported and the
+// format's name), or something else (ErrUnknownFormat and what it looks
+// like, "" if nothing known).
+func foreign(data []byte) (kind error, name string) {
+	if len(data) >= 2 && data[0] == 'B' && data[1] == 'M' && isBMP(data) {
+		return ErrUnsupported, "BMP"
+	}
+	for _, u := range unsupportedImages {
+		if match(u.magic, data) {
+			return ErrUnsupported, u.name
+		}
+	}
+	for _, n := range notImages {
+		if match(n.magic, data) {
+			return ErrUnknownFormat, n.name
+		}
+	}
+	if kind := textKind(data); kind == "SVG" {
+		return ErrUnsupported, "SVG, a vector image"
+	} else if kind != "" {
+		return ErrUnknownFormat, kind
+	}
+	return ErrUnknownFormat, ""
+}
+
+// SniffBytes is how much of the start of a file Sniff wants: the longest
+// signature it tells apart, with room to spare, so that a listing reads a
+// few bytes of a file rather than the file.
+const SniffBytes = 64
+
+// FileKind is what the start of a file says it is (Sniff).
+type FileKind int
+
+const (
+	// KindImage is an image of a format Decode decodes, or the start of
+	// one: whether it decodes is Decode's to say.
+	KindImage FileKind = iota
+	// KindUnsupportedImage is an image of a format Decode does not
+	// decode (HEIC, TIFF, BMP…).
+	KindUnsupportedImage
+	// KindNotImage is anything else: text, a document, an archive, a
+	// video, unrecognised bytes.
+	KindNotImage
+	// KindEmpty is a file of no bytes.
+	KindEmpty
+)
+
+// Sniff tells what a file holds from head, its first SniffBytes bytes (or
+// the whole file, if shorter), and names it: the format of an image
+// ("JPEG", "HEIC"), or what the data looks like ("text", "a PDF
+// document"; "unrecognised data" if nothing known). It decides by content
+// only, as Decode does: a file's name may say anything.
+func Sniff(head []byte) (FileKind, string) {
+	if len(head) == 0 {
+		return KindEmpty, "empty file"
+	}
+	for _, c := range codecs {
+		if match(c.magic, head) || prefixOf(head, c.magic) {
+			return KindImage, c.title
+		}
+	}
+	if match("RIFF????WEBP", head) {
+		return KindImage, "WebP"
+	}
+	kind, name := foreign(head)
+	switch {
+	case kind == ErrUnsupported:
+		return KindUnsupportedImage, name
+	case name == "":
+		return KindNotImage, "unrecognised data"
+	}
+	return KindNotImage, name
 }
 
 // isBMP checks the size of a BMP's info header, since "BM" alone begins

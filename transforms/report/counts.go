@@ -4,8 +4,9 @@ import "fmt"
 
 // countsLine is the table's first line: the run's counts, said so that
 // they add up. The dead letters are of two kinds — images that were
-// listed but not described, and rows of the input refused at ingest (a
-// repeated id, no path), which are no images — and a run with both
+// listed but not described, and rows or files of the input refused at
+// ingest (a repeated id, no path; a HEIC, an image outside any label's
+// folder), which are not among the images — and a run with both
 // printed "30 images (7 dead letters, 24 described)".
 func (r Report) countsLine() string {
 	c := r.Counts
@@ -24,9 +25,9 @@ func (r Report) countsLine() string {
 	dead := fmt.Sprintf("%d dead letters", c.DeadLetters)
 	switch {
 	case refused == 1:
-		dead += " (1 of them a row of the input refused at ingest, not an image)"
+		dead += " (1 of them a row or file of the input refused at ingest, not listed as an image)"
 	case refused > 1:
-		dead += fmt.Sprintf(" (%d of them rows of the input refused at ingest, not images)", refused)
+		dead += fmt.Sprintf(" (%d of them rows or files of the input refused at ingest, not listed as images)", refused)
 	}
 	return fmt.Sprintf("%d images, %d described, %s; %d keypoints, %d words, %d triplets",
 		c.Images, c.Described, dead, c.Keypoints, c.Vocabulary, c.Triplets)

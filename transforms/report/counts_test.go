@@ -17,7 +17,7 @@ func TestCountsLineAddsUp(t *testing.T) {
 	var b bytes.Buffer
 	r.WriteTable(&b)
 	first, _, _ := strings.Cut(b.String(), "\n")
-	want := "30 images, 24 described, 7 dead letters (1 of them a row of the input refused at ingest, not an image); 900 keypoints, 20 words, 400 triplets"
+	want := "30 images, 24 described, 7 dead letters (1 of them a row or file of the input refused at ingest, not listed as an image); 900 keypoints, 20 words, 400 triplets"
 	if first != want {
 		t.Errorf("first line\n%q, want\n%q", first, want)
 	}

@@ -326,6 +326,27 @@ func (c Cut) IsQuery(id, label string) bool {
 	return candidate{Key(c.Seed, id), id}.compare(candidate{c.Keys[i], c.IDs[i]}) <= 0
 }
 
+// Held returns how many images of each label the split holds out, given
+// counts[l], the images of label l it was made from: Quota(n, Fraction) of
+// a label it holds any out of. It derives them without a pass over the
+// images, and returns an error if the counts are not those of the split's
+// images: their held-out total is not Queries, or their total not Images.
+func (c Cut) Held(counts map[string]int) (map[string]int, error) {
+	held := make(map[string]int, len(c.Labels))
+	var queries, images int64
+	for _, n := range counts {
+		images += int64(n)
+	}
+	for _, l := range c.Labels {
+		held[l] = Quota(counts[l], c.Fraction)
+		queries += int64(held[l])
+	}
+	if queries != c.Queries || (c.Images > 0 && images != c.Images) {
+		return nil, fmt.Errorf("split: %d images with %d held out by the split's fraction, but the split holds out %d of %d: not the images it was made from", images, queries, c.Queries, c.Images)
+	}
+	return held, nil
+}
+
 // Cut returns the split selected, as Queries does, in its compact form.
 // Every counted image must have been offered.
 func (s *Selector) Cut() (Cut, error) {

@@ -73,8 +73,8 @@ func randomSizes(r *rand.Rand) []int {
 	return sizes
 }
 
-// selectAll offers d's images to one selector and returns its queries.
-func selectAll(t *testing.T, d dataset, seed uint64, fraction float64) map[string]bool {
+// offerAll offers d's images to one selector and returns it.
+func offerAll(t *testing.T, d dataset, seed uint64, fraction float64) *Selector {
 	t.Helper()
 	s, err := NewSelector(seed, fraction, d.counts())
 	if err != nil {
@@ -85,7 +85,13 @@ func selectAll(t *testing.T, d dataset, seed uint64, fraction float64) map[strin
 			t.Fatal(err)
 		}
 	}
-	q, err := s.Queries()
+	return s
+}
+
+// selectAll offers d's images to one selector and returns its queries.
+func selectAll(t *testing.T, d dataset, seed uint64, fraction float64) map[string]bool {
+	t.Helper()
+	q, err := offerAll(t, d, seed, fraction).Queries()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -463,5 +469,45 @@ func TestNestedHoldsTheQueries(t *testing.T) {
 	outer, _ := Queries(d.ids, d.labels, 1, Nested(0.2, 0.25))
 	if v := len(outer) - len(held); v != 200 {
 		t.Errorf("a quarter of 800 training images: %d validation images, want 200", v)
+	}
+}
+
+// cutAll offers d's images to one selector and returns its cut.
+func cutAll(t *testing.T, d dataset, seed uint64, fraction float64) Cut {
+	t.Helper()
+	c, err := offerAll(t, d, seed, fraction).Cut()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestCutHeld checks that the held-out counts a cut derives from the
+// label counts are those of the images it holds out, and that counts of
+// other images are refused.
+func TestCutHeld(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for trial := range 100 {
+		d := build(randomSizes(r), r.IntN(4))
+		c := cutAll(t, d, uint64(trial), []float64{0, 0.1, 0.2, 0.5, 0.9}[r.IntN(5)])
+		want := map[string]int{}
+		for i, id := range d.ids {
+			if c.IsQuery(id, d.labels[i]) {
+				want[d.labels[i]]++
+			}
+		}
+		held, err := c.Held(d.counts())
+		if err != nil {
+			t.Fatalf("trial %d: %v", trial, err)
+		}
+		for l, n := range d.counts() {
+			if held[l] != want[l] {
+				t.Errorf("trial %d: label %s of %d images: %d held out, derived %d", trial, l, n, want[l], held[l])
+			}
+		}
+	}
+	cut := cutAll(t, build([]int{10, 10}, 0), 1, 0.2)
+	if _, err := cut.Held(map[string]int{"label0": 10, "label1": 6}); err == nil {
+		t.Error("counts of other images than the split's: no error")
 	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"cmp"
+	"errors"
 	"flag"
 	"strings"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/transforms/bow"
+	"github.com/bowline/bowline/transforms/ingest"
 	"github.com/bowline/bowline/transforms/triplets"
 )
 
@@ -27,7 +29,9 @@ type JobFlags struct {
 // values are the defaults shown), and returns what Apply needs to finish
 // c. JobGroups lists them by stage for --help.
 func AddJobFlags(fs *flag.FlagSet, c *bowline.Config) *JobFlags {
-	fs.StringVar(&c.Input, "input", c.Input, "labels CSV (image_id,path,label[,tags]; paths relative to the CSV) or image directory (label = sub-directory); local or gs://; or synthetic:N[?labels=L&descriptors=D&seed=S], N generated images (SIFT-like descriptors only, for scale runs); required")
+	fs.StringVar(&c.Input, "input", c.Input, "labels CSV (image_id,path,label[,tags]; paths relative to the CSV) or folder of images; local or gs://; "+
+		"or synthetic:N[?labels=L&descriptors=D&seed=S], N generated images (SIFT-like descriptors only, for scale runs); required. "+
+		ingest.FolderRule+". The output directory may not hold the input")
 	fs.StringVar(&c.Columns.Label, "label_column", c.Columns.Label, "labels CSV column that holds the class label")
 	fs.IntVar(&c.Describe.PartImages, "part_images", c.Describe.PartImages, "images per part: the image list, features, word counts, bags of words and indexes are written ⌈images/part_images⌉ files each; a part's features are streamed, a row group at a time")
 	fs.IntVar(&c.Describe.PartLoads, "part_loads", c.Describe.PartLoads, "most parts a worker process describes, samples for the vocabulary, quantises and indexes, and query shards it evaluates, at once (0: no limit); each keeps every core busy, and holds a row group of features or a few images' descriptors (plus, in an incremental run, the previous run's rows of its part), a part's postings, or a chunk of the evaluation's bags and their index")
@@ -61,7 +65,7 @@ func AddJobFlags(fs *flag.FlagSet, c *bowline.Config) *JobFlags {
 	fs.IntVar(&c.Learning.Rounds, "train_rounds", c.Learning.Rounds, "rounds of parameter averaging over one pass of the triplets")
 	fs.Float64Var(&c.Learning.Eval.QueryFraction, "query_fraction", c.Learning.Eval.QueryFraction, "share of each label's images held out as queries: no learner trains on them, and the report's headline is measured on them (0: none held out, every query trained on)")
 	fs.IntVar(&c.Learning.Eval.TrainQueries, "train_queries", c.Learning.Eval.TrainQueries, "also query with at most this many training images, to show over-fitting (0: every one)")
-	fs.IntVar(&c.Learning.Eval.MaxQueries, "eval_queries", c.Learning.Eval.MaxQueries, "evaluate with at most this many held-out queries, a fixed hash-chosen subset (0: all)")
+	fs.IntVar(&c.Learning.Eval.MaxQueries, "eval_queries", c.Learning.Eval.MaxQueries, "evaluate with at most this many held-out queries, a fixed sample stratified by label (0: all)")
 	fs.IntVar(&c.Learning.Eval.Depth, "eval_depth", c.Learning.Eval.Depth, "rank depth of mAP, P@10 and NDCG@10 (0: the whole ranking up to 20,000 images, the first 1,000 results beyond)")
 	fs.IntVar(&c.Learning.Eval.ShardQueries, "eval_shard_queries", c.Learning.Eval.ShardQueries, "at most this many queries per evaluation shard (0: 1,000); each shard searches the whole collection part by part, and takes fewer queries when their best results, kept between parts, would pass a million")
 	fs.BoolVar(&c.Learning.Eval.Cosine, "cosine", c.Learning.Eval.Cosine, "rank each learner's results, in its index and its evaluation, by the cosine in its metric: every image's bag divided by its length under the learner's positive weights (false: by the bilinear score the learners fit; TF-IDF ranks the same either way)")
@@ -130,4 +134,14 @@ func (j *JobFlags) Apply() error {
 		return cmdline.Usagef("--sweep: %v%s", err, cmdline.HelpHint)
 	}
 	return CheckLearning(c.Learning, c.Vocab.K, c.Describe.Global)
+}
+
+// Refusal returns err as an error of the command line (exit 2, ending in
+// HelpHint) if it is an output directory that holds the job's input
+// (*bowline.InputInOutputError), a choice of flags; any other err as it is.
+func Refusal(err error) error {
+	if errors.As(err, new(*bowline.InputInOutputError)) {
+		return cmdline.Usagef("%v%s", err, cmdline.HelpHint)
+	}
+	return err
 }

@@ -40,8 +40,8 @@ func init() {
 //
 // It is EvaluateParts for global features: the queries are the images
 // with global features whose label has another such image, at most
-// opt.Cap of the held-out and of the training ones, those of smallest
-// evaluate.QueryKey — the queries evaluate.Dense selects — split into
+// opt.Cap of the held-out and of the training ones, sampled by label as
+// QuerySet's — the queries evaluate.Dense selects — split into
 // shards of at most opt.ShardQueries queries (evaluate.ShardQueriesFor);
 // each shard's DoFn reads the features parts in turn, makes the scaled
 // dense rows opt.ChunkImages at a time and ranks each chunk for its
@@ -63,7 +63,7 @@ func EvaluateDenseParts(s beam.Scope, featParts, moments, cut, model beam.PColle
 	// Global features have no keypoints to verify: their shards are sized
 	// as if no method were re-ranked.
 	opt.Rerank = 0
-	labels := beam.Combine(s, &labelsMergeFn{}, beam.ParDo(s, &denseLabelsFn{}, featParts))
+	labels := beam.Combine(s, &labelsMergeFn{}, beam.ParDo(s, &denseLabelsFn{}, featParts, beam.SideInput{Input: cut}))
 	cands := beam.ParDo(s, &denseCandidatesFn{Opt: opt}, featParts,
 		beam.SideInput{Input: labels}, beam.SideInput{Input: cut}, beam.SideInput{Input: moments})
 	queries := beam.Combine(s, &denseQueriesMergeFn{Opt: opt}, cands)
@@ -77,45 +77,53 @@ func EvaluateDenseParts(s beam.Scope, featParts, moments, cut, model beam.PColle
 }
 
 // denseLabelsFn counts the images of one features part that have global
-// features, by label: the relevance totals of the dense evaluation, whose
-// collection is those images only.
+// features, by label, and those of them cut holds out: the relevance
+// totals of the dense evaluation, whose collection is those images only,
+// and the sizes of its query sets (Labels.Held). The collection need not
+// be the one cut was made from, so the held-out images are counted.
 type denseLabelsFn struct{}
 
-func (f *denseLabelsFn) ProcessElement(ctx context.Context, p formats.Part) (Labels, error) {
-	m := map[string]int64{}
+func (f *denseLabelsFn) ProcessElement(ctx context.Context, p formats.Part, cut split.Cut) (Labels, error) {
+	m, held := map[string]int64{}, map[string]int64{}
 	var l Labels
 	_, err := trainbeam.ReadDense(ctx, p.Path, nil, func(r train.DenseRow) error {
 		l.Images++
 		if r.Label != "" {
 			m[r.Label]++
+			if cut.IsQuery(r.ImageID, r.Label) {
+				held[r.Label]++
+			}
 		}
 		return nil
 	})
 	if err != nil {
 		return Labels{}, fmt.Errorf("evaluate: features part %d: %w", p.Part, err)
 	}
+	l.Held = []int64{}
 	for n, c := range m {
-		l.Names, l.Counts = append(l.Names, n), append(l.Counts, c)
+		l.Names, l.Counts, l.Held = append(l.Names, n), append(l.Counts, c), append(l.Held, held[n])
 	}
 	return l, nil
 }
 
-// denseQueries is the dense evaluation's query set, sorted by image id.
+// denseQueries is the dense evaluation's query set, sorted by image id,
+// with its quotas (as Queries').
 type denseQueries struct {
-	Keys    []uint64
-	Queries []evaluate.DenseQuery
+	Keys           []uint64
+	Queries        []evaluate.DenseQuery
+	Held, Training evaluate.Quotas
 }
 
 // trim is Queries.trim, the queries' rows carried along.
-func (q denseQueries) trim(opt evaluate.Options) denseQueries {
-	heads := Queries{Keys: q.Keys, Queries: make([]evaluate.Query, len(q.Queries)), Parts: make([]int, len(q.Queries))}
+func (q denseQueries) trim() denseQueries {
+	heads := Queries{Keys: q.Keys, Queries: make([]evaluate.Query, len(q.Queries)), Parts: make([]int, len(q.Queries)), Held: q.Held, Training: q.Training}
 	rows := make(map[string][]float32, len(q.Queries))
 	for i, d := range q.Queries {
 		heads.Queries[i] = evaluate.Query{ID: d.ID, Label: d.Label, Held: d.Held}
 		rows[d.ID] = d.X
 	}
-	kept := heads.trim(opt)
-	out := denseQueries{Keys: kept.Keys, Queries: make([]evaluate.DenseQuery, len(kept.Queries))}
+	kept := heads.trim()
+	out := denseQueries{Keys: kept.Keys, Queries: make([]evaluate.DenseQuery, len(kept.Queries)), Held: q.Held, Training: q.Training}
 	for i, h := range kept.Queries {
 		out.Queries[i] = evaluate.DenseQuery{ID: h.ID, Label: h.Label, Held: h.Held, X: rows[h.ID]}
 	}
@@ -143,18 +151,19 @@ func (f *denseCandidatesFn) ProcessElement(ctx context.Context, p formats.Part, 
 		}
 		f.scaler = sc
 	}
-	rel := labels.relevant()
-	bound := 0
-	if h, t := f.Opt.Cap(true), f.Opt.Cap(false); h > 0 && t > 0 {
-		bound = 2 * (h + t)
-	}
+	rel := labels.Relevant()
+	bound := trimBound(f.Opt)
 	var q denseQueries
-	_, err := trainbeam.ReadDense(ctx, p.Path, f.scaler, func(r train.DenseRow) error {
+	var err error
+	if q.Held, q.Training, err = labels.quotas(f.Opt, cut); err != nil {
+		return denseQueries{}, err
+	}
+	_, err = trainbeam.ReadDense(ctx, p.Path, f.scaler, func(r train.DenseRow) error {
 		if ok, held := evaluate.Classify(r.ImageID, r.Label, rel, cut); ok {
 			q.Keys = append(q.Keys, evaluate.QueryKey(f.Opt.Seed, r.ImageID))
 			q.Queries = append(q.Queries, evaluate.DenseQuery{ID: r.ImageID, Label: r.Label, Held: held, X: r.X})
 			if bound > 0 && len(q.Queries) >= bound {
-				q = q.trim(f.Opt)
+				q = q.trim()
 			}
 		}
 		return nil
@@ -162,7 +171,7 @@ func (f *denseCandidatesFn) ProcessElement(ctx context.Context, p formats.Part, 
 	if err != nil {
 		return denseQueries{}, fmt.Errorf("evaluate: features part %d: %w", p.Part, err)
 	}
-	return q.trim(f.Opt), nil
+	return q.trim(), nil
 }
 
 type denseQueriesMergeFn struct{ Opt evaluate.Options }
@@ -172,9 +181,10 @@ func (f *denseQueriesMergeFn) AddInput(a, b denseQueries) denseQueries {
 	return f.MergeAccumulators(a, b)
 }
 func (f *denseQueriesMergeFn) MergeAccumulators(a, b denseQueries) denseQueries {
-	return denseQueries{Keys: append(a.Keys, b.Keys...), Queries: append(a.Queries, b.Queries...)}.trim(f.Opt)
+	return denseQueries{Keys: append(a.Keys, b.Keys...), Queries: append(a.Queries, b.Queries...),
+		Held: a.Held.Or(b.Held), Training: a.Training.Or(b.Training)}.trim()
 }
-func (f *denseQueriesMergeFn) ExtractOutput(a denseQueries) denseQueries { return a.trim(f.Opt) }
+func (f *denseQueriesMergeFn) ExtractOutput(a denseQueries) denseQueries { return a.trim() }
 
 type denseShardsFn struct{ Opt evaluate.Options }
 
@@ -223,7 +233,7 @@ func (f *denseShardFn) ProcessElement(ctx context.Context, shard int, q denseQue
 	}
 	all := SortedParts(parts)
 	chunk := f.Opt.Chunk()
-	r, err := evaluate.NewDenseRanking(m, mine, f.Opt.DepthFor(labels.Images), labels.Images, labels.relevant())
+	r, err := evaluate.NewDenseRanking(m, mine, f.Opt.DepthFor(labels.Images), labels.Images, labels.Relevant())
 	if err != nil {
 		return shardResult{}, fmt.Errorf("evaluate %s: shard %d: %w", m.Learner, shard, err)
 	}

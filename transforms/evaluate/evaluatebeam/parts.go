@@ -39,19 +39,51 @@ func init() {
 
 // Labels counts the images of each label of the collection, and the
 // postings (words) of their bags, which size the evaluation's chunks.
+// Held[i], where counted (nil otherwise), is the number of the Counts[i]
+// images of label Names[i] that the evaluation's split holds out: needed
+// where the collection is not the one the split was made from, whose
+// held-out counts the split derives (split.Cut.Held).
 type Labels struct {
 	Images   int64
 	Postings int64
 	Names    []string
 	Counts   []int64
+	Held     []int64
 }
 
-func (l Labels) relevant() map[string]int {
+// Relevant returns the images of each label: the relevant images of its
+// queries, less the query itself.
+func (l Labels) Relevant() map[string]int {
 	m := make(map[string]int, len(l.Names))
 	for i, n := range l.Names {
 		m[n] = int(l.Counts[i])
 	}
 	return m
+}
+
+// held returns the images of each label held out by cut: counted (Held),
+// or derived from the counts when the collection is cut's (split.Cut.Held).
+func (l Labels) held(cut split.Cut) (map[string]int, error) {
+	if l.Held == nil {
+		return cut.Held(l.Relevant())
+	}
+	m := make(map[string]int, len(l.Names))
+	for i, n := range l.Names {
+		m[n] = int(l.Held[i])
+	}
+	return m, nil
+}
+
+// quotas returns the apportionments of the capped held-out and training
+// query sets (evaluate.Options.Quotas) of the images labels counts, split
+// by cut.
+func (l Labels) quotas(opt evaluate.Options, cut split.Cut) (held, training evaluate.Quotas, err error) {
+	h, err := l.held(cut)
+	if err != nil {
+		return evaluate.Quotas{}, evaluate.Quotas{}, fmt.Errorf("evaluate: %w", err)
+	}
+	hc, tc := evaluate.SetCounts(l.Relevant(), h)
+	return opt.Quotas(true, hc), opt.Quotas(false, tc), nil
 }
 
 // Queries is the evaluation's query set, sorted by image id: each
@@ -64,18 +96,25 @@ func (l Labels) relevant() map[string]int {
 // words: on real photos (~1,700 words each) the default 11,000 queries'
 // bags are ~150 MB, their ids under 1 MB. A shard reads the bags of its
 // own queries from the few parts that hold them (ReadShard).
+//
+// Held and Training are the apportionments of the capped held-out and
+// training sets (Labels.quotas): every partial set carries them, so that
+// merging two trims their union to the sample of all the candidates
+// (evaluate.Quotas.Pick), in memory bounded by the caps.
 type Queries struct {
-	Keys    []uint64
-	Queries []evaluate.Query
-	Parts   []int
+	Keys           []uint64
+	Queries        []evaluate.Query
+	Parts          []int
+	Held, Training evaluate.Quotas
 }
 
 // QuerySet splits the images of bags of words written part by part
 // (PCollection<formats.Part>) into training and held-out images (Split)
 // and selects the queries of the evaluation — the labelled images whose
 // label has another image, at most opt.Cap of the held-out and of the
-// training ones, those of smallest evaluate.QueryKey: the queries
-// evaluate.BoW selects. It returns the single-element PCollection<Queries>,
+// training ones, a sample stratified by label (evaluate.Apportion, then
+// each label's of smallest evaluate.QueryKey): the queries evaluate.BoW
+// selects. It returns the single-element PCollection<Queries>,
 // the label counts, PCollection<Labels>, and the split,
 // PCollection<split.Cut>. The set holds no bags of words (Queries): a
 // few bytes a query, whatever the photos.
@@ -108,7 +147,7 @@ type selectorFn struct {
 }
 
 func (f *selectorFn) ProcessElement(ctx context.Context, p formats.Part, labels Labels) ([]byte, error) {
-	sel, err := split.NewSelector(f.Seed, f.Fraction, labels.relevant())
+	sel, err := split.NewSelector(f.Seed, f.Fraction, labels.Relevant())
 	if err != nil {
 		return nil, err
 	}
@@ -174,17 +213,29 @@ func (f labelsMergeFn) AddInput(a, b Labels) Labels {
 	return f.MergeAccumulators(a, b)
 }
 func (labelsMergeFn) MergeAccumulators(a, b Labels) Labels {
-	m := a.relevant()
-	for i, n := range b.Names {
-		m[n] += int(b.Counts[i])
+	m, held := map[string]int64{}, map[string]int64{}
+	for _, l := range []Labels{a, b} {
+		for i, n := range l.Names {
+			m[n] += l.Counts[i]
+			if l.Held != nil {
+				held[n] += l.Held[i]
+			}
+		}
 	}
 	out := Labels{Images: a.Images + b.Images, Postings: a.Postings + b.Postings}
 	for n := range m {
 		out.Names = append(out.Names, n)
 	}
 	sort.Strings(out.Names)
+	counted := a.Held != nil || b.Held != nil
+	if counted {
+		out.Held = []int64{}
+	}
 	for _, n := range out.Names {
-		out.Counts = append(out.Counts, int64(m[n]))
+		out.Counts = append(out.Counts, m[n])
+		if counted {
+			out.Held = append(out.Held, held[n])
+		}
 	}
 	return out
 }
@@ -192,24 +243,44 @@ func (labelsMergeFn) ExtractOutput(a Labels) Labels { return a }
 
 type candidatesFn struct{ Opt evaluate.Options }
 
+// candidatesFn selects the queries of one part, trimmed to the sample as
+// it goes, so that it holds at most twice the caps' queries (or the
+// part's candidates when a cap is 0: every query kept).
 func (f *candidatesFn) ProcessElement(ctx context.Context, p formats.Part, labels Labels, cut split.Cut) (Queries, error) {
-	rel := labels.relevant()
+	rel := labels.Relevant()
 	var q Queries
-	err := fileio.ReadEach(ctx, p.Path, func(b *formats.BoW) error {
+	var err error
+	if q.Held, q.Training, err = labels.quotas(f.Opt, cut); err != nil {
+		return Queries{}, err
+	}
+	bound := trimBound(f.Opt)
+	err = fileio.ReadEach(ctx, p.Path, func(b *formats.BoW) error {
 		if ok, held := evaluate.Classify(b.ImageID, b.Label, rel, cut); ok {
 			q.Keys = append(q.Keys, evaluate.QueryKey(f.Opt.Seed, b.ImageID))
 			q.Queries = append(q.Queries, evaluate.Query{ID: b.ImageID, Label: b.Label, Held: held})
 			q.Parts = append(q.Parts, p.Part)
+			if bound > 0 && len(q.Queries) >= bound {
+				q = q.trim()
+			}
 		}
 		return nil
 	})
-	return q.trim(f.Opt), err
+	return q.trim(), err
 }
 
-// trim keeps, of the held-out and of the training queries, the
-// opt.Cap(held) of smallest key (every query if the cap is 0), sorted by
-// image id.
-func (q Queries) trim(opt evaluate.Options) Queries {
+// trimBound returns the candidates a part's selection holds before it
+// trims them to the sample: twice the caps, or 0 (never) when a cap is 0
+// and every query of its set is kept.
+func trimBound(opt evaluate.Options) int {
+	if h, t := opt.Cap(true), opt.Cap(false); h > 0 && t > 0 {
+		return 2 * (h + t)
+	}
+	return 0
+}
+
+// trim keeps, of the held-out and of the training queries, the sample
+// their quotas (Held, Training) pick, sorted by image id.
+func (q Queries) trim() Queries {
 	var idx []int
 	for _, held := range []bool{true, false} {
 		var set []int
@@ -218,24 +289,32 @@ func (q Queries) trim(opt evaluate.Options) Queries {
 				set = append(set, i)
 			}
 		}
-		if max := opt.Cap(held); max > 0 && len(set) > max {
-			sort.Slice(set, func(a, b int) bool {
-				i, j := set[a], set[b]
-				if q.Keys[i] != q.Keys[j] {
-					return q.Keys[i] < q.Keys[j]
-				}
-				return q.Queries[i].ID < q.Queries[j].ID
-			})
-			set = set[:max]
+		quotas := q.Training
+		if held {
+			quotas = q.Held
 		}
-		idx = append(idx, set...)
+		for _, k := range quotas.Pick(len(set), func(k int) (uint64, string, string) {
+			i := set[k]
+			return q.Keys[i], q.Queries[i].ID, q.Queries[i].Label
+		}) {
+			idx = append(idx, set[k])
+		}
 	}
 	sort.Slice(idx, func(a, b int) bool { return q.Queries[idx[a]].ID < q.Queries[idx[b]].ID })
-	out := Queries{Keys: make([]uint64, len(idx)), Queries: make([]evaluate.Query, len(idx)), Parts: make([]int, len(idx))}
+	out := Queries{Keys: make([]uint64, len(idx)), Queries: make([]evaluate.Query, len(idx)), Parts: make([]int, len(idx)),
+		Held: q.Held, Training: q.Training}
 	for k, i := range idx {
 		out.Keys[k], out.Queries[k], out.Parts[k] = q.Keys[i], q.Queries[i], q.Parts[i]
 	}
 	return out
+}
+
+// merge returns the sample of a's and b's candidates together. Every
+// partial set but the empty accumulator carries the same quotas.
+func (a Queries) merge(b Queries) Queries {
+	out := Queries{Keys: append(a.Keys, b.Keys...), Queries: append(a.Queries, b.Queries...), Parts: append(a.Parts, b.Parts...),
+		Held: a.Held.Or(b.Held), Training: a.Training.Or(b.Training)}
+	return out.trim()
 }
 
 type queriesMergeFn struct{ Opt evaluate.Options }
@@ -244,10 +323,8 @@ func (f *queriesMergeFn) CreateAccumulator() Queries { return Queries{} }
 func (f *queriesMergeFn) AddInput(a, b Queries) Queries {
 	return f.MergeAccumulators(a, b)
 }
-func (f *queriesMergeFn) MergeAccumulators(a, b Queries) Queries {
-	return Queries{Keys: append(a.Keys, b.Keys...), Queries: append(a.Queries, b.Queries...), Parts: append(a.Parts, b.Parts...)}.trim(f.Opt)
-}
-func (f *queriesMergeFn) ExtractOutput(a Queries) Queries { return a.trim(f.Opt) }
+func (f *queriesMergeFn) MergeAccumulators(a, b Queries) Queries { return a.merge(b) }
+func (f *queriesMergeFn) ExtractOutput(a Queries) Queries        { return a.trim() }
 
 // EvaluateParts evaluates the bag-of-words model (single-element
 // PCollection<learners.Model>) by retrieval over the bags of words written
@@ -376,7 +453,7 @@ func (f *shardFn) ProcessElement(ctx context.Context, shard int, queries func(*Q
 		return shardResult{}, fmt.Errorf("evaluate %s: shard %d: %w", m.Learner, shard, err)
 	}
 	q = Queries{}
-	r := evaluate.NewRanking(mine, f.Opt.DepthFor(labels.Images), labels.Images, labels.relevant())
+	r := evaluate.NewRanking(mine, f.Opt.DepthFor(labels.Images), labels.Images, labels.Relevant())
 	var geometry []string
 	var noGeometry string
 	if f.Opt.Rerank > 0 {
@@ -550,7 +627,7 @@ func expand(ctx context.Context, r *evaluate.Ranking, v *evaluate.Verifier, rera
 		return out, nil
 	}
 	clear(bags)
-	r2 := evaluate.NewRanking(expanded, opt.DepthFor(labels.Images), labels.Images, labels.relevant())
+	r2 := evaluate.NewRanking(expanded, opt.DepthFor(labels.Images), labels.Images, labels.Relevant())
 	r2.Rerank(opt.Rerank)
 	if err := RankParts(ctx, r2, parts, opt, w, vocab, nil); err != nil {
 		return nil, err

@@ -75,15 +75,22 @@ type listFn struct {
 
 func (f *listFn) ProcessElement(ctx context.Context, _ []byte, emit func(formats.Part), emitDead func(formats.DeadLetter), emitShared func(int)) error {
 	start := time.Now()
-	images, dead, err := List(ctx, f.Input, f.Cols)
+	images, dead, skipped, err := list(ctx, f.Input, f.Cols)
 	if err != nil {
 		return err
 	}
+	if skipped != "" {
+		log.Warnf(ctx, "ingest: %s: %s", f.Input, skipped)
+	}
+	what := "file"
+	if strings.HasSuffix(strings.ToLower(f.Input), ".csv") {
+		what = "row"
+	}
 	if len(images) == 0 {
-		return noImages(f.Input, dead)
+		return noImages(f.Input, what, dead)
 	}
 	for _, d := range dead {
-		log.Warn(ctx, refusedLine(d))
+		log.Warn(ctx, refusedLine(what, d))
 		emitDead(d)
 	}
 	shared := ingest.SharedPaths(images)
@@ -149,10 +156,11 @@ func WritePartsIn(ctx context.Context, images []formats.Image, n int, dir string
 	return out, nil
 }
 
-// refusedLine is the log line of a row of the input refused at ingest:
-// its reason, then the image id and file it names, if it names them (a
-// duplicate row's dead letter has no id, a row of the wrong width neither).
-func refusedLine(d formats.DeadLetter) string {
+// refusedLine is the log line of a row or file ("what") of the input
+// refused at ingest: its reason, then the image id and file it names, if
+// it names them (a duplicate row's dead letter has no id, a row of the
+// wrong width neither).
+func refusedLine(what string, d formats.DeadLetter) string {
 	var of []string
 	if d.ImageID != "" {
 		of = append(of, fmt.Sprintf("image id %q", d.ImageID))
@@ -160,7 +168,7 @@ func refusedLine(d formats.DeadLetter) string {
 	if d.URI != "" {
 		of = append(of, "file "+d.URI)
 	}
-	line := "ingest: row refused, a dead letter: " + d.Reason
+	line := "ingest: " + what + " refused, a dead letter: " + d.Reason
 	if len(of) > 0 {
 		line += " [" + strings.Join(of, ", ") + "]"
 	}
@@ -168,62 +176,153 @@ func refusedLine(d formats.DeadLetter) string {
 }
 
 // noImages is the error of an input that yields no image, with what was
-// refused, if anything.
-func noImages(input string, dead []formats.DeadLetter) error {
+// refused, if anything: rows or files ("what").
+func noImages(input, what string, dead []formats.DeadLetter) error {
 	if len(dead) == 0 {
 		return fmt.Errorf("ingest: no images in %s", input)
 	}
-	return fmt.Errorf("ingest: no images in %s: all %d rows were refused, the first because %s", input, len(dead), dead[0].Reason)
+	first := dead[0].Reason
+	if dead[0].URI != "" && what == "file" {
+		first = dead[0].URI + ": " + first
+	}
+	return fmt.Errorf("ingest: no images in %s: all %d %ss were refused, the first because %s", input, len(dead), what, first)
+}
+
+// LabelsBase is the directory a labels CSV's relative paths are
+// relative to: the CSV's own.
+func LabelsBase(csv string) string {
+	if strings.Contains(csv, "://") {
+		return csv[:strings.LastIndex(csv, "/")+1]
+	}
+	return filepath.Dir(csv)
 }
 
 // List reads the labels CSV or lists the directory named by input, or
 // lists the images of a synthetic corpus ("synthetic:N…", package
 // synthetic).
 func List(ctx context.Context, input string, cols ingest.Columns) ([]formats.Image, []formats.DeadLetter, error) {
+	images, dead, _, err := list(ctx, input, cols)
+	return images, dead, err
+}
+
+// list is List, with what a folder's listing did not take as images, by
+// kind (ingest.FolderScan.Summary), if anything.
+func list(ctx context.Context, input string, cols ingest.Columns) (images []formats.Image, dead []formats.DeadLetter, skipped string, err error) {
 	if synthetic.IsInput(input) {
 		spec, err := synthetic.Parse(input)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, "", err
 		}
-		return spec.Images(), nil, nil
+		return spec.Images(), nil, "", nil
 	}
 	if strings.HasSuffix(strings.ToLower(input), ".csv") {
 		// Streamed, as the job's start-up check (bowline.Preflight)
 		// reads it, rather than held whole beside the images.
 		r, err := fileio.Open(ctx, input)
 		if err != nil {
-			return nil, nil, fmt.Errorf("ingest: %w", err)
+			return nil, nil, "", fmt.Errorf("ingest: %w", err)
 		}
 		defer r.Close()
-		base := input[:strings.LastIndex(input, "/")+1]
-		if !strings.Contains(input, "://") {
-			base = filepath.Dir(input)
-		}
-		return ingest.ParseLabels(r, base, cols)
+		images, dead, err := ingest.ParseLabels(r, LabelsBase(input), cols)
+		return images, dead, "", err
 	}
-	var files []string
+	var scan ingest.FolderScan
+	err = WalkFolder(ctx, input, func(f ingest.ListedFile) error {
+		scan.Add(f)
+		switch {
+		case f.Image != nil:
+			images = append(images, *f.Image)
+		case f.Dead != nil:
+			dead = append(dead, *f.Dead)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, "", err
+	}
+	sort.Slice(images, func(i, j int) bool { return images[i].ImageID < images[j].ImageID })
+	return images, dead, scan.Summary(), nil
+}
+
+// walkBatch is how many files WalkFolder lists before it reads the heads
+// of those that need it, together: a batch's reads overlap, and the batch
+// is all it holds beyond what the listing does.
+const walkBatch = 512
+
+// WalkFolder lists the files under the folder input (local or gs://) and
+// calls fn with what the job makes of each (ingest.ListFile), in listing
+// order (by path). The files whose name does not say what they are
+// (ingest.NeedsHead) have their first ingest.SniffBytes bytes read, a
+// batch at a time (fileio.ReadHeads); the others are not read. A folder
+// without files is an error, and so is an error of fn.
+func WalkFolder(ctx context.Context, input string, fn func(ingest.ListedFile) error) error {
+	var batch []string
+	files := 0
+	flush := func() error {
+		var need []string
+		for _, f := range batch {
+			if ingest.NeedsHead(f) {
+				need = append(need, f)
+			}
+		}
+		heads, errs := fileio.ReadHeads(ctx, need, ingest.SniffBytes)
+		k := 0
+		for _, f := range batch {
+			var head []byte
+			var err error
+			if ingest.NeedsHead(f) {
+				head, err = heads[k], errs[k]
+				k++
+			}
+			if err := fn(ingest.ListFile(input, f, head, err)); err != nil {
+				return err
+			}
+		}
+		files += len(batch)
+		batch = batch[:0]
+		return nil
+	}
+	add := func(f string) error {
+		batch = append(batch, f)
+		if len(batch) < walkBatch {
+			return nil
+		}
+		return flush()
+	}
 	if strings.Contains(input, "://") {
-		var err error
-		files, err = fileio.Glob(ctx, strings.TrimSuffix(input, "/")+"/**")
+		// Beam's file systems list a prefix whole.
+		all, err := fileio.Glob(ctx, strings.TrimSuffix(input, "/")+"/**")
 		if err != nil {
-			return nil, nil, fmt.Errorf("ingest: list %s: %w", input, err)
+			return fmt.Errorf("ingest: list %s: %w", input, err)
+		}
+		for _, f := range all {
+			if strings.HasSuffix(f, "/") {
+				// A folder's placeholder object, which some tools make.
+				continue
+			}
+			if err := add(f); err != nil {
+				return err
+			}
 		}
 	} else {
 		err := filepath.WalkDir(input, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
-			if !d.IsDir() {
-				files = append(files, p)
+			if d.IsDir() {
+				return nil
 			}
-			return nil
+			return add(p)
 		})
 		if err != nil {
-			return nil, nil, fmt.Errorf("ingest: list %s: %w", input, err)
+			return fmt.Errorf("ingest: list %s: %w", input, err)
 		}
 	}
-	if len(files) == 0 {
-		return nil, nil, fmt.Errorf("ingest: no files under %s", input)
+	if err := flush(); err != nil {
+		return err
 	}
-	return ingest.FromListing(input, files), nil, nil
+	if files == 0 {
+		return fmt.Errorf("ingest: no files under %s", input)
+	}
+	return nil
 }

@@ -197,7 +197,7 @@ func TestRefusedLine(t *testing.T) {
 		{formats.DeadLetter{Stage: "ingest", Reason: "labels line 5: 6 fields, header has 4 (quote a field that holds a comma)"},
 			"ingest: row refused, a dead letter: labels line 5: 6 fields, header has 4 (quote a field that holds a comma)"},
 	} {
-		if got := refusedLine(c.d); got != c.want {
+		if got := refusedLine("row", c.d); got != c.want {
 			t.Errorf("refusedLine(%+v) =\n%q, want\n%q", c.d, got, c.want)
 		}
 	}
