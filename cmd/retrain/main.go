@@ -92,9 +92,6 @@ func main() {
 	if err := cli.CheckLearning(c.Learning, bowline.DefaultParamsVocabulary, true); err != nil {
 		fail(err)
 	}
-	if c.Base, err = bowline.LoadManifest(ctx, c.Run); err != nil {
-		fail(err)
-	}
 	codebook := run.TablePattern("codebook")
 	n, err := fileio.CountRows(ctx, fileio.Join(c.Run, codebook))
 	if err != nil {
@@ -110,6 +107,9 @@ func main() {
 	}
 	if err := c.Validate(); err != nil {
 		fail(cmdline.UsageError{Err: cli.Refusal(err)})
+	}
+	if c.Base, err = bowline.LoadManifest(ctx, c.Run); err != nil {
+		fail(err)
 	}
 	if err := bowline.PrepareOutput(ctx, c.Output, c.Overwrite); err != nil {
 		fail(err)

@@ -79,7 +79,9 @@ type ReadFunc func(ctx context.Context, name string) ([]byte, error)
 // Load reads the manifest of a finished run through read, with its
 // Settings set: the manifest's own, or, for a run whose manifest holds
 // none, those its report.json and incremental.json recorded
-// (LegacySettings).
+// (LegacySettings). A manifest with neither settings nor a report (a
+// run's files listed by hand) leaves Settings nil: its settings are
+// unknown, which matters only to a reader that needs them.
 func Load(ctx context.Context, read ReadFunc) (Manifest, error) {
 	js, err := read(ctx, ManifestName)
 	if err != nil {
@@ -93,7 +95,8 @@ func Load(ctx context.Context, read ReadFunc) (Manifest, error) {
 		return m, nil
 	}
 	if !m.Has(ReportName) {
-		return Manifest{}, fmt.Errorf("%s holds no settings and lists no %s: the run's settings are unknown", ManifestName, ReportName)
+		// Settings stay nil: the run's settings are unknown.
+		return m, nil
 	}
 	rep, err := read(ctx, ReportName)
 	if err != nil {

@@ -70,3 +70,21 @@ func TestManifestSettings(t *testing.T) {
 		t.Fatalf("legacy settings %+v", got.Settings)
 	}
 }
+
+// A manifest with neither settings nor a report loads, its settings
+// unknown (nil).
+func TestManifestWithoutSettings(t *testing.T) {
+	js, err := NewManifest("bowline", time.Unix(1, 0), map[string]int64{LineageName: 2}, nil).Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Load(context.Background(), func(_ context.Context, name string) ([]byte, error) {
+		if name != ManifestName {
+			t.Fatalf("read %s", name)
+		}
+		return js, nil
+	})
+	if err != nil || m.Settings != nil || !m.Has(LineageName) {
+		t.Fatalf("Load: %+v, %v", m, err)
+	}
+}

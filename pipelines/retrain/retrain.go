@@ -68,8 +68,6 @@ func (c Config) Validate() error {
 		return fmt.Errorf("need the run to read and an output directory")
 	case fileio.TreeOf(c.Output).Holds(c.Run):
 		return &bowline.InputInOutputError{Output: c.Output, Input: "the run --run names, " + c.Run + ": retrain writes a run of its own"}
-	case c.Base.Settings == nil:
-		return fmt.Errorf("no manifest of the run %s, or one without settings", c.Run)
 	case c.Vocabulary <= 0:
 		return fmt.Errorf("vocabulary size must be positive, got %d", c.Vocabulary)
 	case c.Shards <= 0:
@@ -85,6 +83,9 @@ func (c Config) Validate() error {
 func Build(s beam.Scope, c Config) error {
 	if err := c.Validate(); err != nil {
 		return err
+	}
+	if c.Base.Settings == nil {
+		return fmt.Errorf("the run %s: no manifest with settings (bowline.LoadManifest)", c.Run)
 	}
 	bowParts := parquetio.Parts(s, c.Run, "bow")
 	var featParts beam.PCollection

@@ -12,7 +12,6 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
-	rundir "github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/pipelines/prismretry"
 	"github.com/bowline/bowline/transforms/search"
@@ -126,7 +125,7 @@ func TestRetrain(t *testing.T) {
 // TestOutputIsNotTheRun: retraining into the run it reads is refused:
 // finishing its output would remove the files it reads.
 func TestOutputIsNotTheRun(t *testing.T) {
-	c := Config{Run: "/data/run/", Base: rundir.Manifest{Settings: &rundir.Settings{}}, Output: "/data/run", Vocabulary: 10, Shards: 1, Learning: bowline.DefaultLearning(), Triplets: bowline.DefaultConfig().Triplets}
+	c := Config{Run: "/data/run/", Output: "/data/run", Vocabulary: 10, Shards: 1, Learning: bowline.DefaultLearning(), Triplets: bowline.DefaultConfig().Triplets}
 	if err := c.Validate(); err == nil {
 		t.Error("retraining into the run's own directory was accepted")
 	}

@@ -179,6 +179,9 @@ func load(ctx context.Context, dir string, opt Options) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
+	if m.Settings == nil {
+		return nil, fmt.Errorf("no settings in %s and no %s: the run's settings are unknown", run.ManifestName, run.ReportName)
+	}
 	files := tables(dir, m)
 	ix := &Index{run: dir, bow: map[string]*scored{}, codes: map[string]*codes{}}
 	if ix.set, err = settingsOf(*m.Settings); err != nil {
