@@ -23,6 +23,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 )
 
 // The files of a run directory, by base name.
@@ -48,19 +49,33 @@ const (
 	PublishedName = "published.json"
 )
 
-// shardName matches the name of one file of a sharded table, capturing
-// the table's name: lower-case letters, digits and "._+-" ('+' for a
-// sweep's learners, "solis-ada-lambda-1e+06").
-var shardName = regexp.MustCompile(`^([a-z0-9][a-z0-9._+-]*)-[0-9]{5,}-of-[0-9]{5,}\.parquet$`)
+// shardName matches the name of one file of a sharded table
+// (formats.ShardName), capturing the table's name, the part and the number
+// of parts. A table's name is lower-case letters, digits and "._+-" ('+'
+// for a sweep's learners, "solis-ada-lambda-1e+06").
+var shardName = regexp.MustCompile(`^([a-z0-9][a-z0-9._+-]*)-([0-9]{5,})-of-([0-9]{5,})\.parquet$`)
+
+// Shard splits the name of one file of a sharded table: the table
+// ("bow" of "bow-00001-of-00004.parquet"), the part (1) and the number of
+// parts (4); ok is false for any other name.
+func Shard(name string) (table string, part, parts int, ok bool) {
+	s := shardName.FindStringSubmatch(name)
+	if s == nil {
+		return "", 0, 0, false
+	}
+	part, err1 := strconv.Atoi(s[2])
+	parts, err2 := strconv.Atoi(s[3])
+	if err1 != nil || err2 != nil {
+		return "", 0, 0, false
+	}
+	return s[1], part, parts, true
+}
 
 // ShardTable returns the table a file of a sharded table belongs to
 // ("bow" of "bow-00000-of-00004.parquet"), and whether name is one.
 func ShardTable(name string) (string, bool) {
-	s := shardName.FindStringSubmatch(name)
-	if s == nil {
-		return "", false
-	}
-	return s[1], true
+	t, _, _, ok := Shard(name)
+	return t, ok
 }
 
 // CorpusTables are the tables of a run that hold its images and their

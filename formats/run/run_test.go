@@ -88,3 +88,21 @@ func TestManifestWithoutSettings(t *testing.T) {
 		t.Fatalf("Load: %+v, %v", m, err)
 	}
 }
+
+func TestShard(t *testing.T) {
+	for name, want := range map[string]struct {
+		table       string
+		part, parts int
+		ok          bool
+	}{
+		"bow-00001-of-00004.parquet":             {"bow", 1, 4, true},
+		"state-solis-ada-00000-of-00001.parquet": {"state-solis-ada", 0, 1, true},
+		"bow-1-of-4.parquet":                     {},
+		ReportName:                               {},
+	} {
+		table, part, parts, ok := Shard(name)
+		if table != want.table || part != want.part || parts != want.parts || ok != want.ok {
+			t.Errorf("Shard(%q) = %q, %d, %d, %v; want %+v", name, table, part, parts, ok, want)
+		}
+	}
+}

@@ -35,8 +35,8 @@ func walkJSONKeys(v any, path string, fn func(key, path string)) {
 func TestLineageSettingsAreSnakeCaseObjects(t *testing.T) {
 	c := DefaultConfig()
 	c.Vocab.Approx = true
-	l := Lineage{Describe: c.describeKey(), Learning: c.learningKey(), BoW: c.bowKey(), Parts: 2,
-		Vocabulary: VocabDecision{Settings: c.vocabKey(), Kept: true, Reason: "kept", Reference: 1}}
+	l := rundir.Lineage{Describe: c.describeKey(), Learning: c.learningKey(), BoW: c.bowKey(), Parts: 2,
+		Vocabulary: rundir.VocabDecision{Settings: c.vocabKey(), Kept: true, Reason: "kept", Reference: 1}}
 	js, err := json.MarshalIndent(l, "", "  ")
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +62,7 @@ func TestLineageSettingsAreSnakeCaseObjects(t *testing.T) {
 	if d := v["describe"].(map[string]any); d["sift"].(map[string]any)["max_side"] == nil {
 		t.Errorf("describe settings lack sift.max_side: %v", d)
 	}
-	var back Lineage
+	var back rundir.Lineage
 	if err := json.Unmarshal(js, &back); err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,7 @@ import (
 
 	"github.com/bowline/bowline/formats/blob"
 	"github.com/bowline/bowline/formats/published"
+	"github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/transforms/report"
@@ -103,7 +104,7 @@ type Result struct {
 	// described anew and what it carried over from Previous (nil if the
 	// run records none).
 	Report  report.Report
-	Lineage *bowline.Lineage
+	Lineage *run.Lineage
 	// Verdict is the gate's, once the run finished.
 	Verdict Verdict
 	// Published is what the night published; nil if it did not.
