@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 
@@ -111,12 +112,11 @@ func Remove(ctx context.Context, path string) error {
 	return nil
 }
 
-// Copy copies the file at from to to, on the same file system, whole or
-// not at all: a gs:// object is copied by the service (rewritten, no byte
-// through this process); a local file is written under a temporary name
-// and renamed (WriteBytes).
+// Copy copies the file at from to to, whole or not at all: a gs:// object
+// to gs:// is copied by the service (no byte through this process); any
+// other copy is streamed into a temporary name and renamed (WriteBytes).
 func Copy(ctx context.Context, from, to string) error {
-	if isRemote(to) {
+	if strings.HasPrefix(from, "gs://") && strings.HasPrefix(to, "gs://") {
 		fsys, err := filesystem.New(ctx, to)
 		if err != nil {
 			return fmt.Errorf("fileio: copy %s: %w", from, err)

@@ -588,4 +588,15 @@ func TestCopy(t *testing.T) {
 			t.Errorf("%s: after the copies the directory holds %q, %v", dir, names, err)
 		}
 	}
+	// Across file systems, streamed.
+	local := Join(t.TempDir(), "a")
+	if err := WriteBytes(ctx, local, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := Copy(ctx, local, "gs://copy-bucket/e/a"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadBytes(ctx, "gs://copy-bucket/e/a"); err != nil || string(got) != "x" {
+		t.Errorf("local to gs://: %q, %v", got, err)
+	}
 }
