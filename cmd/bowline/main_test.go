@@ -106,7 +106,9 @@ func TestErrorsAreOneReadableLine(t *testing.T) {
 		if code != c.code || !strings.HasPrefix(last, c.want) {
 			t.Errorf("%s: exit %d, last line %q; want exit %d and %q", c.name, code, last, c.code, c.want)
 		}
-		if strings.Contains(stderr, "bowline: bowline:") || strings.Contains(stderr, "Plan[") || len(stderr) > 4096 {
+		// The job's own progress lines (a few KB, one a k-means iteration)
+		// may precede the error; the runner's plan runs to tens of KB.
+		if strings.Contains(stderr, "bowline: bowline:") || strings.Contains(stderr, "Plan[") || len(stderr) > 16<<10 {
 			t.Errorf("%s: stderr holds a doubled prefix or the runner's plan, or is long (%d bytes):\n%s", c.name, len(stderr), stderr)
 		}
 	}

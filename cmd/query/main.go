@@ -14,7 +14,7 @@
 //
 // --rerank N verifies the best N results spatially against the query's
 // keypoints (the run's geometry files) and puts the verified first, most
-// inliers first; --expand (or --expand N, at most N, 50 by default)
+// inliers first; --expand (or --expand N, at most N, 10 by default)
 // searches again with the query's bag of words averaged with its verified
 // results' (average query expansion). Both print each result's inliers:
 //

@@ -608,7 +608,7 @@ func TestFlags(t *testing.T) {
 		{[]string{"--nope"}, "query: unknown flag --nope (--help lists every flag)"},
 		{[]string{"--run", "r", "--image_id", "x", "--k", "abc"}, `query: --k "abc": want a whole number (--help lists every flag)`},
 		{[]string{"--run", "r", "--image_id", "x", "--k", "0"}, "query: --k 0: must be 1 or more (--help lists every flag)"},
-		{[]string{"--run", "r", "--image_id", "x", "--max_pixels", "-1"}, "query: --max_pixels -1: must be 0 or more (--help lists every flag)"},
+		{[]string{"--run", "r", "--image_id", "x", "--max_pixels", "-1"}, "query: --max_pixels -1: must be 0 (no limit) or more (--help lists every flag)"},
 		{[]string{"--run", "r", "--image_id", "x", "3"}, `query: unexpected arguments ["3"]: flags are written --name value (--help lists every flag)`},
 		{[]string{"--image_id", "x"}, "query: --run is required (--help lists every flag)"},
 		{[]string{"--run", aFile, "--image_id", "x"}, "query: --run " + aFile + ": is a file, not a directory (--help lists every flag)"},

@@ -43,6 +43,23 @@ Runs one night: the bowline job into <root>/runs/<run-id>/ (starting from the
 published run unless --incremental=false), the quality gate against the published
 run, and, if the night passes, <root>/published.json pointing at the new run.`
 
+// The rules of the quality gate's flags: each judged by reindex.Limits'
+// Validate.
+func init() {
+	limit := func(name string, set func(*reindex.Limits, float64)) cmdline.Rule {
+		return cmdline.Option(name, func(v float64, _ *flag.FlagSet) error {
+			l := reindex.DefaultLimits()
+			set(&l, v)
+			return l.Validate()
+		})
+	}
+	cmdline.AddRules(map[string]cmdline.Rule{
+		"max_map_drop":  limit("reindex.MaxMAPDrop", func(l *reindex.Limits, v float64) { l.MaxMAPDrop = v }),
+		"max_dead_rate": limit("reindex.MaxDeadRate", func(l *reindex.Limits, v float64) { l.MaxDeadRate = v }),
+		"max_shrink":    limit("reindex.MaxShrink", func(l *reindex.Limits, v float64) { l.MaxShrink = v }),
+	})
+}
+
 func main() {
 	c := bowline.DefaultConfig()
 	job := cli.AddJobFlags(flag.CommandLine, &c)

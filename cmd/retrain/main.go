@@ -39,6 +39,15 @@ var groups = []cmdline.Group{
 	{Title: "Errors", Flags: []string{"verbose_errors"}},
 }
 
+// The rule of --shards, judged by retrain.Config's Validate.
+func init() {
+	cmdline.AddRules(map[string]cmdline.Rule{
+		"shards": cmdline.Option("retrain.Shards", func(v int, _ *flag.FlagSet) error {
+			return retrain.Config{Run: "run", Output: "out", Vocabulary: 1, Shards: v}.Validate()
+		}),
+	})
+}
+
 func main() {
 	c := retrain.Config{Shards: 4, Learning: bowline.DefaultLearning(), Triplets: bowline.DefaultConfig().Triplets}
 	flag.StringVar(&c.Run, "run", "", "output directory of a finished bowline run (local or gs://); required")

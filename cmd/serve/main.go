@@ -17,7 +17,7 @@
 //
 // rerank=N (both searches, at most --max_rerank) verifies the best N results
 // spatially against the query's keypoints, from the run's geometry files,
-// and puts the verified first, most inliers first; expand=N (or true: 50;
+// and puts the verified first, most inliers first; expand=N (or true: 10;
 // at most --max_expand) searches again with the query's bag of words
 // averaged with at most N verified results' (average query expansion);
 // near=N (or true: 10; at most --max_near; with rerank) also verifies the

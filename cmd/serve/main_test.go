@@ -39,7 +39,7 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"--run", "r", "--max_body", "0"}, "serve: --max_body 0: must be 1 or more" + hint},
 		{[]string{"--run", "r", "--max_body", "lots"}, `serve: --max_body "lots": want a size in bytes, or with a unit such as 10MiB or 500KB` + hint},
 		{[]string{"--run", "r", "--max_k", "0"}, "serve: --max_k 0: must be 1 or more" + hint},
-		{[]string{"--run", "r", "--max_keypoints", "-1"}, "serve: --max_keypoints -1: must be 0 or more" + hint},
+		{[]string{"--run", "r", "--max_keypoints", "-1"}, "serve: --max_keypoints -1: must be 0 (no cap) or more" + hint},
 		{[]string{"--run", "r", "--timeout", "soon"}, `serve: --timeout "soon": want a duration such as 500ms, 10s or 1m30s` + hint},
 		{[]string{"--run", file}, "serve: --run " + file + ": is a file, not a directory" + hint},
 		{[]string{"--run", "r", "extra"}, `serve: unexpected arguments ["extra"]: flags are written --name value` + hint},

@@ -131,7 +131,7 @@ func TestRefineParameters(t *testing.T) {
 	f := newFake("runs/a", 5)
 	f.refined = make(chan Refine, 1)
 	cfg := testConfig()
-	cfg.MaxRerank, cfg.MaxExpand, cfg.MaxNear = 200, 20, 5
+	cfg.MaxRerank, cfg.MaxExpand, cfg.MaxNear = 200, 8, 5
 	s := NewServer(f, cfg, quietLog(t))
 	id := "&image_id=" + f.ids[0]
 	for _, c := range []struct {
@@ -141,7 +141,7 @@ func TestRefineParameters(t *testing.T) {
 		{"", Refine{}},
 		{"rerank=0&expand=0", Refine{}},
 		{"rerank=100", Refine{Rerank: 100}},
-		{"rerank=0200&expand=true", Refine{Rerank: 200, Expand: 20}}, // true: the default count, within the bound
+		{"rerank=0200&expand=true", Refine{Rerank: 200, Expand: 8}}, // true: the default count, within the bound
 		{"expand=7", Refine{Expand: 7}},
 		{"expand=false&rerank=3", Refine{Rerank: 3}},
 		{"rerank=100&near=3", Refine{Rerank: 100, NearCopies: 3}},
@@ -157,7 +157,7 @@ func TestRefineParameters(t *testing.T) {
 		}
 	}
 	for _, params := range []string{"rerank=-1", "rerank=%2B5", "rerank=201", "rerank=1e2", "rerank=1&rerank=2",
-		"expand=21", "expand=yes", "expand=-3", "expand=1&expand=1", "expand=TRUE",
+		"expand=9", "expand=yes", "expand=-3", "expand=1&expand=1", "expand=TRUE",
 		"rerank=10&near=6", "rerank=10&near=-1", "rerank=10&near=1&near=1", "near=3", "rerank=0&near=true"} {
 		w := do(s, "GET", "/v1/search?"+params+id, nil)
 		msg := jsonError(t, w)

@@ -15,6 +15,7 @@ import (
 	"github.com/bowline/bowline/transforms/global"
 	"github.com/bowline/bowline/transforms/index/indexbeam"
 	"github.com/bowline/bowline/transforms/report"
+	"github.com/bowline/bowline/transforms/setting"
 	"github.com/bowline/bowline/transforms/train"
 	"github.com/bowline/bowline/transforms/train/trainbeam"
 	"github.com/bowline/bowline/transforms/triplets"
@@ -208,8 +209,15 @@ func (l Learning) Validate(dim int, global bool) error {
 	if len(l.Learners) == 0 {
 		return fmt.Errorf("no learners")
 	}
-	if f := l.Eval.QueryFraction; !(f >= 0 && f < 1) {
-		return fmt.Errorf("query fraction must be in [0, 1), got %v", f)
+	switch f := l.Eval.QueryFraction; {
+	case !(f >= 0 && f < 1):
+		return setting.Errorf("evaluate", "QueryFraction", f, "in [0, 1)")
+	case l.GroupImages < 1:
+		return setting.Errorf("bowline", "GroupImages", l.GroupImages, "1 or more")
+	case l.GroupPostings < 0:
+		return setting.Errorf("bowline", "GroupPostings", l.GroupPostings, "0 (no bound) or more")
+	case l.GroupLoads < 0:
+		return setting.Errorf("bowline", "GroupLoads", l.GroupLoads, "0 (no limit) or more")
 	}
 	seen := map[string]bool{}
 	for _, name := range l.Learners {
@@ -256,9 +264,9 @@ func (l Learning) validateTuning(dim int) error {
 	}
 	switch {
 	case !(t.Share > 0 && t.Share < 1):
-		return fmt.Errorf("tune: the validation share must be in (0, 1), got %v", t.Share)
+		return setting.Errorf("bowline", "Tuning.Share", t.Share, "in (0, 1)")
 	case !(t.TargetSparsity >= 0 && t.TargetSparsity < 1):
-		return fmt.Errorf("tune: the target sparsity must be in [0, 1), got %v", t.TargetSparsity)
+		return setting.Errorf("bowline", "Tuning.TargetSparsity", t.TargetSparsity, "in [0, 1)")
 	}
 	grid := l.grid(dim)
 	if len(grid) == 0 {

@@ -3,10 +3,12 @@ package reindex
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/bowline/bowline/formats/published"
 	"github.com/bowline/bowline/transforms/report"
+	"github.com/bowline/bowline/transforms/setting"
 )
 
 // Limits are the quality gate's thresholds.
@@ -30,12 +32,12 @@ func DefaultLimits() Limits {
 // Validate reports limits the gate cannot work with.
 func (l Limits) Validate() error {
 	switch {
-	case l.MaxMAPDrop < 0:
-		return fmt.Errorf("max mAP drop %g is negative", l.MaxMAPDrop)
-	case l.MaxDeadRate < 0 || l.MaxDeadRate > 1:
-		return fmt.Errorf("max dead-letter rate %g is not in [0, 1]", l.MaxDeadRate)
-	case l.MaxShrink < 0 || l.MaxShrink > 1:
-		return fmt.Errorf("max shrink %g is not in [0, 1]", l.MaxShrink)
+	case !(l.MaxMAPDrop >= 0) || math.IsInf(l.MaxMAPDrop, 1):
+		return setting.Errorf("reindex", "MaxMAPDrop", l.MaxMAPDrop, "a number, 0 or more")
+	case !(l.MaxDeadRate >= 0 && l.MaxDeadRate <= 1):
+		return setting.Errorf("reindex", "MaxDeadRate", l.MaxDeadRate, "in [0, 1]")
+	case !(l.MaxShrink >= 0 && l.MaxShrink <= 1):
+		return setting.Errorf("reindex", "MaxShrink", l.MaxShrink, "in [0, 1]")
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package reindex
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -96,7 +97,7 @@ func TestLimitsValidate(t *testing.T) {
 	if err := DefaultLimits().Validate(); err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range []Limits{{MaxMAPDrop: -0.1}, {MaxDeadRate: 1.5}, {MaxShrink: -1}} {
+	for _, l := range []Limits{{MaxMAPDrop: -0.1}, {MaxMAPDrop: math.NaN()}, {MaxMAPDrop: math.Inf(1)}, {MaxDeadRate: 1.5}, {MaxDeadRate: math.NaN()}, {MaxShrink: -1}, {MaxShrink: math.NaN()}} {
 		if l.Validate() == nil {
 			t.Errorf("%+v accepted", l)
 		}

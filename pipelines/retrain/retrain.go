@@ -20,6 +20,7 @@ import (
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/transforms/report"
+	"github.com/bowline/bowline/transforms/setting"
 	"github.com/bowline/bowline/transforms/triplets"
 )
 
@@ -69,9 +70,9 @@ func (c Config) Validate() error {
 	case fileio.TreeOf(c.Output).Holds(c.Run):
 		return &bowline.InputInOutputError{Output: c.Output, Input: "the run --run names, " + c.Run + ": retrain writes a run of its own"}
 	case c.Vocabulary <= 0:
-		return fmt.Errorf("vocabulary size must be positive, got %d", c.Vocabulary)
+		return setting.Errorf("retrain", "Vocabulary", c.Vocabulary, "1 or more")
 	case c.Shards <= 0:
-		return fmt.Errorf("shards must be positive, got %d", c.Shards)
+		return setting.Errorf("retrain", "Shards", c.Shards, "1 or more")
 	}
 	if err := c.Triplets.Validate(); err != nil {
 		return err

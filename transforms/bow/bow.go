@@ -47,6 +47,7 @@ import (
 
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/nn"
+	"github.com/bowline/bowline/transforms/setting"
 )
 
 // Quantizer maps byte descriptors (such as 128-byte SIFT descriptors) to
@@ -130,9 +131,9 @@ type SoftOptions struct {
 func (o SoftOptions) Validate() error {
 	switch {
 	case o.R < 0:
-		return fmt.Errorf("bow: soft assignment R = %d, want 0 (hard assignment) or more", o.R)
+		return setting.Errorf("bow", "SoftOptions.R", o.R, "0 (hard assignment) or more")
 	case !(o.Sigma >= 0) || math.IsInf(o.Sigma, 1):
-		return fmt.Errorf("bow: soft assignment Sigma = %v, want 0 (DefaultSigma) or a positive finite value", o.Sigma)
+		return setting.Errorf("bow", "SoftOptions.Sigma", o.Sigma, "0 (DefaultSigma) or a positive finite number")
 	}
 	return nil
 }
@@ -463,7 +464,7 @@ func (t TF) Validate() error {
 	if t == "" || slices.Contains(TFs, t) {
 		return nil
 	}
-	return fmt.Errorf("bow: term frequency %q, want %s, %s or %s", string(t), TFRaw, TFSqrt, TFLog)
+	return setting.Errorf("bow", "TF", string(t), "%s, %s or %s", TFRaw, TFSqrt, TFLog)
 }
 
 // of returns the weight of term frequency tf, not negative. Raw returns

@@ -1,6 +1,7 @@
 package bow
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -11,6 +12,7 @@ import (
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/nn"
+	"github.com/bowline/bowline/transforms/setting"
 )
 
 func vec(idx []uint32, val []float32) sparse.Vector { return sparse.Vector{Idx: idx, Val: val} }
@@ -269,7 +271,7 @@ func TestTFIDFWith(t *testing.T) {
 			t.Fatalf("raw %v, TFIDF %v", b, a)
 		}
 	}
-	mustPanic(t, "unknown tf", `term frequency "sqr"`, func() {
+	mustPanic(t, "unknown tf", `TF = "sqr"`, func() {
 		TFIDFWith(vec([]uint32{1}, []float32{1}), idf, "sqr")
 	})
 	mustPanic(t, "negative count", "sqrt of a negative count", func() {
@@ -284,7 +286,8 @@ func TestTFValidate(t *testing.T) {
 		}
 	}
 	for _, tf := range []TF{"Sqrt", "power", " raw"} {
-		if err := tf.Validate(); err == nil || !strings.Contains(err.Error(), "want raw, sqrt or log") {
+		var e *setting.Error
+		if err := tf.Validate(); !errors.As(err, &e) || e.Name() != "bow.TF" || e.Must != "raw, sqrt or log" {
 			t.Errorf("%q: %v", tf, err)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/transforms/global"
 	"github.com/bowline/bowline/transforms/ingest"
+	"github.com/bowline/bowline/transforms/setting"
 	"github.com/bowline/bowline/transforms/sift"
 	"github.com/bowline/bowline/transforms/synthetic"
 )
@@ -67,13 +68,13 @@ func (o Options) Validate() error {
 		return fmt.Errorf("describe: the synthetic corpus has SIFT-like descriptors only, no pixels for global features")
 	}
 	if o.PartImages < 1 {
-		return fmt.Errorf("describe: %d images a part, want at least 1", o.PartImages)
+		return setting.Errorf("describe", "PartImages", o.PartImages, "1 or more")
 	}
 	if o.PartLoads < 0 {
-		return fmt.Errorf("describe: negative part loads %d", o.PartLoads)
+		return setting.Errorf("describe", "PartLoads", o.PartLoads, "0 (no limit) or more")
 	}
 	if o.MaxPixels < 0 {
-		return fmt.Errorf("describe: negative pixel limit %d", o.MaxPixels)
+		return setting.Errorf("describe", "MaxPixels", o.MaxPixels, "0 (no limit) or more")
 	}
 	return o.SIFT.Validate()
 }

@@ -106,7 +106,7 @@ func (v *Verifier) Verify(row *formats.Geometry) error {
 		}
 		res := v.m.Verify(q, &v.cand)
 		c := &v.r.cands[p[0]][p[1]]
-		c.Inliers, c.Verified = res.Inliers, res.Verified
+		c.Inliers, c.Verified = res.Support, res.Verified
 		v.Verified++
 	}
 	return nil

@@ -64,7 +64,7 @@ func unknownFormat(data []byte) error {
 		chunk := data[12:min(len(data), 16)]
 		return failf(ErrCorrupt, nil, "corrupt WebP: the first chunk is %q, not VP8, VP8L or VP8X", chunk)
 	}
-	switch kind, name := foreign(data); {
+	switch name, kind := foreign(data); {
 	case kind == ErrUnsupported:
 		return failf(ErrUnsupported, nil, "unsupported format: %s; only JPEG, PNG, GIF and WebP are decoded", name)
 	case name != "":
@@ -75,29 +75,29 @@ func unknownFormat(data []byte) error {
 }
 
 // foreign names what data is when it is neither an image Decode decodes
-// nor the start of one: an image of another format (ErrUnsupported and the
-// format's name), or something else (ErrUnknownFormat and what it looks
-// like, "" if nothing known).
-func foreign(data []byte) (kind error, name string) {
+// nor the start of one: an image of another format (the format's name and
+// ErrUnsupported), or something else (what it looks like, "" if nothing
+// known, and ErrUnknownFormat).
+func foreign(data []byte) (name string, kind error) {
 	if len(data) >= 2 && data[0] == 'B' && data[1] == 'M' && isBMP(data) {
-		return ErrUnsupported, "BMP"
+		return "BMP", ErrUnsupported
 	}
 	for _, u := range unsupportedImages {
 		if match(u.magic, data) {
-			return ErrUnsupported, u.name
+			return u.name, ErrUnsupported
 		}
 	}
 	for _, n := range notImages {
 		if match(n.magic, data) {
-			return ErrUnknownFormat, n.name
+			return n.name, ErrUnknownFormat
 		}
 	}
 	if kind := textKind(data); kind == "SVG" {
-		return ErrUnsupported, "SVG, a vector image"
+		return "SVG, a vector image", ErrUnsupported
 	} else if kind != "" {
-		return ErrUnknownFormat, kind
+		return kind, ErrUnknownFormat
 	}
-	return ErrUnknownFormat, ""
+	return "", ErrUnknownFormat
 }
 
 // SniffBytes is how much of the start of a file Sniff wants: the longest
@@ -139,7 +139,7 @@ func Sniff(head []byte) (FileKind, string) {
 	if match("RIFF????WEBP", head) {
 		return KindImage, "WebP"
 	}
-	kind, name := foreign(head)
+	name, kind := foreign(head)
 	switch {
 	case kind == ErrUnsupported:
 		return KindUnsupportedImage, name

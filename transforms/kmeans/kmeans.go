@@ -57,6 +57,7 @@ import (
 
 	"github.com/bowline/bowline/transforms/internal/finite"
 	"github.com/bowline/bowline/transforms/nn"
+	"github.com/bowline/bowline/transforms/setting"
 )
 
 // pcgStream is the second PCG seed word. Fixing it makes Options.Seed the
@@ -216,9 +217,9 @@ const (
 func (o Options) Validate() error {
 	switch {
 	case o.K < 1:
-		return fmt.Errorf("kmeans: K = %d, want at least 1", o.K)
+		return setting.Errorf("kmeans", "K", o.K, "1 or more")
 	case o.MaxIter < 1:
-		return fmt.Errorf("kmeans: MaxIter = %d, want at least 1", o.MaxIter)
+		return setting.Errorf("kmeans", "MaxIter", o.MaxIter, "1 or more")
 	case !(o.Tol >= 0): // also rejects NaN
 		return fmt.Errorf("kmeans: Tol = %v, want a non-negative number", o.Tol)
 	case o.Workers < 0:

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/bowline/bowline/transforms/internal/splitmix"
+	"github.com/bowline/bowline/transforms/setting"
 )
 
 // ForestOptions configures a Forest.
@@ -60,7 +61,7 @@ func (o ForestOptions) Validate() error {
 	case o.LeafSize < 1:
 		return fmt.Errorf("nn: forest LeafSize = %d, want at least 1", o.LeafSize)
 	case o.Checks < 1:
-		return fmt.Errorf("nn: forest Checks = %d, want at least 1", o.Checks)
+		return setting.Errorf("nn", "ForestOptions.Checks", o.Checks, "1 or more")
 	}
 	return nil
 }

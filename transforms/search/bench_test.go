@@ -434,7 +434,7 @@ func BenchmarkRerank(b *testing.B) {
 			q := i % len(queries)
 			d, _ := slices.BinarySearch(ix.ids, queries[q])
 			ix.geo.decode(d, &w.qg)
-			ix.verify(w, cands[q], map[int32]int{})
+			ix.verify(w, cands[q], map[int32]verdict{})
 			return nil
 		})
 	})
@@ -484,7 +484,7 @@ func BenchmarkVerificationGraph(b *testing.B) {
 	verifies := func(a, c int) bool {
 		ix.geo.decode(a, &ga)
 		ix.geo.decode(c, &gb)
-		return m.Verify(&ga, &gb).Inliers >= ix.minInliers()
+		return m.Verify(&ga, &gb).Verified
 	}
 	// ap is the average precision of rank for a query of label l.
 	var rel []bool

@@ -148,7 +148,7 @@ func (ix *Index) nearCopies(w *worker, q sparse.Vector, n, exclude int) []int32 
 // and its new head, to be re-ordered by inliers (rerank); the candidates
 // that fail verification stay where the learner ranked them, or out of
 // the ranking. No candidates (near empty) leave hits and head as they are.
-func (ix *Index) withNearCopies(w *worker, p *scored, q sparse.Vector, hits []cand, head int, near []int32, checked map[int32]int) ([]cand, int) {
+func (ix *Index) withNearCopies(w *worker, p *scored, q sparse.Vector, hits []cand, head int, near []int32, checked map[int32]verdict) ([]cand, int) {
 	var add []cand
 	for _, d := range near {
 		if slices.ContainsFunc(hits[:head], func(c cand) bool { return c.doc == d }) {

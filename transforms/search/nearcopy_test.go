@@ -84,7 +84,7 @@ func TestNearCopiesJoinVerification(t *testing.T) {
 						if !res.Verified {
 							continue
 						}
-						h := Hit{ImageID: cid, Inliers: res.Inliers, Verified: true}
+						h := Hit{ImageID: cid, Inliers: res.Support, Verified: true}
 						if i := slices.IndexFunc(rest, func(h Hit) bool { return h.ImageID == cid }); i >= 0 {
 							h.Score = rest[i].Score
 							rest = slices.Delete(rest, i, i+1)

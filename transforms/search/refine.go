@@ -46,9 +46,17 @@ type Refine struct {
 // best 100 to 1,000 (and Chum et al. expand with the verified among them).
 const DefaultRerank = 100
 
-// DefaultExpand is a good Refine.Expand: Chum et al. average the query
-// with at most 50 verified results.
-const DefaultExpand = 50
+// DefaultExpand is a good Refine.Expand, the most verified results (those
+// that pass spatial's acceptance, best first) averaged with the query.
+// Chum et al. average up to 50, but on ETH-80's objects (10K words,
+// rerank 100) TF-IDF's expanded queries gain +0.0374 mAP at 5, +0.0380 at
+// 10, +0.0378 at 20 and 50, and on 26 outside photos of a landmark
+// searched against its 250 photos depth 5 beat 50 for every method
+// (TF-IDF 0.516 against 0.475): past the few best, a verified result
+// brings more of what it does not share with the query than of what it
+// does. Category labels gain a little more from more (+0.0463 at 5,
+// +0.0498 at 10, +0.0515 at 50), which is not what verification serves.
+const DefaultExpand = 10
 
 // SearchIDRefined is SearchID, its hits re-ranked and its query expanded
 // as r asks. The query's keypoints are its own, from the run's geometry
@@ -151,7 +159,7 @@ func (ix *Index) refine(w *worker, p *scored, search func(q sparse.Vector, k int
 		return max(k, depth)
 	}
 	hits, matched := search(q, top(k))
-	checked := map[int32]int{} // inliers by ordinal, each candidate verified once
+	checked := map[int32]verdict{} // by ordinal, each candidate verified once
 	head := min(depth, len(hits))
 	ix.verify(w, hits[:head], checked)
 	var near []int32
@@ -186,8 +194,8 @@ func (ix *Index) refine(w *worker, p *scored, search func(q sparse.Vector, k int
 				// Inliers are reported only where verified; the new
 				// ranking's others were not looked at.
 				for i := range hits {
-					if n, ok := checked[hits[i].doc]; ok {
-						hits[i].inliers, hits[i].verified = n, n >= ix.minInliers()
+					if v, ok := checked[hits[i].doc]; ok {
+						hits[i].inliers, hits[i].verified = v.inliers, v.verified
 					}
 				}
 			}
@@ -203,9 +211,16 @@ func (ix *Index) refine(w *worker, p *scored, search func(q sparse.Vector, k int
 	return Result{Hits: out, Matched: matched}, nil
 }
 
+// verdict is what verifying a candidate found: its inliers as evidence
+// (spatial.Result.Support) and whether it passed acceptance.
+type verdict struct {
+	inliers  int
+	verified bool
+}
+
 // verify verifies the candidates against the query keypoints w.qg, each
-// once a query (checked remembers the inliers of those seen).
-func (ix *Index) verify(w *worker, cands []cand, checked map[int32]int) {
+// once a query (checked remembers the verdicts of those seen).
+func (ix *Index) verify(w *worker, cands []cand, checked map[int32]verdict) {
 	if w.match == nil {
 		m, err := spatial.NewMatcher(spatial.DefaultOptions())
 		if err != nil {
@@ -213,21 +228,18 @@ func (ix *Index) verify(w *worker, cands []cand, checked map[int32]int) {
 		}
 		w.match = m
 	}
-	min := ix.minInliers()
 	for i := range cands {
 		c := &cands[i]
-		n, ok := checked[c.doc]
+		v, ok := checked[c.doc]
 		if !ok {
 			ix.geo.decode(int(c.doc), &w.cg)
-			n = w.match.Verify(&w.qg, &w.cg).Inliers
-			checked[c.doc] = n
+			res := w.match.Verify(&w.qg, &w.cg)
+			v = verdict{inliers: res.Support, verified: res.Verified}
+			checked[c.doc] = v
 		}
-		c.inliers, c.verified = n, n >= min
+		c.inliers, c.verified = v.inliers, v.verified
 	}
 }
-
-// minInliers is the matcher's least inliers of a verified match.
-func (ix *Index) minInliers() int { return spatial.DefaultOptions().MinInliers }
 
 // rerank orders verified hits first, by inliers, then score, then their
 // order in hits; the unverified after them in their order

@@ -143,7 +143,7 @@ func reference(t *testing.T, hits []Hit, q *spatial.Geometry, geo map[string]*sp
 	rank := map[string]int{}
 	for i := range top {
 		res := m.Verify(q, geo[top[i].ImageID])
-		top[i].Inliers, top[i].Verified = res.Inliers, res.Verified
+		top[i].Inliers, top[i].Verified = res.Support, res.Verified
 		rank[top[i].ImageID] = i
 	}
 	slices.SortFunc(top, func(a, b Hit) int {
@@ -463,9 +463,10 @@ func TestPhotoKeypoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := decoded(rows[0])
-	want := m.Verify(g, g).Inliers
-	if want < 10 {
-		t.Fatalf("the photo against itself: %d inliers", want)
+	self1 := m.Verify(g, g)
+	want := self1.Support
+	if self1.Inliers < 10 || !self1.Verified {
+		t.Fatalf("the photo against itself: %+v", self1)
 	}
 	res, err := ix.SearchImageRefined(ctx, TFIDF, photo, 5, Refine{Rerank: 200})
 	if err != nil {

@@ -96,9 +96,11 @@ type Hit struct {
 	Score float64
 	// Inliers is the number of the query's keypoints that spatial
 	// verification found where one affine map of the query puts them in
-	// this image, if it was verified (Refine): 0 otherwise.
+	// this image, counted once a word and once a region
+	// (spatial.Result.Support), if it was verified (Refine): 0 otherwise.
 	Inliers int
-	// Verified reports Inliers at least the matcher's least of a match.
+	// Verified reports that the match passed spatial's acceptance: more
+	// inliers than chance explains (spatial.Result.Verified).
 	Verified bool
 }
 

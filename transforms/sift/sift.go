@@ -100,6 +100,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/bowline/bowline/transforms/setting"
 )
 
 // Image is a grayscale image, row-major, values in [0,1].
@@ -184,10 +186,10 @@ func (o Options) Validate() error {
 		errs = append(errs, fmt.Errorf("sift: EdgeThreshold = %v, want finite and > 0", o.EdgeThreshold))
 	}
 	if o.MaxKeypoints < 0 {
-		errs = append(errs, fmt.Errorf("sift: MaxKeypoints = %d, want >= 0 (0 = no cap)", o.MaxKeypoints))
+		errs = append(errs, setting.Errorf("sift", "MaxKeypoints", o.MaxKeypoints, "0 (no cap) or more"))
 	}
 	if o.MaxSide != 0 && o.MaxSide < MinImageSide {
-		errs = append(errs, fmt.Errorf("sift: MaxSide = %d, want 0 (no cap) or >= %d", o.MaxSide, MinImageSide))
+		errs = append(errs, setting.Errorf("sift", "MaxSide", o.MaxSide, "0 (never downscale) or %d or more", MinImageSide))
 	}
 	return errors.Join(errs...)
 }

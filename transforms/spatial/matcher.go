@@ -14,7 +14,21 @@ type Result struct {
 	// angle): the best similarity's, or its affine refinement's if that
 	// has more; 0 when the images share no word.
 	Inliers int
-	// Verified is Inliers >= Options.MinInliers.
+	// Support is the inliers that count as evidence: at most one a
+	// visual word, one a cell of the query and one a cell of the
+	// candidate, cells of the reprojection threshold's side (see the
+	// package documentation, Acceptance). A burst — one word repeated
+	// over a texture, or many keypoints in one small region — gives many
+	// inliers and little support. Re-ranking orders by it.
+	Support int
+	// LogNFA is log10 of the number of false alarms of the match: the
+	// expected number of transforms of at least Support inliers that the
+	// search would find between images whose correspondences fall at
+	// random (the package documentation, Acceptance); +Inf when Support
+	// is 1 or less.
+	LogNFA float64
+	// Verified is Support >= Options.MinInliers and LogNFA <
+	// log10 Options.MaxNFA.
 	Verified bool
 	// Correspondences is the number of tentative correspondences
 	// considered, after MaxPerWord and MaxCorrespondences.
@@ -63,6 +77,8 @@ type Matcher struct {
 	// the stamps never need clearing.
 	stamp []uint32
 	epoch uint32
+	// seen is support's hash set of the words and cells counted.
+	seen []uint64
 	// exhaustive makes search try every hypothesis, for the test that
 	// the grid's pruning is exact.
 	exhaustive bool
@@ -131,7 +147,7 @@ func (m *Matcher) Verify(query, cand *Geometry) Result {
 	mustLen(cand, "candidate")
 	m.best, m.cur = m.best[:0], m.cur[:0]
 	m.collect(query, cand)
-	res := Result{Correspondences: len(m.raw), Transform: Identity()}
+	res := Result{Correspondences: len(m.raw), Transform: Identity(), LogNFA: math.Inf(1)}
 	if len(m.raw) == 0 {
 		m.corrs = m.corrs[:0]
 		return res
@@ -180,7 +196,9 @@ func (m *Matcher) Verify(query, cand *Geometry) Result {
 		}
 	}
 	res.Inliers = len(m.best)
-	res.Verified = res.Inliers >= m.opt.MinInliers
+	res.Support = m.support(query, thr, max(m.opt.Threshold*float64(side(query)), 1))
+	res.LogNFA = logNFA(len(m.raw), res.Support, m.chance(cand, thr))
+	res.Verified = res.Support >= m.opt.MinInliers && res.LogNFA < math.Log10(m.opt.MaxNFA)
 	return res
 }
 

@@ -2,6 +2,7 @@ package spatial
 
 import (
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -481,6 +482,8 @@ func TestOptionsValidate(t *testing.T) {
 		{func(o *Options) { o.AngleTolerance = 4 }, "AngleTolerance = 4"},
 		{func(o *Options) { o.RefineIterations = -1 }, "RefineIterations = -1"},
 		{func(o *Options) { o.MinInliers = 0 }, "MinInliers = 0"},
+		{func(o *Options) { o.MaxNFA = 0 }, "MaxNFA = 0"},
+		{func(o *Options) { o.MaxNFA = math.Inf(1) }, "MaxNFA = +Inf"},
 	} {
 		o := DefaultOptions()
 		tc.edit(&o)
@@ -537,5 +540,131 @@ func TestSkippingInliersOfBest(t *testing.T) {
 			t.Errorf("seed %d, %d planted: %d inliers (verified %v), trying every hypothesis %d (%v)",
 				seed, s.planted, rf.Inliers, rf.Verified, ra.Inliers, ra.Verified)
 		}
+	}
+}
+
+// texture adds to g a repeated texture: the words, each on a lattice of
+// side×side points spaced step pixels apart from (x0, y0), every element
+// of one scale and orientation, as a repeated pattern's are.
+func texture(g *Geometry, words []uint32, side int, step, x0, y0 float32) {
+	for k, w := range words {
+		for i := range side {
+			for j := range side {
+				g.Append(w, x0+float32(i)*step+float32(k)*step/float32(len(words)), y0+float32(j)*step, 3, 0.5)
+			}
+		}
+	}
+}
+
+// patch adds to g a cluster: each word once, all within a few pixels of
+// (x, y), of one scale and orientation.
+func patch(g *Geometry, words []uint32, x, y float32) {
+	for k, w := range words {
+		g.Append(w, x+float32(k%4)*2, y+float32(k/4)*2, 2, 1)
+	}
+}
+
+// Two images of different content that share a repeated texture agree
+// under one transform only by the texture: its few words repeated over a
+// lattice, or many words packed in one small region. Acceptance counts such
+// a burst as the little evidence it is and does not verify the pair; the
+// same content under a similarity, texture and all, still verifies.
+func TestChanceMatchesOfTextureAreNotVerified(t *testing.T) {
+	m := mustMatcher(t, DefaultOptions())
+	content := func(seed uint64, first uint32) *Geometry {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		g := &Geometry{Width: 640, Height: 480}
+		for range 300 {
+			randomKeypoint(rng, g, first+uint32(rng.IntN(5000)), 640, 480)
+		}
+		return g
+	}
+	lattice := []uint32{90001, 90002, 90003}
+	cluster := []uint32{91000, 91001, 91002, 91003, 91004, 91005, 91006, 91007, 91008, 91009}
+	for _, tc := range []struct {
+		name string
+		add  func(q, c *Geometry)
+	}{
+		{"one texture's words on a lattice", func(q, c *Geometry) {
+			texture(q, lattice, 8, 30, 40, 60)
+			texture(c, lattice, 8, 30, 300, 200)
+		}},
+		{"many words in one small region", func(q, c *Geometry) {
+			patch(q, cluster, 100, 100)
+			patch(c, cluster, 420, 300)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Different content: disjoint words, so that only the
+			// texture's are shared.
+			q, c := content(1, 0), content(2, 10000)
+			tc.add(q, c)
+			q.Sort()
+			c.Sort()
+			res := m.Verify(q, c)
+			if res.Inliers < DefaultOptions().MinInliers {
+				t.Fatalf("the texture gave %d inliers, fewer than MinInliers: the test would prove little", res.Inliers)
+			}
+			if res.Verified {
+				t.Errorf("different content sharing a texture verified: %+v", res)
+			}
+
+			// The query's own content and texture under a similarity.
+			same := &Geometry{Width: 640, Height: 480}
+			truth := Similarity(0.8, 0.3, 120, -40)
+			for k := range q.Words {
+				x, y := truth.Apply(float64(q.X[k]), float64(q.Y[k]))
+				same.Append(q.Words[k], float32(x), float32(y), q.Scale[k]*0.8, q.Angle[k]+0.3)
+			}
+			same.Sort()
+			if res := m.Verify(q, same); !res.Verified {
+				t.Errorf("the query under a similarity not verified: %+v", res)
+			}
+		})
+	}
+}
+
+// logNFA is ORSA's count, (n − 1)·k·C(n, k)·p^(k−1), here by exact
+// binomials; and the least support it accepts grows with the
+// correspondences and with the threshold's share of the image.
+func TestNFA(t *testing.T) {
+	for _, tc := range []struct {
+		n, k int
+		p    float64
+	}{{20, 3, 5e-4}, {60, 4, 5e-4}, {1000, 9, 6e-4}, {7, 7, 0.1}} {
+		c := new(big.Int).Binomial(int64(tc.n), int64(tc.k))
+		cf, _ := new(big.Float).SetInt(c).Float64()
+		want := math.Log10(float64(tc.n-1) * float64(tc.k) * cf * math.Pow(tc.p, float64(tc.k-1)))
+		if got := logNFA(tc.n, tc.k, tc.p); math.Abs(got-want) > 1e-9 {
+			t.Errorf("logNFA(%d, %d, %g) = %v, want %v", tc.n, tc.k, tc.p, got, want)
+		}
+	}
+	if !math.IsInf(logNFA(10, 1, 0.01), 1) || !math.IsInf(logNFA(3, 4, 0.01), 1) {
+		t.Error("one inlier, or more inliers than correspondences, has a finite NFA")
+	}
+	m := mustMatcher(t, DefaultOptions())
+	least := func(w, h float32, n int) int {
+		p := m.chance(&Geometry{Width: w, Height: h}, max(m.opt.Threshold*float64(max(w, h)), 1))
+		k := 2
+		for logNFA(n, k, p) >= 0 {
+			k++
+		}
+		return k
+	}
+	prev := 0
+	for _, n := range []int{10, 30, 100, 300, 1000} {
+		k := least(640, 480, n)
+		if k < prev {
+			t.Errorf("%d correspondences need %d inliers, fewer than with fewer correspondences (%d)", n, k, prev)
+		}
+		prev = k
+	}
+	if least(640, 480, 10) >= least(640, 480, 1000) {
+		t.Errorf("the least support does not grow from 10 to 1,000 correspondences")
+	}
+	// A long thin image: the same threshold (a fraction of the longer
+	// side) covers more of its area, so chance agrees more often.
+	if least(640, 48, 300) <= least(640, 480, 300) {
+		t.Errorf("a tenth of the area asks no more support: %d against %d", least(640, 48, 300), least(640, 480, 300))
 	}
 }

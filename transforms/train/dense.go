@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/bowline/bowline/learners"
+	"github.com/bowline/bowline/transforms/setting"
 )
 
 // DenseRow is one image's global features as the dense learners see them:
@@ -43,7 +44,7 @@ type BatchOptions struct {
 // Validate reports options Batch cannot run with.
 func (o BatchOptions) Validate() error {
 	if o.MaxImages < 2 {
-		return fmt.Errorf("train: a batch learner needs at least 2 images, got MaxImages %d", o.MaxImages)
+		return setting.Errorf("train", "MaxImages", o.MaxImages, "2 or more: a batch learner needs at least 2 images")
 	}
 	m, err := learners.NewDense(o.Learner, o.Dims, o.Params)
 	if err != nil {

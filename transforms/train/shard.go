@@ -10,6 +10,7 @@ import (
 
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/transforms/internal/splitmix"
+	"github.com/bowline/bowline/transforms/setting"
 )
 
 // ShardOptions configures sharded training.
@@ -30,8 +31,11 @@ type ShardOptions struct {
 
 // Validate reports options a sharded pass cannot run with.
 func (o ShardOptions) Validate() error {
-	if o.Shards < 1 || o.Rounds < 1 {
-		return fmt.Errorf("train: shards and rounds must be positive, got %d and %d", o.Shards, o.Rounds)
+	switch {
+	case o.Shards < 1:
+		return setting.Errorf("train", "Shards", o.Shards, "1 or more")
+	case o.Rounds < 1:
+		return setting.Errorf("train", "Rounds", o.Rounds, "1 or more")
 	}
 	_, err := NewTrainer(o)
 	return err

@@ -48,6 +48,7 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/learners/sparse"
+	"github.com/bowline/bowline/transforms/setting"
 )
 
 // Item is a labelled image. Words, its TF-IDF weighted L2-normalised bag
@@ -108,19 +109,19 @@ func (o Options) ranks() bool { return o.Mined() || o.Positives == Near }
 // Validate reports nonsense options.
 func (o Options) Validate() error {
 	if o.PerQuery <= 0 {
-		return fmt.Errorf("triplets: PerQuery must be positive, got %d", o.PerQuery)
+		return setting.Errorf("triplets", "PerQuery", o.PerQuery, "1 or more")
 	}
 	if o.Negatives != "" && !slices.Contains(NegativeModes, o.Negatives) {
-		return fmt.Errorf("triplets: negatives %q is none of %s", o.Negatives, strings.Join(NegativeModes, ", "))
+		return setting.Errorf("triplets", "Negatives", o.Negatives, "one of %s", strings.Join(NegativeModes, ", "))
 	}
 	if o.Positives != "" && !slices.Contains(PositiveModes, o.Positives) {
-		return fmt.Errorf("triplets: positives %q is none of %s", o.Positives, strings.Join(PositiveModes, ", "))
+		return setting.Errorf("triplets", "Positives", o.Positives, "one of %s", strings.Join(PositiveModes, ", "))
 	}
 	if o.ranks() && o.HardPool <= 0 {
-		return fmt.Errorf("triplets: %s negatives and %s positives need a positive HardPool, got %d", o.Negatives, o.Positives, o.HardPool)
+		return setting.Errorf("triplets", "HardPool", o.HardPool, "1 or more to draw %s negatives and %s positives", o.Negatives, o.Positives)
 	}
 	if !(o.HardFraction >= 0 && o.HardFraction <= 1) {
-		return fmt.Errorf("triplets: HardFraction must be in [0, 1], got %g", o.HardFraction)
+		return setting.Errorf("triplets", "HardFraction", o.HardFraction, "in [0, 1]")
 	}
 	return nil
 }

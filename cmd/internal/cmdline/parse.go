@@ -8,13 +8,13 @@ import (
 	"math"
 	"os"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/bowline/bowline/transforms/bow"
-	"github.com/bowline/bowline/transforms/sift"
+	"github.com/bowline/bowline/transforms/describe"
+	"github.com/bowline/bowline/transforms/setting"
 	"github.com/bowline/bowline/transforms/triplets"
 )
 
@@ -119,11 +119,65 @@ func wantOfType(f *flag.Flag) string {
 }
 
 // check is a flag's rule: it says what is wrong with a value, or "".
-type check func(v any) string
+// The value is the flag's (flag.Getter); fs holds the other flags, for a
+// bound that relates two settings (--vocab_sample and --vocab).
+type check func(v any, fs *flag.FlagSet) string
+
+// A Rule is the rule of a flag that sets a field of an options type whose
+// Validate holds the bound (Option).
+type Rule = check
+
+// Option returns the rule of a flag that sets the option name (a
+// setting.Error's Name, "sift.MaxSide"): judge sets the value on valid
+// options (their defaults, and the other flags of fs where the bound
+// relates two settings) and returns their Validate's error. Only a
+// refusal of that setting itself is the flag's reason ("must be 2 or more"):
+// the bound is the options' own, checked in one place, and the command
+// line only says it in its words.
+func Option[V any](name string, judge func(v V, fs *flag.FlagSet) error) Rule {
+	return func(v any, fs *flag.FlagSet) string {
+		x, ok := v.(V)
+		if !ok {
+			panic(fmt.Sprintf("cmdline: the rule of %s takes a %T, not a %T", name, x, v))
+		}
+		var e *setting.Error
+		if err := judge(x, fs); errors.As(err, &e) && e.Name() == name {
+			return "must be " + e.Must
+		}
+		return ""
+	}
+}
+
+// AddRules adds the rules of flags that CheckFlags checks, by flag name:
+// those of options in packages cmdline does not import (the job's
+// pipeline, retrain's, reindex's gate), added before the command line is
+// parsed. A name means one thing in every command: a second rule for a
+// name panics.
+func AddRules(rules map[string]Rule) {
+	for name, r := range rules {
+		if rule(name) != nil {
+			panic("cmdline: a second rule for --" + name)
+		}
+		added[name] = r
+	}
+}
+
+// added are the rules of AddRules.
+var added = map[string]check{}
+
+// both takes the values both rules take.
+func both(a, b check) check {
+	return func(v any, fs *flag.FlagSet) string {
+		if why := a(v, fs); why != "" {
+			return why
+		}
+		return b(v, fs)
+	}
+}
 
 // atLeast takes whole numbers from min.
 func atLeast(min int64) check {
-	return func(v any) string {
+	return func(v any, _ *flag.FlagSet) string {
 		if n, ok := whole(v); ok && n < min {
 			return fmt.Sprintf("must be %d or more", min)
 		}
@@ -131,19 +185,9 @@ func atLeast(min int64) check {
 	}
 }
 
-// zeroOrAtLeast takes 0 (what off means) or whole numbers from min.
-func zeroOrAtLeast(min int64, zero string) check {
-	return func(v any) string {
-		if n, ok := whole(v); ok && n != 0 && n < min {
-			return fmt.Sprintf("must be 0 (%s) or %d or more", zero, min)
-		}
-		return ""
-	}
-}
-
 // inRange takes the numbers of [lo, hi], or [lo, hi) when open.
 func inRange(lo, hi float64, open bool) check {
-	return func(v any) string {
+	return func(v any, _ *flag.FlagSet) string {
 		x, _ := v.(float64)
 		if x >= lo && (x < hi || !open && x == hi) {
 			return ""
@@ -158,7 +202,7 @@ func inRange(lo, hi float64, open bool) check {
 // longerThan takes durations longer than d: longerThan(0) the positive
 // ones, longerThan(-1) those of 0 or more.
 func longerThan(d time.Duration) check {
-	return func(v any) string {
+	return func(v any, _ *flag.FlagSet) string {
 		if x, ok := v.(time.Duration); ok && x <= d {
 			if d < 0 {
 				return "must be 0 or more"
@@ -171,7 +215,7 @@ func longerThan(d time.Duration) check {
 
 // finiteFrom takes the finite numbers from lo.
 func finiteFrom(lo float64) check {
-	return func(v any) string {
+	return func(v any, _ *flag.FlagSet) string {
 		if x, _ := v.(float64); !(x >= lo) || math.IsInf(x, 1) {
 			return fmt.Sprintf("must be a number, %g or more", lo)
 		}
@@ -179,26 +223,9 @@ func finiteFrom(lo float64) check {
 	}
 }
 
-// validTF takes bow's term frequencies.
-func validTF(v any) string {
-	if s, _ := v.(string); s == "" || bow.TF(s).Validate() != nil {
-		return fmt.Sprintf("must be %s, %s or %s", bow.TFRaw, bow.TFSqrt, bow.TFLog)
-	}
-	return ""
-}
-
-// oneOf takes the strings of values.
-func oneOf(values []string) check {
-	return func(v any) string {
-		if s, _ := v.(string); !slices.Contains(values, s) {
-			return "must be one of " + strings.Join(values, ", ")
-		}
-		return ""
-	}
-}
-
-// nonEmpty refuses "".
-func nonEmpty(v any) string {
+// nonEmpty refuses "", which an option may read as its default: a flag
+// given says what it wants.
+func nonEmpty(v any, _ *flag.FlagSet) string {
 	if s, _ := v.(string); strings.TrimSpace(s) == "" {
 		return "must not be empty"
 	}
@@ -213,6 +240,46 @@ func whole(v any) (int64, bool) {
 		return n, true
 	}
 	return 0, false
+}
+
+// The rules of the flags that set the options of the pure stages, which
+// query and serve share with the job.
+var (
+	maxSide      = describeRule("sift.MaxSide", func(o *describe.Options, v int) { o.SIFT.MaxSide = v })
+	maxKeypoints = describeRule("sift.MaxKeypoints", func(o *describe.Options, v int) { o.SIFT.MaxKeypoints = v })
+	maxPixels    = describeRule("describe.MaxPixels", func(o *describe.Options, v int64) { o.MaxPixels = v })
+	partImages   = describeRule("describe.PartImages", func(o *describe.Options, v int) { o.PartImages = v })
+	partLoads    = describeRule("describe.PartLoads", func(o *describe.Options, v int) { o.PartLoads = v })
+	softWords    = Option("bow.SoftOptions.R", func(v int, _ *flag.FlagSet) error {
+		return bow.SoftOptions{R: v}.Validate()
+	})
+	softSigma = Option("bow.SoftOptions.Sigma", func(v float64, _ *flag.FlagSet) error {
+		return bow.SoftOptions{Sigma: v}.Validate()
+	})
+	termFrequency = both(nonEmpty, Option("bow.TF", func(v string, _ *flag.FlagSet) error {
+		return bow.TF(v).Validate()
+	}))
+)
+
+// describeRule is the rule of a flag of describe.Options (its SIFT's
+// included): set sets it on the defaults.
+func describeRule[V any](name string, set func(*describe.Options, V)) Rule {
+	return Option(name, func(v V, _ *flag.FlagSet) error {
+		o := describe.DefaultOptions()
+		set(&o, v)
+		return o.Validate()
+	})
+}
+
+// tripletRule is the rule of a flag of triplets.Options: set sets it on
+// options that draw mined negatives and near positives, which use every
+// setting.
+func tripletRule[V any](field string, set func(*triplets.Options, V)) Rule {
+	return Option("triplets."+field, func(v V, _ *flag.FlagSet) error {
+		o := triplets.Options{PerQuery: 1, Negatives: triplets.Hard, Positives: triplets.Near, HardPool: 1, HardFraction: 1}
+		set(&o, v)
+		return o.Validate()
+	})
 }
 
 // checks are the rules of the flags of every command that parses its
@@ -231,40 +298,25 @@ var checks = map[string]check{
 	"image_root": isDirectory,
 	// Input and output.
 	"label_column": nonEmpty,
-	"part_images":  atLeast(1),
-	"part_loads":   atLeast(0),
-	"shards":       atLeast(1),
+	"part_images":  partImages,
+	"part_loads":   partLoads,
 	// Description.
-	"max_side":      zeroOrAtLeast(sift.MinImageSide, "never downscale"),
-	"max_pixels":    atLeast(0),
-	"max_keypoints": atLeast(0),
+	"max_side":      maxSide,
+	"max_pixels":    maxPixels,
+	"max_keypoints": maxKeypoints,
 	// Vocabulary.
-	"vocab":        atLeast(2),
-	"vocab_sample": atLeast(2),
-	"vocab_iter":   atLeast(1),
-	"akm_checks":   atLeast(0),
-	"vocab_chunks": atLeast(0),
-	"max_drift":    finiteFrom(0),
+	"max_drift": finiteFrom(0),
 	// Bags of words.
-	"soft_words": atLeast(0),
-	"soft_sigma": finiteFrom(0),
-	"tf":         validTF,
+	"soft_words": softWords,
+	"soft_sigma": softSigma,
+	"tf":         termFrequency,
 	// Triplets and learners.
-	"triplets_per_query": atLeast(1),
-	"negatives":          oneOf(triplets.NegativeModes),
-	"positives":          oneOf(triplets.PositiveModes),
-	"hard_pool":          atLeast(1),
-	"hard_fraction":      inRange(0, 1, false),
-	"batch_images":       atLeast(2),
-	"train_shards":       atLeast(1),
-	"train_rounds":       atLeast(1),
-	"group_images":       atLeast(1),
-	"group_postings":     atLeast(0),
-	"group_loads":        atLeast(0),
-	"tune_fraction":      inRange(0, 1, true),
-	"target_sparsity":    inRange(0, 1, true),
+	"triplets_per_query": tripletRule("PerQuery", func(o *triplets.Options, v int) { o.PerQuery = v }),
+	"negatives":          both(nonEmpty, tripletRule("Negatives", func(o *triplets.Options, v string) { o.Negatives = v })),
+	"positives":          both(nonEmpty, tripletRule("Positives", func(o *triplets.Options, v string) { o.Positives = v })),
+	"hard_pool":          tripletRule("HardPool", func(o *triplets.Options, v int) { o.HardPool = v }),
+	"hard_fraction":      tripletRule("HardFraction", func(o *triplets.Options, v float64) { o.HardFraction = v }),
 	// Evaluation.
-	"query_fraction":     inRange(0, 1, true),
 	"train_queries":      atLeast(0),
 	"eval_queries":       atLeast(0),
 	"eval_depth":         atLeast(0),
@@ -274,9 +326,6 @@ var checks = map[string]check{
 	// reindex's nights and quality gate.
 	"keep":            atLeast(0),
 	"serving_learner": nonEmpty,
-	"max_map_drop":    finiteFrom(0),
-	"max_dead_rate":   inRange(0, 1, false),
-	"max_shrink":      inRange(0, 1, false),
 	// query's searches.
 	"k":    atLeast(1),
 	"near": atLeast(0),
@@ -317,38 +366,32 @@ var Unchecked = map[string]string{
 // Ruled reports whether flags named name have a rule that CheckFlags
 // checks.
 func Ruled(name string) bool {
-	_, ok := checks[name]
-	return ok
+	return rule(name) != nil
 }
 
-// CheckFlags checks the value of every flag of fs that has a rule, and
-// that --vocab_sample holds at least --vocab descriptors, and returns the
-// first mistake in a line naming the flag: "--group_images 0: must be 1
-// or more".
+func rule(name string) check {
+	if c, ok := checks[name]; ok {
+		return c
+	}
+	return added[name]
+}
+
+// CheckFlags checks the value of every flag of fs that has a rule and
+// returns the first mistake in a line naming the flag: "--group_images 0:
+// must be 1 or more".
 func CheckFlags(fs *flag.FlagSet) error {
 	var err error
 	fs.VisitAll(func(f *flag.Flag) {
-		c, ok := checks[f.Name]
+		c := rule(f.Name)
 		g, isGetter := f.Value.(flag.Getter)
-		if err != nil || !ok || !isGetter {
+		if err != nil || c == nil || !isGetter {
 			return
 		}
-		if why := c(g.Get()); why != "" {
+		if why := c(g.Get(), fs); why != "" {
 			err = fmt.Errorf("--%s %s: %s", f.Name, shown(f.Value.String()), why)
 		}
 	})
-	if err != nil {
-		return err
-	}
-	k, s := fs.Lookup("vocab"), fs.Lookup("vocab_sample")
-	if k != nil && s != nil {
-		kn, _ := strconv.Atoi(k.Value.String())
-		sn, _ := strconv.Atoi(s.Value.String())
-		if sn < kn {
-			return fmt.Errorf("--vocab_sample %d is less than --vocab %d: k-means needs a sampled descriptor for every word", sn, kn)
-		}
-	}
-	return nil
+	return err
 }
 
 // shown quotes a value that would not read as one word.

@@ -26,7 +26,7 @@ func LocalPath(p string) bool {
 // path that names a file is refused, before the command opens a lock or a
 // run below it ("not a directory" from deep inside); a path that does not
 // exist yet, or a URI, is the command's to make or read.
-func isDirectory(v any) string {
+func isDirectory(v any, _ *flag.FlagSet) string {
 	p, _ := v.(string)
 	if !LocalPath(p) || schemeRE.MatchString(p) {
 		return ""

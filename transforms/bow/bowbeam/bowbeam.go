@@ -22,6 +22,7 @@ import (
 	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
 	"github.com/bowline/bowline/transforms/nn"
+	"github.com/bowline/bowline/transforms/setting"
 )
 
 func init() {
@@ -44,17 +45,8 @@ type DF struct {
 	DF []int64
 }
 
-// BoW quantises features against the single-element codebook and returns
-// the TF-IDF weighted bags of words (PCollection<formats.BoW>) and the word
-// statistics they were weighted with (PCollection<formats.WordStat>).
-// Images with no keypoints get an empty bag: they stay in the collection so
-// that every image can be indexed and queried. Each descriptor counts for
-// its nearest word; BoWWith offers soft assignment.
-func BoW(s beam.Scope, features, codebook beam.PCollection) (bows, stats beam.PCollection) {
-	return BoWWith(s, features, codebook, Options{})
-}
-
-// Options configures BoWWith. The zero value is BoW: hard assignment.
+// Options configures BoWWith and BoWOfParts. The zero value is hard
+// assignment and raw term frequencies.
 type Options struct {
 	// Soft, with Soft.R > 0, assigns each descriptor to its Soft.R nearest
 	// words with Gaussian weights of width Soft.Sigma (Philbin et al.,
@@ -88,14 +80,16 @@ func (o Options) Validate() error {
 		return fmt.Errorf("bowbeam: %w", err)
 	}
 	if o.PartLoads < 0 {
-		return fmt.Errorf("bowbeam: negative part loads %d", o.PartLoads)
+		return setting.Errorf("bowbeam", "PartLoads", o.PartLoads, "0 (no limit) or more")
 	}
 	return nil
 }
 
-// BoWWith is BoW with options: BoWWith(s, features, codebook, Options{}) is
-// BoW(s, features, codebook), transform names included, so a pipeline can
-// switch between them without renaming its steps.
+// BoWWith quantises features against the single-element codebook and
+// returns the TF-IDF weighted bags of words (PCollection<formats.BoW>) and
+// the word statistics they were weighted with (PCollection<formats.WordStat>).
+// Images with no keypoints get an empty bag: they stay in the collection so
+// that every image can be indexed and queried.
 func BoWWith(s beam.Scope, features, codebook beam.PCollection, opt Options) (bows, stats beam.PCollection) {
 	s = s.Scope("bow.BoW")
 	counts := beam.ParDo(s, &quantizeFn{Soft: opt.Soft}, features, beam.SideInput{Input: codebook})

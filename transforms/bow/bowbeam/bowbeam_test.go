@@ -107,7 +107,7 @@ func reference(t *testing.T, feats []formats.Features, cb kmeansbeam.Codebook, o
 // Soft assignment on Prism must give exactly the local computation — the
 // same bags and word statistics, bit for bit, from two independent
 // branches of the pipeline and with exact and forest codebooks — and more
-// non-zero words than hard assignment; BoW must still be hard assignment.
+// non-zero words than hard assignment; the zero Options must still be hard assignment.
 func TestBoWWithSoft(t *testing.T) {
 	feats, exact := planted(rand.New(rand.NewPCG(1, 2)))
 	approx := exact
@@ -135,7 +135,7 @@ func TestBoWWithSoft(t *testing.T) {
 			t.Errorf("approx %v: document frequencies sum to %d hard, %d soft; want each word once per image: %d, %d", cb.Approx, hardDF, softDF, hardNNZ, softNNZ)
 		}
 
-		bows, stats := BoW(s, col, codebook)
+		bows, stats := BoWWith(s, col, codebook, Options{})
 		passert.EqualsList(s, bows, hardBoWs)
 		passert.EqualsList(s, stats, hardStats)
 		for range 2 {

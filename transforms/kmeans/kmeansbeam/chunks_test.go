@@ -35,7 +35,7 @@ func TestCodebookChunks(t *testing.T) {
 	if n < 3 {
 		t.Fatalf("a sample of %d descriptors", n)
 	}
-	in := beam.CreateList(s, feats)
+	in := beam.CreateList(s, writeParts(t, feats, t.TempDir(), 2))
 	for _, chunks := range []int{0, 3} {
 		o := opt
 		o.Chunks = chunks
@@ -43,7 +43,7 @@ func TestCodebookChunks(t *testing.T) {
 		if chunks > 0 {
 			want = chunkCount(chunks, n)
 		}
-		beam.ParDo0(s, &chunksFn{Want: want}, Vocabulary(s, in, o))
+		beam.ParDo0(s, &chunksFn{Want: want}, VocabularyOfParts(s, in, o))
 	}
 	if err := ptest.Run(p); err != nil {
 		t.Fatal(err)

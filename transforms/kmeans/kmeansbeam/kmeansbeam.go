@@ -101,6 +101,7 @@ import (
 	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/nn"
 	"github.com/bowline/bowline/transforms/progress"
+	"github.com/bowline/bowline/transforms/setting"
 )
 
 func init() {
@@ -180,11 +181,13 @@ type Options struct {
 
 // Validate reports whether o is usable.
 func (o Options) Validate() error {
-	if o.Sample < o.K {
-		return fmt.Errorf("vocabulary: Sample = %d, want at least K = %d", o.Sample, o.K)
-	}
-	if o.Chunks < 0 {
-		return fmt.Errorf("vocabulary: Chunks = %d, want 0 (one worker) or more", o.Chunks)
+	switch {
+	case o.K < 2: // a vocabulary of one word tells no image from another
+		return setting.Errorf("kmeansbeam", "K", o.K, "2 or more")
+	case o.Sample < o.K:
+		return setting.Errorf("kmeansbeam", "Sample", o.Sample, "at least K = %d: k-means needs a sampled descriptor for every word", o.K)
+	case o.Chunks < 0:
+		return setting.Errorf("kmeansbeam", "Chunks", o.Chunks, "0 (one worker) or more")
 	}
 	if err := o.kmeans().Validate(); err != nil {
 		return fmt.Errorf("vocabulary: %w", err)
@@ -308,39 +311,31 @@ type Codebook struct {
 	IVF    nn.IVFOptions
 }
 
-// Vocabulary samples at most opt.Sample descriptors from features and
-// clusters them into opt.K words. The result is a single-element
-// PCollection<Codebook>.
+// VocabularyOfParts samples at most opt.Sample descriptors from the
+// features written part by part (PCollection<formats.Part>, package
+// describebeam) and clusters them into opt.K words. The result is a
+// single-element PCollection<Codebook>.
 //
 // The sample keeps the descriptors with the smallest hash of (seed, image,
 // index): a bottom-k sample, so it is uniform over all descriptors, and
 // merging partial samples in any order or grouping gives the same set. That
 // makes the vocabulary the same for a given seed whatever the runner's
-// parallelism.
+// parallelism. Each part's file is read by one DoFn that keeps only the
+// descriptors whose priority falls under a cut-off, so no worker holds
+// more than a few times the sample. The cut-off is 4·Sample/T of the
+// priority range, T the descriptors of all parts; the descriptors under it
+// number 4·Sample on average, and the sample is exact whenever they number
+// at least Sample (with Sample ≥ 1,000 the chance they do not is below
+// 1e-300).
 //
 // With opt.Chunks > 0 training is distributed over the sample's chunks (see
 // the package documentation). With opt.Approx it gives the codebook that
 // opt.Chunks = 0 gives; exact training differs only in that one worker
-// re-seeds empty clusters at the farthest descriptors, as it always has,
-// where the distributed trainer splits large clusters.
+// re-seeds empty clusters at the farthest descriptors, where the
+// distributed trainer splits large clusters.
 //
 // Invalid options, like a sample smaller than K, fail the pipeline when it
 // runs, with the reason; call opt.Validate to check them beforehand.
-func Vocabulary(s beam.Scope, features beam.PCollection, opt Options) beam.PCollection {
-	s = s.Scope("kmeans.Vocabulary")
-	smp := beam.Combine(s, &sampleFn{Max: max(opt.Sample, 0), Seed: opt.Seed}, features)
-	return fromSample(s, smp, opt, beam.Impulse(s))
-}
-
-// VocabularyOfParts is Vocabulary over features written part by part
-// (PCollection<formats.Part>, package describebeam): each part's file is
-// read by one DoFn that keeps only the descriptors whose priority falls
-// under a cut-off, so no worker holds more than a few times the sample, and
-// the sample is the one Vocabulary draws: the opt.Sample descriptors of
-// smallest priority. The cut-off is 4·Sample/T of the priority range, T
-// the descriptors of all parts; the descriptors under it number 4·Sample
-// on average, and the sample is exact whenever they number at least
-// Sample (with Sample ≥ 1,000 the chance they do not is below 1e-300).
 func VocabularyOfParts(s beam.Scope, parts beam.PCollection, opt Options) beam.PCollection {
 	s = s.Scope("kmeans.Vocabulary")
 	return fromSample(s, sampleOfParts(s, parts, opt.Sample, opt.Seed, opt.PartLoads), opt, beam.Impulse(s))

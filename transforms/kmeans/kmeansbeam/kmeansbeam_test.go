@@ -1,12 +1,10 @@
 package kmeansbeam
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -16,7 +14,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/bowline/bowline/formats"
-	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/pipelines/prismretry"
 	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/nn"
@@ -114,7 +111,7 @@ func TestSampleIndependentOfGrouping(t *testing.T) {
 	}
 }
 
-// localSample draws the sample Vocabulary draws, without a pipeline.
+// localSample draws the sample VocabularyOfParts draws, without a pipeline.
 func localSample(feats []formats.Features, opt Options) sample {
 	fn := &sampleFn{Max: opt.Sample, Seed: opt.Seed}
 	acc := fn.CreateAccumulator()
@@ -232,7 +229,7 @@ func TestVocabularyDistributed(t *testing.T) {
 		{"many words", noisy, Options{K: 2*sumBlock + 50, Sample: 2000, MaxIter: 3, Seed: 6, Approx: true}, []int{1, 5}, nil},
 		{"duplicates", dups, Options{K: 7, Sample: 1000, MaxIter: 5, Seed: 1, Approx: true}, []int{5}, nil},
 	} {
-		feats := beam.CreateList(s, tc.feats)
+		feats := beam.CreateList(s, writeParts(t, tc.feats, t.TempDir(), 3))
 		chunked := tc.opt
 		chunked.Chunks = 1
 		want := reference(t, tc.feats, chunked)
@@ -249,7 +246,7 @@ func TestVocabularyDistributed(t *testing.T) {
 		for _, chunks := range tc.chunks {
 			o := tc.opt
 			o.Chunks = chunks
-			cb := Vocabulary(s, feats, o)
+			cb := VocabularyOfParts(s, feats, o)
 			beam.ParDo0(s, &checkFn{Name: fmt.Sprintf("%s, %d chunks", tc.name, chunks), Want: want, ObjTol: 1e-6, Centres: tc.centres, Radius: 5}, cb)
 		}
 	}
@@ -260,8 +257,8 @@ func TestVocabularyDistributed(t *testing.T) {
 
 func TestVocabularyInvalidOptionsFail(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
-	feats := beam.CreateList(s, features(3, rand.New(rand.NewPCG(1, 2))))
-	Vocabulary(s, feats, Options{K: 10, Sample: 100, MaxIter: 0, Chunks: 4})
+	feats := beam.CreateList(s, writeParts(t, features(3, rand.New(rand.NewPCG(1, 2))), t.TempDir(), 2))
+	VocabularyOfParts(s, feats, Options{K: 10, Sample: 100, MaxIter: 0, Chunks: 4})
 	err := ptest.Run(p)
 	if err == nil || !strings.Contains(err.Error(), "MaxIter") {
 		t.Fatalf("error %v, want one about MaxIter", err)
@@ -277,6 +274,7 @@ func TestOptionsValidate(t *testing.T) {
 	}{
 		{"ok", func(*Options) {}, ""},
 		{"approx default forest", func(o *Options) { o.Approx, o.Chunks = true, 64 }, ""},
+		{"one word", func(o *Options) { o.K = 1 }, "K = 1: must be 2 or more"},
 		{"sample < K", func(o *Options) { o.Sample = 5 }, "Sample = 5"},
 		{"negative chunks", func(o *Options) { o.Chunks = -1 }, "Chunks"},
 		{"zero MaxIter", func(o *Options) { o.MaxIter = 0 }, "MaxIter"},
@@ -491,31 +489,15 @@ func TestStatePartsRoundTrip(t *testing.T) {
 	}
 }
 
-// Features written part by part give the vocabulary the in-memory
-// features give: the cut-off keeps every descriptor of the sample.
-func TestVocabularyOfPartsEqualsVocabulary(t *testing.T) {
+// Features written part by part give the vocabulary of the whole
+// sample: the cut-off keeps every descriptor of the sample.
+func TestVocabularyOfPartsSampleIsExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	feats := features(80, r)
-	dir := t.TempDir()
-	const parts = 3
-	byPart := make([][]formats.Features, parts)
-	for _, f := range feats {
-		p := formats.ShardOf(f.ImageID, parts)
-		byPart[p] = append(byPart[p], f)
-	}
-	var ps []formats.Part
+	ps := writeParts(t, feats, t.TempDir(), 3)
 	total := 0
-	for p, fs := range byPart {
-		path := filepath.Join(dir, formats.ShardName("features", p, parts))
-		if err := fileio.WriteFile(context.Background(), path, fs); err != nil {
-			t.Fatal(err)
-		}
-		kp := 0
-		for _, f := range fs {
-			kp += len(f.Descriptors)
-		}
-		total += kp
-		ps = append(ps, formats.Part{Name: "features", Part: p, Parts: parts, Path: path, Rows: int64(len(fs)), Keypoints: int64(kp)})
+	for _, p := range ps {
+		total += int(p.Keypoints)
 	}
 	opt := Options{K: 12, Sample: 300, MaxIter: 4, Seed: 7, Approx: true, Chunks: 1}
 	if 4*opt.Sample >= total {
