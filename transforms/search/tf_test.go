@@ -73,7 +73,7 @@ func TestPhotoFollowsTheRunsTF(t *testing.T) {
 	}
 	dir = t.TempDir()
 	writeRun(t, dir, withFirst(c, stored[bow.TFRaw]), 1, map[string]string{"tf": "cube"})
-	if _, err := Open(ctx, dir, Options{}); err == nil || !strings.Contains(err.Error(), `setting tf: bow: term frequency "cube"`) {
+	if _, err := Open(ctx, dir, Options{}); err == nil || !strings.Contains(err.Error(), `setting tf: bow: TF = "cube"`) {
 		t.Fatalf("a run with tf cube opens: %v", err)
 	}
 }
