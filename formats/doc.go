@@ -184,8 +184,27 @@
 // were snake_case: methods[] and dead_letters.first[] under Go field names
 // ("MAP", "PrecisionAt10", "ImageID") and config values as strings.
 //
-// manifest.json, written last, lists every file of a finished run (see
-// package pipelines/bowline); readers trust only the files it lists.
+// manifest.json, written last, lists every file of a finished run; readers
+// trust only the files it lists. Package formats/run owns the run
+// directory: every file name above, the manifest and the settings. Its
+// keys: job ("bowline" or "retrain"), finished (RFC 3339), files (name and
+// bytes of each file, sorted by name) and settings (run.Settings), what a
+// reader needs to describe, quantise and rank a query as the run did:
+// sift (scales_per_octave, sigma, contrast_threshold, edge_threshold,
+// double_image, max_keypoints, max_side, root_sift), max_pixels,
+// vocabulary (words; forest {trees, leaf_size, checks, seed} for an
+// approximate vocabulary, and ivf {lists, probes, seed} when its hard
+// words go through an IVF), soft (words, sigma), tf, cosine, label_column,
+// seed, and learners (each learner's hyper-parameters as it trained,
+// tuned values included). The settings are recorded by meaning, never by
+// the command-line flag that set them. A manifest written before it held
+// settings has none: readers then take them from report.json's config
+// (flag by flag) and incremental.json's vocabulary settings, through
+// formats/run's legacy decoder, the only code that knows those flag names.
+// A run written by retrain holds copies of its base run's corpus tables
+// (images, dead-letters, features, counts, geometry, codebook, idf, bow)
+// and the base's settings with its own learners, so it is read like any
+// run.
 // incremental.json records what the run reused of the run it started from
 // (images described and carried over, whether the vocabulary was kept and
 // its drift, the learners warm-started) and what the next run needs (the

@@ -29,6 +29,7 @@ import (
 	"github.com/bowline/bowline/cmd/internal/cli"
 	"github.com/bowline/bowline/cmd/internal/cmdline"
 	"github.com/bowline/bowline/formats/fileio"
+	"github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/pipelines/bowline"
 )
 
@@ -136,15 +137,15 @@ func main() {
 			*jobopts.JobName = "bowline-" + time.Now().UTC().Format("20060102-150405")
 		}
 	}
-	if err := run(ctx, c, runner); err != nil {
+	if err := execute(ctx, c, runner); err != nil {
 		fail(err)
 	}
 }
 
-// run builds the job and runs it: until it finishes, then printing the
+// execute builds the job and runs it: until it finishes, then printing the
 // report's table; with --async until the runner accepted it, printing the
 // job's id and where the report will be.
-func run(ctx context.Context, c bowline.Config, runner cli.Runner) error {
+func execute(ctx context.Context, c bowline.Config, runner cli.Runner) error {
 	p, s := beam.NewPipelineWithRoot()
 	if err := bowline.Build(s, c); err != nil {
 		return err
@@ -154,7 +155,7 @@ func run(ctx context.Context, c bowline.Config, runner cli.Runner) error {
 	if err != nil {
 		return err
 	}
-	html, json := fileio.Join(c.Output, bowline.ReportHTML), fileio.Join(c.Output, bowline.ReportJSON)
+	html, json := fileio.Join(c.Output, run.ReportHTMLName), fileio.Join(c.Output, run.ReportName)
 	switch {
 	case !cli.Submitted(res):
 		// Dataflow's --dry_run and --template_location (how a Flex

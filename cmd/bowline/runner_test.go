@@ -20,6 +20,7 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
+	"github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/transforms/report"
 )
@@ -152,8 +153,8 @@ func sameRun(ctx context.Context, t *testing.T, ref, out string, images int64) {
 	if strings.Join(names, " ") != strings.Join(refNames, " ") {
 		t.Errorf("manifest lists\n%v\nthe in-process run's\n%v", names, refNames)
 	}
-	if parquet == 0 || !strings.Contains(" "+strings.Join(names, " ")+" ", " "+bowline.ReportJSON+" ") {
-		t.Errorf("manifest lists %d Parquet files and no %s: %v", parquet, bowline.ReportJSON, names)
+	if parquet == 0 || !strings.Contains(" "+strings.Join(names, " ")+" ", " "+run.ReportName+" ") {
+		t.Errorf("manifest lists %d Parquet files and no %s: %v", parquet, run.ReportName, names)
 	}
 
 	rRef, err := bowline.LoadReport(ctx, ref)

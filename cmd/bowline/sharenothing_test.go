@@ -17,6 +17,7 @@ import (
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/formats/gcstest"
 	"github.com/bowline/bowline/formats/published"
+	rundir "github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/pipelines/bowline"
 )
 
@@ -128,7 +129,7 @@ func TestShareNothing(t *testing.T) {
 		}
 		if night == 2 {
 			l, err := bowline.LoadLineage(ctx, pOut.RunURI)
-			if err != nil || l.Previous == "" || l.Images != (bowline.LineageImages{Listed: 96, Described: 12, Carried: 84}) || !l.Vocabulary.Kept || len(l.WarmStarted) == 0 {
+			if err != nil || l.Previous == "" || l.Images != (rundir.LineageImages{Listed: 96, Described: 12, Carried: 84}) || !l.Vocabulary.Kept || len(l.WarmStarted) == 0 {
 				t.Errorf("night 2 did not start from night 1: %+v (%v)", l, err)
 			}
 		}

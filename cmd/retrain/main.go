@@ -20,6 +20,7 @@ import (
 	"github.com/bowline/bowline/cmd/internal/cli"
 	"github.com/bowline/bowline/cmd/internal/cmdline"
 	"github.com/bowline/bowline/formats/fileio"
+	"github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/pipelines/retrain"
 )
@@ -100,12 +101,13 @@ func main() {
 	if err := cli.CheckLearning(c.Learning, bowline.DefaultParamsVocabulary, true); err != nil {
 		fail(err)
 	}
-	n, err := fileio.CountRows(ctx, fileio.Join(c.Run, "codebook-*.parquet"))
+	codebook := run.TablePattern("codebook")
+	n, err := fileio.CountRows(ctx, fileio.Join(c.Run, codebook))
 	if err != nil {
 		fail(fmt.Errorf("reading the run's codebook: %w", err))
 	}
 	if n == 0 {
-		fail(fmt.Errorf("%s holds no codebook-*.parquet: is it the output directory of a finished bowline run?", c.Run))
+		fail(fmt.Errorf("%s holds no %s: is it the output directory of a finished bowline run?", c.Run, codebook))
 	}
 	c.Vocabulary = int(n)
 	c.Flags = cli.Settings(flag.CommandLine, groups)
@@ -115,15 +117,18 @@ func main() {
 	if err := c.Validate(); err != nil {
 		fail(cmdline.UsageError{Err: cli.Refusal(err)})
 	}
+	if c.Base, err = bowline.LoadManifest(ctx, c.Run); err != nil {
+		fail(err)
+	}
 	if err := bowline.PrepareOutput(ctx, c.Output, c.Overwrite); err != nil {
 		fail(err)
 	}
-	if err := run(ctx, c, cli.RunnerFromFlags(flag.CommandLine)); err != nil {
+	if err := execute(ctx, c, cli.RunnerFromFlags(flag.CommandLine)); err != nil {
 		fail(err)
 	}
 }
 
-func run(ctx context.Context, c retrain.Config, runner cli.Runner) error {
+func execute(ctx context.Context, c retrain.Config, runner cli.Runner) error {
 	pl, s := beam.NewPipelineWithRoot()
 	if err := retrain.Build(s, c); err != nil {
 		return err
@@ -137,6 +142,6 @@ func run(ctx context.Context, c retrain.Config, runner cli.Runner) error {
 	}
 	fmt.Println()
 	r.WriteTable(os.Stdout)
-	fmt.Printf("\nreport: %s\n", fileio.Join(c.Output, bowline.ReportHTML))
+	fmt.Printf("\nreport: %s\n", fileio.Join(c.Output, run.ReportHTMLName))
 	return nil
 }

@@ -137,7 +137,7 @@ func (r *Reloader) Watch(ctx context.Context, interval time.Duration, hup <-chan
 		switch {
 		case err == nil:
 			if lastErr != "" {
-				r.log.Info("published.json checks succeed again", "serving", r.Srv.Index().Run())
+				r.log.Info(published.Name+" checks succeed again", "serving", r.Srv.Index().Run())
 			}
 			lastErr = ""
 		case ctx.Err() != nil:

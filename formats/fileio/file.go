@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 
@@ -107,6 +108,38 @@ func Remove(ctx context.Context, path string) error {
 	}
 	if err := rm.Remove(ctx, path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("fileio: remove %s: %w", path, err)
+	}
+	return nil
+}
+
+// Copy copies the file at from to to, whole or not at all: a gs:// object
+// to gs:// is copied by the service (no byte through this process); any
+// other copy is streamed into a temporary name and renamed (WriteBytes).
+func Copy(ctx context.Context, from, to string) error {
+	if strings.HasPrefix(from, "gs://") && strings.HasPrefix(to, "gs://") {
+		fsys, err := filesystem.New(ctx, to)
+		if err != nil {
+			return fmt.Errorf("fileio: copy %s: %w", from, err)
+		}
+		defer fsys.Close()
+		if cp, ok := fsys.(filesystem.Copier); ok {
+			if err := cp.Copy(ctx, from, to); err != nil {
+				return fmt.Errorf("fileio: copy %s to %s: %w", from, to, err)
+			}
+			return nil
+		}
+	}
+	err := writeAtomic(ctx, to, func(w io.Writer) error {
+		r, err := Open(ctx, from)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		_, err = io.Copy(w, r)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("fileio: copy %s to %s: %w", from, to, err)
 	}
 	return nil
 }

@@ -564,3 +564,39 @@ func TestReportTimesStayOutOfParquet(t *testing.T) {
 		t.Errorf("read back %+v, %v; want %+v", got, err, row)
 	}
 }
+
+// Copy gives the same bytes under the new name, locally and on GCS, and
+// fails, leaving nothing, for a file that does not exist.
+func TestCopy(t *testing.T) {
+	gcstest.Start(t, "copy-bucket")
+	ctx := context.Background()
+	for _, dir := range []string{t.TempDir(), "gs://copy-bucket/d"} {
+		data := []byte("a part of a table")
+		if err := WriteBytes(ctx, Join(dir, "a"), data); err != nil {
+			t.Fatal(err)
+		}
+		if err := Copy(ctx, Join(dir, "a"), Join(dir, "b")); err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		if got, err := ReadBytes(ctx, Join(dir, "b")); err != nil || string(got) != string(data) {
+			t.Errorf("%s: the copy holds %q, %v", dir, got, err)
+		}
+		if err := Copy(ctx, Join(dir, "missing"), Join(dir, "c")); err == nil {
+			t.Errorf("%s: copying a missing file: no error", dir)
+		}
+		if names, err := Glob(ctx, Join(dir, "*")); err != nil || len(names) != 2 {
+			t.Errorf("%s: after the copies the directory holds %q, %v", dir, names, err)
+		}
+	}
+	// Across file systems, streamed.
+	local := Join(t.TempDir(), "a")
+	if err := WriteBytes(ctx, local, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := Copy(ctx, local, "gs://copy-bucket/e/a"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadBytes(ctx, "gs://copy-bucket/e/a"); err != nil || string(got) != "x" {
+		t.Errorf("local to gs://: %q, %v", got, err)
+	}
+}

@@ -24,10 +24,11 @@ import (
 	"time"
 
 	"github.com/bowline/bowline/formats/blob"
+	rundir "github.com/bowline/bowline/formats/run"
 )
 
 // Name is the file's name under the root.
-const Name = "published.json"
+const Name = rundir.PublishedName
 
 // RunsDir is the directory under the root that holds the runs, one
 // sub-directory each.

@@ -20,6 +20,7 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/formats/parquetio"
+	rundir "github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/transforms/bow"
 	"github.com/bowline/bowline/transforms/bow/bowbeam"
@@ -172,7 +173,7 @@ func (c Config) Validate() error {
 
 // LoadReport reads the report.json of the run under dir (local or gs://).
 func LoadReport(ctx context.Context, dir string) (report.Report, error) {
-	path := fileio.Join(dir, ReportJSON)
+	path := fileio.Join(dir, rundir.ReportName)
 	js, err := fileio.ReadBytes(ctx, path)
 	if err != nil {
 		return report.Report{}, err
@@ -184,11 +185,30 @@ func LoadReport(ctx context.Context, dir string) (report.Report, error) {
 	return r, nil
 }
 
-// ReportJSON and ReportHTML name the report files in the output directory.
-const (
-	ReportJSON = "report.json"
-	ReportHTML = "report.html"
-)
+// RunSettings returns the settings a reader of the run needs to reproduce
+// its vectors and rankings (rundir.Settings), before tuning: WriteReport
+// records the hyper-parameters tuning chose instead of the given ones.
+func (c Config) RunSettings() *rundir.Settings {
+	d := c.Describe.SIFT
+	s := &rundir.Settings{
+		SIFT:        rundir.SIFT(d),
+		MaxPixels:   c.Describe.MaxPixels,
+		Vocabulary:  rundir.Vocabulary{Words: c.Vocab.K},
+		Soft:        rundir.Soft{Words: c.BoW.Soft.R, Sigma: c.BoW.Soft.Sigma},
+		TF:          string(c.BoW.TF),
+		Cosine:      c.Learning.Eval.Cosine,
+		LabelColumn: c.Columns.Label,
+		Seed:        c.Vocab.Seed,
+		Learners:    c.Learning.Effective(c.Vocab.K),
+	}
+	if f, v := c.Vocab.Indexes(); f != nil {
+		s.Vocabulary.Forest = (*rundir.Forest)(f)
+		if v != nil {
+			s.Vocabulary.IVF = &rundir.IVF{Lists: v.Lists, Probes: v.Probes, Seed: v.Seed}
+		}
+	}
+	return s
+}
 
 // Build adds the job to s.
 func Build(s beam.Scope, c Config) error {
@@ -261,7 +281,7 @@ func Build(s beam.Scope, c Config) error {
 		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, keypointsFn, featParts))},
 		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, rowsFn, tripParts))},
 		beam.SideInput{Input: sharedPaths})
-	meta := ReportMeta{Job: "bowline", Input: c.Input, Output: c.Output, Flags: c.Flags, Params: c.Learning.Effective(c.Vocab.K), Earlier: c.Earlier,
+	meta := ReportMeta{Job: "bowline", Input: c.Input, Output: c.Output, Flags: c.Flags, Settings: c.RunSettings(), Earlier: c.Earlier,
 		Sweep: c.Learning.Sweep.Report(), Overwrite: c.Overwrite}
 	WriteReport(s, meta, rows, counts, cut, tuning, dead, beam.Flatten(s, units...), written)
 	return nil
@@ -387,11 +407,13 @@ type ReportMeta struct {
 	// Job names the job, for the manifest.
 	Job           string
 	Input, Output string
-	// Flags is the command line, flag by flag.
+	// Flags is the command line, flag by flag, for people.
 	Flags report.Settings
-	// Params are the hyper-parameters each learner trained with
-	// (Learning.Effective).
-	Params map[string]map[string]float64
+	// Settings are what a reader needs to reproduce the run's vectors and
+	// rankings, for the manifest (Config.RunSettings); their Learners are
+	// the hyper-parameters each learner trained with
+	// (Learning.Effective), which tuning overrides.
+	Settings *rundir.Settings
 	// Earlier is the run to compare with, if any.
 	Earlier *report.Earlier
 	// Sweep names the learners of a hyper-parameter sweep, if any.
@@ -425,7 +447,7 @@ type reportFn struct {
 
 func (f *reportFn) ProcessElement(ctx context.Context, _ []byte, rows func(*formats.ReportRow) bool, counts report.Counts, cut split.Cut, tuning report.Tuning,
 	dead func(*formats.DeadLetter) bool, stages func(*report.Stage) bool, paths func(*string) bool) error {
-	written := []string{ReportHTML, ReportJSON}
+	written := []string{rundir.ReportHTMLName, rundir.ReportName}
 	var p string
 	for paths(&p) {
 		base := p[strings.LastIndex(p, "/")+1:]
@@ -434,7 +456,8 @@ func (f *reportFn) ProcessElement(ctx context.Context, _ []byte, rows func(*form
 		}
 		written = append(written, base)
 	}
-	r := report.Report{Input: f.Meta.Input, Output: f.Meta.Output, Config: f.Meta.Flags, Params: f.Meta.Params, Counts: counts,
+	set := *f.Meta.Settings
+	r := report.Report{Input: f.Meta.Input, Output: f.Meta.Output, Config: f.Meta.Flags, Params: set.Learners, Counts: counts,
 		Split:       report.Split{TrainImages: counts.Described - cut.Queries, QueryImages: cut.Queries, QueryFraction: cut.Fraction},
 		DeadLetters: report.SummariseDead(dead), ComparedTo: f.Meta.Earlier, Sweep: f.Meta.Sweep,
 		// evaluate.Compare's two-sided p moves in steps of 2/Resamples.
@@ -447,6 +470,7 @@ func (f *reportFn) ProcessElement(ctx context.Context, _ []byte, rows func(*form
 		for _, l := range tuning.Learners {
 			r.Params[l.Learner] = l.Params
 		}
+		set.Learners = r.Params
 	}
 	var row formats.ReportRow
 	for rows(&row) {
@@ -468,16 +492,16 @@ func (f *reportFn) ProcessElement(ctx context.Context, _ []byte, rows func(*form
 		return err
 	}
 	// HTML first: report.json is the marker of a finished run.
-	if err := fileio.WriteBytes(ctx, fileio.Join(f.Meta.Output, ReportHTML), html); err != nil {
+	if err := fileio.WriteBytes(ctx, fileio.Join(f.Meta.Output, rundir.ReportHTMLName), html); err != nil {
 		return err
 	}
-	if err := fileio.WriteBytes(ctx, fileio.Join(f.Meta.Output, ReportJSON), js); err != nil {
+	if err := fileio.WriteBytes(ctx, fileio.Join(f.Meta.Output, rundir.ReportName), js); err != nil {
 		return err
 	}
-	m, err := finishOutput(ctx, f.Meta.Output, f.Meta.Job, written, f.Meta.Overwrite)
+	m, err := finishOutput(ctx, f.Meta.Output, f.Meta.Job, written, &set, f.Meta.Overwrite)
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	log.Infof(ctx, "report: %d files written; %s", len(m.Files), fileio.Join(f.Meta.Output, ManifestJSON))
+	log.Infof(ctx, "report: %d files written; %s", len(m.Files), fileio.Join(f.Meta.Output, rundir.ManifestName))
 	return nil
 }

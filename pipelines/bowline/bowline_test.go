@@ -18,6 +18,7 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/formats/gcstest"
+	rundir "github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/pipelines/prismretry"
 	"github.com/bowline/bowline/transforms/evaluate"
@@ -49,7 +50,7 @@ func run(t *testing.T, c Config) report.Report {
 	if err := ptest.Run(p); err != nil {
 		t.Fatalf("pipeline: %v", err)
 	}
-	js, err := fileio.ReadBytes(context.Background(), fileio.Join(c.Output, ReportJSON))
+	js, err := fileio.ReadBytes(context.Background(), fileio.Join(c.Output, rundir.ReportName))
 	if err != nil {
 		t.Fatalf("no report: %v", err)
 	}
@@ -208,7 +209,7 @@ func TestEndToEnd(t *testing.T) {
 			t.Errorf("temporary file left behind: %s", e.Name())
 		}
 	}
-	html, err := os.ReadFile(filepath.Join(out, ReportHTML))
+	html, err := os.ReadFile(filepath.Join(out, rundir.ReportHTMLName))
 	if err != nil || !bytes.Contains(html, []byte("solis-ada")) {
 		t.Errorf("report.html missing or without the learner (%v)", err)
 	}
@@ -496,7 +497,7 @@ func TestSweep(t *testing.T) {
 			t.Errorf("train stage: %d models, want 3 (solis-ada and the two sweep values, each once)", st.Units)
 		}
 	}
-	html, err := os.ReadFile(filepath.Join(out, ReportHTML))
+	html, err := os.ReadFile(filepath.Join(out, rundir.ReportHTMLName))
 	if err != nil || !bytes.Contains(html, []byte("mAP against sparsity")) {
 		t.Errorf("report.html lacks the sweep's chart (%v)", err)
 	}

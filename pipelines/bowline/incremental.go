@@ -1,23 +1,19 @@
 package bowline
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"reflect"
-	"regexp"
 	"sort"
-	"strconv"
-	"strings"
-	"unicode"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
+	rundir "github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/transforms/bow/bowbeam"
 	"github.com/bowline/bowline/transforms/describe/describebeam"
 	"github.com/bowline/bowline/transforms/ingest/ingestbeam"
@@ -27,7 +23,7 @@ import (
 )
 
 func init() {
-	beam.RegisterType(reflect.TypeOf((*VocabDecision)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*rundir.VocabDecision)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*decideFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*staticDecisionFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*lineageFn)(nil)).Elem())
@@ -35,10 +31,6 @@ func init() {
 	beam.RegisterFunction(keepFn)
 	beam.RegisterFunction(buildFn)
 }
-
-// LineageJSON names the file in which a run records what it was built
-// from and what an incremental run starting from it needs (Lineage).
-const LineageJSON = "incremental.json"
 
 // DriftSample is the number of descriptors the drift of the vocabulary is
 // measured on (kmeansbeam.DriftSample): the mean squared distance of
@@ -48,203 +40,35 @@ const LineageJSON = "incremental.json"
 // 10,000 (through the forest).
 const DriftSample = 10_000
 
-// Lineage is the content of incremental.json, written by every run.
-type Lineage struct {
-	// Previous is the run this one started from ("" for a full run), and
-	// FullReason why it did not start from the one it was given, if so.
-	Previous   string `json:"previous,omitempty"`
-	FullReason string `json:"full_reason,omitempty"`
-	// Describe, Learning and BoW identify the settings of description,
-	// of the split and triplets, and of quantisation: an incremental run
-	// carries features only across equal Describe, word counts across
-	// equal BoW (with the vocabulary kept), and warm-starts learners
-	// across equal Learning.
-	Describe Settings `json:"describe"`
-	Learning Settings `json:"learning"`
-	BoW      Settings `json:"bow"`
-	// Parts is the run's part count: the next run's is a multiple of it.
-	Parts int `json:"parts"`
-	// Images counts the images listed, described (decoded and described
-	// in this run) and carried over from Previous.
-	Images     LineageImages `json:"images"`
-	Vocabulary VocabDecision `json:"vocabulary"`
-	// WarmStarted names the learners that continued from Previous's
-	// state; the others trained from scratch.
-	WarmStarted []string `json:"warm_started"`
-}
-
-// LineageImages are the image counts of Lineage.
-type LineageImages struct {
-	Listed    int64 `json:"listed"`
-	Described int64 `json:"described"`
-	Carried   int64 `json:"carried"`
-}
-
-// VocabDecision says which vocabulary a run used, and why.
-type VocabDecision struct {
-	// Settings are kmeansbeam.Options.Settings of the vocabulary, as an
-	// object (vocabKey).
-	Settings Settings `json:"settings"`
-	// Kept reports that the run used Previous's vocabulary; Reason says
-	// why it kept it or built a new one.
-	Kept   bool   `json:"kept"`
-	Reason string `json:"reason"`
-	// Reference is the distortion — the mean squared distance of a
-	// sample of DriftSample descriptors (kmeansbeam.DriftSample) to their
-	// nearest word — of the run that built the vocabulary in use, on its
-	// own sample: measured when it is built, carried over while it is
-	// kept, so that drift accumulated over many nights is seen.
-	Reference float64 `json:"reference"`
-	// Measured is the distortion of this run's sample against Previous's
-	// vocabulary, and Drift its relative rise over Previous's Reference
-	// (both zero when there was no vocabulary to keep).
-	Measured float64 `json:"measured,omitempty"`
-	Drift    float64 `json:"drift,omitempty"`
-}
-
 // LoadLineage reads the incremental.json of the run under dir.
-func LoadLineage(ctx context.Context, dir string) (Lineage, error) {
-	path := fileio.Join(dir, LineageJSON)
+func LoadLineage(ctx context.Context, dir string) (rundir.Lineage, error) {
+	path := fileio.Join(dir, rundir.LineageName)
 	js, err := fileio.ReadBytes(ctx, path)
 	if err != nil {
-		return Lineage{}, err
+		return rundir.Lineage{}, err
 	}
-	var l Lineage
-	if err := json.Unmarshal(js, &l); err != nil {
-		return Lineage{}, fmt.Errorf("%s: %w", path, err)
+	l, err := rundir.DecodeLineage(js)
+	if err != nil {
+		return rundir.Lineage{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return l, nil
 }
 
-// Settings are settings compared across runs, as they appear in
-// incremental.json: a JSON object with snake_case keys (the Go field
-// names of the options, "MaxSide" as "max_side"), held in a canonical
-// form (keys sorted, no spaces), so that equal settings are equal strings.
-// An incremental.json written before they were objects held each as a
-// JSON string of the object with Go field names; it reads as the same
-// Settings, so that a run can still start from such a run.
-type Settings string
-
-// MarshalJSON implements json.Marshaler.
-func (s Settings) MarshalJSON() ([]byte, error) {
-	if s == "" {
-		return []byte("null"), nil
-	}
-	return []byte(s), nil
-}
-
-// UnmarshalJSON implements json.Unmarshaler.
-func (s *Settings) UnmarshalJSON(js []byte) error {
-	var old string
-	if json.Unmarshal(js, &old) == nil {
-		if !json.Valid([]byte(old)) {
-			// The vocabulary's settings as kmeansbeam spells them.
-			c, err := keyValueSettings(old)
-			*s = c
-			return err
-		}
-		js = []byte(old)
-	}
-	c, err := canonicalSettings(js)
-	if err != nil {
-		return fmt.Errorf("settings %s: %w", js, err)
-	}
-	*s = c
-	return nil
-}
-
-// canonicalSettings returns js, a JSON object, with snake_case keys in
-// canonical form.
-func canonicalSettings(js []byte) (Settings, error) {
-	if len(js) == 0 || string(js) == "null" {
-		return "", nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.UseNumber() // a seed keeps its 64 bits
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return "", err
-	}
-	out, err := json.Marshal(snakeKeys(v))
-	if err != nil {
-		return "", err
-	}
-	return Settings(out), nil
-}
-
-// snakeKeys renames the keys of every object in v to snake_case.
-func snakeKeys(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[snakeCase(k)] = snakeKeys(e)
-		}
-		return out
-	case []any:
-		for i := range x {
-			x[i] = snakeKeys(x[i])
-		}
-	}
-	return v
-}
-
-// snakeCase spells a Go field name in snake_case: "MaxSide" is
-// "max_side", "RootSIFT" "root_sift", "SIFTOptions" "sift_options".
-func snakeCase(name string) string {
-	var b strings.Builder
-	rs := []rune(name)
-	for i, c := range rs {
-		if unicode.IsUpper(c) {
-			prevLower := i > 0 && (unicode.IsLower(rs[i-1]) || unicode.IsDigit(rs[i-1]))
-			nextLower := i > 0 && i+1 < len(rs) && unicode.IsLower(rs[i+1]) && unicode.IsUpper(rs[i-1])
-			if prevLower || nextLower {
-				b.WriteByte('_')
-			}
-			c = unicode.ToLower(c)
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
-
-// keyValueSettings reads settings spelled "k=1000 approx=false …"
-// (kmeansbeam.Options.Settings): each value a JSON number or boolean, or
-// else a string.
-func keyValueSettings(kv string) (Settings, error) {
-	obj := map[string]json.RawMessage{}
-	for _, f := range strings.Fields(kv) {
-		k, v, ok := strings.Cut(f, "=")
-		if !ok {
-			return "", fmt.Errorf("settings %q: %q is not name=value", kv, f)
-		}
-		if !json.Valid([]byte(v)) || strings.HasPrefix(v, "\"") {
-			v = strconv.Quote(v)
-		}
-		obj[k] = json.RawMessage(v)
-	}
-	js, err := json.Marshal(obj)
-	if err != nil {
-		return "", err
-	}
-	return canonicalSettings(js)
-}
-
 // vocabKey identifies the vocabulary's settings (kmeansbeam.Options.Settings).
-func (c Config) vocabKey() Settings {
-	s, err := keyValueSettings(c.Vocab.Settings())
+func (c Config) vocabKey() rundir.Key {
+	s, err := rundir.KeyValueKey(c.Vocab.Settings())
 	if err != nil {
 		panic(fmt.Sprintf("bowline: %v", err)) // kmeansbeam writes name=value pairs
 	}
 	return s
 }
 
-// settingsKey is the Settings of v, a plain struct of options.
-func settingsKey(v any) Settings {
+// settingsKey is the rundir.Key of v, a plain struct of options.
+func settingsKey(v any) rundir.Key {
 	js, err := json.Marshal(v)
 	if err == nil {
-		var s Settings
-		if s, err = canonicalSettings(js); err == nil {
+		var s rundir.Key
+		if s, err = rundir.CanonicalKey(js); err == nil {
 			return s
 		}
 	}
@@ -254,13 +78,13 @@ func settingsKey(v any) Settings {
 // describeKey identifies the settings features depend on besides an
 // image's content: not the part size, nor the synthetic corpus, whose
 // settings are in each image's content identity (synthetic.Spec.Content).
-func (c Config) describeKey() Settings {
+func (c Config) describeKey() rundir.Key {
 	d := c.Describe
 	d.PartImages, d.Synthetic = 0, synthetic.Spec{}
 	return settingsKey(d)
 }
 
-func (c Config) learningKey() Settings {
+func (c Config) learningKey() rundir.Key {
 	return settingsKey(struct {
 		Seed          uint64
 		QueryFraction float64
@@ -270,7 +94,7 @@ func (c Config) learningKey() Settings {
 
 // bowKey identifies the settings the counts files depend on: not TF,
 // which weights the counts of every image afresh in each run.
-func (c Config) bowKey() Settings {
+func (c Config) bowKey() rundir.Key {
 	o := c.BoW
 	o.TF = ""
 	return settingsKey(o)
@@ -280,7 +104,7 @@ func (c Config) bowKey() Settings {
 // incremental run starts from.
 type previous struct {
 	Dir     string
-	Lineage Lineage
+	Lineage rundir.Lineage
 	// Parts is its part count; Features, Counts and Geometry the parts of
 	// which it has files; States the learners of bags of words with a
 	// state file.
@@ -293,8 +117,6 @@ type previous struct {
 	CarryFeatures, KeepVocab, CarryCounts, WarmStart bool
 	Why                                              string
 }
-
-var shardRE = regexp.MustCompile(`^([a-z0-9][a-z0-9._-]*)-([0-9]{5,})-of-([0-9]{5,})\.parquet$`)
 
 // loadPrevious reads the manifest and lineage of c.Previous and decides
 // what the run may reuse of it. A previous run that cannot be used at all
@@ -309,13 +131,11 @@ func loadPrevious(ctx context.Context, c Config) (*previous, error) {
 	}
 	p := &previous{Dir: c.Previous, States: map[string]bool{}}
 	for _, f := range m.Files {
-		sm := shardRE.FindStringSubmatch(f.Name)
-		if sm == nil {
+		name, part, parts, ok := rundir.Shard(f.Name)
+		if !ok {
 			continue
 		}
-		part, _ := strconv.Atoi(sm[2])
-		parts, _ := strconv.Atoi(sm[3])
-		switch name := sm[1]; {
+		switch {
 		case name == describebeam.Name:
 			p.Features, p.Parts = append(p.Features, part), parts
 		case name == bowbeam.CountsName:
@@ -334,7 +154,7 @@ func loadPrevious(ctx context.Context, c Config) (*previous, error) {
 	l, err := LoadLineage(ctx, c.Previous)
 	switch {
 	case err != nil:
-		p.Why = fmt.Sprintf("the previous run has no readable %s (%v): it predates incremental runs", LineageJSON, err)
+		p.Why = fmt.Sprintf("the previous run has no readable %s (%v): it predates incremental runs", rundir.LineageName, err)
 	case p.Parts < 1:
 		p.Why = "the previous run lists no image parts"
 	case l.Describe != c.describeKey():
@@ -390,7 +210,7 @@ func (p *previous) parts() int {
 // from kmeansbeam.DriftSample) is at most c.MaxDrift, a new one otherwise.
 // It returns the codebook used (single-element PCollection<Codebook>), the
 // codebook built, if any (PCollection<Codebook> of at most one), the
-// decision (single-element PCollection<VocabDecision>) and whether the
+// decision (single-element PCollection<rundir.VocabDecision>) and whether the
 // vocabulary was kept (single-element PCollection<bool>; invalid when it
 // cannot be, known before the job runs).
 func vocabulary(s beam.Scope, c Config, p *previous, featParts, drift beam.PCollection) (codebook, built, decision, kept beam.PCollection) {
@@ -414,25 +234,25 @@ func vocabulary(s beam.Scope, c Config, p *previous, featParts, drift beam.PColl
 }
 
 type staticDecisionFn struct {
-	Settings Settings
+	Settings rundir.Key
 	Reason   string
 }
 
-func (f *staticDecisionFn) ProcessElement(ctx context.Context, _ []byte) VocabDecision {
+func (f *staticDecisionFn) ProcessElement(ctx context.Context, _ []byte) rundir.VocabDecision {
 	log.Infof(ctx, "vocabulary: %s", f.Reason)
-	return VocabDecision{Settings: f.Settings, Reason: f.Reason}
+	return rundir.VocabDecision{Settings: f.Settings, Reason: f.Reason}
 }
 
 // decideFn keeps the previous vocabulary unless this run's distortion
 // against it rose by more than MaxDrift over its Reference.
 type decideFn struct {
-	Settings  Settings
+	Settings  rundir.Key
 	Reference float64
 	MaxDrift  float64
 }
 
-func (f *decideFn) ProcessElement(ctx context.Context, measured float64) VocabDecision {
-	d := VocabDecision{Settings: f.Settings, Measured: measured, Reference: f.Reference, Drift: measured/f.Reference - 1}
+func (f *decideFn) ProcessElement(ctx context.Context, measured float64) rundir.VocabDecision {
+	d := rundir.VocabDecision{Settings: f.Settings, Measured: measured, Reference: f.Reference, Drift: measured/f.Reference - 1}
 	if d.Drift <= f.MaxDrift && !math.IsNaN(d.Drift) {
 		d.Kept = true
 		d.Reason = fmt.Sprintf("kept: distortion %.1f is %+.1f%% of the reference %.1f, within %.1f%%", measured, 100*d.Drift, f.Reference, 100*f.MaxDrift)
@@ -444,8 +264,8 @@ func (f *decideFn) ProcessElement(ctx context.Context, measured float64) VocabDe
 	return d
 }
 
-func keepFn(d VocabDecision) bool  { return d.Kept }
-func buildFn(d VocabDecision) bool { return !d.Kept }
+func keepFn(d rundir.VocabDecision) bool  { return d.Kept }
+func buildFn(d rundir.VocabDecision) bool { return !d.Kept }
 
 func keptCodebookFn(cb kmeansbeam.Codebook, kept bool, emit func(kmeansbeam.Codebook)) {
 	if kept {
@@ -478,7 +298,7 @@ func warmStarts(s beam.Scope, c Config, p *previous, kept beam.PCollection) beam
 // the path written (PCollection<string>).
 func writeLineage(s beam.Scope, c Config, p *previous, decision, reference, imageParts, featParts, warm beam.PCollection) beam.PCollection {
 	s = s.Scope("Lineage")
-	l := Lineage{Describe: c.describeKey(), Learning: c.learningKey(), BoW: c.bowKey()}
+	l := rundir.Lineage{Describe: c.describeKey(), Learning: c.learningKey(), BoW: c.bowKey()}
 	if p != nil {
 		l.Previous = p.Dir
 		if !p.CarryFeatures {
@@ -499,11 +319,11 @@ func writeLineage(s beam.Scope, c Config, p *previous, decision, reference, imag
 
 type lineageFn struct {
 	Output  string
-	Lineage Lineage
+	Lineage rundir.Lineage
 	Names   []string
 }
 
-func (f *lineageFn) ProcessElement(ctx context.Context, _ []byte, decision VocabDecision, reference func(*float64) bool,
+func (f *lineageFn) ProcessElement(ctx context.Context, _ []byte, decision rundir.VocabDecision, reference func(*float64) bool,
 	imageParts, featParts func(*formats.Part) bool, warm func(*trainbeam.Warm) bool) (string, error) {
 	l := f.Lineage
 	l.Vocabulary = decision
@@ -527,12 +347,12 @@ func (f *lineageFn) ProcessElement(ctx context.Context, _ []byte, decision Vocab
 		}
 	}
 	sort.Strings(l.WarmStarted)
-	js, err := json.MarshalIndent(l, "", "  ")
+	js, err := l.Encode()
 	if err != nil {
 		return "", err
 	}
-	path := fileio.Join(f.Output, LineageJSON)
-	if err := fileio.WriteBytes(ctx, path, append(js, '\n')); err != nil {
+	path := fileio.Join(f.Output, rundir.LineageName)
+	if err := fileio.WriteBytes(ctx, path, js); err != nil {
 		return "", err
 	}
 	log.Infof(ctx, "bowline: %d images, %d described, %d carried over from %q; vocabulary %s; warm-started: %v",

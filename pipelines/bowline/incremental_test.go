@@ -16,6 +16,7 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
+	rundir "github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/transforms/report"
 	"github.com/bowline/bowline/transforms/train/trainbeam"
 )
@@ -43,7 +44,7 @@ func runCounting(t *testing.T, c Config) (report.Report, map[string]int64) {
 	return r, counters
 }
 
-func lineage(t *testing.T, dir string) Lineage {
+func lineage(t *testing.T, dir string) rundir.Lineage {
 	t.Helper()
 	l, err := LoadLineage(context.Background(), dir)
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	rundir "github.com/bowline/bowline/formats/run"
+
 	"github.com/bowline/bowline/transforms/bow"
 )
 
@@ -33,8 +35,8 @@ func walkJSONKeys(v any, path string, fn func(key, path string)) {
 func TestLineageSettingsAreSnakeCaseObjects(t *testing.T) {
 	c := DefaultConfig()
 	c.Vocab.Approx = true
-	l := Lineage{Describe: c.describeKey(), Learning: c.learningKey(), BoW: c.bowKey(), Parts: 2,
-		Vocabulary: VocabDecision{Settings: c.vocabKey(), Kept: true, Reason: "kept", Reference: 1}}
+	l := rundir.Lineage{Describe: c.describeKey(), Learning: c.learningKey(), BoW: c.bowKey(), Parts: 2,
+		Vocabulary: rundir.VocabDecision{Settings: c.vocabKey(), Kept: true, Reason: "kept", Reference: 1}}
 	js, err := json.MarshalIndent(l, "", "  ")
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +62,7 @@ func TestLineageSettingsAreSnakeCaseObjects(t *testing.T) {
 	if d := v["describe"].(map[string]any); d["sift"].(map[string]any)["max_side"] == nil {
 		t.Errorf("describe settings lack sift.max_side: %v", d)
 	}
-	var back Lineage
+	var back rundir.Lineage
 	if err := json.Unmarshal(js, &back); err != nil {
 		t.Fatal(err)
 	}
@@ -101,14 +103,14 @@ func TestStartFromOldLineage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	manifest, err := json.Marshal(Manifest{Job: "bowline", Finished: time.Now(), Files: []ManifestFile{
+	manifest, err := json.Marshal(rundir.Manifest{Job: "bowline", Finished: time.Now(), Files: []rundir.ManifestFile{
 		{Name: "images-00000-of-00001.parquet", Bytes: 1}, {Name: "features-00000-of-00001.parquet", Bytes: 1},
 		{Name: "counts-00000-of-00001.parquet", Bytes: 1}, {Name: "state-solis-ada-00000-of-00001.parquet", Bytes: 1},
-		{Name: LineageJSON, Bytes: int64(len(lineage))}}})
+		{Name: rundir.LineageName, Bytes: int64(len(lineage))}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, js := range map[string][]byte{LineageJSON: lineage, ManifestJSON: manifest} {
+	for name, js := range map[string][]byte{rundir.LineageName: lineage, rundir.ManifestName: manifest} {
 		if err := os.WriteFile(filepath.Join(dir, name), js, 0o644); err != nil {
 			t.Fatal(err)
 		}

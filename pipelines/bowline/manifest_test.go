@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	rundir "github.com/bowline/bowline/formats/run"
 )
 
 func TestIsOwnFile(t *testing.T) {
@@ -38,13 +40,13 @@ func TestPrepareOutput(t *testing.T) {
 	// so that a killed re-run never looks finished.
 	run := filepath.Join(dir, "run")
 	os.MkdirAll(run, 0o755)
-	for _, n := range []string{"bow-00000-of-00001.parquet", ManifestJSON, ReportJSON, ReportHTML} {
+	for _, n := range []string{"bow-00000-of-00001.parquet", rundir.ManifestName, rundir.ReportName, rundir.ReportHTMLName} {
 		os.WriteFile(filepath.Join(run, n), []byte("x"), 0o644)
 	}
 	if err := PrepareOutput(ctx, run, false); err != nil {
 		t.Fatal(err)
 	}
-	for n, want := range map[string]bool{ManifestJSON: false, ReportJSON: false, "bow-00000-of-00001.parquet": true} {
+	for n, want := range map[string]bool{rundir.ManifestName: false, rundir.ReportName: false, "bow-00000-of-00001.parquet": true} {
 		if _, err := os.Stat(filepath.Join(run, n)); (err == nil) != want {
 			t.Errorf("%s present = %v after PrepareOutput, want %v", n, err == nil, want)
 		}
@@ -95,7 +97,7 @@ func TestRerunReplacesTheRun(t *testing.T) {
 	es, _ := os.ReadDir(out)
 	var present, listed []string
 	for _, e := range es {
-		if e.Name() != ManifestJSON {
+		if e.Name() != rundir.ManifestName {
 			present = append(present, e.Name())
 		}
 	}
@@ -113,7 +115,7 @@ func TestRerunReplacesTheRun(t *testing.T) {
 			t.Errorf("%s survived the re-run", n)
 		}
 	}
-	if m.Job != "bowline" || !slices.Contains(listed, ReportJSON) || !slices.Contains(listed, "bow-00002-of-00003.parquet") {
+	if m.Job != "bowline" || !slices.Contains(listed, rundir.ReportName) || !slices.Contains(listed, "bow-00002-of-00003.parquet") {
 		t.Errorf("manifest %+v", m)
 	}
 }

@@ -30,6 +30,7 @@ import (
 
 	"github.com/bowline/bowline/formats/blob"
 	"github.com/bowline/bowline/formats/published"
+	"github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/transforms/report"
@@ -103,7 +104,7 @@ type Result struct {
 	// described anew and what it carried over from Previous (nil if the
 	// run records none).
 	Report  report.Report
-	Lineage *bowline.Lineage
+	Lineage *run.Lineage
 	// Verdict is the gate's, once the run finished.
 	Verdict Verdict
 	// Published is what the night published; nil if it did not.
@@ -288,7 +289,7 @@ func Night(ctx context.Context, o Options) (Result, error) {
 		}
 		was := "nothing is published"
 		if res.Previous != nil {
-			was = "published.json still names " + res.Previous.Run
+			was = published.Name + " still names " + res.Previous.Run
 		}
 		// A refused night prunes too (its own run stays: it is newer than
 		// the published one); a failure is logged, the refusal is the error.

@@ -23,6 +23,7 @@ import (
 	"github.com/bowline/bowline/formats/blob"
 	"github.com/bowline/bowline/formats/gcstest"
 	"github.com/bowline/bowline/formats/published"
+	"github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/pipelines/prismretry"
 	"github.com/bowline/bowline/transforms/report"
@@ -260,11 +261,11 @@ func fakeRun(root string, r report.Report, then func()) func(context.Context, *b
 		if err != nil {
 			return err
 		}
-		if err := blob.Write(ctx, blob.Join(dir, bowline.ReportJSON), js); err != nil {
+		if err := blob.Write(ctx, blob.Join(dir, run.ReportName), js); err != nil {
 			return err
 		}
-		m, _ := json.Marshal(bowline.Manifest{Job: "bowline", Finished: time.Now(), Files: []bowline.ManifestFile{{Name: bowline.ReportJSON, Bytes: int64(len(js))}}})
-		if err := blob.Write(ctx, blob.Join(dir, bowline.ManifestJSON), m); err != nil {
+		m, _ := json.Marshal(run.Manifest{Job: "bowline", Finished: time.Now(), Files: []run.ManifestFile{{Name: run.ReportName, Bytes: int64(len(js))}}})
+		if err := blob.Write(ctx, blob.Join(dir, run.ManifestName), m); err != nil {
 			return err
 		}
 		if then != nil {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/bowline/bowline/formats/blob"
 	"github.com/bowline/bowline/formats/published"
-	"github.com/bowline/bowline/pipelines/bowline"
+	"github.com/bowline/bowline/formats/run"
 )
 
 // runIDTime is the time part of a run id: UTC, to the second, so that ids
@@ -153,11 +153,11 @@ func classify(ctx context.Context, root, id, pubID string) (RunInfo, error) {
 		r.State = StatePublished
 	case errors.Is(err, fs.ErrNotExist):
 		r.State = StateUnfinished
-		switch gen, err := blob.Generation(ctx, blob.Join(RunDir(root, id), bowline.ManifestJSON)); {
+		switch gen, err := blob.Generation(ctx, blob.Join(RunDir(root, id), run.ManifestName)); {
 		case err != nil:
 			r.Why = "no gate.json"
 		case gen == 0:
-			r.Why = "no manifest.json: its job never finished"
+			r.Why = "no " + run.ManifestName + ": its job never finished"
 		default:
 			r.Why = "its job finished, but the night never judged it"
 		}

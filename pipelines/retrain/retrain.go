@@ -6,6 +6,7 @@
 package retrain
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/formats/parquetio"
+	"github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/transforms/report"
@@ -24,6 +26,7 @@ import (
 
 func init() {
 	beam.RegisterType(reflect.TypeOf((*countsFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*copyFn)(nil)).Elem())
 	beam.RegisterFunction(rowsFn)
 }
 
@@ -34,7 +37,13 @@ type Config struct {
 	// features-*.parquet if a learner of global features is trained (the
 	// run must have extracted them).
 	Run string
-	// Output is where models, indexes and the report are written.
+	// Base is Run's manifest (bowline.LoadManifest): the settings the
+	// retrained run records besides its learners', and the files of Run's
+	// corpus (run.CorpusTables) it copies, so that the output is a run
+	// readers and later jobs take like any other.
+	Base run.Manifest
+	// Output is where models, indexes and the report are written, with
+	// the copies of Run's corpus.
 	Output string
 	// Vocabulary is the number of visual words of the run's codebook.
 	Vocabulary int
@@ -76,6 +85,9 @@ func Build(s beam.Scope, c Config) error {
 	if err := c.Validate(); err != nil {
 		return err
 	}
+	if c.Base.Settings == nil {
+		return fmt.Errorf("the run %s: no manifest with settings (bowline.LoadManifest)", c.Run)
+	}
 	bowParts := parquetio.Parts(s, c.Run, "bow")
 	var featParts beam.PCollection
 	for _, name := range c.Learning.Learners {
@@ -88,8 +100,42 @@ func Build(s beam.Scope, c Config) error {
 	counts := beam.ParDo(s, &countsFn{Vocabulary: c.Vocabulary}, beam.Impulse(s),
 		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, rowsFn, bowParts))},
 		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, rowsFn, tripParts))})
-	bowline.WriteReport(s, bowline.ReportMeta{Job: "retrain", Input: c.Run, Output: c.Output, Flags: c.Flags, Params: c.Learning.Effective(c.Vocabulary), Earlier: c.Earlier, Sweep: c.Learning.Sweep.Report(), Overwrite: c.Overwrite}, rows, counts, cut, tuning, beam.CreateList(s, []formats.DeadLetter{}), units, written)
+	written = append(written, copyCorpus(s, c.Run, c.Output, c.Base))
+	bowline.WriteReport(s, bowline.ReportMeta{Job: "retrain", Input: c.Run, Output: c.Output, Flags: c.Flags, Settings: c.settings(), Earlier: c.Earlier, Sweep: c.Learning.Sweep.Report(), Overwrite: c.Overwrite}, rows, counts, cut, tuning, beam.CreateList(s, []formats.DeadLetter{}), units, written)
 	return nil
+}
+
+// settings are the retrained run's settings: the base run's description
+// and quantisation, with this job's learners and ranking.
+func (c Config) settings() *run.Settings {
+	set := *c.Base.Settings
+	set.Learners = c.Learning.Effective(c.Vocabulary)
+	set.Cosine = c.Learning.Eval.Cosine
+	return &set
+}
+
+// copyCorpus copies the files of the base run's corpus tables
+// (run.CorpusTables) that its manifest base lists from dir to out, one
+// file an element, and returns their paths in out (PCollection<string>).
+func copyCorpus(s beam.Scope, dir, out string, base run.Manifest) beam.PCollection {
+	s = s.Scope("CopyCorpus")
+	tables, _ := run.Tables(base.Names())
+	var names []string
+	for _, t := range run.CorpusTables {
+		names = append(names, tables[t]...)
+	}
+	return beam.ParDo(s, &copyFn{From: dir, To: out}, beam.Reshuffle(s, beam.CreateList(s, names)))
+}
+
+// copyFn copies the file of a base name from the directory From to To.
+type copyFn struct{ From, To string }
+
+func (f *copyFn) ProcessElement(ctx context.Context, name string) (string, error) {
+	to := fileio.Join(f.To, name)
+	if err := fileio.Copy(ctx, fileio.Join(f.From, name), to); err != nil {
+		return "", err
+	}
+	return to, nil
 }
 
 type countsFn struct{ Vocabulary int }

@@ -14,6 +14,7 @@ import (
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/pipelines/prismretry"
+	"github.com/bowline/bowline/transforms/search"
 )
 
 // TestMain runs the jobs on Prism with prismretry's retry: a job that
@@ -46,11 +47,15 @@ func TestRetrain(t *testing.T) {
 	c.Input, c.Output, c.Vocab.K = shapes, run, 200
 	c.Learning.Learners = []string{"solis-ada"}
 	runJob(t, func(s beam.Scope) error { return bowline.Build(s, c) })
+	base, err := bowline.LoadManifest(ctx, run)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	retrain := func(out string, learnersList []string, shards, rounds int) {
 		l := bowline.DefaultLearning()
 		l.Learners, l.Shards, l.Rounds = learnersList, shards, rounds
-		rc := Config{Run: run, Output: out, Vocabulary: c.Vocab.K, Shards: 2, Learning: l, Triplets: bowline.DefaultConfig().Triplets}
+		rc := Config{Run: run, Base: base, Output: out, Vocabulary: c.Vocab.K, Shards: 2, Learning: l, Triplets: bowline.DefaultConfig().Triplets}
 		runJob(t, func(s beam.Scope) error { return Build(s, rc) })
 	}
 	same := filepath.Join(dir, "same")
@@ -87,6 +92,33 @@ func TestRetrain(t *testing.T) {
 	}
 	if weights[0].Params == "" || !bytes.Contains([]byte(weights[0].Params), []byte(`"shards":3`)) {
 		t.Errorf("the sharded model's params %q do not record its 3 shards", weights[0].Params)
+	}
+
+	// The retrained run is one like any other: it holds its base's corpus
+	// and settings, with its own learners, and a query by id answers.
+	m, err := bowline.LoadManifest(ctx, sharded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Settings.SIFT != base.Settings.SIFT || m.Settings.Vocabulary.Words != c.Vocab.K || m.Settings.Learners["oasis-diag"] == nil {
+		t.Errorf("the retrained run's settings %+v, from the base's %+v", m.Settings, base.Settings)
+	}
+	for _, n := range []string{"bow-00000-of-00001.parquet", "idf-00000-of-00001.parquet", "codebook-00000-of-00001.parquet", "images-00000-of-00001.parquet"} {
+		a, _ := os.ReadFile(filepath.Join(run, n))
+		b, err := os.ReadFile(filepath.Join(sharded, n))
+		if err != nil || !m.Has(n) || !bytes.Equal(a, b) {
+			t.Errorf("%s: listed %v, a copy of the base's: %v (%v)", n, m.Has(n), bytes.Equal(a, b), err)
+		}
+	}
+	ix, err := search.Open(ctx, sharded, search.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []string{"oasis-diag", search.TFIDF} {
+		res, err := ix.SearchID(l, "class0-00", 5)
+		if err != nil || len(res.Hits) != 5 {
+			t.Errorf("query class0-00 with %s: %+v, %v", l, res, err)
+		}
 	}
 }
 

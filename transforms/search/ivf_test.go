@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/transforms/bow"
 	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/nn"
@@ -40,7 +41,7 @@ func TestQuantizerFollowsTheRunsIndex(t *testing.T) {
 			dir := t.TempDir()
 			writeRun(t, dir, c, 1, map[string]string{"akm": tc.akm, "akm_checks": "16", "seed": "3"})
 			if tc.lineage != "" {
-				if err := os.WriteFile(filepath.Join(dir, lineageName), []byte(tc.lineage), 0o644); err != nil {
+				if err := os.WriteFile(filepath.Join(dir, run.LineageName), []byte(tc.lineage), 0o644); err != nil {
 					t.Fatal(err)
 				}
 				entries, err := os.ReadDir(dir)
@@ -49,7 +50,7 @@ func TestQuantizerFollowsTheRunsIndex(t *testing.T) {
 				}
 				var names []string
 				for _, e := range entries {
-					if e.Name() != manifestName {
+					if e.Name() != run.ManifestName {
 						names = append(names, e.Name())
 					}
 				}
@@ -95,26 +96,5 @@ func TestQuantizerFollowsTheRunsIndex(t *testing.T) {
 				t.Fatalf("the photo's words %v, the job's %v", got, w)
 			}
 		})
-	}
-}
-
-func TestIVFOfLineage(t *testing.T) {
-	for _, tc := range []struct {
-		js      string
-		want    *nn.IVFOptions
-		wantErr bool
-	}{
-		{`{"vocabulary": {"settings": {"ivf_lists": 40, "ivf_probes": 8, "ivf_seed": 7}}}`, &nn.IVFOptions{Lists: 40, Probes: 8, Seed: 7}, false},
-		{`{"vocabulary": {"settings": {"approx": true, "checks": 256}}}`, nil, false},
-		{`{"vocabulary": {"settings": "k=10 approx=true"}}`, nil, false},
-		{`{}`, nil, false},
-		{`{"vocabulary": {"settings": {"ivf_probes": 8}}}`, nil, true},
-		{`{"vocabulary": {"settings": {"ivf_lists": 1, "ivf_probes": 0, "ivf_seed": 1}}}`, nil, true},
-		{`not json`, nil, true},
-	} {
-		got, err := ivfOf([]byte(tc.js))
-		if (err != nil) != tc.wantErr || !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%s: %v, %v; want %v (error %v)", tc.js, got, err, tc.want, tc.wantErr)
-		}
 	}
 }

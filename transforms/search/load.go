@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
 	"math"
 	"os"
-	"regexp"
 	"runtime"
 	"slices"
 	"sort"
@@ -20,24 +18,17 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/blob"
 	"github.com/bowline/bowline/formats/published"
+	"github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/nn"
-	"github.com/bowline/bowline/transforms/report"
 )
 
-// The files of a run Open reads (see formats/doc.go).
-const (
-	manifestName = "manifest.json"
-	reportName   = "report.json"
-	lineageName  = "incremental.json"
-)
-
-// Open loads the finished run under run (local or gs://): a run directory
+// Open loads the finished run under path (local or gs://): a run directory
 // (one with manifest.json), or a root holding published.json, whose
 // published run is loaded. Only the files the manifest lists are read.
-func Open(ctx context.Context, run string, opt Options) (*Index, error) {
-	dir, serving, err := resolve(ctx, run)
+func Open(ctx context.Context, path string, opt Options) (*Index, error) {
+	dir, serving, err := resolve(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -49,65 +40,54 @@ func Open(ctx context.Context, run string, opt Options) (*Index, error) {
 	return ix, nil
 }
 
-// resolve returns the run directory run names, and the serving learner
+// resolve returns the run directory path names, and the serving learner
 // published.json names if it named the run.
-func resolve(ctx context.Context, run string) (dir, serving string, err error) {
-	gen, err := blob.Generation(ctx, blob.Join(run, manifestName))
+func resolve(ctx context.Context, path string) (dir, serving string, err error) {
+	gen, err := blob.Generation(ctx, blob.Join(path, run.ManifestName))
 	if err != nil {
 		return "", "", err
 	}
 	if gen != 0 {
-		return run, "", nil
+		return path, "", nil
 	}
-	p, err := published.ReadPublished(ctx, run)
+	p, err := published.ReadPublished(ctx, path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", "", fmt.Errorf("%s holds neither a finished run (%s) nor %s", run, manifestName, published.Name)
+		return "", "", fmt.Errorf("%s holds neither a finished run (%s) nor %s", path, run.ManifestName, run.PublishedName)
 	}
 	if err != nil {
 		return "", "", err
 	}
-	dir = p.Dir(run)
-	gen, err = blob.Generation(ctx, blob.Join(dir, manifestName))
+	dir = p.Dir(path)
+	gen, err = blob.Generation(ctx, blob.Join(dir, run.ManifestName))
 	if err != nil {
 		return "", "", err
 	}
 	if gen == 0 {
-		return "", "", fmt.Errorf("%s publishes %s, which has no %s", published.Path(run), dir, manifestName)
+		return "", "", fmt.Errorf("%s publishes %s, which has no %s", published.Path(path), dir, run.ManifestName)
 	}
 	return dir, p.ServingLearner, nil
 }
 
-// shardName splits the name of one file of a sharded table.
-var shardName = regexp.MustCompile(`^(.+)-[0-9]{5,}-of-[0-9]{5,}\.parquet$`)
+// manifest reads the manifest of the run under dir, its settings set
+// (run.Load).
+func manifest(ctx context.Context, dir string) (run.Manifest, error) {
+	return run.Load(ctx, func(ctx context.Context, name string) ([]byte, error) {
+		data, _, err := blob.Read(ctx, blob.Join(dir, name))
+		return data, err
+	})
+}
 
-// tables returns the paths of the files the run's manifest lists, by
-// table name ("bow", "index-solis-ada", …), each sorted.
-func tables(ctx context.Context, dir string) (map[string][]string, []string, error) {
-	data, _, err := blob.Read(ctx, blob.Join(dir, manifestName))
-	if err != nil {
-		return nil, nil, err
-	}
-	var m struct {
-		Files []struct {
-			Name string `json:"name"`
-		} `json:"files"`
-	}
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", manifestName, err)
-	}
-	out := map[string][]string{}
-	var others []string
-	for _, f := range m.Files {
-		if s := shardName.FindStringSubmatch(f.Name); s != nil {
-			out[s[1]] = append(out[s[1]], blob.Join(dir, f.Name))
-		} else {
-			others = append(others, f.Name)
+// tables returns the paths of the files m lists, by table name ("bow",
+// "index-solis-ada", …), each sorted.
+func tables(dir string, m run.Manifest) map[string][]string {
+	names, _ := run.Tables(m.Names())
+	out := make(map[string][]string, len(names))
+	for t, ns := range names {
+		for _, n := range ns {
+			out[t] = append(out[t], blob.Join(dir, n))
 		}
 	}
-	for _, paths := range out {
-		sort.Strings(paths)
-	}
-	return out, others, nil
+	return out
 }
 
 // readTable calls fn for every row of every file of a table, in file
@@ -195,33 +175,17 @@ func readFile[T any](ctx context.Context, path string, fn func(*T) error) error 
 
 // load reads the run under dir.
 func load(ctx context.Context, dir string, opt Options) (*Index, error) {
-	files, others, err := tables(ctx, dir)
+	m, err := manifest(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
-	if !slices.Contains(others, reportName) {
-		return nil, fmt.Errorf("no %s: the run's settings are unknown", reportName)
+	if m.Settings == nil {
+		return nil, fmt.Errorf("no settings in %s and no %s: the run's settings are unknown", run.ManifestName, run.ReportName)
 	}
-	js, _, err := blob.Read(ctx, blob.Join(dir, reportName))
-	if err != nil {
-		return nil, err
-	}
-	rep, err := report.Parse(js)
-	if err != nil {
-		return nil, err
-	}
+	files := tables(dir, m)
 	ix := &Index{run: dir, bow: map[string]*scored{}, codes: map[string]*codes{}}
-	if ix.set, err = settingsOf(rep.Config); err != nil {
+	if ix.set, err = settingsOf(*m.Settings); err != nil {
 		return nil, err
-	}
-	if ix.set.akm && slices.Contains(others, lineageName) {
-		js, _, err := blob.Read(ctx, blob.Join(dir, lineageName))
-		if err != nil {
-			return nil, err
-		}
-		if ix.set.ivf, err = ivfOf(js); err != nil {
-			return nil, fmt.Errorf("%s: %w", lineageName, err)
-		}
 	}
 	if opt.MaxPixels > 0 && (ix.set.maxPixels <= 0 || opt.MaxPixels < ix.set.maxPixels) {
 		ix.set.maxPixels = opt.MaxPixels
@@ -383,40 +347,6 @@ func (ix *Index) loadVocabulary(ctx context.Context, files map[string][]string) 
 		}
 	}
 	return df, nil
-}
-
-// ivfOf reads the IVF a run's vocabulary was trained with from its
-// incremental.json: the vocabulary's settings name ivf_lists, ivf_probes
-// and ivf_seed when the job trained through an IVF, and nothing of the
-// kind for a forest or an exact vocabulary (nil, nil).
-func ivfOf(js []byte) (*nn.IVFOptions, error) {
-	var l struct {
-		Vocabulary struct {
-			Settings json.RawMessage `json:"settings"`
-		} `json:"vocabulary"`
-	}
-	if err := json.Unmarshal(js, &l); err != nil {
-		return nil, err
-	}
-	var set struct {
-		Lists  *int    `json:"ivf_lists"`
-		Probes *int    `json:"ivf_probes"`
-		Seed   *uint64 `json:"ivf_seed"`
-	}
-	// Older runs wrote the settings as one string, never of an IVF.
-	if len(l.Vocabulary.Settings) == 0 || l.Vocabulary.Settings[0] != '{' {
-		return nil, nil
-	}
-	if err := json.Unmarshal(l.Vocabulary.Settings, &set); err != nil {
-		return nil, fmt.Errorf("vocabulary settings: %w", err)
-	}
-	if set.Probes == nil {
-		return nil, nil
-	}
-	if set.Lists == nil || set.Seed == nil || *set.Probes < 1 || *set.Lists < 0 {
-		return nil, fmt.Errorf("vocabulary settings: an IVF of %s", l.Vocabulary.Settings)
-	}
-	return &nn.IVFOptions{Lists: *set.Lists, Probes: *set.Probes, Seed: *set.Seed}, nil
 }
 
 // loadBoW reads the bags of words into ix.words and ix.vals, in the order

@@ -5,91 +5,49 @@ import (
 	"errors"
 	"fmt"
 	"image"
-	"strconv"
 
+	"github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/learners/itq"
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/bow"
-	"github.com/bowline/bowline/transforms/describe"
 	"github.com/bowline/bowline/transforms/global"
 	"github.com/bowline/bowline/transforms/ingest"
 	"github.com/bowline/bowline/transforms/nn"
-	"github.com/bowline/bowline/transforms/report"
 	"github.com/bowline/bowline/transforms/sift"
 	"github.com/bowline/bowline/transforms/spatial"
 )
 
 // settings are the run's settings a query image is described and
-// quantised with: the job's flags as report.json records them.
+// quantised with (run.Settings), as the stages' options.
 type settings struct {
 	sift      sift.Options
 	maxPixels int64
 	soft      bow.SoftOptions
-	// tf is the run's term frequency: TFRaw for a run made before --tf,
-	// which weighted raw counts whatever the flag's default is now.
-	tf     bow.TF
-	akm    bool
-	forest nn.ForestOptions
+	tf        bow.TF
+	akm       bool
+	forest    nn.ForestOptions
 	// ivf, if set, is the IVF an approximate vocabulary was trained and
-	// its hard words assigned with (what incremental.json's vocabulary
-	// settings name); runs made before the IVF used the forest alone.
+	// its hard words assigned with; without it the forest assigns them.
 	ivf *nn.IVFOptions
 }
 
-// settingsOf reads the settings from a run's recorded flags; a flag the
-// run did not record had the job's default.
-func settingsOf(cfg report.Settings) (settings, error) {
-	d := describe.DefaultOptions()
-	s := settings{sift: d.SIFT, maxPixels: d.MaxPixels, forest: nn.DefaultForestOptions()}
-	s.forest.Seed = 1
-	var errs []error
-	num := func(name string, set func(v float64)) {
-		if v, ok := cfg.Text(name); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("setting %s=%q: %w", name, v, err))
-				return
-			}
-			set(f)
-		}
+// settingsOf returns the stages' options of a run's settings, each
+// checked by its Validate.
+func settingsOf(r run.Settings) (settings, error) {
+	s := settings{
+		sift:      sift.Options(r.SIFT),
+		maxPixels: r.MaxPixels,
+		soft:      bow.SoftOptions{R: r.Soft.Words, Sigma: r.Soft.Sigma},
+		tf:        bow.TF(r.TF),
 	}
-	flag := func(name string, set func(v bool)) {
-		if v, ok := cfg.Text(name); ok {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("setting %s=%q: %w", name, v, err))
-				return
-			}
-			set(b)
+	if f := r.Vocabulary.Forest; f != nil {
+		s.akm, s.forest = true, nn.ForestOptions(*f)
+		if err := s.forest.Validate(); err != nil {
+			return settings{}, fmt.Errorf("setting vocabulary.forest: %w", err)
 		}
-	}
-	num("max_side", func(v float64) { s.sift.MaxSide = int(v) })
-	num("max_keypoints", func(v float64) { s.sift.MaxKeypoints = int(v) })
-	num("max_pixels", func(v float64) { s.maxPixels = int64(v) })
-	flag("sift_double", func(v bool) { s.sift.DoubleImage = v })
-	flag("rootsift", func(v bool) { s.sift.RootSIFT = v })
-	num("soft_words", func(v float64) { s.soft.R = int(v) })
-	num("soft_sigma", func(v float64) { s.soft.Sigma = v })
-	s.tf = bow.TFRaw
-	if v, ok := cfg.Text("tf"); ok {
-		s.tf = bow.TF(v)
-	}
-	flag("akm", func(v bool) { s.akm = v })
-	// The job's forest: kmeansbeam's defaults, --akm_checks, seeded by --seed.
-	num("akm_checks", func(v float64) {
-		if v > 0 {
-			s.forest.Checks = int(v)
+		if v := r.Vocabulary.IVF; v != nil {
+			s.ivf = &nn.IVFOptions{Lists: v.Lists, Probes: v.Probes, Seed: v.Seed}
 		}
-	})
-	if v, ok := cfg.Text("seed"); ok {
-		seed, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("setting seed=%q: %w", v, err))
-		}
-		s.forest.Seed = seed
-	}
-	if err := errors.Join(errs...); err != nil {
-		return settings{}, err
 	}
 	if err := s.sift.Validate(); err != nil {
 		return settings{}, err

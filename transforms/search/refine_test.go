@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/bow"
 	"github.com/bowline/bowline/transforms/spatial"
@@ -91,7 +92,7 @@ func writeGeometry(t *testing.T, dir string, rows []formats.Geometry, parts int)
 	}
 	var names []string
 	for _, e := range ents {
-		if e.Name() != manifestName {
+		if e.Name() != run.ManifestName {
 			names = append(names, e.Name())
 		}
 	}

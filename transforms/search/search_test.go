@@ -22,6 +22,7 @@ import (
 	"github.com/bowline/bowline/formats/blob"
 	"github.com/bowline/bowline/formats/gcstest"
 	"github.com/bowline/bowline/formats/published"
+	"github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/learners/itq"
 	"github.com/bowline/bowline/learners/sparse"
@@ -165,10 +166,10 @@ func writeRun(t *testing.T, dir string, c corpus, parts int, cfg map[string]stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, reportName), js, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, run.ReportName), js, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	names = append(names, reportName)
+	names = append(names, run.ReportName)
 	writeManifest(t, dir, names)
 }
 
@@ -191,7 +192,7 @@ func writeManifest(t *testing.T, dir string, names []string) {
 		m.Files = append(m.Files, file{n, st.Size()})
 	}
 	js, _ := json.Marshal(m)
-	if err := os.WriteFile(filepath.Join(dir, manifestName), js, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, run.ManifestName), js, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -407,7 +408,7 @@ func TestOpenRefuses(t *testing.T) {
 		names[i] = filepath.Base(names[i])
 	}
 	writeManifest(t, dir, names)
-	if _, err := Open(ctx, dir, Options{}); err == nil || !strings.Contains(err.Error(), reportName) {
+	if _, err := Open(ctx, dir, Options{}); err == nil || !strings.Contains(err.Error(), run.ReportName) {
 		t.Errorf("no report.json: %v", err)
 	}
 

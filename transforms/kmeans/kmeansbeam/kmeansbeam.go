@@ -234,6 +234,22 @@ func (o Options) ivf() nn.IVFOptions {
 	return v
 }
 
+// Indexes returns the options in force of the indexes a codebook trained
+// with o is searched through, as its quantisation searches it: none for
+// an exact vocabulary; for an approximate one the forest (soft words, and
+// hard words without an IVF) and the IVF if it trains through one.
+func (o Options) Indexes() (*nn.ForestOptions, *nn.IVFOptions) {
+	if !o.Approx {
+		return nil, nil
+	}
+	f := o.forest()
+	if !o.useIVF() {
+		return &f, nil
+	}
+	v := o.ivf()
+	return &f, &v
+}
+
 // useIVF reports whether the vocabulary is trained, and quantised, through
 // IVFs.
 func (o Options) useIVF() bool { return o.Approx && !o.UseForest }
