@@ -185,20 +185,6 @@ func atLeast(min int64) check {
 	}
 }
 
-// inRange takes the numbers of [lo, hi], or [lo, hi) when open.
-func inRange(lo, hi float64, open bool) check {
-	return func(v any, _ *flag.FlagSet) string {
-		x, _ := v.(float64)
-		if x >= lo && (x < hi || !open && x == hi) {
-			return ""
-		}
-		if open {
-			return fmt.Sprintf("must be in [%g, %g)", lo, hi)
-		}
-		return fmt.Sprintf("must be in [%g, %g]", lo, hi)
-	}
-}
-
 // longerThan takes durations longer than d: longerThan(0) the positive
 // ones, longerThan(-1) those of 0 or more.
 func longerThan(d time.Duration) check {
