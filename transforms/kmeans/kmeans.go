@@ -51,6 +51,7 @@ package kmeans
 import (
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -114,6 +115,13 @@ type Options struct {
 	// K. Zero uses every point.
 	InitSample int
 
+	// SeedRounds and SeedOversampling configure InitParallel: the number
+	// of oversampling rounds and the expected candidates a round draws,
+	// as a multiple ℓ/K of K. Zero takes DefaultSeedRounds and
+	// DefaultSeedOversampling.
+	SeedRounds       int
+	SeedOversampling float64
+
 	// Reseed chooses how clusters left empty by an update are re-seeded.
 	Reseed Reseed
 
@@ -132,6 +140,11 @@ type Progress struct {
 	// start its K points once drawn.
 	Seeding   bool
 	Seeded, K int
+
+	// Round is, while InitParallel samples its candidates, the round of
+	// Rounds just ended (0 outside them), after which the candidates
+	// number Candidates.
+	Round, Rounds, Candidates int
 
 	// Iteration is the Lloyd iteration whose assignment has just ended:
 	// 0 for the initial centroids', i after the i-th update. Objective is
@@ -175,6 +188,21 @@ const (
 	// InitRandom takes K distinct points drawn uniformly without
 	// replacement: O(n) work, and Lloyd's first iterations refine it.
 	InitRandom
+
+	// InitParallel seeds by k-means‖ (Bahmani et al., 2012; KMeansParallel):
+	// Options.SeedRounds rounds that each sample about
+	// Options.SeedOversampling·K candidates by D², then a weighted
+	// k-means++ of the candidates. Its rounds are maps over the points,
+	// with every point's draw a hash of (Seed, round, point), so they can
+	// run where the points are.
+	InitParallel
+)
+
+// DefaultSeedRounds and DefaultSeedOversampling are the rounds and ℓ/K of
+// InitParallel when Options leave them zero.
+const (
+	DefaultSeedRounds       = 5
+	DefaultSeedOversampling = 2.0
 )
 
 // KMeansPPMaxK is the largest K for which InitAuto uses k-means++.
@@ -224,8 +252,12 @@ func (o Options) Validate() error {
 		return fmt.Errorf("kmeans: Tol = %v, want a non-negative number", o.Tol)
 	case o.Workers < 0:
 		return fmt.Errorf("kmeans: Workers = %d, want 0 (GOMAXPROCS) or more", o.Workers)
-	case o.Init < InitAuto || o.Init > InitRandom:
-		return fmt.Errorf("kmeans: Init = %d, want InitAuto, InitKMeansPP or InitRandom", o.Init)
+	case o.Init < InitAuto || o.Init > InitParallel:
+		return fmt.Errorf("kmeans: Init = %d, want InitAuto, InitKMeansPP, InitRandom or InitParallel", o.Init)
+	case o.SeedRounds < 0:
+		return setting.Errorf("kmeans", "SeedRounds", o.SeedRounds, "0 (the default) or more")
+	case !(o.SeedOversampling >= 0) || math.IsInf(o.SeedOversampling, 1):
+		return fmt.Errorf("kmeans: SeedOversampling = %v, want 0 (the default) or a positive number", o.SeedOversampling)
 	case o.InitSample < 0 || (o.InitSample > 0 && o.InitSample < o.K):
 		return fmt.Errorf("kmeans: InitSample = %d, want 0 (all points) or at least K = %d", o.InitSample, o.K)
 	case o.Reseed < ReseedAuto || o.Reseed > ReseedSplit:
