@@ -54,6 +54,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/bowline/bowline/transforms/internal/finite"
@@ -197,6 +198,28 @@ const (
 	// run where the points are.
 	InitParallel
 )
+
+// initNames are the names of the Init methods, as String gives them and
+// ParseInit reads them.
+var initNames = [...]string{InitAuto: "auto", InitKMeansPP: "kmeans++", InitRandom: "random", InitParallel: "kmeans||"}
+
+// String returns the name of i: auto, kmeans++, random or kmeans||.
+func (i Init) String() string {
+	if i < InitAuto || int(i) >= len(initNames) {
+		return fmt.Sprintf("Init(%d)", int(i))
+	}
+	return initNames[i]
+}
+
+// ParseInit returns the Init method that String names s.
+func ParseInit(s string) (Init, error) {
+	for i, name := range initNames {
+		if s == name {
+			return Init(i), nil
+		}
+	}
+	return 0, fmt.Errorf("kmeans: initialisation %q, want one of %s", s, strings.Join(initNames[:], ", "))
+}
 
 // DefaultSeedRounds and DefaultSeedOversampling are the rounds and ℓ/K of
 // InitParallel when Options leave them zero.
