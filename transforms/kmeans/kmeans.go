@@ -113,7 +113,8 @@ type Options struct {
 	// InitSample, if positive, runs k-means++ on that many points drawn
 	// uniformly without replacement instead of on all of them, which
 	// divides its O(n·K·dim) cost by n/InitSample. It must then be at least
-	// K. Zero uses every point.
+	// K. Zero uses every point. InitParallel ignores it: its rounds see
+	// every point.
 	InitSample int
 
 	// SeedRounds and SeedOversampling configure InitParallel: the number
@@ -222,10 +223,18 @@ func ParseInit(s string) (Init, error) {
 }
 
 // DefaultSeedRounds and DefaultSeedOversampling are the rounds and ℓ/K of
-// InitParallel when Options leave them zero.
+// InitParallel when Options leave them zero: two rounds of ℓ = K, about 2K
+// candidates (Spark MLlib's k-means‖ also defaults to two rounds).
+// Bahmani et al.'s five rounds of ℓ = 2K draw about 10K candidates, which
+// at the vocabulary's 20 sampled descriptors a word is half the sample,
+// and the final k-means++ over them then costs half of k-means++ over the
+// whole sample. On 200,000 ETH-80 SIFT descriptors at K = 10⁴ (30,000
+// held out), two rounds of ℓ = K seeded in 10 CPU s against 17 s for five
+// of ℓ = K/2 and 36 s for five of ℓ = K, with the lowest held-out
+// objective of the three after AKM (within 0.4% of each other).
 const (
-	DefaultSeedRounds       = 5
-	DefaultSeedOversampling = 2.0
+	DefaultSeedRounds       = 2
+	DefaultSeedOversampling = 1.0
 )
 
 // KMeansPPMaxK is the largest K for which InitAuto uses k-means++.
@@ -370,9 +379,12 @@ func Train(data []float32, dim int, opt Options) (Result, error) {
 //     drawn uniformly without replacement;
 //   - InitRandom: K distinct points drawn uniformly without replacement, in
 //     the order drawn;
+//   - InitParallel: KMeansParallel with opt.SeedRounds and
+//     opt.SeedOversampling;
 //   - InitAuto: InitKMeansPP if K < KMeansPPMaxK, else InitRandom.
 //
-// Only opt.K, opt.Seed, opt.Init and opt.InitSample matter, so the same
+// Only opt.K, opt.Seed, opt.Init, opt.InitSample, opt.SeedRounds and
+// opt.SeedOversampling matter, so the same
 // start can be refined with exact and approximate assignment and the two
 // compared.
 func Initialize(data []float32, dim int, opt Options) ([]float32, error) {
