@@ -173,7 +173,7 @@ type Options struct {
 	Chunks int
 
 	// Init and InitSample choose the initial centroids, as in
-	// kmeans.Options: by default k-means‖ on the whole sample below
+	// kmeans.Options: by default k-means++ on the whole sample below
 	// kmeans.KMeansPPMaxK words and random sample descriptors above.
 	Init       kmeans.Init
 	InitSample int
