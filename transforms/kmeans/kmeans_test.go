@@ -501,6 +501,7 @@ func TestInitialize(t *testing.T) {
 		{"k-means++", Options{K: k, MaxIter: 1, Seed: 1}},
 		{"k-means++ on a sample", Options{K: k, MaxIter: 1, Seed: 1, InitSample: 60}},
 		{"random", Options{K: k, MaxIter: 1, Seed: 1, Init: InitRandom}},
+		{"k-means||", Options{K: k, MaxIter: 1, Seed: 1, Init: InitParallel}},
 	} {
 		c, err := Initialize(data, dim, tc.opt)
 		if err != nil {
@@ -662,6 +663,8 @@ func TestProgress(t *testing.T) {
 		{"k-means++", Options{K: k, MaxIter: 20, Seed: 1}, []int{1, 2, 3, 4, 5, 6}},
 		{"k-means++ on a sample", Options{K: k, MaxIter: 20, Seed: 1, InitSample: 40}, []int{1, 2, 3, 4, 5, 6}},
 		{"random", Options{K: k, MaxIter: 20, Seed: 1, Init: InitRandom}, []int{6}},
+		// Two rounds (Seeded 0), then the k-means++ of the candidates.
+		{"k-means||", Options{K: k, MaxIter: 20, Seed: 1, Init: InitParallel}, []int{0, 0, 1, 2, 3, 4, 5, 6}},
 		{"approximate", Options{K: k, MaxIter: 20, Seed: 1, Approx: true, Index: IndexIVF, IVF: nn.DefaultIVFOptions()}, []int{1, 2, 3, 4, 5, 6}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
