@@ -115,7 +115,7 @@ func main() {
 		sweep      = flag.String("sweep", "16,32,64,128,256,512", "comma-separated checks values for the recall/throughput table")
 		queries    = flag.Int("queries", 2000, "points for the recall/throughput table")
 		eval       = flag.Int("eval", 20000, "points for the exact objective of the final centroids")
-		initName   = flag.String("init", "auto", "initialisation: auto, kmeans++ or random")
+		initName   = flag.String("init", "auto", "initialisation: auto, kmeans||, kmeans++ or random")
 		initSample = flag.Int("init_sample", 0, "points k-means++ sees (0: all)")
 		workers    = flag.Int("workers", 0, "goroutines for Lloyd (0: GOMAXPROCS)")
 		seed       = flag.Uint64("seed", 1, "seed of data augmentation, initialisation and forests")
@@ -147,9 +147,9 @@ func main() {
 	if err != nil {
 		log.Fatalf("-sweep: %v", err)
 	}
-	initMethod, ok := map[string]kmeans.Init{"auto": kmeans.InitAuto, "kmeans++": kmeans.InitKMeansPP, "random": kmeans.InitRandom}[*initName]
-	if !ok {
-		log.Fatalf("-init %q: want auto, kmeans++ or random", *initName)
+	initMethod, err := kmeans.ParseInit(*initName)
+	if err != nil {
+		log.Fatalf("-init: %v", err)
 	}
 	exactList := strings.Split(*exactWith, ",")
 	for _, m := range exactList {

@@ -51,8 +51,10 @@ package kmeans
 import (
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/bowline/bowline/transforms/internal/finite"
@@ -111,8 +113,16 @@ type Options struct {
 	// InitSample, if positive, runs k-means++ on that many points drawn
 	// uniformly without replacement instead of on all of them, which
 	// divides its O(n·K·dim) cost by n/InitSample. It must then be at least
-	// K. Zero uses every point.
+	// K. Zero uses every point. InitParallel ignores it: its rounds see
+	// every point.
 	InitSample int
+
+	// SeedRounds and SeedOversampling configure InitParallel: the number
+	// of oversampling rounds and the expected candidates a round draws,
+	// as a multiple ℓ/K of K. Zero takes DefaultSeedRounds and
+	// DefaultSeedOversampling.
+	SeedRounds       int
+	SeedOversampling float64
 
 	// Reseed chooses how clusters left empty by an update are re-seeded.
 	Reseed Reseed
@@ -132,6 +142,11 @@ type Progress struct {
 	// start its K points once drawn.
 	Seeding   bool
 	Seeded, K int
+
+	// Round is, while InitParallel samples its candidates, the round of
+	// Rounds just ended (0 outside them), after which the candidates
+	// number Candidates.
+	Round, Rounds, Candidates int
 
 	// Iteration is the Lloyd iteration whose assignment has just ended:
 	// 0 for the initial centroids', i after the i-th update. Objective is
@@ -175,6 +190,51 @@ const (
 	// InitRandom takes K distinct points drawn uniformly without
 	// replacement: O(n) work, and Lloyd's first iterations refine it.
 	InitRandom
+
+	// InitParallel seeds by k-means‖ (Bahmani et al., 2012; KMeansParallel):
+	// Options.SeedRounds rounds that each sample about
+	// Options.SeedOversampling·K candidates by D², then a weighted
+	// k-means++ of the candidates. Its rounds are maps over the points,
+	// with every point's draw a hash of (Seed, round, point), so they can
+	// run where the points are.
+	InitParallel
+)
+
+// initNames are the names of the Init methods, as String gives them and
+// ParseInit reads them.
+var initNames = [...]string{InitAuto: "auto", InitKMeansPP: "kmeans++", InitRandom: "random", InitParallel: "kmeans||"}
+
+// String returns the name of i: auto, kmeans++, random or kmeans||.
+func (i Init) String() string {
+	if i < InitAuto || int(i) >= len(initNames) {
+		return fmt.Sprintf("Init(%d)", int(i))
+	}
+	return initNames[i]
+}
+
+// ParseInit returns the Init method that String names s.
+func ParseInit(s string) (Init, error) {
+	for i, name := range initNames {
+		if s == name {
+			return Init(i), nil
+		}
+	}
+	return 0, fmt.Errorf("kmeans: initialisation %q, want one of %s", s, strings.Join(initNames[:], ", "))
+}
+
+// DefaultSeedRounds and DefaultSeedOversampling are the rounds and ℓ/K of
+// InitParallel when Options leave them zero: two rounds of ℓ = K, about 2K
+// candidates (Spark MLlib's k-means‖ also defaults to two rounds).
+// Bahmani et al.'s five rounds of ℓ = 2K draw about 10K candidates, which
+// at the vocabulary's 20 sampled descriptors a word is half the sample,
+// and the final k-means++ over them then costs half of k-means++ over the
+// whole sample. On 200,000 ETH-80 SIFT descriptors at K = 10⁴ (30,000
+// held out), two rounds of ℓ = K seeded in 10 CPU s against 17 s for five
+// of ℓ = K/2 and 36 s for five of ℓ = K, with the lowest held-out
+// objective of the three after AKM (within 0.4% of each other).
+const (
+	DefaultSeedRounds       = 2
+	DefaultSeedOversampling = 1.0
 )
 
 // KMeansPPMaxK is the largest K for which InitAuto uses k-means++.
@@ -224,8 +284,12 @@ func (o Options) Validate() error {
 		return fmt.Errorf("kmeans: Tol = %v, want a non-negative number", o.Tol)
 	case o.Workers < 0:
 		return fmt.Errorf("kmeans: Workers = %d, want 0 (GOMAXPROCS) or more", o.Workers)
-	case o.Init < InitAuto || o.Init > InitRandom:
-		return fmt.Errorf("kmeans: Init = %d, want InitAuto, InitKMeansPP or InitRandom", o.Init)
+	case o.Init < InitAuto || o.Init > InitParallel:
+		return fmt.Errorf("kmeans: Init = %d, want InitAuto, InitKMeansPP, InitRandom or InitParallel", o.Init)
+	case o.SeedRounds < 0:
+		return setting.Errorf("kmeans", "SeedRounds", o.SeedRounds, "0 (the default) or more")
+	case !(o.SeedOversampling >= 0) || math.IsInf(o.SeedOversampling, 1):
+		return fmt.Errorf("kmeans: SeedOversampling = %v, want 0 (the default) or a positive number", o.SeedOversampling)
 	case o.InitSample < 0 || (o.InitSample > 0 && o.InitSample < o.K):
 		return fmt.Errorf("kmeans: InitSample = %d, want 0 (all points) or at least K = %d", o.InitSample, o.K)
 	case o.Reseed < ReseedAuto || o.Reseed > ReseedSplit:
@@ -315,9 +379,12 @@ func Train(data []float32, dim int, opt Options) (Result, error) {
 //     drawn uniformly without replacement;
 //   - InitRandom: K distinct points drawn uniformly without replacement, in
 //     the order drawn;
+//   - InitParallel: KMeansParallel with opt.SeedRounds and
+//     opt.SeedOversampling;
 //   - InitAuto: InitKMeansPP if K < KMeansPPMaxK, else InitRandom.
 //
-// Only opt.K, opt.Seed, opt.Init and opt.InitSample matter, so the same
+// Only opt.K, opt.Seed, opt.Init, opt.InitSample, opt.SeedRounds and
+// opt.SeedOversampling matter, so the same
 // start can be refined with exact and approximate assignment and the two
 // compared.
 func Initialize(data []float32, dim int, opt Options) ([]float32, error) {

@@ -63,7 +63,11 @@ func TestOptionsValidate(t *testing.T) {
 		{"approx without forest", func(o *Options) { o.Approx = true }, "Trees"},
 		{"forest ignored when exact", func(o *Options) { o.Forest = nn.ForestOptions{Trees: -1} }, ""},
 		{"init", func(o *Options) { o.Init, o.InitSample = InitKMeansPP, 2 }, ""},
-		{"bad init", func(o *Options) { o.Init = InitRandom + 1 }, "Init"},
+		{"bad init", func(o *Options) { o.Init = InitParallel + 1 }, "Init"},
+		{"k-means||", func(o *Options) { o.Init, o.SeedRounds, o.SeedOversampling = InitParallel, 3, 0.5 }, ""},
+		{"negative SeedRounds", func(o *Options) { o.SeedRounds = -1 }, "SeedRounds"},
+		{"negative SeedOversampling", func(o *Options) { o.SeedOversampling = -1 }, "SeedOversampling"},
+		{"NaN SeedOversampling", func(o *Options) { o.SeedOversampling = math.NaN() }, "SeedOversampling"},
 		{"InitSample < K", func(o *Options) { o.InitSample = 1 }, "InitSample"},
 		{"negative InitSample", func(o *Options) { o.InitSample = -1 }, "InitSample"},
 		{"bad reseed", func(o *Options) { o.Reseed = -1 }, "Reseed"},
@@ -497,6 +501,7 @@ func TestInitialize(t *testing.T) {
 		{"k-means++", Options{K: k, MaxIter: 1, Seed: 1}},
 		{"k-means++ on a sample", Options{K: k, MaxIter: 1, Seed: 1, InitSample: 60}},
 		{"random", Options{K: k, MaxIter: 1, Seed: 1, Init: InitRandom}},
+		{"k-means||", Options{K: k, MaxIter: 1, Seed: 1, Init: InitParallel}},
 	} {
 		c, err := Initialize(data, dim, tc.opt)
 		if err != nil {
@@ -658,6 +663,8 @@ func TestProgress(t *testing.T) {
 		{"k-means++", Options{K: k, MaxIter: 20, Seed: 1}, []int{1, 2, 3, 4, 5, 6}},
 		{"k-means++ on a sample", Options{K: k, MaxIter: 20, Seed: 1, InitSample: 40}, []int{1, 2, 3, 4, 5, 6}},
 		{"random", Options{K: k, MaxIter: 20, Seed: 1, Init: InitRandom}, []int{6}},
+		// Two rounds (Seeded 0), then the k-means++ of the candidates.
+		{"k-means||", Options{K: k, MaxIter: 20, Seed: 1, Init: InitParallel}, []int{0, 0, 1, 2, 3, 4, 5, 6}},
 		{"approximate", Options{K: k, MaxIter: 20, Seed: 1, Approx: true, Index: IndexIVF, IVF: nn.DefaultIVFOptions()}, []int{1, 2, 3, 4, 5, 6}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

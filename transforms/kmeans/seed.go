@@ -23,6 +23,8 @@ func initialize(data []float32, dim, n int, opt Options) []float32 {
 		}
 		opt.report(Progress{Seeding: true, Seeded: opt.K, K: opt.K})
 		return cent
+	case InitParallel:
+		return kmeansParallel(data, dim, opt)
 	default:
 		seeded := func(j int) { opt.report(Progress{Seeding: true, Seeded: j, K: opt.K}) }
 		if opt.Progress == nil {
@@ -31,7 +33,7 @@ func initialize(data []float32, dim, n int, opt Options) []float32 {
 		if opt.InitSample == 0 || opt.InitSample >= n {
 			// Drawing nothing before KMeansPP keeps the centroids of
 			// earlier versions, which always seeded on every point.
-			return kmeansPP(data, dim, opt.K, rng, seeded)
+			return kmeansPP(data, dim, opt.K, nil, rng, seeded)
 		}
 		idx := distinctSample(n, opt.InitSample, rng)
 		// Ascending order reads data sequentially; the sample is a set.
@@ -40,7 +42,7 @@ func initialize(data []float32, dim, n int, opt Options) []float32 {
 		for j, i := range idx {
 			copy(sub[j*dim:(j+1)*dim], data[int(i)*dim:])
 		}
-		return kmeansPP(sub, dim, opt.K, rng, seeded)
+		return kmeansPP(sub, dim, opt.K, nil, rng, seeded)
 	}
 }
 
@@ -58,7 +60,6 @@ func distinctSample(n, m int, rng *rand.Rand) []int32 {
 	return p[:m:m]
 }
 
-// train runs Lloyd iterations from cent, which it owns.
 // KMeansPP chooses k initial centroids from the n = len(data)/dim points by
 // k-means++ seeding (Arthur & Vassilvitskii, 2007): the first uniformly at
 // random, each next one with probability proportional to D(x)², the squared
@@ -72,12 +73,24 @@ func distinctSample(n, m int, rng *rand.Rand) []int32 {
 // 4,096 points each). KMeansPP panics if dim < 1, len(data) is not a
 // positive multiple of dim, or k is not in [1, n].
 func KMeansPP(data []float32, dim, k int, rng *rand.Rand) []float32 {
-	return kmeansPP(data, dim, k, rng, nil)
+	return kmeansPP(data, dim, k, nil, rng, nil)
 }
 
-// kmeansPP is KMeansPP that calls seeded (if not nil) with the number of
-// centroids chosen after each.
-func kmeansPP(data []float32, dim, k int, rng *rand.Rand, seeded func(int)) []float32 {
+// WeightedKMeansPP is KMeansPP where point i stands for weight[i] copies
+// of itself: the first centroid is drawn with probability proportional to
+// the weights and each next one proportional to weight·D(x)², so that a
+// point of integer weight w is chosen as w adjacent copies of it would be,
+// by the same draws of rng. Points of weight 0 are drawn only when every
+// weighted point coincides with a chosen centroid, uniformly then. It
+// panics as KMeansPP does, and if len(weight) ≠ n or a weight is negative,
+// not finite, or all are zero.
+func WeightedKMeansPP(data []float32, dim, k int, weight []float64, rng *rand.Rand) []float32 {
+	return kmeansPP(data, dim, k, weight, rng, nil)
+}
+
+// kmeansPP is KMeansPP, weighted by weight unless it is nil, that calls
+// seeded (if not nil) with the number of centroids chosen after each.
+func kmeansPP(data []float32, dim, k int, weight []float64, rng *rand.Rand, seeded func(int)) []float32 {
 	n, err := checkData(data, dim)
 	if err != nil {
 		panic(err)
@@ -85,40 +98,72 @@ func kmeansPP(data []float32, dim, k int, rng *rand.Rand, seeded func(int)) []fl
 	if k < 1 || k > n {
 		panic(fmt.Sprintf("kmeans: KMeansPP k = %d, want 1 ≤ k ≤ %d points", k, n))
 	}
+	var wsum float64
+	if weight != nil {
+		if len(weight) != n {
+			panic(fmt.Sprintf("kmeans: WeightedKMeansPP with %d weights for %d points", len(weight), n))
+		}
+		for i, w := range weight {
+			if !(w >= 0) || math.IsInf(w, 1) {
+				panic(fmt.Sprintf("kmeans: WeightedKMeansPP weight %d is %v, want a finite non-negative number", i, w))
+			}
+			wsum += w
+		}
+		if wsum == 0 {
+			panic("kmeans: WeightedKMeansPP weights are all zero")
+		}
+	}
+	// w is the weight of point i.
+	w := func(i int) float64 {
+		if weight == nil {
+			return 1
+		}
+		return weight[i]
+	}
+	// draw returns the point where the running sum of f over the points
+	// first exceeds u (< the total of f), or the last point where f is
+	// positive if rounding left u beyond the running sum.
+	draw := func(u float64, f func(int) float64) int {
+		var acc float64
+		for i := range n {
+			acc += f(i)
+			if acc > u {
+				return i
+			}
+		}
+		p := n - 1
+		for f(p) == 0 {
+			p--
+		}
+		return p
+	}
 	cent := make([]float32, k*dim)
 	d2 := make([]float32, n)
 	workers := min(runtime.GOMAXPROCS(0), n/kmeansPPGrain)
-	copy(cent, data[rng.IntN(n)*dim:])
+	first := 0
+	if weight == nil {
+		first = rng.IntN(n)
+	} else {
+		first = draw(rng.Float64()*wsum, w)
+	}
+	copy(cent, data[first*dim:])
 	inf := float32(math.Inf(1))
 	for i := range d2 {
 		d2[i] = inf
 	}
 	nn.LowerSqDist(data, dim, cent[:dim], d2)
+	wd2 := func(i int) float64 { return w(i) * float64(d2[i]) }
 	var total float64
-	for _, d := range d2 {
-		total += float64(d)
+	for i := range d2 {
+		total += wd2(i)
 	}
 	if seeded != nil {
 		seeded(1)
 	}
 	for j := 1; j < k; j++ {
-		p := -1
+		var p int
 		if total > 0 {
-			u := rng.Float64() * total
-			var acc float64
-			for i, d := range d2 {
-				acc += float64(d)
-				if acc > u {
-					p = i
-					break
-				}
-			}
-			if p < 0 {
-				// Rounding left u beyond the running sum: take the last
-				// point that has any weight.
-				for p = n - 1; d2[p] == 0; p-- {
-				}
-			}
+			p = draw(rng.Float64()*total, wd2)
 		} else {
 			p = rng.IntN(n)
 		}
@@ -138,8 +183,8 @@ func kmeansPP(data []float32, dim, k int, rng *rand.Rand, seeded func(int)) []fl
 			wg.Wait()
 		}
 		total = 0
-		for _, d := range d2 {
-			total += float64(d)
+		for i := range d2 {
+			total += wd2(i)
 		}
 		if seeded != nil {
 			seeded(j + 1)

@@ -11,6 +11,7 @@ import (
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/transforms/bow"
 	"github.com/bowline/bowline/transforms/ingest"
+	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/triplets"
 )
 
@@ -40,6 +41,7 @@ func AddJobFlags(fs *flag.FlagSet, c *bowline.Config) *JobFlags {
 	fs.IntVar(&c.Vocab.MaxIter, "vocab_iter", c.Vocab.MaxIter, "maximum k-means iterations")
 	fs.BoolVar(&c.Vocab.Approx, "akm", c.Vocab.Approx, "approximate k-means: assign through an inverted file of the words (IVF), for vocabularies of 10K words and more")
 	fs.IntVar(&c.Vocab.Forest.Checks, "akm_checks", c.Vocab.Forest.Checks, "with --akm: distance computations per search of the kd-forest that finds soft assignment's nearest words (0: the default, 256)")
+	fs.Var(initFlag{&c.Vocab.Init}, "vocab_init", "how the vocabulary's k-means chooses its initial words: kmeans|| (k-means‖, Bahmani et al. 2012: two rounds of sampling by squared distance, then k-means++ on the ~2K candidates), kmeans++ (on one worker), random (distinct sample descriptors), or auto (kmeans++ below 20,000 words, random above)")
 	fs.IntVar(&c.Vocab.Chunks, "vocab_chunks", c.Vocab.Chunks, "at least this many chunks the descriptor sample is split into so that k-means iterations spread over workers; chunks hold at most 4,096 descriptors (0: one worker)")
 	fs.IntVar(&c.BoW.Soft.R, "soft_words", c.BoW.Soft.R, "soft assignment (Philbin et al. 2008): quantise each descriptor to this many nearest words, weighted by exp(−d²/2σ²) (0 or 1: hard assignment)")
 	fs.Float64Var(&c.BoW.Soft.Sigma, "soft_sigma", c.BoW.Soft.Sigma, "with --soft_words: σ in descriptor units (0: the paper's √6250)")
@@ -108,7 +110,7 @@ func JobGroups() []cmdline.Group {
 	return []cmdline.Group{
 		{Title: "Input and output", Flags: []string{"input", "label_column", "part_images", "part_loads", "seed"}},
 		{Title: "Description (SIFT and global features)", Flags: []string{"max_side", "max_pixels", "max_keypoints", "sift_double", "rootsift", "global"}},
-		{Title: "Vocabulary", Flags: []string{"vocab", "vocab_sample", "vocab_iter", "akm", "akm_checks", "vocab_chunks"}},
+		{Title: "Vocabulary", Flags: []string{"vocab", "vocab_sample", "vocab_iter", "akm", "akm_checks", "vocab_chunks", "vocab_init"}},
 		{Title: "Bags of words", Flags: []string{"soft_words", "soft_sigma", "tf"}},
 		{Title: "Triplets", Flags: TripletFlags},
 		{Title: "Learners", Flags: []string{"learners", "learner_params", "sweep", "tune", "tune_fraction", "target_sparsity", "train_shards", "train_rounds", "group_images", "group_postings", "group_loads", "batch_images"}},
@@ -142,6 +144,24 @@ func (j *JobFlags) Apply() error {
 func Refusal(err error) error {
 	if errors.As(err, new(*bowline.InputInOutputError)) {
 		return cmdline.Usagef("%v%s", err, cmdline.HelpHint)
+	}
+	return err
+}
+
+// initFlag is the flag.Value of a kmeans.Init, by its name.
+type initFlag struct{ p *kmeans.Init }
+
+func (f initFlag) String() string {
+	if f.p == nil {
+		return ""
+	}
+	return f.p.String()
+}
+
+func (f initFlag) Set(s string) error {
+	i, err := kmeans.ParseInit(s)
+	if err == nil {
+		*f.p = i
 	}
 	return err
 }

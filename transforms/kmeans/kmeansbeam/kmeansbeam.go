@@ -538,6 +538,10 @@ func trainProgress(tr *progress.Tracker, k, n int, start time.Time, now func() t
 	logf("vocabulary: choosing %d initial centroids from %d descriptors", k, n)
 	seeding := tr.Meter("vocabulary seeding", "centroids", int64(k), start)
 	return func(p kmeans.Progress) {
+		if p.Round > 0 {
+			logf("vocabulary: seeding round %d of %d: %d candidate centroids, %s since it started", p.Round, p.Rounds, p.Candidates, progress.Duration(now().Sub(start)))
+			return
+		}
 		if p.Seeding {
 			if line, ok := seeding.Done(int64(p.Seeded), now()); ok {
 				logf("progress: %s", line)

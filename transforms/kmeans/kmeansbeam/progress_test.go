@@ -84,6 +84,30 @@ func (c *capture) Log(_ context.Context, _ log.Severity, _ int, msg string) {
 }
 
 // The vocabulary's DoFns log its progress: on one worker the seeding and
+
+// TestTrainProgressRounds: k-means‖ seeding logs a line per round with
+// its candidates before the k-means++ of the candidates.
+func TestTrainProgressRounds(t *testing.T) {
+	const k, n, dim = 20, 400, 4
+	rng := rand.New(rand.NewPCG(1, 2))
+	data := make([]float32, n*dim)
+	for i := range data {
+		data[i] = float32(rng.NormFloat64())
+	}
+	t0 := time.Date(2026, 11, 25, 16, 0, 0, 0, time.UTC)
+	var lines []string
+	logf := func(format string, a ...any) { lines = append(lines, fmt.Sprintf(format, a...)) }
+	opt := kmeans.Options{K: k, MaxIter: 1, Seed: 1, Init: kmeans.InitParallel, SeedRounds: 2}
+	opt.Progress = trainProgress(progress.New(time.Hour), k, n, t0, func() time.Time { return t0 }, logf)
+	if _, err := kmeans.Initialize(data, dim, opt); err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) < 3 || !strings.HasPrefix(lines[1], "vocabulary: seeding round 1 of 2: ") || !strings.HasPrefix(lines[2], "vocabulary: seeding round 2 of 2: ") ||
+		!strings.Contains(lines[2], " candidate centroids") {
+		t.Errorf("lines:\n%s\nwant the start, then rounds 1 and 2 of 2 with their candidates", strings.Join(lines, "\n"))
+	}
+}
+
 // every iteration, distributed the seeding.
 func TestVocabularyLogsProgress(t *testing.T) {
 	const d, n = formats.DescriptorSize, 300
