@@ -48,15 +48,7 @@ func runIn(t *testing.T, env []string, args ...string) (stdout, stderr string, c
 	cmd := exec.Command(binary, args...)
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(os.Environ(), env...)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		return o.String(), e.String(), ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return o.String(), e.String(), 0
+	return cmdtest.RunCmd(t, cmd)
 }
 
 // TestErrorsAreOneReadableLine: a mistake ends in one short

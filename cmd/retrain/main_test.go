@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -92,15 +91,9 @@ func TestOutputMayNotHoldTheRun(t *testing.T) {
 	for _, c := range []struct{ run, output string }{{"r", "./r/"}, {run, "r"}, {"r", link}, {filepath.Join("r", "..", "r"), dir}} {
 		cmd := exec.Command(binary, "--run", c.run, "--output", c.output, "--overwrite")
 		cmd.Dir = dir
-		var e bytes.Buffer
-		cmd.Stderr = &e
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		}
+		_, stderr, code := cmdtest.RunCmd(t, cmd)
 		want := "retrain: --output " + c.output + " holds the run --run names, " + c.run + ": retrain writes a run of its own"
-		if stderr := e.String(); code != 2 || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, want) || !strings.HasSuffix(stderr, "(--help lists every flag)\n") {
+		if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, want) || !strings.HasSuffix(stderr, "(--help lists every flag)\n") {
 			t.Errorf("--run %s --output %s: exit %d, stderr %q; want exit 2 and %q…", c.run, c.output, code, stderr, want)
 		}
 	}

@@ -46,7 +46,13 @@ func ShapesJob(labels, out string, extra ...string) error {
 // stderr and its exit status; a command that cannot be started fails t.
 func Run(t testing.TB, binary string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	return RunCmd(t, exec.Command(binary, args...))
+}
+
+// RunCmd runs cmd, set up by the caller (its directory, environment), as
+// Run does; it sets cmd's Stdout and Stderr.
+func RunCmd(t testing.TB, cmd *exec.Cmd) (stdout, stderr string, code int) {
+	t.Helper()
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()
