@@ -41,9 +41,8 @@ import (
 )
 
 // Feature is the learner's view of a triplet: u = x ⊙ (x+ − x−) for a
-// bag-of-words learner (Features), or the three images' dense global
-// features X, P (positive) and N (negative) for a dense one
-// (DenseFeatures).
+// bag-of-words learner, or the three images' dense global features X, P
+// (positive) and N (negative) for a dense one.
 type Feature struct {
 	Seq     int64
 	U       sparse.Vector

@@ -87,7 +87,7 @@ func newDenseSet(t *testing.T, n, parts int) denseSet {
 	return set
 }
 
-// rows returns the set's dense rows as DenseRows makes them, scaled by
+// rows returns the set's dense rows as trainbeam.DenseRowsMoments makes them, scaled by
 // moments computed here.
 func (d denseSet) rows(t *testing.T) []train.DenseRow {
 	t.Helper()

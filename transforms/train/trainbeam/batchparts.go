@@ -19,13 +19,18 @@ func init() {
 	}
 }
 
-// BatchParts trains a batch learner of dense features as Batch does, but
-// reads the rows from the features parts (featParts,
+// BatchParts trains a batch learner of dense features on a bounded sample
+// of the images' dense rows, the images held out by the split left out,
+// and returns a single-element PCollection<learners.Model>. The text view
+// Y of an image is its tags, or its label as its one tag when it has none,
+// one-hot over the tags of the sample.
+//
+// It reads the rows from the features parts (featParts,
 // PCollection<formats.Part> of the features-p-of-P files) rather than from
 // a corpus-sized PCollection<train.DenseRow>: each part's DoFn makes its
 // images' dense rows (concatenated and scaled by the scaler of moments,
-// the single-element PCollection<global.Moments> of DenseRowsMoments, as
-// DenseRows makes them), leaves out those held out by cut (single-element
+// the single-element PCollection<global.Moments> of DenseMoments or
+// DenseRowsMoments, ReadDense), leaves out those held out by cut (single-element
 // PCollection<split.Cut>) and keeps its own bounded sample (train.Sample,
 // at most 2·opt.MaxImages rows at a time); only these samples travel, and
 // they are merged into one of opt.MaxImages rows before the fit. A worker
@@ -35,11 +40,7 @@ func init() {
 // The sample is the opt.MaxImages training rows with label or tags of
 // smallest hash of (opt.Seed, image id): the union of the parts' bottom-k
 // samples holds the global bottom k, so the merged sample, and with it the
-// model, is that of
-//
-//	Batch(s, DenseRows(s, features), cut, opt)
-//
-// with features the rows of featParts (and the same moments), but for
+// model, is the one drawn over every training row at once, but for
 // Seconds.
 func BatchParts(s beam.Scope, featParts, moments, cut beam.PCollection, opt train.BatchOptions) beam.PCollection {
 	s = s.Scope("train.BatchParts." + opt.Learner)
@@ -67,7 +68,7 @@ func (f *partSampleFn) ProcessElement(ctx context.Context, p formats.Part, momen
 		}
 	}
 	var smp train.Sample
-	// A held-out image is not trained on (Batch's trainingFn).
+	// A held-out image is not trained on.
 	_, err := ReadDense(ctx, p.Path, f.scaler, func(r train.DenseRow) error {
 		if !cut.IsQuery(r.ImageID, r.Label) {
 			smp = smp.Add(r, f.Max, f.Seed)

@@ -11,12 +11,11 @@ import (
 	"github.com/bowline/bowline/transforms/train"
 )
 
-// TestBatchPartsEqualsBatch: the model sampled part by part from the
-// features parts is, bit for bit, Batch's over the PCollection of every
-// dense row, and the fit on the bottom-MaxImages sample of the training
+// TestBatchParts: the model sampled part by part from the features parts
+// is, bit for bit, the fit on the bottom-MaxImages sample of the training
 // rows computed here; the sample is smaller than the training rows, and
 // the split holds images out, so both the trimming and the cut count.
-func TestBatchPartsEqualsBatch(t *testing.T) {
+func TestBatchParts(t *testing.T) {
 	c := newDenseCorpus(t, corpusOptions{Groups: 1, Images: 48, Trips: 1, Parts: 3, Drops: true})
 	counts := map[string]int{}
 	for _, f := range c.features {
@@ -64,10 +63,8 @@ func TestBatchPartsEqualsBatch(t *testing.T) {
 	want := digestOf(m)
 
 	p, s := beam.NewPipelineWithRoot()
-	rows, moments := DenseRowsMoments(s, beam.CreateList(s, c.features))
-	cutC := beam.Create(s, cut)
-	beam.ParDo0(s, &checkDigestFn{Want: want}, Batch(s, rows, cutC, opt))
-	beam.ParDo0(s, &checkDigestFn{Want: want}, BatchParts(s, beam.CreateList(s, c.featParts), moments, cutC, opt))
+	_, moments := DenseRowsMoments(s, beam.CreateList(s, c.features))
+	beam.ParDo0(s, &checkDigestFn{Want: want}, BatchParts(s, beam.CreateList(s, c.featParts), moments, beam.Create(s, cut), opt))
 	if err := ptest.Run(p); err != nil {
 		t.Fatal(err)
 	}

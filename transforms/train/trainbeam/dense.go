@@ -11,30 +11,17 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/transforms/global"
-	"github.com/bowline/bowline/transforms/split"
 	"github.com/bowline/bowline/transforms/train"
 )
 
 func init() {
 	for _, t := range []any{
 		(*train.DenseRow)(nil), (*global.Moments)(nil), (*global.Scaler)(nil), (*train.Sample)(nil),
-		(*concatFn)(nil), (*momentsFn)(nil), (*scaleFn)(nil), (*sampleFn)(nil), (*batchFn)(nil),
+		(*concatFn)(nil), (*momentsFn)(nil), (*scaleFn)(nil), (*batchFn)(nil),
 	} {
 		beam.RegisterType(reflect.TypeOf(t).Elem())
 	}
 	beam.RegisterFunction(tensorRowsFn)
-	beam.RegisterFunction(trainingFn)
-}
-
-// DenseRows turns described images (PCollection<formats.Features>) into
-// PCollection<train.DenseRow>. Images without global features (a run without
-// them, or a modality of the wrong length) are dropped and counted. The
-// scaler is computed over every remaining image by a combine of
-// per-dimension moments, O(d) per worker, and reaches the scaling ParDo as
-// a side input.
-func DenseRows(s beam.Scope, features beam.PCollection) beam.PCollection {
-	rows, _ := DenseRowsMoments(s, features)
-	return rows
 }
 
 type concatFn struct{ missing beam.Counter }
@@ -88,40 +75,6 @@ func (f *scaleFn) ProcessElement(r train.DenseRow, moments func(*global.Moments)
 	r.X = f.scaler.Apply(nil, r.X)
 	emit(r)
 	return nil
-}
-
-type sampleFn struct {
-	Max  int
-	Seed uint64
-}
-
-func (f *sampleFn) CreateAccumulator() train.Sample { return train.Sample{} }
-
-func (f *sampleFn) AddInput(a train.Sample, r train.DenseRow) train.Sample {
-	return a.Add(r, f.Max, f.Seed)
-}
-
-func (f *sampleFn) MergeAccumulators(a, b train.Sample) train.Sample { return a.Merge(b, f.Max) }
-
-func (f *sampleFn) ExtractOutput(a train.Sample) train.Sample { return a.Trim(f.Max) }
-
-// Batch trains a batch learner of dense features on a bounded sample of
-// rows (PCollection<train.DenseRow>), the images held out by the split
-// (single-element PCollection<split.Cut>) left out, and returns a
-// single-element PCollection<learners.Model>. The text view Y of an image
-// is its tags, or its label as its one tag when it has none, one-hot over
-// the tags of the sample.
-func Batch(s beam.Scope, rows, cut beam.PCollection, opt train.BatchOptions) beam.PCollection {
-	s = s.Scope("train.Batch." + opt.Learner)
-	training := beam.ParDo(s, trainingFn, rows, beam.SideInput{Input: cut})
-	smp := beam.Combine(s, &sampleFn{Max: opt.MaxImages, Seed: opt.Seed}, training)
-	return beam.ParDo(s, &batchFn{Opt: opt}, smp)
-}
-
-func trainingFn(r train.DenseRow, cut split.Cut, emit func(train.DenseRow)) {
-	if !cut.IsQuery(r.ImageID, r.Label) {
-		emit(r)
-	}
 }
 
 type batchFn struct{ Opt train.BatchOptions }

@@ -21,12 +21,15 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*mergeMomentsFn)(nil)).Elem())
 }
 
-// DenseRowsMoments is DenseRows that also returns the moments its scaler
-// is made from: rows is what DenseRows(s, features) returns, and moments
+// DenseRowsMoments turns described images (PCollection<formats.Features>)
+// into rows, PCollection<train.DenseRow>, and returns them with moments,
 // the single-element PCollection<global.Moments> combined over every image
-// with global features, which ShardedDenseGroups scales with. The images
-// are concatenated once for both, so the image counter of DenseRows counts
-// each image once.
+// with global features, which the rows and ShardedDenseGroups are scaled
+// by. Images without global features (a run without them, or a modality
+// of the wrong length) are dropped and counted in
+// train/images_without_global_features. The moments are a combine of
+// per-dimension moments, O(d) per worker, and reach the scaling ParDo as a
+// side input.
 func DenseRowsMoments(s beam.Scope, features beam.PCollection) (rows, moments beam.PCollection) {
 	s = s.Scope("train.DenseRows")
 	raw := beam.ParDo(s, &concatFn{}, features)
@@ -36,8 +39,8 @@ func DenseRowsMoments(s beam.Scope, features beam.PCollection) (rows, moments be
 }
 
 // ShardedDenseGroups trains an online learner of dense global features
-// (opt.Dims = global.Dims) group by group, as ShardedGroups trains a
-// learner of bags of words: the training groups are the triplets parts
+// (opt.Dims = global.Dims) group by group, as TrainGroupsFrom trains the
+// learners of bags of words: the training groups are the triplets parts
 // (tripParts, PCollection<formats.Part> of the triplets-g-of-G files
 // WriteTriplets writes), and group g is the shard g of every round. In
 // round r the DoFn of group g reads its triplets of round r (RoundOf(Seq,
@@ -45,34 +48,26 @@ func DenseRowsMoments(s beam.Scope, features beam.PCollection) (rows, moments be
 // PCollection<formats.Part> of the features-p-of-P files) that hold their
 // images (formats.ShardOf(id, P)) and no other, keeps the global features
 // of those images, concatenated and scaled by the scaler of moments (the
-// single-element PCollection<global.Moments> of DenseRowsMoments, as
-// DenseRows scales), and learns from the triplets in Seq order, starting
-// from the averaged state of round r−1 (train.TrainShard); the groups'
-// states are then averaged in group order (train.Average). A worker holds
-// one group's triplets of one round and the dense rows of the images they
-// name, never the corpus's. It returns a single-element
+// single-element PCollection<global.Moments> of DenseMoments or
+// DenseRowsMoments, ReadDense), and learns from the triplets in Seq order,
+// starting from the averaged state of round r−1 (train.TrainShard); the
+// groups' states are then averaged in group order (train.Average). A
+// worker holds one group's triplets of one round and the dense rows of
+// the images they name, never the corpus's. It returns a single-element
 // PCollection<learners.Model>.
 //
 // A triplet naming an image without global features (no row in the
 // features parts, or a modality of the wrong length) is dropped and
-// counted in train/triplets_without_bow, as DenseFeatures' join drops and
-// counts it; a group with no triplet left in a round hands back no state,
-// as an empty shard of Sharded (ShardedGroups instead averages in such a
-// group's unchanged state). An image found twice in the features parts
-// fails the group, as a bag of words twice in a group does.
+// counted in train/triplets_without_bow; a group with no triplet left in
+// a round hands back no state and is left out of that round's average
+// (TrainGroupsFrom instead averages in such a group's unchanged state).
+// An image found twice in the features parts fails the group, as a bag of
+// words twice in a group does.
 //
-// So the model is, bit for bit (but for Seconds), that of
-//
-//	Sharded(s, DenseFeatures(s, triplets, rows), opt)
-//
-// with triplets and features the rows of tripParts and featParts and
-// rows, moments = DenseRowsMoments(s, features), except that a
-// triplet's shard is its group rather than train.ShardOf(Seq, opt.Shards):
-// it equals that model outright when every triplet of group g has
-// train.ShardOf(Seq, G) = g and opt.Shards = G. opt.Shards splits nothing
-// here; it is only recorded in the model's parameters, as in
-// ShardedGroups. With one group it is the sequential learner over the
-// triplets that have features, in Seq order, for any number of rounds.
+// opt.Shards splits nothing here; it is only recorded in the model's
+// parameters, as in TrainGroupsFrom. With one group it is the sequential
+// learner over the triplets that have features, in Seq order, for any
+// number of rounds.
 func ShardedDenseGroups(s beam.Scope, tripParts, featParts, moments beam.PCollection, opt train.ShardOptions) beam.PCollection {
 	s = s.Scope("train.Sharded." + opt.Learner)
 	state := beam.ParDo(s, &initFn{Opt: opt}, beam.Impulse(s))
@@ -123,7 +118,7 @@ func (f *denseGroupShardFn) ProcessElement(ctx context.Context, g formats.Part, 
 		}
 	}
 	if len(feats) == 0 {
-		return nil // as an empty shard of Sharded: no state to average in
+		return nil // an empty shard: no state to average in
 	}
 	var st train.RoundState
 	if !state(&st) {

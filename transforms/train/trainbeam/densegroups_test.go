@@ -111,8 +111,7 @@ type corpusOptions struct {
 // newDenseCorpus writes, under a fresh directory, o.Parts features parts
 // and one triplets part per group. The images of group g are labelled in
 // two classes by their first modality; the triplets of group g name only
-// images of group g and have train.ShardOf(Seq, groups) = g, so that
-// Sharded over the join with groups shards splits them as the groups do.
+// images of group g and have train.ShardOf(Seq, groups) = g.
 func newDenseCorpus(t *testing.T, o corpusOptions) *denseCorpus {
 	t.Helper()
 	groups, images, tripsPerGroup, parts, drops, corrupt := o.Groups, o.Images, o.Trips, o.Parts, o.Drops, o.Corrupt
@@ -329,7 +328,7 @@ func tripletsDropped(pr beam.PipelineResult) int64 {
 
 // TestShardedDenseGroupsOneGroupIsSequential: with one group the model is
 // the sequential learner's over the same triplets, bit for bit, for any
-// number of rounds; and it is Sharded's over the join with one shard.
+// number of rounds.
 func TestShardedDenseGroupsOneGroupIsSequential(t *testing.T) {
 	c := newDenseCorpus(t, corpusOptions{Groups: 1, Images: 16, Trips: 120, Parts: 3})
 	feats := c.feats()[0]
@@ -375,13 +374,11 @@ func TestShardedDenseGroupsOneGroupIsSequential(t *testing.T) {
 			}
 			want := digestOf(m)
 			p, s := beam.NewPipelineWithRoot()
-			rows, moments := DenseRowsMoments(s, beam.CreateList(s, c.features))
+			_, moments := DenseRowsMoments(s, beam.CreateList(s, c.features))
 			got := ShardedDenseGroups(s, beam.CreateList(s, c.tripParts), beam.CreateList(s, c.featParts), moments, opt)
-			joined := Sharded(s, DenseFeatures(s, beam.CreateList(s, c.triplets()), rows), opt)
 			// Over several rounds the loss is summed round by round, so
 			// only the state and the counts are the sequential pass's.
 			beam.ParDo0(s, &checkDigestFn{Want: want, StateOnly: rounds > 1}, got)
-			beam.ParDo0(s, &checkDigestFn{Want: want, StateOnly: rounds > 1}, joined)
 			if err := ptest.Run(p); err != nil {
 				t.Fatalf("%s, %d rounds: %v", name, rounds, err)
 			}
@@ -391,9 +388,7 @@ func TestShardedDenseGroupsOneGroupIsSequential(t *testing.T) {
 
 // TestShardedDenseGroups: with several groups and rounds the model is the
 // groups' states averaged round by round, bit for bit (a group without
-// triplets in a round left out of its average), and Sharded's over the
-// join with a shard per group when the triplets of group g are those of
-// shard g; the triplets naming an image without global features are
+// triplets in a round left out of its average); the triplets naming an image without global features are
 // dropped and counted; the features part no triplet needs, which is not
 // even a Parquet file, is never read.
 func TestShardedDenseGroups(t *testing.T) {
@@ -424,14 +419,6 @@ func TestShardedDenseGroups(t *testing.T) {
 		t.Errorf("counter train/triplets_without_bow = %d, want %d", n, c.dropped)
 	}
 
-	// The join, given the same rows, trains the same model.
-	p, s = beam.NewPipelineWithRoot()
-	rows, _ := DenseRowsMoments(s, beam.CreateList(s, c.features))
-	joined := Sharded(s, DenseFeatures(s, beam.CreateList(s, c.triplets()), rows), opt)
-	beam.ParDo0(s, &checkDigestFn{Want: digestOf(want)}, joined)
-	if err := ptest.Run(p); err != nil {
-		t.Fatalf("Sharded over the join: %v", err)
-	}
 }
 
 // TestShardedDenseGroupsReadsOnlyNeededParts: the corrupt features part

@@ -25,9 +25,9 @@ type globalColumns struct {
 
 // ReadDense calls fn with the dense row of every image of the features
 // part at path that has global features — its modalities concatenated
-// (global.Concat) and scaled by sc, the row DenseRows makes — and returns
-// the number of images without them (no global features, or a modality of
-// the wrong length), which DenseRows drops. With sc nil the row is
+// (global.Concat) and scaled by sc, the row DenseRowsMoments makes — and
+// returns the number of images without them (no global features, or a
+// modality of the wrong length), which DenseRowsMoments drops. With sc nil the row is
 // unscaled and its X is reused by the next call: fn must copy it to keep
 // it.
 func ReadDense(ctx context.Context, path string, sc *global.Scaler, fn func(r train.DenseRow) error) (missing int, err error) {
@@ -48,7 +48,7 @@ func ReadDense(ctx context.Context, path string, sc *global.Scaler, fn func(r tr
 }
 
 // ScalerOf returns the scaler of the moments side input (the single
-// element of DenseMoments or DenseRowsMoments), as DenseRows scales.
+// element of DenseMoments or DenseRowsMoments), as DenseRowsMoments scales.
 func ScalerOf(moments func(*global.Moments) bool) (*global.Scaler, error) {
 	var m global.Moments
 	if !moments(&m) {

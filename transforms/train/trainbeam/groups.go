@@ -18,7 +18,7 @@ import (
 )
 
 func init() {
-	for _, t := range []any{(*Group)(nil), (*groupsFn)(nil), (*groupShardFn)(nil), (*writeTripletsFn)(nil), (*formats.Part)(nil), (*split.Cut)(nil)} {
+	for _, t := range []any{(*Group)(nil), (*groupsFn)(nil), (*writeTripletsFn)(nil), (*formats.Part)(nil), (*split.Cut)(nil)} {
 		beam.RegisterType(reflect.TypeOf(t).Elem())
 	}
 }
@@ -147,41 +147,4 @@ func (f *writeTripletsFn) ProcessElement(ctx context.Context, g Group) (formats.
 		return formats.Part{}, err
 	}
 	return writeGroupTriplets(ctx, f.Dir, g, tg, f.sampled, start)
-}
-
-// ShardedGroups trains an online learner of bags of words as Sharded does,
-// with the training groups (PCollection<Group>) as its shards: in round r
-// every group's DoFn reads its bags, draws its triplets and learns from
-// those of round r from the averaged state of round r−1, making each
-// triplet's feature as it steps on it. It returns a single-element
-// PCollection<learners.Model>. With one group and one round it is the
-// sequential learner.
-func ShardedGroups(s beam.Scope, groups beam.PCollection, opt train.ShardOptions, trip triplets.Options) beam.PCollection {
-	s = s.Scope("train.Sharded." + opt.Learner)
-	state := beam.ParDo(s, &initFn{Opt: opt}, beam.Impulse(s))
-	for r := 0; r < opt.Rounds; r++ {
-		rs := s.Scope(fmt.Sprintf("round%d", r))
-		shards := beam.ParDo(rs, &groupShardFn{Opt: opt, Trip: trip, Round: r}, beam.Reshuffle(rs, groups), beam.SideInput{Input: state})
-		state = beam.ParDo(rs, &averageFn{}, beam.Impulse(rs), beam.SideInput{Input: state}, beam.SideInput{Input: shards})
-	}
-	return beam.ParDo(s, &modelFn{Opt: opt}, beam.Impulse(s), beam.SideInput{Input: state})
-}
-
-type groupShardFn struct {
-	Opt   train.ShardOptions
-	Trip  triplets.Options
-	Round int
-}
-
-func (f *groupShardFn) ProcessElement(ctx context.Context, g Group, state func(*train.RoundState) bool) (train.ShardState, error) {
-	var st train.RoundState
-	if !state(&st) {
-		return train.ShardState{}, fmt.Errorf("train: group %d: no state", g.Index)
-	}
-	tg, release, err := g.load(ctx, f.Trip)
-	defer release()
-	if err != nil {
-		return train.ShardState{}, err
-	}
-	return tg.TrainShard(f.Opt, g.Index, st, f.Round, f.Opt.Rounds)
 }

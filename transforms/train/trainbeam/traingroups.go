@@ -22,56 +22,48 @@ func init() {
 	}
 }
 
-// TrainGroups trains several online learners of bags of words over the
-// training groups (PCollection<Group>, from Groups) and writes the
+// TrainGroupsFrom trains several online learners of bags of words over
+// the training groups (PCollection<Group>, from Groups) and writes the
 // groups' triplets, loading each group once per round for all of them.
 //
 // Loading a group (reading its bags of words and drawing its triplets) is
-// what costs memory: with WriteTriplets and one ShardedGroups per learner,
-// every group is loaded once to write its triplets and once more per
-// learner per round, and on a runner that runs those stages side by side
-// as many loads can be alive at once. Here, in round r, one DoFn per group
-// loads it once and trains from it a shard of every learner, from that
-// learner's averaged state of round r−1; in round 0 the same DoFn writes
-// the group's triplets. A worker holds one group and the learners' states.
+// what costs memory, and on a runner that runs stages side by side as
+// many loads can be alive at once as there are stages that load. Here, in
+// round r, one DoFn per group loads it once and trains from it a shard of
+// every learner, from that learner's averaged state of round r−1
+// (train.Group.TrainShard); the shards' states are averaged in group
+// order (train.Average). In round 0 the same DoFn writes the group's
+// triplets, as WriteTriplets writes them. A worker holds one group and
+// the learners' states. With one group and one round a learner is the
+// sequential learner.
 //
 // It returns, for each opts[i], a single-element PCollection<learners.Model>
-// models[i] that equals, bit for bit but for Seconds (times differ),
-//
-//	ShardedGroups(s, groups, opts[i], trip)
-//
-// (the same shards, TrainShard on the same triplets from the same state,
-// averaged in group order by the same code), and tripParts, the parts
-// written (PCollection<formats.Part>), which equals
+// models[i]; each learner's final state (PCollection<train.RoundState>),
+// for StateRows; and tripParts, the parts written
+// (PCollection<formats.Part>), the same files dir/triplets-g-of-G.parquet,
+// byte for byte, the same records and the same triplets/sampled counter as
 //
 //	WriteTriplets(s, groups, trip, dir)
 //
-// but for its timings: the same files dir/triplets-g-of-G.parquet, byte
-// for byte, the same records and the same triplets/sampled counter. Each
-// load counts one in train/group_loads: groups × rounds in all.
+// but for its timings. Each load counts one in train/group_loads: groups ×
+// rounds in all.
 //
 // The learners share the rounds, so every opts[i].Rounds must be the same
-// and positive (round 0 writes the triplets): TrainGroups panics
+// and positive (round 0 writes the triplets): TrainGroupsFrom panics
 // otherwise, as beam.ParDo panics on a malformed pipeline, since such
 // options are a mistake in the code that builds the job, not in the data.
 // With no opts it is WriteTriplets and trains nothing.
-func TrainGroups(s beam.Scope, groups beam.PCollection, opts []train.ShardOptions, trip triplets.Options, dir string) (models []beam.PCollection, tripParts beam.PCollection) {
-	models, _, tripParts = TrainGroupsFrom(s, groups, opts, trip, dir, beam.PCollection{})
-	return models, tripParts
-}
-
-// TrainGroupsFrom is TrainGroups with warm starts: warm, if valid, is a
-// PCollection<Warm> of at most one state per learner (by its index in
-// opts), read from an earlier run (ReadWarm); a learner with one starts
-// from it and trains on the triplets whose query is not among the group's
-// carried images (Group.Carried: the images new or changed since that
-// run) and on WarmReplay times as many of the others' (train.Group.WarmKeep);
-// the others start fresh and train on every triplet. The triplets written
-// are all of them either way. It also returns each
-// learner's final state (PCollection<train.RoundState>), for StateRows.
-// With dir "" it writes no triplets (tripParts is empty): validation
-// tuning trains on groups that leave out its validation images, whose
-// triplets are not the run's.
+//
+// warm, if valid, is a PCollection<Warm> of at most one state per learner
+// (by its index in opts), read from an earlier run (ReadWarm); a learner
+// with one starts from it and trains on the triplets whose query is not
+// among the group's carried images (Group.Carried: the images new or
+// changed since that run) and on WarmReplay times as many of the others'
+// (train.Group.WarmKeep); the others start fresh and train on every
+// triplet. The triplets written are all of them either way. With dir ""
+// it writes no triplets (tripParts is empty): validation tuning trains on
+// groups that leave out its validation images, whose triplets are not the
+// run's.
 func TrainGroupsFrom(s beam.Scope, groups beam.PCollection, opts []train.ShardOptions, trip triplets.Options, dir string, warm beam.PCollection) (models, states []beam.PCollection, tripParts beam.PCollection) {
 	if len(opts) == 0 {
 		return nil, nil, WriteTriplets(s, groups, trip, dir)
@@ -79,11 +71,11 @@ func TrainGroupsFrom(s beam.Scope, groups beam.PCollection, opts []train.ShardOp
 	rounds := opts[0].Rounds
 	for _, o := range opts {
 		if o.Rounds != rounds {
-			panic(fmt.Sprintf("trainbeam: TrainGroups: %s trains %d rounds, %s %d: the learners must share their rounds", opts[0].Learner, rounds, o.Learner, o.Rounds))
+			panic(fmt.Sprintf("trainbeam: TrainGroupsFrom: %s trains %d rounds, %s %d: the learners must share their rounds", opts[0].Learner, rounds, o.Learner, o.Rounds))
 		}
 	}
 	if rounds < 1 {
-		panic(fmt.Sprintf("trainbeam: TrainGroups: %d rounds, want at least 1", rounds))
+		panic(fmt.Sprintf("trainbeam: TrainGroupsFrom: %d rounds, want at least 1", rounds))
 	}
 	s = s.Scope("train.TrainGroups")
 	if !warm.IsValid() {
@@ -96,8 +88,8 @@ func TrainGroupsFrom(s beam.Scope, groups beam.PCollection, opts []train.ShardOp
 		if r == 0 {
 			tripParts = parts
 		}
-		// Driven by Impulse, as in ShardedGroups, so that no groups at all
-		// pass the states on.
+		// Driven by Impulse, not by the shards' output, so that a round
+		// with no groups at all passes the states on.
 		all = beam.ParDo(rs, &averageAllFn{}, beam.Impulse(rs), beam.SideInput{Input: all}, beam.SideInput{Input: shards})
 	}
 	for i, o := range opts {
@@ -130,7 +122,7 @@ func TrainGroupsFrom(s beam.Scope, groups beam.PCollection, opts []train.ShardOp
 // within 0.1 points of the full rebuild.
 const WarmReplay float64 = 1
 
-// learnerStates is the round state of every learner of TrainGroups, in
+// learnerStates is the round state of every learner of TrainGroupsFrom, in
 // the order of its opts: one element, so that a group's DoFn takes one
 // side input whatever the number of learners. Warm[i] reports that
 // learner i started from an earlier run's state.
@@ -146,8 +138,8 @@ type groupShards struct {
 	Shards []train.ShardState
 }
 
-// iter returns a side-input iterator over xs, so that the DoFns of
-// Sharded run on values in hand.
+// iter returns a side-input iterator over xs, so that the round DoFns
+// (averageFn, modelFn) run on values in hand.
 func iter[T any](xs ...T) func(*T) bool {
 	return func(x *T) bool {
 		if len(xs) == 0 {
@@ -262,7 +254,7 @@ type averageAllFn struct{}
 
 // ProcessElement averages learner by learner, re-reading the groups'
 // shards for each, so that it holds one learner's shards at a time, as
-// the averageFn of each ShardedGroups does.
+// averageFn does for its one learner.
 func (averageAllFn) ProcessElement(ctx context.Context, _ []byte, prev func(*learnerStates) bool, shards func() func(*groupShards) bool) (learnerStates, error) {
 	var st learnerStates
 	if !prev(&st) {

@@ -117,8 +117,8 @@ func sameModel(got, want learners.Model) error {
 	return nil
 }
 
-// sameModelFn fails the pipeline unless TrainGroups' model equals
-// ShardedGroups' (sameModel) and has learned something; it counts the
+// sameModelFn fails the pipeline unless TrainGroupsFrom's model equals
+// the one simulated (sameModel) and has learned something; it counts the
 // models compared, so that a comparison that never ran shows.
 type sameModelFn struct{ compared beam.Counter }
 
@@ -139,7 +139,7 @@ func (f *sameModelFn) ProcessElement(ctx context.Context, _ []byte, got, want fu
 	return nil
 }
 
-// samePartsFn fails the pipeline unless TrainGroups' triplets parts are
+// samePartsFn fails the pipeline unless TrainGroupsFrom's triplets parts are
 // WriteTriplets' but for the directory (Got and Want) and the timings.
 type samePartsFn struct {
 	Got, Want string
@@ -206,11 +206,50 @@ func sum(m map[string]int64) int64 {
 	return n
 }
 
-// TestTrainGroupsEqualsShardedGroups: every model of TrainGroups is
-// ShardedGroups' for its learner, bit for bit but for Seconds; its
-// triplets files are WriteTriplets', byte for byte, and so are its parts
-// and its triplets/sampled counter; each group is loaded once a round.
-func TestTrainGroupsEqualsShardedGroups(t *testing.T) {
+// simulateGroups is sharded training over the groups written out as a
+// loop: the groups Groups makes of bowParts, each loaded and trained from
+// the round's state (train.Group.TrainShard), the shards averaged in group
+// order round by round.
+func simulateGroups(t *testing.T, bowParts []formats.Part, cut split.Cut, groupImages int, opt train.ShardOptions, trip triplets.Options) learners.Model {
+	t.Helper()
+	f := &groupsFn{GroupImages: groupImages, Shards: 1, Loads: 1}
+	var groups []Group
+	f.ProcessElement(nil, iter(bowParts...), cut, nil, func(g Group) { groups = append(groups, g) })
+	l, err := train.NewTrainer(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := train.RoundState{State: l.State()}
+	for r := range opt.Rounds {
+		var shards []train.ShardState
+		for _, g := range groups {
+			tg, err := g.read(context.Background(), trip)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sh, err := tg.TrainShard(opt, g.Index, st, r, opt.Rounds)
+			if err != nil {
+				t.Fatal(err)
+			}
+			shards = append(shards, sh)
+		}
+		if st, err = train.Average(st, shards); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := train.Finish(opt, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestTrainGroups: every model of TrainGroupsFrom is the simulated
+// sharded training's for its learner (simulateGroups), bit for bit but
+// for Seconds; its triplets files are WriteTriplets', byte for byte, and
+// so are its parts and its triplets/sampled counter; each group is loaded
+// once a round.
+func TestTrainGroups(t *testing.T) {
 	const images, parts, dim, groupImages = 160, 6, 24, 50
 	bowParts, cut := bowCorpus(t, images, parts, dim)
 	if cut.Queries == 0 {
@@ -241,13 +280,13 @@ func TestTrainGroupsEqualsShardedGroups(t *testing.T) {
 
 			p, s := beam.NewPipelineWithRoot()
 			gs := Groups(s, beam.CreateList(s, bowParts), beam.Create(s, cut), beam.PCollection{}, groupImages, 0, 1, 1)
-			models, tripParts := TrainGroups(s, gs, opts, trip, gotDir)
+			models, _, tripParts := TrainGroupsFrom(s, gs, opts, trip, gotDir, beam.PCollection{})
 			if len(models) != len(opts) {
 				t.Fatalf("%d models for %d learners", len(models), len(opts))
 			}
 			wantParts := WriteTriplets(s, gs, trip, wantDir)
 			for i, o := range opts {
-				want := ShardedGroups(s, gs, o, trip)
+				want := beam.Create(s, simulateGroups(t, bowParts, cut, groupImages, o, trip))
 				beam.ParDo0(s, &sameModelFn{}, beam.Impulse(s), beam.SideInput{Input: models[i]}, beam.SideInput{Input: want})
 			}
 			beam.ParDo0(s, &samePartsFn{Got: gotDir, Want: wantDir, Groups: groups}, beam.Impulse(s),
@@ -286,7 +325,7 @@ func TestTrainGroupsEqualsShardedGroups(t *testing.T) {
 				rows += int64(len(trips))
 			}
 			// Prism names steps by transform id: one is WriteTriplets', the
-			// other TrainGroups' round 0.
+			// other TrainGroupsFrom's round 0.
 			sampled := counters(pr, "triplets", "sampled")
 			if len(sampled) != 2 {
 				t.Errorf("triplets/sampled counted by %d steps, want 2: %v", len(sampled), sampled)
@@ -305,14 +344,14 @@ func TestTrainGroupsEqualsShardedGroups(t *testing.T) {
 	}
 }
 
-// TestTrainGroupsNoLearners: without learners TrainGroups only writes the
-// triplets.
+// TestTrainGroupsNoLearners: without learners TrainGroupsFrom only writes
+// the triplets.
 func TestTrainGroupsNoLearners(t *testing.T) {
 	bowParts, cut := bowCorpus(t, 60, 3, 12)
 	dir := t.TempDir()
 	p, s := beam.NewPipelineWithRoot()
 	gs := Groups(s, beam.CreateList(s, bowParts), beam.Create(s, cut), beam.PCollection{}, 20, 0, 1, 0)
-	models, tripParts := TrainGroups(s, gs, nil, triplets.Options{PerQuery: 2, Seed: 1}, dir)
+	models, _, tripParts := TrainGroupsFrom(s, gs, nil, triplets.Options{PerQuery: 2, Seed: 1}, dir, beam.PCollection{})
 	if models != nil || !tripParts.IsValid() {
 		t.Fatalf("%d models, triplets parts valid: %v", len(models), tripParts.IsValid())
 	}
@@ -338,7 +377,7 @@ func TestTrainGroupsRoundsMustAgree(t *testing.T) {
 				}
 			}()
 			_, s := beam.NewPipelineWithRoot()
-			TrainGroups(s, beam.Impulse(s), opts, triplets.Options{PerQuery: 1}, t.TempDir())
+			TrainGroupsFrom(s, beam.Impulse(s), opts, triplets.Options{PerQuery: 1}, t.TempDir(), beam.PCollection{})
 		}()
 	}
 }

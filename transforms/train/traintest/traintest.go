@@ -50,7 +50,8 @@ func DenseTriplets(rows []train.DenseRow, n int) []formats.Triplet {
 	return out
 }
 
-// DenseFeatures is what the join makes of trips over rows, in Seq order.
+// DenseFeatures is each triplet of trips with its three images' rows, in
+// Seq order.
 func DenseFeatures(rows []train.DenseRow, trips []formats.Triplet) []train.Feature {
 	byID := map[string]train.DenseRow{}
 	for _, r := range rows {

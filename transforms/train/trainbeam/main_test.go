@@ -1,0 +1,11 @@
+package trainbeam
+
+import (
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+
+	"github.com/bowline/bowline/pipelines/prismretry"
+)
+
+func TestMain(m *testing.M) { ptest.MainWithDefault(m, prismretry.Runner) }
