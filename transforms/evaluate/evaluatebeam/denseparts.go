@@ -47,14 +47,10 @@ func init() {
 // dense rows opt.ChunkImages at a time and ranks each chunk for its
 // queries (evaluate.DenseRanking), so a worker holds one chunk, its
 // queries and their best results, never the collection.
-// The rows and scores equal those of
-//
-//	EvaluateDense(s, rows, model, cut, opt)
-//
-// with rows, moments = trainbeam.DenseRowsMoments(s, features) and
-// features the rows of featParts, up to their times and the rank depth
-// (opt.DepthFor the number of images with global features; EvaluateDense
-// always ranks the whole collection). Each call selects its queries anew,
+// The rows and scores equal those of evaluate.Dense over every scaled
+// dense row at once, up to their times and the rank depth (opt.DepthFor
+// the number of images with global features; evaluate.Dense always ranks
+// the whole collection). Each call selects its queries anew,
 // two passes over the features parts before the shards' passes. A worker
 // process evaluates at most loads shards at once (0: no limit), as in
 // EvaluateParts.

@@ -21,7 +21,6 @@ import (
 	"github.com/bowline/bowline/transforms/global"
 	"github.com/bowline/bowline/transforms/split"
 	"github.com/bowline/bowline/transforms/train"
-	"github.com/bowline/bowline/transforms/train/trainbeam"
 )
 
 func TestMain(m *testing.M) { ptest.MainWithDefault(m, prismretry.Runner) }
@@ -87,9 +86,9 @@ func newDenseSet(t *testing.T, n, parts int) denseSet {
 	return set
 }
 
-// rows returns the set's dense rows as trainbeam.DenseRowsMoments makes them, scaled by
-// moments computed here.
-func (d denseSet) rows(t *testing.T) []train.DenseRow {
+// rows returns the set's dense rows as trainbeam.DenseRowsMoments makes
+// them, scaled by the moments computed here, and those moments.
+func (d denseSet) rows(t *testing.T) ([]train.DenseRow, global.Moments) {
 	t.Helper()
 	var raw []train.DenseRow
 	var m global.Moments
@@ -106,7 +105,7 @@ func (d denseSet) rows(t *testing.T) []train.DenseRow {
 	for i := range raw {
 		raw[i].X = sc.Apply(nil, raw[i].X)
 	}
-	return raw
+	return raw, m
 }
 
 // cut holds out fraction of the labelled images of the set, those without
@@ -160,34 +159,34 @@ func (f *sameEvaluationFn) ProcessElement(_ []byte, wantRows, gotRows func(*form
 	}
 	want, got := rowsOf(wantRows), rowsOf(gotRows)
 	if len(want) != f.Sets {
-		return fmt.Errorf("EvaluateDense gave %d rows, want %d", len(want), f.Sets)
+		return fmt.Errorf("evaluate.Dense gave %d rows, want %d", len(want), f.Sets)
 	}
 	for _, r := range want {
 		if r.MAP == 0 || r.Queries == 0 {
-			return fmt.Errorf("EvaluateDense's %s row has mAP %v over %d queries: the test would prove little", r.Split, r.MAP, r.Queries)
+			return fmt.Errorf("evaluate.Dense's %s row has mAP %v over %d queries: the test would prove little", r.Split, r.MAP, r.Queries)
 		}
 	}
 	if !reflect.DeepEqual(got, want) {
-		return fmt.Errorf("EvaluateDenseParts' rows\n%+v\nEvaluateDense's\n%+v", got, want)
+		return fmt.Errorf("EvaluateDenseParts' rows\n%+v\nevaluate.Dense's\n%+v", got, want)
 	}
 	ws, gs := scoresOf(wantScores), scoresOf(gotScores)
 	if len(ws) != 1 || len(gs) != 1 {
 		return fmt.Errorf("%d and %d scores, want one each", len(gs), len(ws))
 	}
 	if !reflect.DeepEqual(gs[0], ws[0]) {
-		return fmt.Errorf("EvaluateDenseParts' scores\n%+v\nEvaluateDense's\n%+v", gs[0], ws[0])
+		return fmt.Errorf("EvaluateDenseParts' scores\n%+v\nevaluate.Dense's\n%+v", gs[0], ws[0])
 	}
 	return nil
 }
 
 // TestEvaluateDensePartsEqualsDense: over features parts, shard by shard of
 // queries and chunk by chunk of rows, the report rows and scores are
-// EvaluateDense's over the whole PCollection of rows, for the Euclidean
+// evaluate.Dense's over every row at once, for the Euclidean
 // baseline and for ITQ (Hamming distance over a few bits: many ties, tie
 // groups merged across chunks), with and without held-out queries and caps.
 func TestEvaluateDensePartsEqualsDense(t *testing.T) {
 	set := newDenseSet(t, 60, 3)
-	rows := set.rows(t)
+	rows, moments := set.rows(t)
 	itq, err := train.Fit(train.BatchOptions{Learner: "itq", Params: map[string]float64{"bits": 6}, Dims: global.Dims}, rows)
 	if err != nil {
 		t.Fatal(err)
@@ -213,14 +212,20 @@ func TestEvaluateDensePartsEqualsDense(t *testing.T) {
 		}
 
 		p, s := beam.NewPipelineWithRoot()
-		dense, moments := trainbeam.DenseRowsMoments(s, beam.CreateList(s, set.features))
+		// The moments computed here, so that the pipeline scales the rows
+		// bit for bit as rows holds them.
+		momentsC := beam.Create(s, moments)
 		cutC := beam.Create(s, cut)
 		parts := beam.CreateList(s, set.parts)
 		for _, m := range models {
 			s := s.Scope(m.Learner)
 			model := beam.Create(s, m)
-			wantRows, wantScores := EvaluateDense(s, dense, model, cutC, opt)
-			gotRows, gotScores, stages := EvaluateDenseParts(s, parts, moments, cutC, model, opt, 1)
+			want, scores, err := evaluate.Dense(slices.Clone(rows), m, cut, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantRows, wantScores := beam.CreateList(s, want), beam.Create(s, lightScores(m.Learner, "global", scores))
+			gotRows, gotScores, stages := EvaluateDenseParts(s, parts, momentsC, cutC, model, opt, 1)
 			beam.ParDo0(s, &sameEvaluationFn{Sets: sets}, beam.Impulse(s), beam.SideInput{Input: wantRows}, beam.SideInput{Input: gotRows},
 				beam.SideInput{Input: wantScores}, beam.SideInput{Input: gotScores})
 			passert.Count(s, stages, "evaluate stages", shards)

@@ -2,7 +2,8 @@
 // the images into training and held-out ones (Split), selects the queries
 // (QuerySet), evaluates each model of bags of words shard by shard of
 // queries over the bag-of-words files (EvaluateParts) and each model of
-// global features over their rows (EvaluateDense), and compares every
+// global features over the features files (EvaluateDenseParts), and
+// compares every
 // learner with its baseline query by query (Compare).
 package evaluatebeam
 
