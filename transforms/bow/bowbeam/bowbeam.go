@@ -26,10 +26,8 @@ import (
 )
 
 func init() {
-	beam.RegisterType(reflect.TypeOf((*quantizeFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*dfFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*DF)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*weightFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*formats.BoW)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*formats.WordStat)(nil)).Elem())
 	beam.RegisterFunction(statsFn)
@@ -45,7 +43,7 @@ type DF struct {
 	DF []int64
 }
 
-// Options configures BoWWith and BoWOfParts. The zero value is hard
+// Options configures BoWOfParts. The zero value is hard
 // assignment and raw term frequencies.
 type Options struct {
 	// Soft, with Soft.R > 0, assigns each descriptor to its Soft.R nearest
@@ -69,7 +67,7 @@ type Options struct {
 	PartLoads int `json:"-"`
 }
 
-// Validate reports whether o is usable. BoWWith with invalid options fails
+// Validate reports whether o is usable. BoWOfParts with invalid options fails
 // when the pipeline runs; a caller that takes them from flags can call
 // Validate first to fail at once.
 func (o Options) Validate() error {
@@ -82,74 +80,6 @@ func (o Options) Validate() error {
 	if o.PartLoads < 0 {
 		return setting.Errorf("bowbeam", "PartLoads", o.PartLoads, "0 (no limit) or more")
 	}
-	return nil
-}
-
-// BoWWith quantises features against the single-element codebook and
-// returns the TF-IDF weighted bags of words (PCollection<formats.BoW>) and
-// the word statistics they were weighted with (PCollection<formats.WordStat>).
-// Images with no keypoints get an empty bag: they stay in the collection so
-// that every image can be indexed and queried.
-func BoWWith(s beam.Scope, features, codebook beam.PCollection, opt Options) (bows, stats beam.PCollection) {
-	s = s.Scope("bow.BoW")
-	counts := beam.ParDo(s, &quantizeFn{Soft: opt.Soft}, features, beam.SideInput{Input: codebook})
-	df := beam.Combine(s, &dfFn{}, counts)
-	bows = beam.ParDo(s, &weightFn{TF: opt.TF}, counts, beam.SideInput{Input: df})
-	stats = beam.ParDo(s, statsFn, df)
-	return bows, stats
-}
-
-type quantizeFn struct {
-	// Soft is the soft assignment to apply; the zero value is hard.
-	Soft bow.SoftOptions
-
-	q     *bow.Quantizer
-	words beam.Counter
-}
-
-func (f *quantizeFn) ProcessElement(ctx context.Context, feat formats.Features, codebook func(*kmeansbeam.Codebook) bool, emit func(formats.BoW)) error {
-	// The codebook is decoded once per worker, not once per image: at a
-	// million words it is half a gigabyte.
-	if f.q == nil {
-		var cb kmeansbeam.Codebook
-		if !codebook(&cb) {
-			return fmt.Errorf("bow: no codebook")
-		}
-		if cb.Approx {
-			// A vocabulary trained approximately is quantised the same way:
-			// exhaustive search would cost O(k·dim) per descriptor.
-			forest, err := nn.NewForest(cb.Centroids, cb.Dim, cb.Forest)
-			if err != nil {
-				return fmt.Errorf("bow: %w", err)
-			}
-			f.q = bow.NewForestQuantizer(forest)
-			if cb.UseIVF {
-				v, err := kmeans.TrainIVF(cb.Centroids, cb.Dim, cb.IVF)
-				if err != nil {
-					return fmt.Errorf("bow: %w", err)
-				}
-				f.q.SetIVF(v)
-			}
-		} else {
-			q, err := bow.NewQuantizer(cb.Centroids, cb.Dim)
-			if err != nil {
-				return fmt.Errorf("bow: %w", err)
-			}
-			f.q = q
-		}
-		if err := f.q.SetSoft(f.Soft); err != nil {
-			f.q = nil
-			return fmt.Errorf("bowbeam: %w", err)
-		}
-		f.words = beam.NewCounter("bow", "descriptors_quantised")
-	}
-	flat := make([]byte, 0, len(feat.Descriptors)*formats.DescriptorSize)
-	for _, d := range feat.Descriptors {
-		flat = append(flat, d...)
-	}
-	counts := f.q.Quantize(flat)
-	f.words.Inc(ctx, int64(len(feat.Descriptors)))
-	emit(formats.BoW{ImageID: feat.ImageID, Label: feat.Label, WordIDs: counts.Idx, Weights: counts.Val})
 	return nil
 }
 
@@ -184,25 +114,6 @@ func (dfFn) MergeAccumulators(a, b DF) DF {
 
 func (dfFn) ExtractOutput(a DF) DF { return a }
 
-type weightFn struct {
-	TF bow.TF
-
-	idf []float32
-}
-
-func (f *weightFn) ProcessElement(counts formats.BoW, df func(*DF) bool, emit func(formats.BoW)) error {
-	if f.idf == nil {
-		var d DF
-		if !df(&d) {
-			return fmt.Errorf("bow: no document frequencies")
-		}
-		f.idf = bow.IDF(d.DF, d.N)
-	}
-	v := bow.TFIDFWith(sparse.Vector{Idx: counts.WordIDs, Val: counts.Weights}, f.idf, f.TF)
-	emit(formats.BoW{ImageID: counts.ImageID, Label: counts.Label, WordIDs: v.Idx, Weights: v.Val})
-	return nil
-}
-
 func statsFn(d DF, emit func(formats.WordStat)) {
 	idf := bow.IDF(d.DF, d.N)
 	for i, c := range d.DF {
@@ -217,8 +128,11 @@ const (
 	GeometryName = "geometry"
 )
 
-// BoWOfParts is BoWWith over features written part by part
-// (PCollection<formats.Part>, package describebeam). It reads each part's
+// BoWOfParts quantises the images' descriptors against the single-element
+// codebook and weights the bags of words by TF-IDF, over features written
+// part by part (PCollection<formats.Part>, package describebeam). Images
+// with no keypoints get an empty bag: they stay in the collection so that
+// every image can be indexed and queried. It reads each part's
 // features in one DoFn, quantises them on every core and writes the part's
 // raw word counts to dir/counts-p-of-P.parquet and its images' keypoint
 // geometry (formats.Geometry: each keypoint's hard word, position, scale

@@ -1,9 +1,11 @@
 package bowbeam
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/pipelines/prismretry"
 	"github.com/bowline/bowline/transforms/bow"
@@ -55,7 +58,7 @@ func planted(r *rand.Rand) ([]formats.Features, kmeansbeam.Codebook) {
 	return feats, kmeansbeam.Codebook{K: res.K, Dim: res.Dim, Centroids: res.Centroids}
 }
 
-// reference computes what BoWWith must output, without Beam.
+// reference computes what BoWOfParts must output, without Beam.
 func reference(t *testing.T, feats []formats.Features, cb kmeansbeam.Codebook, opt Options) ([]formats.BoW, []formats.WordStat, int) {
 	t.Helper()
 	var q *bow.Quantizer
@@ -104,18 +107,83 @@ func reference(t *testing.T, feats []formats.Features, cb kmeansbeam.Codebook, o
 	return bows, stats, nnz
 }
 
+// featureParts writes feats to parts features parts under a fresh
+// directory, as describebeam does, with a position, scale and angle for
+// every keypoint that has none (BoWOfParts writes the geometry too).
+func featureParts(t *testing.T, feats []formats.Features, parts int) []formats.Part {
+	t.Helper()
+	dir := t.TempDir()
+	byPart := make([][]formats.Features, parts)
+	for _, f := range feats {
+		if len(f.X) == 0 {
+			for i := range f.Descriptors {
+				f.X = append(f.X, float32(i%32))
+				f.Y = append(f.Y, float32(i/32))
+				f.Scale = append(f.Scale, 2)
+				f.Angle = append(f.Angle, 0)
+			}
+		}
+		p := formats.ShardOf(f.ImageID, parts)
+		byPart[p] = append(byPart[p], f)
+	}
+	var out []formats.Part
+	for p, rows := range byPart {
+		path := fileio.Join(dir, formats.ShardName("features", p, parts))
+		if err := fileio.WriteFile(context.Background(), path, rows); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, formats.Part{Name: "features", Part: p, Parts: parts, Path: path, Rows: int64(len(rows))})
+	}
+	return out
+}
+
+// checkBoWs fails the test unless the bag-of-words parts under dir hold
+// want, bit for bit, each image once.
+func checkBoWs(t *testing.T, dir string, parts int, want []formats.BoW) {
+	t.Helper()
+	got := map[string]formats.BoW{}
+	for p := range parts {
+		rows, err := fileio.ReadFile[formats.BoW](context.Background(), fileio.Join(dir, formats.ShardName(BoWName, p, parts)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range rows {
+			if _, dup := got[b.ImageID]; dup {
+				t.Fatalf("%s: image %s twice", dir, b.ImageID)
+			}
+			got[b.ImageID] = b
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d bags, want %d", dir, len(got), len(want))
+	}
+	for _, w := range want {
+		g := got[w.ImageID]
+		if g.Label != w.Label || !slices.Equal(g.WordIDs, w.WordIDs) || !slices.Equal(g.Weights, w.Weights) {
+			t.Errorf("%s: image %s: bag\n got %+v\nwant %+v", dir, w.ImageID, g, w)
+		}
+	}
+}
+
 // Soft assignment on Prism must give exactly the local computation — the
-// same bags and word statistics, bit for bit, from two independent
-// branches of the pipeline and with exact and forest codebooks — and more
-// non-zero words than hard assignment; the zero Options must still be hard assignment.
-func TestBoWWithSoft(t *testing.T) {
+// same bags and word statistics, bit for bit, from independent branches
+// of the pipeline and with exact and forest codebooks — and more non-zero
+// words than hard assignment; the zero Options must still be hard
+// assignment.
+func TestBoWOfPartsSoft(t *testing.T) {
+	const parts = 3
 	feats, exact := planted(rand.New(rand.NewPCG(1, 2)))
 	approx := exact
 	approx.Approx, approx.Forest = true, nn.ForestOptions{Trees: 4, LeafSize: 4, Checks: 8, Seed: 3}
 	soft := Options{Soft: bow.SoftOptions{R: 3}}
+	type branch struct {
+		dir  string
+		want []formats.BoW
+	}
+	var branches []branch
 
 	p, s := beam.NewPipelineWithRoot()
-	col := beam.CreateList(s, feats)
+	col := beam.CreateList(s, featureParts(t, feats, parts))
 	for _, cb := range []kmeansbeam.Codebook{exact, approx} {
 		codebook := beam.Create(s, cb)
 		hardBoWs, hardStats, hardNNZ := reference(t, feats, cb, Options{})
@@ -135,46 +203,58 @@ func TestBoWWithSoft(t *testing.T) {
 			t.Errorf("approx %v: document frequencies sum to %d hard, %d soft; want each word once per image: %d, %d", cb.Approx, hardDF, softDF, hardNNZ, softNNZ)
 		}
 
-		bows, stats := BoWWith(s, col, codebook, Options{})
-		passert.EqualsList(s, bows, hardBoWs)
+		dir := t.TempDir()
+		_, _, _, stats := BoWOfParts(s, col, codebook, Options{}, dir)
 		passert.EqualsList(s, stats, hardStats)
+		branches = append(branches, branch{dir, hardBoWs})
 		for range 2 {
-			bows, stats := BoWWith(s, col, codebook, soft)
-			passert.EqualsList(s, bows, softBoWs)
+			dir := t.TempDir()
+			_, _, _, stats := BoWOfParts(s, col, codebook, soft, dir)
 			passert.EqualsList(s, stats, softStats)
+			branches = append(branches, branch{dir, softBoWs})
 		}
 		// R = 1 is hard assignment through the soft path.
-		bows, _ = BoWWith(s, col, codebook, Options{Soft: bow.SoftOptions{R: 1}})
-		passert.EqualsList(s, bows, hardBoWs)
+		dir = t.TempDir()
+		BoWOfParts(s, col, codebook, Options{Soft: bow.SoftOptions{R: 1}}, dir)
+		branches = append(branches, branch{dir, hardBoWs})
 	}
 	if err := ptest.Run(p); err != nil {
 		t.Fatal(err)
+	}
+	for _, b := range branches {
+		checkBoWs(t, b.dir, parts, b.want)
 	}
 }
 
 // Options.TF weights the bags on Prism as bow.TFIDFWith does locally, bit
 // for bit, and the word statistics stay those of raw counts.
-func TestBoWWithTF(t *testing.T) {
+func TestBoWOfPartsTF(t *testing.T) {
+	const parts = 2
 	feats, cb := planted(rand.New(rand.NewPCG(5, 6)))
 	rawBoWs, rawStats, _ := reference(t, feats, cb, Options{})
 	p, s := beam.NewPipelineWithRoot()
-	col, codebook := beam.CreateList(s, feats), beam.Create(s, cb)
+	col, codebook := beam.CreateList(s, featureParts(t, feats, parts)), beam.Create(s, cb)
+	dirs := map[bow.TF]string{}
+	wants := map[bow.TF][]formats.BoW{}
 	for _, tf := range []bow.TF{bow.TFSqrt, bow.TFLog} {
 		opt := Options{TF: tf}
 		want, _, _ := reference(t, feats, cb, opt)
 		if fmt.Sprint(want) == fmt.Sprint(rawBoWs) {
 			t.Fatalf("%s: the reference bags are the raw ones: the test says nothing", tf)
 		}
-		bows, stats := BoWWith(s, col, codebook, opt)
-		passert.EqualsList(s, bows, want)
+		dirs[tf], wants[tf] = t.TempDir(), want
+		_, _, _, stats := BoWOfParts(s, col, codebook, opt, dirs[tf])
 		passert.EqualsList(s, stats, rawStats)
 	}
 	if err := ptest.Run(p); err != nil {
 		t.Fatal(err)
 	}
+	for tf, dir := range dirs {
+		checkBoWs(t, dir, parts, wants[tf])
+	}
 }
 
-func TestBoWWithInvalidOptionsFail(t *testing.T) {
+func TestBoWOfPartsInvalidOptionsFail(t *testing.T) {
 	opt := Options{Soft: bow.SoftOptions{R: -1}}
 	if err := opt.Validate(); err == nil || !strings.Contains(err.Error(), "R = -1") {
 		t.Fatalf("Validate() = %v, want an error about R", err)
@@ -187,7 +267,7 @@ func TestBoWWithInvalidOptionsFail(t *testing.T) {
 	}
 	feats, cb := planted(rand.New(rand.NewPCG(3, 4)))
 	p, s := beam.NewPipelineWithRoot()
-	BoWWith(s, beam.CreateList(s, feats[:2]), beam.Create(s, cb), opt)
+	BoWOfParts(s, beam.CreateList(s, featureParts(t, feats[:2], 1)), beam.Create(s, cb), opt, t.TempDir())
 	if err := ptest.Run(p); err == nil || !strings.Contains(err.Error(), "R = -1") {
 		t.Fatalf("pipeline error %v, want one about R", err)
 	}
