@@ -31,7 +31,7 @@ func init() {
 // features parts (featParts, PCollection<formats.Part> of the
 // features-p-of-P files), scaled by the scaler of moments (the
 // single-element PCollection<global.Moments> of
-// trainbeam.DenseRowsMoments), with the held-out queries of cut (the
+// trainbeam.DenseMoments), with the held-out queries of cut (the
 // single-element PCollection<split.Cut>). It returns the model's report
 // rows (PCollection<formats.ReportRow>, evaluate.Rows), its per-query
 // scores (single-element PCollection<evaluate.Scores>, for Compare) and

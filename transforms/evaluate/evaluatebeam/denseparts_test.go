@@ -86,8 +86,8 @@ func newDenseSet(t *testing.T, n, parts int) denseSet {
 	return set
 }
 
-// rows returns the set's dense rows as trainbeam.DenseRowsMoments makes
-// them, scaled by the moments computed here, and those moments.
+// rows returns the set's dense rows as trainbeam.ReadDense makes them,
+// scaled by the moments computed here, and those moments.
 func (d denseSet) rows(t *testing.T) ([]train.DenseRow, global.Moments) {
 	t.Helper()
 	var raw []train.DenseRow

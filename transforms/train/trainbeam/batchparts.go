@@ -29,8 +29,8 @@ func init() {
 // PCollection<formats.Part> of the features-p-of-P files) rather than from
 // a corpus-sized PCollection<train.DenseRow>: each part's DoFn makes its
 // images' dense rows (concatenated and scaled by the scaler of moments,
-// the single-element PCollection<global.Moments> of DenseMoments or
-// DenseRowsMoments, ReadDense), leaves out those held out by cut (single-element
+// the single-element PCollection<global.Moments> of DenseMoments,
+// ReadDense), leaves out those held out by cut (single-element
 // PCollection<split.Cut>) and keeps its own bounded sample (train.Sample,
 // at most 2·opt.MaxImages rows at a time); only these samples travel, and
 // they are merged into one of opt.MaxImages rows before the fit. A worker

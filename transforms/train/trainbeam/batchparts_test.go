@@ -63,8 +63,8 @@ func TestBatchParts(t *testing.T) {
 	want := digestOf(m)
 
 	p, s := beam.NewPipelineWithRoot()
-	_, moments := DenseRowsMoments(s, beam.CreateList(s, c.features))
-	beam.ParDo0(s, &checkDigestFn{Want: want}, BatchParts(s, beam.CreateList(s, c.featParts), moments, beam.Create(s, cut), opt))
+	featParts := beam.CreateList(s, c.featParts)
+	beam.ParDo0(s, &checkDigestFn{Want: want}, BatchParts(s, featParts, DenseMoments(s, featParts), beam.Create(s, cut), opt))
 	if err := ptest.Run(p); err != nil {
 		t.Fatal(err)
 	}

@@ -21,23 +21,6 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*mergeMomentsFn)(nil)).Elem())
 }
 
-// DenseRowsMoments turns described images (PCollection<formats.Features>)
-// into rows, PCollection<train.DenseRow>, and returns them with moments,
-// the single-element PCollection<global.Moments> combined over every image
-// with global features, which the rows and ShardedDenseGroups are scaled
-// by. Images without global features (a run without them, or a modality
-// of the wrong length) are dropped and counted in
-// train/images_without_global_features. The moments are a combine of
-// per-dimension moments, O(d) per worker, and reach the scaling ParDo as a
-// side input.
-func DenseRowsMoments(s beam.Scope, features beam.PCollection) (rows, moments beam.PCollection) {
-	s = s.Scope("train.DenseRows")
-	raw := beam.ParDo(s, &concatFn{}, features)
-	moments = beam.Combine(s, &momentsFn{}, raw)
-	rows = beam.ParDo(s, &scaleFn{Dims: global.Dims}, raw, beam.SideInput{Input: moments})
-	return rows, moments
-}
-
 // ShardedDenseGroups trains an online learner of dense global features
 // (opt.Dims = global.Dims) group by group, as TrainGroupsFrom trains the
 // learners of bags of words: the training groups are the triplets parts
@@ -48,8 +31,7 @@ func DenseRowsMoments(s beam.Scope, features beam.PCollection) (rows, moments be
 // PCollection<formats.Part> of the features-p-of-P files) that hold their
 // images (formats.ShardOf(id, P)) and no other, keeps the global features
 // of those images, concatenated and scaled by the scaler of moments (the
-// single-element PCollection<global.Moments> of DenseMoments or
-// DenseRowsMoments, ReadDense), and learns from the triplets in Seq order,
+// single-element PCollection<global.Moments> of DenseMoments, ReadDense), and learns from the triplets in Seq order,
 // starting from the averaged state of round r−1 (train.TrainShard); the
 // groups' states are then averaged in group order (train.Average). A
 // worker holds one group's triplets of one round and the dense rows of
@@ -233,8 +215,7 @@ func (f *denseGroupShardFn) feature(ctx context.Context, rows map[string][]float
 // of every image of the features parts (PCollection<formats.Part>) into
 // the single-element PCollection<global.Moments> the dense learners and
 // their evaluation scale by. Each part's DoFn reads only the global
-// columns of its file, so no image's features travel: DenseRowsMoments'
-// moments without its corpus-sized collection of rows.
+// columns of its file, so no image's features travel.
 func DenseMoments(s beam.Scope, featParts beam.PCollection) beam.PCollection {
 	s = s.Scope("train.DenseMoments")
 	return beam.Combine(s, &mergeMomentsFn{}, beam.ParDo(s, &partMomentsFn{}, featParts))

@@ -374,8 +374,8 @@ func TestShardedDenseGroupsOneGroupIsSequential(t *testing.T) {
 			}
 			want := digestOf(m)
 			p, s := beam.NewPipelineWithRoot()
-			_, moments := DenseRowsMoments(s, beam.CreateList(s, c.features))
-			got := ShardedDenseGroups(s, beam.CreateList(s, c.tripParts), beam.CreateList(s, c.featParts), moments, opt)
+			featParts := beam.CreateList(s, c.featParts)
+			got := ShardedDenseGroups(s, beam.CreateList(s, c.tripParts), featParts, DenseMoments(s, featParts), opt)
 			// Over several rounds the loss is summed round by round, so
 			// only the state and the counts are the sequential pass's.
 			beam.ParDo0(s, &checkDigestFn{Want: want, StateOnly: rounds > 1}, got)

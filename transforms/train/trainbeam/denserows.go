@@ -25,11 +25,11 @@ type globalColumns struct {
 
 // ReadDense calls fn with the dense row of every image of the features
 // part at path that has global features — its modalities concatenated
-// (global.Concat) and scaled by sc, the row DenseRowsMoments makes — and
-// returns the number of images without them (no global features, or a
-// modality of the wrong length), which DenseRowsMoments drops. With sc nil the row is
-// unscaled and its X is reused by the next call: fn must copy it to keep
-// it.
+// (global.Concat) and scaled by sc — and returns the number of images
+// without them (no global features, or a modality of the wrong length),
+// which the dense learners and their evaluation leave out. With sc nil
+// the row is unscaled and its X is reused by the next call: fn must copy
+// it to keep it.
 func ReadDense(ctx context.Context, path string, sc *global.Scaler, fn func(r train.DenseRow) error) (missing int, err error) {
 	var x []float32
 	err = fileio.ReadEach(ctx, path, func(c *globalColumns) error {
@@ -48,7 +48,7 @@ func ReadDense(ctx context.Context, path string, sc *global.Scaler, fn func(r tr
 }
 
 // ScalerOf returns the scaler of the moments side input (the single
-// element of DenseMoments or DenseRowsMoments), as DenseRowsMoments scales.
+// element of DenseMoments).
 func ScalerOf(moments func(*global.Moments) bool) (*global.Scaler, error) {
 	var m global.Moments
 	if !moments(&m) {
