@@ -6,15 +6,17 @@ import (
 	"reflect"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/transforms/global"
 	"github.com/bowline/bowline/transforms/split"
 	"github.com/bowline/bowline/transforms/train"
 )
 
 func init() {
-	for _, t := range []any{(*partSampleFn)(nil), (*mergeSamplesFn)(nil)} {
+	for _, t := range []any{(*train.Sample)(nil), (*partSampleFn)(nil), (*mergeSamplesFn)(nil), (*batchFn)(nil)} {
 		beam.RegisterType(reflect.TypeOf(t).Elem())
 	}
 }
@@ -90,3 +92,15 @@ func (f *mergeSamplesFn) AddInput(a, b train.Sample) train.Sample {
 }
 func (f *mergeSamplesFn) MergeAccumulators(a, b train.Sample) train.Sample { return a.Merge(b, f.Max) }
 func (f *mergeSamplesFn) ExtractOutput(a train.Sample) train.Sample        { return a.Trim(f.Max) }
+
+// batchFn fits a batch learner on the merged sample (BatchParts).
+type batchFn struct{ Opt train.BatchOptions }
+
+func (f *batchFn) ProcessElement(ctx context.Context, smp train.Sample) (learners.Model, error) {
+	m, err := train.Fit(f.Opt, smp.Rows)
+	if err != nil {
+		return learners.Model{}, err
+	}
+	log.Infof(ctx, "train: %s on %d images, %.2fs", m.Learner, len(smp.Rows), m.Seconds)
+	return m, nil
+}

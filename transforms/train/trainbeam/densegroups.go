@@ -16,6 +16,7 @@ import (
 )
 
 func init() {
+	beam.RegisterType(reflect.TypeOf((*global.Moments)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*denseGroupShardFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*partMomentsFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*mergeMomentsFn)(nil)).Elem())

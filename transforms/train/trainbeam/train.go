@@ -21,6 +21,7 @@ import (
 func init() {
 	beam.RegisterType(reflect.TypeOf((*renameFn)(nil)).Elem())
 	beam.RegisterFunction(modelRowsFn)
+	beam.RegisterFunction(tensorRowsFn)
 }
 
 func drop(ctx context.Context, c beam.Counter, t formats.Triplet, role, id string) {
@@ -54,4 +55,23 @@ type renameFn struct{ Name string }
 func (f *renameFn) ProcessElement(m learners.Model) learners.Model {
 	m.Learner = f.Name
 	return m
+}
+
+// TensorRows flattens dense models (PCollection<learners.Model> with Dims set) into
+// their Parquet rows, one per state vector; bag-of-words models give none.
+func TensorRows(s beam.Scope, models beam.PCollection) beam.PCollection {
+	return beam.ParDo(s.Scope("train.TensorRows"), tensorRowsFn, models)
+}
+
+func tensorRowsFn(m learners.Model, emit func(formats.ModelTensor)) {
+	if m.Dims == nil {
+		return
+	}
+	dims := make([]int64, len(m.Dims))
+	for i, d := range m.Dims {
+		dims[i] = int64(d)
+	}
+	for i, v := range m.State.Vectors {
+		emit(formats.ModelTensor{Learner: m.Learner, Params: m.Params, Dims: dims, Steps: m.State.Steps, Index: int32(i), Values: v})
+	}
 }
