@@ -1,5 +1,6 @@
-// Package infra holds no Go code but the checks of the launch files beside
-// it: the scripts are shellcheck-clean and strict, the Flex Template's
+// Package infra holds no Go code of its own (the runner the jobs and
+// their tests run on is its subpackage prismretry) but the checks of the
+// launch files beside it: the scripts are shellcheck-clean and strict, the Flex Template's
 // parameters are flags the launched command defines, the schedules call
 // what the template and the job server expect, and every image tag agrees
 // with the Beam and Go versions in go.mod.

@@ -20,26 +20,27 @@ const (
 
 // mayUseBeam reports whether the package at the module-relative path rel
 // may depend on Beam: job graphs, binaries, the Beam wrappers of the stages
-// (named <stage>beam) and the file I/O that goes through Beam's file
-// systems.
+// (named <stage>beam), the file I/O that goes through Beam's file systems
+// and the runner the jobs and the tests run on (infra/prismretry).
 func mayUseBeam(rel string) bool {
 	switch {
 	case strings.HasPrefix(rel, "pipelines/"), strings.HasPrefix(rel, "cmd/"):
 		return true
-	case rel == "formats/fileio", rel == "formats/parquetio":
+	case rel == "formats/fileio", rel == "formats/parquetio", rel == "infra/prismretry":
 		return true
 	}
 	return strings.HasSuffix(path.Base(rel), "beam")
 }
 
 type goPackage struct {
-	ImportPath string
-	Deps       []string
+	ImportPath                string
+	Deps                      []string
+	TestImports, XTestImports []string
 }
 
 func listPackages(t *testing.T) []goPackage {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-deps=false", "-json=ImportPath,Deps", module+"/...")
+	cmd := exec.Command("go", "list", "-deps=false", "-json=ImportPath,Deps,TestImports,XTestImports", module+"/...")
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
@@ -73,6 +74,23 @@ func TestPurePackagesDoNotDependOnBeam(t *testing.T) {
 			if strings.HasPrefix(d, beam) {
 				t.Errorf("%s is a pure package but depends on Beam (%s)", rel, d)
 				break
+			}
+		}
+	}
+}
+
+// TestStageTestsDoNotImportPipelines fails when the tests of a stage,
+// learner or format import a job graph: they test their own package, and
+// what they run on (infra/prismretry) sits outside pipelines/.
+func TestStageTestsDoNotImportPipelines(t *testing.T) {
+	for _, p := range listPackages(t) {
+		rel := strings.TrimPrefix(p.ImportPath, module+"/")
+		if !strings.HasPrefix(rel, "transforms/") && !strings.HasPrefix(rel, "learners/") && !strings.HasPrefix(rel, "formats/") {
+			continue
+		}
+		for _, d := range append(p.TestImports, p.XTestImports...) {
+			if strings.HasPrefix(d, module+"/pipelines/") {
+				t.Errorf("the tests of %s import %s", rel, strings.TrimPrefix(d, module+"/"))
 			}
 		}
 	}

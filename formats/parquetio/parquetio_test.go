@@ -19,7 +19,7 @@ import (
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/formats/gcstest"
 	"github.com/bowline/bowline/formats/parquetio"
-	"github.com/bowline/bowline/pipelines/prismretry"
+	"github.com/bowline/bowline/infra/prismretry"
 )
 
 func init() {

@@ -24,8 +24,8 @@ import (
 	"github.com/bowline/bowline/formats/gcstest"
 	"github.com/bowline/bowline/formats/published"
 	"github.com/bowline/bowline/formats/run"
+	"github.com/bowline/bowline/infra/prismretry"
 	"github.com/bowline/bowline/pipelines/bowline"
-	"github.com/bowline/bowline/pipelines/prismretry"
 	"github.com/bowline/bowline/transforms/report"
 )
 

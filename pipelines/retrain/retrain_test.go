@@ -12,8 +12,8 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
+	"github.com/bowline/bowline/infra/prismretry"
 	"github.com/bowline/bowline/pipelines/bowline"
-	"github.com/bowline/bowline/pipelines/prismretry"
 	"github.com/bowline/bowline/transforms/search"
 )
 

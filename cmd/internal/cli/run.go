@@ -6,7 +6,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
-	"github.com/bowline/bowline/pipelines/prismretry"
+	"github.com/bowline/bowline/infra/prismretry"
 )
 
 // Run runs p on the runner Beam's flags name, as beamx.RunWithMetrics

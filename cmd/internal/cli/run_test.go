@@ -3,7 +3,7 @@ package cli
 import (
 	"testing"
 
-	"github.com/bowline/bowline/pipelines/prismretry"
+	"github.com/bowline/bowline/infra/prismretry"
 )
 
 func TestRetryRunner(t *testing.T) {

@@ -15,8 +15,8 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
+	"github.com/bowline/bowline/infra/prismretry"
 	"github.com/bowline/bowline/learners/sparse"
-	"github.com/bowline/bowline/pipelines/prismretry"
 	"github.com/bowline/bowline/transforms/bow"
 	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"

@@ -15,8 +15,8 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
+	"github.com/bowline/bowline/infra/prismretry"
 	"github.com/bowline/bowline/learners"
-	"github.com/bowline/bowline/pipelines/prismretry"
 	"github.com/bowline/bowline/transforms/evaluate"
 	"github.com/bowline/bowline/transforms/global"
 	"github.com/bowline/bowline/transforms/split"

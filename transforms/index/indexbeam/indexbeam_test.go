@@ -12,9 +12,9 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/infra/prismretry"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/learners/sparse"
-	"github.com/bowline/bowline/pipelines/prismretry"
 	"github.com/bowline/bowline/transforms/index"
 )
 

@@ -17,7 +17,7 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
-	"github.com/bowline/bowline/pipelines/prismretry"
+	"github.com/bowline/bowline/infra/prismretry"
 	"github.com/bowline/bowline/transforms/ingest"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/bowline/bowline/formats"
-	"github.com/bowline/bowline/pipelines/prismretry"
+	"github.com/bowline/bowline/infra/prismretry"
 	"github.com/bowline/bowline/transforms/triplets"
 )
 

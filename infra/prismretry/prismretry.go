@@ -17,6 +17,11 @@
 //
 // The jobs are deterministic and write their files whole (temporary name,
 // then rename), so running a job again gives what the first run would have.
+//
+// It sits under infra/, with the launch files of the other runners
+// (Dataflow, Flink), and not among the job graphs of pipelines/: the
+// commands and the tests of every stage's Beam wrapper run on it, and a
+// stage's tests depend on no pipeline.
 package prismretry
 
 import (
