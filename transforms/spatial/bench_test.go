@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/bowline/bowline/transforms/cpuclock"
 )
 
 // benchImages returns a query and 100 candidates of n keypoints each in a
@@ -88,14 +90,14 @@ func BenchmarkVerifyQuery(b *testing.B) {
 	for _, bc := range benchCases {
 		q, cands := benchImages(bc.n, bc.vocab, bc.dist)
 		b.Run(bc.String(), func(b *testing.B) {
-			runtime.LockOSThread() // threadCPU measures this thread
+			runtime.LockOSThread() // cpuclock.Thread measures this thread
 			defer runtime.UnlockOSThread()
 			m := mustMatcher(b, DefaultOptions())
 			var corr, verified int
 			var times []time.Duration
 			b.ReportAllocs()
 			for b.Loop() {
-				start, _ := threadCPU()
+				start, _ := cpuclock.Thread()
 				for _, c := range cands {
 					r := m.Verify(q, c)
 					corr += r.Correspondences
@@ -103,10 +105,10 @@ func BenchmarkVerifyQuery(b *testing.B) {
 						verified++
 					}
 				}
-				end, _ := threadCPU()
+				end, _ := cpuclock.Thread()
 				times = append(times, end-start)
 			}
-			if _, ok := threadCPU(); ok {
+			if _, ok := cpuclock.Thread(); ok {
 				slices.Sort(times)
 				pct := func(p float64) float64 {
 					return float64(times[int(p*float64(len(times)-1))]) / 1e6
@@ -149,11 +151,11 @@ func BenchmarkVerifyPair(b *testing.B) {
 				defer runtime.UnlockOSThread()
 				m := mustMatcher(b, DefaultOptions())
 				var r Result
-				cpu0, ok := threadCPU()
+				cpu0, ok := cpuclock.Thread()
 				for b.Loop() {
 					r = m.Verify(q, kind.c)
 				}
-				cpu1, _ := threadCPU()
+				cpu1, _ := cpuclock.Thread()
 				if ok {
 					b.ReportMetric(float64((cpu1-cpu0).Nanoseconds())/1e3/float64(b.N), "cpu-µs/pair")
 				}
@@ -179,16 +181,16 @@ func BenchmarkVerifyQueryCap(b *testing.B) {
 			verified := 0
 			var times []time.Duration
 			for b.Loop() {
-				start, _ := threadCPU()
+				start, _ := cpuclock.Thread()
 				for _, c := range cands {
 					if m.Verify(q, c).Verified {
 						verified++
 					}
 				}
-				end, _ := threadCPU()
+				end, _ := cpuclock.Thread()
 				times = append(times, end-start)
 			}
-			if _, ok := threadCPU(); ok {
+			if _, ok := cpuclock.Thread(); ok {
 				slices.Sort(times)
 				b.ReportMetric(float64(times[len(times)/2])/1e6, "p50-cpu-ms")
 			}
