@@ -185,7 +185,7 @@ func TestRerankedRowsAreRefinedQueries(t *testing.T) {
 				if len(bags) > 0 {
 					expanded++
 				}
-				q = search.ExpandQuery(q, bags)
+				q = index.ExpandQuery(q, bags)
 			}
 			full := srch.Search(q, 0, at[d.ImageID])
 			for i, h := range full[len(res.Hits):] {

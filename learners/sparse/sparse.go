@@ -57,6 +57,26 @@ func Dot(a, b Vector) float64 {
 	return s
 }
 
+// Add returns a + b in new storage.
+func Add(a, b Vector) Vector {
+	out := Vector{Idx: make([]uint32, 0, len(a.Idx)+len(b.Idx)), Val: make([]float32, 0, len(a.Idx)+len(b.Idx))}
+	i, j := 0, 0
+	for i < len(a.Idx) || j < len(b.Idx) {
+		switch {
+		case j == len(b.Idx) || (i < len(a.Idx) && a.Idx[i] < b.Idx[j]):
+			out.Idx, out.Val = append(out.Idx, a.Idx[i]), append(out.Val, a.Val[i])
+			i++
+		case i == len(a.Idx) || b.Idx[j] < a.Idx[i]:
+			out.Idx, out.Val = append(out.Idx, b.Idx[j]), append(out.Val, b.Val[j])
+			j++
+		default:
+			out.Idx, out.Val = append(out.Idx, a.Idx[i]), append(out.Val, a.Val[i]+b.Val[j])
+			i, j = i+1, j+1
+		}
+	}
+	return out
+}
+
 // Norm returns the Euclidean norm ‖v‖₂.
 func Norm(v Vector) float64 {
 	var s float64

@@ -89,3 +89,30 @@ func TestNormalize(t *testing.T) {
 		t.Fatalf("zero vector changed: %v %v", n, z.Val)
 	}
 }
+
+// TestAdd: Add's sum is the dense sum, its indices strictly ascending,
+// over random vectors that overlap, and with an empty operand.
+func TestAdd(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	const dim = 50
+	for range 20 {
+		a, b := random(r, dim, 0.3), random(r, dim, 0.3)
+		for _, c := range [][2]Vector{{a, b}, {a, {}}, {{}, b}} {
+			got := Add(c[0], c[1])
+			da, db, dg := dense(c[0], dim), dense(c[1], dim), dense(got, dim)
+			for i := range dg {
+				if want := float64(float32(da[i]) + float32(db[i])); dg[i] != want {
+					t.Fatalf("coordinate %d: %v, want %v", i, dg[i], want)
+				}
+			}
+			for k := 1; k < len(got.Idx); k++ {
+				if got.Idx[k] <= got.Idx[k-1] {
+					t.Fatalf("indices not strictly ascending: %v", got.Idx)
+				}
+			}
+			if len(got.Idx) != len(got.Val) {
+				t.Fatalf("%d indices, %d values", len(got.Idx), len(got.Val))
+			}
+		}
+	}
+}

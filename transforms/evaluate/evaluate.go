@@ -54,7 +54,7 @@
 // tie-aware as the others and equal those of search.Refine{Rerank} once
 // its ties (broken by id) are grouped. With Options.Expand the +sv+qe rows
 // average each query with its best Expand verified results
-// (search.ExpandQuery), rank the collection again and re-rank again. Both
+// (index.ExpandQuery), rank the collection again and re-rank again. Both
 // are compared with the method itself, not TF-IDF. Where a tie group
 // straddles rank Rerank, search verifies its members up to the rank (by
 // id) and the evaluation all of them: the rows then measure the

@@ -158,30 +158,10 @@ func quantizeBatches(ctx context.Context, q *bow.Quantizer, desc []byte, batch i
 		if lo == 0 {
 			sum = v
 		} else {
-			sum = addSparse(sum, v)
+			sum = sparse.Add(sum, v)
 		}
 	}
 	return sum, nil
-}
-
-// addSparse returns a + b, both with ascending indices.
-func addSparse(a, b sparse.Vector) sparse.Vector {
-	out := sparse.Vector{Idx: make([]uint32, 0, len(a.Idx)+len(b.Idx)), Val: make([]float32, 0, len(a.Idx)+len(b.Idx))}
-	i, j := 0, 0
-	for i < len(a.Idx) || j < len(b.Idx) {
-		switch {
-		case j == len(b.Idx) || (i < len(a.Idx) && a.Idx[i] < b.Idx[j]):
-			out.Idx, out.Val = append(out.Idx, a.Idx[i]), append(out.Val, a.Val[i])
-			i++
-		case i == len(a.Idx) || b.Idx[j] < a.Idx[i]:
-			out.Idx, out.Val = append(out.Idx, b.Idx[j]), append(out.Val, b.Val[j])
-			j++
-		default:
-			out.Idx, out.Val = append(out.Idx, a.Idx[i]), append(out.Val, a.Val[i]+b.Val[j])
-			i, j = i+1, j+1
-		}
-	}
-	return out
 }
 
 // code returns the query code of a decoded photo under a learner of

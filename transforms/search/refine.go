@@ -2,10 +2,10 @@ package search
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/bowline/bowline/learners/sparse"
+	"github.com/bowline/bowline/transforms/index"
 	"github.com/bowline/bowline/transforms/spatial"
 )
 
@@ -183,7 +183,7 @@ func (ix *Index) refine(w *worker, p *scored, search func(q sparse.Vector, k int
 			bags = append(bags, ix.bagOf(int(h.doc)))
 		}
 		if len(bags) > 0 {
-			exp := ExpandQuery(q, bags)
+			exp := index.ExpandQuery(q, bags)
 			hits, matched = search(exp, top(k))
 			if r.Rerank > 0 {
 				head = min(r.Rerank, len(hits))
@@ -248,37 +248,6 @@ func rerank(hits []cand) {
 	spatial.Rerank(hits, func(c *cand) spatial.Ranked {
 		return spatial.Ranked{Score: c.score, Inliers: c.inliers, Verified: c.verified}
 	})
-}
-
-// ExpandQuery returns the expanded query of average query expansion: the
-// bag of words q plus bags, summed in their order, L2-normalised; q itself
-// without bags. The job's evaluation expands its queries with it too, so
-// that its +sv+qe rows measure what Refine.Expand returns.
-func ExpandQuery(q sparse.Vector, bags []sparse.Vector) sparse.Vector {
-	if len(bags) == 0 {
-		return q
-	}
-	exp := q
-	for _, b := range bags {
-		exp = addSparse(exp, b)
-	}
-	normalize(exp.Val)
-	return exp
-}
-
-// normalize scales v to unit L2 norm (a zero vector stays zero).
-func normalize(v []float32) {
-	var s float64
-	for _, x := range v {
-		s += float64(x) * float64(x)
-	}
-	if s == 0 {
-		return
-	}
-	inv := 1 / math.Sqrt(s)
-	for i, x := range v {
-		v[i] = float32(float64(x) * inv)
-	}
 }
 
 // searchImageRefined is SearchImage's search of a described photo, as

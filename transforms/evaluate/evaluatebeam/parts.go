@@ -21,10 +21,10 @@ import (
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/bow/bowbeam"
 	"github.com/bowline/bowline/transforms/evaluate"
+	"github.com/bowline/bowline/transforms/index"
 	"github.com/bowline/bowline/transforms/internal/slots"
 	"github.com/bowline/bowline/transforms/progress"
 	"github.com/bowline/bowline/transforms/report"
-	"github.com/bowline/bowline/transforms/search"
 	"github.com/bowline/bowline/transforms/split"
 )
 
@@ -619,7 +619,7 @@ func expand(ctx context.Context, r *evaluate.Ranking, v *evaluate.Verifier, rera
 		for k, id := range with[qi] {
 			vecs[k] = bags[id]
 		}
-		q.Vec = search.ExpandQuery(q.Vec, vecs)
+		q.Vec = index.ExpandQuery(q.Vec, vecs)
 		expanded, at = append(expanded, q), append(at, qi)
 	}
 	out := slices.Clone(reranked)
