@@ -222,6 +222,22 @@ func (q *Quantizer) SetIVF(v *nn.IVF) {
 	q.ivf = v
 }
 
+// NewQuantizerOf returns a Quantizer of the vocabulary centroids (as
+// NewQuantizer takes them) that searches it as the vocabulary was
+// trained, through the searches kmeans.QuantizerIndexes builds: with a
+// forest, NewForestQuantizer's, and with an IVF too, hard words through
+// it (SetIVF); exhaustively without a forest (NewQuantizer).
+func NewQuantizerOf(centroids []float32, dim int, forest *nn.Forest, ivf *nn.IVF) (*Quantizer, error) {
+	if forest == nil {
+		return NewQuantizer(centroids, dim)
+	}
+	q := NewForestQuantizer(forest)
+	if ivf != nil {
+		q.SetIVF(ivf)
+	}
+	return q, nil
+}
+
 // NewQuantizer returns a Quantizer for the len(centroids)/dim visual words in
 // centroids (row-major, as kmeans.Result.Centroids). The Quantizer keeps
 // centroids without copying; the caller must not modify them while it is in

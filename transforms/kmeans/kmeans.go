@@ -273,6 +273,11 @@ const (
 	ReseedSplit
 )
 
+// assign returns the options of the assignment step's search.
+func (o Options) assign() AssignOptions {
+	return AssignOptions{Approx: o.Approx, Forest: o.Forest, UseIVF: o.Approx && o.Index == IndexIVF, IVF: o.IVF}
+}
+
 // Validate reports whether o is usable, independently of any data.
 func (o Options) Validate() error {
 	switch {
@@ -464,13 +469,7 @@ func train(data []float32, dim, n int, cent []float32, opt Options) Result {
 		dist:      make([]float32, n),
 		sums:      NewSums(opt.K, dim),
 	}
-	if opt.Approx && opt.Index == IndexIVF {
-		t.ivf = opt.IVF
-		t.ivfScratch = make([]nn.IVFScratch, t.workers)
-	} else if opt.Approx {
-		t.forest = opt.Forest
-		t.searches = make([]nn.Search, t.workers)
-	}
+	t.search = opt.assign()
 	for i := range t.labels {
 		t.labels[i] = -1
 	}
@@ -563,19 +562,11 @@ type trainer struct {
 	sums      *Sums
 	order     []int32 // scratch for reseed, allocated on first use
 
-	// forest is the configuration of approximate assignment, used only
-	// when searches is non-nil; searches holds one scratch per worker.
-	forest   nn.ForestOptions
-	searches []nn.Search
-
-	// ivf is the configuration of approximate assignment through an IVF,
-	// used only when ivfScratch (one per worker) is non-nil.
-	ivf        nn.IVFOptions
-	ivfScratch []nn.IVFScratch
-
-	// exact holds one scratch per worker for exact assignment (nn.Exact),
-	// allocated on first use.
-	exact []nn.ExactScratch
+	// search chooses the assignment's search, built anew at every
+	// iteration (AssignOptions.ForIteration); scratch holds one
+	// AssignScratch per worker, allocated on first use.
+	search  AssignOptions
+	scratch []AssignScratch
 }
 
 // assign runs nn.Exact's Assign (nn.Nearest's labels and distances,
@@ -585,37 +576,17 @@ type trainer struct {
 // only on that point, the centroids and the iteration's forest or IVF, so
 // the sharding does not affect the result.
 func (t *trainer) assign(iter int) (changed int) {
-	var f *nn.Forest
-	var e *nn.Exact
-	var v *nn.IVF
-	if t.ivfScratch != nil {
-		var err error
-		if v, err = TrainIVF(t.centroids, t.dim, t.ivf.ForIteration(iter)); err != nil {
-			// As for the forest below.
-			panic(err)
-		}
-	} else if t.searches == nil {
-		e = nn.NewExact(t.centroids, t.dim)
-		if len(t.exact) < max(1, t.workers) {
-			t.exact = make([]nn.ExactScratch, max(1, t.workers))
-		}
-	} else {
-		var err error
-		f, err = nn.NewForest(t.centroids, t.dim, t.forest.ForIteration(iter))
-		if err != nil {
-			// Options were validated and centroids are means of finite
-			// points or split copies of them.
-			panic(err)
-		}
+	a, err := NewAssigner(t.centroids, t.dim, t.search.ForIteration(iter))
+	if err != nil {
+		// Options were validated and centroids are means of finite points
+		// or split copies of them.
+		panic(err)
+	}
+	if len(t.scratch) < max(1, t.workers) {
+		t.scratch = make([]AssignScratch, max(1, t.workers))
 	}
 	run := func(w, lo, hi int) int {
-		if v != nil {
-			return v.Assign(t.data[lo*t.dim:hi*t.dim], t.labels[lo:hi], t.dist[lo:hi], &t.ivfScratch[w])
-		}
-		if f != nil {
-			return f.Assign(t.data[lo*t.dim:hi*t.dim], t.labels[lo:hi], t.dist[lo:hi], &t.searches[w])
-		}
-		return e.Assign(t.data[lo*t.dim:hi*t.dim], t.labels[lo:hi], t.dist[lo:hi], &t.exact[w])
+		return a.Assign(t.data[lo*t.dim:hi*t.dim], t.labels[lo:hi], t.dist[lo:hi], &t.scratch[w])
 	}
 	if t.workers <= 1 {
 		return run(0, 0, t.n)

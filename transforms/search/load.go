@@ -21,7 +21,6 @@ import (
 	"github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/transforms/kmeans"
-	"github.com/bowline/bowline/transforms/nn"
 )
 
 // Open loads the finished run under path (local or gs://): a run directory
@@ -334,17 +333,9 @@ func (ix *Index) loadVocabulary(ctx context.Context, files map[string][]string) 
 	if words != ix.vocab {
 		return nil, fmt.Errorf("codebook of %d words, idf of %d", words, ix.vocab)
 	}
-	if ix.set.akm {
-		f, err := nn.NewForest(ix.centroids, dim, ix.set.forest)
-		if err != nil {
-			return nil, fmt.Errorf("codebook: %w", err)
-		}
-		ix.forest = f
-		if ix.set.ivf != nil {
-			if ix.ivf, err = kmeans.TrainIVF(ix.centroids, dim, *ix.set.ivf); err != nil {
-				return nil, fmt.Errorf("codebook: %w", err)
-			}
-		}
+	var err error
+	if ix.forest, ix.ivf, err = kmeans.QuantizerIndexes(ix.centroids, dim, ix.set.words); err != nil {
+		return nil, fmt.Errorf("codebook: %w", err)
 	}
 	return df, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/bowline/bowline/transforms/bow"
 	"github.com/bowline/bowline/transforms/global"
 	"github.com/bowline/bowline/transforms/ingest"
+	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/nn"
 	"github.com/bowline/bowline/transforms/sift"
 	"github.com/bowline/bowline/transforms/spatial"
@@ -24,11 +25,10 @@ type settings struct {
 	maxPixels int64
 	soft      bow.SoftOptions
 	tf        bow.TF
-	akm       bool
-	forest    nn.ForestOptions
-	// ivf, if set, is the IVF an approximate vocabulary was trained and
-	// its hard words assigned with; without it the forest assigns them.
-	ivf *nn.IVFOptions
+	// words is the search the vocabulary was trained and its words are
+	// assigned through: exact, or for an approximate vocabulary (--akm) a
+	// forest, and an IVF for its hard words if it was trained with one.
+	words kmeans.AssignOptions
 }
 
 // settingsOf returns the stages' options of a run's settings, each
@@ -41,12 +41,12 @@ func settingsOf(r run.Settings) (settings, error) {
 		tf:        bow.TF(r.TF),
 	}
 	if f := r.Vocabulary.Forest; f != nil {
-		s.akm, s.forest = true, nn.ForestOptions(*f)
-		if err := s.forest.Validate(); err != nil {
+		s.words.Approx, s.words.Forest = true, nn.ForestOptions(*f)
+		if err := s.words.Forest.Validate(); err != nil {
 			return settings{}, fmt.Errorf("setting vocabulary.forest: %w", err)
 		}
 		if v := r.Vocabulary.IVF; v != nil {
-			s.ivf = &nn.IVFOptions{Lists: v.Lists, Probes: v.Probes, Seed: v.Seed}
+			s.words.UseIVF, s.words.IVF = true, nn.IVFOptions{Lists: v.Lists, Probes: v.Probes, Seed: v.Seed}
 		}
 	}
 	if err := s.sift.Validate(); err != nil {
@@ -188,17 +188,9 @@ func (ix *Index) code(w *worker, cs *codes, img image.Image) ([]uint64, error) {
 // for a run trained with one) and soft ones through the forest; exhaustive
 // otherwise; with the run's soft assignment.
 func (ix *Index) quantizer() (*bow.Quantizer, error) {
-	var q *bow.Quantizer
-	if ix.forest != nil {
-		q = bow.NewForestQuantizer(ix.forest)
-		if ix.ivf != nil {
-			q.SetIVF(ix.ivf)
-		}
-	} else {
-		var err error
-		if q, err = bow.NewQuantizer(ix.centroids, len(ix.centroids)/ix.vocab); err != nil {
-			return nil, err
-		}
+	q, err := bow.NewQuantizerOf(ix.centroids, len(ix.centroids)/ix.vocab, ix.forest, ix.ivf)
+	if err != nil {
+		return nil, err
 	}
 	if err := q.SetSoft(ix.set.soft); err != nil {
 		return nil, err

@@ -21,7 +21,6 @@ import (
 	"github.com/bowline/bowline/transforms/internal/slots"
 	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
-	"github.com/bowline/bowline/transforms/nn"
 	"github.com/bowline/bowline/transforms/setting"
 )
 
@@ -152,36 +151,18 @@ func BoWOfParts(s beam.Scope, features, codebook beam.PCollection, opt Options, 
 	return bows, counts, geometry, beam.ParDo(s, statsFn, df)
 }
 
-// quantizers makes one quantizer per worker goroutine from the codebook;
-// the forest, read-only, is shared.
+// quantizers makes one quantizer per worker goroutine from the codebook,
+// searching it as it was trained; the forest and the IVF, read-only, are
+// shared.
 func quantizers(cb kmeansbeam.Codebook, soft bow.SoftOptions, n int) ([]*bow.Quantizer, error) {
-	var forest *nn.Forest
-	var ivf *nn.IVF
-	if cb.Approx {
-		var err error
-		if forest, err = nn.NewForest(cb.Centroids, cb.Dim, cb.Forest); err != nil {
-			return nil, err
-		}
-	}
-	if cb.UseIVF {
-		var err error
-		if ivf, err = kmeans.TrainIVF(cb.Centroids, cb.Dim, cb.IVF); err != nil {
-			return nil, err
-		}
+	forest, ivf, err := kmeans.QuantizerIndexes(cb.Centroids, cb.Dim, cb.Search())
+	if err != nil {
+		return nil, err
 	}
 	qs := make([]*bow.Quantizer, n)
 	for i := range qs {
-		if forest != nil {
-			qs[i] = bow.NewForestQuantizer(forest)
-			if ivf != nil {
-				qs[i].SetIVF(ivf)
-			}
-		} else {
-			q, err := bow.NewQuantizer(cb.Centroids, cb.Dim)
-			if err != nil {
-				return nil, err
-			}
-			qs[i] = q
+		if qs[i], err = bow.NewQuantizerOf(cb.Centroids, cb.Dim, forest, ivf); err != nil {
+			return nil, err
 		}
 		if err := qs[i].SetSoft(soft); err != nil {
 			return nil, err

@@ -338,7 +338,7 @@ func (b *bundleSums) flush(iter int) partial {
 	return p
 }
 
-// indexSlot holds the search index (a forest or an IVF) of the latest
+// indexSlot holds the search (a forest, an IVF or exact) of the latest
 // iteration assigned in this process. One slot is enough — every bundle of
 // an iteration needs the same index, and the previous iteration's is dead —
 // and bounds a worker's memory to one index however many iterations the
@@ -375,19 +375,12 @@ func (c *indexSlot[O, T]) get(st *state, opt O, forIter func(O, int) O, build fu
 	return v, nil
 }
 
-var (
-	forestSlot indexSlot[nn.ForestOptions, nn.Forest]
-	ivfSlot    indexSlot[nn.IVFOptions, nn.IVF]
-)
+var assignerSlot indexSlot[kmeans.AssignOptions, kmeans.Assigner]
 
-// cachedForest returns the forest over st's centroids for iteration st.Iter.
-func cachedForest(st *state, opt nn.ForestOptions) (*nn.Forest, error) {
-	return forestSlot.get(st, opt, nn.ForestOptions.ForIteration, nn.NewForest)
-}
-
-// cachedIVF returns the IVF over st's centroids for iteration st.Iter.
-func cachedIVF(st *state, opt nn.IVFOptions) (*nn.IVF, error) {
-	return ivfSlot.get(st, opt, nn.IVFOptions.ForIteration, kmeans.TrainIVF)
+// cachedAssigner returns the search over st's centroids for iteration
+// st.Iter.
+func cachedAssigner(st *state, opt kmeans.AssignOptions) (*kmeans.Assigner, error) {
+	return assignerSlot.get(st, opt, kmeans.AssignOptions.ForIteration, kmeans.NewAssigner)
 }
 
 // assignFn assigns chunks to the centroids of the state side input, emits
@@ -406,14 +399,10 @@ type assignFn struct {
 	ready    bool // the state has been read
 	skip     bool // training has converged
 	cent     []float32
-	forest   *nn.Forest
-	ivf      *nn.IVF
-	exact    *nn.Exact // without Approx
+	assigner *kmeans.Assigner
 	sums     bundleSums
 	descs    beam.Counter
-	searches []nn.Search
-	scratch  []nn.ExactScratch
-	ivfs     []nn.IVFScratch
+	scratch  []kmeans.AssignScratch
 	x        []float32
 	dist     []float32
 }
@@ -437,21 +426,11 @@ func (f *assignFn) ProcessElement(ctx context.Context, c chunk, stateSide func(*
 			return fmt.Errorf("vocabulary: iteration %d received the centroids of iteration %d, dimension %d", f.Iter, st.Iter, st.Dim)
 		}
 		f.cent = st.Centroids
-		if f.Approx && f.UseIVF {
-			v, err := cachedIVF(&st, f.IVF)
-			if err != nil {
-				return fmt.Errorf("vocabulary: iteration %d: %w", f.Iter, err)
-			}
-			f.ivf = v
-		} else if f.Approx {
-			fr, err := cachedForest(&st, f.Forest)
-			if err != nil {
-				return fmt.Errorf("vocabulary: iteration %d: %w", f.Iter, err)
-			}
-			f.forest = fr
-		} else {
-			f.exact = nn.NewExact(f.cent, d)
+		a, err := cachedAssigner(&st, kmeans.AssignOptions{Approx: f.Approx, Forest: f.Forest, UseIVF: f.UseIVF, IVF: f.IVF})
+		if err != nil {
+			return fmt.Errorf("vocabulary: iteration %d: %w", f.Iter, err)
 		}
+		f.assigner = a
 		f.sums = bundleSums{dim: d, slot: slices.Repeat([]int32{-1}, st.K)}
 		f.descs = beam.NewCounter("kmeans", "descriptors_assigned")
 	}
@@ -480,27 +459,15 @@ func (f *assignFn) ProcessElement(ctx context.Context, c chunk, stateSide func(*
 	// Labels depend only on each descriptor and its previous label, so
 	// splitting the chunk over goroutines changes nothing but the time.
 	w := max(1, min(runtime.GOMAXPROCS(0), n))
-	if len(f.searches) < w {
-		f.searches = make([]nn.Search, w)
-	}
-	if f.exact != nil && len(f.scratch) < w {
-		f.scratch = make([]nn.ExactScratch, w)
-	}
-	if f.ivf != nil && len(f.ivfs) < w {
-		f.ivfs = make([]nn.IVFScratch, w)
+	if len(f.scratch) < w {
+		f.scratch = make([]kmeans.AssignScratch, w)
 	}
 	changed := make([]int, w)
 	var wg sync.WaitGroup
 	for g := range w {
 		lo, hi := g*n/w, (g+1)*n/w
 		wg.Go(func() {
-			if f.ivf != nil {
-				changed[g] = f.ivf.Assign(f.x[lo*d:hi*d], labels[lo:hi], f.dist[lo:hi], &f.ivfs[g])
-			} else if f.forest != nil {
-				changed[g] = f.forest.Assign(f.x[lo*d:hi*d], labels[lo:hi], f.dist[lo:hi], &f.searches[g])
-			} else {
-				changed[g] = f.exact.Assign(f.x[lo*d:hi*d], labels[lo:hi], f.dist[lo:hi], &f.scratch[g])
-			}
+			changed[g] = f.assigner.Assign(f.x[lo*d:hi*d], labels[lo:hi], f.dist[lo:hi], &f.scratch[g])
 		})
 	}
 	wg.Wait()
@@ -520,7 +487,7 @@ func (f *assignFn) FinishBundle(_ func(*state) bool, _ func(chunk), emitSums fun
 		f.sums.flush(f.Iter).blocks(emitSums)
 	}
 	// Drop the bundle's centroids, sums and scratch, so that a worker
-	// keeps only the cached forest between bundles.
+	// keeps only the cached search between bundles.
 	*f = assignFn{Iter: f.Iter, Approx: f.Approx, Forest: f.Forest, UseIVF: f.UseIVF, IVF: f.IVF}
 }
 

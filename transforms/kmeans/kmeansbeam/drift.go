@@ -68,21 +68,9 @@ func (distortionFn) ProcessElement(ctx context.Context, cb Codebook, smp sample)
 	if cb.Dim != d || len(cb.Centroids) != cb.K*d || cb.K < 1 {
 		return 0, fmt.Errorf("vocabulary: a codebook of %d words of dimension %d with %d values", cb.K, cb.Dim, len(cb.Centroids))
 	}
-	var forest *nn.Forest
-	var exact *nn.Exact
-	var ivf *nn.IVF
-	if cb.UseIVF {
-		var err error
-		if ivf, err = kmeans.TrainIVF(cb.Centroids, cb.Dim, cb.IVF); err != nil {
-			return 0, fmt.Errorf("vocabulary: %w", err)
-		}
-	} else if cb.Approx {
-		var err error
-		if forest, err = nn.NewForest(cb.Centroids, cb.Dim, cb.Forest); err != nil {
-			return 0, fmt.Errorf("vocabulary: %w", err)
-		}
-	} else {
-		exact = nn.NewExact(cb.Centroids, d)
+	a, err := kmeans.NewAssigner(cb.Centroids, cb.Dim, cb.Search())
+	if err != nil {
+		return 0, fmt.Errorf("vocabulary: %w", err)
 	}
 	w := max(1, min(runtime.GOMAXPROCS(0), n))
 	sums := make([]float64, w)
@@ -99,13 +87,7 @@ func (distortionFn) ProcessElement(ctx context.Context, cb Codebook, smp sample)
 				labels[i] = -1
 			}
 			dist := make([]float32, hi-lo)
-			if ivf != nil {
-				ivf.Assign(x, labels, dist, nil)
-			} else if forest != nil {
-				forest.Assign(x, labels, dist, new(nn.Search))
-			} else {
-				exact.Assign(x, labels, dist, nil)
-			}
+			a.Assign(x, labels, dist, new(kmeans.AssignScratch))
 			for _, v := range dist {
 				sums[g] += float64(v)
 			}

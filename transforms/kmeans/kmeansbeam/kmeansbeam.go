@@ -311,6 +311,13 @@ type Codebook struct {
 	IVF    nn.IVFOptions
 }
 
+// Search returns the options of the search the codebook's words are
+// assigned through, as it was trained (kmeans.NewAssigner,
+// kmeans.QuantizerIndexes).
+func (cb Codebook) Search() kmeans.AssignOptions {
+	return kmeans.AssignOptions{Approx: cb.Approx, Forest: cb.Forest, UseIVF: cb.UseIVF, IVF: cb.IVF}
+}
+
 // VocabularyOfParts samples at most opt.Sample descriptors from the
 // features written part by part (PCollection<formats.Part>, package
 // describebeam) and clusters them into opt.K words. The result is a
