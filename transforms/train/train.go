@@ -1,7 +1,7 @@
 // Package train holds the training logic of the similarity learners of
 // package learners as the pipeline runs them, without Beam: the per-triplet
-// features the online learners consume (Feature), a sequential pass (Run),
-// one shard of a sharded pass with periodic parameter averaging
+// features the online learners consume (Feature), one shard of a sharded
+// pass with periodic parameter averaging
 // (ShardOptions, TrainShard, Average, Finish; RoundOf and ShardOf say
 // where each triplet goes), and the batch learners of global features on
 // a bounded, hash-chosen sample of images (Sample, Fit). Package trainbeam
@@ -20,11 +20,6 @@
 package train
 
 import (
-	"encoding/json"
-	"fmt"
-	"time"
-
-	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/learners/sparse"
 
 	// The learners register themselves with learners.New and
@@ -47,36 +42,4 @@ type Feature struct {
 	Seq     int64
 	U       sparse.Vector
 	X, P, N []float32
-}
-
-// Run feeds feats to l in order and returns the model it learned.
-func Run(l learners.Online, feats []Feature) (learners.Model, error) {
-	params, err := json.Marshal(l.Params())
-	if err != nil {
-		return learners.Model{}, fmt.Errorf("train: %s params: %w", l.Name(), err)
-	}
-	start := time.Now()
-	var loss float64
-	var viol int64
-	for _, ft := range feats {
-		if err := ft.U.Validate(l.Dim()); err != nil {
-			return learners.Model{}, fmt.Errorf("train: triplet %d: %w", ft.Seq, err)
-		}
-		if ls := l.Update(ft.U); ls > 0 {
-			loss += ls
-			viol++
-		}
-	}
-	m := learners.Model{
-		Learner:    l.Name(),
-		Params:     string(params),
-		Weights:    l.Weights(nil),
-		Triplets:   int64(len(feats)),
-		Violations: viol,
-		Seconds:    time.Since(start).Seconds(),
-	}
-	if len(feats) > 0 {
-		m.MeanLoss = loss / float64(len(feats))
-	}
-	return m, nil
 }
