@@ -115,16 +115,6 @@ func (l *Lock) err() error {
 	return nil
 }
 
-// LockOf returns the lock of the conditional writes of path, nil when
-// none is held. Only local paths have locks: Cloud Storage checks
-// generations itself.
-func LockOf(path string) (*Lock, error) {
-	if IsRemote(path) {
-		return nil, nil
-	}
-	return readLock(path+".lock", time.Now())
-}
-
 // AwaitLock returns once no writer holds the lock of the conditional
 // writes of path, waiting up to LockWait for a writer at work to release
 // it. A lock that would stop the next write is an error wrapping
