@@ -8,11 +8,10 @@ import (
 
 	"github.com/bowline/bowline/learners"
 	. "github.com/bowline/bowline/transforms/train"
-	"github.com/bowline/bowline/transforms/train/traintest"
 )
 
 func TestBatchSampleAndMatrices(t *testing.T) {
-	rows := traintest.DenseRows(30)
+	rows := denseRows(30)
 	rows[3].Label, rows[3].Tags = "", nil  // unlabelled: not sampled
 	rows[4].Tags = []string{"zebra", "c1"} // tags win over the label
 	const max, seed = 10, 3
@@ -57,15 +56,15 @@ func TestBatchSampleAndMatrices(t *testing.T) {
 // as a code length; the evaluation once restored with the defaults and
 // failed on mglp with 8 bits.
 func TestRestoreEveryDenseLearner(t *testing.T) {
-	rows := traintest.DenseRows(60)
+	rows := denseRows(60)
 	X, Y, err := Matrices(rows)
 	if err != nil {
 		t.Fatal(err)
 	}
-	feats := traintest.DenseFeatures(rows, traintest.DenseTriplets(rows, 20))
+	feats := denseFeatures(rows, denseTriplets(rows, 20))
 	nonDefault := map[string]map[string]float64{"itq": {"bits": 3}, "cca-itq": {"bits": 1}, "lsh": {"bits": 5}, "mglp": {"bits": 2}, "lomdml": {"rank": 2}}
 	for _, name := range learners.DenseNames() {
-		m, err := learners.NewDense(name, traintest.DenseDims, nonDefault[name])
+		m, err := learners.NewDense(name, denseDims, nonDefault[name])
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -75,7 +74,7 @@ func TestRestoreEveryDenseLearner(t *testing.T) {
 				t.Fatalf("%s: %v", name, err)
 			}
 		case learners.DenseOnline:
-			tr, err := NewTrainer(ShardOptions{Learner: name, Dims: traintest.DenseDims, Params: nonDefault[name], Shards: 1, Rounds: 1})
+			tr, err := NewTrainer(ShardOptions{Learner: name, Dims: denseDims, Params: nonDefault[name], Shards: 1, Rounds: 1})
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
@@ -91,7 +90,7 @@ func TestRestoreEveryDenseLearner(t *testing.T) {
 		params := m.Params()
 		params["shards"], params["rounds"] = 2, 3
 		js, _ := json.Marshal(params)
-		back, err := learners.RestoreDense(learners.Model{Learner: name, Params: string(js), Dims: traintest.DenseDims, State: m.State()})
+		back, err := learners.RestoreDense(learners.Model{Learner: name, Params: string(js), Dims: denseDims, State: m.State()})
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
@@ -133,12 +132,12 @@ func TestRoundAndShardOf(t *testing.T) {
 // learner's.
 func TestTrainShardAndAverageAreTheSimulation(t *testing.T) {
 	const dim = 60
-	feats := traintest.RandomFeatures(400, dim)
+	feats := randomFeatures(400, dim)
 	for _, opt := range []ShardOptions{
 		{Learner: "solis-ada", Dim: dim, Shards: 3, Rounds: 2},
 		{Learner: "solis-tg", Dim: dim, Shards: 1, Rounds: 3},
 	} {
-		want, err := traintest.Simulate(feats, opt)
+		want, err := simulate(feats, opt)
 		if err != nil {
 			t.Fatal(err)
 		}

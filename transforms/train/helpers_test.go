@@ -1,7 +1,8 @@
-// Package traintest makes the small, seeded training data that the tests
-// of package train and its Beam wrapper share, and states sharded training
-// as a plain loop (Simulate): the specification both must meet.
-package traintest
+package train_test
+
+// The small, seeded training data of the tests, and sharded training
+// written out as a plain loop (simulate): the specification the sharded
+// pass must meet.
 
 import (
 	"fmt"
@@ -14,12 +15,12 @@ import (
 	"github.com/bowline/bowline/transforms/train"
 )
 
-// DenseDims are the modality dimensions of DenseRows.
-var DenseDims = []int{3, 4}
+// denseDims are the modality dimensions of denseRows.
+var denseDims = []int{3, 4}
 
-// DenseRows makes n labelled rows in two classes: the first modality
+// denseRows makes n labelled rows in two classes: the first modality
 // carries the class, the second is noise.
-func DenseRows(n int) []train.DenseRow {
+func denseRows(n int) []train.DenseRow {
 	r := rand.New(rand.NewPCG(5, 6))
 	rows := make([]train.DenseRow, n)
 	for i := range rows {
@@ -36,8 +37,8 @@ func DenseRows(n int) []train.DenseRow {
 	return rows
 }
 
-// DenseTriplets draws n valid triplets over rows.
-func DenseTriplets(rows []train.DenseRow, n int) []formats.Triplet {
+// denseTriplets draws n valid triplets over rows.
+func denseTriplets(rows []train.DenseRow, n int) []formats.Triplet {
 	r := rand.New(rand.NewPCG(7, 8))
 	var out []formats.Triplet
 	for len(out) < n {
@@ -50,9 +51,9 @@ func DenseTriplets(rows []train.DenseRow, n int) []formats.Triplet {
 	return out
 }
 
-// DenseFeatures is each triplet of trips with its three images' rows, in
+// denseFeatures is each triplet of trips with its three images' rows, in
 // Seq order.
-func DenseFeatures(rows []train.DenseRow, trips []formats.Triplet) []train.Feature {
+func denseFeatures(rows []train.DenseRow, trips []formats.Triplet) []train.Feature {
 	byID := map[string]train.DenseRow{}
 	for _, r := range rows {
 		byID[r.ImageID] = r
@@ -65,10 +66,10 @@ func DenseFeatures(rows []train.DenseRow, trips []formats.Triplet) []train.Featu
 	return feats
 }
 
-// RandomFeatures makes n bag-of-words triplet features over dim words, in
+// randomFeatures makes n bag-of-words triplet features over dim words, in
 // random Seq order; every third word pushes the other way, so a learner
 // has something to learn.
-func RandomFeatures(n, dim int) []train.Feature {
+func randomFeatures(n, dim int) []train.Feature {
 	r := rand.New(rand.NewPCG(3, 4))
 	out := make([]train.Feature, n)
 	for i := range out {
@@ -88,10 +89,10 @@ func RandomFeatures(n, dim int) []train.Feature {
 	return out
 }
 
-// Simulate is sharded training of a bag-of-words learner written out by
+// simulate is sharded training of a bag-of-words learner written out by
 // hand: round by round, shard by shard, each shard's learner restored from
 // the round's state and the states averaged. It returns the final weights.
-func Simulate(feats []train.Feature, opt train.ShardOptions) ([]float32, error) {
+func simulate(feats []train.Feature, opt train.ShardOptions) ([]float32, error) {
 	sorted := append([]train.Feature(nil), feats...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Seq < sorted[j].Seq })
 	l, err := learners.New(opt.Learner, opt.Dim, opt.Params)
