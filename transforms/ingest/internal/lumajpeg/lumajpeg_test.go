@@ -171,3 +171,84 @@ func TestScaled(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAgree: on any input image/jpeg decodes, Decode at scale 1 returns
+// image/jpeg's luma byte for byte, and never panics on any input. On a
+// progressive JPEG it may decode what image/jpeg refuses (it does not read
+// scans of chroma alone), and it ends an end-of-band run at its scan's end
+// as libjpeg does, so there only the sequential JPEGs are compared. Run it
+// with
+//
+//	go test -run '^$' -fuzz FuzzAgree -fuzztime 2m ./transforms/ingest/internal/lumajpeg/
+func FuzzAgree(f *testing.F) {
+	for _, data := range inputs(f) {
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if cfg, err := jpeg.DecodeConfig(bytes.NewReader(data)); err != nil || cfg.Width*cfg.Height > 1<<18 {
+			return
+		}
+		got, err := Decode(bytes.NewReader(data), 0)
+		for shift := 1; shift <= MaxShift; shift++ {
+			Decode(bytes.NewReader(data), shift)
+		}
+		want, stdErr := stdLuma(t, data)
+		if stdErr != nil || want == nil || progressive(data) {
+			return
+		}
+		if err != nil {
+			t.Fatalf("error %v; image/jpeg decodes it", err)
+		}
+		if got.Bounds() != want.Bounds() {
+			t.Fatalf("bounds %v, image/jpeg's %v", got.Bounds(), want.Bounds())
+		}
+		b := want.Bounds()
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			if !bytes.Equal(got.Pix[got.PixOffset(0, y):][:b.Dx()], want.Pix[want.PixOffset(0, y):][:b.Dx()]) {
+				t.Fatalf("row %d differs from image/jpeg's luma", y)
+			}
+		}
+	})
+}
+
+// progressive reports whether data has a progressive frame header (SOF2)
+// among the markers before its first scan.
+func progressive(data []byte) bool {
+	for i := 2; i+4 <= len(data); {
+		if data[i] != 0xff {
+			return false
+		}
+		m := data[i+1]
+		if m == 0xc2 {
+			return true
+		}
+		if m == 0xda {
+			return false
+		}
+		i += 2 + int(data[i+2])<<8 + int(data[i+3])
+	}
+	return false
+}
+
+// TestIDCTFlat: the idct of a block whose only coefficient is a DC below
+// flatDCMax is (DC+4)>>3 in every pixel, as reconstructBlock writes it.
+func TestIDCTFlat(t *testing.T) {
+	for dc := int32(-flatDCMax); dc < flatDCMax; dc++ {
+		b := block{0: dc}
+		idct(&b)
+		for i, c := range b {
+			if c != (dc+4)>>3 {
+				t.Fatalf("DC %d: pixel %d is %d, want %d", dc, i, c, (dc+4)>>3)
+			}
+		}
+	}
+}
+
+// TestLevel: level is clip.
+func TestLevel(t *testing.T) {
+	for c := int32(-1 << 16); c < 1<<16; c++ {
+		if level(c) != clip(c) {
+			t.Fatalf("level(%d) = %d, clip %d", c, level(c), clip(c))
+		}
+	}
+}

@@ -5,6 +5,7 @@
 package lumajpeg
 
 import (
+	"bytes"
 	"image"
 )
 
@@ -25,6 +26,23 @@ func (d *decoder) makeImg(mxx, myy int) error {
 	return nil
 }
 
+// scanComponent is a component of a scan and its Huffman tables.
+type scanComponent struct {
+	compIndex uint8
+	td        uint8 // DC table selector.
+	ta        uint8 // AC table selector.
+}
+
+// lumaIn reports whether a scan of these components holds luma.
+func lumaIn(scan []scanComponent) bool {
+	for _, s := range scan {
+		if s.compIndex == 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func (d *decoder) processSOS(n int) error {
 	if d.nComp == 0 {
 		return FormatError("missing SOF marker")
@@ -39,11 +57,7 @@ func (d *decoder) processSOS(n int) error {
 	if n != 4+2*nComp {
 		return FormatError("SOS length inconsistent with number of components")
 	}
-	var scan [maxComponents]struct {
-		compIndex uint8
-		td        uint8 // DC table selector.
-		ta        uint8 // AC table selector.
-	}
+	var scan [maxComponents]scanComponent
 	totalHV := 0
 	for i := 0; i < nComp; i++ {
 		cs := d.tmp[1+2*i] // Component selector.
@@ -128,21 +142,25 @@ func (d *decoder) processSOS(n int) error {
 			return err
 		}
 	}
-	if d.progressive {
-		for i := 0; i < nComp; i++ {
-			compIndex := scan[i].compIndex
-			if d.progCoeffs[compIndex] == nil {
-				d.progCoeffs[compIndex] = make([]block, mxx*myy*d.comp[compIndex].h*d.comp[compIndex].v)
-			}
-		}
+	// A scan of chroma alone is skipped unread (only luma is decoded), so
+	// chroma's coefficients are never stored. End-of-band runs end with
+	// their scan, as in libjpeg (image/jpeg carries a run past a scan's
+	// last block into the next scan).
+	d.eobRun = 0
+	if !lumaIn(scan[:nComp]) {
+		return d.skipScan()
+	}
+	if d.progressive && d.progCoeffs[0] == nil {
+		d.progCoeffs[0] = make([]block, mxx*myy*d.comp[0].h*d.comp[0].v)
 	}
 
 	d.bits = bits{}
 	mcu, expectedRST := 0, uint8(rst0Marker)
 	var (
-		// b is the decoded coefficients, in natural (not zig-zag) order.
-		b  block
-		dc [maxComponents]int32
+		// coeffs is a sequential scan's luma block, in natural (not
+		// zig-zag) order.
+		coeffs block
+		dc     [maxComponents]int32
 		// bx and by are the location of the current block, in units of 8x8
 		// blocks: the third block in the first row has (bx, by) = (2, 0).
 		bx, by     int
@@ -193,95 +211,39 @@ func (d *decoder) processSOS(n int) error {
 						}
 					}
 
-					// Load the previous partially decoded coefficients, if applicable.
-					if d.progressive {
-						b = d.progCoeffs[compIndex][by*mxx*hi+bx]
-					} else {
-						b = block{}
-					}
-
-					if ah != 0 {
-						if err := d.refine(&b, &d.huff[acTable][scan[i].ta], zigStart, zigEnd, 1<<al); err != nil {
-							return err
-						}
-					} else {
-						zig := zigStart
-						if zig == 0 {
-							zig++
-							// Decode the DC coefficient, as specified in section F.2.2.1.
-							value, err := d.decodeHuffman(&d.huff[dcTable][scan[i].td])
-							if err != nil {
-								return err
-							}
-							if value > 16 {
-								return UnsupportedError("excessive DC component")
-							}
-							dcDelta, err := d.receiveExtend(value)
-							if err != nil {
-								return err
-							}
-							dc[compIndex] += dcDelta
-							b[0] = dc[compIndex] << al
-						}
-
-						if zig <= zigEnd && d.eobRun > 0 {
-							d.eobRun--
+					// Luma's coefficients are decoded into b; chroma's are read
+					// past (b == nil).
+					var b *block
+					if compIndex == 0 {
+						if d.progressive {
+							b = &d.progCoeffs[0][by*mxx*hi+bx]
 						} else {
-							// Decode the AC coefficients, as specified in section F.2.2.2.
-							huff := &d.huff[acTable][scan[i].ta]
-							for ; zig <= zigEnd; zig++ {
-								value, err := d.decodeHuffman(huff)
-								if err != nil {
-									return err
-								}
-								val0 := value >> 4
-								val1 := value & 0x0f
-								if val1 != 0 {
-									zig += int32(val0)
-									if zig > zigEnd {
-										break
-									}
-									ac, err := d.receiveExtend(val1)
-									if err != nil {
-										return err
-									}
-									b[unzig[zig]] = ac << al
-								} else {
-									if val0 != 0x0f {
-										d.eobRun = uint16(1 << val0)
-										if val0 != 0 {
-											bits, err := d.decodeBits(int32(val0))
-											if err != nil {
-												return err
-											}
-											d.eobRun |= uint16(bits)
-										}
-										d.eobRun--
-										break
-									}
-									zig += 0x0f
-								}
-							}
+							b = &coeffs
+							*b = block{}
 						}
 					}
-
-					if d.progressive {
-						// Save the coefficients.
-						d.progCoeffs[compIndex][by*mxx*hi+bx] = b
-						// At this point, we could call reconstructBlock to dequantize and perform the
-						// inverse DCT, to save early stages of a progressive image to the *image.YCbCr
-						// buffers (the whole point of progressive encoding), but in Go, the jpeg.Decode
-						// function does not return until the entire image is decoded, so we "continue"
-						// here to avoid wasted computation. Instead, reconstructBlock is called on each
-						// accumulated block by the reconstructProgressiveImage method after all of the
-						// SOS markers are processed.
-						continue
+					var err error
+					if ah != 0 {
+						err = d.refine(b, &d.huff[acTable][scan[i].ta], zigStart, zigEnd, 1<<al)
+					} else {
+						err = d.decodeBlock(b, &d.huff[dcTable][scan[i].td], &d.huff[acTable][scan[i].ta], &dc[compIndex], zigStart, zigEnd, al)
 					}
-					if err := d.reconstructBlock(&b, bx, by, int(compIndex)); err != nil {
+					if err != nil {
+						if d.bits.n < d.bits.padded {
+							// The data ended before the error: image/jpeg stops there.
+							return d.bits.end
+						}
 						return err
+					}
+					if b != nil && !d.progressive {
+						d.reconstructBlock(b, bx, by)
 					}
 				} // for j
 			} // for i
+			if d.bits.n < d.bits.padded {
+				// The MCU read past the end of the data: image/jpeg stops there.
+				return d.bits.end
+			}
 			mcu++
 			if d.ri > 0 && mcu%d.ri == 0 && mcu < mxx*myy {
 				// For well-formed input, the RST[0-7] restart marker follows
@@ -323,7 +285,7 @@ func (d *decoder) refine(b *block, h *huffman, zigStart, zigEnd, delta int32) er
 		if err != nil {
 			return err
 		}
-		if bit {
+		if bit && b != nil {
 			b[0] |= delta
 		}
 		return nil
@@ -345,13 +307,8 @@ func (d *decoder) refine(b *block, h *huffman, zigStart, zigEnd, delta int32) er
 			switch val1 {
 			case 0:
 				if val0 != 0x0f {
-					d.eobRun = uint16(1 << val0)
-					if val0 != 0 {
-						bits, err := d.decodeBits(int32(val0))
-						if err != nil {
-							return err
-						}
-						d.eobRun |= uint16(bits)
+					if err := d.readEOBRun(val0); err != nil {
+						return err
 					}
 					break loop
 				}
@@ -431,22 +388,17 @@ func (d *decoder) reconstructProgressiveImage() error {
 		stride := mxx * d.comp[i].h
 		for by := 0; by*v < d.height; by++ {
 			for bx := 0; bx*h < d.width; bx++ {
-				if err := d.reconstructBlock(&d.progCoeffs[i][by*stride+bx], bx, by, i); err != nil {
-					return err
-				}
+				d.reconstructBlock(&d.progCoeffs[i][by*stride+bx], bx, by)
 			}
 		}
 	}
 	return nil
 }
 
-// reconstructBlock dequantizes, performs the inverse DCT and stores the block
-// to the image.
-func (d *decoder) reconstructBlock(b *block, bx, by, compIndex int) error {
-	if compIndex != 0 {
-		return nil // chroma (or colour) is read, not reconstructed
-	}
-	qt := &d.quant[d.comp[compIndex].tq]
+// reconstructBlock dequantizes a luma block, performs the inverse DCT and
+// stores the block to the image.
+func (d *decoder) reconstructBlock(b *block, bx, by int) {
+	qt := &d.quant[d.comp[0].tq]
 	n := 8 >> d.shift
 	stride := d.gray.Stride
 	dst := d.gray.Pix[n*(by*stride+bx):]
@@ -458,29 +410,48 @@ func (d *decoder) reconstructBlock(b *block, bx, by, compIndex int) error {
 			}
 		}
 		idctScaled(b, n, dst, stride)
-		return nil
+		return
 	}
-	for zig := 0; zig < blockSize; zig++ {
-		b[unzig[zig]] *= qt[zig]
+	acZero := true
+	for zig := 1; zig < blockSize; zig++ {
+		if c := b[unzig[zig]]; c != 0 {
+			acZero = false
+			b[unzig[zig]] = c * qt[zig]
+		}
 	}
+	if dc := b[0] * qt[0]; acZero && dc >= -flatDCMax && dc < flatDCMax {
+		// The idct of a block with a DC coefficient alone is (DC+4)>>3
+		// everywhere (TestIDCTFlat).
+		p := level((dc + 4) >> 3)
+		for y := 0; y < 8; y++ {
+			row := dst[y*stride : y*stride+8]
+			for x := range row {
+				row[x] = p
+			}
+		}
+		return
+	}
+	b[0] *= qt[0]
 	idct(b)
 	// Level shift by +128, clip to [0, 255], and write to dst.
 	for y := 0; y < 8; y++ {
-		y8 := y * 8
-		yStride := y * stride
-		for x := 0; x < 8; x++ {
-			c := b[y8+x]
-			if c < -128 {
-				c = 0
-			} else if c > 127 {
-				c = 255
-			} else {
-				c += 128
-			}
-			dst[yStride+x] = uint8(c)
+		row := dst[y*stride : y*stride+8]
+		src := b[8*y : 8*y+8]
+		for x := range row {
+			row[x] = level(src[x])
 		}
 	}
-	return nil
+}
+
+// flatDCMax bounds the dequantised DC coefficients whose flat block
+// reconstructBlock writes without the idct: beyond it the idct's int32
+// arithmetic overflows, as image/jpeg's does.
+const flatDCMax = 1 << 13
+
+// level level-shifts an IDCT output by 128 and clips it to a byte, as clip
+// does, without branches.
+func level(c int32) uint8 {
+	return uint8(min(max(c+128, 0), 255))
 }
 
 // findRST advances past the next RST restart marker that matches expectedRST.
@@ -525,4 +496,198 @@ func (d *decoder) findRST(expectedRST uint8) error {
 			return err
 		}
 	}
+}
+
+// skipScan advances past a scan's entropy-coded data, to the marker (other
+// than a restart marker) that ends it.
+func (d *decoder) skipScan() error {
+	for {
+		buf := d.bytes.buf[d.bytes.i:d.bytes.j]
+		k := bytes.IndexByte(buf, 0xff)
+		if k < 0 || k+1 == len(buf) {
+			if k < 0 {
+				d.bytes.i = d.bytes.j
+			} else {
+				d.bytes.i += k
+			}
+			if err := d.fill(); err != nil {
+				return err
+			}
+			continue
+		}
+		if m := buf[k+1]; m != 0x00 && (m < rst0Marker || m > rst7Marker) {
+			d.bytes.i += k
+			return nil
+		}
+		d.bytes.i += k + 2
+	}
+}
+
+// decodeBlock decodes a block's coefficients zigStart..zigEnd of a
+// sequential scan or a progressive scan's first pass (Ah = 0), specified
+// in sections F.2.2.1, F.2.2.2 and G.1.2.2, into b in natural order,
+// shifted left by al; with b nil it reads past them. dc is the
+// component's DC predictor. It decodes what image/jpeg decodes, with the
+// combined code-and-value table while at least 32 bits of data remain,
+// else through decodeHuffman.
+func (d *decoder) decodeBlock(b *block, dcH, acH *huffman, dc *int32, zigStart, zigEnd int32, al uint32) error {
+	zig := zigStart
+	if zig == 0 {
+		zig++
+		// Decode the DC coefficient, as specified in section F.2.2.1.
+		value, err := d.decodeHuffman(dcH)
+		if err != nil {
+			return err
+		}
+		if value > 16 {
+			return UnsupportedError("excessive DC component")
+		}
+		dcDelta, err := d.receiveExtend(value)
+		if err != nil {
+			return err
+		}
+		*dc += dcDelta
+		if b != nil {
+			b[0] = *dc << al
+		}
+	}
+	if zig > zigEnd {
+		return nil
+	}
+	if d.eobRun > 0 {
+		d.eobRun--
+		return nil
+	}
+	if acH.nCodes == 0 {
+		return FormatError("uninitialized Huffman table")
+	}
+	// Decode the AC coefficients, as specified in section F.2.2.2, with
+	// the accumulator in locals.
+	acc, n := d.bits.acc, d.bits.n
+	for ; zig <= zigEnd; zig++ {
+		if n < 32 {
+			d.bits.acc, d.bits.n = acc, n
+			d.refill()
+			acc, n = d.bits.acc, d.bits.n
+		}
+		if n-d.bits.padded < 32 {
+			d.bits.acc, d.bits.n = acc, n
+			return d.decodeACSlow(b, acH, zig, zigEnd, al)
+		}
+		x := acc >> (64 - lutSize)
+		if e := acH.fastAC[x]; e != 0 {
+			zig += (e >> 8) & 0x0f
+			if zig > zigEnd {
+				// image/jpeg stops before the coefficient's bits.
+				l := uint32(e>>12) & 0x0f
+				acc <<= l
+				n -= int32(l)
+				break
+			}
+			l := uint32(e) & 0xff
+			acc <<= l
+			n -= int32(l)
+			if b != nil {
+				b[unzig[zig&63]] = (e >> 16) << al
+			}
+			continue
+		}
+		var value uint8
+		if v := acH.lut[x]; v != 0 {
+			l := uint32(v) & 0xff
+			acc <<= l
+			n -= int32(l)
+			value = uint8(v >> 8)
+		} else {
+			d.bits.acc, d.bits.n = acc, n
+			var err error
+			if value, err = d.decodeHuffmanSlow(acH); err != nil {
+				return err
+			}
+			acc, n = d.bits.acc, d.bits.n
+		}
+		val0 := int32(value >> 4)
+		val1 := uint32(value & 0x0f)
+		if val1 != 0 {
+			zig += val0
+			if zig > zigEnd {
+				break
+			}
+			// RECEIVE and EXTEND: at least 16 bits of data remain.
+			s := int32(1) << val1
+			c := int32(acc >> (64 - val1))
+			acc <<= val1
+			n -= int32(val1)
+			if c < s>>1 {
+				c += -s + 1
+			}
+			if b != nil {
+				b[unzig[zig&63]] = c << al
+			}
+			continue
+		}
+		if val0 != 0x0f {
+			eobRun := uint16(1) << val0
+			if val0 != 0 {
+				eobRun |= uint16(acc >> (64 - val0))
+				acc <<= uint32(val0)
+				n -= val0
+			}
+			d.eobRun = eobRun - 1
+			break
+		}
+		zig += 0x0f
+	}
+	d.bits.acc, d.bits.n = acc, n
+	return nil
+}
+
+// decodeACSlow is decodeBlock's AC loop through decodeHuffman and
+// receiveExtend, which check each read against the data's end.
+func (d *decoder) decodeACSlow(b *block, h *huffman, zig, zigEnd int32, al uint32) error {
+	for ; zig <= zigEnd; zig++ {
+		value, err := d.decodeHuffman(h)
+		if err != nil {
+			return err
+		}
+		val0 := value >> 4
+		val1 := value & 0x0f
+		if val1 != 0 {
+			zig += int32(val0)
+			if zig > zigEnd {
+				break
+			}
+			ac, err := d.receiveExtend(val1)
+			if err != nil {
+				return err
+			}
+			if b != nil {
+				b[unzig[zig]] = ac << al
+			}
+		} else {
+			if val0 != 0x0f {
+				if err := d.readEOBRun(val0); err != nil {
+					return err
+				}
+				d.eobRun--
+				break
+			}
+			zig += 0x0f
+		}
+	}
+	return nil
+}
+
+// readEOBRun sets d.eobRun to the end-of-band run of an EOBn symbol,
+// 2^n plus the n bits that follow it (section G.1.2.2).
+func (d *decoder) readEOBRun(n uint8) error {
+	d.eobRun = uint16(1 << n)
+	if n != 0 {
+		bits, err := d.decodeBits(int32(n))
+		if err != nil {
+			return err
+		}
+		d.eobRun |= uint16(bits)
+	}
+	return nil
 }
