@@ -158,8 +158,23 @@ func idct(b *block) {
 
 // idctRows applies the 1D IDCT to the rows of b.
 // Inputs are UQ8.0; outputs are Q9.20.
-func idctRows(b *block) {
+func idctRows(b *block) { idctRowsSparse(b, 0xff) }
+
+// idctRowsSparse is idctRows for a block whose rows but those of the mask
+// rows hold no AC coefficient: a row that is zero stays zero, and row 0
+// with a DC coefficient alone becomes that coefficient <<17 throughout,
+// as the full row transform makes them.
+func idctRowsSparse(b *block, rows uint8) {
+	if rows&1 == 0 {
+		dc := b[0] << 17
+		for x := range 8 {
+			b[x] = dc
+		}
+	}
 	for i := range 8 {
+		if rows&(1<<i) == 0 {
+			continue
+		}
 		x := b[8*i : 8*i+8 : 8*i+8]
 		x0 := x[0]
 		x7 := x[1]

@@ -154,6 +154,13 @@ func (d *decoder) processSOS(n int) error {
 		d.progCoeffs[0] = make([]block, mxx*myy*d.comp[0].h*d.comp[0].v)
 	}
 
+	// A sequential scan's luma is dequantised as it is decoded; a
+	// progressive one's once its last scan is read.
+	qt := &d.quant[d.comp[0].tq]
+	if d.progressive {
+		qt = &unitQuant
+	}
+
 	d.bits = bits{}
 	mcu, expectedRST := 0, uint8(rst0Marker)
 	var (
@@ -222,11 +229,14 @@ func (d *decoder) processSOS(n int) error {
 							*b = block{}
 						}
 					}
-					var err error
+					var (
+						err  error
+						rows uint8
+					)
 					if ah != 0 {
 						err = d.refine(b, &d.huff[acTable][scan[i].ta], zigStart, zigEnd, 1<<al)
 					} else {
-						err = d.decodeBlock(b, &d.huff[dcTable][scan[i].td], &d.huff[acTable][scan[i].ta], &dc[compIndex], zigStart, zigEnd, al)
+						rows, err = d.decodeBlock(b, qt, &d.huff[dcTable][scan[i].td], &d.huff[acTable][scan[i].ta], &dc[compIndex], zigStart, zigEnd, al)
 					}
 					if err != nil {
 						if d.bits.n < d.bits.padded {
@@ -236,7 +246,7 @@ func (d *decoder) processSOS(n int) error {
 						return err
 					}
 					if b != nil && !d.progressive {
-						d.reconstructBlock(b, bx, by)
+						d.storeBlock(b, bx, by, rows)
 					}
 				} // for j
 			} // for i
@@ -395,13 +405,11 @@ func (d *decoder) reconstructProgressiveImage() error {
 	return nil
 }
 
-// reconstructBlock dequantizes a luma block, performs the inverse DCT and
-// stores the block to the image.
+// reconstructBlock dequantizes a progressive JPEG's luma block, performs
+// the inverse DCT and stores the block to the image.
 func (d *decoder) reconstructBlock(b *block, bx, by int) {
 	qt := &d.quant[d.comp[0].tq]
 	n := 8 >> d.shift
-	stride := d.gray.Stride
-	dst := d.gray.Pix[n*(by*stride+bx):]
 	if d.shift != 0 {
 		// Only the top-left n×n coefficients are used: dequantise those.
 		for zig := 0; zig < blockSize; zig++ {
@@ -409,20 +417,35 @@ func (d *decoder) reconstructBlock(b *block, bx, by int) {
 				b[k] *= qt[zig]
 			}
 		}
+		d.storeBlock(b, bx, by, 0xff)
+		return
+	}
+	var rows uint8
+	b[0] *= qt[0]
+	for zig := 1; zig < blockSize; zig++ {
+		if c := b[unzig[zig]]; c != 0 {
+			b[unzig[zig]] = c * qt[zig]
+			rows |= zigRow[zig]
+		}
+	}
+	d.storeBlock(b, bx, by, rows)
+}
+
+// storeBlock performs the inverse DCT of a dequantised luma block and
+// stores it to the image. rows has bit r set if row r of b may hold a
+// non-zero AC coefficient: b's other rows are zero but for the DC.
+func (d *decoder) storeBlock(b *block, bx, by int, rows uint8) {
+	n := 8 >> d.shift
+	stride := d.gray.Stride
+	dst := d.gray.Pix[n*(by*stride+bx):]
+	if d.shift != 0 {
 		idctScaled(b, n, dst, stride)
 		return
 	}
-	acZero := true
-	for zig := 1; zig < blockSize; zig++ {
-		if c := b[unzig[zig]]; c != 0 {
-			acZero = false
-			b[unzig[zig]] = c * qt[zig]
-		}
-	}
-	if dc := b[0] * qt[0]; acZero && dc >= -flatDCMax && dc < flatDCMax {
-		// The idct of a block with a DC coefficient alone is (DC+4)>>3
-		// everywhere (TestIDCTFlat).
-		p := level((dc + 4) >> 3)
+	if rows == 0 {
+		// A DC coefficient alone: idct's row pass makes every row value
+		// DC<<17, its column pass (DC<<17 + 1<<19)>>20 (TestStoreBlock).
+		p := level((b[0]<<17 + 1<<19) >> 20)
 		for y := 0; y < 8; y++ {
 			row := dst[y*stride : y*stride+8]
 			for x := range row {
@@ -431,8 +454,20 @@ func (d *decoder) reconstructBlock(b *block, bx, by int) {
 		}
 		return
 	}
-	b[0] *= qt[0]
-	idct(b)
+	idctRowsSparse(b, rows)
+	if rows == 1 {
+		// Only row 0 is non-zero after the row pass: a column holding x
+		// alone there is (x + 1<<19)>>20 all down (TestStoreBlock).
+		var p [8]uint8
+		for x := range p {
+			p[x] = level((b[x] + 1<<19) >> 20)
+		}
+		for y := 0; y < 8; y++ {
+			copy(dst[y*stride:y*stride+8], p[:])
+		}
+		return
+	}
+	idctCols(b)
 	// Level shift by +128, clip to [0, 255], and write to dst.
 	for y := 0; y < 8; y++ {
 		row := dst[y*stride : y*stride+8]
@@ -443,10 +478,23 @@ func (d *decoder) reconstructBlock(b *block, bx, by int) {
 	}
 }
 
-// flatDCMax bounds the dequantised DC coefficients whose flat block
-// reconstructBlock writes without the idct: beyond it the idct's int32
-// arithmetic overflows, as image/jpeg's does.
-const flatDCMax = 1 << 13
+// zigRow[zig] is the bit of the row that the zig-zag index zig is in, for
+// the AC coefficients (zigRow[0] is 0).
+var zigRow = func() (t [blockSize]uint8) {
+	for zig := 1; zig < blockSize; zig++ {
+		t[zig] = 1 << (unzig[zig] / 8)
+	}
+	return t
+}()
+
+// unitQuant dequantises nothing: a progressive scan's coefficients are
+// stored as decoded, and dequantised once the last scan is read.
+var unitQuant = func() (t block) {
+	for i := range t {
+		t[i] = 1
+	}
+	return t
+}()
 
 // level level-shifts an IDCT output by 128 and clips it to a byte, as clip
 // does, without branches.
@@ -526,40 +574,42 @@ func (d *decoder) skipScan() error {
 // decodeBlock decodes a block's coefficients zigStart..zigEnd of a
 // sequential scan or a progressive scan's first pass (Ah = 0), specified
 // in sections F.2.2.1, F.2.2.2 and G.1.2.2, into b in natural order,
-// shifted left by al; with b nil it reads past them. dc is the
+// shifted left by al and multiplied by qt (in zig-zag order); with b nil
+// it reads past them. It returns the rows (bit r for row r) in which it
+// stored AC coefficients. dc is the
 // component's DC predictor. It decodes what image/jpeg decodes, with the
 // combined code-and-value table while at least 32 bits of data remain,
 // else through decodeHuffman.
-func (d *decoder) decodeBlock(b *block, dcH, acH *huffman, dc *int32, zigStart, zigEnd int32, al uint32) error {
+func (d *decoder) decodeBlock(b *block, qt *block, dcH, acH *huffman, dc *int32, zigStart, zigEnd int32, al uint32) (rows uint8, err error) {
 	zig := zigStart
 	if zig == 0 {
 		zig++
 		// Decode the DC coefficient, as specified in section F.2.2.1.
 		value, err := d.decodeHuffman(dcH)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if value > 16 {
-			return UnsupportedError("excessive DC component")
+			return 0, UnsupportedError("excessive DC component")
 		}
 		dcDelta, err := d.receiveExtend(value)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		*dc += dcDelta
 		if b != nil {
-			b[0] = *dc << al
+			b[0] = *dc << al * qt[0]
 		}
 	}
 	if zig > zigEnd {
-		return nil
+		return 0, nil
 	}
 	if d.eobRun > 0 {
 		d.eobRun--
-		return nil
+		return 0, nil
 	}
 	if acH.nCodes == 0 {
-		return FormatError("uninitialized Huffman table")
+		return 0, FormatError("uninitialized Huffman table")
 	}
 	// Decode the AC coefficients, as specified in section F.2.2.2, with
 	// the accumulator in locals.
@@ -572,7 +622,8 @@ func (d *decoder) decodeBlock(b *block, dcH, acH *huffman, dc *int32, zigStart, 
 		}
 		if n-d.bits.padded < 32 {
 			d.bits.acc, d.bits.n = acc, n
-			return d.decodeACSlow(b, acH, zig, zigEnd, al)
+			r, err := d.decodeACSlow(b, qt, acH, zig, zigEnd, al)
+			return rows | r, err
 		}
 		x := acc >> (64 - lutSize)
 		if e := acH.fastAC[x]; e != 0 {
@@ -588,7 +639,8 @@ func (d *decoder) decodeBlock(b *block, dcH, acH *huffman, dc *int32, zigStart, 
 			acc <<= l
 			n -= int32(l)
 			if b != nil {
-				b[unzig[zig&63]] = (e >> 16) << al
+				b[unzig[zig&63]] = (e >> 16) << al * qt[zig&63]
+				rows |= zigRow[zig&63]
 			}
 			continue
 		}
@@ -602,7 +654,7 @@ func (d *decoder) decodeBlock(b *block, dcH, acH *huffman, dc *int32, zigStart, 
 			d.bits.acc, d.bits.n = acc, n
 			var err error
 			if value, err = d.decodeHuffmanSlow(acH); err != nil {
-				return err
+				return 0, err
 			}
 			acc, n = d.bits.acc, d.bits.n
 		}
@@ -622,7 +674,8 @@ func (d *decoder) decodeBlock(b *block, dcH, acH *huffman, dc *int32, zigStart, 
 				c += -s + 1
 			}
 			if b != nil {
-				b[unzig[zig&63]] = c << al
+				b[unzig[zig&63]] = c << al * qt[zig&63]
+				rows |= zigRow[zig&63]
 			}
 			continue
 		}
@@ -639,16 +692,16 @@ func (d *decoder) decodeBlock(b *block, dcH, acH *huffman, dc *int32, zigStart, 
 		zig += 0x0f
 	}
 	d.bits.acc, d.bits.n = acc, n
-	return nil
+	return rows, nil
 }
 
 // decodeACSlow is decodeBlock's AC loop through decodeHuffman and
 // receiveExtend, which check each read against the data's end.
-func (d *decoder) decodeACSlow(b *block, h *huffman, zig, zigEnd int32, al uint32) error {
+func (d *decoder) decodeACSlow(b *block, qt *block, h *huffman, zig, zigEnd int32, al uint32) (rows uint8, err error) {
 	for ; zig <= zigEnd; zig++ {
 		value, err := d.decodeHuffman(h)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		val0 := value >> 4
 		val1 := value & 0x0f
@@ -659,15 +712,16 @@ func (d *decoder) decodeACSlow(b *block, h *huffman, zig, zigEnd int32, al uint3
 			}
 			ac, err := d.receiveExtend(val1)
 			if err != nil {
-				return err
+				return 0, err
 			}
 			if b != nil {
-				b[unzig[zig]] = ac << al
+				b[unzig[zig]] = ac << al * qt[zig]
+				rows |= zigRow[zig]
 			}
 		} else {
 			if val0 != 0x0f {
 				if err := d.readEOBRun(val0); err != nil {
-					return err
+					return 0, err
 				}
 				d.eobRun--
 				break
@@ -675,7 +729,7 @@ func (d *decoder) decodeACSlow(b *block, h *huffman, zig, zigEnd int32, al uint3
 			zig += 0x0f
 		}
 	}
-	return nil
+	return rows, nil
 }
 
 // readEOBRun sets d.eobRun to the end-of-band run of an EOBn symbol,
