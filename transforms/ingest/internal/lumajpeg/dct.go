@@ -333,3 +333,22 @@ func idctCols(b *block) {
 		b[7*8+i] = x7
 	}
 }
+
+// idctConsts are the multipliers of idct's rotations and scalings as
+// idctAVX2 broadcasts them: a dctBox(x0, x1, kcos, ksin) is kcos·(x0+x1)
+// plus (ksin−kcos)·x1, or minus (kcos+ksin)·x0, so each box takes kcos,
+// ksin−kcos and kcos+ksin, the int32 values idct's dctBox calls compute.
+const idctNConsts = 16
+
+var idctConsts = [idctNConsts]int32{
+	// Rows: the x2, x3 box (18 bits), x5 and x6's 1/√2 (8 bits).
+	0: c(sqrt2inv_cos6, 18), 1: -c(sqrt2inv_sin6, 18) - c(sqrt2inv_cos6, 18), 2: c(sqrt2inv_cos6, 18) + -c(sqrt2inv_sin6, 18),
+	3: c(sqrt2inv, 8),
+	// Rows and columns: the x4, x7 box and the x5, x6 box (12 bits).
+	4: c(cos3, 12), 5: -c(sin3, 12) - c(cos3, 12), 6: c(cos3, 12) + -c(sin3, 12),
+	7: c(cos1, 12), 8: -c(sin1, 12) - c(cos1, 12), 9: c(cos1, 12) + -c(sin1, 12),
+	// Columns: the x2, x3 box (12 bits), 1/√2 (14 bits), the rounding.
+	10: c(sqrt2inv_cos6, 12), 11: -c(sqrt2inv_sin6, 12) - c(sqrt2inv_cos6, 12), 12: c(sqrt2inv_cos6, 12) + -c(sqrt2inv_sin6, 12),
+	13: c(sqrt2inv, 14),
+	14: 1 << 19,
+}

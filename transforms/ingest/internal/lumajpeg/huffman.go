@@ -264,6 +264,12 @@ func (d *decoder) decodeBits(n int32) (uint32, error) {
 	return ret, nil
 }
 
+// noFF reports whether none of x's 8 bytes is 0xff.
+func noFF(x uint64) bool {
+	y := ^x
+	return (y-0x0101010101010101)&^y&0x8080808080808080 == 0
+}
+
 // refill tops the bit accumulator up to more than 56 bits from the
 // entropy-coded data, undoing byte stuffing. At a marker or at the end of
 // the input it stops, leaving the marker unread, records why in
@@ -279,7 +285,7 @@ func (d *decoder) refill() {
 		i, j := d.bytes.i, d.bytes.j
 		if j-i >= 8 {
 			x := binary.BigEndian.Uint64(d.bytes.buf[i:])
-			if y := ^x; (y-0x0101010101010101)&^y&0x8080808080808080 == 0 {
+			if noFF(x) {
 				// No 0xff byte in the next 8: take as many whole bytes as fit.
 				k := (64 - d.bits.n) >> 3
 				x = x >> (64 - 8*k) << (64 - 8*k)

@@ -275,3 +275,25 @@ func TestLevel(t *testing.T) {
 		}
 	}
 }
+
+// TestIDCTAVX2: idctFast is idct bit for bit, on random blocks of every
+// magnitude (int32 overflow included) and sparsity.
+func TestIDCTAVX2(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2: idctFast is idct")
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for it := range 200000 {
+		var b block
+		bound := int64(1) << (4 + it%28)
+		for range 1 + rng.IntN(64) {
+			b[rng.IntN(blockSize)] = int32(rng.Int64N(2*bound) - bound)
+		}
+		want, got := b, b
+		idct(&want)
+		idctFast(&got)
+		if got != want {
+			t.Fatalf("block %v:\nidctFast %v\nidct     %v", b, got, want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ package lumajpeg
 
 import (
 	"bytes"
+	"encoding/binary"
 	"image"
 )
 
@@ -454,10 +455,10 @@ func (d *decoder) storeBlock(b *block, bx, by int, rows uint8) {
 		}
 		return
 	}
-	idctRowsSparse(b, rows)
 	if rows == 1 {
 		// Only row 0 is non-zero after the row pass: a column holding x
 		// alone there is (x + 1<<19)>>20 all down (TestStoreBlock).
+		idctRowsSparse(b, rows)
 		var p [8]uint8
 		for x := range p {
 			p[x] = level((b[x] + 1<<19) >> 20)
@@ -467,7 +468,7 @@ func (d *decoder) storeBlock(b *block, bx, by int, rows uint8) {
 		}
 		return
 	}
-	idctCols(b)
+	idctFast(b)
 	// Level shift by +128, clip to [0, 255], and write to dst.
 	for y := 0; y < 8; y++ {
 		row := dst[y*stride : y*stride+8]
@@ -616,14 +617,25 @@ func (d *decoder) decodeBlock(b *block, qt *block, dcH, acH *huffman, dc *int32,
 	acc, n := d.bits.acc, d.bits.n
 	for ; zig <= zigEnd; zig++ {
 		if n < 32 {
-			d.bits.acc, d.bits.n = acc, n
-			d.refill()
-			acc, n = d.bits.acc, d.bits.n
-		}
-		if n-d.bits.padded < 32 {
-			d.bits.acc, d.bits.n = acc, n
-			r, err := d.decodeACSlow(b, qt, acH, zig, zigEnd, al)
-			return rows | r, err
+			// refill, its common case inlined: 8 buffered bytes without
+			// an 0xff.
+			if i := d.bytes.i; i+8 <= d.bytes.j && noFF(binary.BigEndian.Uint64(d.bytes.buf[i:])) {
+				k := (64 - n) >> 3
+				acc |= binary.BigEndian.Uint64(d.bytes.buf[i:]) >> (64 - 8*k) << (64 - 8*k) >> n
+				n += 8 * k
+				d.bytes.i = i + int(k)
+			} else {
+				d.bits.acc, d.bits.n = acc, n
+				d.refill()
+				acc, n = d.bits.acc, d.bits.n
+			}
+			// Padding bits enter acc only in refill: while none has,
+			// every bit in acc is data.
+			if n-d.bits.padded < 32 {
+				d.bits.acc, d.bits.n = acc, n
+				r, err := d.decodeACSlow(b, qt, acH, zig, zigEnd, al)
+				return rows | r, err
+			}
 		}
 		x := acc >> (64 - lutSize)
 		if e := acH.fastAC[x]; e != 0 {
