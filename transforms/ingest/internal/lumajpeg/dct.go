@@ -338,7 +338,7 @@ func idctCols(b *block) {
 // idctAVX2 broadcasts them: a dctBox(x0, x1, kcos, ksin) is kcos·(x0+x1)
 // plus (ksin−kcos)·x1, or minus (kcos+ksin)·x0, so each box takes kcos,
 // ksin−kcos and kcos+ksin, the int32 values idct's dctBox calls compute.
-const idctNConsts = 16
+const idctNConsts = 24
 
 var idctConsts = [idctNConsts]int32{
 	// Rows: the x2, x3 box (18 bits), x5 and x6's 1/√2 (8 bits).
@@ -351,4 +351,20 @@ var idctConsts = [idctNConsts]int32{
 	10: c(sqrt2inv_cos6, 12), 11: -c(sqrt2inv_sin6, 12) - c(sqrt2inv_cos6, 12), 12: c(sqrt2inv_cos6, 12) + -c(sqrt2inv_sin6, 12),
 	13: c(sqrt2inv, 14),
 	14: 1 << 19,
+	// The level shift; the dword order that makes rows of packed bytes.
+	15: 128,
+	16: 0, 17: 4, 18: 1, 19: 5, 20: 2, 21: 6, 22: 3, 23: 7,
+}
+
+// idctStoreGo performs the inverse DCT of b and writes its pixels,
+// level-shifted by 128 and clipped, to the 8 rows of stride bytes of dst.
+func idctStoreGo(b *block, dst []byte, stride int) {
+	idct(b)
+	for y := 0; y < 8; y++ {
+		row := dst[y*stride : y*stride+8]
+		src := b[8*y : 8*y+8]
+		for x := range row {
+			row[x] = level(src[x])
+		}
+	}
 }

@@ -8,18 +8,19 @@ import "golang.org/x/sys/cpu"
 // that the OS saves the YMM state), for idctAVX2.
 var useAVX2 = cpu.X86.HasAVX2
 
-// idctAVX2 is idct on eight rows (then columns) at a time: the same int32
-// operations in the same order, so the same results bit for bit
-// (TestIDCTAVX2). k is idctConsts.
+// idctAVX2 is idctStoreGo on eight rows (then columns) at a time: the
+// same int32 operations in the same order, so the same pixels bit for bit
+// (TestIDCTAVX2). k is idctConsts; dst holds 8 rows of stride bytes.
 //
 //go:noescape
-func idctAVX2(b *block, k *[idctNConsts]int32)
+func idctAVX2(b *block, k *[idctNConsts]int32, dst *byte, stride int)
 
-// idctFast is idct, by idctAVX2 where the CPU has it.
-func idctFast(b *block) {
+// idctStore is idctStoreGo, by idctAVX2 where the CPU has it.
+func idctStore(b *block, dst []byte, stride int) {
 	if useAVX2 {
-		idctAVX2(b, &idctConsts)
+		_ = dst[7*stride+7]
+		idctAVX2(b, &idctConsts, &dst[0], stride)
 		return
 	}
-	idct(b)
+	idctStoreGo(b, dst, stride)
 }

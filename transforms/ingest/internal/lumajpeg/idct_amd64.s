@@ -94,18 +94,34 @@
 	VMOVDQU Y6, 192(DI); \
 	VMOVDQU Y7, 224(DI)
 
-// func idctAVX2(b *block, k *[idctNConsts]int32)
+// STORE4(y, x, xh) stores the four rows of 8 bytes in y (x its low half)
+// to DX, DX+CX, …, and advances DX by four rows; xh is scratch.
+#define STORE4(y, x, xh) \
+	VMOVQ x, (DX); \
+	VPEXTRQ $1, x, (DX)(CX*1); \
+	LEAQ (DX)(CX*2), DX; \
+	VEXTRACTI128 $1, y, xh; \
+	VMOVQ xh, (DX); \
+	VPEXTRQ $1, xh, (DX)(CX*1); \
+	LEAQ (DX)(CX*2), DX
+
+// func idctAVX2(b *block, k *[idctNConsts]int32, dst *byte, stride int)
 //
 // idct with a vector of eight int32 for each of its variables: b is
 // transposed in place, the row pass runs on the columns so made, the
 // result is transposed back and the column pass runs on its rows, each
 // step the int32 operation idct makes (VPMULLD keeps the low 32 bits of a
 // product as Go's int32 multiplication does; VPSRAD is Go's >> on int32).
-// Registers: DI b, SI k; Y0–Y7 the variables x0…x7, Y8–Y11 scratch
-// (Y8–Y15 in TRANSPOSE).
-TEXT ·idctAVX2(SB), NOSPLIT, $0-16
+// The rows, +128, are packed to bytes with signed then unsigned
+// saturation (clipping to [0, 255] as level does: the column pass's
+// outputs, >>18, are far inside int16), and VPERMD puts each row's 8 bytes
+// together. Registers: DI b, SI k, DX dst, CX stride; Y0–Y7 the variables
+// x0…x7, Y8–Y11 scratch (Y8–Y15 in TRANSPOSE).
+TEXT ·idctAVX2(SB), NOSPLIT, $0-32
 	MOVQ b+0(FP), DI
 	MOVQ k+8(FP), SI
+	MOVQ dst+16(FP), DX
+	MOVQ stride+24(FP), CX
 	TRANSPOSE
 	LOADX
 	VPSLLD $17, Y0, Y0
@@ -166,6 +182,25 @@ TEXT ·idctAVX2(SB), NOSPLIT, $0-16
 	VPSRAD $18, Y5, Y5
 	VPSRAD $18, Y6, Y6
 	VPSRAD $18, Y7, Y7
-	STOREX
+	VPBROADCASTD 60(SI), Y9
+	VPADDD Y9, Y0, Y0
+	VPADDD Y9, Y1, Y1
+	VPADDD Y9, Y2, Y2
+	VPADDD Y9, Y3, Y3
+	VPADDD Y9, Y4, Y4
+	VPADDD Y9, Y5, Y5
+	VPADDD Y9, Y6, Y6
+	VPADDD Y9, Y7, Y7
+	VPACKSSDW Y1, Y0, Y0
+	VPACKSSDW Y3, Y2, Y2
+	VPACKSSDW Y5, Y4, Y4
+	VPACKSSDW Y7, Y6, Y6
+	VPACKUSWB Y2, Y0, Y0
+	VPACKUSWB Y6, Y4, Y4
+	VMOVDQU 64(SI), Y10
+	VPERMD Y0, Y10, Y0
+	VPERMD Y4, Y10, Y4
+	STORE4(Y0, X0, X1)
+	STORE4(Y4, X4, X5)
 	VZEROUPPER
 	RET

@@ -5,5 +5,5 @@ package lumajpeg
 // useAVX2 is false off amd64 (or with the purego tag): idct runs in Go.
 var useAVX2 = false
 
-// idctFast is idct.
-func idctFast(b *block) { idct(b) }
+// idctStore is idctStoreGo.
+func idctStore(b *block, dst []byte, stride int) { idctStoreGo(b, dst, stride) }

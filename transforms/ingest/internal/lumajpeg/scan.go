@@ -468,15 +468,7 @@ func (d *decoder) storeBlock(b *block, bx, by int, rows uint8) {
 		}
 		return
 	}
-	idctFast(b)
-	// Level shift by +128, clip to [0, 255], and write to dst.
-	for y := 0; y < 8; y++ {
-		row := dst[y*stride : y*stride+8]
-		src := b[8*y : 8*y+8]
-		for x := range row {
-			row[x] = level(src[x])
-		}
-	}
+	idctStore(b, dst, stride)
 }
 
 // zigRow[zig] is the bit of the row that the zig-zag index zig is in, for
@@ -484,6 +476,14 @@ func (d *decoder) storeBlock(b *block, bx, by int, rows uint8) {
 var zigRow = func() (t [blockSize]uint8) {
 	for zig := 1; zig < blockSize; zig++ {
 		t[zig] = 1 << (unzig[zig] / 8)
+	}
+	return t
+}()
+
+// unzig8 is unzig in bytes, for indexes the compiler sees are below 64.
+var unzig8 = func() (t [blockSize]uint8) {
+	for i, k := range unzig {
+		t[i] = uint8(k)
 	}
 	return t
 }()
@@ -647,18 +647,20 @@ func (d *decoder) decodeBlock(b *block, qt *block, dcH, acH *huffman, dc *int32,
 				n -= int32(l)
 				break
 			}
-			l := uint32(e) & 0xff
+			l := uint32(e) & 0x3f
 			acc <<= l
 			n -= int32(l)
 			if b != nil {
-				b[unzig[zig&63]] = (e >> 16) << al * qt[zig&63]
-				rows |= zigRow[zig&63]
+				z := zig & 63
+				k := unzig8[z]
+				b[k&63] = (e >> 16) << al * qt[z]
+				rows |= 1 << (k >> 3)
 			}
 			continue
 		}
 		var value uint8
 		if v := acH.lut[x]; v != 0 {
-			l := uint32(v) & 0xff
+			l := uint32(v) & 0x1f
 			acc <<= l
 			n -= int32(l)
 			value = uint8(v >> 8)
@@ -679,15 +681,17 @@ func (d *decoder) decodeBlock(b *block, qt *block, dcH, acH *huffman, dc *int32,
 			}
 			// RECEIVE and EXTEND: at least 16 bits of data remain.
 			s := int32(1) << val1
-			c := int32(acc >> (64 - val1))
+			c := int32(acc >> ((64 - val1) & 63))
 			acc <<= val1
 			n -= int32(val1)
 			if c < s>>1 {
 				c += -s + 1
 			}
 			if b != nil {
-				b[unzig[zig&63]] = c << al * qt[zig&63]
-				rows |= zigRow[zig&63]
+				z := zig & 63
+				k := unzig8[z]
+				b[k&63] = c << al * qt[z]
+				rows |= 1 << (k >> 3)
 			}
 			continue
 		}
