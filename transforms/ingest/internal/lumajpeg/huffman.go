@@ -31,9 +31,10 @@ type huffman struct {
 	lut [1 << lutSize]uint16
 	// fastAC holds, for an AC table, the symbols whose code and extra bits
 	// fit in lutSize bits decoded whole: the coefficient (before the
-	// successive approximation shift) in the high 16 bits, the code's
-	// length in bits 12-15, the zero run in bits 8-11 and the length of
-	// the code and extra bits together in the low 8 bits; 0 otherwise.
+	// successive approximation shift) in the high 16 bits, the zero run in
+	// bits 8-15, the code's length in bits 4-7 and the length of the code
+	// and extra bits together in bits 0-3; 0 otherwise. The end-of-block
+	// symbol (0x00) has the run eobRun, which ends any block.
 	fastAC [1 << lutSize]int32
 	// vals are the decoded values, sorted by their encoding.
 	vals [maxNCodes]uint8
@@ -46,6 +47,10 @@ type huffman struct {
 	// valsIndices[i] is the index into vals of minCodes[i].
 	valsIndices [maxCodeLength]int32
 }
+
+// eobRun is fastAC's zero run for the end-of-block symbol: past the last
+// coefficient from any position.
+const eobRun = blockSize
 
 // errShortHuffmanData means that an unexpected EOF occurred while decoding
 // Huffman data.
@@ -166,6 +171,9 @@ func (h *huffman) buildTables(lut8 *[256]uint16, ac bool) {
 		}
 		h.lut[x] = uint16(value)<<8 | uint16(length)
 		size := uint32(value & 0x0f)
+		if ac && value == 0x00 {
+			h.fastAC[x] = eobRun<<8 | int32(length)<<4 | int32(length)
+		}
 		if !ac || size == 0 || length+size > lutSize {
 			continue
 		}
@@ -175,7 +183,7 @@ func (h *huffman) buildTables(lut8 *[256]uint16, ac bool) {
 		if c < s>>1 {
 			c += -s + 1
 		}
-		h.fastAC[x] = c<<16 | int32(length)<<12 | int32(value>>4)<<8 | int32(length+size)
+		h.fastAC[x] = c<<16 | int32(value>>4)<<8 | int32(length)<<4 | int32(length+size)
 	}
 }
 

@@ -577,43 +577,16 @@ func (d *decoder) skipScan() error {
 // in sections F.2.2.1, F.2.2.2 and G.1.2.2, into b in natural order,
 // shifted left by al and multiplied by qt (in zig-zag order); with b nil
 // it reads past them. It returns the rows (bit r for row r) in which it
-// stored AC coefficients. dc is the
-// component's DC predictor. It decodes what image/jpeg decodes, with the
-// combined code-and-value table while at least 32 bits of data remain,
-// else through decodeHuffman.
+// stored AC coefficients. dc is the component's DC predictor. It decodes
+// what image/jpeg decodes, with the tables alone while at least 32 bits
+// of data remain (a code and its extra bits take at most 32), the AC
+// codes and coefficients in one look-up, else by decodeBlockSlow.
 func (d *decoder) decodeBlock(b *block, qt *block, dcH, acH *huffman, dc *int32, zigStart, zigEnd int32, al uint32) (rows uint8, err error) {
 	zig := zigStart
-	if zig == 0 {
-		zig++
-		// Decode the DC coefficient, as specified in section F.2.2.1.
-		value, err := d.decodeHuffman(dcH)
-		if err != nil {
-			return 0, err
-		}
-		if value > 16 {
-			return 0, UnsupportedError("excessive DC component")
-		}
-		dcDelta, err := d.receiveExtend(value)
-		if err != nil {
-			return 0, err
-		}
-		*dc += dcDelta
-		if b != nil {
-			b[0] = *dc << al * qt[0]
-		}
-	}
-	if zig > zigEnd {
-		return 0, nil
-	}
-	if d.eobRun > 0 {
+	if zig > 0 && d.eobRun > 0 {
 		d.eobRun--
 		return 0, nil
 	}
-	if acH.nCodes == 0 {
-		return 0, FormatError("uninitialized Huffman table")
-	}
-	// Decode the AC coefficients, as specified in section F.2.2.2, with
-	// the accumulator in locals.
 	acc, n := d.bits.acc, d.bits.n
 	for ; zig <= zigEnd; zig++ {
 		if n < 32 {
@@ -633,28 +606,68 @@ func (d *decoder) decodeBlock(b *block, qt *block, dcH, acH *huffman, dc *int32,
 			// every bit in acc is data.
 			if n-d.bits.padded < 32 {
 				d.bits.acc, d.bits.n = acc, n
-				r, err := d.decodeACSlow(b, qt, acH, zig, zigEnd, al)
+				r, err := d.decodeBlockSlow(b, qt, dcH, acH, dc, zig, zigEnd, al)
 				return rows | r, err
 			}
 		}
 		x := acc >> (64 - lutSize)
+		if zig == 0 {
+			// The DC coefficient, as specified in section F.2.2.1.
+			var value uint8
+			if v := dcH.lut[x]; v != 0 {
+				l := uint32(v) & 0x1f
+				acc <<= l
+				n -= int32(l)
+				value = uint8(v >> 8)
+			} else {
+				d.bits.acc, d.bits.n = acc, n
+				if value, err = d.decodeHuffmanSlow(dcH); err != nil {
+					return 0, err
+				}
+				acc, n = d.bits.acc, d.bits.n
+			}
+			if value > 16 {
+				return 0, UnsupportedError("excessive DC component")
+			}
+			if t := uint32(value); t != 0 {
+				// RECEIVE and EXTEND.
+				s := int32(1) << t
+				c := int32(acc >> ((64 - t) & 63))
+				acc <<= t
+				n -= int32(t)
+				if c < s>>1 {
+					c += -s + 1
+				}
+				*dc += c
+			}
+			if b != nil {
+				b[0] = *dc << al * qt[0]
+			}
+			if zig < zigEnd && d.eobRun > 0 {
+				d.eobRun--
+				break
+			}
+			continue
+		}
 		if e := acH.fastAC[x]; e != 0 {
-			zig += (e >> 8) & 0x0f
+			zig += (e >> 8) & 0xff
 			if zig > zigEnd {
-				// image/jpeg stops before the coefficient's bits.
-				l := uint32(e>>12) & 0x0f
+				// An end of block (whose run of 1 image/jpeg counts down
+				// to 0 at once), or a run past the band, where image/jpeg
+				// stops before the coefficient's bits.
+				l := uint32(e>>4) & 0x0f
 				acc <<= l
 				n -= int32(l)
 				break
 			}
-			l := uint32(e) & 0x3f
+			l := uint32(e) & 0x0f
 			acc <<= l
 			n -= int32(l)
 			if b != nil {
 				z := zig & 63
 				k := unzig8[z]
 				b[k&63] = (e >> 16) << al * qt[z]
-				rows |= 1 << (k >> 3)
+				rows |= 1 << (k >> 3 & 7)
 			}
 			continue
 		}
@@ -691,7 +704,7 @@ func (d *decoder) decodeBlock(b *block, qt *block, dcH, acH *huffman, dc *int32,
 				z := zig & 63
 				k := unzig8[z]
 				b[k&63] = c << al * qt[z]
-				rows |= 1 << (k >> 3)
+				rows |= 1 << (k >> 3 & 7)
 			}
 			continue
 		}
@@ -711,11 +724,39 @@ func (d *decoder) decodeBlock(b *block, qt *block, dcH, acH *huffman, dc *int32,
 	return rows, nil
 }
 
-// decodeACSlow is decodeBlock's AC loop through decodeHuffman and
-// receiveExtend, which check each read against the data's end.
-func (d *decoder) decodeACSlow(b *block, qt *block, h *huffman, zig, zigEnd int32, al uint32) (rows uint8, err error) {
+// decodeBlockSlow is decodeBlock from coefficient zig on through
+// decodeHuffman and receiveExtend, which check each read against the
+// data's end. Past the DC coefficient, the block's end-of-band run was
+// looked at already.
+func (d *decoder) decodeBlockSlow(b *block, qt *block, dcH, acH *huffman, dc *int32, zig, zigEnd int32, al uint32) (rows uint8, err error) {
+	if zig == 0 {
+		zig++
+		// Decode the DC coefficient, as specified in section F.2.2.1.
+		value, err := d.decodeHuffman(dcH)
+		if err != nil {
+			return 0, err
+		}
+		if value > 16 {
+			return 0, UnsupportedError("excessive DC component")
+		}
+		dcDelta, err := d.receiveExtend(value)
+		if err != nil {
+			return 0, err
+		}
+		*dc += dcDelta
+		if b != nil {
+			b[0] = *dc << al * qt[0]
+		}
+		if zig > zigEnd {
+			return 0, nil
+		}
+		if d.eobRun > 0 {
+			d.eobRun--
+			return 0, nil
+		}
+	}
 	for ; zig <= zigEnd; zig++ {
-		value, err := d.decodeHuffman(h)
+		value, err := d.decodeHuffman(acH)
 		if err != nil {
 			return 0, err
 		}
