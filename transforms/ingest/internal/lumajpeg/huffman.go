@@ -177,12 +177,8 @@ func (h *huffman) buildTables(lut8 *[256]uint16, ac bool) {
 		if !ac || size == 0 || length+size > lutSize {
 			continue
 		}
-		// RECEIVE and EXTEND (section F.2.2.1) of the size bits after the code.
-		s := int32(1) << size
-		c := int32(x>>(lutSize-length-size)) & (s - 1)
-		if c < s>>1 {
-			c += -s + 1
-		}
+		// RECEIVE and EXTEND of the size bits after the code.
+		c := extend(int32(x>>(lutSize-length-size))&(1<<size-1), size)
 		h.fastAC[x] = c<<16 | int32(value>>4)<<8 | int32(length)<<4 | int32(length+size)
 	}
 }
@@ -244,12 +240,16 @@ func (d *decoder) receiveExtend(t uint8) (int32, error) {
 	if err != nil {
 		return 0, err
 	}
-	s := int32(1) << t
-	v := int32(x)
-	if v < s>>1 {
-		v += -s + 1
+	return extend(int32(x), uint32(t)), nil
+}
+
+// extend is EXTEND (section F.2.2.1): the value of the t (1 ≤ t ≤ 16) bits
+// x that RECEIVE read.
+func extend(x int32, t uint32) int32 {
+	if s := int32(1) << t; x < s>>1 {
+		return x - s + 1
 	}
-	return v, nil
+	return x
 }
 
 func (d *decoder) decodeBit() (bool, error) {

@@ -630,15 +630,9 @@ func (d *decoder) decodeBlock(b *block, qt *block, dcH, acH *huffman, dc *int32,
 				return 0, UnsupportedError("excessive DC component")
 			}
 			if t := uint32(value); t != 0 {
-				// RECEIVE and EXTEND.
-				s := int32(1) << t
-				c := int32(acc >> ((64 - t) & 63))
+				*dc += extend(int32(acc>>((64-t)&63)), t)
 				acc <<= t
 				n -= int32(t)
-				if c < s>>1 {
-					c += -s + 1
-				}
-				*dc += c
 			}
 			if b != nil {
 				b[0] = *dc << al * qt[0]
@@ -692,14 +686,10 @@ func (d *decoder) decodeBlock(b *block, qt *block, dcH, acH *huffman, dc *int32,
 			if zig > zigEnd {
 				break
 			}
-			// RECEIVE and EXTEND: at least 16 bits of data remain.
-			s := int32(1) << val1
-			c := int32(acc >> ((64 - val1) & 63))
+			// At least 16 bits of data remain.
+			c := extend(int32(acc>>((64-val1)&63)), val1)
 			acc <<= val1
 			n -= int32(val1)
-			if c < s>>1 {
-				c += -s + 1
-			}
 			if b != nil {
 				z := zig & 63
 				k := unzig8[z]
