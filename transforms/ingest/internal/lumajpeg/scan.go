@@ -156,10 +156,15 @@ func (d *decoder) processSOS(n int) error {
 	}
 
 	// A sequential scan's luma is dequantised as it is decoded; a
-	// progressive one's once its last scan is read.
+	// progressive one's once its last scan is read. Each coefficient c is
+	// stored as (c<<al)·q, which in int32 is c·(q<<al).
 	qt := &d.quant[d.comp[0].tq]
 	if d.progressive {
 		qt = &unitQuant
+	}
+	var qs block
+	for i, q := range qt {
+		qs[i] = q << al
 	}
 
 	d.bits = bits{}
@@ -237,7 +242,7 @@ func (d *decoder) processSOS(n int) error {
 					if ah != 0 {
 						err = d.refine(b, &d.huff[acTable][scan[i].ta], zigStart, zigEnd, 1<<al)
 					} else {
-						rows, err = d.decodeBlock(b, qt, &d.huff[dcTable][scan[i].td], &d.huff[acTable][scan[i].ta], &dc[compIndex], zigStart, zigEnd, al)
+						rows, err = d.decodeBlock(b, &qs, &d.huff[dcTable][scan[i].td], &d.huff[acTable][scan[i].ta], &dc[compIndex], zigStart, zigEnd)
 					}
 					if err != nil {
 						if d.bits.n < d.bits.padded {
@@ -575,13 +580,14 @@ func (d *decoder) skipScan() error {
 // decodeBlock decodes a block's coefficients zigStart..zigEnd of a
 // sequential scan or a progressive scan's first pass (Ah = 0), specified
 // in sections F.2.2.1, F.2.2.2 and G.1.2.2, into b in natural order,
-// shifted left by al and multiplied by qt (in zig-zag order); with b nil
-// it reads past them. It returns the rows (bit r for row r) in which it
-// stored AC coefficients. dc is the component's DC predictor. It decodes
-// what image/jpeg decodes, with the tables alone while at least 32 bits
+// multiplied by qt (in zig-zag order: the quantisation table shifted left
+// by the scan's successive approximation Al); with b nil it reads past
+// them. It returns the rows (bit r for row r) in which it stored AC
+// coefficients. dc is the component's DC predictor. It decodes what
+// image/jpeg decodes, with the tables alone while at least 32 bits
 // of data remain (a code and its extra bits take at most 32), the AC
 // codes and coefficients in one look-up, else by decodeBlockSlow.
-func (d *decoder) decodeBlock(b *block, qt *block, dcH, acH *huffman, dc *int32, zigStart, zigEnd int32, al uint32) (rows uint8, err error) {
+func (d *decoder) decodeBlock(b *block, qt *block, dcH, acH *huffman, dc *int32, zigStart, zigEnd int32) (rows uint8, err error) {
 	zig := zigStart
 	if zig > 0 && d.eobRun > 0 {
 		d.eobRun--
@@ -606,7 +612,7 @@ func (d *decoder) decodeBlock(b *block, qt *block, dcH, acH *huffman, dc *int32,
 			// every bit in acc is data.
 			if n-d.bits.padded < 32 {
 				d.bits.acc, d.bits.n = acc, n
-				r, err := d.decodeBlockSlow(b, qt, dcH, acH, dc, zig, zigEnd, al)
+				r, err := d.decodeBlockSlow(b, qt, dcH, acH, dc, zig, zigEnd)
 				return rows | r, err
 			}
 		}
@@ -635,7 +641,7 @@ func (d *decoder) decodeBlock(b *block, qt *block, dcH, acH *huffman, dc *int32,
 				n -= int32(t)
 			}
 			if b != nil {
-				b[0] = *dc << al * qt[0]
+				b[0] = *dc * qt[0]
 			}
 			if zig < zigEnd && d.eobRun > 0 {
 				d.eobRun--
@@ -660,7 +666,7 @@ func (d *decoder) decodeBlock(b *block, qt *block, dcH, acH *huffman, dc *int32,
 			if b != nil {
 				z := zig & 63
 				k := unzig8[z]
-				b[k&63] = (e >> 16) << al * qt[z]
+				b[k&63] = (e >> 16) * qt[z]
 				rows |= 1 << (k >> 3 & 7)
 			}
 			continue
@@ -693,7 +699,7 @@ func (d *decoder) decodeBlock(b *block, qt *block, dcH, acH *huffman, dc *int32,
 			if b != nil {
 				z := zig & 63
 				k := unzig8[z]
-				b[k&63] = c << al * qt[z]
+				b[k&63] = c * qt[z]
 				rows |= 1 << (k >> 3 & 7)
 			}
 			continue
@@ -718,7 +724,7 @@ func (d *decoder) decodeBlock(b *block, qt *block, dcH, acH *huffman, dc *int32,
 // decodeHuffman and receiveExtend, which check each read against the
 // data's end. Past the DC coefficient, the block's end-of-band run was
 // looked at already.
-func (d *decoder) decodeBlockSlow(b *block, qt *block, dcH, acH *huffman, dc *int32, zig, zigEnd int32, al uint32) (rows uint8, err error) {
+func (d *decoder) decodeBlockSlow(b *block, qt *block, dcH, acH *huffman, dc *int32, zig, zigEnd int32) (rows uint8, err error) {
 	if zig == 0 {
 		zig++
 		// Decode the DC coefficient, as specified in section F.2.2.1.
@@ -735,7 +741,7 @@ func (d *decoder) decodeBlockSlow(b *block, qt *block, dcH, acH *huffman, dc *in
 		}
 		*dc += dcDelta
 		if b != nil {
-			b[0] = *dc << al * qt[0]
+			b[0] = *dc * qt[0]
 		}
 		if zig > zigEnd {
 			return 0, nil
@@ -762,7 +768,7 @@ func (d *decoder) decodeBlockSlow(b *block, qt *block, dcH, acH *huffman, dc *in
 				return 0, err
 			}
 			if b != nil {
-				b[unzig[zig]] = ac << al * qt[zig]
+				b[unzig[zig]] = ac * qt[zig]
 				rows |= zigRow[zig]
 			}
 		} else {
