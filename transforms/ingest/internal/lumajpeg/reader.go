@@ -17,15 +17,18 @@
 // 64-bit accumulator with 10-bit tables that decode an AC code and its
 // coefficient in one look-up, and reproduces image/jpeg's decoding bit for
 // bit, its table quirks and its errors at the end of the data included; a
-// block with a DC coefficient alone is written without the IDCT, whose
-// value it has; a scaled decode transforms the block's top-left 4×4 or
-// 2×2 coefficients with a 4- or 2-point inverse DCT, or takes the DC
-// coefficient alone (scaled.go); the encoder, the colour conversions and
-// the image package registration are gone. At scale 1 the pixels are
-// image/jpeg's Y plane exactly: the same integer IDCT. Where it departs
-// from image/jpeg, on malformed progressive JPEGs only, it follows
-// libjpeg: it does not see errors in scans of chroma alone, and an
-// end-of-band run ends with its scan.
+// sequential scan's luma is dequantised as it is decoded; a block with a
+// DC coefficient alone, or AC coefficients in its first row alone, is
+// written without the full IDCT, with the values the IDCT gives it, and
+// on amd64 with AVX2 the IDCT, level shift and clipping run in assembly
+// (idct_amd64.s), the same int32 operations eight at a time; a scaled
+// decode transforms the block's top-left 4×4 or 2×2 coefficients with a
+// 4- or 2-point inverse DCT, or takes the DC coefficient alone
+// (scaled.go); the encoder, the colour conversions and the image package
+// registration are gone. At scale 1 the pixels are image/jpeg's Y plane
+// exactly: the same integer IDCT. Where it departs from image/jpeg, on
+// malformed JPEGs only, it follows libjpeg: it does not see errors in
+// scans of chroma alone, and an end-of-band run ends with its scan.
 //
 // JPEG is defined in ITU-T T.81: https://www.w3.org/Graphics/JPEG/itu-t81.pdf.
 package lumajpeg
