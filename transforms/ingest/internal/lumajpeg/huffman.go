@@ -31,10 +31,12 @@ type huffman struct {
 	lut [1 << lutSize]uint16
 	// fastAC holds, for an AC table, the symbols whose code and extra bits
 	// fit in lutSize bits decoded whole: the coefficient (before the
-	// successive approximation shift) in the high 16 bits, the zero run in
-	// bits 8-15, the code's length in bits 4-7 and the length of the code
-	// and extra bits together in bits 0-3; 0 otherwise. The end-of-block
-	// symbol (0x00) has the run eobRun, which ends any block.
+	// successive approximation shift; at most 9 bits) in the high 12 bits,
+	// the zero run in bits 12-19, the code's length in bits 8-11 and the
+	// length of the code and extra bits together in bits 0-5 (bits 6-7
+	// are 0, so that the entry is a shift count as it is); 0 otherwise.
+	// The end-of-block symbol (0x00) has the run eobRun, which ends any
+	// block.
 	fastAC [1 << lutSize]int32
 	// vals are the decoded values, sorted by their encoding.
 	vals [maxNCodes]uint8
@@ -172,14 +174,14 @@ func (h *huffman) buildTables(lut8 *[256]uint16, ac bool) {
 		h.lut[x] = uint16(value)<<8 | uint16(length)
 		size := uint32(value & 0x0f)
 		if ac && value == 0x00 {
-			h.fastAC[x] = eobRun<<8 | int32(length)<<4 | int32(length)
+			h.fastAC[x] = eobRun<<12 | int32(length)<<8 | int32(length)
 		}
 		if !ac || size == 0 || length+size > lutSize {
 			continue
 		}
 		// RECEIVE and EXTEND of the size bits after the code.
 		c := extend(int32(x>>(lutSize-length-size))&(1<<size-1), size)
-		h.fastAC[x] = c<<16 | int32(value>>4)<<8 | int32(length)<<4 | int32(length+size)
+		h.fastAC[x] = c<<20 | int32(value>>4)<<12 | int32(length)<<8 | int32(length+size)
 	}
 }
 

@@ -621,9 +621,9 @@ func (d *decoder) decodeBlock(b *block, qt *block, dcH, acH *huffman, dc *int32,
 			// The DC coefficient, as specified in section F.2.2.1.
 			var value uint8
 			if v := dcH.lut[x]; v != 0 {
-				l := uint32(v) & 0x1f
-				acc <<= l
-				n -= int32(l)
+				// The length is at most 16: v&63 is it.
+				acc <<= v & 63
+				n -= int32(v & 63)
 				value = uint8(v >> 8)
 			} else {
 				d.bits.acc, d.bits.n = acc, n
@@ -650,32 +650,30 @@ func (d *decoder) decodeBlock(b *block, qt *block, dcH, acH *huffman, dc *int32,
 			continue
 		}
 		if e := acH.fastAC[x]; e != 0 {
-			zig += (e >> 8) & 0xff
+			zig += (e >> 12) & 0xff
 			if zig > zigEnd {
 				// An end of block (whose run of 1 image/jpeg counts down
 				// to 0 at once), or a run past the band, where image/jpeg
 				// stops before the coefficient's bits.
-				l := uint32(e>>4) & 0x0f
+				l := uint32(e>>8) & 0x0f
 				acc <<= l
 				n -= int32(l)
 				break
 			}
-			l := uint32(e) & 0x0f
-			acc <<= l
-			n -= int32(l)
+			acc <<= e & 63
+			n -= e & 63
 			if b != nil {
 				z := zig & 63
 				k := unzig8[z]
-				b[k&63] = (e >> 16) * qt[z]
+				b[k&63] = (e >> 20) * qt[z]
 				rows |= 1 << (k >> 3 & 7)
 			}
 			continue
 		}
 		var value uint8
 		if v := acH.lut[x]; v != 0 {
-			l := uint32(v) & 0x1f
-			acc <<= l
-			n -= int32(l)
+			acc <<= v & 63
+			n -= int32(v & 63)
 			value = uint8(v >> 8)
 		} else {
 			d.bits.acc, d.bits.n = acc, n
