@@ -171,6 +171,8 @@ type decoder struct {
 	huff       [maxTc + 1][maxTh + 1]huffman
 	quant      [maxTq + 1]block // Quantization tables, in zig-zag order.
 	tmp        [2 * blockSize]byte
+	// discard takes the coefficients of the blocks read past.
+	discard block
 }
 
 // fill moves the unread bytes to the start of d.bytes.buf and reads more

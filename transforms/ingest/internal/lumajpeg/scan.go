@@ -582,12 +582,17 @@ func (d *decoder) skipScan() error {
 // in sections F.2.2.1, F.2.2.2 and G.1.2.2, into b in natural order,
 // multiplied by qt (in zig-zag order: the quantisation table shifted left
 // by the scan's successive approximation Al); with b nil it reads past
-// them. It returns the rows (bit r for row r) in which it stored AC
-// coefficients. dc is the component's DC predictor. It decodes what
+// them. It returns the rows (bit r for row r) in which it may have
+// stored AC coefficients: 0 if none, else all unless decodeBlockSlow
+// stored them. dc is the component's DC predictor. It decodes what
 // image/jpeg decodes, with the tables alone while at least 32 bits
 // of data remain (a code and its extra bits take at most 32), the AC
 // codes and coefficients in one look-up, else by decodeBlockSlow.
 func (d *decoder) decodeBlock(b *block, qt *block, dcH, acH *huffman, dc *int32, zigStart, zigEnd int32) (rows uint8, err error) {
+	if b == nil {
+		// Stores to a block nobody reads cost less than testing for nil.
+		b = &d.discard
+	}
 	zig := zigStart
 	if zig > 0 && d.eobRun > 0 {
 		d.eobRun--
@@ -640,9 +645,7 @@ func (d *decoder) decodeBlock(b *block, qt *block, dcH, acH *huffman, dc *int32,
 				acc <<= t
 				n -= int32(t)
 			}
-			if b != nil {
-				b[0] = *dc * qt[0]
-			}
+			b[0] = *dc * qt[0]
 			if zig < zigEnd && d.eobRun > 0 {
 				d.eobRun--
 				break
@@ -662,12 +665,10 @@ func (d *decoder) decodeBlock(b *block, qt *block, dcH, acH *huffman, dc *int32,
 			}
 			acc <<= e & 63
 			n -= e & 63
-			if b != nil {
-				z := zig & 63
-				k := unzig8[z]
-				b[k&63] = (e >> 20) * qt[z]
-				rows |= 1 << (k >> 3 & 7)
-			}
+			z := zig & 63
+			k := unzig8[z]
+			b[k&63] = (e >> 20) * qt[z]
+			rows = 0xff
 			continue
 		}
 		var value uint8
@@ -694,12 +695,10 @@ func (d *decoder) decodeBlock(b *block, qt *block, dcH, acH *huffman, dc *int32,
 			c := extend(int32(acc>>((64-val1)&63)), val1)
 			acc <<= val1
 			n -= int32(val1)
-			if b != nil {
-				z := zig & 63
-				k := unzig8[z]
-				b[k&63] = c * qt[z]
-				rows |= 1 << (k >> 3 & 7)
-			}
+			z := zig & 63
+			k := unzig8[z]
+			b[k&63] = c * qt[z]
+			rows = 0xff
 			continue
 		}
 		if val0 != 0x0f {
