@@ -11,9 +11,10 @@
 // licence, whose text is in this directory's LICENSE file; the copyright
 // lines at the top of each file are the Go Authors'. Its changes: only
 // component 0 is dequantised, transformed and stored, into an
-// *image.Gray; a sequential scan's chroma blocks are entropy-decoded only
-// to pass them (the scan interleaves them), a progressive JPEG's scans of
-// chroma alone are skipped unread; the entropy decoder reads through a
+// *image.Gray; chroma blocks in a scan with luma are entropy-decoded only
+// to pass them (the scan interleaves them), scans of chroma alone (a
+// progressive JPEG's, or a sequential one's that codes its components
+// apart) are skipped unread; the entropy decoder reads through a
 // 64-bit accumulator with 10-bit tables that decode an AC code and its
 // coefficient in one look-up, and reproduces image/jpeg's decoding bit for
 // bit, its table quirks and its errors at the end of the data included; a
