@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -22,7 +23,7 @@ type photoTiming struct {
 	size         string // the decoded photo's WxH
 }
 
-// photoCall runs OpenCV's photo command: reps runs of cv2.imread (grey),
+// photo runs OpenCV's photo command: reps runs of cv2.imread (grey),
 // the MaxSide area resize and detectAndCompute on path.
 func (cv *opencv) photo(path string, maxSide, reps int) ([]photoTiming, error) {
 	f, err := cv.call("photo %s %d %d", path, maxSide, reps)
@@ -32,19 +33,23 @@ func (cv *opencv) photo(path string, maxSide, reps int) ([]photoTiming, error) {
 	if len(f) != 3+4*reps {
 		return nil, fmt.Errorf("opencv_sift.py: photo: %d fields", len(f))
 	}
-	var n, w, h int
-	fmt.Sscan(f[0], &n)
-	fmt.Sscan(f[1], &w)
-	fmt.Sscan(f[2], &h)
-	secs := func(s string) time.Duration {
-		var v float64
-		fmt.Sscan(s, &v)
-		return time.Duration(v * 1e9)
+	var ints [3]int
+	for i := range ints {
+		if ints[i], err = strconv.Atoi(f[i]); err != nil {
+			return nil, fmt.Errorf("opencv_sift.py: photo: bad field %q", f[i])
+		}
 	}
 	out := make([]photoTiming, reps)
 	for r := range out {
-		g := f[3+4*r:]
-		out[r] = photoTiming{timing{secs(g[0]), secs(g[1])}, timing{secs(g[2]), secs(g[3])}, n, fmt.Sprintf("%dx%d", w, h)}
+		var t [4]time.Duration
+		for i, s := range f[3+4*r : 3+4*r+4] {
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				return nil, fmt.Errorf("opencv_sift.py: photo: bad time %q", s)
+			}
+			t[i] = time.Duration(v * 1e9)
+		}
+		out[r] = photoTiming{timing{t[0], t[1]}, timing{t[2], t[3]}, ints[0], fmt.Sprintf("%dx%d", ints[1], ints[2])}
 	}
 	return out, nil
 }
