@@ -37,6 +37,11 @@
 // leaves out time spent waiting for a core on a busy machine) and by wall
 // clock; printed are the medians and quartiles of the ratios, the median
 // ms/image, keypoints per image and the scratch memory an Extractor keeps.
+//
+// Photos: with --photos, what a JPEG photo costs describe against OpenCV,
+// decoding included, per size (photoSpeed):
+//
+//	go run ./cmd/siftbench --quality_n 0 --reps 0 --photos '/tmp/dec/flickr/images/*/*.jpg,/tmp/dec/cam/images/*/*.jpg'
 package main
 
 import (
@@ -71,6 +76,8 @@ var (
 	work        = flag.String("work", "", "directory for the images and OpenCV's outputs (default: a new temporary directory, removed at exit)")
 	python      = flag.String("python", "/usr/bin/python3", "Python interpreter with cv2 (Debian's python3-opencv)")
 	cpuProfile  = flag.String("cpuprofile", "", "write a CPU profile of our extractor's speed runs to this file")
+	photoGlobs  = flag.String("photos", "", "comma-separated globs of JPEG photos for the decode + SIFT table against OpenCV (empty skips it)")
+	photoReps   = flag.Int("photo_reps", 3, "repetitions of each photo in the decode + SIFT table")
 )
 
 func main() {
@@ -135,6 +142,11 @@ func run(dir string) error {
 		// Its own picker, so that the speed images do not depend on the
 		// quality flags.
 		if err := speed(cv, newPhotoPicker(photos, *seed+1<<32), dir, ss); err != nil {
+			return err
+		}
+	}
+	if *photoGlobs != "" {
+		if err := photoSpeed(cv, *photoGlobs, *photoReps); err != nil {
 			return err
 		}
 	}

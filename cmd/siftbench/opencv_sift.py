@@ -8,6 +8,13 @@ interleaved, image by image, in the same run:
                                  (seconds per run: wall clock, and CPU
                                  time of this thread, which excludes time
                                  spent waiting for a core)
+  photo <in.jpg> <max_side> <reps>
+                              -> "ok <n> <w> <h> <dw1> <dc1> <sw1> <sc1> ..."
+                                 (per run: cv2.imread(IMREAD_GRAYSCALE)'s
+                                 wall and CPU seconds, then those of an
+                                 INTER_AREA resize to max_side on the
+                                 longer side, when it is longer, and
+                                 detectAndCompute)
   quit
 
 Images are read with cv2.IMREAD_GRAYSCALE (the Go side writes 8-bit gray
@@ -80,6 +87,32 @@ def main():
                     times += [t1 - t0, c1 - c0]
                     n = len(kps)
                 print("ok", n, " ".join("%.6f" % t for t in times), flush=True)
+            elif f[0] == "photo":
+                max_side, reps = int(f[2]), int(f[3])
+                times = []
+                n = w = h = 0
+                for _ in range(reps):
+                    c0 = time.thread_time()
+                    t0 = time.perf_counter()
+                    img = cv2.imread(f[1], cv2.IMREAD_GRAYSCALE)
+                    t1 = time.perf_counter()
+                    c1 = time.thread_time()
+                    if img is None:
+                        raise IOError("cannot read " + f[1])
+                    h, w = img.shape
+                    if max_side > 0 and max(w, h) > max_side:
+                        # The size transforms/sift's MaxSide gives.
+                        if w >= h:
+                            size = (max_side, max(1, int(h * max_side / w + 0.5)))
+                        else:
+                            size = (max(1, int(w * max_side / h + 0.5)), max_side)
+                        img = cv2.resize(img, size, interpolation=cv2.INTER_AREA)
+                    kps, _ = sift.detectAndCompute(img, None)
+                    t2 = time.perf_counter()
+                    c2 = time.thread_time()
+                    times += [t1 - t0, c1 - c0, t2 - t1, c2 - c1]
+                    n = len(kps)
+                print("ok", n, w, h, " ".join("%.6f" % t for t in times), flush=True)
             else:
                 raise ValueError("unknown command " + f[0])
         except Exception as e:  # report, keep serving

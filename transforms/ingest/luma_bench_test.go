@@ -5,12 +5,18 @@ import (
 	"image/jpeg"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
+	"time"
+
+	"github.com/bowline/bowline/transforms/cpuclock"
 )
 
 // BenchmarkDecodeLuma times DecodeLuma (full size, and reduced for
 // --max_side 1600) against image/jpeg on the JPEGs of $BOWLINE_BENCH_JPEGS
-// (a glob, e.g. a cmd/mkcorpus --size 4000x3000 corpus's images/*/*.jpg):
+// (a glob, e.g. a cmd/mkcorpus --size 4000x3000 corpus's images/*/*.jpg),
+// reporting the thread CPU time a decode takes beside the wall time (on a
+// busy machine the wall time includes waiting for a core):
 //
 //	BOWLINE_BENCH_JPEGS='/tmp/camera/images/*/*.jpg' go test -run '^$' -bench DecodeLuma -cpu 1 ./transforms/ingest/
 func BenchmarkDecodeLuma(b *testing.B) {
@@ -27,6 +33,7 @@ func BenchmarkDecodeLuma(b *testing.B) {
 		files = append(files, data)
 	}
 	b.Run("image-jpeg", func(b *testing.B) {
+		defer cpuPerOp(b)()
 		for i := range b.N {
 			if _, err := jpeg.Decode(bytes.NewReader(files[i%len(files)])); err != nil {
 				b.Fatal(err)
@@ -36,11 +43,26 @@ func BenchmarkDecodeLuma(b *testing.B) {
 	for _, minSide := range []int{0, 1600} {
 		b.Run("luma-"+map[int]string{0: "full", 1600: "max1600"}[minSide], func(b *testing.B) {
 			var d Decoder
+			defer cpuPerOp(b)()
 			for i := range b.N {
 				if _, err := d.DecodeLuma(files[i%len(files)], minSide); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
+	}
+}
+
+// cpuPerOp locks the benchmark to its thread and returns a function that
+// reports the thread's CPU time per operation as cpu-ms/op.
+func cpuPerOp(b *testing.B) func() {
+	runtime.LockOSThread()
+	c0, ok := cpuclock.Thread()
+	return func() {
+		c1, _ := cpuclock.Thread()
+		runtime.UnlockOSThread()
+		if ok {
+			b.ReportMetric(float64(c1-c0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+		}
 	}
 }

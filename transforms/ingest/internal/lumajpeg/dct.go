@@ -158,8 +158,23 @@ func idct(b *block) {
 
 // idctRows applies the 1D IDCT to the rows of b.
 // Inputs are UQ8.0; outputs are Q9.20.
-func idctRows(b *block) {
+func idctRows(b *block) { idctRowsSparse(b, 0xff) }
+
+// idctRowsSparse is idctRows for a block whose rows but those of the mask
+// rows hold no AC coefficient: a row that is zero stays zero, and row 0
+// with a DC coefficient alone becomes that coefficient <<17 throughout,
+// as the full row transform makes them.
+func idctRowsSparse(b *block, rows uint8) {
+	if rows&1 == 0 {
+		dc := b[0] << 17
+		for x := range 8 {
+			b[x] = dc
+		}
+	}
 	for i := range 8 {
+		if rows&(1<<i) == 0 {
+			continue
+		}
 		x := b[8*i : 8*i+8 : 8*i+8]
 		x0 := x[0]
 		x7 := x[1]
@@ -316,5 +331,40 @@ func idctCols(b *block) {
 		b[5*8+i] = x5
 		b[6*8+i] = x6
 		b[7*8+i] = x7
+	}
+}
+
+// idctConsts are the multipliers of idct's rotations and scalings as
+// idctAVX2 broadcasts them: a dctBox(x0, x1, kcos, ksin) is kcos·(x0+x1)
+// plus (ksin−kcos)·x1, or minus (kcos+ksin)·x0, so each box takes kcos,
+// ksin−kcos and kcos+ksin, the int32 values idct's dctBox calls compute.
+const idctNConsts = 24
+
+var idctConsts = [idctNConsts]int32{
+	// Rows: the x2, x3 box (18 bits), x5 and x6's 1/√2 (8 bits).
+	0: c(sqrt2inv_cos6, 18), 1: -c(sqrt2inv_sin6, 18) - c(sqrt2inv_cos6, 18), 2: c(sqrt2inv_cos6, 18) + -c(sqrt2inv_sin6, 18),
+	3: c(sqrt2inv, 8),
+	// Rows and columns: the x4, x7 box and the x5, x6 box (12 bits).
+	4: c(cos3, 12), 5: -c(sin3, 12) - c(cos3, 12), 6: c(cos3, 12) + -c(sin3, 12),
+	7: c(cos1, 12), 8: -c(sin1, 12) - c(cos1, 12), 9: c(cos1, 12) + -c(sin1, 12),
+	// Columns: the x2, x3 box (12 bits), 1/√2 (14 bits), the rounding.
+	10: c(sqrt2inv_cos6, 12), 11: -c(sqrt2inv_sin6, 12) - c(sqrt2inv_cos6, 12), 12: c(sqrt2inv_cos6, 12) + -c(sqrt2inv_sin6, 12),
+	13: c(sqrt2inv, 14),
+	14: 1 << 19,
+	// The level shift; the dword order that makes rows of packed bytes.
+	15: 128,
+	16: 0, 17: 4, 18: 1, 19: 5, 20: 2, 21: 6, 22: 3, 23: 7,
+}
+
+// idctStoreGo performs the inverse DCT of b and writes its pixels,
+// level-shifted by 128 and clipped, to the 8 rows of stride bytes of dst.
+func idctStoreGo(b *block, dst []byte, stride int) {
+	idct(b)
+	for y := 0; y < 8; y++ {
+		row := dst[y*stride : y*stride+8]
+		src := b[8*y : 8*y+8]
+		for x := range row {
+			row[x] = level(src[x])
+		}
 	}
 }

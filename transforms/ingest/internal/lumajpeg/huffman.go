@@ -5,6 +5,7 @@
 package lumajpeg
 
 import (
+	"encoding/binary"
 	"io"
 )
 
@@ -14,18 +15,29 @@ const maxCodeLength = 16
 // maxNCodes is the maximum (inclusive) number of codes in a Huffman tree.
 const maxNCodes = 256
 
-// lutSize is the log-2 size of the Huffman decoder's look-up table.
-const lutSize = 8
+// lutSize is the log-2 size of the Huffman decoder's look-up tables.
+const lutSize = 10
 
 // huffman is a Huffman decoder, specified in section C.
 type huffman struct {
 	// length is the number of codes in the tree.
 	nCodes int32
-	// lut is the look-up table for the next lutSize bits in the bit-stream.
-	// The high 8 bits of the uint16 are the encoded value. The low 8 bits
-	// are 1 plus the code length, or 0 if the value is too large to fit in
-	// lutSize bits.
+	// lut is the look-up table for the next lutSize bits in the
+	// bit-stream: the high 8 bits of the uint16 are the decoded value, the
+	// low 8 bits the code's length, or 0 if the code is longer. Its
+	// entries are image/jpeg's decoding of those bits (its 8-bit table,
+	// then its bit-by-bit search), whatever the table's codes, so that an
+	// over-subscribed table decodes as there too.
 	lut [1 << lutSize]uint16
+	// fastAC holds, for an AC table, the symbols whose code and extra bits
+	// fit in lutSize bits decoded whole: the coefficient (before the
+	// successive approximation shift; at most 9 bits) in the high 12 bits,
+	// the zero run in bits 12-19, the code's length in bits 8-11 and the
+	// length of the code and extra bits together in bits 0-5 (bits 6-7
+	// are 0, so that the entry is a shift count as it is); 0 otherwise.
+	// The end-of-block symbol (0x00) has the run eobRun, which ends any
+	// block.
+	fastAC [1 << lutSize]int32
 	// vals are the decoded values, sorted by their encoding.
 	vals [maxNCodes]uint8
 	// minCodes[i] is the minimum code of length i, or -1 if there are no
@@ -38,53 +50,13 @@ type huffman struct {
 	valsIndices [maxCodeLength]int32
 }
 
+// eobRun is fastAC's zero run for the end-of-block symbol: past the last
+// coefficient from any position.
+const eobRun = blockSize
+
 // errShortHuffmanData means that an unexpected EOF occurred while decoding
 // Huffman data.
 var errShortHuffmanData = FormatError("short Huffman data")
-
-// ensureNBits reads bytes from the byte buffer to ensure that d.bits.n is at
-// least n. For best performance (avoiding function calls inside hot loops),
-// the caller is the one responsible for first checking that d.bits.n < n.
-func (d *decoder) ensureNBits(n int32) error {
-	for {
-		c, err := d.readByteStuffedByte()
-		if err != nil {
-			if err == io.ErrUnexpectedEOF {
-				return errShortHuffmanData
-			}
-			return err
-		}
-		d.bits.a = d.bits.a<<8 | uint32(c)
-		d.bits.n += 8
-		if d.bits.m == 0 {
-			d.bits.m = 1 << 7
-		} else {
-			d.bits.m <<= 8
-		}
-		if d.bits.n >= n {
-			break
-		}
-	}
-	return nil
-}
-
-// receiveExtend is the composition of RECEIVE and EXTEND, specified in section
-// F.2.2.1.
-func (d *decoder) receiveExtend(t uint8) (int32, error) {
-	if d.bits.n < int32(t) {
-		if err := d.ensureNBits(int32(t)); err != nil {
-			return 0, err
-		}
-	}
-	d.bits.n -= int32(t)
-	d.bits.m >>= t
-	s := int32(1) << t
-	x := int32(d.bits.a>>uint8(d.bits.n)) & (s - 1)
-	if x < s>>1 {
-		x += ((-1) << t) + 1
-	}
-	return x, nil
-}
 
 // processDHT processes a Define Huffman Table marker, and initializes a huffman
 // struct from its contents. Specified in section B.2.4.2.
@@ -130,21 +102,19 @@ func (d *decoder) processDHT(n int) error {
 			return err
 		}
 
-		// Derive the look-up table.
-		clear(h.lut[:])
+		// Derive image/jpeg's 8-bit look-up table: for every 8-bit
+		// sequence whose high bits are a code of length 1+i ≤ 8, the value
+		// in the high byte and 2+i in the low one. An over-subscribed
+		// table's codes wrap in uint8 and overwrite each other there.
+		var lut8 [256]uint16
 		var x, code uint32
-		for i := uint32(0); i < lutSize; i++ {
+		for i := uint32(0); i < 8; i++ {
 			code <<= 1
 			for j := int32(0); j < nCodes[i]; j++ {
-				// The codeLength is 1+i, so shift code by 8-(1+i) to
-				// calculate the high bits for every 8-bit sequence
-				// whose codeLength's high bits matches code.
-				// The high 8 bits of lutValue are the encoded value.
-				// The low 8 bits are 1 plus the codeLength.
 				base := uint8(code << (7 - i))
 				lutValue := uint16(h.vals[x])<<8 | uint16(2+i)
 				for k := uint8(0); k < 1<<(7-i); k++ {
-					h.lut[base|k] = lutValue
+					lut8[base|k] = lutValue
 				}
 				code++
 				x++
@@ -167,50 +137,93 @@ func (d *decoder) processDHT(n int) error {
 			}
 			c <<= 1
 		}
+		h.buildTables(&lut8, tc == acTable)
 	}
 	return nil
 }
 
+// buildTables derives h.lut, and h.fastAC for an AC table, from
+// image/jpeg's 8-bit table lut8 and the canonical codes: an entry is what
+// image/jpeg decodes from those lutSize bits when at least 8 bits of data
+// remain (its 8-bit table, else its bit-by-bit search from the first bit).
+func (h *huffman) buildTables(lut8 *[256]uint16, ac bool) {
+	for x := range h.lut {
+		h.lut[x], h.fastAC[x] = 0, 0
+		var value uint8
+		var length uint32
+		if v := lut8[x>>(lutSize-8)]; v != 0 {
+			value, length = uint8(v>>8), uint32(v&0xff)-1
+		} else {
+			code := int32(0)
+			for i := 0; i < lutSize; i++ {
+				code |= int32(x>>(lutSize-1-i)) & 1
+				if code <= h.maxCodes[i] {
+					k := h.valsIndices[i] + code - h.minCodes[i]
+					if k < 0 || k >= maxNCodes {
+						break // image/jpeg would index out of range: leave it the slow path
+					}
+					value, length = h.vals[k], uint32(i+1)
+					break
+				}
+				code <<= 1
+			}
+			if length == 0 {
+				continue
+			}
+		}
+		h.lut[x] = uint16(value)<<8 | uint16(length)
+		size := uint32(value & 0x0f)
+		if ac && value == 0x00 {
+			h.fastAC[x] = eobRun<<12 | int32(length)<<8 | int32(length)
+		}
+		if !ac || size == 0 || length+size > lutSize {
+			continue
+		}
+		// RECEIVE and EXTEND of the size bits after the code.
+		c := extend(int32(x>>(lutSize-length-size))&(1<<size-1), size)
+		h.fastAC[x] = c<<20 | int32(value>>4)<<12 | int32(length)<<8 | int32(length+size)
+	}
+}
+
 // decodeHuffman returns the next Huffman-coded value from the bit-stream,
-// decoded according to h.
+// decoded according to h, as image/jpeg does: with its table when at
+// least 8 bits of data remain, else bit by bit, failing if the code
+// needs more bits than the data holds.
 func (d *decoder) decodeHuffman(h *huffman) (uint8, error) {
 	if h.nCodes == 0 {
 		return 0, FormatError("uninitialized Huffman table")
 	}
-
-	if d.bits.n < 8 {
-		if err := d.ensureNBits(8); err != nil {
-			if err != errMissingFF00 && err != errShortHuffmanData {
-				return 0, err
+	if d.bits.n < 32 {
+		d.refill()
+	}
+	if d.bits.n-d.bits.padded >= 8 {
+		if v := h.lut[d.bits.acc>>(64-lutSize)]; v != 0 {
+			n := uint32(v & 0xff)
+			d.bits.acc <<= n
+			d.bits.n -= int32(n)
+			if d.bits.n < d.bits.padded {
+				return 0, d.bits.end
 			}
-			// There are no more bytes of data in this segment, but we may still
-			// be able to read the next symbol out of the previously read bits.
-			// First, undo the readByte that the ensureNBits call made.
-			if d.bytes.nUnreadable != 0 {
-				d.unreadByteStuffedByte()
-			}
-			goto slowPath
+			return uint8(v >> 8), nil
 		}
 	}
-	if v := h.lut[(d.bits.a>>uint32(d.bits.n-lutSize))&0xff]; v != 0 {
-		n := (v & 0xff) - 1
-		d.bits.n -= int32(n)
-		d.bits.m >>= n
-		return uint8(v >> 8), nil
-	}
+	return d.decodeHuffmanSlow(h)
+}
 
-slowPath:
-	for i, code := 0, int32(0); i < maxCodeLength; i++ {
-		if d.bits.n == 0 {
-			if err := d.ensureNBits(1); err != nil {
-				return 0, err
-			}
-		}
-		if d.bits.a&d.bits.m != 0 {
-			code |= 1
-		}
+// decodeHuffmanSlow is image/jpeg's bit-by-bit search for the next code.
+// It needs d.bits.n ≥ maxCodeLength.
+func (d *decoder) decodeHuffmanSlow(h *huffman) (uint8, error) {
+	if h.nCodes == 0 {
+		return 0, FormatError("uninitialized Huffman table")
+	}
+	code := int32(0)
+	for i := 0; i < maxCodeLength; i++ {
+		code |= int32(d.bits.acc >> 63)
+		d.bits.acc <<= 1
 		d.bits.n--
-		d.bits.m >>= 1
+		if d.bits.n < d.bits.padded {
+			return 0, d.bits.end
+		}
 		if code <= h.maxCodes[i] {
 			return h.vals[h.valsIndices[i]+code-h.minCodes[i]], nil
 		}
@@ -219,27 +232,105 @@ slowPath:
 	return 0, FormatError("bad Huffman code")
 }
 
-func (d *decoder) decodeBit() (bool, error) {
-	if d.bits.n == 0 {
-		if err := d.ensureNBits(1); err != nil {
-			return false, err
-		}
+// receiveExtend is the composition of RECEIVE and EXTEND, specified in section
+// F.2.2.1.
+func (d *decoder) receiveExtend(t uint8) (int32, error) {
+	if t == 0 {
+		return 0, nil
 	}
-	ret := d.bits.a&d.bits.m != 0
-	d.bits.n--
-	d.bits.m >>= 1
+	x, err := d.decodeBits(int32(t))
+	if err != nil {
+		return 0, err
+	}
+	return extend(int32(x), uint32(t)), nil
+}
+
+// extend is EXTEND (section F.2.2.1): the value of the t (1 ≤ t ≤ 16) bits
+// x that RECEIVE read.
+func extend(x int32, t uint32) int32 {
+	if s := int32(1) << t; x < s>>1 {
+		return x - s + 1
+	}
+	return x
+}
+
+func (d *decoder) decodeBit() (bool, error) {
+	b, err := d.decodeBits(1)
+	return b != 0, err
+}
+
+// decodeBits returns the next n bits (1 ≤ n ≤ 16), failing as image/jpeg
+// does if the data holds fewer.
+func (d *decoder) decodeBits(n int32) (uint32, error) {
+	if d.bits.n < 32 {
+		d.refill()
+	}
+	if d.bits.n-d.bits.padded < n {
+		return 0, d.bits.end
+	}
+	ret := uint32(d.bits.acc >> (64 - n))
+	d.bits.acc <<= uint32(n)
+	d.bits.n -= n
 	return ret, nil
 }
 
-func (d *decoder) decodeBits(n int32) (uint32, error) {
-	if d.bits.n < n {
-		if err := d.ensureNBits(n); err != nil {
-			return 0, err
+// noFF reports whether none of x's 8 bytes is 0xff.
+func noFF(x uint64) bool {
+	y := ^x
+	return (y-0x0101010101010101)&^y&0x8080808080808080 == 0
+}
+
+// refill tops the bit accumulator up to more than 56 bits from the
+// entropy-coded data, undoing byte stuffing. At a marker or at the end of
+// the input it stops, leaving the marker unread, records why in
+// d.bits.end, and appends zero bits counted in d.bits.padded: reading
+// those is an error, found by d.bits.n < d.bits.padded.
+func (d *decoder) refill() {
+	for d.bits.n <= 56 {
+		if d.bits.end != nil {
+			d.bits.n += 8
+			d.bits.padded += 8
+			continue
 		}
+		i, j := d.bytes.i, d.bytes.j
+		if j-i >= 8 {
+			x := binary.BigEndian.Uint64(d.bytes.buf[i:])
+			if noFF(x) {
+				// No 0xff byte in the next 8: take as many whole bytes as fit.
+				k := (64 - d.bits.n) >> 3
+				x = x >> (64 - 8*k) << (64 - 8*k)
+				d.bits.acc |= x >> uint32(d.bits.n)
+				d.bits.n += 8 * k
+				d.bytes.i += int(k)
+				return
+			}
+		}
+		if i == j || i+1 == j && d.bytes.buf[i] == 0xff {
+			// fill keeps an unread 0xff, whose next byte says what it is.
+			if err := d.fill(); err != nil {
+				d.endData(err)
+			}
+			continue
+		}
+		c := d.bytes.buf[i]
+		if c == 0xff {
+			if d.bytes.buf[i+1] != 0x00 {
+				d.bits.end = errMissingFF00
+				continue
+			}
+			d.bytes.i++
+		}
+		d.bytes.i++
+		d.bits.acc |= uint64(c) << (56 - uint32(d.bits.n))
+		d.bits.n += 8
 	}
-	ret := d.bits.a >> uint32(d.bits.n-n)
-	ret &= (1 << uint32(n)) - 1
-	d.bits.n -= n
-	d.bits.m >>= uint32(n)
-	return ret, nil
+}
+
+// endData records a read error that ended the entropy-coded data as
+// image/jpeg reports it.
+func (d *decoder) endData(err error) {
+	if err == io.ErrUnexpectedEOF {
+		err = errShortHuffmanData
+	}
+	d.bits.end = err
 }

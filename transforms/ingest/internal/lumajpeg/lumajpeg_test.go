@@ -5,6 +5,7 @@ import (
 	"errors"
 	"image"
 	"image/jpeg"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -168,6 +169,138 @@ func TestScaled(t *testing.T) {
 				t.Errorf("%s 1/%d: mean |Δ| %.3f, max %.0f against the area downscale; tolerance %.1f, %.0f",
 					name, 1<<shift, mean, worst, tol.mean, tol.max)
 			}
+		}
+	}
+}
+
+// FuzzAgree: on any input image/jpeg decodes, Decode at scale 1 returns
+// image/jpeg's luma byte for byte, and never panics on any input. On a
+// progressive JPEG it may decode what image/jpeg refuses (it does not read
+// scans of chroma alone), and it ends an end-of-band run at its scan's end
+// as libjpeg does, so there only the sequential JPEGs are compared. Run it
+// with
+//
+//	go test -run '^$' -fuzz FuzzAgree -fuzztime 2m ./transforms/ingest/internal/lumajpeg/
+func FuzzAgree(f *testing.F) {
+	for _, data := range inputs(f) {
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if cfg, err := jpeg.DecodeConfig(bytes.NewReader(data)); err != nil || cfg.Width*cfg.Height > 1<<18 {
+			return
+		}
+		got, err := Decode(bytes.NewReader(data), 0)
+		for shift := 1; shift <= MaxShift; shift++ {
+			Decode(bytes.NewReader(data), shift)
+		}
+		want, stdErr := stdLuma(t, data)
+		if stdErr != nil || want == nil || progressive(data) {
+			return
+		}
+		if err != nil {
+			t.Fatalf("error %v; image/jpeg decodes it", err)
+		}
+		if got.Bounds() != want.Bounds() {
+			t.Fatalf("bounds %v, image/jpeg's %v", got.Bounds(), want.Bounds())
+		}
+		b := want.Bounds()
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			if !bytes.Equal(got.Pix[got.PixOffset(0, y):][:b.Dx()], want.Pix[want.PixOffset(0, y):][:b.Dx()]) {
+				t.Fatalf("row %d differs from image/jpeg's luma", y)
+			}
+		}
+	})
+}
+
+// progressive reports whether data has a progressive frame header (SOF2)
+// among the markers before its first scan.
+func progressive(data []byte) bool {
+	for i := 2; i+4 <= len(data); {
+		if data[i] != 0xff {
+			return false
+		}
+		m := data[i+1]
+		if m == 0xc2 {
+			return true
+		}
+		if m == 0xda {
+			return false
+		}
+		i += 2 + int(data[i+2])<<8 + int(data[i+3])
+	}
+	return false
+}
+
+// TestStoreBlock: storeBlock writes what idct and clip make of a block,
+// for blocks with a DC coefficient alone, with AC coefficients in row 0
+// alone and in random rows, over the int32 range where idct overflows too.
+func TestStoreBlock(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	d := decoder{gray: image.NewGray(image.Rect(0, 0, 8, 8))}
+	for it := range 200000 {
+		var b block
+		bound := int64(1) << (4 + it%28)
+		coef := func() int32 { return int32(rng.Int64N(2*bound) - bound) }
+		b[0] = coef()
+		var rows uint8
+		if it%3 != 0 {
+			nAC := 1 + rng.IntN(6)
+			onlyRow0 := it%3 == 1
+			for range nAC {
+				zig := 1 + rng.IntN(blockSize-1)
+				if onlyRow0 {
+					zig = []int{1, 5, 6, 14, 15, 27, 28}[rng.IntN(7)]
+				}
+				b[unzig[zig]] = coef()
+				rows |= zigRow[zig]
+			}
+		}
+		want := b
+		idct(&want)
+		got := b
+		d.storeBlock(&got, 0, 0, rows)
+		for i, c := range want {
+			if d.gray.Pix[i] != clip(c) {
+				t.Fatalf("block %v (rows %08b): pixel %d is %d, idct's %d", b, rows, i, d.gray.Pix[i], clip(c))
+			}
+		}
+	}
+}
+
+// TestLevel: level is clip.
+func TestLevel(t *testing.T) {
+	for c := int32(-1 << 16); c < 1<<16; c++ {
+		if level(c) != clip(c) {
+			t.Fatalf("level(%d) = %d, clip %d", c, level(c), clip(c))
+		}
+	}
+}
+
+// TestIDCTAVX2: idctStore writes idctStoreGo's pixels, on random blocks
+// of every magnitude (int32 overflow included) and sparsity, at a stride
+// wider than the block.
+func TestIDCTAVX2(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2: idctStore is idctStoreGo")
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	const stride = 13
+	for it := range 200000 {
+		var b block
+		bound := int64(1) << (4 + it%28)
+		for range 1 + rng.IntN(64) {
+			b[rng.IntN(blockSize)] = int32(rng.Int64N(2*bound) - bound)
+		}
+		want, got := make([]byte, 8*stride), make([]byte, 8*stride)
+		for i := range want {
+			want[i] = byte(i)
+			got[i] = byte(i)
+		}
+		bw, bg := b, b
+		idctStoreGo(&bw, want, stride)
+		idctStore(&bg, got, stride)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("block %v:\nidctStore   %v\nidctStoreGo %v", b, got, want)
 		}
 	}
 }

@@ -9,15 +9,27 @@
 // It is a fork of the Go standard library's image/jpeg decoder (Go 1.26:
 // reader.go, huffman.go, scan.go, dct.go), under the Go project's BSD
 // licence, whose text is in this directory's LICENSE file; the copyright
-// lines at the top of each file are the Go Authors'. Its changes: the
-// entropy-coded data of every component is still read (the scan
-// interleaves them), but only component 0 is dequantised, transformed and
-// stored, into an *image.Gray; a scaled decode transforms the block's
-// top-left 4×4 or 2×2 coefficients with a 4- or 2-point inverse DCT, or
-// takes the DC coefficient alone (scaled.go); the encoder, the colour
-// conversions and the image package registration are gone. At scale 1
-// the pixels are image/jpeg's Y plane exactly: the same code and the same
-// integer IDCT.
+// lines at the top of each file are the Go Authors'. Its changes: only
+// component 0 is dequantised, transformed and stored, into an
+// *image.Gray; chroma blocks in a scan with luma are entropy-decoded only
+// to pass them (the scan interleaves them), scans of chroma alone (a
+// progressive JPEG's, or a sequential one's that codes its components
+// apart) are skipped unread; the entropy decoder reads through a
+// 64-bit accumulator with 10-bit tables that decode an AC code and its
+// coefficient in one look-up, and reproduces image/jpeg's decoding bit for
+// bit, its table quirks and its errors at the end of the data included; a
+// sequential scan's luma is dequantised as it is decoded; a block with a
+// DC coefficient alone, or AC coefficients in its first row alone, is
+// written without the full IDCT, with the values the IDCT gives it, and
+// on amd64 with AVX2 the IDCT, level shift and clipping run in assembly
+// (idct_amd64.s), the same int32 operations eight at a time; a scaled
+// decode transforms the block's top-left 4×4 or 2×2 coefficients with a
+// 4- or 2-point inverse DCT, or takes the DC coefficient alone
+// (scaled.go); the encoder, the colour conversions and the image package
+// registration are gone. At scale 1 the pixels are image/jpeg's Y plane
+// exactly: the same integer IDCT. Where it departs from image/jpeg, on
+// malformed JPEGs only, it follows libjpeg: it does not see errors in
+// scans of chroma alone, and an end-of-band run ends with its scan.
 //
 // JPEG is defined in ITU-T T.81: https://www.w3.org/Graphics/JPEG/itu-t81.pdf.
 package lumajpeg
@@ -111,29 +123,27 @@ type Reader interface {
 	io.Reader
 }
 
-// bits holds the unprocessed bits that have been taken from the byte-stream.
-// The n least significant bits of a form the unread bits, to be read in MSB to
-// LSB order.
+// bits holds the unprocessed bits that have been taken from the
+// entropy-coded data: the n most significant bits of acc, read from the
+// top; the bits below them are zero.
 type bits struct {
-	a uint32 // accumulator.
-	m uint32 // mask. m==1<<(n-1) when n>0, with m==0 when n==0.
-	n int32  // the number of unread bits in a.
+	acc uint64
+	n   int32
+	// padded counts the zero bits appended to acc after the data ended
+	// (at a marker or at the end of the input), for the reason end.
+	padded int32
+	end    error
 }
 
 type decoder struct {
 	r    io.Reader
 	bits bits
-	// bytes is a byte buffer, similar to a bufio.Reader, except that it
-	// has to be able to unread more than 1 byte, due to byte stuffing.
-	// Byte stuffing is specified in section F.1.2.3.
+	// bytes is a byte buffer, similar to a bufio.Reader; buf[i:j] are the
+	// buffered bytes read from the underlying io.Reader that haven't yet
+	// been passed further on.
 	bytes struct {
-		// buf[i:j] are the buffered bytes read from the underlying
-		// io.Reader that haven't yet been passed further on.
 		buf  [4096]byte
 		i, j int
-		// nUnreadable is the number of bytes to back up i after
-		// overshooting. It can be 0, 1 or 2.
-		nUnreadable int
 	}
 	width, height int
 
@@ -162,22 +172,15 @@ type decoder struct {
 	huff       [maxTc + 1][maxTh + 1]huffman
 	quant      [maxTq + 1]block // Quantization tables, in zig-zag order.
 	tmp        [2 * blockSize]byte
+	// discard takes the coefficients of the blocks read past.
+	discard block
 }
 
-// fill fills up the d.bytes.buf buffer from the underlying io.Reader. It
-// should only be called when there are no unread bytes in d.bytes.
+// fill moves the unread bytes to the start of d.bytes.buf and reads more
+// after them from the underlying io.Reader.
 func (d *decoder) fill() error {
-	if d.bytes.i != d.bytes.j {
-		panic("jpeg: fill called when unread bytes exist")
-	}
-	// Move the last 2 bytes to the start of the buffer, in case we need
-	// to call unreadByteStuffedByte.
-	if d.bytes.j > 2 {
-		d.bytes.buf[0] = d.bytes.buf[d.bytes.j-2]
-		d.bytes.buf[1] = d.bytes.buf[d.bytes.j-1]
-		d.bytes.i, d.bytes.j = 2, 2
-	}
-	// Fill in the rest of the buffer.
+	d.bytes.j = copy(d.bytes.buf[:], d.bytes.buf[d.bytes.i:d.bytes.j])
+	d.bytes.i = 0
 	n, err := d.r.Read(d.bytes.buf[d.bytes.j:])
 	d.bytes.j += n
 	if n > 0 {
@@ -187,21 +190,6 @@ func (d *decoder) fill() error {
 		err = io.ErrUnexpectedEOF
 	}
 	return err
-}
-
-// unreadByteStuffedByte undoes the most recent readByteStuffedByte call,
-// giving a byte of data back from d.bits to d.bytes. The Huffman look-up table
-// requires at least 8 bits for look-up, which means that Huffman decoding can
-// sometimes overshoot and read one or two too many bytes. Two-byte overshoot
-// can happen when expecting to read a 0xff 0x00 byte-stuffed byte.
-func (d *decoder) unreadByteStuffedByte() {
-	d.bytes.i -= d.bytes.nUnreadable
-	d.bytes.nUnreadable = 0
-	if d.bits.n >= 8 {
-		d.bits.a >>= 8
-		d.bits.n -= 8
-		d.bits.m >>= 8
-	}
 }
 
 // readByte returns the next byte, whether buffered or not buffered. It does
@@ -214,65 +202,16 @@ func (d *decoder) readByte() (x byte, err error) {
 	}
 	x = d.bytes.buf[d.bytes.i]
 	d.bytes.i++
-	d.bytes.nUnreadable = 0
 	return x, nil
 }
 
-// errMissingFF00 means that readByteStuffedByte encountered an 0xff byte (a
+// errMissingFF00 means that the entropy-coded data met an 0xff byte (a
 // marker byte) that wasn't the expected byte-stuffed sequence 0xff, 0x00.
 var errMissingFF00 = FormatError("missing 0xff00 sequence")
-
-// readByteStuffedByte is like readByte but is for byte-stuffed Huffman data.
-func (d *decoder) readByteStuffedByte() (x byte, err error) {
-	// Take the fast path if d.bytes.buf contains at least two bytes.
-	if d.bytes.i+2 <= d.bytes.j {
-		x = d.bytes.buf[d.bytes.i]
-		d.bytes.i++
-		d.bytes.nUnreadable = 1
-		if x != 0xff {
-			return x, err
-		}
-		if d.bytes.buf[d.bytes.i] != 0x00 {
-			return 0, errMissingFF00
-		}
-		d.bytes.i++
-		d.bytes.nUnreadable = 2
-		return 0xff, nil
-	}
-
-	d.bytes.nUnreadable = 0
-
-	x, err = d.readByte()
-	if err != nil {
-		return 0, err
-	}
-	d.bytes.nUnreadable = 1
-	if x != 0xff {
-		return x, nil
-	}
-
-	x, err = d.readByte()
-	if err != nil {
-		return 0, err
-	}
-	d.bytes.nUnreadable = 2
-	if x != 0x00 {
-		return 0, errMissingFF00
-	}
-	return 0xff, nil
-}
 
 // readFull reads exactly len(p) bytes into p. It does not care about byte
 // stuffing.
 func (d *decoder) readFull(p []byte) error {
-	// Unread the overshot bytes, if any.
-	if d.bytes.nUnreadable != 0 {
-		if d.bits.n >= 8 {
-			d.unreadByteStuffedByte()
-		}
-		d.bytes.nUnreadable = 0
-	}
-
 	for {
 		n := copy(p, d.bytes.buf[d.bytes.i:d.bytes.j])
 		p = p[n:]
@@ -289,14 +228,6 @@ func (d *decoder) readFull(p []byte) error {
 
 // ignore ignores the next n bytes.
 func (d *decoder) ignore(n int) error {
-	// Unread the overshot bytes, if any.
-	if d.bytes.nUnreadable != 0 {
-		if d.bits.n >= 8 {
-			d.unreadByteStuffedByte()
-		}
-		d.bytes.nUnreadable = 0
-	}
-
 	for {
 		m := d.bytes.j - d.bytes.i
 		if m > n {

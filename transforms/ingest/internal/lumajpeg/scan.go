@@ -5,6 +5,8 @@
 package lumajpeg
 
 import (
+	"bytes"
+	"encoding/binary"
 	"image"
 )
 
@@ -25,6 +27,23 @@ func (d *decoder) makeImg(mxx, myy int) error {
 	return nil
 }
 
+// scanComponent is a component of a scan and its Huffman tables.
+type scanComponent struct {
+	compIndex uint8
+	td        uint8 // DC table selector.
+	ta        uint8 // AC table selector.
+}
+
+// lumaIn reports whether a scan of these components holds luma.
+func lumaIn(scan []scanComponent) bool {
+	for _, s := range scan {
+		if s.compIndex == 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func (d *decoder) processSOS(n int) error {
 	if d.nComp == 0 {
 		return FormatError("missing SOF marker")
@@ -39,11 +58,7 @@ func (d *decoder) processSOS(n int) error {
 	if n != 4+2*nComp {
 		return FormatError("SOS length inconsistent with number of components")
 	}
-	var scan [maxComponents]struct {
-		compIndex uint8
-		td        uint8 // DC table selector.
-		ta        uint8 // AC table selector.
-	}
+	var scan [maxComponents]scanComponent
 	totalHV := 0
 	for i := 0; i < nComp; i++ {
 		cs := d.tmp[1+2*i] // Component selector.
@@ -128,21 +143,37 @@ func (d *decoder) processSOS(n int) error {
 			return err
 		}
 	}
+	// A scan of chroma alone is skipped unread (only luma is decoded), so
+	// chroma's coefficients are never stored. End-of-band runs end with
+	// their scan, as in libjpeg (image/jpeg carries a run past a scan's
+	// last block into the next scan).
+	d.eobRun = 0
+	if !lumaIn(scan[:nComp]) {
+		return d.skipScan()
+	}
+	if d.progressive && d.progCoeffs[0] == nil {
+		d.progCoeffs[0] = make([]block, mxx*myy*d.comp[0].h*d.comp[0].v)
+	}
+
+	// A sequential scan's luma is dequantised as it is decoded; a
+	// progressive one's once its last scan is read. Each coefficient c is
+	// stored as (c<<al)·q, which in int32 is c·(q<<al).
+	qt := &d.quant[d.comp[0].tq]
 	if d.progressive {
-		for i := 0; i < nComp; i++ {
-			compIndex := scan[i].compIndex
-			if d.progCoeffs[compIndex] == nil {
-				d.progCoeffs[compIndex] = make([]block, mxx*myy*d.comp[compIndex].h*d.comp[compIndex].v)
-			}
-		}
+		qt = &unitQuant
+	}
+	var qs block
+	for i, q := range qt {
+		qs[i] = q << al
 	}
 
 	d.bits = bits{}
 	mcu, expectedRST := 0, uint8(rst0Marker)
 	var (
-		// b is the decoded coefficients, in natural (not zig-zag) order.
-		b  block
-		dc [maxComponents]int32
+		// coeffs is a sequential scan's luma block, in natural (not
+		// zig-zag) order.
+		coeffs block
+		dc     [maxComponents]int32
 		// bx and by are the location of the current block, in units of 8x8
 		// blocks: the third block in the first row has (bx, by) = (2, 0).
 		bx, by     int
@@ -193,95 +224,42 @@ func (d *decoder) processSOS(n int) error {
 						}
 					}
 
-					// Load the previous partially decoded coefficients, if applicable.
-					if d.progressive {
-						b = d.progCoeffs[compIndex][by*mxx*hi+bx]
-					} else {
-						b = block{}
-					}
-
-					if ah != 0 {
-						if err := d.refine(&b, &d.huff[acTable][scan[i].ta], zigStart, zigEnd, 1<<al); err != nil {
-							return err
-						}
-					} else {
-						zig := zigStart
-						if zig == 0 {
-							zig++
-							// Decode the DC coefficient, as specified in section F.2.2.1.
-							value, err := d.decodeHuffman(&d.huff[dcTable][scan[i].td])
-							if err != nil {
-								return err
-							}
-							if value > 16 {
-								return UnsupportedError("excessive DC component")
-							}
-							dcDelta, err := d.receiveExtend(value)
-							if err != nil {
-								return err
-							}
-							dc[compIndex] += dcDelta
-							b[0] = dc[compIndex] << al
-						}
-
-						if zig <= zigEnd && d.eobRun > 0 {
-							d.eobRun--
+					// Luma's coefficients are decoded into b; chroma's are read
+					// past (b == nil).
+					var b *block
+					if compIndex == 0 {
+						if d.progressive {
+							b = &d.progCoeffs[0][by*mxx*hi+bx]
 						} else {
-							// Decode the AC coefficients, as specified in section F.2.2.2.
-							huff := &d.huff[acTable][scan[i].ta]
-							for ; zig <= zigEnd; zig++ {
-								value, err := d.decodeHuffman(huff)
-								if err != nil {
-									return err
-								}
-								val0 := value >> 4
-								val1 := value & 0x0f
-								if val1 != 0 {
-									zig += int32(val0)
-									if zig > zigEnd {
-										break
-									}
-									ac, err := d.receiveExtend(val1)
-									if err != nil {
-										return err
-									}
-									b[unzig[zig]] = ac << al
-								} else {
-									if val0 != 0x0f {
-										d.eobRun = uint16(1 << val0)
-										if val0 != 0 {
-											bits, err := d.decodeBits(int32(val0))
-											if err != nil {
-												return err
-											}
-											d.eobRun |= uint16(bits)
-										}
-										d.eobRun--
-										break
-									}
-									zig += 0x0f
-								}
-							}
+							b = &coeffs
+							*b = block{}
 						}
 					}
-
-					if d.progressive {
-						// Save the coefficients.
-						d.progCoeffs[compIndex][by*mxx*hi+bx] = b
-						// At this point, we could call reconstructBlock to dequantize and perform the
-						// inverse DCT, to save early stages of a progressive image to the *image.YCbCr
-						// buffers (the whole point of progressive encoding), but in Go, the jpeg.Decode
-						// function does not return until the entire image is decoded, so we "continue"
-						// here to avoid wasted computation. Instead, reconstructBlock is called on each
-						// accumulated block by the reconstructProgressiveImage method after all of the
-						// SOS markers are processed.
-						continue
+					var (
+						err  error
+						rows uint8
+					)
+					if ah != 0 {
+						err = d.refine(b, &d.huff[acTable][scan[i].ta], zigStart, zigEnd, 1<<al)
+					} else {
+						rows, err = d.decodeBlock(b, &qs, &d.huff[dcTable][scan[i].td], &d.huff[acTable][scan[i].ta], &dc[compIndex], zigStart, zigEnd)
 					}
-					if err := d.reconstructBlock(&b, bx, by, int(compIndex)); err != nil {
+					if err != nil {
+						if d.bits.n < d.bits.padded {
+							// The data ended before the error: image/jpeg stops there.
+							return d.bits.end
+						}
 						return err
+					}
+					if b != nil && !d.progressive {
+						d.storeBlock(b, bx, by, rows)
 					}
 				} // for j
 			} // for i
+			if d.bits.n < d.bits.padded {
+				// The MCU read past the end of the data: image/jpeg stops there.
+				return d.bits.end
+			}
 			mcu++
 			if d.ri > 0 && mcu%d.ri == 0 && mcu < mxx*myy {
 				// For well-formed input, the RST[0-7] restart marker follows
@@ -323,7 +301,7 @@ func (d *decoder) refine(b *block, h *huffman, zigStart, zigEnd, delta int32) er
 		if err != nil {
 			return err
 		}
-		if bit {
+		if bit && b != nil {
 			b[0] |= delta
 		}
 		return nil
@@ -345,13 +323,8 @@ func (d *decoder) refine(b *block, h *huffman, zigStart, zigEnd, delta int32) er
 			switch val1 {
 			case 0:
 				if val0 != 0x0f {
-					d.eobRun = uint16(1 << val0)
-					if val0 != 0 {
-						bits, err := d.decodeBits(int32(val0))
-						if err != nil {
-							return err
-						}
-						d.eobRun |= uint16(bits)
+					if err := d.readEOBRun(val0); err != nil {
+						return err
 					}
 					break loop
 				}
@@ -431,25 +404,18 @@ func (d *decoder) reconstructProgressiveImage() error {
 		stride := mxx * d.comp[i].h
 		for by := 0; by*v < d.height; by++ {
 			for bx := 0; bx*h < d.width; bx++ {
-				if err := d.reconstructBlock(&d.progCoeffs[i][by*stride+bx], bx, by, i); err != nil {
-					return err
-				}
+				d.reconstructBlock(&d.progCoeffs[i][by*stride+bx], bx, by)
 			}
 		}
 	}
 	return nil
 }
 
-// reconstructBlock dequantizes, performs the inverse DCT and stores the block
-// to the image.
-func (d *decoder) reconstructBlock(b *block, bx, by, compIndex int) error {
-	if compIndex != 0 {
-		return nil // chroma (or colour) is read, not reconstructed
-	}
-	qt := &d.quant[d.comp[compIndex].tq]
+// reconstructBlock dequantizes a progressive JPEG's luma block, performs
+// the inverse DCT and stores the block to the image.
+func (d *decoder) reconstructBlock(b *block, bx, by int) {
+	qt := &d.quant[d.comp[0].tq]
 	n := 8 >> d.shift
-	stride := d.gray.Stride
-	dst := d.gray.Pix[n*(by*stride+bx):]
 	if d.shift != 0 {
 		// Only the top-left n×n coefficients are used: dequantise those.
 		for zig := 0; zig < blockSize; zig++ {
@@ -457,30 +423,89 @@ func (d *decoder) reconstructBlock(b *block, bx, by, compIndex int) error {
 				b[k] *= qt[zig]
 			}
 		}
-		idctScaled(b, n, dst, stride)
-		return nil
+		d.storeBlock(b, bx, by, 0xff)
+		return
 	}
-	for zig := 0; zig < blockSize; zig++ {
-		b[unzig[zig]] *= qt[zig]
-	}
-	idct(b)
-	// Level shift by +128, clip to [0, 255], and write to dst.
-	for y := 0; y < 8; y++ {
-		y8 := y * 8
-		yStride := y * stride
-		for x := 0; x < 8; x++ {
-			c := b[y8+x]
-			if c < -128 {
-				c = 0
-			} else if c > 127 {
-				c = 255
-			} else {
-				c += 128
-			}
-			dst[yStride+x] = uint8(c)
+	var rows uint8
+	b[0] *= qt[0]
+	for zig := 1; zig < blockSize; zig++ {
+		if c := b[unzig[zig]]; c != 0 {
+			b[unzig[zig]] = c * qt[zig]
+			rows |= zigRow[zig]
 		}
 	}
-	return nil
+	d.storeBlock(b, bx, by, rows)
+}
+
+// storeBlock performs the inverse DCT of a dequantised luma block and
+// stores it to the image. rows has bit r set if row r of b may hold a
+// non-zero AC coefficient: b's other rows are zero but for the DC.
+func (d *decoder) storeBlock(b *block, bx, by int, rows uint8) {
+	n := 8 >> d.shift
+	stride := d.gray.Stride
+	dst := d.gray.Pix[n*(by*stride+bx):]
+	if d.shift != 0 {
+		idctScaled(b, n, dst, stride)
+		return
+	}
+	if rows == 0 {
+		// A DC coefficient alone: idct's row pass makes every row value
+		// DC<<17, its column pass (DC<<17 + 1<<19)>>20 (TestStoreBlock).
+		p := level((b[0]<<17 + 1<<19) >> 20)
+		for y := 0; y < 8; y++ {
+			row := dst[y*stride : y*stride+8]
+			for x := range row {
+				row[x] = p
+			}
+		}
+		return
+	}
+	if rows == 1 {
+		// Only row 0 is non-zero after the row pass: a column holding x
+		// alone there is (x + 1<<19)>>20 all down (TestStoreBlock).
+		idctRowsSparse(b, rows)
+		var p [8]uint8
+		for x := range p {
+			p[x] = level((b[x] + 1<<19) >> 20)
+		}
+		for y := 0; y < 8; y++ {
+			copy(dst[y*stride:y*stride+8], p[:])
+		}
+		return
+	}
+	idctStore(b, dst, stride)
+}
+
+// zigRow[zig] is the bit of the row that the zig-zag index zig is in, for
+// the AC coefficients (zigRow[0] is 0).
+var zigRow = func() (t [blockSize]uint8) {
+	for zig := 1; zig < blockSize; zig++ {
+		t[zig] = 1 << (unzig[zig] / 8)
+	}
+	return t
+}()
+
+// unzig8 is unzig in bytes, for indexes the compiler sees are below 64.
+var unzig8 = func() (t [blockSize]uint8) {
+	for i, k := range unzig {
+		t[i] = uint8(k)
+	}
+	return t
+}()
+
+// unitQuant dequantises nothing: a progressive scan's coefficients are
+// stored as decoded, and dequantised once the last scan is read.
+var unitQuant = func() (t block) {
+	for i := range t {
+		t[i] = 1
+	}
+	return t
+}()
+
+// level level-shifts an IDCT output by 128 and clips it to a byte, as clip
+// does, without branches.
+func level(c int32) uint8 {
+	return uint8(min(max(c+128, 0), 255))
 }
 
 // findRST advances past the next RST restart marker that matches expectedRST.
@@ -525,4 +550,248 @@ func (d *decoder) findRST(expectedRST uint8) error {
 			return err
 		}
 	}
+}
+
+// skipScan advances past a scan's entropy-coded data, to the marker (other
+// than a restart marker) that ends it.
+func (d *decoder) skipScan() error {
+	for {
+		buf := d.bytes.buf[d.bytes.i:d.bytes.j]
+		k := bytes.IndexByte(buf, 0xff)
+		if k < 0 || k+1 == len(buf) {
+			if k < 0 {
+				d.bytes.i = d.bytes.j
+			} else {
+				d.bytes.i += k
+			}
+			if err := d.fill(); err != nil {
+				return err
+			}
+			continue
+		}
+		if m := buf[k+1]; m != 0x00 && (m < rst0Marker || m > rst7Marker) {
+			d.bytes.i += k
+			return nil
+		}
+		d.bytes.i += k + 2
+	}
+}
+
+// decodeBlock decodes a block's coefficients zigStart..zigEnd of a
+// sequential scan or a progressive scan's first pass (Ah = 0), specified
+// in sections F.2.2.1, F.2.2.2 and G.1.2.2, into b in natural order,
+// multiplied by qt (in zig-zag order: the quantisation table shifted left
+// by the scan's successive approximation Al); with b nil it reads past
+// them. It returns the rows (bit r for row r) in which it may have
+// stored AC coefficients: 0 if none, else all unless decodeBlockSlow
+// stored them. dc is the component's DC predictor. It decodes what
+// image/jpeg decodes, with the tables alone while at least 32 bits
+// of data remain (a code and its extra bits take at most 32), the AC
+// codes and coefficients in one look-up, else by decodeBlockSlow.
+func (d *decoder) decodeBlock(b *block, qt *block, dcH, acH *huffman, dc *int32, zigStart, zigEnd int32) (rows uint8, err error) {
+	if b == nil {
+		// Stores to a block nobody reads cost less than testing for nil.
+		b = &d.discard
+	}
+	zig := zigStart
+	if zig > 0 && d.eobRun > 0 {
+		d.eobRun--
+		return 0, nil
+	}
+	acc, n := d.bits.acc, d.bits.n
+	for ; zig <= zigEnd; zig++ {
+		if n < 32 {
+			// refill, its common case inlined: 8 buffered bytes without
+			// an 0xff.
+			if i := d.bytes.i; i+8 <= d.bytes.j && noFF(binary.BigEndian.Uint64(d.bytes.buf[i:])) {
+				k := (64 - n) >> 3
+				acc |= binary.BigEndian.Uint64(d.bytes.buf[i:]) >> (64 - 8*k) << (64 - 8*k) >> n
+				n += 8 * k
+				d.bytes.i = i + int(k)
+			} else {
+				d.bits.acc, d.bits.n = acc, n
+				d.refill()
+				acc, n = d.bits.acc, d.bits.n
+			}
+			// Padding bits enter acc only in refill: while none has,
+			// every bit in acc is data.
+			if n-d.bits.padded < 32 {
+				d.bits.acc, d.bits.n = acc, n
+				r, err := d.decodeBlockSlow(b, qt, dcH, acH, dc, zig, zigEnd)
+				return rows | r, err
+			}
+		}
+		x := acc >> (64 - lutSize)
+		if zig == 0 {
+			// The DC coefficient, as specified in section F.2.2.1.
+			var value uint8
+			if v := dcH.lut[x]; v != 0 {
+				// The length is at most 16: v&63 is it.
+				acc <<= v & 63
+				n -= int32(v & 63)
+				value = uint8(v >> 8)
+			} else {
+				d.bits.acc, d.bits.n = acc, n
+				if value, err = d.decodeHuffmanSlow(dcH); err != nil {
+					return 0, err
+				}
+				acc, n = d.bits.acc, d.bits.n
+			}
+			if value > 16 {
+				return 0, UnsupportedError("excessive DC component")
+			}
+			if t := uint32(value); t != 0 {
+				*dc += extend(int32(acc>>((64-t)&63)), t)
+				acc <<= t
+				n -= int32(t)
+			}
+			b[0] = *dc * qt[0]
+			if zig < zigEnd && d.eobRun > 0 {
+				d.eobRun--
+				break
+			}
+			continue
+		}
+		if e := acH.fastAC[x]; e != 0 {
+			zig += (e >> 12) & 0xff
+			if zig > zigEnd {
+				// An end of block (whose run of 1 image/jpeg counts down
+				// to 0 at once), or a run past the band, where image/jpeg
+				// stops before the coefficient's bits.
+				l := uint32(e>>8) & 0x0f
+				acc <<= l
+				n -= int32(l)
+				break
+			}
+			acc <<= e & 63
+			n -= e & 63
+			z := zig & 63
+			k := unzig8[z]
+			b[k&63] = (e >> 20) * qt[z]
+			rows = 0xff
+			continue
+		}
+		var value uint8
+		if v := acH.lut[x]; v != 0 {
+			acc <<= v & 63
+			n -= int32(v & 63)
+			value = uint8(v >> 8)
+		} else {
+			d.bits.acc, d.bits.n = acc, n
+			var err error
+			if value, err = d.decodeHuffmanSlow(acH); err != nil {
+				return 0, err
+			}
+			acc, n = d.bits.acc, d.bits.n
+		}
+		val0 := int32(value >> 4)
+		val1 := uint32(value & 0x0f)
+		if val1 != 0 {
+			zig += val0
+			if zig > zigEnd {
+				break
+			}
+			// At least 16 bits of data remain.
+			c := extend(int32(acc>>((64-val1)&63)), val1)
+			acc <<= val1
+			n -= int32(val1)
+			z := zig & 63
+			k := unzig8[z]
+			b[k&63] = c * qt[z]
+			rows = 0xff
+			continue
+		}
+		if val0 != 0x0f {
+			eobRun := uint16(1) << val0
+			if val0 != 0 {
+				eobRun |= uint16(acc >> (64 - val0))
+				acc <<= uint32(val0)
+				n -= val0
+			}
+			d.eobRun = eobRun - 1
+			break
+		}
+		zig += 0x0f
+	}
+	d.bits.acc, d.bits.n = acc, n
+	return rows, nil
+}
+
+// decodeBlockSlow is decodeBlock from coefficient zig on through
+// decodeHuffman and receiveExtend, which check each read against the
+// data's end. Past the DC coefficient, the block's end-of-band run was
+// looked at already.
+func (d *decoder) decodeBlockSlow(b *block, qt *block, dcH, acH *huffman, dc *int32, zig, zigEnd int32) (rows uint8, err error) {
+	if zig == 0 {
+		zig++
+		// Decode the DC coefficient, as specified in section F.2.2.1.
+		value, err := d.decodeHuffman(dcH)
+		if err != nil {
+			return 0, err
+		}
+		if value > 16 {
+			return 0, UnsupportedError("excessive DC component")
+		}
+		dcDelta, err := d.receiveExtend(value)
+		if err != nil {
+			return 0, err
+		}
+		*dc += dcDelta
+		if b != nil {
+			b[0] = *dc * qt[0]
+		}
+		if zig > zigEnd {
+			return 0, nil
+		}
+		if d.eobRun > 0 {
+			d.eobRun--
+			return 0, nil
+		}
+	}
+	for ; zig <= zigEnd; zig++ {
+		value, err := d.decodeHuffman(acH)
+		if err != nil {
+			return 0, err
+		}
+		val0 := value >> 4
+		val1 := value & 0x0f
+		if val1 != 0 {
+			zig += int32(val0)
+			if zig > zigEnd {
+				break
+			}
+			ac, err := d.receiveExtend(val1)
+			if err != nil {
+				return 0, err
+			}
+			if b != nil {
+				b[unzig[zig]] = ac * qt[zig]
+				rows |= zigRow[zig]
+			}
+		} else {
+			if val0 != 0x0f {
+				if err := d.readEOBRun(val0); err != nil {
+					return 0, err
+				}
+				d.eobRun--
+				break
+			}
+			zig += 0x0f
+		}
+	}
+	return rows, nil
+}
+
+// readEOBRun sets d.eobRun to the end-of-band run of an EOBn symbol,
+// 2^n plus the n bits that follow it (section G.1.2.2).
+func (d *decoder) readEOBRun(n uint8) error {
+	d.eobRun = uint16(1 << n)
+	if n != 0 {
+		bits, err := d.decodeBits(int32(n))
+		if err != nil {
+			return err
+		}
+		d.eobRun |= uint16(bits)
+	}
+	return nil
 }

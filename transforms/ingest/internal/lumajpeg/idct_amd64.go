@@ -1,0 +1,26 @@
+//go:build !purego
+
+package lumajpeg
+
+import "golang.org/x/sys/cpu"
+
+// useAVX2 reports whether the CPU and the OS support AVX2 (x/sys/cpu checks
+// that the OS saves the YMM state), for idctAVX2.
+var useAVX2 = cpu.X86.HasAVX2
+
+// idctAVX2 is idctStoreGo on eight rows (then columns) at a time: the
+// same int32 operations in the same order, so the same pixels bit for bit
+// (TestIDCTAVX2). k is idctConsts; dst holds 8 rows of stride bytes.
+//
+//go:noescape
+func idctAVX2(b *block, k *[idctNConsts]int32, dst *byte, stride int)
+
+// idctStore is idctStoreGo, by idctAVX2 where the CPU has it.
+func idctStore(b *block, dst []byte, stride int) {
+	if useAVX2 {
+		_ = dst[7*stride+7]
+		idctAVX2(b, &idctConsts, &dst[0], stride)
+		return
+	}
+	idctStoreGo(b, dst, stride)
+}

@@ -1,0 +1,9 @@
+//go:build !amd64 || purego
+
+package lumajpeg
+
+// useAVX2 is false off amd64 (or with the purego tag): idct runs in Go.
+var useAVX2 = false
+
+// idctStore is idctStoreGo.
+func idctStore(b *block, dst []byte, stride int) { idctStoreGo(b, dst, stride) }
