@@ -29,6 +29,7 @@ import (
 	"github.com/bowline/bowline/transforms/evaluate"
 	"github.com/bowline/bowline/transforms/ingest"
 	"github.com/bowline/bowline/transforms/ingest/ingestbeam"
+	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
 	"github.com/bowline/bowline/transforms/progress"
 	"github.com/bowline/bowline/transforms/report"
@@ -102,7 +103,8 @@ type Config struct {
 	RebuildVocab bool
 	// MaxDrift is the largest relative rise of the mean quantisation
 	// distortion, on a descriptor sample of this run, over Previous's,
-	// for which Previous's vocabulary is kept (0.1 = 10%).
+	// for which Previous's vocabulary is kept (kmeans.Drift.Max: 0.1 =
+	// 10%).
 	MaxDrift float64
 }
 
@@ -131,7 +133,7 @@ func DefaultConfig() Config {
 		BoW:      bowbeam.Options{PartLoads: 2, TF: bow.TFSqrt},
 		Triplets: triplets.Options{PerQuery: 20, Seed: 1, Negatives: triplets.Random, Positives: triplets.Random, HardPool: 10, HardFraction: 1},
 		Learning: DefaultLearning(),
-		MaxDrift: 0.1,
+		MaxDrift: kmeans.DefaultMaxDrift,
 	}
 }
 
@@ -142,12 +144,6 @@ func (c Config) Validate() error {
 		return fmt.Errorf("no input: give a labels CSV or an image directory")
 	case c.Output == "":
 		return fmt.Errorf("no output directory")
-	case c.Vocab.K <= 1:
-		return fmt.Errorf("vocabulary size must be at least 2, got %d", c.Vocab.K)
-	case c.Vocab.Sample < c.Vocab.K:
-		return fmt.Errorf("vocabulary sample (%d) must be at least the vocabulary size (%d)", c.Vocab.Sample, c.Vocab.K)
-	case !(c.MaxDrift >= 0):
-		return fmt.Errorf("the vocabulary's largest drift must be 0 or more, got %v", c.MaxDrift)
 	case c.Previous != "" && fileio.TreeOf(c.Output).Holds(c.Previous):
 		return &InputInOutputError{Output: c.Output, Input: "the previous run (--previous) " + c.Previous + ": an incremental run writes a new directory"}
 	}
@@ -159,11 +155,10 @@ func (c Config) Validate() error {
 			return fmt.Errorf("the synthetic corpus has no pixels for global features: run it without --global")
 		}
 	}
-	if err := c.Describe.Validate(); err != nil {
-		return err
-	}
-	if err := c.BoW.Validate(); err != nil {
-		return err
+	for _, o := range []interface{ Validate() error }{c.Columns, c.Describe, c.Vocab, kmeans.Drift{Max: c.MaxDrift}, c.BoW} {
+		if err := o.Validate(); err != nil {
+			return err
+		}
 	}
 	if err := c.Triplets.Validate(); err != nil {
 		return err
@@ -252,7 +247,7 @@ func Build(s beam.Scope, c Config) error {
 	// The distortion of a descriptor sample against the vocabulary is
 	// recorded whenever one is built, for the drift check of the next
 	// run.
-	drift := kmeansbeam.DriftSample(s, featParts, DriftSample, c.Vocab.Seed, c.Vocab.PartLoads)
+	drift := kmeansbeam.DriftSample(s, featParts, kmeans.DriftDescriptors, c.Vocab.Seed, c.Vocab.PartLoads)
 	codebook, built, decision, kept := vocabulary(s, c, prev, featParts, drift)
 	units = append(units, beam.ParDo(s, vocabStageFn, built))
 	written = append(written, write("codebook", 1, kmeansbeam.Words(s, codebook)))

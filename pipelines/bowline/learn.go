@@ -209,9 +209,10 @@ func (l Learning) Validate(dim int, global bool) error {
 	if len(l.Learners) == 0 {
 		return fmt.Errorf("no learners")
 	}
-	switch f := l.Eval.QueryFraction; {
-	case !(f >= 0 && f < 1):
-		return setting.Errorf("evaluate", "QueryFraction", f, "in [0, 1)")
+	if err := l.Eval.Validate(); err != nil {
+		return err
+	}
+	switch {
 	case l.GroupImages < 1:
 		return setting.Errorf("bowline", "GroupImages", l.GroupImages, "1 or more")
 	case l.GroupPostings < 0:

@@ -6,6 +6,7 @@ import (
 
 	"github.com/bowline/bowline/cmd/internal/cmdline"
 	"github.com/bowline/bowline/pipelines/bowline"
+	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
 )
 
@@ -21,6 +22,9 @@ func init() {
 		"vocab_chunks": vocabRule("kmeansbeam.Chunks", func(o *kmeansbeam.Options, v int) { o.Chunks = v }),
 		// Judged as AKM uses it, --akm given or not.
 		"akm_checks": vocabRule("nn.ForestOptions.Checks", func(o *kmeansbeam.Options, v int) { o.Approx, o.Forest.Checks = true, v }),
+		"max_drift": cmdline.Option("kmeans.Drift.Max", func(v float64, _ *flag.FlagSet) error {
+			return kmeans.Drift{Max: v}.Validate()
+		}),
 
 		"train_shards":   learningRule("train.Shards", func(l *bowline.Learning, v int) { l.Shards = v }),
 		"train_rounds":   learningRule("train.Rounds", func(l *bowline.Learning, v int) { l.Rounds = v }),
