@@ -31,6 +31,7 @@ import (
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/pipelines/bowline"
+	"github.com/bowline/bowline/transforms/report"
 )
 
 const synopsis = `Usage: bowline --input <labels.csv | image directory | synthetic:N> [--output DIR] [flags]
@@ -94,9 +95,11 @@ func main() {
 	}
 	c.Flags = cli.Settings(flag.CommandLine, groups)
 	var err error
-	if c.Earlier, err = bowline.LoadEarlier(ctx, *compareTo); err != nil {
-		// "the run to compare with: <why>" is the flag's.
-		fail(cmdline.UsageError{Err: fmt.Errorf("--compare_to %s: %w", *compareTo, errors.Unwrap(err))})
+	if *compareTo != "" {
+		if c.Earlier, err = report.LoadEarlier(ctx, fileio.RunDir(*compareTo)); err != nil {
+			// "the run to compare with: <why>" is the flag's.
+			fail(cmdline.UsageError{Err: fmt.Errorf("--compare_to %s: %w", *compareTo, errors.Unwrap(err))})
+		}
 	}
 	// The output directory, when not given, is made below: a stand-in
 	// lets the rest of the configuration be checked first.
@@ -166,7 +169,7 @@ func execute(ctx context.Context, c bowline.Config, runner cli.Runner) error {
 		fmt.Print(cli.Submission("bowline", runner.Name, cli.JobID(res), *jobopts.JobName, html, json))
 		return nil
 	}
-	r, err := bowline.LoadReport(ctx, c.Output)
+	r, err := report.Load(ctx, fileio.RunDir(c.Output))
 	if err != nil {
 		return fmt.Errorf("the pipeline finished but wrote no report: %w", err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/pipelines/retrain"
+	"github.com/bowline/bowline/transforms/report"
 )
 
 const synopsis = `Usage: retrain --run <finished bowline run> --output DIR [flags]
@@ -111,13 +112,15 @@ func main() {
 	}
 	c.Vocabulary = int(n)
 	c.Flags = cli.Settings(flag.CommandLine, groups)
-	if c.Earlier, err = bowline.LoadEarlier(ctx, *compareTo); err != nil {
-		fail(cmdline.UsageError{Err: err})
+	if *compareTo != "" {
+		if c.Earlier, err = report.LoadEarlier(ctx, fileio.RunDir(*compareTo)); err != nil {
+			fail(cmdline.UsageError{Err: err})
+		}
 	}
 	if err := c.Validate(); err != nil {
 		fail(cmdline.UsageError{Err: cli.Refusal(err)})
 	}
-	if c.Base, err = bowline.LoadManifest(ctx, c.Run); err != nil {
+	if c.Base, err = fileio.RunDir(c.Run).Manifest(ctx); err != nil {
 		fail(err)
 	}
 	if err := bowline.PrepareOutput(ctx, c.Output, c.Overwrite); err != nil {
@@ -136,7 +139,7 @@ func execute(ctx context.Context, c retrain.Config, runner cli.Runner) error {
 	if _, err := cli.Run(ctx, runner, pl); err != nil {
 		return err
 	}
-	r, err := bowline.LoadReport(ctx, c.Output)
+	r, err := report.Load(ctx, fileio.RunDir(c.Output))
 	if err != nil {
 		return fmt.Errorf("the pipeline finished but wrote no report: %w", err)
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+
+	"github.com/bowline/bowline/formats/run"
 )
 
 // Entries returns the base names of everything directly in dir (local or
@@ -65,3 +67,11 @@ func Size(ctx context.Context, path string) (int64, error) {
 
 // IsTemp reports whether a base name is that of a temporary file.
 func IsTemp(name string) bool { return strings.HasPrefix(name, TempPrefix) }
+
+// RunDir returns the run directory dir (local or gs://) read through
+// Beam's file systems (ReadBytes).
+func RunDir(dir string) run.Dir {
+	return run.Dir{Path: dir, Read: func(ctx context.Context, name string) ([]byte, error) {
+		return ReadBytes(ctx, Join(dir, name))
+	}}
+}

@@ -31,7 +31,7 @@ import (
 	"github.com/bowline/bowline/transforms/ingest/ingestbeam"
 	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
-	"github.com/bowline/bowline/transforms/progress"
+	"github.com/bowline/bowline/transforms/progress/progressbeam"
 	"github.com/bowline/bowline/transforms/report"
 	"github.com/bowline/bowline/transforms/split"
 	"github.com/bowline/bowline/transforms/synthetic"
@@ -77,7 +77,7 @@ type Config struct {
 	// files than the jobs' own (see PrepareOutput).
 	Overwrite bool
 	// Earlier, if set, is an earlier run the report shows the change of
-	// every score since (LoadEarlier).
+	// every score since (report.LoadEarlier).
 	Earlier *report.Earlier
 
 	// Previous is a finished run (its directory, local or gs://;
@@ -106,19 +106,6 @@ type Config struct {
 	// for which Previous's vocabulary is kept (kmeans.Drift.Max: 0.1 =
 	// 10%).
 	MaxDrift float64
-}
-
-// LoadEarlier reads the report of the finished run under dir, for a
-// report to compare itself with; with no dir it returns nil.
-func LoadEarlier(ctx context.Context, dir string) (*report.Earlier, error) {
-	if dir == "" {
-		return nil, nil
-	}
-	r, err := LoadReport(ctx, dir)
-	if err != nil {
-		return nil, fmt.Errorf("the run to compare with: %w", err)
-	}
-	return &report.Earlier{Run: dir, Methods: r.Methods}, nil
 }
 
 // DefaultConfig returns the settings the README's command runs with.
@@ -164,20 +151,6 @@ func (c Config) Validate() error {
 		return err
 	}
 	return c.Learning.Validate(c.Vocab.K, c.Describe.Global)
-}
-
-// LoadReport reads the report.json of the run under dir (local or gs://).
-func LoadReport(ctx context.Context, dir string) (report.Report, error) {
-	path := fileio.Join(dir, rundir.ReportName)
-	js, err := fileio.ReadBytes(ctx, path)
-	if err != nil {
-		return report.Report{}, err
-	}
-	r, err := report.Parse(js)
-	if err != nil {
-		return report.Report{}, fmt.Errorf("%s: %w", path, err)
-	}
-	return r, nil
 }
 
 // RunSettings returns the settings a reader of the run needs to reproduce
@@ -301,16 +274,8 @@ type partStageFn struct {
 
 func (f *partStageFn) ProcessElement(ctx context.Context, p formats.Part) report.Stage {
 	u := report.Unit(f.Name, p.Inputs, p.Rows, p.StartMillis, p.EndMillis)
-	logProgress(ctx, u.Progress(f.Noun, f.Source, int64(p.Parts), f.Sources))
+	progressbeam.Log(ctx, u.Progress(f.Noun, f.Source, int64(p.Parts), f.Sources))
 	return u
-}
-
-// logProgress counts u in this process's progress and logs the lines it
-// deserves, through Beam's log so that they reach a cluster's worker logs.
-func logProgress(ctx context.Context, u progress.Unit) {
-	for _, line := range progress.Default.Done(u, time.Now()) {
-		log.Infof(ctx, "progress: %s", line)
-	}
 }
 
 // vocabStageFn and trainStageFn make the vocabulary's and a learner's unit
@@ -322,7 +287,7 @@ func vocabStageFn(ctx context.Context, cb kmeansbeam.Codebook) report.Stage {
 	end := time.Now()
 	chunks := int64(max(cb.Chunks, 1))
 	u := report.UnitsOf("vocabulary", chunks, int64(cb.Sampled), int64(cb.K), end.Add(-seconds(cb.Seconds)).UnixMilli(), end.UnixMilli())
-	logProgress(ctx, u.Progress("chunks", "", chunks, 0))
+	progressbeam.Log(ctx, u.Progress("chunks", "", chunks, 0))
 	return u
 }
 
@@ -332,7 +297,7 @@ type trainStageFn struct{ Of int }
 func (f *trainStageFn) ProcessElement(ctx context.Context, m learners.Model) report.Stage {
 	end := time.Now()
 	u := report.Unit("train", m.Triplets, 1, end.Add(-seconds(m.Seconds)).UnixMilli(), end.UnixMilli())
-	logProgress(ctx, u.Progress("models", "", int64(f.Of), 0))
+	progressbeam.Log(ctx, u.Progress("models", "", int64(f.Of), 0))
 	return u
 }
 

@@ -26,20 +26,6 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*lineageFn)(nil)).Elem())
 }
 
-// LoadLineage reads the incremental.json of the run under dir.
-func LoadLineage(ctx context.Context, dir string) (rundir.Lineage, error) {
-	path := fileio.Join(dir, rundir.LineageName)
-	js, err := fileio.ReadBytes(ctx, path)
-	if err != nil {
-		return rundir.Lineage{}, err
-	}
-	l, err := rundir.DecodeLineage(js)
-	if err != nil {
-		return rundir.Lineage{}, fmt.Errorf("%s: %w", path, err)
-	}
-	return l, nil
-}
-
 // vocabKey identifies the vocabulary's settings (kmeansbeam.Options.Settings).
 func (c Config) vocabKey() rundir.Key {
 	s, err := rundir.KeyValueKey(c.Vocab.Settings())
@@ -111,7 +97,7 @@ func loadPrevious(ctx context.Context, c Config) (*previous, error) {
 	if c.Previous == "" {
 		return nil, nil
 	}
-	m, err := LoadManifest(ctx, c.Previous)
+	m, err := fileio.RunDir(c.Previous).Manifest(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("the previous run: %w", err)
 	}
@@ -137,7 +123,7 @@ func loadPrevious(ctx context.Context, c Config) (*previous, error) {
 	sort.Ints(p.Features)
 	sort.Ints(p.Counts)
 	sort.Ints(p.Geometry)
-	l, err := LoadLineage(ctx, c.Previous)
+	l, err := fileio.RunDir(c.Previous).Lineage(ctx)
 	switch {
 	case err != nil:
 		p.Why = fmt.Sprintf("the previous run has no readable %s (%v): it predates incremental runs", rundir.LineageName, err)

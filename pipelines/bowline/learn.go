@@ -19,6 +19,8 @@ import (
 	"github.com/bowline/bowline/transforms/train"
 	"github.com/bowline/bowline/transforms/train/trainbeam"
 	"github.com/bowline/bowline/transforms/triplets"
+	"github.com/bowline/bowline/transforms/tune"
+	"github.com/bowline/bowline/transforms/tune/tunebeam"
 )
 
 // Learning configures the similarity learners and how they are evaluated.
@@ -64,8 +66,8 @@ type Learning struct {
 	// one of its hyper-parameters, as learners of their own (Sweep.Name).
 	Sweep Sweep
 	// Tune chooses the learners' hyper-parameters on a validation set
-	// carved from the training images (Tuning).
-	Tune Tuning
+	// carved from the training images (package tune).
+	Tune tune.Options
 }
 
 // Sweep is a set of values of one hyper-parameter of one learner of bags
@@ -155,7 +157,7 @@ func DefaultLearning() Learning {
 		GroupLoads:    1,
 		PartLoads:     2,
 		Eval:          evaluate.Options{MaxQueries: 10_000, QueryFraction: 0.2, TrainQueries: 1000, Seed: 1, Cosine: true},
-		Tune:          Tuning{Share: DefaultTuneShare},
+		Tune:          tune.Options{Share: tune.DefaultShare},
 	}
 }
 
@@ -263,11 +265,8 @@ func (l Learning) validateTuning(dim int) error {
 	if !t.Active() {
 		return nil
 	}
-	switch {
-	case !(t.Share > 0 && t.Share < 1):
-		return setting.Errorf("bowline", "Tuning.Share", t.Share, "in (0, 1)")
-	case !(t.TargetSparsity >= 0 && t.TargetSparsity < 1):
-		return setting.Errorf("bowline", "Tuning.TargetSparsity", t.TargetSparsity, "in [0, 1)")
+	if err := t.Validate(); err != nil {
+		return err
 	}
 	grid := l.grid(dim)
 	if len(grid) == 0 {
@@ -282,6 +281,22 @@ func (l Learning) validateTuning(dim int) error {
 		}
 	}
 	return nil
+}
+
+// grid returns the points of every tuned learner of bags of words over a
+// vocabulary of dim words (tune.Options.Points), in l.Learners' order;
+// the hyper-parameters l.Params gives are not tuned.
+func (l Learning) grid(dim int) []tune.Point {
+	var bases []train.ShardOptions
+	for _, name := range l.Learners {
+		if !learners.IsDense(name) {
+			bases = append(bases, l.options(name, dim))
+		}
+	}
+	return l.Tune.Points(bases, func(learner, param string) bool {
+		_, given := l.Params[learner][param]
+		return given
+	})
 }
 
 // validateSweep reports a sweep of a learner that is not one of bags of
@@ -380,7 +395,7 @@ func (l Learning) dense() bool {
 // on), the triplets parts, the units of work of its stages (triplets,
 // train, index, evaluate: PCollection<report.Stage>), the split
 // (PCollection<split.Cut>) and what tuning chose (single-element
-// PCollection<report.Tuning>, empty without l.Tune: see Tuning).
+// PCollection<report.Tuning>, empty without l.Tune: see package tune).
 //
 // Every learner of bags of words also writes its final state
 // (state-<name>-*.parquet, trainbeam.StateName), from which the next,
@@ -416,9 +431,11 @@ func LearnFrom(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Le
 	models, states, tripParts := trainbeam.TrainGroupsFrom(s, groups, opts, trip, out, warm)
 	written = append(written, parquetio.PartPaths(s, tripParts))
 	units := []beam.PCollection{stageUnits(s, partStageFn{Name: "triplets", Noun: "groups"}, tripParts)}
-	var tu tuned
+	var tu tunebeam.Tuned
 	if len(grid) > 0 {
-		tu = tune(s, bowParts, labels, cut, checked, dim, l, trip, grid, models[len(runs):], states[len(runs):])
+		o := tunebeam.Options{Tune: l.Tune, Eval: l.Eval, GroupImages: l.GroupImages, GroupPostings: l.GroupPostings,
+			Shards: l.Shards, GroupLoads: l.GroupLoads, PartLoads: l.PartLoads}
+		tu = tunebeam.Tune(s, bowParts, labels, cut, checked, dim, o, trip, grid, models[len(runs):], states[len(runs):])
 		units = append(units, tu.Units)
 		tuning = tu.Report
 	} else {

@@ -22,8 +22,8 @@ func TestLearningValidateBounds(t *testing.T) {
 		{"bowline.GroupPostings", func(l *Learning) { l.GroupPostings = -1 }},
 		{"bowline.GroupLoads", func(l *Learning) { l.GroupLoads = -1 }},
 		{"evaluate.QueryFraction", func(l *Learning) { l.Eval.QueryFraction = 1 }},
-		{"bowline.Tuning.Share", func(l *Learning) { l.Tune.Tune, l.Tune.Share = true, 0 }},
-		{"bowline.Tuning.TargetSparsity", func(l *Learning) { l.Tune.TargetSparsity = 1 }},
+		{"tune.Share", func(l *Learning) { l.Tune.Tune, l.Tune.Share = true, 0 }},
+		{"tune.TargetSparsity", func(l *Learning) { l.Tune.TargetSparsity = 1 }},
 		{"train.Shards", func(l *Learning) { l.Shards = 0 }},
 		{"train.Rounds", func(l *Learning) { l.Rounds = 0 }},
 	} {

@@ -114,19 +114,3 @@ func finishOutput(ctx context.Context, dir, job string, written []string, set *r
 	}
 	return m, fileio.WriteBytes(ctx, fileio.Join(dir, rundir.ManifestName), js)
 }
-
-// LoadManifest reads the manifest of the run under dir (local or gs://),
-// its settings set (rundir.Load); an error if the run did not finish.
-func LoadManifest(ctx context.Context, dir string) (rundir.Manifest, error) {
-	m, err := rundir.Load(ctx, func(ctx context.Context, name string) ([]byte, error) {
-		js, err := fileio.ReadBytes(ctx, fileio.Join(dir, name))
-		if err != nil && name == rundir.ManifestName {
-			return nil, fmt.Errorf("no finished run in %s: %w", dir, err)
-		}
-		return js, err
-	})
-	if err != nil {
-		return rundir.Manifest{}, err
-	}
-	return m, nil
-}

@@ -37,7 +37,7 @@ type Config struct {
 	// features-*.parquet if a learner of global features is trained (the
 	// run must have extracted them).
 	Run string
-	// Base is Run's manifest (bowline.LoadManifest): the settings the
+	// Base is Run's manifest (run.Dir.Manifest): the settings the
 	// retrained run records besides its learners', and the files of Run's
 	// corpus (run.CorpusTables) it copies, so that the output is a run
 	// readers and later jobs take like any other.
@@ -58,7 +58,7 @@ type Config struct {
 	// files than the jobs' own (bowline.PrepareOutput).
 	Overwrite bool
 	// Earlier, if set, is a run the report compares itself with
-	// (bowline.LoadEarlier): by default the run retrained from.
+	// (report.LoadEarlier): by default the run retrained from.
 	Earlier *report.Earlier
 }
 
@@ -86,7 +86,7 @@ func Build(s beam.Scope, c Config) error {
 		return err
 	}
 	if c.Base.Settings == nil {
-		return fmt.Errorf("the run %s: no manifest with settings (bowline.LoadManifest)", c.Run)
+		return fmt.Errorf("the run %s: no manifest with settings (run.Dir.Manifest)", c.Run)
 	}
 	bowParts := parquetio.Parts(s, c.Run, "bow")
 	var featParts beam.PCollection

@@ -36,8 +36,8 @@ func init() {
 		"batch_images": learningRule("train.MaxImages", func(l *bowline.Learning, v int) {
 			l.Learners, l.BatchImages = append(l.Learners, batchLearner), v
 		}),
-		"tune_fraction":   learningRule("bowline.Tuning.Share", func(l *bowline.Learning, v float64) { l.Tune.Tune, l.Tune.Share = true, v }),
-		"target_sparsity": learningRule("bowline.Tuning.TargetSparsity", func(l *bowline.Learning, v float64) { l.Tune.Tune, l.Tune.TargetSparsity = true, v }),
+		"tune_fraction":   learningRule("tune.Share", func(l *bowline.Learning, v float64) { l.Tune.Tune, l.Tune.Share = true, v }),
+		"target_sparsity": learningRule("tune.TargetSparsity", func(l *bowline.Learning, v float64) { l.Tune.Tune, l.Tune.TargetSparsity = true, v }),
 	})
 }
 
