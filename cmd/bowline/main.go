@@ -31,6 +31,7 @@ import (
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/pipelines/bowline"
+	"github.com/bowline/bowline/transforms/ingest/ingestbeam"
 	"github.com/bowline/bowline/transforms/report"
 )
 
@@ -110,7 +111,7 @@ func main() {
 	if err := check.Validate(); err != nil {
 		fail(cmdline.UsageError{Err: cli.Refusal(err)})
 	}
-	warnings, err := bowline.CheckInput(ctx, c)
+	warnings, err := ingestbeam.CheckInput(ctx, c.Input, c.Columns, c.Output)
 	if err != nil {
 		fail(cli.Refusal(err))
 	}
@@ -124,7 +125,7 @@ func main() {
 		}
 		c.Output = dir
 	}
-	if err := bowline.CheckOutput(c.Output); err != nil {
+	if err := fileio.CheckOutput(c.Output); err != nil {
 		fail(err)
 	}
 	if err := bowline.PrepareOutput(ctx, c.Output, c.Overwrite); err != nil {

@@ -75,3 +75,24 @@ func RunDir(dir string) run.Dir {
 		return ReadBytes(ctx, Join(dir, name))
 	}}
 }
+
+// CheckOutput checks that a local output is a directory, or can be
+// created, and can be written to; it creates the directory if need be. A
+// gs:// directory is left to the job.
+func CheckOutput(output string) error {
+	if strings.Contains(output, "://") {
+		return nil
+	}
+	if st, err := os.Stat(output); err == nil && !st.IsDir() {
+		return fmt.Errorf("output %s is a file, not a directory", output)
+	}
+	if err := os.MkdirAll(output, 0o755); err != nil {
+		return fmt.Errorf("cannot create the output directory %s: %w", output, PathCause(err))
+	}
+	probe, err := os.CreateTemp(output, TempPrefix+"probe-")
+	if err != nil {
+		return fmt.Errorf("cannot write to the output directory %s: %w", output, PathCause(err))
+	}
+	probe.Close()
+	return os.Remove(probe.Name())
+}

@@ -132,7 +132,7 @@ func (c Config) Validate() error {
 	case c.Output == "":
 		return fmt.Errorf("no output directory")
 	case c.Previous != "" && fileio.TreeOf(c.Output).Holds(c.Previous):
-		return &InputInOutputError{Output: c.Output, Input: "the previous run (--previous) " + c.Previous + ": an incremental run writes a new directory"}
+		return &ingest.InputInOutputError{Output: c.Output, Input: "the previous run (--previous) " + c.Previous + ": an incremental run writes a new directory"}
 	}
 	if synthetic.IsInput(c.Input) {
 		if _, err := synthetic.Parse(c.Input); err != nil {

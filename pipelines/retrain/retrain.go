@@ -19,6 +19,7 @@ import (
 	"github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/pipelines/bowline"
+	"github.com/bowline/bowline/transforms/ingest"
 	"github.com/bowline/bowline/transforms/report"
 	"github.com/bowline/bowline/transforms/setting"
 	"github.com/bowline/bowline/transforms/triplets"
@@ -68,7 +69,7 @@ func (c Config) Validate() error {
 	case c.Run == "" || c.Output == "":
 		return fmt.Errorf("need the run to read and an output directory")
 	case fileio.TreeOf(c.Output).Holds(c.Run):
-		return &bowline.InputInOutputError{Output: c.Output, Input: "the run --run names, " + c.Run + ": retrain writes a run of its own"}
+		return &ingest.InputInOutputError{Output: c.Output, Input: "the run --run names, " + c.Run + ": retrain writes a run of its own"}
 	case c.Vocabulary <= 0:
 		return setting.Errorf("retrain", "Vocabulary", c.Vocabulary, "1 or more")
 	case c.Shards <= 0:

@@ -140,9 +140,9 @@ func (j *JobFlags) Apply() error {
 
 // Refusal returns err as an error of the command line (exit 2, ending in
 // HelpHint) if it is an output directory that holds the job's input
-// (*bowline.InputInOutputError), a choice of flags; any other err as it is.
+// (*ingest.InputInOutputError), a choice of flags; any other err as it is.
 func Refusal(err error) error {
-	if errors.As(err, new(*bowline.InputInOutputError)) {
+	if errors.As(err, new(*ingest.InputInOutputError)) {
 		return cmdline.Usagef("%v%s", err, cmdline.HelpHint)
 	}
 	return err
