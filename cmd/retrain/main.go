@@ -24,6 +24,7 @@ import (
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/pipelines/retrain"
 	"github.com/bowline/bowline/transforms/report"
+	"github.com/bowline/bowline/transforms/train"
 )
 
 const synopsis = `Usage: retrain --run <finished bowline run> --output DIR [flags]
@@ -99,7 +100,7 @@ func main() {
 	// parameters were tuned at (Validate checks them again at the run's);
 	// the run's features decide whether its learners of global features
 	// can train, which the job finds out when it reads them.
-	if err := cli.CheckLearning(c.Learning, bowline.DefaultParamsVocabulary, true); err != nil {
+	if err := cli.CheckLearning(c.Learning, train.DefaultParamsVocabulary, true); err != nil {
 		fail(err)
 	}
 	codebook := run.TablePattern("codebook")

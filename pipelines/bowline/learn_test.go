@@ -5,13 +5,14 @@ import (
 	"testing"
 
 	"github.com/bowline/bowline/transforms/setting"
+	"github.com/bowline/bowline/transforms/train"
 )
 
 // TestLearningValidateBounds: each of Learning's own settings out of its
 // bounds is refused with a setting.Error naming it, which the command line
 // reports as its flag's error.
 func TestLearningValidateBounds(t *testing.T) {
-	if err := DefaultLearning().Validate(DefaultParamsVocabulary, false); err != nil {
+	if err := DefaultLearning().Validate(train.DefaultParamsVocabulary, false); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -30,7 +31,7 @@ func TestLearningValidateBounds(t *testing.T) {
 		l := DefaultLearning()
 		c.set(&l)
 		var e *setting.Error
-		if err := l.Validate(DefaultParamsVocabulary, false); !errors.As(err, &e) || e.Name() != c.name {
+		if err := l.Validate(train.DefaultParamsVocabulary, false); !errors.As(err, &e) || e.Name() != c.name {
 			t.Errorf("%s: %v, want a setting.Error naming it", c.name, err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
+	"github.com/bowline/bowline/transforms/train"
 )
 
 // The rules of the flags of the vocabulary and the learners, whose
@@ -63,7 +64,7 @@ func learningRule[V any](name string, set func(*bowline.Learning, V)) cmdline.Ru
 	return cmdline.Option(name, func(v V, _ *flag.FlagSet) error {
 		l := bowline.DefaultLearning()
 		set(&l, v)
-		return l.Validate(bowline.DefaultParamsVocabulary, true)
+		return l.Validate(train.DefaultParamsVocabulary, true)
 	})
 }
 
