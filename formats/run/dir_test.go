@@ -52,3 +52,31 @@ func TestDir(t *testing.T) {
 		t.Errorf("report %q, %v", js, err)
 	}
 }
+
+// TestReusedBy checks what a run may reuse of the one it starts from, by
+// the settings keys of both lineages.
+func TestReusedBy(t *testing.T) {
+	prev := Lineage{Describe: "d", BoW: "b", Learning: "l", Vocabulary: VocabDecision{Settings: "v", Reference: 2}}
+	for _, c := range []struct {
+		name    string
+		next    Lineage
+		rebuild bool
+		want    Reuse
+	}{
+		{"same", prev, false, Reuse{Features: true, Vocabulary: true, Counts: true, WarmStart: true}},
+		{"description", Lineage{Describe: "d2", BoW: "b", Learning: "l", Vocabulary: VocabDecision{Settings: "v"}}, false, Reuse{Why: "the description settings changed"}},
+		{"rebuild", prev, true, Reuse{Features: true, Why: "--rebuild_vocab"}},
+		{"vocabulary", Lineage{Describe: "d", BoW: "b", Learning: "l", Vocabulary: VocabDecision{Settings: "v2"}}, false,
+			Reuse{Features: true, Why: "the vocabulary settings changed (v, now v2)"}},
+		{"bow and learning", Lineage{Describe: "d", BoW: "b2", Learning: "l2", Vocabulary: VocabDecision{Settings: "v"}}, false, Reuse{Features: true, Vocabulary: true}},
+	} {
+		if got := prev.ReusedBy(c.next, c.rebuild); got != c.want {
+			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		}
+	}
+	noRef := prev
+	noRef.Vocabulary.Reference = 0
+	if got := noRef.ReusedBy(prev, false); got.Vocabulary || !got.Features || got.Why != "the previous run recorded no distortion of its vocabulary" {
+		t.Errorf("no reference distortion: %+v", got)
+	}
+}

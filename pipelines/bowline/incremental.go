@@ -129,22 +129,12 @@ func loadPrevious(ctx context.Context, c Config) (*previous, error) {
 		p.Why = fmt.Sprintf("the previous run has no readable %s (%v): it predates incremental runs", rundir.LineageName, err)
 	case p.Parts < 1:
 		p.Why = "the previous run lists no image parts"
-	case l.Describe != c.describeKey():
-		p.Why = "the description settings changed"
 	default:
-		p.Lineage = l
-		p.CarryFeatures = true
-		switch {
-		case c.RebuildVocab:
-			p.Why = "--rebuild_vocab"
-		case l.Vocabulary.Settings != c.vocabKey():
-			p.Why = fmt.Sprintf("the vocabulary settings changed (%s, now %s)", l.Vocabulary.Settings, c.vocabKey())
-		case l.Vocabulary.Reference <= 0:
-			p.Why = "the previous run recorded no distortion of its vocabulary"
-		default:
-			p.KeepVocab = true
-			p.CarryCounts = l.BoW == c.bowKey()
-			p.WarmStart = l.Learning == c.learningKey()
+		next := rundir.Lineage{Describe: c.describeKey(), BoW: c.bowKey(), Learning: c.learningKey(), Vocabulary: rundir.VocabDecision{Settings: c.vocabKey()}}
+		r := l.ReusedBy(next, c.RebuildVocab)
+		p.CarryFeatures, p.KeepVocab, p.CarryCounts, p.WarmStart, p.Why = r.Features, r.Vocabulary, r.Counts, r.WarmStart, r.Why
+		if r.Features {
+			p.Lineage = l
 		}
 	}
 	if p.Why != "" {
