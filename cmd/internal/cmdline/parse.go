@@ -15,6 +15,7 @@ import (
 	"github.com/bowline/bowline/transforms/describe"
 	"github.com/bowline/bowline/transforms/evaluate"
 	"github.com/bowline/bowline/transforms/ingest"
+	"github.com/bowline/bowline/transforms/search"
 	"github.com/bowline/bowline/transforms/setting"
 	"github.com/bowline/bowline/transforms/triplets"
 )
@@ -249,8 +250,9 @@ func describeRule[V any](name string, set func(*describe.Options, V)) Rule {
 }
 
 // evalRule is the rule of a flag of evaluate.Options: set sets it on the
-// zero options. The job's --rerank and --expand, and query's, which set
-// search.Refine's fields of the same bound, are judged by it.
+// zero options. query's --rerank and --expand set search.Refine's fields
+// of those names, whose bound (Refine.Validate) is the same: a flag name
+// means one thing in every command, and the job's is the evaluation's.
 func evalRule(field string, set func(*evaluate.Options, int)) Rule {
 	return Option("evaluate."+field, func(v int, _ *flag.FlagSet) error {
 		var o evaluate.Options
@@ -317,8 +319,10 @@ var checks = map[string]check{
 	"keep":            atLeast(0),
 	"serving_learner": nonEmpty,
 	// query's searches.
-	"k":    atLeast(1),
-	"near": atLeast(0),
+	"k": atLeast(1),
+	"near": Option("search.Refine.NearCopies", func(v int, _ *flag.FlagSet) error {
+		return search.Refine{Rerank: 1, NearCopies: v}.Validate()
+	}),
 	// serve's limits.
 	"max_body":           atLeast(1),
 	"timeout":            longerThan(0),
