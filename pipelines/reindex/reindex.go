@@ -35,6 +35,7 @@ import (
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/transforms/report"
+	"github.com/bowline/bowline/transforms/setting"
 )
 
 // GateJSON names the gate's verdict in a run's directory, beside
@@ -59,7 +60,7 @@ type Options struct {
 	// checks: one of Job's learners, or a baseline.
 	ServingLearner string
 	Limits         Limits
-	// Keep is the number of published runs kept under runs/ (≤ 0: every
+	// Keep is the number of published runs kept under runs/ (0: every
 	// run is kept); see Prune for the refused and unfinished ones.
 	Keep int
 	// Run runs a pipeline; beamx.Run (the runner --runner names, Prism by
@@ -75,6 +76,9 @@ type Options struct {
 // Validate reports options a night cannot run with. The job's own
 // configuration is validated when its output is known.
 func (o Options) Validate() error {
+	if o.Keep < 0 {
+		return setting.Errorf("reindex", "Keep", o.Keep, "0 or more")
+	}
 	if o.Root == "" {
 		return errors.New("no root directory")
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/pipelines/prismretry"
 	"github.com/bowline/bowline/transforms/report"
+	"github.com/bowline/bowline/transforms/setting"
 )
 
 func TestMain(m *testing.M) { ptest.MainWithDefault(m, prismretry.Runner) }
@@ -508,5 +509,11 @@ func TestOptionsValidate(t *testing.T) {
 	bad.Limits.MaxShrink = 2
 	if err := bad.Validate(); err == nil {
 		t.Error("max shrink 2 accepted")
+	}
+	bad = o
+	bad.Keep = -1
+	var e *setting.Error
+	if err := bad.Validate(); !errors.As(err, &e) || e.Name() != "reindex.Keep" {
+		t.Errorf("keep -1: %v, want a setting error of reindex.Keep", err)
 	}
 }

@@ -316,7 +316,6 @@ var checks = map[string]check{
 	"rerank":             evalRule("Rerank", func(o *evaluate.Options, v int) { o.Rerank = v }),
 	"expand":             evalRule("Expand", func(o *evaluate.Options, v int) { o.Expand = v }),
 	// reindex's nights and quality gate.
-	"keep":            atLeast(0),
 	"serving_learner": nonEmpty,
 	// query's searches.
 	"k": atLeast(1),
