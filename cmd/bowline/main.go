@@ -31,6 +31,8 @@ import (
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/pipelines/bowline"
+	"github.com/bowline/bowline/transforms/ingest/ingestbeam"
+	"github.com/bowline/bowline/transforms/report"
 )
 
 const synopsis = `Usage: bowline --input <labels.csv | image directory | synthetic:N> [--output DIR] [flags]
@@ -94,9 +96,11 @@ func main() {
 	}
 	c.Flags = cli.Settings(flag.CommandLine, groups)
 	var err error
-	if c.Earlier, err = bowline.LoadEarlier(ctx, *compareTo); err != nil {
-		// "the run to compare with: <why>" is the flag's.
-		fail(cmdline.UsageError{Err: fmt.Errorf("--compare_to %s: %w", *compareTo, errors.Unwrap(err))})
+	if *compareTo != "" {
+		if c.Earlier, err = report.LoadEarlier(ctx, fileio.RunDir(*compareTo)); err != nil {
+			// "the run to compare with: <why>" is the flag's.
+			fail(cmdline.UsageError{Err: fmt.Errorf("--compare_to %s: %w", *compareTo, errors.Unwrap(err))})
+		}
 	}
 	// The output directory, when not given, is made below: a stand-in
 	// lets the rest of the configuration be checked first.
@@ -107,7 +111,7 @@ func main() {
 	if err := check.Validate(); err != nil {
 		fail(cmdline.UsageError{Err: cli.Refusal(err)})
 	}
-	warnings, err := bowline.CheckInput(ctx, c)
+	warnings, err := ingestbeam.CheckInput(ctx, c.Input, c.Columns, c.Output)
 	if err != nil {
 		fail(cli.Refusal(err))
 	}
@@ -121,7 +125,7 @@ func main() {
 		}
 		c.Output = dir
 	}
-	if err := bowline.CheckOutput(c.Output); err != nil {
+	if err := fileio.CheckOutput(c.Output); err != nil {
 		fail(err)
 	}
 	if err := bowline.PrepareOutput(ctx, c.Output, c.Overwrite); err != nil {
@@ -166,7 +170,7 @@ func execute(ctx context.Context, c bowline.Config, runner cli.Runner) error {
 		fmt.Print(cli.Submission("bowline", runner.Name, cli.JobID(res), *jobopts.JobName, html, json))
 		return nil
 	}
-	r, err := bowline.LoadReport(ctx, c.Output)
+	r, err := report.Load(ctx, fileio.RunDir(c.Output))
 	if err != nil {
 		return fmt.Errorf("the pipeline finished but wrote no report: %w", err)
 	}

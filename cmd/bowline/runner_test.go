@@ -21,7 +21,6 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/formats/run"
-	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/transforms/report"
 )
 
@@ -119,11 +118,11 @@ var staged = regexp.MustCompile(`^(/tmp/bin[0-9]+)/worker( \(deleted\))?$`)
 // images.
 func sameRun(ctx context.Context, t *testing.T, ref, out string, images int64) {
 	t.Helper()
-	mRef, err := bowline.LoadManifest(ctx, ref)
+	mRef, err := fileio.RunDir(ref).Manifest(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mOut, err := bowline.LoadManifest(ctx, out)
+	mOut, err := fileio.RunDir(out).Manifest(ctx)
 	if err != nil {
 		t.Fatalf("the job server's run did not finish: %v", err)
 	}
@@ -157,11 +156,11 @@ func sameRun(ctx context.Context, t *testing.T, ref, out string, images int64) {
 		t.Errorf("manifest lists %d Parquet files and no %s: %v", parquet, run.ReportName, names)
 	}
 
-	rRef, err := bowline.LoadReport(ctx, ref)
+	rRef, err := report.Load(ctx, fileio.RunDir(ref))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rOut, err := bowline.LoadReport(ctx, out)
+	rOut, err := report.Load(ctx, fileio.RunDir(out))
 	if err != nil {
 		t.Fatal(err)
 	}

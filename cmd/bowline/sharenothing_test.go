@@ -18,7 +18,6 @@ import (
 	"github.com/bowline/bowline/formats/gcstest"
 	"github.com/bowline/bowline/formats/published"
 	rundir "github.com/bowline/bowline/formats/run"
-	"github.com/bowline/bowline/pipelines/bowline"
 )
 
 // TestShareNothing runs the job and two reindex nights as Dataflow or Flink
@@ -128,7 +127,7 @@ func TestShareNothing(t *testing.T) {
 			t.Fatalf("night %d on the job server published nothing: %v", night, err)
 		}
 		if night == 2 {
-			l, err := bowline.LoadLineage(ctx, pOut.RunURI)
+			l, err := fileio.RunDir(pOut.RunURI).Lineage(ctx)
 			if err != nil || l.Previous == "" || l.Images != (rundir.LineageImages{Listed: 96, Described: 12, Carried: 84}) || !l.Vocabulary.Kept || len(l.WarmStarted) == 0 {
 				t.Errorf("night 2 did not start from night 1: %+v (%v)", l, err)
 			}

@@ -43,8 +43,8 @@ Runs one night: the bowline job into <root>/runs/<run-id>/ (starting from the
 published run unless --incremental=false), the quality gate against the published
 run, and, if the night passes, <root>/published.json pointing at the new run.`
 
-// The rules of the quality gate's flags: each judged by reindex.Limits'
-// Validate.
+// The rules of the quality gate's flags, each judged by reindex.Limits'
+// Validate, and of --keep, by reindex.Options'.
 func init() {
 	limit := func(name string, set func(*reindex.Limits, float64)) cmdline.Rule {
 		return cmdline.Option(name, func(v float64, _ *flag.FlagSet) error {
@@ -57,6 +57,8 @@ func init() {
 		"max_map_drop":  limit("reindex.MaxMAPDrop", func(l *reindex.Limits, v float64) { l.MaxMAPDrop = v }),
 		"max_dead_rate": limit("reindex.MaxDeadRate", func(l *reindex.Limits, v float64) { l.MaxDeadRate = v }),
 		"max_shrink":    limit("reindex.MaxShrink", func(l *reindex.Limits, v float64) { l.MaxShrink = v }),
+		// Validate judges Keep before the other options.
+		"keep": cmdline.Option("reindex.Keep", func(v int, _ *flag.FlagSet) error { return reindex.Options{Keep: v}.Validate() }),
 	})
 }
 

@@ -23,6 +23,8 @@ import (
 	"github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/pipelines/retrain"
+	"github.com/bowline/bowline/transforms/report"
+	"github.com/bowline/bowline/transforms/train"
 )
 
 const synopsis = `Usage: retrain --run <finished bowline run> --output DIR [flags]
@@ -98,7 +100,7 @@ func main() {
 	// parameters were tuned at (Validate checks them again at the run's);
 	// the run's features decide whether its learners of global features
 	// can train, which the job finds out when it reads them.
-	if err := cli.CheckLearning(c.Learning, bowline.DefaultParamsVocabulary, true); err != nil {
+	if err := cli.CheckLearning(c.Learning, train.DefaultParamsVocabulary, true); err != nil {
 		fail(err)
 	}
 	codebook := run.TablePattern("codebook")
@@ -111,13 +113,15 @@ func main() {
 	}
 	c.Vocabulary = int(n)
 	c.Flags = cli.Settings(flag.CommandLine, groups)
-	if c.Earlier, err = bowline.LoadEarlier(ctx, *compareTo); err != nil {
-		fail(cmdline.UsageError{Err: err})
+	if *compareTo != "" {
+		if c.Earlier, err = report.LoadEarlier(ctx, fileio.RunDir(*compareTo)); err != nil {
+			fail(cmdline.UsageError{Err: err})
+		}
 	}
 	if err := c.Validate(); err != nil {
 		fail(cmdline.UsageError{Err: cli.Refusal(err)})
 	}
-	if c.Base, err = bowline.LoadManifest(ctx, c.Run); err != nil {
+	if c.Base, err = fileio.RunDir(c.Run).Manifest(ctx); err != nil {
 		fail(err)
 	}
 	if err := bowline.PrepareOutput(ctx, c.Output, c.Overwrite); err != nil {
@@ -136,7 +140,7 @@ func execute(ctx context.Context, c retrain.Config, runner cli.Runner) error {
 	if _, err := cli.Run(ctx, runner, pl); err != nil {
 		return err
 	}
-	r, err := bowline.LoadReport(ctx, c.Output)
+	r, err := report.Load(ctx, fileio.RunDir(c.Output))
 	if err != nil {
 		return fmt.Errorf("the pipeline finished but wrote no report: %w", err)
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+
+	"github.com/bowline/bowline/formats/run"
 )
 
 // Entries returns the base names of everything directly in dir (local or
@@ -65,3 +67,32 @@ func Size(ctx context.Context, path string) (int64, error) {
 
 // IsTemp reports whether a base name is that of a temporary file.
 func IsTemp(name string) bool { return strings.HasPrefix(name, TempPrefix) }
+
+// RunDir returns the run directory dir (local or gs://) read through
+// Beam's file systems (ReadBytes).
+func RunDir(dir string) run.Dir {
+	return run.Dir{Path: dir, Read: func(ctx context.Context, name string) ([]byte, error) {
+		return ReadBytes(ctx, Join(dir, name))
+	}}
+}
+
+// CheckOutput checks that a local output is a directory, or can be
+// created, and can be written to; it creates the directory if need be. A
+// gs:// directory is left to the job.
+func CheckOutput(output string) error {
+	if strings.Contains(output, "://") {
+		return nil
+	}
+	if st, err := os.Stat(output); err == nil && !st.IsDir() {
+		return fmt.Errorf("output %s is a file, not a directory", output)
+	}
+	if err := os.MkdirAll(output, 0o755); err != nil {
+		return fmt.Errorf("cannot create the output directory %s: %w", output, PathCause(err))
+	}
+	probe, err := os.CreateTemp(output, TempPrefix+"probe-")
+	if err != nil {
+		return fmt.Errorf("cannot write to the output directory %s: %w", output, PathCause(err))
+	}
+	probe.Close()
+	return os.Remove(probe.Name())
+}

@@ -44,14 +44,14 @@ type LineageImages struct {
 // VocabDecision says which vocabulary a run used, and why.
 type VocabDecision struct {
 	// Settings are kmeansbeam.Options.Settings of the vocabulary, as an
-	// object (vocabKey).
+	// object (KeyValueKey).
 	Settings Key `json:"settings"`
 	// Kept reports that the run used Previous's vocabulary; Reason says
 	// why it kept it or built a new one.
 	Kept   bool   `json:"kept"`
 	Reason string `json:"reason"`
 	// Reference is the distortion — the mean squared distance of a
-	// sample of descriptors (pipelines/bowline.DriftSample) to their
+	// sample of descriptors (kmeans.DriftDescriptors) to their
 	// nearest word — of the run that built the vocabulary in use, on its
 	// own sample: measured when it is built, carried over while it is
 	// kept, so that drift accumulated over many nights is seen.
@@ -61,6 +61,45 @@ type VocabDecision struct {
 	// (both zero when there was no vocabulary to keep).
 	Measured float64 `json:"measured,omitempty"`
 	Drift    float64 `json:"drift,omitempty"`
+}
+
+// Reuse is what a run may reuse of the run it starts from.
+type Reuse struct {
+	// Features: the features of unchanged images are carried over.
+	// Vocabulary: the vocabulary may be kept (a candidate: the drift
+	// check decides). Counts: the word counts of unchanged images are
+	// carried over (with the vocabulary kept). WarmStart: the learners
+	// continue from the states of the run.
+	Features, Vocabulary, Counts, WarmStart bool
+	// Why says why the rest may not be reused ("" if all may).
+	Why string
+}
+
+// ReusedBy returns what a run whose settings are those of next (its
+// Describe, Vocabulary.Settings, BoW and Learning keys) may reuse of the
+// run of lineage l: features across equal Describe; then, unless
+// rebuild, the vocabulary across equal vocabulary settings if l recorded
+// its distortion, word counts across equal BoW and warm starts across
+// equal Learning.
+func (l Lineage) ReusedBy(next Lineage, rebuild bool) Reuse {
+	var r Reuse
+	switch {
+	case l.Describe != next.Describe:
+		r.Why = "the description settings changed"
+		return r
+	case rebuild:
+		r.Why = "--rebuild_vocab"
+	case l.Vocabulary.Settings != next.Vocabulary.Settings:
+		r.Why = fmt.Sprintf("the vocabulary settings changed (%s, now %s)", l.Vocabulary.Settings, next.Vocabulary.Settings)
+	case l.Vocabulary.Reference <= 0:
+		r.Why = "the previous run recorded no distortion of its vocabulary"
+	default:
+		r.Vocabulary = true
+		r.Counts = l.BoW == next.BoW
+		r.WarmStart = l.Learning == next.Learning
+	}
+	r.Features = true
+	return r
 }
 
 // DecodeLineage reads incremental.json's content.

@@ -115,3 +115,41 @@ func Load(ctx context.Context, read ReadFunc) (Manifest, error) {
 	m.Settings = &set
 	return m, nil
 }
+
+// Dir is one run directory, read through Read (its I/O: Beam's file
+// systems in the jobs, formats/fileio.RunDir) and named Path in errors.
+type Dir struct {
+	Path string
+	Read ReadFunc
+}
+
+// Manifest reads the manifest of the run with its settings set (Load):
+// an error naming the directory if the run did not finish.
+func (d Dir) Manifest(ctx context.Context) (Manifest, error) {
+	return Load(ctx, func(ctx context.Context, name string) ([]byte, error) {
+		js, err := d.Read(ctx, name)
+		if err != nil && name == ManifestName {
+			return nil, fmt.Errorf("no finished run in %s: %w", d.Path, err)
+		}
+		return js, err
+	})
+}
+
+// Lineage reads the run's incremental.json (LineageName).
+func (d Dir) Lineage(ctx context.Context) (Lineage, error) {
+	js, err := d.Read(ctx, LineageName)
+	if err != nil {
+		return Lineage{}, err
+	}
+	l, err := DecodeLineage(js)
+	if err != nil {
+		return Lineage{}, fmt.Errorf("%s/%s: %w", d.Path, LineageName, err)
+	}
+	return l, nil
+}
+
+// Report returns the content of the run's report.json (ReportName),
+// which package transforms/report decodes.
+func (d Dir) Report(ctx context.Context) ([]byte, error) {
+	return d.Read(ctx, ReportName)
+}

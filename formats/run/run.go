@@ -40,8 +40,7 @@ const (
 	ReportName     = "report.json"
 	ReportHTMLName = "report.html"
 	// LineageName records what a run was built from and what an
-	// incremental run starting from it needs (pipelines/bowline's
-	// Lineage).
+	// incremental run starting from it needs (Lineage).
 	LineageName = "incremental.json"
 	// PublishedName is the pointer from a root of versioned runs to the
 	// one run readers use (formats/published); it lives in the root, not

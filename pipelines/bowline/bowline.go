@@ -29,8 +29,9 @@ import (
 	"github.com/bowline/bowline/transforms/evaluate"
 	"github.com/bowline/bowline/transforms/ingest"
 	"github.com/bowline/bowline/transforms/ingest/ingestbeam"
+	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
-	"github.com/bowline/bowline/transforms/progress"
+	"github.com/bowline/bowline/transforms/progress/progressbeam"
 	"github.com/bowline/bowline/transforms/report"
 	"github.com/bowline/bowline/transforms/split"
 	"github.com/bowline/bowline/transforms/synthetic"
@@ -76,7 +77,7 @@ type Config struct {
 	// files than the jobs' own (see PrepareOutput).
 	Overwrite bool
 	// Earlier, if set, is an earlier run the report shows the change of
-	// every score since (LoadEarlier).
+	// every score since (report.LoadEarlier).
 	Earlier *report.Earlier
 
 	// Previous is a finished run (its directory, local or gs://;
@@ -102,21 +103,9 @@ type Config struct {
 	RebuildVocab bool
 	// MaxDrift is the largest relative rise of the mean quantisation
 	// distortion, on a descriptor sample of this run, over Previous's,
-	// for which Previous's vocabulary is kept (0.1 = 10%).
+	// for which Previous's vocabulary is kept (kmeans.Drift.Max: 0.1 =
+	// 10%).
 	MaxDrift float64
-}
-
-// LoadEarlier reads the report of the finished run under dir, for a
-// report to compare itself with; with no dir it returns nil.
-func LoadEarlier(ctx context.Context, dir string) (*report.Earlier, error) {
-	if dir == "" {
-		return nil, nil
-	}
-	r, err := LoadReport(ctx, dir)
-	if err != nil {
-		return nil, fmt.Errorf("the run to compare with: %w", err)
-	}
-	return &report.Earlier{Run: dir, Methods: r.Methods}, nil
 }
 
 // DefaultConfig returns the settings the README's command runs with.
@@ -131,7 +120,7 @@ func DefaultConfig() Config {
 		BoW:      bowbeam.Options{PartLoads: 2, TF: bow.TFSqrt},
 		Triplets: triplets.Options{PerQuery: 20, Seed: 1, Negatives: triplets.Random, Positives: triplets.Random, HardPool: 10, HardFraction: 1},
 		Learning: DefaultLearning(),
-		MaxDrift: 0.1,
+		MaxDrift: kmeans.DefaultMaxDrift,
 	}
 }
 
@@ -142,14 +131,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("no input: give a labels CSV or an image directory")
 	case c.Output == "":
 		return fmt.Errorf("no output directory")
-	case c.Vocab.K <= 1:
-		return fmt.Errorf("vocabulary size must be at least 2, got %d", c.Vocab.K)
-	case c.Vocab.Sample < c.Vocab.K:
-		return fmt.Errorf("vocabulary sample (%d) must be at least the vocabulary size (%d)", c.Vocab.Sample, c.Vocab.K)
-	case !(c.MaxDrift >= 0):
-		return fmt.Errorf("the vocabulary's largest drift must be 0 or more, got %v", c.MaxDrift)
 	case c.Previous != "" && fileio.TreeOf(c.Output).Holds(c.Previous):
-		return &InputInOutputError{Output: c.Output, Input: "the previous run (--previous) " + c.Previous + ": an incremental run writes a new directory"}
+		return &ingest.InputInOutputError{Output: c.Output, Input: "the previous run (--previous) " + c.Previous + ": an incremental run writes a new directory"}
 	}
 	if synthetic.IsInput(c.Input) {
 		if _, err := synthetic.Parse(c.Input); err != nil {
@@ -159,30 +142,15 @@ func (c Config) Validate() error {
 			return fmt.Errorf("the synthetic corpus has no pixels for global features: run it without --global")
 		}
 	}
-	if err := c.Describe.Validate(); err != nil {
-		return err
-	}
-	if err := c.BoW.Validate(); err != nil {
-		return err
+	for _, o := range []interface{ Validate() error }{c.Columns, c.Describe, c.Vocab, kmeans.Drift{Max: c.MaxDrift}, c.BoW} {
+		if err := o.Validate(); err != nil {
+			return err
+		}
 	}
 	if err := c.Triplets.Validate(); err != nil {
 		return err
 	}
 	return c.Learning.Validate(c.Vocab.K, c.Describe.Global)
-}
-
-// LoadReport reads the report.json of the run under dir (local or gs://).
-func LoadReport(ctx context.Context, dir string) (report.Report, error) {
-	path := fileio.Join(dir, rundir.ReportName)
-	js, err := fileio.ReadBytes(ctx, path)
-	if err != nil {
-		return report.Report{}, err
-	}
-	r, err := report.Parse(js)
-	if err != nil {
-		return report.Report{}, fmt.Errorf("%s: %w", path, err)
-	}
-	return r, nil
 }
 
 // RunSettings returns the settings a reader of the run needs to reproduce
@@ -252,7 +220,7 @@ func Build(s beam.Scope, c Config) error {
 	// The distortion of a descriptor sample against the vocabulary is
 	// recorded whenever one is built, for the drift check of the next
 	// run.
-	drift := kmeansbeam.DriftSample(s, featParts, DriftSample, c.Vocab.Seed, c.Vocab.PartLoads)
+	drift := kmeansbeam.DriftSample(s, featParts, kmeans.DriftDescriptors, c.Vocab.Seed, c.Vocab.PartLoads)
 	codebook, built, decision, kept := vocabulary(s, c, prev, featParts, drift)
 	units = append(units, beam.ParDo(s, vocabStageFn, built))
 	written = append(written, write("codebook", 1, kmeansbeam.Words(s, codebook)))
@@ -306,16 +274,8 @@ type partStageFn struct {
 
 func (f *partStageFn) ProcessElement(ctx context.Context, p formats.Part) report.Stage {
 	u := report.Unit(f.Name, p.Inputs, p.Rows, p.StartMillis, p.EndMillis)
-	logProgress(ctx, u.Progress(f.Noun, f.Source, int64(p.Parts), f.Sources))
+	progressbeam.Log(ctx, u.Progress(f.Noun, f.Source, int64(p.Parts), f.Sources))
 	return u
-}
-
-// logProgress counts u in this process's progress and logs the lines it
-// deserves, through Beam's log so that they reach a cluster's worker logs.
-func logProgress(ctx context.Context, u progress.Unit) {
-	for _, line := range progress.Default.Done(u, time.Now()) {
-		log.Infof(ctx, "progress: %s", line)
-	}
 }
 
 // vocabStageFn and trainStageFn make the vocabulary's and a learner's unit
@@ -327,7 +287,7 @@ func vocabStageFn(ctx context.Context, cb kmeansbeam.Codebook) report.Stage {
 	end := time.Now()
 	chunks := int64(max(cb.Chunks, 1))
 	u := report.UnitsOf("vocabulary", chunks, int64(cb.Sampled), int64(cb.K), end.Add(-seconds(cb.Seconds)).UnixMilli(), end.UnixMilli())
-	logProgress(ctx, u.Progress("chunks", "", chunks, 0))
+	progressbeam.Log(ctx, u.Progress("chunks", "", chunks, 0))
 	return u
 }
 
@@ -337,7 +297,7 @@ type trainStageFn struct{ Of int }
 func (f *trainStageFn) ProcessElement(ctx context.Context, m learners.Model) report.Stage {
 	end := time.Now()
 	u := report.Unit("train", m.Triplets, 1, end.Add(-seconds(m.Seconds)).UnixMilli(), end.UnixMilli())
-	logProgress(ctx, u.Progress("models", "", int64(f.Of), 0))
+	progressbeam.Log(ctx, u.Progress("models", "", int64(f.Of), 0))
 	return u
 }
 

@@ -311,7 +311,7 @@ func TestRerunIsIdentical(t *testing.T) {
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
 	run(t, testConfig(shapes, a))
 	cb := testConfig(shapes, b)
-	earlier, err := LoadEarlier(context.Background(), a)
+	earlier, err := report.LoadEarlier(context.Background(), fileio.RunDir(a))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ import (
 func geometryByID(t *testing.T, dir string) map[string]formats.Geometry {
 	t.Helper()
 	ctx := context.Background()
-	m, err := LoadManifest(ctx, dir)
+	m, err := fileio.RunDir(dir).Manifest(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func checkGeometry(t *testing.T, dir string) {
 		}
 	}
 	// A few images of part 0, read as a service would.
-	m, err := LoadManifest(ctx, dir)
+	m, err := fileio.RunDir(dir).Manifest(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

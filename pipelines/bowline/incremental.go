@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"reflect"
 	"sort"
 
@@ -17,41 +16,14 @@ import (
 	"github.com/bowline/bowline/transforms/bow/bowbeam"
 	"github.com/bowline/bowline/transforms/describe/describebeam"
 	"github.com/bowline/bowline/transforms/ingest/ingestbeam"
+	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
 	"github.com/bowline/bowline/transforms/synthetic"
 	"github.com/bowline/bowline/transforms/train/trainbeam"
 )
 
 func init() {
-	beam.RegisterType(reflect.TypeOf((*rundir.VocabDecision)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*decideFn)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*staticDecisionFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*lineageFn)(nil)).Elem())
-	beam.RegisterFunction(keptCodebookFn)
-	beam.RegisterFunction(keepFn)
-	beam.RegisterFunction(buildFn)
-}
-
-// DriftSample is the number of descriptors the drift of the vocabulary is
-// measured on (kmeansbeam.DriftSample): the mean squared distance of
-// 10,000 SIFT descriptors to their nearest word has a relative standard
-// error well under 1%, against the 10% rise MaxDrift allows by default,
-// and costs about a second against 1,000 words (the search is exact) or
-// 10,000 (through the forest).
-const DriftSample = 10_000
-
-// LoadLineage reads the incremental.json of the run under dir.
-func LoadLineage(ctx context.Context, dir string) (rundir.Lineage, error) {
-	path := fileio.Join(dir, rundir.LineageName)
-	js, err := fileio.ReadBytes(ctx, path)
-	if err != nil {
-		return rundir.Lineage{}, err
-	}
-	l, err := rundir.DecodeLineage(js)
-	if err != nil {
-		return rundir.Lineage{}, fmt.Errorf("%s: %w", path, err)
-	}
-	return l, nil
 }
 
 // vocabKey identifies the vocabulary's settings (kmeansbeam.Options.Settings).
@@ -125,7 +97,7 @@ func loadPrevious(ctx context.Context, c Config) (*previous, error) {
 	if c.Previous == "" {
 		return nil, nil
 	}
-	m, err := LoadManifest(ctx, c.Previous)
+	m, err := fileio.RunDir(c.Previous).Manifest(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("the previous run: %w", err)
 	}
@@ -151,28 +123,18 @@ func loadPrevious(ctx context.Context, c Config) (*previous, error) {
 	sort.Ints(p.Features)
 	sort.Ints(p.Counts)
 	sort.Ints(p.Geometry)
-	l, err := LoadLineage(ctx, c.Previous)
+	l, err := fileio.RunDir(c.Previous).Lineage(ctx)
 	switch {
 	case err != nil:
 		p.Why = fmt.Sprintf("the previous run has no readable %s (%v): it predates incremental runs", rundir.LineageName, err)
 	case p.Parts < 1:
 		p.Why = "the previous run lists no image parts"
-	case l.Describe != c.describeKey():
-		p.Why = "the description settings changed"
 	default:
-		p.Lineage = l
-		p.CarryFeatures = true
-		switch {
-		case c.RebuildVocab:
-			p.Why = "--rebuild_vocab"
-		case l.Vocabulary.Settings != c.vocabKey():
-			p.Why = fmt.Sprintf("the vocabulary settings changed (%s, now %s)", l.Vocabulary.Settings, c.vocabKey())
-		case l.Vocabulary.Reference <= 0:
-			p.Why = "the previous run recorded no distortion of its vocabulary"
-		default:
-			p.KeepVocab = true
-			p.CarryCounts = l.BoW == c.bowKey()
-			p.WarmStart = l.Learning == c.learningKey()
+		next := rundir.Lineage{Describe: c.describeKey(), BoW: c.bowKey(), Learning: c.learningKey(), Vocabulary: rundir.VocabDecision{Settings: c.vocabKey()}}
+		r := l.ReusedBy(next, c.RebuildVocab)
+		p.CarryFeatures, p.KeepVocab, p.CarryCounts, p.WarmStart, p.Why = r.Features, r.Vocabulary, r.Counts, r.WarmStart, r.Why
+		if r.Features {
+			p.Lineage = l
 		}
 	}
 	if p.Why != "" {
@@ -207,11 +169,9 @@ func (p *previous) parts() int {
 
 // vocabulary adds the vocabulary stage: Previous's vocabulary when p
 // allows keeping it and its drift on this run's descriptor sample (drift,
-// from kmeansbeam.DriftSample) is at most c.MaxDrift, a new one otherwise.
-// It returns the codebook used (single-element PCollection<Codebook>), the
-// codebook built, if any (PCollection<Codebook> of at most one), the
-// decision (single-element PCollection<rundir.VocabDecision>) and whether the
-// vocabulary was kept (single-element PCollection<bool>; invalid when it
+// from kmeansbeam.DriftSample) passes c.MaxDrift (kmeansbeam.KeepOrBuild),
+// a new one otherwise. It returns the codebook used, the codebook built,
+// the decision and whether the vocabulary was kept (invalid when it
 // cannot be, known before the job runs).
 func vocabulary(s beam.Scope, c Config, p *previous, featParts, drift beam.PCollection) (codebook, built, decision, kept beam.PCollection) {
 	if p == nil || !p.KeepVocab {
@@ -220,57 +180,10 @@ func vocabulary(s beam.Scope, c Config, p *previous, featParts, drift beam.PColl
 			reason = "rebuilt: " + p.Why
 		}
 		built = kmeansbeam.VocabularyOfParts(s, featParts, c.Vocab)
-		decision = beam.ParDo(s, &staticDecisionFn{Settings: c.vocabKey(), Reason: reason}, beam.Impulse(s))
-		return built, built, decision, beam.PCollection{}
+		return built, built, kmeansbeam.Built(s, c.vocabKey(), reason), beam.PCollection{}
 	}
-	s = s.Scope("vocabulary.Keep")
-	prevCB := kmeansbeam.ReadCodebook(s, fileio.Join(p.Dir, "codebook-*.parquet"), c.Vocab)
-	measured := kmeansbeam.Distortion(s, drift, prevCB)
-	decision = beam.ParDo(s, &decideFn{Settings: c.vocabKey(), Reference: p.Lineage.Vocabulary.Reference, MaxDrift: c.MaxDrift}, measured)
-	kept = beam.ParDo(s, keepFn, decision)
-	built = kmeansbeam.VocabularyOfPartsIf(s, featParts, c.Vocab, beam.ParDo(s, buildFn, decision))
-	codebook = beam.Flatten(s, beam.ParDo(s, keptCodebookFn, prevCB, beam.SideInput{Input: kept}), built)
-	return codebook, built, decision, kept
-}
-
-type staticDecisionFn struct {
-	Settings rundir.Key
-	Reason   string
-}
-
-func (f *staticDecisionFn) ProcessElement(ctx context.Context, _ []byte) rundir.VocabDecision {
-	log.Infof(ctx, "vocabulary: %s", f.Reason)
-	return rundir.VocabDecision{Settings: f.Settings, Reason: f.Reason}
-}
-
-// decideFn keeps the previous vocabulary unless this run's distortion
-// against it rose by more than MaxDrift over its Reference.
-type decideFn struct {
-	Settings  rundir.Key
-	Reference float64
-	MaxDrift  float64
-}
-
-func (f *decideFn) ProcessElement(ctx context.Context, measured float64) rundir.VocabDecision {
-	d := rundir.VocabDecision{Settings: f.Settings, Measured: measured, Reference: f.Reference, Drift: measured/f.Reference - 1}
-	if d.Drift <= f.MaxDrift && !math.IsNaN(d.Drift) {
-		d.Kept = true
-		d.Reason = fmt.Sprintf("kept: distortion %.1f is %+.1f%% of the reference %.1f, within %.1f%%", measured, 100*d.Drift, f.Reference, 100*f.MaxDrift)
-	} else {
-		d.Reference = 0 // the new vocabulary's, measured once it is built
-		d.Reason = fmt.Sprintf("rebuilt: distortion %.1f is %+.1f%% of the reference %.1f, beyond %.1f%%", measured, 100*d.Drift, f.Reference, 100*f.MaxDrift)
-	}
-	log.Infof(ctx, "vocabulary: %s", d.Reason)
-	return d
-}
-
-func keepFn(d rundir.VocabDecision) bool  { return d.Kept }
-func buildFn(d rundir.VocabDecision) bool { return !d.Kept }
-
-func keptCodebookFn(cb kmeansbeam.Codebook, kept bool, emit func(kmeansbeam.Codebook)) {
-	if kept {
-		emit(cb)
-	}
+	prev := kmeansbeam.Kept{Pattern: fileio.Join(p.Dir, "codebook-*.parquet"), Settings: c.vocabKey(), Reference: p.Lineage.Vocabulary.Reference}
+	return kmeansbeam.KeepOrBuild(s, featParts, drift, c.Vocab, prev, kmeans.Drift{Max: c.MaxDrift})
 }
 
 // warmStarts returns the warm starts of the learners of bags of words

@@ -37,7 +37,7 @@ func runCounting(t *testing.T, c Config) (report.Report, map[string]int64) {
 	for _, m := range res.Metrics().AllMetrics().Counters() {
 		counters[m.Namespace()+"/"+m.Name()] += m.Result()
 	}
-	r, err := LoadReport(context.Background(), c.Output)
+	r, err := report.Load(context.Background(), fileio.RunDir(c.Output))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func runCounting(t *testing.T, c Config) (report.Report, map[string]int64) {
 
 func lineage(t *testing.T, dir string) rundir.Lineage {
 	t.Helper()
-	l, err := LoadLineage(context.Background(), dir)
+	l, err := fileio.RunDir(dir).Lineage(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

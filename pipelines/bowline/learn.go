@@ -19,6 +19,8 @@ import (
 	"github.com/bowline/bowline/transforms/train"
 	"github.com/bowline/bowline/transforms/train/trainbeam"
 	"github.com/bowline/bowline/transforms/triplets"
+	"github.com/bowline/bowline/transforms/tune"
+	"github.com/bowline/bowline/transforms/tune/tunebeam"
 )
 
 // Learning configures the similarity learners and how they are evaluated.
@@ -30,7 +32,8 @@ type Learning struct {
 	// the Euclidean baseline.
 	Learners []string
 	// Params overrides hyper-parameters by learner and name, e.g.
-	// Params["solis-ada"]["lambda"]; the rest keep DefaultParams.
+	// Params["solis-ada"]["lambda"]; the rest keep train.DefaultParams
+	// (train.Params).
 	Params map[string]map[string]float64
 	// Shards and Rounds configure sharded training of the online learners
 	// with parameter averaging; 1 and 1 is the sequential learner.
@@ -64,8 +67,8 @@ type Learning struct {
 	// one of its hyper-parameters, as learners of their own (Sweep.Name).
 	Sweep Sweep
 	// Tune chooses the learners' hyper-parameters on a validation set
-	// carved from the training images (Tuning).
-	Tune Tuning
+	// carved from the training images (package tune).
+	Tune tune.Options
 }
 
 // Sweep is a set of values of one hyper-parameter of one learner of bags
@@ -123,21 +126,6 @@ func (l Learning) bowRuns(dim int) []bowRun {
 	return out
 }
 
-// DefaultParams are the hyper-parameters the pipeline uses where the
-// command line sets none. They come from a sweep over the rates
-// {0.1, 1, 10} (DA's γ over {0.01, 0.1, 1}, OASIS's C over {0.01 … 10}) and
-// λ ∈ {0, 1e-5, 1e-4} on the shapes test set (200 words) and ETH-80 with
-// category labels (1,000 words), keeping what did best on both. The L1
-// strengths act on the average gradient, whose scale shrinks as the
-// vocabulary grows: params scales them to the vocabulary.
-var DefaultParams = map[string]map[string]float64{
-	"solis-ada":  {"eta": 10, "lambda": 1e-5, "delta": 1e-8},
-	"solis-afb":  {"eta": 10, "lambda": 1e-5, "delta": 1e-8},
-	"solis-tg":   {"eta": 10, "lambda": 1e-5},
-	"solis-da":   {"gamma": 0.01, "lambda": 1e-5},
-	"oasis-diag": {"c": 10},
-}
-
 // DefaultLearning trains the four SOLIS learners and diagonal OASIS, the
 // SOLIS paper's comparison, sequentially.
 func DefaultLearning() Learning {
@@ -155,45 +143,21 @@ func DefaultLearning() Learning {
 		GroupLoads:    1,
 		PartLoads:     2,
 		Eval:          evaluate.Options{MaxQueries: 10_000, QueryFraction: 0.2, TrainQueries: 1000, Seed: 1, Cosine: true},
-		Tune:          Tuning{Share: DefaultTuneShare},
+		Tune:          tune.Options{Share: tune.DefaultShare},
 	}
-}
-
-// DefaultParamsVocabulary is the vocabulary size DefaultParams' L1
-// strengths were tuned at.
-const DefaultParamsVocabulary = 1000
-
-// params returns the hyper-parameters of learner: DefaultParams overridden
-// by l.Params. A default λ is scaled by DefaultParamsVocabulary/vocab
-// (vocab > 0): λ thresholds each word's average subgradient, and a word's
-// share of the triplet features, hence its average subgradient, falls
-// about as 1/vocab — at 10K words the 1K-word λ zeroed 98% of the weights
-// and lost to TF-IDF. A λ given in l.Params is used as it is.
-func (l Learning) params(learner string, vocab int) map[string]float64 {
-	out := map[string]float64{}
-	for k, v := range DefaultParams[learner] {
-		if k == "lambda" && vocab > 0 {
-			v *= float64(DefaultParamsVocabulary) / float64(vocab)
-		}
-		out[k] = v
-	}
-	for k, v := range l.Params[learner] {
-		out[k] = v
-	}
-	return out
 }
 
 // Effective returns the hyper-parameters each learner of l trains with
-// over a vocabulary of vocab words: DefaultParams with their scaled λ,
-// overridden by l.Params. The report shows them, since the scaled λ is
+// over a vocabulary of vocab words: train.DefaultParams with their scaled
+// λ, overridden by l.Params (train.Params). The report shows them, since the scaled λ is
 // on no command line.
 func (l Learning) Effective(vocab int) map[string]map[string]float64 {
 	out := map[string]map[string]float64{}
 	for _, name := range l.Learners {
 		if learners.IsDense(name) {
-			out[name] = l.params(name, 0)
+			out[name] = train.Params(name, 0, l.Params[name])
 		} else {
-			out[name] = l.params(name, vocab)
+			out[name] = train.Params(name, vocab, l.Params[name])
 		}
 	}
 	for _, r := range l.bowRuns(vocab) {
@@ -209,9 +173,10 @@ func (l Learning) Validate(dim int, global bool) error {
 	if len(l.Learners) == 0 {
 		return fmt.Errorf("no learners")
 	}
-	switch f := l.Eval.QueryFraction; {
-	case !(f >= 0 && f < 1):
-		return setting.Errorf("evaluate", "QueryFraction", f, "in [0, 1)")
+	if err := l.Eval.Validate(); err != nil {
+		return err
+	}
+	switch {
 	case l.GroupImages < 1:
 		return setting.Errorf("bowline", "GroupImages", l.GroupImages, "1 or more")
 	case l.GroupPostings < 0:
@@ -262,11 +227,8 @@ func (l Learning) validateTuning(dim int) error {
 	if !t.Active() {
 		return nil
 	}
-	switch {
-	case !(t.Share > 0 && t.Share < 1):
-		return setting.Errorf("bowline", "Tuning.Share", t.Share, "in (0, 1)")
-	case !(t.TargetSparsity >= 0 && t.TargetSparsity < 1):
-		return setting.Errorf("bowline", "Tuning.TargetSparsity", t.TargetSparsity, "in [0, 1)")
+	if err := t.Validate(); err != nil {
+		return err
 	}
 	grid := l.grid(dim)
 	if len(grid) == 0 {
@@ -281,6 +243,22 @@ func (l Learning) validateTuning(dim int) error {
 		}
 	}
 	return nil
+}
+
+// grid returns the points of every tuned learner of bags of words over a
+// vocabulary of dim words (tune.Options.Points), in l.Learners' order;
+// the hyper-parameters l.Params gives are not tuned.
+func (l Learning) grid(dim int) []tune.Point {
+	var bases []train.ShardOptions
+	for _, name := range l.Learners {
+		if !learners.IsDense(name) {
+			bases = append(bases, l.options(name, dim))
+		}
+	}
+	return l.Tune.Points(bases, func(learner, param string) bool {
+		_, given := l.Params[learner][param]
+		return given
+	})
 }
 
 // validateSweep reports a sweep of a learner that is not one of bags of
@@ -312,7 +290,7 @@ func (l Learning) validateSweep(dim int) error {
 }
 
 // takes reports whether learner has the hyper-parameter param: one of
-// DefaultParams or l.Params, or one its own defaults set (e.g. "nonneg",
+// train.DefaultParams or l.Params, or one its own defaults set (e.g. "nonneg",
 // DA's "rho"), which its Params names.
 func (l Learning) takes(learner, param string, dim int) bool {
 	o := l.options(learner, dim)
@@ -328,7 +306,7 @@ func (l Learning) takes(learner, param string, dim int) bool {
 }
 
 func (l Learning) options(name string, dim int) train.ShardOptions {
-	o := train.ShardOptions{Learner: name, Params: l.params(name, dim), Dim: dim, Shards: l.Shards, Rounds: l.Rounds}
+	o := train.ShardOptions{Learner: name, Params: train.Params(name, dim, l.Params[name]), Dim: dim, Shards: l.Shards, Rounds: l.Rounds}
 	if learners.IsDense(name) {
 		o.Dim, o.Dims = 0, global.Dims
 	}
@@ -336,12 +314,12 @@ func (l Learning) options(name string, dim int) train.ShardOptions {
 }
 
 func (l Learning) batchOptions(name string) train.BatchOptions {
-	return train.BatchOptions{Learner: name, Params: l.params(name, 0), Dims: global.Dims, MaxImages: l.BatchImages, Seed: l.Eval.Seed}
+	return train.BatchOptions{Learner: name, Params: train.Params(name, 0, l.Params[name]), Dims: global.Dims, MaxImages: l.BatchImages, Seed: l.Eval.Seed}
 }
 
 // online reports whether the dense learner name learns from triplets.
 func (l Learning) online(name string) bool {
-	m, err := learners.NewDense(name, global.Dims, l.params(name, 0))
+	m, err := learners.NewDense(name, global.Dims, train.Params(name, 0, l.Params[name]))
 	if err != nil {
 		return false
 	}
@@ -379,7 +357,7 @@ func (l Learning) dense() bool {
 // on), the triplets parts, the units of work of its stages (triplets,
 // train, index, evaluate: PCollection<report.Stage>), the split
 // (PCollection<split.Cut>) and what tuning chose (single-element
-// PCollection<report.Tuning>, empty without l.Tune: see Tuning).
+// PCollection<report.Tuning>, empty without l.Tune: see package tune).
 //
 // Every learner of bags of words also writes its final state
 // (state-<name>-*.parquet, trainbeam.StateName), from which the next,
@@ -415,9 +393,11 @@ func LearnFrom(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Le
 	models, states, tripParts := trainbeam.TrainGroupsFrom(s, groups, opts, trip, out, warm)
 	written = append(written, parquetio.PartPaths(s, tripParts))
 	units := []beam.PCollection{stageUnits(s, partStageFn{Name: "triplets", Noun: "groups"}, tripParts)}
-	var tu tuned
+	var tu tunebeam.Tuned
 	if len(grid) > 0 {
-		tu = tune(s, bowParts, labels, cut, checked, dim, l, trip, grid, models[len(runs):], states[len(runs):])
+		o := tunebeam.Options{Tune: l.Tune, Eval: l.Eval, GroupImages: l.GroupImages, GroupPostings: l.GroupPostings,
+			Shards: l.Shards, GroupLoads: l.GroupLoads, PartLoads: l.PartLoads}
+		tu = tunebeam.Tune(s, bowParts, labels, cut, checked, dim, o, trip, grid, models[len(runs):], states[len(runs):])
 		units = append(units, tu.Units)
 		tuning = tu.Report
 	} else {

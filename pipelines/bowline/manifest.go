@@ -43,7 +43,7 @@ func PrepareOutput(ctx context.Context, dir string, overwrite bool) error {
 	}
 	if len(removed) > 0 && overwrite {
 		slog.Warn(fmt.Sprintf("output %s: --overwrite: when it finishes, the run removes %s directly in it that it does not write: %s",
-			dir, count(int64(len(removed)), "file", "files"), strings.Join(atMost(removed, 5), ", ")))
+			dir, files(len(removed)), strings.Join(atMost(removed, 5), ", ")))
 	}
 	if len(foreign) > 0 && !overwrite {
 		shown := atMost(foreign, 5)
@@ -57,6 +57,14 @@ func PrepareOutput(ctx context.Context, dir string, overwrite bool) error {
 		}
 	}
 	return nil
+}
+
+// files says "1 file" or "n files".
+func files(n int) string {
+	if n == 1 {
+		return "1 file"
+	}
+	return fmt.Sprintf("%d files", n)
 }
 
 // atMost returns names, or its first n and "and k more".
@@ -113,20 +121,4 @@ func finishOutput(ctx context.Context, dir, job string, written []string, set *r
 		return rundir.Manifest{}, err
 	}
 	return m, fileio.WriteBytes(ctx, fileio.Join(dir, rundir.ManifestName), js)
-}
-
-// LoadManifest reads the manifest of the run under dir (local or gs://),
-// its settings set (rundir.Load); an error if the run did not finish.
-func LoadManifest(ctx context.Context, dir string) (rundir.Manifest, error) {
-	m, err := rundir.Load(ctx, func(ctx context.Context, name string) ([]byte, error) {
-		js, err := fileio.ReadBytes(ctx, fileio.Join(dir, name))
-		if err != nil && name == rundir.ManifestName {
-			return nil, fmt.Errorf("no finished run in %s: %w", dir, err)
-		}
-		return js, err
-	})
-	if err != nil {
-		return rundir.Manifest{}, err
-	}
-	return m, nil
 }

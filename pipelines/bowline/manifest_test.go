@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bowline/bowline/formats/fileio"
 	rundir "github.com/bowline/bowline/formats/run"
 )
 
@@ -90,7 +91,7 @@ func TestRerunReplacesTheRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	run(t, c)
-	m, err := LoadManifest(ctx, out)
+	m, err := fileio.RunDir(out).Manifest(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,8 +15,8 @@ import (
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/evaluate"
 	"github.com/bowline/bowline/transforms/evaluate/evaluatebeam"
-	"github.com/bowline/bowline/transforms/report"
 	"github.com/bowline/bowline/transforms/split"
+	"github.com/bowline/bowline/transforms/tune"
 )
 
 // TestTuneTargetSparsity runs the job on the shapes test set with a
@@ -28,7 +28,7 @@ func TestTuneTargetSparsity(t *testing.T) {
 	dir := t.TempDir()
 	config := func(out string) Config {
 		c := testConfig(shapes, out)
-		c.Learning.Tune = Tuning{Share: 0.25, TargetSparsity: 0.9}
+		c.Learning.Tune = tune.Options{Share: 0.25, TargetSparsity: 0.9}
 		return c
 	}
 	a := filepath.Join(dir, "a")
@@ -37,8 +37,8 @@ func TestTuneTargetSparsity(t *testing.T) {
 		t.Fatalf("report tuning %+v, want solis-ada's", r.Tuning)
 	}
 	tl := r.Tuning.Learners[0]
-	if tl.Learner != "solis-ada" || len(tl.Points) != len(SparsityGrid) || !reflect.DeepEqual(tl.Axes, []string{"lambda"}) {
-		t.Fatalf("tuned %s over %v, %d points: want solis-ada's λ over the %d of SparsityGrid", tl.Learner, tl.Axes, len(tl.Points), len(SparsityGrid))
+	if tl.Learner != "solis-ada" || len(tl.Points) != len(tune.SparsityGrid) || !reflect.DeepEqual(tl.Axes, []string{"lambda"}) {
+		t.Fatalf("tuned %s over %v, %d points: want solis-ada's λ over the %d of tune.SparsityGrid", tl.Learner, tl.Axes, len(tl.Points), len(tune.SparsityGrid))
 	}
 	chosen := tl.ChosenPoint()
 	if !tl.TargetMet || chosen.Sparsity < 0.9 {
@@ -68,8 +68,8 @@ func TestTuneTargetSparsity(t *testing.T) {
 	// One validation shard a grid point and TF-IDF's: every validation
 	// is a unit of the stage "tune", whose time the report accounts for.
 	for _, st := range r.Stages {
-		if st.Name == "tune" && st.Units != int64(len(SparsityGrid)+1) {
-			t.Errorf("stage tune: %d units, want %d (the grid's and TF-IDF's validations)", st.Units, len(SparsityGrid)+1)
+		if st.Name == "tune" && st.Units != int64(len(tune.SparsityGrid)+1) {
+			t.Errorf("stage tune: %d units, want %d (the grid's and TF-IDF's validations)", st.Units, len(tune.SparsityGrid)+1)
 		}
 	}
 	noQueryTrained(t, a, 1, 0.2)
@@ -90,7 +90,7 @@ func TestTuneTargetSparsity(t *testing.T) {
 }
 
 // checkValidationSet reads the bags of words of the run under out into
-// the validation set as the job does (validationSetFn), with the split of
+// the validation set as the job does (tune.Part, tune.Merge), with the split of
 // fraction and its nested tuning split of share, and checks that no
 // held-out image is a validation query or among the images searched,
 // and that every image of the nested split but no held-out one is a
@@ -134,14 +134,16 @@ func checkValidationSet(t *testing.T, out string, seed uint64, fraction, share f
 		}
 	}
 	files, _ := fileio.Glob(ctx, fileio.Join(out, "bow-*.parquet"))
-	set := func(cap int) validationSet {
-		var v validationSet
-		for _, f := range files {
-			part, err := (&validationSetFn{Seed: seed, Cap: cap}).ProcessElement(ctx, formats.Part{Path: f}, lc, cutOf(fraction), cutOf(split.Nested(fraction, share)))
+	set := func(cap int) tune.ValidationSet {
+		var v tune.ValidationSet
+		for i, f := range files {
+			part, err := tune.Part(seed, cap, lc.Relevant(), cutOf(fraction), cutOf(split.Nested(fraction, share)), i, func(each func(*formats.BoW) error) error {
+				return fileio.ReadEach(ctx, f, each)
+			})
 			if err != nil {
 				t.Fatal(err)
 			}
-			v = (&validationMergeFn{}).MergeAccumulators(v, part)
+			v = tune.Merge(v, part)
 		}
 		return v
 	}
@@ -177,39 +179,9 @@ func checkValidationSet(t *testing.T, out string, seed uint64, fraction, share f
 	}
 }
 
-// TestChoose checks the choice of a grid point: the best validation mAP
-// (the first of equals), among the points at the target sparsity if
-// any; the sparsest, flagged, if none reaches it.
-func TestChoose(t *testing.T) {
-	pts := []report.TunePoint{
-		{ValidationMAP: 0.5, Sparsity: 0.2},
-		{ValidationMAP: 0.7, Sparsity: 0.5},
-		{ValidationMAP: 0.6, Sparsity: 0.96},
-		{ValidationMAP: 0.6, Sparsity: 0.97},
-		{ValidationMAP: 0.4, Sparsity: 0.99},
-	}
-	for _, c := range []struct {
-		target float64
-		l1     bool
-		want   int
-		met    bool
-	}{
-		{0, true, 1, true},
-		{0.95, true, 2, true},   // 2 and 3 tie on mAP: the first
-		{0.98, true, 4, true},   // the only one at the target
-		{0.995, true, 4, false}, // none: the sparsest, flagged
-		{0.95, false, 1, false}, // no λ: the best, below the target
-	} {
-		got, met, why := choose(pts, c.target, c.l1)
-		if got != c.want || met != c.met || why == "" {
-			t.Errorf("target %v (λ %v): chose %d (met %v, %q), want %d (met %v)", c.target, c.l1, got, met, why, c.want, c.met)
-		}
-	}
-}
-
 // TestGrid checks the grid's points: the product of the learner's tuned
 // axes around its defaults (λ scaled to the vocabulary), a parameter the
-// command line sets left alone, and under a target λ over SparsityGrid.
+// command line sets left alone, and under a target λ over tune.SparsityGrid.
 func TestGrid(t *testing.T) {
 	l := DefaultLearning()
 	l.Learners = []string{"solis-ada", "solis-da", "oasis-diag"}
@@ -222,10 +194,10 @@ func TestGrid(t *testing.T) {
 		t.Errorf("first point %+v", p)
 	}
 	l.Params = map[string]map[string]float64{"solis-ada": {"eta": 5}}
-	l.Tune = Tuning{Share: 0.2, TargetSparsity: 0.95}
+	l.Tune = tune.Options{Share: 0.2, TargetSparsity: 0.95}
 	g = l.grid(1000)
-	if len(g) != 2*len(SparsityGrid) {
-		t.Fatalf("%d points under a target, want %d λ values each for solis-ada and solis-da", len(g), 2*len(SparsityGrid))
+	if len(g) != 2*len(tune.SparsityGrid) {
+		t.Fatalf("%d points under a target, want %d λ values each for solis-ada and solis-da", len(g), 2*len(tune.SparsityGrid))
 	}
 	for _, p := range g {
 		if p.Learner == "solis-ada" && p.Opt.Params["eta"] != 5 {

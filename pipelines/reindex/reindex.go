@@ -29,11 +29,13 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
 	"github.com/bowline/bowline/formats/blob"
+	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/formats/published"
 	"github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/transforms/report"
+	"github.com/bowline/bowline/transforms/setting"
 )
 
 // GateJSON names the gate's verdict in a run's directory, beside
@@ -58,7 +60,7 @@ type Options struct {
 	// checks: one of Job's learners, or a baseline.
 	ServingLearner string
 	Limits         Limits
-	// Keep is the number of published runs kept under runs/ (≤ 0: every
+	// Keep is the number of published runs kept under runs/ (0: every
 	// run is kept); see Prune for the refused and unfinished ones.
 	Keep int
 	// Run runs a pipeline; beamx.Run (the runner --runner names, Prism by
@@ -74,6 +76,9 @@ type Options struct {
 // Validate reports options a night cannot run with. The job's own
 // configuration is validated when its output is known.
 func (o Options) Validate() error {
+	if o.Keep < 0 {
+		return setting.Errorf("reindex", "Keep", o.Keep, "0 or more")
+	}
 	if o.Root == "" {
 		return errors.New("no root directory")
 	}
@@ -214,7 +219,7 @@ func Night(ctx context.Context, o Options) (Result, error) {
 		// comparison if the published run cannot be read, an incremental
 		// one cannot.
 		prev := res.Previous.Dir(o.Root)
-		c.Earlier, err = bowline.LoadEarlier(ctx, prev)
+		c.Earlier, err = report.LoadEarlier(ctx, fileio.RunDir(prev))
 		switch {
 		case err != nil && o.Incremental:
 			return res, fmt.Errorf("the published run %s (--incremental=false runs a full night without it): %w", prev, err)
@@ -252,7 +257,7 @@ func Night(ctx context.Context, o Options) (Result, error) {
 		return res, fmt.Errorf("night %s: %w", res.ID, err)
 	}
 	// The manifest, written last, is what says the run finished.
-	if _, err := bowline.LoadManifest(ctx, res.Dir); err != nil {
+	if _, err := fileio.RunDir(res.Dir).Manifest(ctx); err != nil {
 		if cur, gerr := blob.Generation(ctx, published.Path(o.Root)); gerr == nil && cur != gen {
 			// A night that started later published and pruned this one's
 			// run, which could never have been published anyway (Prune).
@@ -260,12 +265,12 @@ func Night(ctx context.Context, o Options) (Result, error) {
 		}
 		return res, fmt.Errorf("night %s: the job ended without finishing its run: %w", res.ID, err)
 	}
-	if res.Report, err = bowline.LoadReport(ctx, res.Dir); err != nil {
+	if res.Report, err = report.Load(ctx, fileio.RunDir(res.Dir)); err != nil {
 		return res, fmt.Errorf("night %s: %w", res.ID, err)
 	}
 	cnt := res.Report.Counts
 	logf("night %s: finished in %.1fs: %d images, %d dead letters, %d with features", res.ID, now().Sub(start).Seconds(), cnt.Images, cnt.DeadLetters, cnt.Described)
-	if l, err := bowline.LoadLineage(ctx, res.Dir); err != nil {
+	if l, err := fileio.RunDir(res.Dir).Lineage(ctx); err != nil {
 		logf("night %s: no lineage: %v", res.ID, err)
 	} else {
 		res.Lineage = &l

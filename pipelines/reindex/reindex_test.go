@@ -21,12 +21,14 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/blob"
+	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/formats/gcstest"
 	"github.com/bowline/bowline/formats/published"
 	"github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/infra/prismretry"
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/transforms/report"
+	"github.com/bowline/bowline/transforms/setting"
 )
 
 func TestMain(m *testing.M) { ptest.MainWithDefault(m, prismretry.Runner) }
@@ -216,7 +218,7 @@ func TestThreeNights(t *testing.T) {
 		t.Fatalf("published.json changed by a refused night: %+v gen %d, was %+v gen %d (%v)", after, gen3, pub2, gen2, err)
 	}
 	checkGate(t, r3.Dir, OutcomeRefused, CheckDeadRate)
-	if _, err := bowline.LoadManifest(ctx, r3.Dir); err != nil {
+	if _, err := fileio.RunDir(r3.Dir).Manifest(ctx); err != nil {
 		t.Errorf("the refused run was not kept whole: %v", err)
 	}
 	if ids, err := Runs(ctx, root); err != nil || !slices.Equal(ids, []string{r1.ID, r2.ID, r3.ID}) {
@@ -377,7 +379,7 @@ func TestKeepCountsPublishedRuns(t *testing.T) {
 	if err != nil || d.Published == nil || d.Published.Previous != RunRel(a.ID) {
 		t.Fatalf("night 4: %+v, %v; want published after night 1", d.Published, err)
 	}
-	if _, err := bowline.LoadManifest(ctx, RunDir(root, a.ID)); err != nil {
+	if _, err := fileio.RunDir(RunDir(root, a.ID)).Manifest(ctx); err != nil {
 		t.Errorf("the run published.json names as previous is gone: %v", err)
 	}
 	if got, want := d.Pruned.IDs(), []string{killed, b.ID, c.ID}; !slices.Equal(got, want) {
@@ -507,5 +509,11 @@ func TestOptionsValidate(t *testing.T) {
 	bad.Limits.MaxShrink = 2
 	if err := bad.Validate(); err == nil {
 		t.Error("max shrink 2 accepted")
+	}
+	bad = o
+	bad.Keep = -1
+	var e *setting.Error
+	if err := bad.Validate(); !errors.As(err, &e) || e.Name() != "reindex.Keep" {
+		t.Errorf("keep -1: %v, want a setting error of reindex.Keep", err)
 	}
 }

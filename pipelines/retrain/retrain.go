@@ -19,6 +19,7 @@ import (
 	"github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/pipelines/bowline"
+	"github.com/bowline/bowline/transforms/ingest"
 	"github.com/bowline/bowline/transforms/report"
 	"github.com/bowline/bowline/transforms/setting"
 	"github.com/bowline/bowline/transforms/triplets"
@@ -37,7 +38,7 @@ type Config struct {
 	// features-*.parquet if a learner of global features is trained (the
 	// run must have extracted them).
 	Run string
-	// Base is Run's manifest (bowline.LoadManifest): the settings the
+	// Base is Run's manifest (run.Dir.Manifest): the settings the
 	// retrained run records besides its learners', and the files of Run's
 	// corpus (run.CorpusTables) it copies, so that the output is a run
 	// readers and later jobs take like any other.
@@ -58,7 +59,7 @@ type Config struct {
 	// files than the jobs' own (bowline.PrepareOutput).
 	Overwrite bool
 	// Earlier, if set, is a run the report compares itself with
-	// (bowline.LoadEarlier): by default the run retrained from.
+	// (report.LoadEarlier): by default the run retrained from.
 	Earlier *report.Earlier
 }
 
@@ -68,7 +69,7 @@ func (c Config) Validate() error {
 	case c.Run == "" || c.Output == "":
 		return fmt.Errorf("need the run to read and an output directory")
 	case fileio.TreeOf(c.Output).Holds(c.Run):
-		return &bowline.InputInOutputError{Output: c.Output, Input: "the run --run names, " + c.Run + ": retrain writes a run of its own"}
+		return &ingest.InputInOutputError{Output: c.Output, Input: "the run --run names, " + c.Run + ": retrain writes a run of its own"}
 	case c.Vocabulary <= 0:
 		return setting.Errorf("retrain", "Vocabulary", c.Vocabulary, "1 or more")
 	case c.Shards <= 0:
@@ -86,7 +87,7 @@ func Build(s beam.Scope, c Config) error {
 		return err
 	}
 	if c.Base.Settings == nil {
-		return fmt.Errorf("the run %s: no manifest with settings (bowline.LoadManifest)", c.Run)
+		return fmt.Errorf("the run %s: no manifest with settings (run.Dir.Manifest)", c.Run)
 	}
 	bowParts := parquetio.Parts(s, c.Run, "bow")
 	var featParts beam.PCollection

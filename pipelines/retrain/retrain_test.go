@@ -14,6 +14,7 @@ import (
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/infra/prismretry"
 	"github.com/bowline/bowline/pipelines/bowline"
+	"github.com/bowline/bowline/transforms/report"
 	"github.com/bowline/bowline/transforms/search"
 )
 
@@ -47,7 +48,7 @@ func TestRetrain(t *testing.T) {
 	c.Input, c.Output, c.Vocab.K = shapes, run, 200
 	c.Learning.Learners = []string{"solis-ada"}
 	runJob(t, func(s beam.Scope) error { return bowline.Build(s, c) })
-	base, err := bowline.LoadManifest(ctx, run)
+	base, err := fileio.RunDir(run).Manifest(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func TestRetrain(t *testing.T) {
 
 	sharded := filepath.Join(dir, "sharded")
 	retrain(sharded, []string{"solis-ada", "oasis-diag"}, 3, 2)
-	r, err := bowline.LoadReport(ctx, sharded)
+	r, err := report.Load(ctx, fileio.RunDir(sharded))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func TestRetrain(t *testing.T) {
 
 	// The retrained run is one like any other: it holds its base's corpus
 	// and settings, with its own learners, and a query by id answers.
-	m, err := bowline.LoadManifest(ctx, sharded)
+	m, err := fileio.RunDir(sharded).Manifest(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/index"
+	"github.com/bowline/bowline/transforms/setting"
 	"github.com/bowline/bowline/transforms/split"
 	"github.com/bowline/bowline/transforms/train"
 )
@@ -77,6 +78,29 @@ type Options struct {
 	// same setting (indexbeam.PostingsOfParts), so that a search of them
 	// returns what the evaluation measured.
 	Cosine bool
+}
+
+// Validate reports a setting of o out of its bounds (a *setting.Error):
+// a share of held-out queries outside [0, 1), or a negative cap, depth,
+// shard size, re-ranking or expansion (0 is each one's default, or
+// none).
+func (o Options) Validate() error {
+	if f := o.QueryFraction; !(f >= 0 && f < 1) {
+		return setting.Errorf("evaluate", "QueryFraction", f, "in [0, 1)")
+	}
+	for _, c := range []struct {
+		field string
+		v     int
+	}{
+		{"MaxQueries", o.MaxQueries}, {"TrainQueries", o.TrainQueries}, {"Depth", o.Depth},
+		{"ShardQueries", o.ShardQueries}, {"ChunkImages", o.ChunkImages}, {"ChunkPostings", o.ChunkPostings},
+		{"ShardHits", o.ShardHits}, {"Rerank", o.Rerank}, {"Expand", o.Expand},
+	} {
+		if c.v < 0 {
+			return setting.Errorf("evaluate", c.field, c.v, "0 or more")
+		}
+	}
+	return nil
 }
 
 // Documents prepares the bags docs for a ranking under the weights w

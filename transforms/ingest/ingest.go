@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/transforms/setting"
 )
 
 // TagSeparator separates tags inside the labels CSV's tags column.
@@ -31,6 +32,17 @@ type Columns struct {
 // image_id,path,label[,tags].
 func DefaultColumns() Columns {
 	return Columns{ID: "image_id", Path: "path", Label: "label", Tags: "tags"}
+}
+
+// Validate reports a required column without a name (a *setting.Error):
+// the id, the path and the label; a CSV without tags needs no Tags.
+func (c Columns) Validate() error {
+	for _, f := range []struct{ field, name string }{{"ID", c.ID}, {"Path", c.Path}, {"Label", c.Label}} {
+		if strings.TrimSpace(f.name) == "" {
+			return setting.Errorf("ingest", "Columns."+f.field, f.name, "a column's name, not empty")
+		}
+	}
+	return nil
 }
 
 // ParseLabels reads a labels CSV. Relative paths are resolved against base,

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/transforms/setting"
 )
 
 func TestParseLabels(t *testing.T) {
@@ -300,5 +301,28 @@ func TestScanLabels(t *testing.T) {
 	}
 	if _, err := ScanLabels(strings.NewReader("image_id,path,label\na,\"b,cat\n"), DefaultColumns(), "", nil); err == nil {
 		t.Error("an unterminated quote: no error")
+	}
+}
+
+func TestColumnsValidate(t *testing.T) {
+	if err := DefaultColumns().Validate(); err != nil {
+		t.Fatalf("default columns: %v", err)
+	}
+	noTags := DefaultColumns()
+	noTags.Tags = ""
+	if err := noTags.Validate(); err != nil {
+		t.Errorf("no tags column: %v", err)
+	}
+	for field, set := range map[string]func(*Columns){
+		"ingest.Columns.ID":    func(c *Columns) { c.ID = "" },
+		"ingest.Columns.Path":  func(c *Columns) { c.Path = " " },
+		"ingest.Columns.Label": func(c *Columns) { c.Label = "" },
+	} {
+		c := DefaultColumns()
+		set(&c)
+		var e *setting.Error
+		if err := c.Validate(); !errors.As(err, &e) || e.Name() != field {
+			t.Errorf("%+v: %v, want a setting error of %s", c, err, field)
+		}
 	}
 }

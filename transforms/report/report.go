@@ -5,6 +5,7 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -16,6 +17,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/learners"
 )
 
@@ -500,4 +502,27 @@ func (r Report) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	return writeStages(w, r.Stages)
+}
+
+// Load reads the report.json of the run d.
+func Load(ctx context.Context, d run.Dir) (Report, error) {
+	js, err := d.Report(ctx)
+	if err != nil {
+		return Report{}, err
+	}
+	r, err := Parse(js)
+	if err != nil {
+		return Report{}, fmt.Errorf("%s/%s: %w", d.Path, run.ReportName, err)
+	}
+	return r, nil
+}
+
+// LoadEarlier reads the report of the finished run d, for a report to
+// compare itself with.
+func LoadEarlier(ctx context.Context, d run.Dir) (*Earlier, error) {
+	r, err := Load(ctx, d)
+	if err != nil {
+		return nil, fmt.Errorf("the run to compare with: %w", err)
+	}
+	return &Earlier{Run: d.Path, Methods: r.Methods}, nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/index"
+	"github.com/bowline/bowline/transforms/setting"
 	"github.com/bowline/bowline/transforms/spatial"
 )
 
@@ -92,13 +93,29 @@ func (ix *Index) SearchIDRefined(learner, imageID string, k int, r Refine) (Resu
 	return ix.refine(w, p, search, ix.bagOf(d), d, k, r)
 }
 
+// Validate reports a negative count (a *setting.Error), and near copies
+// asked without Rerank, whose verified hits they join.
+func (r Refine) Validate() error {
+	for _, c := range []struct {
+		field string
+		v     int
+	}{{"Rerank", r.Rerank}, {"Expand", r.Expand}, {"NearCopies", r.NearCopies}} {
+		if c.v < 0 {
+			return setting.Errorf("search", "Refine."+c.field, c.v, "0 or more")
+		}
+	}
+	if r.NearCopies > 0 && r.Rerank == 0 {
+		return fmt.Errorf("near copies %d: need rerank, whose verified hits they join", r.NearCopies)
+	}
+	return nil
+}
+
 // refinable reports why r cannot be done for learner.
 func (ix *Index) refinable(learner string, coded bool, r Refine) error {
+	if err := r.Validate(); err != nil {
+		return err
+	}
 	switch {
-	case r.Rerank < 0 || r.Expand < 0 || r.NearCopies < 0:
-		return fmt.Errorf("rerank %d, expand %d, near copies %d: want 0 or more", r.Rerank, r.Expand, r.NearCopies)
-	case r.NearCopies > 0 && r.Rerank == 0:
-		return fmt.Errorf("near copies %d: need rerank, whose verified hits they join", r.NearCopies)
 	case ix.geo == nil:
 		return ErrNoGeometry
 	case (r.Expand > 0 || r.NearCopies > 0) && coded:

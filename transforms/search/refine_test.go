@@ -9,12 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/bow"
+	"github.com/bowline/bowline/transforms/setting"
 	"github.com/bowline/bowline/transforms/spatial"
 )
 
@@ -537,5 +539,25 @@ func TestGeometryArena(t *testing.T) {
 		if got := g.bytes(); got > exact+exact/8 {
 			t.Errorf("%d images, %d keypoints: %d bytes held, %d needed", n, kps, got, exact)
 		}
+	}
+}
+
+// TestRefineValidate: a negative count is refused as the setting it is,
+// near copies without re-ranking as such, and the zero Refine and a
+// usual one pass.
+func TestRefineValidate(t *testing.T) {
+	for _, r := range []Refine{{}, {Rerank: 100, Expand: DefaultExpand, NearCopies: DefaultNearCopies}} {
+		if err := r.Validate(); err != nil {
+			t.Errorf("%+v: %v", r, err)
+		}
+	}
+	for name, r := range map[string]Refine{"search.Refine.Rerank": {Rerank: -1}, "search.Refine.Expand": {Expand: -1}, "search.Refine.NearCopies": {Rerank: 1, NearCopies: -1}} {
+		var e *setting.Error
+		if err := r.Validate(); !errors.As(err, &e) || e.Name() != name {
+			t.Errorf("%+v: %v, want a setting error of %s", r, err, name)
+		}
+	}
+	if err := (Refine{NearCopies: 3}).Validate(); err == nil || !strings.Contains(err.Error(), "need rerank") {
+		t.Errorf("near copies without rerank: %v", err)
 	}
 }

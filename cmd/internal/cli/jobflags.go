@@ -59,9 +59,9 @@ func AddJobFlags(fs *flag.FlagSet, c *bowline.Config) *JobFlags {
 	fs.IntVar(&c.Learning.BatchImages, "batch_images", c.Learning.BatchImages, "train the batch learners of global features (ssml, itq, cca-itq, lsh, mglp) on at most this many images, a fixed hash-chosen sample")
 	j.params = fs.String("learner_params", "", "hyper-parameters as learner.name=value,… (e.g. solis-ada.lambda=1e-5,solis-ada.eta=10); the rest keep the defaults")
 	j.sweep = fs.String("sweep", "", "train a learner of bags of words once more for each value of one hyper-parameter, each indexed and evaluated as a learner of its own (e.g. solis-ada.lambda=1e-7,1e-6,1e-5,1e-4: the report plots mAP against sparsity)")
-	fs.BoolVar(&c.Learning.Tune.Tune, "tune", c.Learning.Tune.Tune, "choose each learner's hyper-parameters of bags of words (η, λ, DA's γ, OASIS's C: bowline.TuneGrid) by the mAP of a validation set carved from the training images, never the held-out ones; the report lists each grid point's validation mAP and sparsity")
+	fs.BoolVar(&c.Learning.Tune.Tune, "tune", c.Learning.Tune.Tune, "choose each learner's hyper-parameters of bags of words (η, λ, DA's γ, OASIS's C: tune.Grid) by the mAP of a validation set carved from the training images, never the held-out ones; the report lists each grid point's validation mAP and sparsity")
 	fs.Float64Var(&c.Learning.Tune.Share, "tune_fraction", c.Learning.Tune.Share, "with --tune or --target_sparsity: share of each label's training images held out as validation queries while the grid trains")
-	fs.Float64Var(&c.Learning.Tune.TargetSparsity, "target_sparsity", c.Learning.Tune.TargetSparsity, "the least share of zero weights of each learner with an L1 strength: its λ is the one of best validation mAP among a half-decade grid (bowline.SparsityGrid) whose model reaches it; the report says if none does (0: no target)")
+	fs.Float64Var(&c.Learning.Tune.TargetSparsity, "target_sparsity", c.Learning.Tune.TargetSparsity, "the least share of zero weights of each learner with an L1 strength: its λ is the one of best validation mAP among a half-decade grid (tune.SparsityGrid) whose model reaches it; the report says if none does (0: no target)")
 	fs.IntVar(&c.Learning.Shards, "train_shards", c.Learning.Shards, "shards each training round is split over")
 	AddGroupFlags(fs, &c.Learning)
 	fs.IntVar(&c.Learning.Rounds, "train_rounds", c.Learning.Rounds, "rounds of parameter averaging over one pass of the triplets")
@@ -140,9 +140,9 @@ func (j *JobFlags) Apply() error {
 
 // Refusal returns err as an error of the command line (exit 2, ending in
 // HelpHint) if it is an output directory that holds the job's input
-// (*bowline.InputInOutputError), a choice of flags; any other err as it is.
+// (*ingest.InputInOutputError), a choice of flags; any other err as it is.
 func Refusal(err error) error {
-	if errors.As(err, new(*bowline.InputInOutputError)) {
+	if errors.As(err, new(*ingest.InputInOutputError)) {
 		return cmdline.Usagef("%v%s", err, cmdline.HelpHint)
 	}
 	return err

@@ -6,7 +6,9 @@ import (
 
 	"github.com/bowline/bowline/cmd/internal/cmdline"
 	"github.com/bowline/bowline/pipelines/bowline"
+	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
+	"github.com/bowline/bowline/transforms/train"
 )
 
 // The rules of the flags of the vocabulary and the learners, whose
@@ -21,6 +23,9 @@ func init() {
 		"vocab_chunks": vocabRule("kmeansbeam.Chunks", func(o *kmeansbeam.Options, v int) { o.Chunks = v }),
 		// Judged as AKM uses it, --akm given or not.
 		"akm_checks": vocabRule("nn.ForestOptions.Checks", func(o *kmeansbeam.Options, v int) { o.Approx, o.Forest.Checks = true, v }),
+		"max_drift": cmdline.Option("kmeans.Drift.Max", func(v float64, _ *flag.FlagSet) error {
+			return kmeans.Drift{Max: v}.Validate()
+		}),
 
 		"train_shards":   learningRule("train.Shards", func(l *bowline.Learning, v int) { l.Shards = v }),
 		"train_rounds":   learningRule("train.Rounds", func(l *bowline.Learning, v int) { l.Rounds = v }),
@@ -32,8 +37,8 @@ func init() {
 		"batch_images": learningRule("train.MaxImages", func(l *bowline.Learning, v int) {
 			l.Learners, l.BatchImages = append(l.Learners, batchLearner), v
 		}),
-		"tune_fraction":   learningRule("bowline.Tuning.Share", func(l *bowline.Learning, v float64) { l.Tune.Tune, l.Tune.Share = true, v }),
-		"target_sparsity": learningRule("bowline.Tuning.TargetSparsity", func(l *bowline.Learning, v float64) { l.Tune.Tune, l.Tune.TargetSparsity = true, v }),
+		"tune_fraction":   learningRule("tune.Share", func(l *bowline.Learning, v float64) { l.Tune.Tune, l.Tune.Share = true, v }),
+		"target_sparsity": learningRule("tune.TargetSparsity", func(l *bowline.Learning, v float64) { l.Tune.Tune, l.Tune.TargetSparsity = true, v }),
 	})
 }
 
@@ -59,7 +64,7 @@ func learningRule[V any](name string, set func(*bowline.Learning, V)) cmdline.Ru
 	return cmdline.Option(name, func(v V, _ *flag.FlagSet) error {
 		l := bowline.DefaultLearning()
 		set(&l, v)
-		return l.Validate(bowline.DefaultParamsVocabulary, true)
+		return l.Validate(train.DefaultParamsVocabulary, true)
 	})
 }
 

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"regexp"
 	"strconv"
@@ -14,6 +13,9 @@ import (
 
 	"github.com/bowline/bowline/transforms/bow"
 	"github.com/bowline/bowline/transforms/describe"
+	"github.com/bowline/bowline/transforms/evaluate"
+	"github.com/bowline/bowline/transforms/ingest"
+	"github.com/bowline/bowline/transforms/search"
 	"github.com/bowline/bowline/transforms/setting"
 	"github.com/bowline/bowline/transforms/triplets"
 )
@@ -199,16 +201,6 @@ func longerThan(d time.Duration) check {
 	}
 }
 
-// finiteFrom takes the finite numbers from lo.
-func finiteFrom(lo float64) check {
-	return func(v any, _ *flag.FlagSet) string {
-		if x, _ := v.(float64); !(x >= lo) || math.IsInf(x, 1) {
-			return fmt.Sprintf("must be a number, %g or more", lo)
-		}
-		return ""
-	}
-}
-
 // nonEmpty refuses "", which an option may read as its default: a flag
 // given says what it wants.
 func nonEmpty(v any, _ *flag.FlagSet) string {
@@ -257,6 +249,18 @@ func describeRule[V any](name string, set func(*describe.Options, V)) Rule {
 	})
 }
 
+// evalRule is the rule of a flag of evaluate.Options: set sets it on the
+// zero options. query's --rerank and --expand set search.Refine's fields
+// of those names, whose bound (Refine.Validate) is the same: a flag name
+// means one thing in every command, and the job's is the evaluation's.
+func evalRule(field string, set func(*evaluate.Options, int)) Rule {
+	return Option("evaluate."+field, func(v int, _ *flag.FlagSet) error {
+		var o evaluate.Options
+		set(&o, v)
+		return o.Validate()
+	})
+}
+
 // tripletRule is the rule of a flag of triplets.Options: set sets it on
 // options that draw mined negatives and near positives, which use every
 // setting.
@@ -283,15 +287,17 @@ var checks = map[string]check{
 	"compare_to": isDirectory,
 	"image_root": isDirectory,
 	// Input and output.
-	"label_column": nonEmpty,
-	"part_images":  partImages,
-	"part_loads":   partLoads,
+	"label_column": Option("ingest.Columns.Label", func(v string, _ *flag.FlagSet) error {
+		c := ingest.DefaultColumns()
+		c.Label = v
+		return c.Validate()
+	}),
+	"part_images": partImages,
+	"part_loads":  partLoads,
 	// Description.
 	"max_side":      maxSide,
 	"max_pixels":    maxPixels,
 	"max_keypoints": maxKeypoints,
-	// Vocabulary.
-	"max_drift": finiteFrom(0),
 	// Bags of words.
 	"soft_words": softWords,
 	"soft_sigma": softSigma,
@@ -303,18 +309,19 @@ var checks = map[string]check{
 	"hard_pool":          tripletRule("HardPool", func(o *triplets.Options, v int) { o.HardPool = v }),
 	"hard_fraction":      tripletRule("HardFraction", func(o *triplets.Options, v float64) { o.HardFraction = v }),
 	// Evaluation.
-	"train_queries":      atLeast(0),
-	"eval_queries":       atLeast(0),
-	"eval_depth":         atLeast(0),
-	"eval_shard_queries": atLeast(0),
-	"rerank":             atLeast(0),
-	"expand":             atLeast(0),
+	"train_queries":      evalRule("TrainQueries", func(o *evaluate.Options, v int) { o.TrainQueries = v }),
+	"eval_queries":       evalRule("MaxQueries", func(o *evaluate.Options, v int) { o.MaxQueries = v }),
+	"eval_depth":         evalRule("Depth", func(o *evaluate.Options, v int) { o.Depth = v }),
+	"eval_shard_queries": evalRule("ShardQueries", func(o *evaluate.Options, v int) { o.ShardQueries = v }),
+	"rerank":             evalRule("Rerank", func(o *evaluate.Options, v int) { o.Rerank = v }),
+	"expand":             evalRule("Expand", func(o *evaluate.Options, v int) { o.Expand = v }),
 	// reindex's nights and quality gate.
-	"keep":            atLeast(0),
 	"serving_learner": nonEmpty,
 	// query's searches.
-	"k":    atLeast(1),
-	"near": atLeast(0),
+	"k": atLeast(1),
+	"near": Option("search.Refine.NearCopies", func(v int, _ *flag.FlagSet) error {
+		return search.Refine{Rerank: 1, NearCopies: v}.Validate()
+	}),
 	// serve's limits.
 	"max_body":           atLeast(1),
 	"timeout":            longerThan(0),

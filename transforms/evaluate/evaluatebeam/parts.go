@@ -23,7 +23,7 @@ import (
 	"github.com/bowline/bowline/transforms/evaluate"
 	"github.com/bowline/bowline/transforms/index"
 	"github.com/bowline/bowline/transforms/internal/slots"
-	"github.com/bowline/bowline/transforms/progress"
+	"github.com/bowline/bowline/transforms/progress/progressbeam"
 	"github.com/bowline/bowline/transforms/report"
 	"github.com/bowline/bowline/transforms/split"
 )
@@ -374,9 +374,7 @@ func EvaluateParts(s beam.Scope, bowParts, queries, labels, model beam.PCollecti
 // evaluation (0 and "" if unknown), itself one of an unknown number.
 func shardStageFn(ctx context.Context, r shardResult) report.Stage {
 	u := report.Unit("evaluate", int64(len(r.Scores)), int64(len(r.Scores)), r.StartMillis, r.EndMillis)
-	for _, line := range progress.Default.Done(u.Progress("query shards", r.Model, int64(r.Shards), 0), time.Now()) {
-		log.Infof(ctx, "progress: %s", line)
-	}
+	progressbeam.Log(ctx, u.Progress("query shards", r.Model, int64(r.Shards), 0))
 	return u
 }
 

@@ -216,7 +216,7 @@ func list(ctx context.Context, input string, cols ingest.Columns) (images []form
 		return spec.Images(), nil, "", nil
 	}
 	if strings.HasSuffix(strings.ToLower(input), ".csv") {
-		// Streamed, as the job's start-up check (bowline.Preflight)
+		// Streamed, as the job's start-up check (CheckInput)
 		// reads it, rather than held whole beside the images.
 		r, err := fileio.Open(ctx, input)
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
+	rundir "github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/nn"
 )
@@ -25,6 +26,12 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*readCodebookFn)(nil)).Elem())
 	beam.RegisterFunction(passIfFn)
 	beam.RegisterFunction(sampleIfFn)
+	beam.RegisterType(reflect.TypeOf((*rundir.VocabDecision)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*decideFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*decidedFn)(nil)).Elem())
+	beam.RegisterFunction(keepFn)
+	beam.RegisterFunction(buildFn)
+	beam.RegisterFunction(keptCodebookFn)
 }
 
 // DriftSeed is xored into the vocabulary's seed to draw the drift sample
@@ -214,4 +221,76 @@ func (o Options) Settings() string {
 		s += fmt.Sprintf(" ivf_lists=%d ivf_probes=%d ivf_seed=%d", v.Lists, v.Probes, v.Seed)
 	}
 	return s
+}
+
+// Built returns the decision of a vocabulary built without a drift
+// check — there is no previous one, or it cannot be kept — for the
+// reason given (single-element PCollection<rundir.VocabDecision>);
+// settings identify the vocabulary's options (Options.Settings).
+func Built(s beam.Scope, settings rundir.Key, reason string) beam.PCollection {
+	return beam.ParDo(s, &decidedFn{Settings: settings, Reason: reason}, beam.Impulse(s))
+}
+
+type decidedFn struct {
+	Settings rundir.Key
+	Reason   string
+}
+
+func (f *decidedFn) ProcessElement(ctx context.Context, _ []byte) rundir.VocabDecision {
+	log.Infof(ctx, "vocabulary: %s", f.Reason)
+	return rundir.VocabDecision{Settings: f.Settings, Reason: f.Reason}
+}
+
+// Kept is a previous vocabulary a run may keep: the pattern of its
+// codebook's files, the settings it was built with (Options.Settings)
+// and the distortion measured when it was built (Reference).
+type Kept struct {
+	Pattern   string
+	Settings  rundir.Key
+	Reference float64
+}
+
+// KeepOrBuild adds the vocabulary stage of a run that may keep prev:
+// prev's codebook if its distortion on sample (from DriftSample) passes
+// rule (kmeans.Drift.Decide), one built from parts with opt otherwise. It
+// returns the codebook used (single-element PCollection<Codebook>), the
+// codebook built, if any (PCollection<Codebook> of at most one), the
+// decision (single-element PCollection<rundir.VocabDecision>) and whether
+// prev was kept (single-element PCollection<bool>).
+func KeepOrBuild(s beam.Scope, parts, sample beam.PCollection, opt Options, prev Kept, rule kmeans.Drift) (codebook, built, decision, kept beam.PCollection) {
+	s = s.Scope("vocabulary.Keep")
+	prevCB := ReadCodebook(s, prev.Pattern, opt)
+	measured := Distortion(s, sample, prevCB)
+	decision = beam.ParDo(s, &decideFn{Settings: prev.Settings, Reference: prev.Reference, Rule: rule}, measured)
+	kept = beam.ParDo(s, keepFn, decision)
+	built = VocabularyOfPartsIf(s, parts, opt, beam.ParDo(s, buildFn, decision))
+	codebook = beam.Flatten(s, beam.ParDo(s, keptCodebookFn, prevCB, beam.SideInput{Input: kept}), built)
+	return codebook, built, decision, kept
+}
+
+// decideFn keeps the previous vocabulary unless Rule refuses the
+// distortion measured against it over its Reference.
+type decideFn struct {
+	Settings  rundir.Key
+	Reference float64
+	Rule      kmeans.Drift
+}
+
+func (f *decideFn) ProcessElement(ctx context.Context, measured float64) rundir.VocabDecision {
+	d := rundir.VocabDecision{Settings: f.Settings, Measured: measured, Reference: f.Reference}
+	d.Drift, d.Kept, d.Reason = f.Rule.Decide(measured, f.Reference)
+	if !d.Kept {
+		d.Reference = 0 // the new vocabulary's, measured once it is built
+	}
+	log.Infof(ctx, "vocabulary: %s", d.Reason)
+	return d
+}
+
+func keepFn(d rundir.VocabDecision) bool  { return d.Kept }
+func buildFn(d rundir.VocabDecision) bool { return !d.Kept }
+
+func keptCodebookFn(cb Codebook, kept bool, emit func(Codebook)) {
+	if kept {
+		emit(cb)
+	}
 }
