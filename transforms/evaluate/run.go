@@ -66,7 +66,7 @@ type Options struct {
 	// of words (named Method+ExpandedSuffix) whose queries are expanded as
 	// search.Refine{Rerank, Expand} expands them: each query's bag of
 	// words averaged with those of its best Expand verified results
-	// (search.ExpandQuery), ranked again over the whole collection and
+	// (index.ExpandQuery), ranked again over the whole collection and
 	// re-ranked again; a query with no verified result keeps its re-ranked
 	// ranking.
 	Expand int
@@ -121,10 +121,6 @@ const (
 	RerankedSuffix = "+sv"
 	ExpandedSuffix = "+sv+qe"
 )
-
-// DefaultRerank is a good Options.Rerank: the best results search's
-// re-ranking verifies by default (Philbin et al. verify 100 to 1,000).
-const DefaultRerank = 100
 
 // Defaults of Options' sharded evaluation.
 const (

@@ -247,17 +247,6 @@ func (rr *rowReader) next() (row, error) {
 	return out, nil
 }
 
-// CheckHeader reads the header row of a labels CSV from r and reports a
-// missing required column (the path and label columns of cols; the id and
-// tags columns are optional), naming the columns the file has. It reads
-// nothing past the header, so a job can check its input before it starts.
-func CheckHeader(r io.Reader, cols Columns) error {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	_, err := readHeader(cr, cols)
-	return err
-}
-
 // MissingColumnError is the error of a labels CSV without a required
 // column.
 type MissingColumnError struct {

@@ -1,22 +1,25 @@
 // Package train holds the training logic of the similarity learners of
 // package learners as the pipeline runs them, without Beam: the per-triplet
-// features the online learners consume (Feature), one shard of a sharded
-// pass with periodic parameter averaging
-// (ShardOptions, TrainShard, Average, Finish; RoundOf and ShardOf say
-// where each triplet goes), and the batch learners of global features on
-// a bounded, hash-chosen sample of images (Sample, Fit). Package trainbeam
-// wires them into Beam transforms.
+// features the online learners consume (Feature), training groups that
+// draw and learn their own triplets (Group, Groups), one shard of a
+// sharded pass with periodic parameter averaging (ShardOptions,
+// TrainShard, Average, Finish; RoundOf says which round a triplet belongs
+// to), and the batch learners of global features on a bounded,
+// hash-chosen sample of images (Sample, Fit). Package trainbeam wires them
+// into Beam transforms.
 //
 // # Sharded training
 //
-// A pass over the triplets, in Seq order, is cut into Rounds rounds by
-// ranges of Seq (RoundOf). Within a round every triplet goes to one of
-// Shards shards by a hash of its Seq (ShardOf); each shard starts from the
-// round's state, learns from its triplets in Seq order, and hands back its
-// state; the states are averaged into the next round's (Average). With one
-// shard and one round this is the sequential learner, bit for bit: the
-// learners' states hold their running sums, not derived weights, so a
-// restored learner continues exactly where it stopped.
+// The corpus is cut into training groups, random subsets chosen by a hash
+// of the image id (Groups says how many); each group is a shard, holding
+// its images' bags of words and drawing its triplets among them. A pass
+// over a group's triplets, in Seq order, is cut into Rounds rounds by
+// ranges of Seq (RoundOf); every shard starts a round from the round's
+// state, learns from its triplets of the round in Seq order, and hands
+// back its state; the states are averaged into the next round's
+// (Average). With one group and one round this is the sequential learner,
+// bit for bit: the learners' states hold their running sums, not derived
+// weights, so a restored learner continues exactly where it stopped.
 package train
 
 import (
