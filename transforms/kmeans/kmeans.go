@@ -308,8 +308,8 @@ func (o Options) Validate() error {
 	return nil
 }
 
-// initMethod resolves InitAuto.
-func (o Options) initMethod() Init {
+// InitMethod returns the method Initialize uses under o: o.Init, with InitAuto resolved by K.
+func (o Options) InitMethod() Init {
 	if o.Init == InitAuto {
 		if o.K < KMeansPPMaxK {
 			return InitKMeansPP

@@ -534,7 +534,7 @@ func TestInitialize(t *testing.T) {
 		{Options{K: 5, Init: InitRandom}, InitRandom},
 		{Options{K: 1 << 20, Init: InitKMeansPP}, InitKMeansPP},
 	} {
-		if got := tc.opt.initMethod(); got != tc.want {
+		if got := tc.opt.InitMethod(); got != tc.want {
 			t.Errorf("K=%d Init=%d resolves to %d, want %d", tc.opt.K, tc.opt.Init, got, tc.want)
 		}
 	}
