@@ -28,7 +28,8 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*seedPhiFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*seedCountFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*seedCountsFn)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*seedRoundLogFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*seedPhiPassFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*seedCandsPassFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*seedFinishFn)(nil)).Elem())
 }
 
@@ -81,33 +82,28 @@ func initialCentroids(s beam.Scope, smp beam.PCollection, opt Options, start bea
 	s = s.Scope("seeding")
 	rounds, ell := ko.ParallelSeeding()
 	chunks := beam.Reshuffle(s, beam.ParDo(s, &seedSplitFn{Chunks: opt.Chunks, K: opt.K}, smp))
-	phi := beam.Create(s, seedPhi{})
+	phi := beam.ParDo(s, &seedPhiPassFn{}, start, beam.SideInput{Input: beam.Create(s, seedPhi{})})
 	var all []beam.PCollection
 	for r := 0; r <= rounds+1; r++ {
 		rs := s.Scope(fmt.Sprintf("round%d", r))
-		// The drawing and the lowering read chunks that a Reshuffle
-		// gives all at once. A runner may start a stage on the first
-		// elements of a main input that is still being produced, and
-		// Prism v2.77.0 then runs it with side inputs as they stand —
-		// here φ or the round's candidates, empty (seen in two of about
-		// twenty runs of TestVocabularyDistributed on a loaded machine)
-		// or, for an iterable, partial.
-		// Behind a Reshuffle (a GroupByKey) no element arrives before
-		// the stage before has finished, so a side input derived from
-		// that stage is complete by the time it is read.
+		// Every side input of a stage over the chunks is re-emitted by a
+		// stage over start, as Lloyd's iterations read their state: with
+		// the side inputs read straight from the stage (or Combine) that
+		// made them, Prism v2.77.0 ran some bundles of the next stage
+		// with them empty (two of about twenty runs of
+		// TestVocabularyDistributed on a loaded machine, also with the
+		// chunks behind a Reshuffle).
 		var cands beam.PCollection
 		if r <= rounds {
 			cands = beam.ParDo(rs, &seedSampleFn{Round: r, Seed: opt.Seed, Ell: ell}, chunks, beam.SideInput{Input: phi})
 		} else {
 			cands = beam.ParDo(rs, &seedFarthestFn{Round: r, K: opt.K}, chunks)
 		}
+		cands = beam.ParDo(rs, &seedCandsPassFn{}, start, beam.SideInput{Input: cands})
 		all = append(all, cands)
 		next, parts := beam.ParDo2(rs, &seedLowerFn{Round: r, Seed: opt.Seed, K: opt.K, TopUp: r > rounds}, chunks, beam.SideInput{Input: cands})
-		phi = beam.Combine(rs, &seedPhiFn{}, parts)
-		if r <= rounds {
-			beam.ParDo0(rs, &seedRoundLogFn{Round: r, Rounds: rounds, K: opt.K}, start, beam.SideInput{Input: phi})
-		}
-		chunks = beam.Reshuffle(rs, next)
+		phi = beam.ParDo(rs, &seedPhiPassFn{Round: r, Rounds: rounds, K: opt.K}, start, beam.SideInput{Input: beam.Combine(rs, &seedPhiFn{}, parts)})
+		chunks = next
 	}
 	counts := beam.CombinePerKey(s, &seedCountsFn{}, beam.ParDo(s, &seedCountFn{}, chunks))
 	return beam.ParDo(s, &seedFinishFn{Opt: opt, Rounds: rounds}, start, beam.SideInput{Input: beam.Flatten(s, all...)}, beam.SideInput{Input: counts})
@@ -367,16 +363,28 @@ func mergePhi(a, b seedPhi) seedPhi {
 	return a
 }
 
-// seedRoundLogFn writes a round's progress line.
-type seedRoundLogFn struct{ Round, Rounds, K int }
+// seedPhiPassFn passes φ of a round on and writes the round's progress
+// line.
+type seedPhiPassFn struct{ Round, Rounds, K int }
 
-func (f *seedRoundLogFn) ProcessElement(ctx context.Context, _ []byte, phi seedPhi) {
-	start := time.Unix(0, phi.Start)
-	if f.Round == 0 {
+func (f *seedPhiPassFn) ProcessElement(ctx context.Context, _ []byte, phi seedPhi, emit func(seedPhi)) {
+	emit(phi)
+	if f.Round == 0 || f.Round > f.Rounds {
 		return
 	}
-	lines := progressLines(progress.Default, f.K, start, time.Now, func(format string, a ...any) { log.Infof(ctx, format, a...) })
+	lines := progressLines(progress.Default, f.K, time.Unix(0, phi.Start), time.Now, func(format string, a ...any) { log.Infof(ctx, format, a...) })
 	lines(kmeans.Progress{Seeding: true, K: f.K, Round: f.Round, Rounds: f.Rounds, Candidates: phi.Cands})
+}
+
+// seedCandsPassFn passes a round's candidates on.
+type seedCandsPassFn struct{}
+
+func (seedCandsPassFn) ProcessElement(_ []byte, side func(*seedCands) bool, emit func(seedCands)) {
+	var c seedCands
+	for side(&c) {
+		emit(c)
+		c = seedCands{}
+	}
 }
 
 // seedCounts counts the points nearest to the candidates Index
