@@ -174,8 +174,9 @@ type Options struct {
 	Chunks int
 
 	// Init and InitSample choose the initial centroids, as in
-	// kmeans.Options: by default k-means++ on the whole sample below
-	// kmeans.KMeansPPMaxK words and random sample descriptors above.
+	// kmeans.Options: by default k-means‖ (over the chunks when
+	// distributed) below kmeans.KMeansPPMaxK words and random sample
+	// descriptors above.
 	Init       kmeans.Init
 	InitSample int
 }

@@ -90,9 +90,9 @@ func initialCentroids(s beam.Scope, smp beam.PCollection, opt Options, start bea
 		// stage over start, as Lloyd's iterations read their state: with
 		// the side inputs read straight from the stage (or Combine) that
 		// made them, Prism v2.77.0 ran some bundles of the next stage
-		// with them empty (two of about twenty runs of
-		// TestVocabularyDistributed on a loaded machine, also with the
-		// chunks behind a Reshuffle).
+		// with them empty on a loaded machine (2 of about 20 runs of
+		// TestVocabularyDistributed, and 4 of 8 with the chunks behind a
+		// Reshuffle; none of 10 re-emitted).
 		var cands beam.PCollection
 		if r <= rounds {
 			cands = beam.ParDo(rs, &seedSampleFn{Round: r, Seed: opt.Seed, Ell: ell}, chunks, beam.SideInput{Input: phi})
