@@ -204,8 +204,11 @@ func TestIncrementalNight(t *testing.T) {
 		fr, _ := rf.Method(m)
 		t.Logf("%s held-out mAP: incremental %.4f, full %.4f", m, inc.MAP, fr.MAP)
 		// The two use different vocabularies (night 1's and one of all
-		// images), which alone moves the mAP of 18 queries by a few points.
-		if inc.MAP < fr.MAP-0.05 {
+		// images), which alone moves the mAP of 18 queries: over 16
+		// vocabularies (seeds 1–8, k-means++ and k-means‖) the incremental
+		// run's mAP minus the full run's ranged over [−0.110, +0.093] for
+		// TF-IDF and [−0.140, +0.141] for SOLIS-ADA.
+		if inc.MAP < fr.MAP-0.15 {
 			t.Errorf("%s: incremental mAP %.4f, full run %.4f", m, inc.MAP, fr.MAP)
 		}
 	}

@@ -47,8 +47,11 @@ func TestDirectoryWithSameFileNames(t *testing.T) {
 	if m, ok := r.Method("solis-ada"); !ok || m.Split != "held-out" || m.Queries != 2 {
 		t.Errorf("solis-ada row = %+v (present %v), want 2 held-out queries", m, ok)
 	}
-	if m, ok := r.MethodOn("solis-ada", "training"); !ok || m.Queries != 10 || m.MAP >= 1 {
-		t.Errorf("solis-ada training row = %+v (present %v), want 10 queries and a mAP below 1", m, ok)
+	// Two classes of 5 training images each can be ranked perfectly: 3
+	// of 16 vocabularies (seeds 1–8, k-means++ and k-means‖) gave a
+	// training mAP of 1.
+	if m, ok := r.MethodOn("solis-ada", "training"); !ok || m.Queries != 10 || !(m.MAP > 0 && m.MAP <= 1) {
+		t.Errorf("solis-ada training row = %+v (present %v), want 10 queries and a mAP in (0, 1]", m, ok)
 	}
 }
 

@@ -498,8 +498,9 @@ func TestInitialize(t *testing.T) {
 		name string
 		opt  Options
 	}{
-		{"k-means++", Options{K: k, MaxIter: 1, Seed: 1}},
-		{"k-means++ on a sample", Options{K: k, MaxIter: 1, Seed: 1, InitSample: 60}},
+		{"k-means++", Options{K: k, MaxIter: 1, Seed: 1, Init: InitKMeansPP}},
+		{"k-means++ on a sample", Options{K: k, MaxIter: 1, Seed: 1, Init: InitKMeansPP, InitSample: 60}},
+		{"k-means||", Options{K: k, MaxIter: 1, Seed: 1}},
 		{"random", Options{K: k, MaxIter: 1, Seed: 1, Init: InitRandom}},
 		{"k-means||", Options{K: k, MaxIter: 1, Seed: 1, Init: InitParallel}},
 	} {
@@ -521,7 +522,7 @@ func TestInitialize(t *testing.T) {
 			t.Errorf("%s: not deterministic", tc.name)
 		}
 	}
-	full, _ := Initialize(data, dim, Options{K: k, MaxIter: 1, Seed: 1})
+	full, _ := Initialize(data, dim, Options{K: k, MaxIter: 1, Seed: 1, Init: InitKMeansPP})
 	if want := KMeansPP(data, dim, k, rand.New(rand.NewPCG(1, pcgStream))); !slices.Equal(full, want) {
 		t.Error("k-means++ on all points is not KMeansPP seeded as before")
 	}
@@ -529,12 +530,12 @@ func TestInitialize(t *testing.T) {
 		opt  Options
 		want Init
 	}{
-		{Options{K: KMeansPPMaxK - 1}, InitKMeansPP},
+		{Options{K: KMeansPPMaxK - 1}, InitParallel},
 		{Options{K: KMeansPPMaxK}, InitRandom},
 		{Options{K: 5, Init: InitRandom}, InitRandom},
 		{Options{K: 1 << 20, Init: InitKMeansPP}, InitKMeansPP},
 	} {
-		if got := tc.opt.initMethod(); got != tc.want {
+		if got := tc.opt.InitMethod(); got != tc.want {
 			t.Errorf("K=%d Init=%d resolves to %d, want %d", tc.opt.K, tc.opt.Init, got, tc.want)
 		}
 	}
@@ -660,12 +661,14 @@ func TestProgress(t *testing.T) {
 		opt   Options
 		seeds []int // the Seeded values told while seeding
 	}{
-		{"k-means++", Options{K: k, MaxIter: 20, Seed: 1}, []int{1, 2, 3, 4, 5, 6}},
-		{"k-means++ on a sample", Options{K: k, MaxIter: 20, Seed: 1, InitSample: 40}, []int{1, 2, 3, 4, 5, 6}},
+		{"k-means++", Options{K: k, MaxIter: 20, Seed: 1, Init: InitKMeansPP}, []int{1, 2, 3, 4, 5, 6}},
+		{"k-means++ on a sample", Options{K: k, MaxIter: 20, Seed: 1, Init: InitKMeansPP, InitSample: 40}, []int{1, 2, 3, 4, 5, 6}},
+		// Two rounds (Seeded 0), then the k-means++ of the candidates.
+		{"k-means||", Options{K: k, MaxIter: 20, Seed: 1}, []int{0, 0, 1, 2, 3, 4, 5, 6}},
 		{"random", Options{K: k, MaxIter: 20, Seed: 1, Init: InitRandom}, []int{6}},
 		// Two rounds (Seeded 0), then the k-means++ of the candidates.
 		{"k-means||", Options{K: k, MaxIter: 20, Seed: 1, Init: InitParallel}, []int{0, 0, 1, 2, 3, 4, 5, 6}},
-		{"approximate", Options{K: k, MaxIter: 20, Seed: 1, Approx: true, Index: IndexIVF, IVF: nn.DefaultIVFOptions()}, []int{1, 2, 3, 4, 5, 6}},
+		{"approximate", Options{K: k, MaxIter: 20, Seed: 1, Init: InitKMeansPP, Approx: true, Index: IndexIVF, IVF: nn.DefaultIVFOptions()}, []int{1, 2, 3, 4, 5, 6}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var seeds []int

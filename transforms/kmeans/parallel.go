@@ -1,6 +1,7 @@
 package kmeans
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -51,188 +52,381 @@ func KMeansParallel(data []float32, dim, k int, seed uint64, rounds int, oversam
 // searches an IVF over them, whose cost grows as √candidates.
 const parallelIVFMin = 4096
 
-// kmeansParallel is KMeansParallel with the parameters of opt (zero rounds
-// or oversampling taking the defaults), reporting to opt.Progress.
-func kmeansParallel(data []float32, dim int, opt Options) []float32 {
-	n, err := checkData(data, dim)
-	if err != nil {
-		panic(err)
-	}
-	k, rounds, over := opt.K, opt.SeedRounds, opt.SeedOversampling
+// lowerGrain is the fewest points per goroutine of ParallelChunk.Lower:
+// each point is compared with a whole round of candidates, so even a few
+// hundred points outweigh starting a goroutine.
+const lowerGrain = 256
+
+// ParallelSeeding returns the rounds and the expected candidates a round
+// draws, ℓ = SeedOversampling·K, of InitParallel under o (zero fields
+// taking DefaultSeedRounds and DefaultSeedOversampling). It panics unless
+// 1 ≤ K, rounds ≥ 1 and the oversampling is positive.
+func (o Options) ParallelSeeding() (rounds int, ell float64) {
+	rounds, over := o.SeedRounds, o.SeedOversampling
 	if rounds == 0 {
 		rounds = DefaultSeedRounds
 	}
 	if over == 0 {
 		over = DefaultSeedOversampling
 	}
-	if k < 1 || k > n || rounds < 1 || !(over > 0) {
+	if o.K < 1 || rounds < 1 || !(over > 0) {
 		panic("kmeans: KMeansParallel needs 1 ≤ k ≤ n points, rounds ≥ 1 and oversampling > 0")
 	}
-	ell := over * float64(k)
-	s := newSeeder(data, dim, n, opt.Seed)
-	s.add([]int32{int32(pointHash(opt.Seed, 0, 0) % uint64(n))})
+	return rounds, over * float64(o.K)
+}
+
+// kmeansParallel is KMeansParallel with the parameters of opt (zero rounds
+// or oversampling taking the defaults), reporting to opt.Progress. It
+// runs the pieces a distributed seeding runs (see ParallelChunk) on one
+// chunk holding every point.
+func kmeansParallel(data []float32, dim int, opt Options) []float32 {
+	n, err := checkData(data, dim)
+	if err != nil {
+		panic(err)
+	}
+	if opt.K > n {
+		panic("kmeans: KMeansParallel needs 1 ≤ k ≤ n points, rounds ≥ 1 and oversampling > 0")
+	}
+	return seedChunks([]*ParallelChunk{NewParallelChunk(data, dim, 0)}, n, opt)
+}
+
+// seedChunks is k-means‖ over the n points cut into chunks (in order of
+// their offsets), as a distributed seeding runs it.
+func seedChunks(chunks []*ParallelChunk, n int, opt Options) []float32 {
+	k, dim := opt.K, chunks[0].Dim
+	rounds, ell := opt.ParallelSeeding()
+	var cand []int32
+	var pts []float32
+	add := func(idx []int32, p []float32) {
+		if len(idx) == 0 {
+			return
+		}
+		cs := NewParallelCandidates(p, dim, idx, len(cand), opt.Seed)
+		for _, c := range chunks {
+			c.Lower(cs)
+		}
+		cand, pts = append(cand, idx...), append(pts, p...)
+	}
+	// draw concatenates the chunks' shares of a round's candidates.
+	draw := func(share func(*ParallelChunk) []int32) {
+		var idx []int32
+		var p []float32
+		for _, c := range chunks {
+			s := share(c)
+			idx, p = append(idx, s...), append(p, c.Points(s)...)
+		}
+		add(idx, p)
+	}
+	draw(func(c *ParallelChunk) []int32 { return c.First(n, opt.Seed) })
 	for r := 1; r <= rounds; r++ {
-		phi := s.phi()
-		if phi == 0 {
+		var phi ParallelPhi
+		for _, c := range chunks {
+			phi.Merge(c.Phi())
+		}
+		if phi.Value() == 0 {
 			break
 		}
-		s.add(s.sample(r, ell/phi))
-		opt.report(Progress{Seeding: true, K: k, Round: r, Rounds: rounds, Candidates: len(s.cand)})
+		draw(func(c *ParallelChunk) []int32 { return c.Sample(opt.Seed, r, ell/phi.Value()) })
+		opt.report(Progress{Seeding: true, K: k, Round: r, Rounds: rounds, Candidates: len(cand)})
 	}
-	if len(s.cand) < k {
-		s.add(s.farthest(k - len(s.cand)))
+	if m := k - len(cand); m > 0 {
+		var far []ParallelFar
+		for _, c := range chunks {
+			far = append(far, c.Farthest(m)...)
+		}
+		top := TopFarthest(far, m)
+		draw(func(c *ParallelChunk) []int32 {
+			var s []int32
+			for _, g := range top {
+				if int(g) >= c.Offset && int(g) < c.Offset+len(c.D2) {
+					s = append(s, g)
+				}
+			}
+			return s
+		})
 	}
-	weight := make([]float64, len(s.cand))
-	for _, c := range s.label {
-		weight[c]++
-	}
-	pts := make([]float32, 0, len(s.cand)*dim)
-	for _, i := range s.cand {
-		pts = append(pts, data[int(i)*dim:(int(i)+1)*dim]...)
+	weight := make([]float64, len(cand))
+	for _, c := range chunks {
+		c.Count(weight)
 	}
 	var seeded func(int)
 	if opt.Progress != nil {
 		seeded = func(j int) { opt.report(Progress{Seeding: true, Seeded: j, K: k}) }
 	}
-	rng := rand.New(rand.NewPCG(opt.Seed, pcgStream))
-	return kmeansPP(pts, dim, k, weight, rng, seeded)
+	return ParallelFinish(pts, dim, k, weight, opt.Seed, seeded)
 }
 
-// seeder is the state of k-means‖'s rounds: the candidates (point
-// indices, in the order added) and, for every point, D² and the position
-// in cand of its nearest candidate.
-type seeder struct {
-	data    []float32
-	dim, n  int
-	seed    uint64
-	workers int
-	cand    []int32
-	d2      []float32
-	label   []int32
-	// tmpL and tmpD hold a round's assignment to its new candidates.
-	tmpL []int32
-	tmpD []float32
+// ParallelFinish is k-means‖'s last step: WeightedKMeansPP, with the
+// random draws of seed, choosing k centroids among the candidates (in the
+// order they were added) weighted by the points nearest to each; seeded,
+// if not nil, is told the number of centroids chosen after each.
+func ParallelFinish(cand []float32, dim, k int, weight []float64, seed uint64, seeded func(int)) []float32 {
+	return kmeansPP(cand, dim, k, weight, rand.New(rand.NewPCG(seed, pcgStream)), seeded)
 }
 
-func newSeeder(data []float32, dim, n int, seed uint64) *seeder {
-	s := &seeder{data: data, dim: dim, n: n, seed: seed, workers: max(1, min(runtime.GOMAXPROCS(0), n/kmeansPPGrain)),
-		d2: make([]float32, n), label: make([]int32, n), tmpL: make([]int32, n), tmpD: make([]float32, n)}
+// ParallelChunk is k-means‖'s state over a run of the points, the unit a
+// distributed seeding works on: the points Data (row-major, Dim wide),
+// the first of which is point Offset of all of them; for each point D2,
+// its squared distance to the nearest candidate so far, and Label, that
+// candidate's position among all candidates in the order added; and Cand,
+// the (global, ascending) indices of the chunk's points that are
+// candidates.
+//
+// A round is: Phi of every chunk merged into φ; Sample of every chunk
+// with ℓ/φ, concatenated in chunk order (ascending index), the round's new
+// candidates; then Lower of every chunk to them. Every step is a map over
+// the points or an exact sum, so however the points are cut into chunks
+// the candidates, labels and weights, and so the centroids of
+// ParallelFinish, are those of KMeansParallel.
+type ParallelChunk struct {
+	Data   []float32
+	Dim    int
+	Offset int
+	D2     []float32
+	Label  []int32
+	Cand   []int32
+}
+
+// NewParallelChunk returns the chunk of data, starting at point offset,
+// before any candidate: D² = +∞.
+func NewParallelChunk(data []float32, dim, offset int) *ParallelChunk {
+	n := len(data) / dim
+	c := &ParallelChunk{Data: data, Dim: dim, Offset: offset, D2: make([]float32, n), Label: make([]int32, n)}
 	inf := float32(math.Inf(1))
-	for i := range s.d2 {
-		s.d2[i] = inf
+	for i := range c.D2 {
+		c.D2[i] = inf
 	}
-	return s
+	return c
 }
 
-// phi is Σ D², summed in point order.
-func (s *seeder) phi() float64 {
-	var t float64
-	for _, d := range s.d2 {
-		t += float64(d)
+// Points returns a copy of the chunk's points of global indices idx.
+func (c *ParallelChunk) Points(idx []int32) []float32 {
+	d := c.Dim
+	out := make([]float32, 0, len(idx)*d)
+	for _, g := range idx {
+		i := int(g) - c.Offset
+		out = append(out, c.Data[i*d:(i+1)*d]...)
 	}
-	return t
+	return out
 }
 
-// sample returns, in ascending order, the points that round r keeps: x
-// with hash-uniform u < scale·D²(x).
-func (s *seeder) sample(r int, scale float64) []int32 {
+// First returns the first candidate of k-means‖ over n points under seed,
+// if the chunk holds it, as a one-index slice; else nil.
+func (c *ParallelChunk) First(n int, seed uint64) []int32 {
+	i := int(pointHash(seed, 0, 0) % uint64(n))
+	if i >= c.Offset && i < c.Offset+len(c.D2) {
+		return []int32{int32(i)}
+	}
+	return nil
+}
+
+// Phi returns Σ D² over the chunk's points, exactly.
+func (c *ParallelChunk) Phi() ParallelPhi {
+	var p ParallelPhi
+	for _, d := range c.D2 {
+		p.Add(d)
+	}
+	return p
+}
+
+// Sample returns, in ascending order, the global indices of the chunk's
+// points that round r keeps: x with hash-uniform u(seed, r, x) < scale·D²(x).
+func (c *ParallelChunk) Sample(seed uint64, r int, scale float64) []int32 {
 	var out []int32
-	for i, d := range s.d2 {
-		if d > 0 && unitHash(s.seed, r, i) < scale*float64(d) {
-			out = append(out, int32(i))
+	for i, d := range c.D2 {
+		if d > 0 && unitHash(seed, r, c.Offset+i) < scale*float64(d) {
+			out = append(out, int32(c.Offset+i))
 		}
 	}
 	return out
 }
 
-// farthest returns the m points of largest D² that are not candidates,
-// ties to the lower index, in ascending order.
-func (s *seeder) farthest(m int) []int32 {
-	is := make(map[int32]bool, len(s.cand))
-	for _, c := range s.cand {
-		is[c] = true
+// ParallelFar is a point and its D², as Farthest returns them.
+type ParallelFar struct {
+	Index int32
+	D2    float32
+}
+
+// farther orders by D² descending, then index ascending.
+func farther(a, b ParallelFar) int {
+	switch {
+	case a.D2 > b.D2:
+		return -1
+	case a.D2 < b.D2:
+		return 1
 	}
-	order := make([]int32, 0, s.n-len(s.cand))
-	for i := range s.n {
-		if !is[int32(i)] {
-			order = append(order, int32(i))
+	return int(a.Index) - int(b.Index)
+}
+
+// Farthest returns the chunk's m non-candidate points of largest D² (ties
+// to the lower index), farthest first: TopFarthest of every chunk's
+// Farthest(m) is the m farthest of all points.
+func (c *ParallelChunk) Farthest(m int) []ParallelFar {
+	is := make(map[int32]bool, len(c.Cand))
+	for _, g := range c.Cand {
+		is[g] = true
+	}
+	var out []ParallelFar
+	for i, d := range c.D2 {
+		if g := int32(c.Offset + i); !is[g] {
+			out = append(out, ParallelFar{g, d})
 		}
 	}
-	slices.SortStableFunc(order, func(a, b int32) int {
-		switch {
-		case s.d2[a] > s.d2[b]:
-			return -1
-		case s.d2[a] < s.d2[b]:
-			return 1
-		}
-		return 0
-	})
-	out := order[:m]
+	slices.SortFunc(out, farther)
+	return out[:min(m, len(out))]
+}
+
+// TopFarthest returns, in ascending order, the indices of the m farthest
+// of far (D² descending, ties to the lower index): the points that top up
+// the candidates when the rounds drew fewer than K.
+func TopFarthest(far []ParallelFar, m int) []int32 {
+	far = slices.Clone(far)
+	slices.SortFunc(far, farther)
+	out := make([]int32, 0, m)
+	for _, f := range far[:min(m, len(far))] {
+		out = append(out, f.Index)
+	}
 	slices.Sort(out)
 	return out
 }
 
-// add appends the points idx to the candidates and lowers every point's
-// D² (and moves its label) to the nearest of them where that is strictly
-// nearer, so that ties stay with the earlier candidate.
-func (s *seeder) add(idx []int32) {
-	if len(idx) == 0 {
-		return
+// Count adds to weight[j] the number of the chunk's points nearest to
+// candidate j.
+func (c *ParallelChunk) Count(weight []float64) {
+	for _, l := range c.Label {
+		weight[l]++
 	}
-	d := s.dim
-	base := int32(len(s.cand))
-	s.cand = append(s.cand, idx...)
-	cent := make([]float32, 0, len(idx)*d)
-	for _, i := range idx {
-		cent = append(cent, s.data[int(i)*d:(int(i)+1)*d]...)
+}
+
+// ParallelCandidates are a round's new candidates, searchable: through
+// nn.Exact, or above parallelIVFMin of them an IVF over them, seeded by
+// the seed and the candidates already drawn, so that every chunk that
+// builds it builds the same.
+type ParallelCandidates struct {
+	base  int32
+	idx   []int32
+	exact *nn.Exact
+	ivf   *nn.IVF
+}
+
+// NewParallelCandidates indexes the new candidates pts (row-major, dim
+// wide), the points of global indices idx (ascending), which follow base
+// candidates drawn before them. It panics if pts is not len(idx) points.
+func NewParallelCandidates(pts []float32, dim int, idx []int32, base int, seed uint64) *ParallelCandidates {
+	if len(pts) != len(idx)*dim || len(idx) == 0 {
+		panic(fmt.Sprintf("kmeans: %d candidate values for %d candidates of dimension %d", len(pts), len(idx), dim))
 	}
-	var assign func(lo, hi int)
+	c := &ParallelCandidates{base: int32(base), idx: idx}
 	if len(idx) > parallelIVFMin {
 		opt := nn.DefaultIVFOptions()
-		opt.Seed = s.seed + uint64(base)
-		v, err := TrainIVF(cent, d, opt)
+		opt.Seed = seed + uint64(base)
+		v, err := TrainIVF(pts, dim, opt)
 		if err != nil {
 			// The candidates are points of checked, finite data.
 			panic(err)
 		}
-		assign = func(lo, hi int) {
-			var sc nn.IVFScratch
-			v.Assign(s.data[lo*d:hi*d], s.tmpL[lo:hi], s.tmpD[lo:hi], &sc)
-		}
+		c.ivf = v
 	} else {
-		e := nn.NewExact(cent, d)
-		assign = func(lo, hi int) {
-			var sc nn.ExactScratch
-			e.Assign(s.data[lo*d:hi*d], s.tmpL[lo:hi], s.tmpD[lo:hi], &sc)
-		}
+		c.exact = nn.NewExact(pts, dim)
 	}
+	return c
+}
+
+// Lower lowers every point's D² (and moves its label) to the nearest of
+// the candidates cs where that is strictly nearer, so that ties stay with
+// the earlier candidate; a candidate is its own nearest, whatever an
+// approximate search found.
+func (c *ParallelChunk) Lower(cs *ParallelCandidates) {
+	d, n := c.Dim, len(c.D2)
+	workers := max(1, min(runtime.GOMAXPROCS(0), n/lowerGrain))
 	update := func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			s.tmpL[i] = -1
+		l, dist := make([]int32, hi-lo), make([]float32, hi-lo)
+		for i := range l {
+			l[i] = -1
 		}
-		assign(lo, hi)
-		for i := lo; i < hi; i++ {
-			if s.tmpD[i] < s.d2[i] {
-				s.d2[i], s.label[i] = s.tmpD[i], base+s.tmpL[i]
+		if cs.ivf != nil {
+			var sc nn.IVFScratch
+			cs.ivf.Assign(c.Data[lo*d:hi*d], l, dist, &sc)
+		} else {
+			var sc nn.ExactScratch
+			cs.exact.Assign(c.Data[lo*d:hi*d], l, dist, &sc)
+		}
+		for i := range l {
+			if dist[i] < c.D2[lo+i] {
+				c.D2[lo+i], c.Label[lo+i] = dist[i], cs.base+l[i]
 			}
 		}
 	}
-	if s.workers <= 1 {
-		update(0, s.n)
+	if workers <= 1 {
+		update(0, n)
 	} else {
 		var wg sync.WaitGroup
-		for w := range s.workers {
-			lo, hi := w*s.n/s.workers, (w+1)*s.n/s.workers
+		for w := range workers {
+			lo, hi := w*n/workers, (w+1)*n/workers
 			wg.Go(func() { update(lo, hi) })
 		}
 		wg.Wait()
 	}
-	// A candidate is its own nearest, whatever an approximate search found.
-	for j, i := range idx {
-		if s.d2[i] > 0 {
-			s.d2[i], s.label[i] = 0, base+int32(j)
+	for j, g := range cs.idx {
+		if i := int(g) - c.Offset; i >= 0 && i < n {
+			c.Cand = append(c.Cand, g)
+			if c.D2[i] > 0 {
+				c.D2[i], c.Label[i] = 0, cs.base+int32(j)
+			}
 		}
 	}
+}
+
+// ParallelPhi is an exact sum of non-negative float32 values, φ = Σ D²:
+// Sum[e] adds the 24-bit significands of the values of float32 exponent
+// e, so that partial sums merge in any order and grouping to the same
+// total, which is what makes the candidates independent of how the points
+// are cut into chunks. Values ≤ 0 add nothing. Each bucket holds 2³⁹
+// values before it could overflow.
+type ParallelPhi struct {
+	Sum []int64
+}
+
+// Add adds v to p.
+func (p *ParallelPhi) Add(v float32) {
+	if !(v > 0) {
+		return
+	}
+	if p.Sum == nil {
+		p.Sum = make([]int64, 256)
+	}
+	b := math.Float32bits(v)
+	e, m := b>>23, int64(b&(1<<23-1))
+	if e > 0 {
+		m |= 1 << 23
+	}
+	p.Sum[e] += m
+}
+
+// Merge adds q to p.
+func (p *ParallelPhi) Merge(q ParallelPhi) {
+	if q.Sum == nil {
+		return
+	}
+	if p.Sum == nil {
+		p.Sum = make([]int64, 256)
+	}
+	for e, v := range q.Sum {
+		p.Sum[e] += v
+	}
+}
+
+// Value returns the sum as a float64, a function of the exact bucket
+// totals only.
+func (p ParallelPhi) Value() float64 {
+	var t float64
+	for e, v := range p.Sum {
+		if v != 0 {
+			// A value of exponent e is m·2^(max(e,1)−150).
+			t += math.Ldexp(float64(v), max(e, 1)-150)
+		}
+	}
+	return t
 }
 
 // pointHash is a hash of (seed, round, point) whose bits are uniform and

@@ -1,6 +1,7 @@
 package kmeans
 
 import (
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -183,5 +184,72 @@ func TestKMeansParallelProgress(t *testing.T) {
 	}
 	if !slices.Equal(rounds, []int{1, 2, 3}) || len(seeded) != 10 || seeded[9] != 10 {
 		t.Errorf("rounds %v and centroids %v reported, want rounds 1–3 and centroids 1–10", rounds, seeded)
+	}
+}
+
+// TestKMeansParallelChunks checks that k-means‖ over the points cut into
+// chunks, as a distributed seeding runs it, chooses the centroids of
+// KMeansParallel over all of them, however they are cut: with exact and
+// with IVF updates, and with the top-up of too few distinct points.
+func TestKMeansParallelChunks(t *testing.T) {
+	var few []float32
+	for i := range 300 {
+		few = append(few, float32(i%3), float32(i%3)*2, 1, 0)
+	}
+	for _, tc := range []struct {
+		name     string
+		data     []float32
+		dim, k   int
+		rounds   int
+		oversamp float64
+	}{
+		{"exact updates", uniform(rand.New(rand.NewPCG(7, 8)), 3000, 8), 8, 60, 3, 2},
+		{"IVF updates", uniform(rand.New(rand.NewPCG(7, 8)), 12000, 8), 8, 2500, 2, 2}, // ℓ = 5,000 > parallelIVFMin
+		{"top-up", few, 4, 5, 2, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := len(tc.data) / tc.dim
+			opt := Options{K: tc.k, Seed: 5, SeedRounds: tc.rounds, SeedOversampling: tc.oversamp}
+			want := KMeansParallel(tc.data, tc.dim, tc.k, 5, tc.rounds, tc.oversamp)
+			for _, cuts := range [][]int{{n / 2}, {1, 2, n / 3, n - 1}, {17, 4000, 4001, 9000}} {
+				var chunks []*ParallelChunk
+				lo := 0
+				for _, hi := range append(cuts, n) {
+					hi = min(hi, n)
+					if hi > lo {
+						chunks = append(chunks, NewParallelChunk(tc.data[lo*tc.dim:hi*tc.dim], tc.dim, lo))
+						lo = hi
+					}
+				}
+				if got := seedChunks(chunks, n, opt); !slices.Equal(got, want) {
+					t.Errorf("%d chunks chose other centroids than one", len(chunks))
+				}
+			}
+		})
+	}
+}
+
+// TestParallelPhiExact checks that φ does not depend on the order or the
+// grouping of its sums, where a float64 running sum does.
+func TestParallelPhiExact(t *testing.T) {
+	vals := []float32{1e7, 3e-3, 1, 0, -2, 7.25e5, 1e-7, 3}
+	var all ParallelPhi
+	for _, v := range vals {
+		all.Add(v)
+	}
+	var a, b ParallelPhi
+	for i := len(vals) - 1; i >= 0; i-- {
+		if i%2 == 0 {
+			a.Add(vals[i])
+		} else {
+			b.Add(vals[i])
+		}
+	}
+	b.Merge(a)
+	if all.Value() != b.Value() {
+		t.Errorf("φ %v in order, %v regrouped", all.Value(), b.Value())
+	}
+	if want := 1e7 + 3e-3 + 1 + 7.25e5 + 1e-7 + 3; math.Abs(all.Value()-want) > 1e-9*want {
+		t.Errorf("φ = %v, want %v", all.Value(), want)
 	}
 }

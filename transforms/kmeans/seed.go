@@ -14,7 +14,7 @@ import (
 // initialize is Initialize on checked arguments.
 func initialize(data []float32, dim, n int, opt Options) []float32 {
 	rng := rand.New(rand.NewPCG(opt.Seed, pcgStream))
-	switch opt.initMethod() {
+	switch opt.InitMethod() {
 	case InitRandom:
 		idx := distinctSample(n, opt.K, rng)
 		cent := make([]float32, opt.K*dim)

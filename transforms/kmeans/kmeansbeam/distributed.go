@@ -127,15 +127,7 @@ func (f *initFn) ProcessElement(ctx context.Context, smp sample, emit func(state
 		return fmt.Errorf("vocabulary: %w", err)
 	}
 	log.Infof(ctx, "vocabulary: %d initial centroids from %d descriptors in %.1fs", f.Opt.K, len(smp.Prio), time.Since(start).Seconds())
-	st := state{K: f.Opt.K, Dim: d, Centroids: cent, Fingerprint: fingerprint(cent), Sampled: len(smp.Prio), Approx: f.Opt.Approx, Start: start.UnixNano(),
-		Chunks: chunkCount(f.Opt.Chunks, len(smp.Prio))}
-	if st.Approx {
-		st.Forest = f.Opt.forest()
-	}
-	if f.Opt.useIVF() {
-		st.UseIVF, st.IVF = true, f.Opt.ivf()
-	}
-	st.parts(emit)
+	initialState(f.Opt, cent, len(smp.Prio), start).parts(emit)
 	return nil
 }
 

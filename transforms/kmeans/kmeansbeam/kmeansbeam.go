@@ -15,8 +15,9 @@
 //	sums_i                     = CombinePerKey(merge)(partial sums_i)
 //	state_i+1                  = ParDo(update_i)(impulse; side inputs: state_i, sums_i)
 //
-// where state_0 holds the initial centroids (kmeans.Initialize on the
-// sample, on one worker) and a state is the current centroids, iteration,
+// where state_0 holds the initial centroids — by k-means‖ over the chunks
+// (see initialCentroids), or kmeans.Initialize on the sample on one worker
+// for the other seedings — and a state is the current centroids, iteration,
 // objective and whether training has converged. A state travels as parts of
 // 512 centroids, and sums as blocks of 256 words keyed by block, so that no
 // element of the loop exceeds about half a megabyte (see Memory).
@@ -173,8 +174,9 @@ type Options struct {
 	Chunks int
 
 	// Init and InitSample choose the initial centroids, as in
-	// kmeans.Options: by default k-means++ on the whole sample below
-	// kmeans.KMeansPPMaxK words and random sample descriptors above.
+	// kmeans.Options: by default k-means‖ (over the chunks when
+	// distributed) below kmeans.KMeansPPMaxK words and random sample
+	// descriptors above.
 	Init       kmeans.Init
 	InitSample int
 }
@@ -412,7 +414,7 @@ func fromSample(s beam.Scope, smp beam.PCollection, opt Options, start beam.PCol
 	if opt.Chunks == 0 {
 		return beam.ParDo(s, &trainFn{Opt: opt}, smp)
 	}
-	st := beam.ParDo(s, &initFn{Opt: opt}, smp)
+	st := initialCentroids(s, smp, opt, start)
 	chunks := beam.Reshuffle(s, beam.ParDo(s, &splitFn{Chunks: opt.Chunks}, smp))
 	forest, ivf := opt.forest(), opt.ivf()
 	for i := 0; i <= opt.MaxIter; i++ {
@@ -543,6 +545,11 @@ func floats(smp sample, k int) ([]float32, error) {
 // per Lloyd iteration with its objective and changes.
 func trainProgress(tr *progress.Tracker, k, n int, start time.Time, now func() time.Time, logf func(string, ...any)) func(kmeans.Progress) {
 	logf("vocabulary: choosing %d initial centroids from %d descriptors", k, n)
+	return progressLines(tr, k, start, now, logf)
+}
+
+// progressLines is trainProgress without its opening line.
+func progressLines(tr *progress.Tracker, k int, start time.Time, now func() time.Time, logf func(string, ...any)) func(kmeans.Progress) {
 	seeding := tr.Meter("vocabulary seeding", "centroids", int64(k), start)
 	return func(p kmeans.Progress) {
 		if p.Round > 0 {

@@ -228,6 +228,15 @@ func TestVocabularyDistributed(t *testing.T) {
 		// iteration arrive in several blocks.
 		{"many words", noisy, Options{K: 2*sumBlock + 50, Sample: 2000, MaxIter: 3, Seed: 6, Approx: true}, []int{1, 5}, nil},
 		{"duplicates", dups, Options{K: 7, Sample: 1000, MaxIter: 5, Seed: 1, Approx: true}, []int{5}, nil},
+		// k-means‖ seeds over the chunks (seed.go) what
+		// kmeans.Initialize seeds over the whole sample: a few chunks,
+		// chunks of a few descriptors (most drawing no candidate), more
+		// words than the rounds draw candidates among duplicates (the
+		// top-up round), and more than a block of sums.
+		{"planted kmeans||", blobs, Options{K: 6, Sample: 2000, MaxIter: 5, Seed: 3, Approx: true, Init: kmeans.InitParallel}, []int{0, 1, 7}, centres},
+		{"noise exact kmeans||", noisy, Options{K: 40, Sample: 600, MaxIter: 4, Seed: 5, Init: kmeans.InitParallel}, []int{1, 9, 64}, nil},
+		{"duplicates kmeans||", dups, Options{K: 7, Sample: 1000, MaxIter: 5, Seed: 1, Approx: true, Init: kmeans.InitParallel}, []int{1, 5}, nil},
+		{"many words kmeans||", noisy, Options{K: 2*sumBlock + 50, Sample: 2000, MaxIter: 2, Seed: 6, Approx: true, Init: kmeans.InitParallel}, []int{5}, nil},
 	} {
 		feats := beam.CreateList(s, writeParts(t, tc.feats, t.TempDir(), 3))
 		chunked := tc.opt

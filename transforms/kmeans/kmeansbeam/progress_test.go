@@ -16,7 +16,7 @@ import (
 	"github.com/bowline/bowline/transforms/progress"
 )
 
-// TestTrainProgress trains 60 words on a clock that moves a second each
+// TestTrainProgress trains 60 words from k-means++ on a clock that moves a second each
 // time it is read, with a 20 s period: the seeding is told every 20
 // centroids and when done, and every iteration has its line.
 func TestTrainProgress(t *testing.T) {
@@ -31,7 +31,7 @@ func TestTrainProgress(t *testing.T) {
 	now := func() time.Time { clock = clock.Add(time.Second); return clock }
 	var lines []string
 	logf := func(format string, a ...any) { lines = append(lines, fmt.Sprintf(format, a...)) }
-	opt := kmeans.Options{K: k, MaxIter: 5, Seed: 1}
+	opt := kmeans.Options{K: k, MaxIter: 5, Seed: 1, Init: kmeans.InitKMeansPP}
 	opt.Progress = trainProgress(progress.New(20*time.Second), k, n, t0, now, logf)
 	res, err := kmeans.Train(data, dim, opt)
 	if err != nil {
