@@ -13,13 +13,15 @@
 //
 //	chunks_i+1, partial sums_i = ParDo(assign_i)(chunks_i; side input: state_i)
 //	sums_i                     = CombinePerKey(merge)(partial sums_i)
-//	state_i+1                  = ParDo(update_i)(impulse; side inputs: state_i, sums_i)
+//	plan_i                     = ParDo(plan_i)(impulse; side inputs: state_i, counts of sums_i)
+//	shard rows_i, split rows_i = ParDo(shard_i)(word shards; side inputs: state_i, plan_i, sums_i by block)
+//	state_i+1                  = shard rows_i + ParDo(split_i)(impulse; side inputs: plan_i, split rows_i)
 //
 // where state_0 holds the initial centroids (kmeans.Initialize on the
 // sample, on one worker) and a state is the current centroids, iteration,
 // objective and whether training has converged. A state travels as parts of
-// 512 centroids, and sums as blocks of 256 words keyed by block, so that no
-// element of the loop exceeds about half a megabyte (see Memory).
+// at most 512 centroids, and sums as blocks of 256 words keyed by block, so
+// that no element of the loop exceeds about half a megabyte (see Memory).
 //
 // assign_i assigns each descriptor of its chunks to the nearest centroid of
 // state_i — through an nn.IVF trained by kmeans.TrainIVF with
@@ -45,11 +47,19 @@
 // kmeans.Train with ReseedSplit (the objective differs by the fixed-point
 // rounding, at most 2⁻⁹).
 //
-// update_i gathers the merged sums into kmeans.Sums and applies what
-// kmeans.Train applies: the stopping rule kmeans.Options.Stop and, if
-// training goes on, kmeans.Update (every centroid to the mean of its
-// cluster) and kmeans.Split (empty clusters re-seeded, which needs only the
-// counts). A converged state passes through the remaining stages unchanged.
+// The update is split by word range so that no worker holds K words' float64
+// sums. plan_i, on one worker, reads only the counts of the merged sums (12
+// bytes a word) and applies the stopping rule kmeans.Options.Stop and, if
+// training goes on, kmeans.PlanSplits: which empty clusters split off which
+// large ones, which needs only the counts. shard_i, for each shard of
+// Options.ShardWords words (DefaultShardWords), gathers the shard's merged
+// blocks into kmeans.Sums of its word range and sets each centroid to the
+// mean of its cluster (kmeans.Update); it emits its rows as parts of the
+// next state, except the few rows the splits touch, which split_i gathers
+// on one worker to apply the splits (kmeans.ApplySplits) and emit. The
+// centroids are those kmeans.Update and kmeans.Split give on the Sums of
+// all words, bit for bit, so the shards change no output. A converged state
+// passes through the remaining stages unchanged.
 //
 // # Memory
 //
@@ -57,7 +67,7 @@
 // the Go SDK harness caches every bundle plan it builds, with its DoFns, for
 // the rest of the job, and each DataSink of a plan keeps an encoding buffer
 // as large as the largest element it has emitted (up to twice that); the
-// unrolled graph has three stages per iteration, and a runner may run
+// unrolled graph has five stages per iteration, and a runner may run
 // several bundles of a stage at once, each with its own plan. Hence a chunk
 // element is at most maxChunk descriptors (540 KB), a block of sums
 // sumBlock words (265 KB, about a quarter of that coded: the sums are
@@ -74,9 +84,11 @@
 // touched plus a 4·K-byte index; a chunk takes 132 bytes per descriptor
 // (bytes and label) and, while assigned, a float32 copy of 512 bytes per
 // descriptor. Merge workers hold 1,036 bytes per word of the blocks they
-// merge; the update worker holds the kmeans.Sums and the centroids,
-// 1,548·K bytes. The single-worker path (Chunks = 0) holds the whole
-// sample as float32 (512 bytes per descriptor), labels and distances
+// merge; the plan holds 8·K bytes of counts and its element 8 bytes per
+// empty cluster; an update of a word shard holds its kmeans.Sums and
+// centroids, 1,548 bytes a word (101 MB for the default 65,536 words), and
+// split_i the rows its splits touch. The single-worker path (Chunks = 0)
+// holds the whole sample as float32 (512 bytes per descriptor), labels and distances
 // (8 bytes each), dense sums and one index.
 package kmeansbeam
 
@@ -117,7 +129,13 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*partial)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*assignFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*mergeFn)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*updateFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*planFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*plan)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*shardsFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*shardFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*splitRow)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*splitRowsFn)(nil)).Elem())
+	beam.RegisterFunction(countsFn)
 	beam.RegisterFunction(codebookFn)
 	beam.RegisterFunction(keypointsFn)
 	beam.RegisterType(reflect.TypeOf((*samplePartFn)(nil)).Elem())
@@ -177,6 +195,25 @@ type Options struct {
 	// kmeans.KMeansPPMaxK words and random sample descriptors above.
 	Init       kmeans.Init
 	InitSample int
+
+	// ShardWords is the number of words whose centroids one worker
+	// updates in distributed training (0: DefaultShardWords): the update
+	// holds their float64 sums and centroids, 1,548 bytes a word, and no
+	// worker holds all K. It changes no output, so it is left out of the
+	// settings a run records.
+	ShardWords int `json:"-"`
+}
+
+// DefaultShardWords is the default Options.ShardWords: 64 MiB of float64
+// sums at D = 128.
+const DefaultShardWords = 1 << 16
+
+// shardWords returns the words of a shard of the update in force.
+func (o Options) shardWords() int {
+	if o.ShardWords == 0 {
+		return DefaultShardWords
+	}
+	return o.ShardWords
 }
 
 // Validate reports whether o is usable.
@@ -188,6 +225,8 @@ func (o Options) Validate() error {
 		return setting.Errorf("kmeansbeam", "Sample", o.Sample, "at least K = %d: k-means needs a sampled descriptor for every word", o.K)
 	case o.Chunks < 0:
 		return setting.Errorf("kmeansbeam", "Chunks", o.Chunks, "0 (one worker) or more")
+	case o.ShardWords < 0:
+		return setting.Errorf("kmeansbeam", "ShardWords", o.ShardWords, "0 (the default, %d) or more", DefaultShardWords)
 	}
 	if err := o.kmeans().Validate(); err != nil {
 		return fmt.Errorf("vocabulary: %w", err)
@@ -407,12 +446,18 @@ func fromSample(s beam.Scope, smp beam.PCollection, opt Options, start beam.PCol
 	}
 	st := beam.ParDo(s, &initFn{Opt: opt}, smp)
 	chunks := beam.Reshuffle(s, beam.ParDo(s, &splitFn{Chunks: opt.Chunks}, smp))
+	words := opt.shardWords()
+	shards := beam.Reshuffle(s, beam.ParDo(s, &shardsFn{K: opt.K, Words: words}, start))
 	forest, ivf := opt.forest(), opt.ivf()
 	for i := 0; i <= opt.MaxIter; i++ {
 		is := s.Scope(fmt.Sprintf("iteration%02d", i))
 		next, parts := beam.ParDo2(is, &assignFn{Iter: i, Approx: opt.Approx, Forest: forest, UseIVF: opt.useIVF(), IVF: ivf}, chunks, beam.SideInput{Input: st})
 		sums := beam.CombinePerKey(is, &mergeFn{}, parts)
-		st = beam.ParDo(is, &updateFn{Iter: i, MaxIter: opt.MaxIter, Tol: opt.Tol}, start, beam.SideInput{Input: st}, beam.SideInput{Input: sums})
+		counts := beam.ParDo(is, countsFn, sums)
+		pl := beam.ParDo(is, &planFn{Iter: i, MaxIter: opt.MaxIter, Tol: opt.Tol}, start, beam.SideInput{Input: st}, beam.SideInput{Input: counts})
+		updated, rows := beam.ParDo2(is, &shardFn{Iter: i, Words: words}, shards, beam.SideInput{Input: st}, beam.SideInput{Input: pl}, beam.SideInput{Input: sums})
+		split := beam.ParDo(is, &splitRowsFn{Iter: i}, start, beam.SideInput{Input: pl}, beam.SideInput{Input: rows})
+		st = beam.Flatten(is, updated, split)
 		chunks = next
 	}
 	return beam.ParDo(s, codebookFn, start, beam.SideInput{Input: st})

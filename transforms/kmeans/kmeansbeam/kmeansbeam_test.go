@@ -224,10 +224,19 @@ func TestVocabularyDistributed(t *testing.T) {
 		// Exact training on one worker re-seeds differently: compare the
 		// distributed trainer with itself and with Train's ReseedSplit.
 		{"noise exact", noisy, Options{K: 40, Sample: 600, MaxIter: 4, Seed: 5}, []int{1, 64}, nil},
+		// Word shards of the update smaller than K, not dividing it, and
+		// of one word: the splits of empty clusters cross them.
+		{"noise akm shards of 7", noisy, Options{K: 40, Sample: 600, MaxIter: 6, Tol: 1e-6, Seed: 4, Approx: true, ShardWords: 7,
+			IVF: nn.IVFOptions{Lists: 8, Probes: 1, Seed: 9}, Init: kmeans.InitRandom}, []int{1, 9}, nil},
+		{"noise exact shards of 1", noisy, Options{K: 40, Sample: 600, MaxIter: 4, Seed: 5, ShardWords: 1}, []int{3}, nil},
 		// More words than a block of sums holds: the sums of an
 		// iteration arrive in several blocks.
 		{"many words", noisy, Options{K: 2*sumBlock + 50, Sample: 2000, MaxIter: 3, Seed: 6, Approx: true}, []int{1, 5}, nil},
+		// Shards that cut blocks of sums, and parts of the state.
+		{"many words shards", noisy, Options{K: 2*sumBlock + 50, Sample: 2000, MaxIter: 3, Seed: 6, Approx: true, ShardWords: sumBlock/2 + 3}, []int{5}, nil},
+		{"more words than a state part", noisy, Options{K: stateRows + 40, Sample: 2000, MaxIter: 2, Seed: 6, Approx: true, ShardWords: 200}, []int{4}, nil},
 		{"duplicates", dups, Options{K: 7, Sample: 1000, MaxIter: 5, Seed: 1, Approx: true}, []int{5}, nil},
+		{"duplicates shards of 2", dups, Options{K: 7, Sample: 1000, MaxIter: 5, Seed: 1, Approx: true, ShardWords: 2}, []int{5}, nil},
 	} {
 		feats := beam.CreateList(s, writeParts(t, tc.feats, t.TempDir(), 3))
 		chunked := tc.opt
@@ -277,6 +286,7 @@ func TestOptionsValidate(t *testing.T) {
 		{"one word", func(o *Options) { o.K = 1 }, "K = 1: must be 2 or more"},
 		{"sample < K", func(o *Options) { o.Sample = 5 }, "Sample = 5"},
 		{"negative chunks", func(o *Options) { o.Chunks = -1 }, "Chunks"},
+		{"negative shard words", func(o *Options) { o.ShardWords = -1 }, "ShardWords"},
 		{"zero MaxIter", func(o *Options) { o.MaxIter = 0 }, "MaxIter"},
 		{"bad forest", func(o *Options) { o.Approx, o.Forest = true, nn.ForestOptions{Trees: 1, LeafSize: -1, Checks: 1} }, "LeafSize"},
 		{"bad ivf", func(o *Options) { o.Approx, o.IVF = true, nn.IVFOptions{Probes: 1, Lists: -2} }, "Lists"},
