@@ -124,7 +124,7 @@ func DefaultConfig() Config {
 	return Config{
 		Columns:  ingest.DefaultColumns(),
 		Describe: describe.DefaultOptions(),
-		Vocab:    kmeansbeam.Options{K: 1000, Sample: 200_000, MaxIter: 25, Tol: 1e-4, Seed: 1, PartLoads: 2},
+		Vocab:    kmeansbeam.Options{K: 1000, MaxIter: 25, Tol: 1e-4, Seed: 1, PartLoads: 2},
 		// Square-rooted term frequencies damp bursts (package bow): on
 		// ETH-80 they raise held-out mAP, of TF-IDF and of the learners,
 		// for category and object labels alike.
@@ -142,10 +142,6 @@ func (c Config) Validate() error {
 		return fmt.Errorf("no input: give a labels CSV or an image directory")
 	case c.Output == "":
 		return fmt.Errorf("no output directory")
-	case c.Vocab.K <= 1:
-		return fmt.Errorf("vocabulary size must be at least 2, got %d", c.Vocab.K)
-	case c.Vocab.Sample < c.Vocab.K:
-		return fmt.Errorf("vocabulary sample (%d) must be at least the vocabulary size (%d)", c.Vocab.Sample, c.Vocab.K)
 	case !(c.MaxDrift >= 0):
 		return fmt.Errorf("the vocabulary's largest drift must be 0 or more, got %v", c.MaxDrift)
 	case c.Previous != "" && fileio.TreeOf(c.Output).Holds(c.Previous):
@@ -160,6 +156,9 @@ func (c Config) Validate() error {
 		}
 	}
 	if err := c.Describe.Validate(); err != nil {
+		return err
+	}
+	if err := c.Vocab.Validate(); err != nil {
 		return err
 	}
 	if err := c.BoW.Validate(); err != nil {

@@ -140,26 +140,31 @@ func fingerprint(c []float32) uint64 {
 type initFn struct{ Opt Options }
 
 func (f *initFn) ProcessElement(ctx context.Context, smp sample, emit func(state)) error {
+	return initState(ctx, f.Opt, smp, len(smp.Prio), chunkCount(f.Opt.chunks(), len(smp.Prio)), emit)
+}
+
+// initState chooses the initial centroids on smp, on one worker, and emits
+// them as the state of a training on sampled descriptors in chunks.
+func initState(ctx context.Context, o Options, smp sample, sampled, chunks int, emit func(state)) error {
 	const d = formats.DescriptorSize
 	start := time.Now()
-	data, err := floats(smp, f.Opt.K)
+	data, err := floats(smp, o.K)
 	if err != nil {
 		return err
 	}
-	opt := f.Opt.kmeans()
-	opt.Progress = logProgress(ctx, f.Opt.K, len(smp.Prio), start)
+	opt := o.kmeans()
+	opt.Progress = logProgress(ctx, o.K, len(smp.Prio), start)
 	cent, err := kmeans.Initialize(data, d, opt)
 	if err != nil {
 		return fmt.Errorf("vocabulary: %w", err)
 	}
-	log.Infof(ctx, "vocabulary: %d initial centroids from %d descriptors in %.1fs", f.Opt.K, len(smp.Prio), time.Since(start).Seconds())
-	st := state{K: f.Opt.K, Dim: d, Centroids: cent, Sampled: len(smp.Prio), Approx: f.Opt.Approx, Start: start.UnixNano(),
-		Chunks: chunkCount(f.Opt.Chunks, len(smp.Prio))}
+	log.Infof(ctx, "vocabulary: %d initial centroids from %d descriptors in %.1fs", o.K, len(smp.Prio), time.Since(start).Seconds())
+	st := state{K: o.K, Dim: d, Centroids: cent, Sampled: sampled, Approx: o.Approx, Start: start.UnixNano(), Chunks: chunks}
 	if st.Approx {
-		st.Forest = f.Opt.forest()
+		st.Forest = o.forest()
 	}
-	if f.Opt.useIVF() {
-		st.UseIVF, st.IVF = true, f.Opt.ivf()
+	if o.useIVF() {
+		st.UseIVF, st.IVF = true, o.ivf()
 	}
 	st.parts(emit)
 	return nil
@@ -576,16 +581,18 @@ func (p plan) pairs() []kmeans.SplitPair {
 	return out
 }
 
-// readPlan returns the one plan iter yields.
-func readPlan(iter func(*plan) bool, it int) (plan, error) {
-	var p, q plan
+// readOne returns the one element the side input iter yields, or an error
+// naming what it should hold.
+func readOne[T any](iter func(*T) bool, what string) (T, error) {
+	var p, q T
 	n := 0
 	for iter(&q) {
 		p = q
 		n++
 	}
 	if n != 1 {
-		return plan{}, fmt.Errorf("vocabulary: iteration %d has %d plans of its update, want 1", it, n)
+		var zero T
+		return zero, fmt.Errorf("vocabulary: %d elements of %s, want 1", n, what)
 	}
 	return p, nil
 }
@@ -707,7 +714,7 @@ type splitRow struct {
 type shardFn struct{ Iter, Words int }
 
 func (f *shardFn) ProcessElement(shard int, stateSide func(*state) bool, planSide func(*plan) bool, sumsSide func(int) func(*partial) bool, emit func(state), emitRow func(splitRow)) error {
-	pl, err := readPlan(planSide, f.Iter)
+	pl, err := readOne(planSide, fmt.Sprintf("the plan of iteration %d", f.Iter))
 	if err != nil {
 		return err
 	}
@@ -778,7 +785,7 @@ func (f *shardFn) ProcessElement(shard int, stateSide func(*state) bool, planSid
 type splitRowsFn struct{ Iter int }
 
 func (f *splitRowsFn) ProcessElement(_ []byte, planSide func(*plan) bool, rowsSide func(*splitRow) bool, emit func(state)) error {
-	pl, err := readPlan(planSide, f.Iter)
+	pl, err := readOne(planSide, fmt.Sprintf("the plan of iteration %d", f.Iter))
 	if err != nil {
 		return err
 	}

@@ -5,11 +5,13 @@
 //
 // # Distributed training
 //
-// With Options.Chunks > 0 the sample is cut into that many chunks — more if
-// that keeps every chunk within 4,096 descriptors — which are reshuffled so
-// that the runner can spread them over workers, and Lloyd's iterations
-// become stages of the graph, unrolled MaxIter+1 times (the graph of a Beam
-// batch job is fixed before it runs). Iteration i is
+// With Options.Chunks > 0 (or, with 0, a sample above Options.WholeSample)
+// the sample is cut into that many chunks — more if that keeps every chunk
+// within 4,096 descriptors — which are reshuffled so that the runner can
+// spread them over workers, and Lloyd's iterations become stages of the
+// graph, unrolled MaxIter+1 times (the graph of a Beam batch job is fixed
+// before it runs). A sample above WholeSample is drawn part by part into
+// its chunks, never whole (parts.go). Iteration i is
 //
 //	chunks_i+1, partial sums_i = ParDo(assign_i)(chunks_i; side input: state_i)
 //	sums_i                     = CombinePerKey(merge)(partial sums_i)
@@ -136,6 +138,12 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*splitRow)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*splitRowsFn)(nil)).Elem())
 	beam.RegisterFunction(countsFn)
+	beam.RegisterType(reflect.TypeOf((*partPriosFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*prios)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*threshold)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*mergePriosFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*initPartsFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*partChunksFn)(nil)).Elem())
 	beam.RegisterFunction(codebookFn)
 	beam.RegisterFunction(keypointsFn)
 	beam.RegisterType(reflect.TypeOf((*samplePartFn)(nil)).Elem())
@@ -148,7 +156,8 @@ func init() {
 type Options struct {
 	// K is the number of visual words.
 	K int
-	// Sample bounds the number of descriptors clustered.
+	// Sample bounds the number of descriptors clustered; 0 is
+	// DefaultSample(K).
 	Sample int
 	// PartLoads is the most features parts a worker process reads at once
 	// to draw the sample (0: no limit): a part being read holds a row group
@@ -187,8 +196,16 @@ type Options struct {
 	// so that none exceeds 4,096 descriptors, and runs Lloyd's iterations
 	// as Beam stages (see the package documentation), so that assignment
 	// runs where the chunks are; a runner can use as many workers as there
-	// are chunks. Zero trains on one worker with kmeans.Train.
+	// are chunks. Zero trains on one worker with kmeans.Train if the
+	// sample is at most WholeSample descriptors, and in chunks of 4,096 if
+	// it is larger.
 	Chunks int
+
+	// WholeSample is the largest sample one worker holds whole (0:
+	// MaxOneWorkerSample). A larger one is drawn part by part and seeded
+	// from its max(K, WholeSample) descriptors of smallest priority (see
+	// parts.go), and trains in chunks.
+	WholeSample int
 
 	// Init and InitSample choose the initial centroids, as in
 	// kmeans.Options: by default k-means++ on the whole sample below
@@ -202,6 +219,57 @@ type Options struct {
 	// worker holds all K. It changes no output, so it is left out of the
 	// settings a run records.
 	ShardWords int `json:"-"`
+}
+
+// The default sample (DefaultSample) follows the vocabulary: SamplePerWord
+// descriptors a word, at least MinDefaultSample and at most
+// MaxDefaultSample. Philbin et al. trained 1M words on 16.7M descriptors;
+// README notes that 100K words from 230K descriptors leave most words in
+// one or two images. The upper bound is what one worker can hold: the
+// merged sample takes 136 bytes a descriptor, and the seeding and the
+// one-worker trainer a float32 copy of 512 bytes a descriptor (2.6 GB at
+// 5M); larger samples must be asked for.
+const (
+	SamplePerWord    = 50
+	MinDefaultSample = 200_000
+	MaxDefaultSample = 5_000_000
+)
+
+// DefaultSample returns the sample of a vocabulary of k words when
+// Options.Sample is 0: 50 descriptors a word, at least 200,000 and at most
+// 5,000,000.
+func DefaultSample(k int) int {
+	return min(max(MinDefaultSample, SamplePerWord*k), MaxDefaultSample)
+}
+
+// sample returns the sample in force.
+func (o Options) sample() int {
+	if o.Sample == 0 {
+		return DefaultSample(o.K)
+	}
+	return o.Sample
+}
+
+// MaxOneWorkerSample is the default Options.WholeSample: the seeding, and
+// kmeans.Train on one worker, hold the sample as float32, 512 MB at this
+// size, and its merge as bytes, 136 MB.
+const MaxOneWorkerSample = 1_000_000
+
+// wholeSample returns the largest sample held whole in force.
+func (o Options) wholeSample() int {
+	if o.WholeSample == 0 {
+		return MaxOneWorkerSample
+	}
+	return o.WholeSample
+}
+
+// chunks returns the chunks asked of distributed training in force (see
+// Options.Chunks), 0 for training on one worker.
+func (o Options) chunks() int {
+	if o.Chunks == 0 && o.inParts() {
+		return 1
+	}
+	return o.Chunks
 }
 
 // DefaultShardWords is the default Options.ShardWords: 64 MiB of float64
@@ -221,10 +289,14 @@ func (o Options) Validate() error {
 	switch {
 	case o.K < 2: // a vocabulary of one word tells no image from another
 		return setting.Errorf("kmeansbeam", "K", o.K, "2 or more")
-	case o.Sample < o.K:
-		return setting.Errorf("kmeansbeam", "Sample", o.Sample, "at least K = %d: k-means needs a sampled descriptor for every word", o.K)
+	case o.Sample < 0:
+		return setting.Errorf("kmeansbeam", "Sample", o.Sample, "0 (%d descriptors a word, %d to %d) or more", SamplePerWord, MinDefaultSample, MaxDefaultSample)
+	case o.sample() < o.K:
+		return setting.Errorf("kmeansbeam", "Sample", o.sample(), "at least K = %d: k-means needs a sampled descriptor for every word", o.K)
 	case o.Chunks < 0:
 		return setting.Errorf("kmeansbeam", "Chunks", o.Chunks, "0 (one worker) or more")
+	case o.WholeSample < 0:
+		return setting.Errorf("kmeansbeam", "WholeSample", o.WholeSample, "0 (the default, %d) or more", MaxOneWorkerSample)
 	case o.ShardWords < 0:
 		return setting.Errorf("kmeansbeam", "ShardWords", o.ShardWords, "0 (the default, %d) or more", DefaultShardWords)
 	}
@@ -304,7 +376,7 @@ func (o Options) kmeans() kmeans.Options {
 	if o.useIVF() {
 		k.Index, k.IVF = kmeans.IndexIVF, o.ivf()
 	}
-	if o.Chunks > 0 {
+	if o.chunks() > 0 {
 		k.Reseed = kmeans.ReseedSplit
 	}
 	return k
@@ -350,7 +422,8 @@ type Codebook struct {
 	IVF    nn.IVFOptions
 }
 
-// VocabularyOfParts samples at most opt.Sample descriptors from the
+// VocabularyOfParts samples at most opt.Sample (or DefaultSample)
+// descriptors from the
 // features written part by part (PCollection<formats.Part>, package
 // describebeam) and clusters them into opt.K words. The result is a
 // single-element PCollection<Codebook>.
@@ -367,17 +440,21 @@ type Codebook struct {
 // at least Sample (with Sample ≥ 1,000 the chance they do not is below
 // 1e-300).
 //
-// With opt.Chunks > 0 training is distributed over the sample's chunks (see
-// the package documentation). With opt.Approx it gives the codebook that
-// opt.Chunks = 0 gives; exact training differs only in that one worker
-// re-seeds empty clusters at the farthest descriptors, where the
-// distributed trainer splits large clusters.
+// With opt.Chunks > 0, or a sample above opt.WholeSample, training is
+// distributed over the sample's chunks (see the package documentation).
+// With opt.Approx it gives the codebook that one worker gives; exact
+// training differs only in that one worker re-seeds empty clusters at the
+// farthest descriptors, where the distributed trainer splits large
+// clusters.
 //
 // Invalid options, like a sample smaller than K, fail the pipeline when it
 // runs, with the reason; call opt.Validate to check them beforehand.
 func VocabularyOfParts(s beam.Scope, parts beam.PCollection, opt Options) beam.PCollection {
 	s = s.Scope("kmeans.Vocabulary")
-	return fromSample(s, sampleOfParts(s, parts, opt.Sample, opt.Seed, opt.PartLoads), opt, beam.Impulse(s))
+	if opt.inParts() {
+		return ofParts(s, parts, opt, beam.Create(s, true), beam.Impulse(s))
+	}
+	return fromSample(s, sampleOfParts(s, parts, opt.sample(), opt.Seed, opt.PartLoads), opt, beam.Impulse(s))
 }
 
 // sampleOfParts draws the bottom-n sample of the descriptors of the
@@ -399,10 +476,7 @@ type samplePartFn struct {
 }
 
 func (f *samplePartFn) ProcessElement(ctx context.Context, p formats.Part, total int64) (sample, error) {
-	cut := uint64(math.MaxUint64)
-	if frac := 4 * float64(f.Max) / float64(max(total, 1)); frac < 1 {
-		cut = uint64(frac * math.MaxUint64)
-	}
+	cut := cutOff(f.Max, total)
 	release, err := slots.Acquire(ctx, "vocabulary.part", f.Loads)
 	defer release()
 	if err != nil {
@@ -441,11 +515,18 @@ func fromSample(s beam.Scope, smp beam.PCollection, opt Options, start beam.PCol
 	if err := opt.Validate(); err != nil {
 		return beam.ParDo(s, &failFn{Err: err.Error()}, smp)
 	}
-	if opt.Chunks == 0 {
+	if opt.chunks() == 0 {
 		return beam.ParDo(s, &trainFn{Opt: opt}, smp)
 	}
 	st := beam.ParDo(s, &initFn{Opt: opt}, smp)
-	chunks := beam.Reshuffle(s, beam.ParDo(s, &splitFn{Chunks: opt.Chunks}, smp))
+	chunks := beam.Reshuffle(s, beam.ParDo(s, &splitFn{Chunks: opt.chunks()}, smp))
+	return train(s, st, chunks, opt, start)
+}
+
+// train runs the distributed Lloyd's iterations from the initial state st
+// (PCollection<state>, its parts) on the sample's chunks
+// (PCollection<chunk>) and returns the codebook.
+func train(s beam.Scope, st, chunks beam.PCollection, opt Options, start beam.PCollection) beam.PCollection {
 	words := opt.shardWords()
 	shards := beam.Reshuffle(s, beam.ParDo(s, &shardsFn{K: opt.K, Words: words}, start))
 	forest, ivf := opt.forest(), opt.ivf()
@@ -495,9 +576,24 @@ func (f *sampleFn) AddInput(a sample, feat formats.Features) sample {
 // addBelow adds the descriptors of feat whose priority is below cut
 // (every descriptor if cut is math.MaxUint64).
 func (f *sampleFn) addBelow(a sample, feat formats.Features, cut uint64) sample {
+	priorities(f.Seed, feat, func(prio uint64, d []byte) {
+		if prio < cut || cut == math.MaxUint64 {
+			a.Prio = append(a.Prio, prio)
+			a.Desc = append(a.Desc, d...)
+		}
+	})
+	if len(a.Prio) > 2*f.Max {
+		a = a.trim(f.Max)
+	}
+	return a
+}
+
+// priorities calls fn with the sampling priority under seed of each
+// descriptor of feat, in order: a hash of (seed, image, index).
+func priorities(seed uint64, feat formats.Features, fn func(prio uint64, desc []byte)) {
 	h := fnv.New64a()
 	var buf [8]byte
-	binary.LittleEndian.PutUint64(buf[:], f.Seed)
+	binary.LittleEndian.PutUint64(buf[:], seed)
 	h.Write(buf[:])
 	h.Write([]byte(feat.ImageID))
 	base := h.Sum64()
@@ -505,17 +601,8 @@ func (f *sampleFn) addBelow(a sample, feat formats.Features, cut uint64) sample 
 		if len(d) != formats.DescriptorSize {
 			continue
 		}
-		prio := splitmix.Mix64(base + uint64(i))
-		if prio >= cut && cut != math.MaxUint64 {
-			continue
-		}
-		a.Prio = append(a.Prio, prio)
-		a.Desc = append(a.Desc, d...)
+		fn(splitmix.Mix64(base+uint64(i)), d)
 	}
-	if len(a.Prio) > 2*f.Max {
-		a = a.trim(f.Max)
-	}
-	return a
 }
 
 func (f *sampleFn) MergeAccumulators(a, b sample) sample {

@@ -167,8 +167,14 @@ func reference(t *testing.T, feats []formats.Features, opt Options) Codebook {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return codebookOf(res, len(smp.Prio), opt)
+}
+
+// codebookOf is the codebook of a training result on sampled descriptors
+// with opt.
+func codebookOf(res kmeans.Result, sampled int, opt Options) Codebook {
 	cb := Codebook{K: res.K, Dim: res.Dim, Centroids: res.Centroids, Objective: res.Objective, Iterations: res.Iterations,
-		Sampled: len(smp.Prio), Converged: res.Converged, Approx: opt.Approx}
+		Sampled: sampled, Converged: res.Converged, Approx: opt.Approx}
 	if opt.Approx {
 		cb.Forest = opt.forest()
 	}
@@ -287,6 +293,10 @@ func TestOptionsValidate(t *testing.T) {
 		{"sample < K", func(o *Options) { o.Sample = 5 }, "Sample = 5"},
 		{"negative chunks", func(o *Options) { o.Chunks = -1 }, "Chunks"},
 		{"negative shard words", func(o *Options) { o.ShardWords = -1 }, "ShardWords"},
+		{"negative whole sample", func(o *Options) { o.WholeSample = -1 }, "WholeSample"},
+		{"negative sample", func(o *Options) { o.Sample = -1 }, "Sample = -1"},
+		{"default sample", func(o *Options) { o.Sample, o.K = 0, 100_000 }, ""},
+		{"default sample < K", func(o *Options) { o.Sample, o.K = 0, MaxDefaultSample+1 }, "Sample = 5000000: must be at least K"},
 		{"zero MaxIter", func(o *Options) { o.MaxIter = 0 }, "MaxIter"},
 		{"bad forest", func(o *Options) { o.Approx, o.Forest = true, nn.ForestOptions{Trees: 1, LeafSize: -1, Checks: 1} }, "LeafSize"},
 		{"bad ivf", func(o *Options) { o.Approx, o.IVF = true, nn.IVFOptions{Probes: 1, Lists: -2} }, "Lists"},
@@ -300,6 +310,23 @@ func TestOptionsValidate(t *testing.T) {
 			t.Errorf("%s: unexpected error %v", tc.name, err)
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%s: error %v, want one mentioning %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// The default sample follows the vocabulary, 50 descriptors a word,
+// within its bounds; an explicit sample wins.
+func TestDefaultSample(t *testing.T) {
+	for _, tc := range []struct{ k, sample, want int }{
+		{1000, 0, 200_000}, {4000, 0, 200_000}, {10_000, 0, 500_000}, {100_000, 0, 5_000_000},
+		{1_000_000, 0, 5_000_000}, {1_000_000, 20_000_000, 20_000_000}, {10_000, 200_000, 200_000},
+	} {
+		o := Options{K: tc.k, Sample: tc.sample}
+		if got := o.sample(); got != tc.want {
+			t.Errorf("K = %d, Sample = %d: sample %d, want %d", tc.k, tc.sample, got, tc.want)
+		}
+		if drawn := tc.want > MaxOneWorkerSample; o.inParts() != drawn || (o.chunks() > 0) != drawn {
+			t.Errorf("K = %d, sample %d: drawn in parts %v, chunks %d, want in parts and distributed %v", tc.k, tc.want, o.inParts(), o.chunks(), drawn)
 		}
 	}
 }
