@@ -90,8 +90,17 @@
 // empty cluster; an update of a word shard holds its kmeans.Sums and
 // centroids, 1,548 bytes a word (101 MB for the default 65,536 words), and
 // split_i the rows its splits touch. The single-worker path (Chunks = 0)
-// holds the whole sample as float32 (512 bytes per descriptor), labels and distances
-// (8 bytes each), dense sums and one index.
+// holds the whole sample as float32 (512 bytes per descriptor), labels and
+// distances (8 bytes each), dense sums and one index.
+//
+// Drawing the sample: up to WholeSample descriptors, the worker that merges
+// it holds it whole as bytes (136 bytes a descriptor, twice that while
+// merging), and the seeding a float32 copy (512 bytes a descriptor). A
+// larger sample is drawn in parts: a part's reader holds at most twice the
+// sample's priorities (8 bytes each) among its own descriptors; the worker
+// that finds the threshold, 16 bytes a descriptor of the sample; the
+// seeding, max(K, WholeSample) descriptors as bytes and float32; and no
+// worker the sample, which lives in the runner as chunks.
 package kmeansbeam
 
 import (
@@ -401,7 +410,9 @@ type Codebook struct {
 
 	// Chunks is the number of chunks the sample was cut into when
 	// distributed (Options.Chunks, adjusted by the sample's size), 0 on
-	// one worker: the vocabulary's units of work in the report.
+	// one worker: the vocabulary's units of work in the report. A sample
+	// drawn in parts counts ⌈Sampled/4,096⌉, though each part's last
+	// chunk may be short.
 	Chunks int
 
 	// Converged reports whether training stopped before MaxIter (see
