@@ -234,10 +234,11 @@ type Options struct {
 // descriptors a word, at least MinDefaultSample and at most
 // MaxDefaultSample. Philbin et al. trained 1M words on 16.7M descriptors;
 // README notes that 100K words from 230K descriptors leave most words in
-// one or two images. The upper bound is what one worker can hold: the
-// merged sample takes 136 bytes a descriptor, and the seeding and the
-// one-worker trainer a float32 copy of 512 bytes a descriptor (2.6 GB at
-// 5M); larger samples must be asked for.
+// one or two images (5M covers 50 a word up to 100K words). The upper
+// bound is for the runner: a sample above WholeSample is never held whole
+// by a worker, but its chunks, 132 bytes a descriptor, stay in the
+// runner's memory between stages, and Prism held more than 3.5 GB of them,
+// encoded, while drawing 5M; larger samples must be asked for.
 const (
 	SamplePerWord    = 50
 	MinDefaultSample = 200_000
