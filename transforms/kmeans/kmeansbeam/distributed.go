@@ -430,6 +430,11 @@ type assignFn struct {
 	Forest nn.ForestOptions
 	UseIVF bool
 	IVF    nn.IVFOptions
+	// Words bounds the words a bundle's sums hold: once they touch more,
+	// they leave at the end of the chunk, so that a bundle of many chunks
+	// holds no more than a word shard's sums (the merge is exact, so
+	// when they leave changes nothing).
+	Words int
 
 	// Per bundle, dropped in FinishBundle: the SDK harness caches the DoFn
 	// with its bundle plan, one or more per unrolled iteration, for the
@@ -543,6 +548,9 @@ func (f *assignFn) ProcessElement(ctx context.Context, c chunk, stateSide func(*
 	}
 	f.descs.Inc(ctx, int64(n))
 	emitChunk(chunk{Index: c.Index, Desc: c.Desc, Labels: labels})
+	if len(f.sums.words) > f.Words {
+		f.sums.flush(f.Iter).blocks(emitSums)
+	}
 	return nil
 }
 
@@ -552,7 +560,7 @@ func (f *assignFn) FinishBundle(_ func(*state) bool, _ func(chunk), emitSums fun
 	}
 	// Drop the bundle's centroids, sums and scratch, so that a worker
 	// keeps only the cached forest between bundles.
-	*f = assignFn{Iter: f.Iter, Approx: f.Approx, Forest: f.Forest, UseIVF: f.UseIVF, IVF: f.IVF}
+	*f = assignFn{Iter: f.Iter, Approx: f.Approx, Forest: f.Forest, UseIVF: f.UseIVF, IVF: f.IVF, Words: f.Words}
 }
 
 // countsFn keeps of a block of merged sums what the plan of the update

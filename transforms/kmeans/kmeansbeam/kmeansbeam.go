@@ -33,8 +33,9 @@
 // the new labels for iteration i+1. It keeps per-bundle sparse sums: the
 // integer sum and count of the descriptors of every cluster the bundle
 // touched, their squared distances and how many labels changed, and emits
-// them once per bundle, in FinishBundle, block by block. The forest (or IVF) is built
-// once per worker process and iteration: bundles share it through a
+// them block by block in FinishBundle, or after a chunk once they touch
+// more than ShardWords words. The forest (or IVF) is built once per worker
+// process and iteration: bundles share it through a
 // one-slot cache keyed by the iteration, the forest options and a
 // fingerprint of the centroids, so a worker holds one forest at a time. A
 // converged state makes assign emit nothing.
@@ -83,7 +84,8 @@
 // index (forest or IVF) at a time, of the size package nn states; each
 // assigning goroutine keeps an nn.Search of 4·K bytes (or an
 // nn.IVFScratch); a bundle's partial sums take 1,036 bytes per word it
-// touched plus a 4·K-byte index; a chunk takes 132 bytes per descriptor
+// touched, leaving once they pass ShardWords words and a chunk, plus a
+// 4·K-byte index; a chunk takes 132 bytes per descriptor
 // (bytes and label) and, while assigned, a float32 copy of 512 bytes per
 // descriptor. Merge workers hold 1,036 bytes per word of the blocks they
 // merge; the plan holds 8·K bytes of counts and its element 8 bytes per
@@ -225,7 +227,8 @@ type Options struct {
 	// ShardWords is the number of words whose centroids one worker
 	// updates in distributed training (0: DefaultShardWords): the update
 	// holds their float64 sums and centroids, 1,548 bytes a word, and no
-	// worker holds all K. It changes no output, so it is left out of the
+	// worker holds all K. An assigning bundle's partial sums leave once
+	// they touch more words. It changes no output, so it is left out of the
 	// settings a run records.
 	ShardWords int `json:"-"`
 }
@@ -544,7 +547,7 @@ func train(s beam.Scope, st, chunks beam.PCollection, opt Options, start beam.PC
 	forest, ivf := opt.forest(), opt.ivf()
 	for i := 0; i <= opt.MaxIter; i++ {
 		is := s.Scope(fmt.Sprintf("iteration%02d", i))
-		next, parts := beam.ParDo2(is, &assignFn{Iter: i, Approx: opt.Approx, Forest: forest, UseIVF: opt.useIVF(), IVF: ivf}, chunks, beam.SideInput{Input: st})
+		next, parts := beam.ParDo2(is, &assignFn{Iter: i, Approx: opt.Approx, Forest: forest, UseIVF: opt.useIVF(), IVF: ivf, Words: words}, chunks, beam.SideInput{Input: st})
 		sums := beam.CombinePerKey(is, &mergeFn{}, parts)
 		counts := beam.ParDo(is, countsFn, sums)
 		pl := beam.ParDo(is, &planFn{Iter: i, MaxIter: opt.MaxIter, Tol: opt.Tol}, start, beam.SideInput{Input: st}, beam.SideInput{Input: counts})

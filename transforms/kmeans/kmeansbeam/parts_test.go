@@ -1,6 +1,7 @@
 package kmeansbeam
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -104,5 +105,51 @@ func TestMergePrios(t *testing.T) {
 	}
 	if got := f.ExtractOutput(prios{}); got != (threshold{}) {
 		t.Errorf("none: threshold %+v, want zero", got)
+	}
+}
+
+// An assigning bundle's sums leave once they touch more than Words words,
+// so a bundle of many chunks holds no more than that after each chunk, and
+// what leaves adds up to every descriptor.
+func TestAssignBoundsBundleSums(t *testing.T) {
+	const k, d = 60, formats.DescriptorSize
+	r := rand.New(rand.NewPCG(51, 52))
+	st := state{K: k, Dim: d, Centroids: make([]float32, k*d), Sampled: 400}
+	for i := range st.Centroids {
+		st.Centroids[i] = float32(r.IntN(256))
+	}
+	var parts []state
+	st.parts(func(p state) { parts = append(parts, p) })
+	var side func(*state) bool
+	f := &assignFn{Words: 5}
+	var words, n int64
+	emitSums := func(_ int, p partial) {
+		words += int64(len(p.Words))
+		n += p.N
+	}
+	for c := range 20 {
+		desc := make([]byte, 20*d)
+		for i := range desc {
+			desc[i] = byte(r.IntN(256))
+		}
+		i := 0
+		side = func(p *state) bool {
+			if i == len(parts) {
+				i = 0
+				return false
+			}
+			*p, i = parts[i], i+1
+			return true
+		}
+		if err := f.ProcessElement(context.Background(), chunk{Index: c, Desc: desc}, side, func(chunk) {}, emitSums); err != nil {
+			t.Fatal(err)
+		}
+		if len(f.sums.words) > 5 {
+			t.Fatalf("after chunk %d the bundle holds the sums of %d words, want at most 5", c, len(f.sums.words))
+		}
+	}
+	f.FinishBundle(side, func(chunk) {}, emitSums)
+	if n != 400 || words < 6 {
+		t.Errorf("the sums that left counted %d descriptors over %d words, want 400 over more than 5", n, words)
 	}
 }
