@@ -113,7 +113,7 @@ func DefaultConfig() Config {
 	return Config{
 		Columns:  ingest.DefaultColumns(),
 		Describe: describe.DefaultOptions(),
-		Vocab:    kmeansbeam.Options{K: 1000, Sample: 200_000, MaxIter: 25, Tol: 1e-4, Seed: 1, PartLoads: 2},
+		Vocab:    kmeansbeam.Options{K: 1000, MaxIter: 25, Tol: 1e-4, Seed: 1, PartLoads: 2},
 		// Square-rooted term frequencies damp bursts (package bow): on
 		// ETH-80 they raise held-out mAP, of TF-IDF and of the learners,
 		// for category and object labels alike.

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"errors"
 	"flag"
+	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/bowline/bowline/cmd/internal/cmdline"
@@ -12,6 +14,7 @@ import (
 	"github.com/bowline/bowline/transforms/bow"
 	"github.com/bowline/bowline/transforms/ingest"
 	"github.com/bowline/bowline/transforms/kmeans"
+	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
 	"github.com/bowline/bowline/transforms/triplets"
 )
 
@@ -22,6 +25,7 @@ import (
 // are the command's own.
 type JobFlags struct {
 	c                       *bowline.Config
+	fs                      *flag.FlagSet
 	learners, params, sweep *string
 	seed                    *uint64
 }
@@ -37,12 +41,13 @@ func AddJobFlags(fs *flag.FlagSet, c *bowline.Config) *JobFlags {
 	fs.IntVar(&c.Describe.PartImages, "part_images", c.Describe.PartImages, "images per part: the image list, features, word counts, bags of words and indexes are written ⌈images/part_images⌉ files each; a part's features are streamed, a row group at a time")
 	fs.IntVar(&c.Describe.PartLoads, "part_loads", c.Describe.PartLoads, "most parts a worker process describes, samples for the vocabulary, quantises and indexes, and query shards it evaluates, at once (0: no limit); each keeps every core busy, and holds a row group of features or a few images' descriptors (plus, in an incremental run, the previous run's rows of its part), a part's postings, or a chunk of the evaluation's bags and their index")
 	fs.IntVar(&c.Vocab.K, "vocab", c.Vocab.K, "visual words in the vocabulary")
-	fs.IntVar(&c.Vocab.Sample, "vocab_sample", c.Vocab.Sample, "descriptors sampled to build the vocabulary")
+	fs.IntVar(&c.Vocab.Sample, "vocab_sample", c.Vocab.Sample, fmt.Sprintf("descriptors sampled to build the vocabulary (0: %d a word, at least %d and at most %d; the report records the number used)",
+		kmeansbeam.SamplePerWord, kmeansbeam.MinDefaultSample, kmeansbeam.MaxDefaultSample))
 	fs.IntVar(&c.Vocab.MaxIter, "vocab_iter", c.Vocab.MaxIter, "maximum k-means iterations")
 	fs.BoolVar(&c.Vocab.Approx, "akm", c.Vocab.Approx, "approximate k-means: assign through an inverted file of the words (IVF), for vocabularies of 10K words and more")
 	fs.IntVar(&c.Vocab.Forest.Checks, "akm_checks", c.Vocab.Forest.Checks, "with --akm: distance computations per search of the kd-forest that finds soft assignment's nearest words (0: the default, 256)")
 	fs.Var(initFlag{&c.Vocab.Init}, "vocab_init", "how the vocabulary's k-means chooses its initial words: auto (kmeans|| below 20,000 words, random above), kmeans|| (k-means‖, Bahmani et al. 2012: two rounds of sampling by squared distance, over the sample's chunks with --vocab_chunks, then k-means++ on the ~2K candidates on one worker), kmeans++ (on every sampled descriptor, on one worker) or random (distinct sampled descriptors)")
-	fs.IntVar(&c.Vocab.Chunks, "vocab_chunks", c.Vocab.Chunks, "at least this many chunks the descriptor sample is split into so that k-means iterations spread over workers; chunks hold at most 4,096 descriptors (0: one worker)")
+	fs.IntVar(&c.Vocab.Chunks, "vocab_chunks", c.Vocab.Chunks, fmt.Sprintf("at least this many chunks the descriptor sample is split into so that k-means iterations spread over workers; chunks hold at most 4,096 descriptors (0: one worker for a sample of up to %d descriptors, chunks of 4,096 above)", kmeansbeam.MaxOneWorkerSample))
 	fs.IntVar(&c.BoW.Soft.R, "soft_words", c.BoW.Soft.R, "soft assignment (Philbin et al. 2008): quantise each descriptor to this many nearest words, weighted by exp(−d²/2σ²) (0 or 1: hard assignment)")
 	fs.Float64Var(&c.BoW.Soft.Sigma, "soft_sigma", c.BoW.Soft.Sigma, "with --soft_words: σ in descriptor units (0: the paper's √6250)")
 	fs.StringVar((*string)(&c.BoW.TF), "tf", string(cmp.Or(c.BoW.TF, bow.TFRaw)), "term frequency in the TF-IDF weights: raw; sqrt, √tf, or log, ln(1+tf), damping the bursts of a repeated texture (Jégou et al. 2009)")
@@ -53,7 +58,7 @@ func AddJobFlags(fs *flag.FlagSet, c *bowline.Config) *JobFlags {
 	fs.BoolVar(&c.Describe.Global, "global", c.Describe.Global, "also extract the global features (colour, edge, Gabor, LBP, GIST) into the features files")
 	fs.Int64Var(&c.Describe.MaxPixels, "max_pixels", c.Describe.MaxPixels, "refuse images with more pixels than this, before decoding (0: no limit, for trusted input only)")
 	AddTripletFlags(fs, &c.Triplets)
-	j := &JobFlags{c: c}
+	j := &JobFlags{c: c, fs: fs}
 	j.learners = fs.String("learners", strings.Join(c.Learning.Learners, ","), "similarity learners to train, comma-separated, or \"all\". Of bags of words, compared with TF-IDF: "+
 		strings.Join(learners.Names(), ", ")+"; of global features (need --global), compared with Euclidean distance: "+strings.Join(learners.DenseNames(), ", "))
 	fs.IntVar(&c.Learning.BatchImages, "batch_images", c.Learning.BatchImages, "train the batch learners of global features (ssml, itq, cca-itq, lsh, mglp) on at most this many images, a fixed hash-chosen sample")
@@ -124,6 +129,14 @@ func JobGroups() []cmdline.Group {
 // parameters (CheckLearning). Its errors are UsageErrors naming the flag.
 func (j *JobFlags) Apply() error {
 	c := j.c
+	// The sample that follows the vocabulary is made explicit, so that the
+	// report's settings say what the run drew and a re-run draws it again.
+	if c.Vocab.Sample == 0 {
+		c.Vocab.Sample = kmeansbeam.DefaultSample(c.Vocab.K)
+		if err := j.fs.Set("vocab_sample", strconv.Itoa(c.Vocab.Sample)); err != nil {
+			panic(fmt.Sprintf("cli: %v", err)) // an int flag takes an int
+		}
+	}
 	c.Vocab.Seed, c.Triplets.Seed, c.Learning.Eval.Seed = *j.seed, *j.seed, *j.seed
 	c.BoW.PartLoads, c.Vocab.PartLoads, c.Learning.PartLoads = c.Describe.PartLoads, c.Describe.PartLoads, c.Describe.PartLoads
 	c.Learning.Learners = ParseLearners(*j.learners, c.Describe.Global)

@@ -6,10 +6,12 @@ import (
 	"flag"
 	"io"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/bowline/bowline/cmd/internal/cmdline"
 	"github.com/bowline/bowline/pipelines/bowline"
+	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
 )
 
 func TestJobFlags(t *testing.T) {
@@ -52,6 +54,7 @@ func TestJobFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	def := bowline.DefaultConfig()
+	def.Vocab.Sample = kmeansbeam.DefaultSample(def.Vocab.K) // made explicit, see TestJobFlagsSample
 	if d.Vocab != def.Vocab || !slices.Equal(d.Learning.Learners, def.Learning.Learners) || d.Triplets != def.Triplets {
 		t.Errorf("defaults changed: %+v, want %+v", d, def)
 	}
@@ -63,6 +66,35 @@ func TestJobFlags(t *testing.T) {
 	}
 	if err := j.Apply(); !errors.As(err, new(cmdline.UsageError)) {
 		t.Errorf("bad --learner_params: %v, want a UsageError", err)
+	}
+}
+
+// The vocabulary's sample follows --vocab unless --vocab_sample is given,
+// and the settings a report records say which sample the run drew.
+func TestJobFlagsSample(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{nil, 200_000},
+		{[]string{"--vocab", "10000"}, 500_000},
+		{[]string{"--vocab", "100000"}, 5_000_000},
+		{[]string{"--vocab", "1000000"}, 5_000_000},
+		{[]string{"--vocab", "100000", "--vocab_sample", "200000"}, 200_000},
+	} {
+		fs := flag.NewFlagSet("job", flag.ContinueOnError)
+		c := bowline.DefaultConfig()
+		j := AddJobFlags(fs, &c)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if err := j.Apply(); err != nil {
+			t.Fatal(err)
+		}
+		recorded := string(Settings(fs, JobGroups())["vocab_sample"])
+		if c.Vocab.Sample != tc.want || recorded != strconv.Itoa(tc.want) {
+			t.Errorf("%v: sample %d, recorded %s, want %d", tc.args, c.Vocab.Sample, recorded, tc.want)
+		}
 	}
 }
 

@@ -21,14 +21,19 @@ import (
 // iteration Iter (after Iter updates).
 //
 // A state travels as parts of at most stateRows centroids (see maxChunk for
-// why): part Block holds the centroids from Block·stateRows on, and every
-// part repeats the other fields.
+// why): part Lo holds the centroids from row Lo on, and every part repeats
+// the other fields. The parts of a state cover its K rows once each; they
+// are written a word shard at a time (shardFn, splitRowsFn), so no worker
+// holds all of them to write them.
 type state struct {
-	Iter      int
-	K, Dim    int
-	Block     int
+	Iter   int
+	K, Dim int
+	Lo     int
+	// Centroids are the rows of a part, or of the state readState
+	// assembles.
 	Centroids []float32
-	// Fingerprint identifies Centroids for the forest cache.
+	// Fingerprint identifies Centroids for the forest cache: readState
+	// sets it from the assembled centroids; parts carry none.
 	Fingerprint uint64
 	// Objective is J of Centroids once HaveObjective; Prev is J of the
 	// previous iteration's centroids, if Iter > 0.
@@ -55,10 +60,17 @@ const stateRows = 512
 
 // parts cuts st into its parts, which share st's centroids, and emits them.
 func (st state) parts(emit func(state)) {
-	for b := 0; b == 0 || b*stateRows < st.K; b++ {
+	st.rows(0, st.Centroids, emit)
+}
+
+// rows emits the rows from lo on, cent, as parts of the state whose other
+// fields are st's, at most stateRows centroids each and sharing cent.
+func (st state) rows(lo int, cent []float32, emit func(state)) {
+	n := len(cent) / st.Dim
+	for r := 0; r < n; r += stateRows {
 		p := st
-		p.Block = b
-		p.Centroids = st.Centroids[min(b*stateRows, st.K)*st.Dim : min((b+1)*stateRows, st.K)*st.Dim]
+		p.Lo, p.Fingerprint = lo+r, 0
+		p.Centroids = cent[r*st.Dim : min(r+stateRows, n)*st.Dim]
 		emit(p)
 	}
 }
@@ -72,21 +84,23 @@ func readState(iter func(*state) bool) (state, bool, error) {
 	for iter(&p) {
 		if n == 0 {
 			st = p
-			st.Block = 0
+			st.Lo = 0
 			st.Centroids = make([]float32, p.K*p.Dim)
-			seen = make([]bool, (p.K+stateRows-1)/stateRows)
+			seen = make([]bool, p.K)
 		}
 		n++
-		lo := p.Block * stateRows * p.Dim
-		switch {
-		case p.Iter != st.Iter || p.K != st.K || p.Dim != st.Dim || p.Fingerprint != st.Fingerprint || p.Converged != st.Converged:
-			return state{}, false, fmt.Errorf("vocabulary: parts of the states of iterations %d and %d mixed", st.Iter, p.Iter)
-		case p.Block < 0 || p.Block >= len(seen) || seen[p.Block] || p.Dim <= 0 || len(p.Centroids)%p.Dim != 0 || lo+len(p.Centroids) > len(st.Centroids):
-			return state{}, false, fmt.Errorf("vocabulary: iteration %d: part %d of the state is repeated or malformed", st.Iter, p.Block)
+		if err := st.sameAs(p); err != nil {
+			return state{}, false, err
 		}
-		seen[p.Block] = true
-		copy(st.Centroids[lo:], p.Centroids)
-		rows += len(p.Centroids) / p.Dim
+		m := len(p.Centroids) / p.Dim
+		if p.Lo < 0 || p.Lo+m > st.K || slices.Contains(seen[p.Lo:p.Lo+m], true) {
+			return state{}, false, fmt.Errorf("vocabulary: iteration %d: the part of the state from row %d is repeated or malformed", st.Iter, p.Lo)
+		}
+		for r := p.Lo; r < p.Lo+m; r++ {
+			seen[r] = true
+		}
+		copy(st.Centroids[p.Lo*p.Dim:], p.Centroids)
+		rows += m
 	}
 	if n == 0 {
 		return state{}, false, nil
@@ -94,7 +108,19 @@ func readState(iter func(*state) bool) (state, bool, error) {
 	if rows != st.K {
 		return state{}, false, fmt.Errorf("vocabulary: iteration %d: the state has %d of its %d centroids", st.Iter, rows, st.K)
 	}
+	st.Fingerprint = fingerprint(st.Centroids)
 	return st, true, nil
+}
+
+// sameAs reports an error unless the part p belongs to the state of st.
+func (st state) sameAs(p state) error {
+	switch {
+	case p.Iter != st.Iter || p.K != st.K || p.Dim != st.Dim || p.Converged != st.Converged:
+		return fmt.Errorf("vocabulary: parts of the states of iterations %d and %d mixed", st.Iter, p.Iter)
+	case p.Dim <= 0 || len(p.Centroids)%p.Dim != 0:
+		return fmt.Errorf("vocabulary: iteration %d: the part of the state from row %d has %d values of dimension %d", st.Iter, p.Lo, len(p.Centroids), p.Dim)
+	}
+	return nil
 }
 
 // fingerprint is the FNV-1a hash of the centroids' bits.
@@ -114,20 +140,26 @@ func fingerprint(c []float32) uint64 {
 type initFn struct{ Opt Options }
 
 func (f *initFn) ProcessElement(ctx context.Context, smp sample, emit func(state)) error {
+	return initState(ctx, f.Opt, smp, len(smp.Prio), chunkCount(f.Opt.chunks(), len(smp.Prio)), emit)
+}
+
+// initState chooses the initial centroids on smp, on one worker, and emits
+// them as the state of a training on sampled descriptors in chunks.
+func initState(ctx context.Context, o Options, smp sample, sampled, chunks int, emit func(state)) error {
 	const d = formats.DescriptorSize
 	start := time.Now()
-	data, err := floats(smp, f.Opt.K)
+	data, err := floats(smp, o.K)
 	if err != nil {
 		return err
 	}
-	opt := f.Opt.kmeans()
-	opt.Progress = logProgress(ctx, f.Opt.K, len(smp.Prio), start)
+	opt := o.kmeans()
+	opt.Progress = logProgress(ctx, o.K, len(smp.Prio), start)
 	cent, err := kmeans.Initialize(data, d, opt)
 	if err != nil {
 		return fmt.Errorf("vocabulary: %w", err)
 	}
-	log.Infof(ctx, "vocabulary: %d initial centroids from %d descriptors in %.1fs", f.Opt.K, len(smp.Prio), time.Since(start).Seconds())
-	initialState(f.Opt, cent, len(smp.Prio), start).parts(emit)
+	log.Infof(ctx, "vocabulary: %d initial centroids from %d descriptors in %.1fs", o.K, len(smp.Prio), time.Since(start).Seconds())
+	initialState(o, cent, sampled, chunks, start).parts(emit)
 	return nil
 }
 
@@ -384,6 +416,11 @@ type assignFn struct {
 	Forest nn.ForestOptions
 	UseIVF bool
 	IVF    nn.IVFOptions
+	// Words bounds the words a bundle's sums hold: once they touch more,
+	// they leave at the end of the chunk, so that a bundle of many chunks
+	// holds no more than a word shard's sums (the merge is exact, so
+	// when they leave changes nothing).
+	Words int
 
 	// Per bundle, dropped in FinishBundle: the SDK harness caches the DoFn
 	// with its bundle plan, one or more per unrolled iteration, for the
@@ -471,6 +508,9 @@ func (f *assignFn) ProcessElement(ctx context.Context, c chunk, stateSide func(*
 	}
 	f.descs.Inc(ctx, int64(n))
 	emitChunk(chunk{Index: c.Index, Desc: c.Desc, Labels: labels})
+	if len(f.sums.words) > f.Words {
+		f.sums.flush(f.Iter).blocks(emitSums)
+	}
 	return nil
 }
 
@@ -480,70 +520,114 @@ func (f *assignFn) FinishBundle(_ func(*state) bool, _ func(chunk), emitSums fun
 	}
 	// Drop the bundle's centroids, sums and scratch, so that a worker
 	// keeps only the cached search between bundles.
-	*f = assignFn{Iter: f.Iter, Approx: f.Approx, Forest: f.Forest, UseIVF: f.UseIVF, IVF: f.IVF}
+	*f = assignFn{Iter: f.Iter, Approx: f.Approx, Forest: f.Forest, UseIVF: f.UseIVF, IVF: f.IVF, Words: f.Words}
 }
 
-// updateFn applies an iteration's merged sums to the state.
-type updateFn struct {
+// countsFn keeps of a block of merged sums what the plan of the update
+// needs: its words' counts and the totals, not the sums.
+func countsFn(block int, p partial) (int, partial) {
+	p.Sum = nil
+	return block, p
+}
+
+// plan is what every word shard of an iteration's update needs to know:
+// the state that follows, without centroids (Next), whether the centroids
+// move (Update) and, if they do, the splits that re-seed the empty
+// clusters (kmeans.PlanSplits: cluster E[i] splits off M[i], in order).
+type plan struct {
+	Next   state
+	Update bool
+	E, M   []int32
+}
+
+// pairs returns the plan's splits.
+func (p plan) pairs() []kmeans.SplitPair {
+	out := make([]kmeans.SplitPair, len(p.E))
+	for i := range out {
+		out[i] = kmeans.SplitPair{E: int(p.E[i]), M: int(p.M[i])}
+	}
+	return out
+}
+
+// readOne returns the one element the side input iter yields, or an error
+// naming what it should hold.
+func readOne[T any](iter func(*T) bool, what string) (T, error) {
+	var p, q T
+	n := 0
+	for iter(&q) {
+		p = q
+		n++
+	}
+	if n != 1 {
+		var zero T
+		return zero, fmt.Errorf("vocabulary: %d elements of %s, want 1", n, what)
+	}
+	return p, nil
+}
+
+// planFn decides an iteration's update on one worker from the counts of
+// the merged sums, which take 12 bytes a word: the objective and the
+// stopping rule (kmeans.Options.Stop), and the splits of the empty clusters
+// (kmeans.PlanSplits, which needs only the counts).
+type planFn struct {
 	Iter, MaxIter int
 	Tol           float64
 }
 
-func (f *updateFn) ProcessElement(ctx context.Context, _ []byte, stateSide func(*state) bool, sumsSide func(*int, *partial) bool, emit func(state)) error {
-	st, ok, err := readState(stateSide)
-	if err != nil {
-		return err
+func (f *planFn) ProcessElement(ctx context.Context, _ []byte, stateSide func(*state) bool, countsSide func(*int, *partial) bool, emit func(plan)) error {
+	var st, p state
+	n := 0
+	for stateSide(&p) {
+		if n == 0 {
+			st = p
+		} else if err := st.sameAs(p); err != nil {
+			return err
+		}
+		n++
 	}
-	if !ok {
+	if n == 0 {
 		return fmt.Errorf("vocabulary: iteration %d has no centroids", f.Iter)
 	}
-	next, err := f.update(ctx, st, sumsSide)
+	st.Lo, st.Centroids, st.Fingerprint = 0, nil, 0
+	next, err := f.plan(ctx, st, countsSide)
 	if err != nil {
 		return err
 	}
-	next.parts(emit)
+	emit(next)
 	return nil
 }
 
-func (f *updateFn) update(ctx context.Context, st state, sumsSide func(*int, *partial) bool) (state, error) {
+func (f *planFn) plan(ctx context.Context, st state, countsSide func(*int, *partial) bool) (plan, error) {
 	if st.Converged {
-		return st, nil
+		return plan{Next: st}, nil
 	}
 	if st.Iter != f.Iter {
-		return state{}, fmt.Errorf("vocabulary: iteration %d received the centroids of iteration %d", f.Iter, st.Iter)
+		return plan{}, fmt.Errorf("vocabulary: iteration %d received the centroids of iteration %d", f.Iter, st.Iter)
 	}
-	// The blocks of sums come in any order: they fill kmeans.Sums, which
-	// the stopping rule and the update then read as Train reads its own.
-	// The integer sums are exact in float64 (below 2⁵³), so the means are
-	// those of Train on the same labels.
-	d := st.Dim
-	sums := kmeans.NewSums(st.K, d)
+	count := make([]int64, st.K)
 	var (
 		key             int
 		p               partial
 		n, changed, sse int64
 	)
-	for sumsSide(&key, &p) {
-		if p.Iter != f.Iter || p.Dim != d {
-			return state{}, fmt.Errorf("vocabulary: iteration %d received the sums of iteration %d, dimension %d", f.Iter, p.Iter, p.Dim)
+	for countsSide(&key, &p) {
+		if p.Iter != f.Iter || p.Dim != st.Dim {
+			return plan{}, fmt.Errorf("vocabulary: iteration %d received the sums of iteration %d, dimension %d", f.Iter, p.Iter, p.Dim)
 		}
 		n, changed, sse = n+p.N, changed+p.Changed, sse+p.SSE
 		for j, w := range p.Words {
-			if sums.Count[w] != 0 {
-				return state{}, fmt.Errorf("vocabulary: iteration %d received the sums of word %d twice", f.Iter, w)
+			if w < 0 || int(w) >= st.K || count[w] != 0 {
+				return plan{}, fmt.Errorf("vocabulary: iteration %d received the sums of word %d twice or out of range", f.Iter, w)
 			}
-			sums.Count[w] = p.Count[j]
-			row := sums.Sum[int(w)*d : int(w+1)*d]
-			for k, v := range p.Sum[j*d : (j+1)*d] {
-				row[k] = float64(v)
-			}
+			count[w] = p.Count[j]
 		}
 	}
 	if int(n) != st.Sampled {
-		return state{}, fmt.Errorf("vocabulary: iteration %d assigned %d of %d descriptors", f.Iter, n, st.Sampled)
+		return plan{}, fmt.Errorf("vocabulary: iteration %d assigned %d of %d descriptors", f.Iter, n, st.Sampled)
 	}
-	sums.SSE = float64(sse) / sseScale
-	obj := sums.SSE / float64(n)
+	// The objective is that of kmeans.Train on the same labels but for the
+	// fixed-point rounding of the squared distances (sseScale).
+	obj := float64(sse) / sseScale / float64(n)
 	st.Objective, st.HaveObjective = obj, true
 	it := kmeans.Progress{Iteration: st.Iter, Changed: int(changed), Reseeded: st.Reseeded, Objective: obj}
 	if stop, converged := (kmeans.Options{MaxIter: f.MaxIter, Tol: f.Tol}).Stop(it, st.Prev); stop {
@@ -553,16 +637,163 @@ func (f *updateFn) update(ctx context.Context, st state, sumsSide func(*int, *pa
 		} else {
 			log.Infof(ctx, "vocabulary: stopped after %d iterations, mean squared distance %.1f", st.Iter, obj)
 		}
-		return st, nil
+		return plan{Next: st}, nil
 	}
-	empty := kmeans.Update(st.Centroids, sums)
-	kmeans.Split(st.Centroids, d, sums.Count, empty)
+	var empty []int
+	for c, m := range count {
+		if m == 0 {
+			empty = append(empty, c)
+		}
+	}
+	out := plan{Update: true}
+	for _, pr := range kmeans.PlanSplits(count, empty) {
+		out.E, out.M = append(out.E, int32(pr.E)), append(out.M, int32(pr.M))
+	}
 	log.Infof(ctx, "vocabulary: iteration %d: mean squared distance %.1f, %d labels changed, %d empty clusters split", st.Iter, obj, changed, len(empty))
 	st.Reseeded = len(empty)
 	st.Prev = obj
 	st.Iter++
-	st.Fingerprint = fingerprint(st.Centroids)
-	return st, nil
+	out.Next = st
+	return out, nil
+}
+
+// shardsFn emits the word shards of a vocabulary of K words, Words each.
+type shardsFn struct{ K, Words int }
+
+func (f *shardsFn) ProcessElement(_ []byte, emit func(int)) {
+	for i := 0; i*f.Words < f.K; i++ {
+		emit(i)
+	}
+}
+
+// splitRow is a centroid that an iteration's splits touch, after the
+// update set it to its cluster's mean.
+type splitRow struct {
+	Row      int
+	Centroid []float32
+}
+
+// shardFn updates the centroids of one word shard, [Shard·Words,
+// (Shard+1)·Words), as its plan says: each to the mean of its cluster
+// (kmeans.Update on the shard's kmeans.Sums, gathered from the merged
+// blocks of sums that overlap it), and emits them as parts of the next
+// state, except the rows the splits touch, which go to splitRowsFn.
+// It holds the shard's float64 sums and centroids, 1,548 bytes a word.
+type shardFn struct{ Iter, Words int }
+
+func (f *shardFn) ProcessElement(shard int, stateSide func(*state) bool, planSide func(*plan) bool, sumsSide func(int) func(*partial) bool, emit func(state), emitRow func(splitRow)) error {
+	pl, err := readOne(planSide, fmt.Sprintf("the plan of iteration %d", f.Iter))
+	if err != nil {
+		return err
+	}
+	next := pl.Next
+	d := next.Dim
+	lo, hi := shard*f.Words, min((shard+1)*f.Words, next.K)
+	if lo >= hi {
+		return fmt.Errorf("vocabulary: iteration %d: word shard %d of %d words is past the %d words", f.Iter, shard, f.Words, next.K)
+	}
+	cent := make([]float32, (hi-lo)*d)
+	var p state
+	rows := 0
+	for stateSide(&p) {
+		if p.Dim != d || len(p.Centroids)%d != 0 {
+			return fmt.Errorf("vocabulary: iteration %d: a part of the state has dimension %d, want %d", f.Iter, p.Dim, d)
+		}
+		a, b := max(p.Lo, lo), min(p.Lo+len(p.Centroids)/d, hi)
+		if a < b {
+			copy(cent[(a-lo)*d:], p.Centroids[(a-p.Lo)*d:(b-p.Lo)*d])
+			rows += b - a
+		}
+	}
+	if rows != hi-lo {
+		return fmt.Errorf("vocabulary: iteration %d: the state has %d of the %d centroids of word shard %d", f.Iter, rows, hi-lo, shard)
+	}
+	if !pl.Update {
+		next.rows(lo, cent, emit)
+		return nil
+	}
+	sums := kmeans.NewRangeSums(next.K, d, lo, hi)
+	var part partial
+	for b := lo / sumBlock; b*sumBlock < hi; b++ {
+		blk := sumsSide(b)
+		for blk(&part) {
+			if part.Iter != f.Iter || part.Dim != d {
+				return fmt.Errorf("vocabulary: iteration %d received the sums of iteration %d, dimension %d", f.Iter, part.Iter, part.Dim)
+			}
+			for j, w := range part.Words {
+				if int(w) < lo || int(w) >= hi {
+					continue
+				}
+				if sums.Count[int(w)-lo] != 0 {
+					return fmt.Errorf("vocabulary: iteration %d received the sums of word %d twice", f.Iter, w)
+				}
+				sums.AddCluster(int(w), part.Count[j], part.Sum[j*d:(j+1)*d])
+			}
+		}
+	}
+	kmeans.Update(cent, sums)
+	// The rows the splits touch leave for splitRowsFn; the runs between
+	// them are the shard's parts of the next state.
+	from := lo
+	for _, r := range kmeans.SplitRows(pl.pairs()) {
+		if r < lo || r >= hi {
+			continue
+		}
+		emitRow(splitRow{Row: r, Centroid: cent[(r-lo)*d : (r-lo+1)*d]})
+		next.rows(from, cent[(from-lo)*d:(r-lo)*d], emit)
+		from = r + 1
+	}
+	next.rows(from, cent[(from-lo)*d:], emit)
+	return nil
+}
+
+// splitRowsFn applies the plan's splits (kmeans.ApplySplits) to the
+// updated centroids they touch, on one worker, and emits them as parts of
+// the next state.
+type splitRowsFn struct{ Iter int }
+
+func (f *splitRowsFn) ProcessElement(_ []byte, planSide func(*plan) bool, rowsSide func(*splitRow) bool, emit func(state)) error {
+	pl, err := readOne(planSide, fmt.Sprintf("the plan of iteration %d", f.Iter))
+	if err != nil {
+		return err
+	}
+	pairs := pl.pairs()
+	if !pl.Update || len(pairs) == 0 {
+		return nil
+	}
+	d := pl.Next.Dim
+	at := map[int][]float32{}
+	var r splitRow
+	for rowsSide(&r) {
+		if _, dup := at[r.Row]; dup || len(r.Centroid) != d {
+			return fmt.Errorf("vocabulary: iteration %d: split row %d repeated or of %d values", f.Iter, r.Row, len(r.Centroid))
+		}
+		at[r.Row] = slices.Clone(r.Centroid) // ApplySplits writes it
+	}
+	rows := kmeans.SplitRows(pairs)
+	if len(at) != len(rows) {
+		return fmt.Errorf("vocabulary: iteration %d: %d rows for the splits, want %d", f.Iter, len(at), len(rows))
+	}
+	for _, c := range rows {
+		if at[c] == nil {
+			return fmt.Errorf("vocabulary: iteration %d: no row %d for the splits", f.Iter, c)
+		}
+	}
+	kmeans.ApplySplits(pairs, d, func(c int) []float32 { return at[c] })
+	// Consecutive rows go out as one part.
+	for i := 0; i < len(rows); {
+		j := i + 1
+		for j < len(rows) && rows[j] == rows[j-1]+1 {
+			j++
+		}
+		cent := make([]float32, 0, (j-i)*d)
+		for _, c := range rows[i:j] {
+			cent = append(cent, at[c]...)
+		}
+		pl.Next.rows(rows[i], cent, emit)
+		i = j
+	}
+	return nil
 }
 
 // codebookFn turns the final state into the codebook.

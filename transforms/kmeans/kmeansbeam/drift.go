@@ -168,10 +168,13 @@ func (f *readCodebookFn) ProcessElement(ctx context.Context, _ []byte) (Codebook
 // it so, the graph of a batch job being fixed before it runs.
 func VocabularyOfPartsIf(s beam.Scope, parts beam.PCollection, opt Options, build beam.PCollection) beam.PCollection {
 	s = s.Scope("kmeans.Vocabulary")
+	if opt.inParts() {
+		return ofParts(s, parts, opt, build, beam.ParDo(s, passIfFn, beam.Impulse(s), beam.SideInput{Input: build}))
+	}
 	total := stats.Sum(s, beam.ParDo(s, keypointsFn, parts))
-	per := beam.ParDo(s, &gateSamplePartFn{Max: max(opt.Sample, 0), Seed: opt.Seed, Loads: opt.PartLoads}, beam.Reshuffle(s, parts),
+	per := beam.ParDo(s, &gateSamplePartFn{Max: max(opt.sample(), 0), Seed: opt.Seed, Loads: opt.PartLoads}, beam.Reshuffle(s, parts),
 		beam.SideInput{Input: total}, beam.SideInput{Input: build})
-	smp := beam.Combine(s, &mergeSampleFn{Max: max(opt.Sample, 0)}, per)
+	smp := beam.Combine(s, &mergeSampleFn{Max: max(opt.sample(), 0)}, per)
 	smp = beam.ParDo(s, sampleIfFn, smp, beam.SideInput{Input: build})
 	start := beam.ParDo(s, passIfFn, beam.Impulse(s), beam.SideInput{Input: build})
 	return fromSample(s, smp, opt, start)

@@ -5,22 +5,26 @@
 //
 // # Distributed training
 //
-// With Options.Chunks > 0 the sample is cut into that many chunks — more if
-// that keeps every chunk within 4,096 descriptors — which are reshuffled so
-// that the runner can spread them over workers, and Lloyd's iterations
-// become stages of the graph, unrolled MaxIter+1 times (the graph of a Beam
-// batch job is fixed before it runs). Iteration i is
+// With Options.Chunks > 0 (or, with 0, a sample above Options.WholeSample)
+// the sample is cut into that many chunks — more if that keeps every chunk
+// within 4,096 descriptors — which are reshuffled so that the runner can
+// spread them over workers, and Lloyd's iterations become stages of the
+// graph, unrolled MaxIter+1 times (the graph of a Beam batch job is fixed
+// before it runs). A sample above WholeSample is drawn part by part into
+// its chunks, never whole (parts.go). Iteration i is
 //
 //	chunks_i+1, partial sums_i = ParDo(assign_i)(chunks_i; side input: state_i)
 //	sums_i                     = CombinePerKey(merge)(partial sums_i)
-//	state_i+1                  = ParDo(update_i)(impulse; side inputs: state_i, sums_i)
+//	plan_i                     = ParDo(plan_i)(impulse; side inputs: state_i, counts of sums_i)
+//	shard rows_i, split rows_i = ParDo(shard_i)(word shards; side inputs: state_i, plan_i, sums_i by block)
+//	state_i+1                  = shard rows_i + ParDo(split_i)(impulse; side inputs: plan_i, split rows_i)
 //
 // where state_0 holds the initial centroids — by k-means‖ over the chunks
 // (see initialCentroids), or kmeans.Initialize on the sample on one worker
 // for the other seedings — and a state is the current centroids, iteration,
 // objective and whether training has converged. A state travels as parts of
-// 512 centroids, and sums as blocks of 256 words keyed by block, so that no
-// element of the loop exceeds about half a megabyte (see Memory).
+// at most 512 centroids, and sums as blocks of 256 words keyed by block, so
+// that no element of the loop exceeds about half a megabyte (see Memory).
 //
 // assign_i assigns each descriptor of its chunks to the nearest centroid of
 // state_i — through an nn.IVF trained by kmeans.TrainIVF with
@@ -30,8 +34,9 @@
 // the new labels for iteration i+1. It keeps per-bundle sparse sums: the
 // integer sum and count of the descriptors of every cluster the bundle
 // touched, their squared distances and how many labels changed, and emits
-// them once per bundle, in FinishBundle, block by block. The forest (or IVF) is built
-// once per worker process and iteration: bundles share it through a
+// them block by block in FinishBundle, or after a chunk once they touch
+// more than ShardWords words. The forest (or IVF) is built once per worker
+// process and iteration: bundles share it through a
 // one-slot cache keyed by the iteration, the forest options and a
 // fingerprint of the centroids, so a worker holds one forest at a time. A
 // converged state makes assign emit nothing.
@@ -46,11 +51,19 @@
 // kmeans.Train with ReseedSplit (the objective differs by the fixed-point
 // rounding, at most 2⁻⁹).
 //
-// update_i gathers the merged sums into kmeans.Sums and applies what
-// kmeans.Train applies: the stopping rule kmeans.Options.Stop and, if
-// training goes on, kmeans.Update (every centroid to the mean of its
-// cluster) and kmeans.Split (empty clusters re-seeded, which needs only the
-// counts). A converged state passes through the remaining stages unchanged.
+// The update is split by word range so that no worker holds K words' float64
+// sums. plan_i, on one worker, reads only the counts of the merged sums (12
+// bytes a word) and applies the stopping rule kmeans.Options.Stop and, if
+// training goes on, kmeans.PlanSplits: which empty clusters split off which
+// large ones, which needs only the counts. shard_i, for each shard of
+// Options.ShardWords words (DefaultShardWords), gathers the shard's merged
+// blocks into kmeans.Sums of its word range and sets each centroid to the
+// mean of its cluster (kmeans.Update); it emits its rows as parts of the
+// next state, except the few rows the splits touch, which split_i gathers
+// on one worker to apply the splits (kmeans.ApplySplits) and emit. The
+// centroids are those kmeans.Update and kmeans.Split give on the Sums of
+// all words, bit for bit, so the shards change no output. A converged state
+// passes through the remaining stages unchanged.
 //
 // # Memory
 //
@@ -58,7 +71,7 @@
 // the Go SDK harness caches every bundle plan it builds, with its DoFns, for
 // the rest of the job, and each DataSink of a plan keeps an encoding buffer
 // as large as the largest element it has emitted (up to twice that); the
-// unrolled graph has three stages per iteration, and a runner may run
+// unrolled graph has five stages per iteration, and a runner may run
 // several bundles of a stage at once, each with its own plan. Hence a chunk
 // element is at most maxChunk descriptors (540 KB), a block of sums
 // sumBlock words (265 KB, about a quarter of that coded: the sums are
@@ -72,13 +85,25 @@
 // index (forest or IVF) at a time, of the size package nn states; each
 // assigning goroutine keeps an nn.Search of 4·K bytes (or an
 // nn.IVFScratch); a bundle's partial sums take 1,036 bytes per word it
-// touched plus a 4·K-byte index; a chunk takes 132 bytes per descriptor
+// touched, leaving once they pass ShardWords words and a chunk, plus a
+// 4·K-byte index; a chunk takes 132 bytes per descriptor
 // (bytes and label) and, while assigned, a float32 copy of 512 bytes per
 // descriptor. Merge workers hold 1,036 bytes per word of the blocks they
-// merge; the update worker holds the kmeans.Sums and the centroids,
-// 1,548·K bytes. The single-worker path (Chunks = 0) holds the whole
-// sample as float32 (512 bytes per descriptor), labels and distances
-// (8 bytes each), dense sums and one index.
+// merge; the plan holds 8·K bytes of counts and its element 8 bytes per
+// empty cluster; an update of a word shard holds its kmeans.Sums and
+// centroids, 1,548 bytes a word (101 MB for the default 65,536 words), and
+// split_i the rows its splits touch. The single-worker path (Chunks = 0)
+// holds the whole sample as float32 (512 bytes per descriptor), labels and
+// distances (8 bytes each), dense sums and one index.
+//
+// Drawing the sample: up to WholeSample descriptors, the worker that merges
+// it holds it whole as bytes (136 bytes a descriptor, twice that while
+// merging), and the seeding a float32 copy (512 bytes a descriptor). A
+// larger sample is drawn in parts: a part's reader holds at most twice the
+// sample's priorities (8 bytes each) among its own descriptors; the worker
+// that finds the threshold, 16 bytes a descriptor of the sample; the
+// seeding, max(K, WholeSample) descriptors as bytes and float32; and no
+// worker the sample, which lives in the runner as chunks.
 package kmeansbeam
 
 import (
@@ -118,7 +143,19 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*partial)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*assignFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*mergeFn)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*updateFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*planFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*plan)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*shardsFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*shardFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*splitRow)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*splitRowsFn)(nil)).Elem())
+	beam.RegisterFunction(countsFn)
+	beam.RegisterType(reflect.TypeOf((*partPriosFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*prios)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*threshold)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*mergePriosFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*initPartsFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*partChunksFn)(nil)).Elem())
 	beam.RegisterFunction(codebookFn)
 	beam.RegisterFunction(keypointsFn)
 	beam.RegisterType(reflect.TypeOf((*samplePartFn)(nil)).Elem())
@@ -131,7 +168,8 @@ func init() {
 type Options struct {
 	// K is the number of visual words.
 	K int
-	// Sample bounds the number of descriptors clustered.
+	// Sample bounds the number of descriptors clustered; 0 is
+	// DefaultSample(K).
 	Sample int
 	// PartLoads is the most features parts a worker process reads at once
 	// to draw the sample (0: no limit): a part being read holds a row group
@@ -170,8 +208,16 @@ type Options struct {
 	// so that none exceeds 4,096 descriptors, and runs Lloyd's iterations
 	// as Beam stages (see the package documentation), so that assignment
 	// runs where the chunks are; a runner can use as many workers as there
-	// are chunks. Zero trains on one worker with kmeans.Train.
+	// are chunks. Zero trains on one worker with kmeans.Train if the
+	// sample is at most WholeSample descriptors, and in chunks of 4,096 if
+	// it is larger.
 	Chunks int
+
+	// WholeSample is the largest sample one worker holds whole (0:
+	// MaxOneWorkerSample). A larger one is drawn part by part and seeded
+	// from its max(K, WholeSample) descriptors of smallest priority (see
+	// parts.go), and trains in chunks.
+	WholeSample int
 
 	// Init and InitSample choose the initial centroids, as in
 	// kmeans.Options: by default k-means‖ (over the chunks when
@@ -179,6 +225,78 @@ type Options struct {
 	// descriptors above.
 	Init       kmeans.Init
 	InitSample int
+
+	// ShardWords is the number of words whose centroids one worker
+	// updates in distributed training (0: DefaultShardWords): the update
+	// holds their float64 sums and centroids, 1,548 bytes a word, and no
+	// worker holds all K. An assigning bundle's partial sums leave once
+	// they touch more words. It changes no output, so it is left out of the
+	// settings a run records.
+	ShardWords int `json:"-"`
+}
+
+// The default sample (DefaultSample) follows the vocabulary: SamplePerWord
+// descriptors a word, at least MinDefaultSample and at most
+// MaxDefaultSample. Philbin et al. trained 1M words on 16.7M descriptors;
+// README notes that 100K words from 230K descriptors leave most words in
+// one or two images (5M covers 50 a word up to 100K words). The upper
+// bound is for the runner: a sample above WholeSample is never held whole
+// by a worker, but its chunks, 132 bytes a descriptor, stay in the
+// runner's memory between stages, and Prism held more than 3.5 GB of them,
+// encoded, while drawing 5M; larger samples must be asked for.
+const (
+	SamplePerWord    = 50
+	MinDefaultSample = 200_000
+	MaxDefaultSample = 5_000_000
+)
+
+// DefaultSample returns the sample of a vocabulary of k words when
+// Options.Sample is 0: 50 descriptors a word, at least 200,000 and at most
+// 5,000,000.
+func DefaultSample(k int) int {
+	return min(max(MinDefaultSample, SamplePerWord*k), MaxDefaultSample)
+}
+
+// sample returns the sample in force.
+func (o Options) sample() int {
+	if o.Sample == 0 {
+		return DefaultSample(o.K)
+	}
+	return o.Sample
+}
+
+// MaxOneWorkerSample is the default Options.WholeSample: the seeding, and
+// kmeans.Train on one worker, hold the sample as float32, 512 MB at this
+// size, and its merge as bytes, 136 MB.
+const MaxOneWorkerSample = 1_000_000
+
+// wholeSample returns the largest sample held whole in force.
+func (o Options) wholeSample() int {
+	if o.WholeSample == 0 {
+		return MaxOneWorkerSample
+	}
+	return o.WholeSample
+}
+
+// chunks returns the chunks asked of distributed training in force (see
+// Options.Chunks), 0 for training on one worker.
+func (o Options) chunks() int {
+	if o.Chunks == 0 && o.inParts() {
+		return 1
+	}
+	return o.Chunks
+}
+
+// DefaultShardWords is the default Options.ShardWords: 64 MiB of float64
+// sums at D = 128.
+const DefaultShardWords = 1 << 16
+
+// shardWords returns the words of a shard of the update in force.
+func (o Options) shardWords() int {
+	if o.ShardWords == 0 {
+		return DefaultShardWords
+	}
+	return o.ShardWords
 }
 
 // Validate reports whether o is usable.
@@ -186,10 +304,16 @@ func (o Options) Validate() error {
 	switch {
 	case o.K < 2: // a vocabulary of one word tells no image from another
 		return setting.Errorf("kmeansbeam", "K", o.K, "2 or more")
-	case o.Sample < o.K:
-		return setting.Errorf("kmeansbeam", "Sample", o.Sample, "at least K = %d: k-means needs a sampled descriptor for every word", o.K)
+	case o.Sample < 0:
+		return setting.Errorf("kmeansbeam", "Sample", o.Sample, "0 (%d descriptors a word, %d to %d) or more", SamplePerWord, MinDefaultSample, MaxDefaultSample)
+	case o.sample() < o.K:
+		return setting.Errorf("kmeansbeam", "Sample", o.sample(), "at least K = %d: k-means needs a sampled descriptor for every word", o.K)
 	case o.Chunks < 0:
 		return setting.Errorf("kmeansbeam", "Chunks", o.Chunks, "0 (one worker) or more")
+	case o.WholeSample < 0:
+		return setting.Errorf("kmeansbeam", "WholeSample", o.WholeSample, "0 (the default, %d) or more", MaxOneWorkerSample)
+	case o.ShardWords < 0:
+		return setting.Errorf("kmeansbeam", "ShardWords", o.ShardWords, "0 (the default, %d) or more", DefaultShardWords)
 	}
 	if err := o.kmeans().Validate(); err != nil {
 		return fmt.Errorf("vocabulary: %w", err)
@@ -267,7 +391,7 @@ func (o Options) kmeans() kmeans.Options {
 	if o.useIVF() {
 		k.Index, k.IVF = kmeans.IndexIVF, o.ivf()
 	}
-	if o.Chunks > 0 {
+	if o.chunks() > 0 {
 		k.Reseed = kmeans.ReseedSplit
 	}
 	return k
@@ -292,7 +416,9 @@ type Codebook struct {
 
 	// Chunks is the number of chunks the sample was cut into when
 	// distributed (Options.Chunks, adjusted by the sample's size), 0 on
-	// one worker: the vocabulary's units of work in the report.
+	// one worker: the vocabulary's units of work in the report. A sample
+	// drawn in parts counts ⌈Sampled/4,096⌉, though each part's last
+	// chunk may be short.
 	Chunks int
 
 	// Converged reports whether training stopped before MaxIter (see
@@ -320,7 +446,8 @@ func (cb Codebook) Search() kmeans.AssignOptions {
 	return kmeans.AssignOptions{Approx: cb.Approx, Forest: cb.Forest, UseIVF: cb.UseIVF, IVF: cb.IVF}
 }
 
-// VocabularyOfParts samples at most opt.Sample descriptors from the
+// VocabularyOfParts samples at most opt.Sample (or DefaultSample)
+// descriptors from the
 // features written part by part (PCollection<formats.Part>, package
 // describebeam) and clusters them into opt.K words. The result is a
 // single-element PCollection<Codebook>.
@@ -337,17 +464,21 @@ func (cb Codebook) Search() kmeans.AssignOptions {
 // at least Sample (with Sample ≥ 1,000 the chance they do not is below
 // 1e-300).
 //
-// With opt.Chunks > 0 training is distributed over the sample's chunks (see
-// the package documentation). With opt.Approx it gives the codebook that
-// opt.Chunks = 0 gives; exact training differs only in that one worker
-// re-seeds empty clusters at the farthest descriptors, where the
-// distributed trainer splits large clusters.
+// With opt.Chunks > 0, or a sample above opt.WholeSample, training is
+// distributed over the sample's chunks (see the package documentation).
+// With opt.Approx it gives the codebook that one worker gives; exact
+// training differs only in that one worker re-seeds empty clusters at the
+// farthest descriptors, where the distributed trainer splits large
+// clusters.
 //
 // Invalid options, like a sample smaller than K, fail the pipeline when it
 // runs, with the reason; call opt.Validate to check them beforehand.
 func VocabularyOfParts(s beam.Scope, parts beam.PCollection, opt Options) beam.PCollection {
 	s = s.Scope("kmeans.Vocabulary")
-	return fromSample(s, sampleOfParts(s, parts, opt.Sample, opt.Seed, opt.PartLoads), opt, beam.Impulse(s))
+	if opt.inParts() {
+		return ofParts(s, parts, opt, beam.Create(s, true), beam.Impulse(s))
+	}
+	return fromSample(s, sampleOfParts(s, parts, opt.sample(), opt.Seed, opt.PartLoads), opt, beam.Impulse(s))
 }
 
 // sampleOfParts draws the bottom-n sample of the descriptors of the
@@ -369,10 +500,7 @@ type samplePartFn struct {
 }
 
 func (f *samplePartFn) ProcessElement(ctx context.Context, p formats.Part, total int64) (sample, error) {
-	cut := uint64(math.MaxUint64)
-	if frac := 4 * float64(f.Max) / float64(max(total, 1)); frac < 1 {
-		cut = uint64(frac * math.MaxUint64)
-	}
+	cut := cutOff(f.Max, total)
 	release, err := slots.Acquire(ctx, "vocabulary.part", f.Loads)
 	defer release()
 	if err != nil {
@@ -411,17 +539,30 @@ func fromSample(s beam.Scope, smp beam.PCollection, opt Options, start beam.PCol
 	if err := opt.Validate(); err != nil {
 		return beam.ParDo(s, &failFn{Err: err.Error()}, smp)
 	}
-	if opt.Chunks == 0 {
+	if opt.chunks() == 0 {
 		return beam.ParDo(s, &trainFn{Opt: opt}, smp)
 	}
 	st := initialCentroids(s, smp, opt, start)
-	chunks := beam.Reshuffle(s, beam.ParDo(s, &splitFn{Chunks: opt.Chunks}, smp))
+	chunks := beam.Reshuffle(s, beam.ParDo(s, &splitFn{Chunks: opt.chunks()}, smp))
+	return train(s, st, chunks, opt, start)
+}
+
+// train runs the distributed Lloyd's iterations from the initial state st
+// (PCollection<state>, its parts) on the sample's chunks
+// (PCollection<chunk>) and returns the codebook.
+func train(s beam.Scope, st, chunks beam.PCollection, opt Options, start beam.PCollection) beam.PCollection {
+	words := opt.shardWords()
+	shards := beam.Reshuffle(s, beam.ParDo(s, &shardsFn{K: opt.K, Words: words}, start))
 	forest, ivf := opt.forest(), opt.ivf()
 	for i := 0; i <= opt.MaxIter; i++ {
 		is := s.Scope(fmt.Sprintf("iteration%02d", i))
-		next, parts := beam.ParDo2(is, &assignFn{Iter: i, Approx: opt.Approx, Forest: forest, UseIVF: opt.useIVF(), IVF: ivf}, chunks, beam.SideInput{Input: st})
+		next, parts := beam.ParDo2(is, &assignFn{Iter: i, Approx: opt.Approx, Forest: forest, UseIVF: opt.useIVF(), IVF: ivf, Words: words}, chunks, beam.SideInput{Input: st})
 		sums := beam.CombinePerKey(is, &mergeFn{}, parts)
-		st = beam.ParDo(is, &updateFn{Iter: i, MaxIter: opt.MaxIter, Tol: opt.Tol}, start, beam.SideInput{Input: st}, beam.SideInput{Input: sums})
+		counts := beam.ParDo(is, countsFn, sums)
+		pl := beam.ParDo(is, &planFn{Iter: i, MaxIter: opt.MaxIter, Tol: opt.Tol}, start, beam.SideInput{Input: st}, beam.SideInput{Input: counts})
+		updated, rows := beam.ParDo2(is, &shardFn{Iter: i, Words: words}, shards, beam.SideInput{Input: st}, beam.SideInput{Input: pl}, beam.SideInput{Input: sums})
+		split := beam.ParDo(is, &splitRowsFn{Iter: i}, start, beam.SideInput{Input: pl}, beam.SideInput{Input: rows})
+		st = beam.Flatten(is, updated, split)
 		chunks = next
 	}
 	return beam.ParDo(s, codebookFn, start, beam.SideInput{Input: st})
@@ -459,9 +600,24 @@ func (f *sampleFn) AddInput(a sample, feat formats.Features) sample {
 // addBelow adds the descriptors of feat whose priority is below cut
 // (every descriptor if cut is math.MaxUint64).
 func (f *sampleFn) addBelow(a sample, feat formats.Features, cut uint64) sample {
+	priorities(f.Seed, feat, func(prio uint64, d []byte) {
+		if prio < cut || cut == math.MaxUint64 {
+			a.Prio = append(a.Prio, prio)
+			a.Desc = append(a.Desc, d...)
+		}
+	})
+	if len(a.Prio) > 2*f.Max {
+		a = a.trim(f.Max)
+	}
+	return a
+}
+
+// priorities calls fn with the sampling priority under seed of each
+// descriptor of feat, in order: a hash of (seed, image, index).
+func priorities(seed uint64, feat formats.Features, fn func(prio uint64, desc []byte)) {
 	h := fnv.New64a()
 	var buf [8]byte
-	binary.LittleEndian.PutUint64(buf[:], f.Seed)
+	binary.LittleEndian.PutUint64(buf[:], seed)
 	h.Write(buf[:])
 	h.Write([]byte(feat.ImageID))
 	base := h.Sum64()
@@ -469,17 +625,8 @@ func (f *sampleFn) addBelow(a sample, feat formats.Features, cut uint64) sample 
 		if len(d) != formats.DescriptorSize {
 			continue
 		}
-		prio := splitmix.Mix64(base + uint64(i))
-		if prio >= cut && cut != math.MaxUint64 {
-			continue
-		}
-		a.Prio = append(a.Prio, prio)
-		a.Desc = append(a.Desc, d...)
+		fn(splitmix.Mix64(base+uint64(i)), d)
 	}
-	if len(a.Prio) > 2*f.Max {
-		a = a.trim(f.Max)
-	}
-	return a
 }
 
 func (f *sampleFn) MergeAccumulators(a, b sample) sample {

@@ -167,8 +167,14 @@ func reference(t *testing.T, feats []formats.Features, opt Options) Codebook {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return codebookOf(res, len(smp.Prio), opt)
+}
+
+// codebookOf is the codebook of a training result on sampled descriptors
+// with opt.
+func codebookOf(res kmeans.Result, sampled int, opt Options) Codebook {
 	cb := Codebook{K: res.K, Dim: res.Dim, Centroids: res.Centroids, Objective: res.Objective, Iterations: res.Iterations,
-		Sampled: len(smp.Prio), Converged: res.Converged, Approx: opt.Approx}
+		Sampled: sampled, Converged: res.Converged, Approx: opt.Approx}
 	if opt.Approx {
 		cb.Forest = opt.forest()
 	}
@@ -224,9 +230,17 @@ func TestVocabularyDistributed(t *testing.T) {
 		// Exact training on one worker re-seeds differently: compare the
 		// distributed trainer with itself and with Train's ReseedSplit.
 		{"noise exact", noisy, Options{K: 40, Sample: 600, MaxIter: 4, Seed: 5}, []int{1, 64}, nil},
+		// Word shards of the update smaller than K, not dividing it, and
+		// of one word: the splits of empty clusters cross them.
+		{"noise akm shards of 7", noisy, Options{K: 40, Sample: 600, MaxIter: 6, Tol: 1e-6, Seed: 4, Approx: true, ShardWords: 7,
+			IVF: nn.IVFOptions{Lists: 8, Probes: 1, Seed: 9}, Init: kmeans.InitRandom}, []int{1, 9}, nil},
+		{"noise exact shards of 1", noisy, Options{K: 40, Sample: 600, MaxIter: 4, Seed: 5, ShardWords: 1}, []int{3}, nil},
 		// More words than a block of sums holds: the sums of an
 		// iteration arrive in several blocks.
 		{"many words", noisy, Options{K: 2*sumBlock + 50, Sample: 2000, MaxIter: 3, Seed: 6, Approx: true}, []int{1, 5}, nil},
+		// Shards that cut blocks of sums, and parts of the state.
+		{"many words shards", noisy, Options{K: 2*sumBlock + 50, Sample: 2000, MaxIter: 3, Seed: 6, Approx: true, ShardWords: sumBlock/2 + 3}, []int{5}, nil},
+		{"more words than a state part", noisy, Options{K: stateRows + 40, Sample: 2000, MaxIter: 2, Seed: 6, Approx: true, ShardWords: 200}, []int{4}, nil},
 		{"duplicates", dups, Options{K: 7, Sample: 1000, MaxIter: 5, Seed: 1, Approx: true}, []int{5}, nil},
 		// k-means‖ seeds over the chunks (seed.go) what
 		// kmeans.Initialize seeds over the whole sample: a few chunks,
@@ -237,6 +251,7 @@ func TestVocabularyDistributed(t *testing.T) {
 		{"noise exact kmeans||", noisy, Options{K: 40, Sample: 600, MaxIter: 4, Seed: 5, Init: kmeans.InitParallel}, []int{1, 9, 64}, nil},
 		{"duplicates kmeans||", dups, Options{K: 7, Sample: 1000, MaxIter: 5, Seed: 1, Approx: true, Init: kmeans.InitParallel}, []int{1, 5}, nil},
 		{"many words kmeans||", noisy, Options{K: 2*sumBlock + 50, Sample: 2000, MaxIter: 2, Seed: 6, Approx: true, Init: kmeans.InitParallel}, []int{5}, nil},
+		{"duplicates shards of 2", dups, Options{K: 7, Sample: 1000, MaxIter: 5, Seed: 1, Approx: true, ShardWords: 2}, []int{5}, nil},
 	} {
 		feats := beam.CreateList(s, writeParts(t, tc.feats, t.TempDir(), 3))
 		chunked := tc.opt
@@ -286,6 +301,11 @@ func TestOptionsValidate(t *testing.T) {
 		{"one word", func(o *Options) { o.K = 1 }, "K = 1: must be 2 or more"},
 		{"sample < K", func(o *Options) { o.Sample = 5 }, "Sample = 5"},
 		{"negative chunks", func(o *Options) { o.Chunks = -1 }, "Chunks"},
+		{"negative shard words", func(o *Options) { o.ShardWords = -1 }, "ShardWords"},
+		{"negative whole sample", func(o *Options) { o.WholeSample = -1 }, "WholeSample"},
+		{"negative sample", func(o *Options) { o.Sample = -1 }, "Sample = -1"},
+		{"default sample", func(o *Options) { o.Sample, o.K = 0, 100_000 }, ""},
+		{"default sample < K", func(o *Options) { o.Sample, o.K = 0, MaxDefaultSample+1 }, "Sample = 5000000: must be at least K"},
 		{"zero MaxIter", func(o *Options) { o.MaxIter = 0 }, "MaxIter"},
 		{"bad forest", func(o *Options) { o.Approx, o.Forest = true, nn.ForestOptions{Trees: 1, LeafSize: -1, Checks: 1} }, "LeafSize"},
 		{"bad ivf", func(o *Options) { o.Approx, o.IVF = true, nn.IVFOptions{Probes: 1, Lists: -2} }, "Lists"},
@@ -299,6 +319,23 @@ func TestOptionsValidate(t *testing.T) {
 			t.Errorf("%s: unexpected error %v", tc.name, err)
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%s: error %v, want one mentioning %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// The default sample follows the vocabulary, 50 descriptors a word,
+// within its bounds; an explicit sample wins.
+func TestDefaultSample(t *testing.T) {
+	for _, tc := range []struct{ k, sample, want int }{
+		{1000, 0, 200_000}, {4000, 0, 200_000}, {10_000, 0, 500_000}, {100_000, 0, 5_000_000},
+		{1_000_000, 0, 5_000_000}, {1_000_000, 20_000_000, 20_000_000}, {10_000, 200_000, 200_000},
+	} {
+		o := Options{K: tc.k, Sample: tc.sample}
+		if got := o.sample(); got != tc.want {
+			t.Errorf("K = %d, Sample = %d: sample %d, want %d", tc.k, tc.sample, got, tc.want)
+		}
+		if drawn := tc.want > MaxOneWorkerSample; o.inParts() != drawn || (o.chunks() > 0) != drawn {
+			t.Errorf("K = %d, sample %d: drawn in parts %v, chunks %d, want in parts and distributed %v", tc.k, tc.want, o.inParts(), o.chunks(), drawn)
 		}
 	}
 }

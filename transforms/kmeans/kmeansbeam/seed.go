@@ -35,9 +35,9 @@ func init() {
 
 // initialState returns the state of iteration 0 at the initial centroids
 // cent, chosen from the sampled descriptors since start.
-func initialState(opt Options, cent []float32, sampled int, start time.Time) state {
-	st := state{K: opt.K, Dim: formats.DescriptorSize, Centroids: cent, Fingerprint: fingerprint(cent), Sampled: sampled, Approx: opt.Approx,
-		Start: start.UnixNano(), Chunks: chunkCount(opt.Chunks, sampled)}
+func initialState(opt Options, cent []float32, sampled, chunks int, start time.Time) state {
+	st := state{K: opt.K, Dim: formats.DescriptorSize, Centroids: cent, Sampled: sampled, Approx: opt.Approx,
+		Start: start.UnixNano(), Chunks: chunks}
 	if st.Approx {
 		st.Forest = opt.forest()
 	}
@@ -81,7 +81,7 @@ func initialCentroids(s beam.Scope, smp beam.PCollection, opt Options, start bea
 	}
 	s = s.Scope("seeding")
 	rounds, ell := ko.ParallelSeeding()
-	chunks := beam.Reshuffle(s, beam.ParDo(s, &seedSplitFn{Chunks: opt.Chunks, K: opt.K}, smp))
+	chunks := beam.Reshuffle(s, beam.ParDo(s, &seedSplitFn{Chunks: opt.chunks(), K: opt.K}, smp))
 	phi := beam.ParDo(s, &seedPhiPassFn{}, start, beam.SideInput{Input: beam.Create(s, seedPhi{})})
 	var all []beam.PCollection
 	for r := 0; r <= rounds+1; r++ {
@@ -512,6 +512,6 @@ func (f *seedFinishFn) ProcessElement(ctx context.Context, _ []byte, side func(*
 	lines := progressLines(progress.Default, f.Opt.K, start, time.Now, func(format string, a ...any) { log.Infof(ctx, format, a...) })
 	cent := kmeans.ParallelFinish(pts, d, f.Opt.K, weight, f.Opt.Seed, func(j int) { lines(kmeans.Progress{Seeding: true, Seeded: j, K: f.Opt.K}) })
 	log.Infof(ctx, "vocabulary: %d initial centroids from %d descriptors (%d candidates) in %.1fs", f.Opt.K, sampled, n, time.Since(start).Seconds())
-	initialState(f.Opt, cent, int(sampled), start).parts(emit)
+	initialState(f.Opt, cent, int(sampled), chunkCount(f.Opt.chunks(), int(sampled)), start).parts(emit)
 	return nil
 }

@@ -1,0 +1,231 @@
+package kmeansbeam
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
+
+	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/fileio"
+	"github.com/bowline/bowline/transforms/internal/slots"
+)
+
+// A sample of more than Options.WholeSample descriptors is never held whole
+// by one worker: it is the same bottom-n sample (see VocabularyOfParts),
+// drawn part by part.
+//
+//	per part:  its priorities under the cut-off, and its bottom-m seeding sample
+//	threshold: the n-th smallest priority of all parts, on one worker (8 bytes a descriptor)
+//	seeding:   kmeans.Initialize on the bottom m of the sample, on one worker
+//	chunks:    each part read again, its descriptors of priority ≤ the threshold in chunks of maxChunk
+//
+// and the chunks train as in distributed training. The seeding sees the
+// m = max(K, WholeSample) descriptors of smallest priority, a prefix
+// of the sample; Lloyd's iterations see all of it. A tie of two 64-bit
+// priorities at the threshold, which the whole sample breaks by the
+// descriptors' bytes, keeps both here: Sampled counts them.
+
+// inParts reports whether o's sample is drawn part by part.
+func (o Options) inParts() bool { return o.sample() > o.wholeSample() }
+
+// seedSample returns the descriptors the seeding of a sample drawn in
+// parts sees.
+func (o Options) seedSample() int { return min(o.sample(), max(o.K, o.wholeSample())) }
+
+// prios is a part's, or a merge of parts', smallest sampling priorities,
+// ascending.
+type prios struct{ P []uint64 }
+
+// threshold is the largest priority of a sample and the number of
+// descriptors at or under it.
+type threshold struct {
+	Prio  uint64
+	Count int
+}
+
+// bottom returns the n smallest of the ascending p, and any equal to the
+// n-th.
+func bottom(p []uint64, n int) []uint64 {
+	if len(p) <= n {
+		return p
+	}
+	end := n
+	for n > 0 && end < len(p) && p[end] == p[n-1] {
+		end++
+	}
+	return p[:end]
+}
+
+// partPriosFn reads a features part once, when build is true, for the
+// priorities under the cut-off of a sample of Max (sampleOfParts) and the
+// part's bottom-Seed seeding sample.
+type partPriosFn struct {
+	Max, Seed int
+	Hash      uint64
+	Loads     int
+}
+
+func (f *partPriosFn) ProcessElement(ctx context.Context, p formats.Part, total int64, build bool, emitSeed func(sample)) (prios, error) {
+	if !build {
+		return prios{}, nil
+	}
+	release, err := slots.Acquire(ctx, "vocabulary.part", f.Loads)
+	defer release()
+	if err != nil {
+		return prios{}, fmt.Errorf("vocabulary: part %d: %w", p.Part, err)
+	}
+	cut, seedCut := cutOff(f.Max, total), cutOff(f.Seed, total)
+	seed := &sampleFn{Max: f.Seed, Seed: f.Hash}
+	var (
+		out prios
+		smp sample
+	)
+	err = fileio.ReadEach(ctx, p.Path, func(feat *formats.Features) error {
+		smp = seed.addBelow(smp, *feat, seedCut)
+		priorities(f.Hash, *feat, func(prio uint64, _ []byte) {
+			if prio < cut || cut == math.MaxUint64 {
+				out.P = append(out.P, prio)
+			}
+		})
+		if len(out.P) > 2*f.Max {
+			slices.Sort(out.P)
+			out.P = slices.Clip(bottom(out.P, f.Max))
+		}
+		return nil
+	})
+	if err != nil {
+		return prios{}, fmt.Errorf("vocabulary: %w", err)
+	}
+	slices.Sort(out.P)
+	out.P = bottom(out.P, f.Max)
+	emitSeed(smp.trim(f.Seed))
+	return out, nil
+}
+
+// cutOff is the priority under which a part keeps its candidates for a
+// sample of n of total descriptors: 4n/total of the range (see
+// VocabularyOfParts), all of it if that is 1 or more.
+func cutOff(n int, total int64) uint64 {
+	if frac := 4 * float64(n) / float64(max(total, 1)); frac < 1 {
+		return uint64(frac * math.MaxUint64)
+	}
+	return math.MaxUint64
+}
+
+// mergePriosFn finds the threshold of the bottom-Max sample from the
+// parts' priorities: the accumulator holds at most 2·Max of them.
+type mergePriosFn struct{ Max int }
+
+func (f *mergePriosFn) CreateAccumulator() prios { return prios{} }
+func (f *mergePriosFn) AddInput(a, b prios) prios {
+	return f.MergeAccumulators(a, b)
+}
+
+func (f *mergePriosFn) MergeAccumulators(a, b prios) prios {
+	out := make([]uint64, 0, min(len(a.P)+len(b.P), 2*f.Max+1))
+	i, j := 0, 0
+	for (i < len(a.P) || j < len(b.P)) && len(out) < cap(out) {
+		if j == len(b.P) || (i < len(a.P) && a.P[i] <= b.P[j]) {
+			out = append(out, a.P[i])
+			i++
+		} else {
+			out = append(out, b.P[j])
+			j++
+		}
+	}
+	return prios{P: bottom(out, f.Max)}
+}
+
+func (f *mergePriosFn) ExtractOutput(a prios) threshold {
+	p := bottom(a.P, f.Max)
+	if len(p) == 0 {
+		return threshold{}
+	}
+	return threshold{Prio: p[min(f.Max, len(p))-1], Count: len(p)}
+}
+
+// initPartsFn is initFn on the seeding sample of a sample drawn in parts.
+type initPartsFn struct{ Opt Options }
+
+func (f *initPartsFn) ProcessElement(ctx context.Context, smp sample, thrSide func(*threshold) bool, emit func(state)) error {
+	thr, err := readOne(thrSide, "the threshold of the sample")
+	if err != nil {
+		return err
+	}
+	if len(smp.Prio) > thr.Count {
+		return fmt.Errorf("vocabulary: a seeding sample of %d descriptors from a sample of %d", len(smp.Prio), thr.Count)
+	}
+	return initState(ctx, f.Opt, smp, thr.Count, chunkCount(1, thr.Count), emit)
+}
+
+// partChunksFn reads a features part again, when build is true, and emits
+// its descriptors of the sample, those of priority at most the threshold,
+// in chunks of at most maxChunk; chunk j of part p has index p·2²⁰ + j.
+type partChunksFn struct {
+	Hash  uint64
+	Loads int
+}
+
+func (f *partChunksFn) ProcessElement(ctx context.Context, p formats.Part, thrSide func(*threshold) bool, build bool, emit func(chunk)) error {
+	if !build {
+		return nil
+	}
+	thr, err := readOne(thrSide, "the threshold of the sample")
+	if err != nil || thr.Count == 0 {
+		return err
+	}
+	release, err := slots.Acquire(ctx, "vocabulary.part", f.Loads)
+	defer release()
+	if err != nil {
+		return fmt.Errorf("vocabulary: part %d: %w", p.Part, err)
+	}
+	const d = formats.DescriptorSize
+	c := chunk{Index: p.Part << 20}
+	err = fileio.ReadEach(ctx, p.Path, func(feat *formats.Features) error {
+		priorities(f.Hash, *feat, func(prio uint64, desc []byte) {
+			if prio > thr.Prio {
+				return
+			}
+			if c.Desc == nil {
+				c.Desc = make([]byte, 0, maxChunk*d)
+			}
+			c.Desc = append(c.Desc, desc...)
+			if len(c.Desc) == maxChunk*d {
+				emit(c)
+				c = chunk{Index: c.Index + 1}
+			}
+		})
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("vocabulary: %w", err)
+	}
+	if len(c.Desc) > 0 {
+		emit(c)
+	}
+	return nil
+}
+
+// ofParts trains the vocabulary of a sample drawn in parts (see above),
+// when build (a single-element PCollection<bool>) is true; start is as for
+// fromSample.
+func ofParts(s beam.Scope, parts beam.PCollection, opt Options, build, start beam.PCollection) beam.PCollection {
+	total := stats.Sum(s, beam.ParDo(s, keypointsFn, parts))
+	shuffled := beam.Reshuffle(s, parts)
+	n, m := opt.sample(), opt.seedSample()
+	prioParts, seedParts := beam.ParDo2(s, &partPriosFn{Max: n, Seed: m, Hash: opt.Seed, Loads: opt.PartLoads}, shuffled,
+		beam.SideInput{Input: total}, beam.SideInput{Input: build})
+	seed := beam.ParDo(s, sampleIfFn, beam.Combine(s, &mergeSampleFn{Max: m}, seedParts), beam.SideInput{Input: build})
+	if err := opt.Validate(); err != nil {
+		return beam.ParDo(s, &failFn{Err: err.Error()}, seed)
+	}
+	thr := beam.Combine(s, &mergePriosFn{Max: n}, prioParts)
+	st := beam.ParDo(s, &initPartsFn{Opt: opt}, seed, beam.SideInput{Input: thr})
+	chunks := beam.Reshuffle(s, beam.ParDo(s, &partChunksFn{Hash: opt.Seed, Loads: opt.PartLoads}, shuffled,
+		beam.SideInput{Input: thr}, beam.SideInput{Input: build}))
+	return train(s, st, chunks, opt, start)
+}

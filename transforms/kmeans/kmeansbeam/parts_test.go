@@ -1,0 +1,155 @@
+package kmeansbeam
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+
+	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/transforms/kmeans"
+)
+
+// partsReference is what a sample drawn in parts trains to: the seeding
+// on the sample's first opt.seedSample() descriptors, then Lloyd's
+// iterations of kmeans.TrainFrom on the whole sample.
+func partsReference(t *testing.T, feats []formats.Features, opt Options) Codebook {
+	t.Helper()
+	whole, seeding := opt, opt
+	whole.Sample = opt.sample()
+	seeding.Sample = opt.seedSample()
+	smp, prefix := localSample(feats, whole), localSample(feats, seeding)
+	if !slices.Equal(prefix.Prio, smp.Prio[:len(prefix.Prio)]) {
+		t.Fatalf("the seeding sample of %d is not a prefix of the sample of %d", len(prefix.Prio), len(smp.Prio))
+	}
+	seed, err := floats(prefix, opt.K)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := floats(smp, opt.K)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cent, err := kmeans.Initialize(seed, formats.DescriptorSize, opt.kmeans())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := kmeans.TrainFrom(data, formats.DescriptorSize, cent, opt.kmeans())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return codebookOf(res, len(smp.Prio), opt)
+}
+
+// A sample larger than WholeSample is drawn part by part, chunks read from
+// the parts, and trains to the codebook of its whole sample seeded on the
+// sample's first max(K, WholeSample) descriptors — with more descriptors
+// than the sample, with fewer, approximate or exact, chunks asked for or
+// not — and gated off it trains nothing.
+func TestVocabularySampleInParts(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	feats := features(80, r)
+	all := 0
+	for _, f := range feats {
+		all += len(f.Descriptors)
+	}
+	p, s := beam.NewPipelineWithRoot()
+	parts := beam.CreateList(s, writeParts(t, feats, t.TempDir(), 4))
+	for i, opt := range []Options{
+		{K: 20, Sample: 900, WholeSample: 100, MaxIter: 4, Seed: 3, Approx: true, Init: kmeans.InitRandom},
+		{K: 30, Sample: 600, WholeSample: 10, MaxIter: 4, Seed: 4, Chunks: 5},
+		{K: 20, Sample: 10 * all, WholeSample: 300, MaxIter: 3, Seed: 5, Approx: true},
+	} {
+		if !opt.inParts() || opt.seedSample() >= min(opt.Sample, all) {
+			t.Fatalf("case %d: sample %d, seeding %d: not drawn in parts with a seeding prefix", i, opt.Sample, opt.seedSample())
+		}
+		want := partsReference(t, feats, opt)
+		if want.Sampled != min(opt.Sample, all) {
+			t.Fatalf("case %d: reference sampled %d of %d descriptors, want %d", i, want.Sampled, all, min(opt.Sample, all))
+		}
+		name := fmt.Sprintf("case %d", i)
+		cb := VocabularyOfParts(s.Scope(name), parts, opt)
+		beam.ParDo0(s, &checkFn{Name: name, Want: want, ObjTol: 1e-6}, cb)
+		gated := VocabularyOfPartsIf(s.Scope(name+" gated"), parts, opt, beam.Create(s, true))
+		beam.ParDo0(s, &checkFn{Name: name + " gated", Want: want, ObjTol: 1e-6}, gated)
+		passert.Empty(s, VocabularyOfPartsIf(s.Scope(name+" off"), parts, opt, beam.Create(s, false)))
+	}
+	if err := ptest.Run(p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The threshold of merged priorities is the n-th smallest, whatever the
+// grouping, and counts the ties at it.
+func TestMergePrios(t *testing.T) {
+	f := &mergePriosFn{Max: 4}
+	a := prios{P: []uint64{1, 5, 9}}
+	b := prios{P: []uint64{2, 5, 5, 7}}
+	c := prios{P: []uint64{3}}
+	for _, acc := range []prios{
+		f.MergeAccumulators(f.MergeAccumulators(a, b), c),
+		f.MergeAccumulators(a, f.MergeAccumulators(c, b)),
+		f.AddInput(f.AddInput(f.CreateAccumulator(), c), f.MergeAccumulators(b, a)),
+	} {
+		if got := f.ExtractOutput(acc); got != (threshold{Prio: 5, Count: 6}) {
+			t.Errorf("threshold %+v, want the 4th smallest, 5, with the 6 at or under it", got)
+		}
+	}
+	if got := (&mergePriosFn{Max: 10}).ExtractOutput(prios{P: []uint64{4, 8}}); got != (threshold{Prio: 8, Count: 2}) {
+		t.Errorf("fewer than Max: threshold %+v, want {8 2}", got)
+	}
+	if got := f.ExtractOutput(prios{}); got != (threshold{}) {
+		t.Errorf("none: threshold %+v, want zero", got)
+	}
+}
+
+// An assigning bundle's sums leave once they touch more than Words words,
+// so a bundle of many chunks holds no more than that after each chunk, and
+// what leaves adds up to every descriptor.
+func TestAssignBoundsBundleSums(t *testing.T) {
+	const k, d = 60, formats.DescriptorSize
+	r := rand.New(rand.NewPCG(51, 52))
+	st := state{K: k, Dim: d, Centroids: make([]float32, k*d), Sampled: 400}
+	for i := range st.Centroids {
+		st.Centroids[i] = float32(r.IntN(256))
+	}
+	var parts []state
+	st.parts(func(p state) { parts = append(parts, p) })
+	var side func(*state) bool
+	f := &assignFn{Words: 5}
+	var words, n int64
+	emitSums := func(_ int, p partial) {
+		words += int64(len(p.Words))
+		n += p.N
+	}
+	for c := range 20 {
+		desc := make([]byte, 20*d)
+		for i := range desc {
+			desc[i] = byte(r.IntN(256))
+		}
+		i := 0
+		side = func(p *state) bool {
+			if i == len(parts) {
+				i = 0
+				return false
+			}
+			*p, i = parts[i], i+1
+			return true
+		}
+		if err := f.ProcessElement(context.Background(), chunk{Index: c, Desc: desc}, side, func(chunk) {}, emitSums); err != nil {
+			t.Fatal(err)
+		}
+		if len(f.sums.words) > 5 {
+			t.Fatalf("after chunk %d the bundle holds the sums of %d words, want at most 5", c, len(f.sums.words))
+		}
+	}
+	f.FinishBundle(side, func(chunk) {}, emitSums)
+	if n != 400 || words < 6 {
+		t.Errorf("the sums that left counted %d descriptors over %d words, want 400 over more than 5", n, words)
+	}
+}
