@@ -237,22 +237,23 @@ type Options struct {
 
 // The default sample (DefaultSample) follows the vocabulary: SamplePerWord
 // descriptors a word, at least MinDefaultSample and at most
-// MaxDefaultSample. Philbin et al. trained 1M words on 16.7M descriptors;
-// README notes that 100K words from 230K descriptors leave most words in
-// one or two images (5M covers 50 a word up to 100K words). The upper
-// bound is for the runner: a sample above WholeSample is never held whole
-// by a worker, but its chunks, 132 bytes a descriptor, stay in the
-// runner's memory between stages, and Prism held more than 3.5 GB of them,
-// encoded, while drawing 5M; larger samples must be asked for.
+// MaxDefaultSample. Philbin et al. trained 1M words on 16.7M descriptors,
+// and 100K words from 230K descriptors leave most words in one or two
+// images. The upper bound is the largest sample one worker holds whole
+// (MaxOneWorkerSample): a larger sample is drawn in parts and trained in
+// chunks, which on Prism, where every chunk stays in the runner's memory
+// between stages, peaked above 12 GB at 5M descriptors and 100K words.
+// So a default run's memory stays bounded on the local runner too, and a
+// larger sample (50 a word above 20K words) must be asked for.
 const (
 	SamplePerWord    = 50
 	MinDefaultSample = 200_000
-	MaxDefaultSample = 5_000_000
+	MaxDefaultSample = MaxOneWorkerSample
 )
 
 // DefaultSample returns the sample of a vocabulary of k words when
 // Options.Sample is 0: 50 descriptors a word, at least 200,000 and at most
-// 5,000,000.
+// 1,000,000.
 func DefaultSample(k int) int {
 	return min(max(MinDefaultSample, SamplePerWord*k), MaxDefaultSample)
 }
