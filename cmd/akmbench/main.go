@@ -136,6 +136,7 @@ func main() {
 		hnswM      = flag.Int("hnsw_m", 32, "-mode assign: M of FAISS's HNSW")
 		forestMaxK = flag.Int("forest_max_k", 0, "-mode assign: no forest above this K (0: always)")
 		hnswMaxK   = flag.Int("hnsw_max_k", 100000, "-mode assign: no FAISS HNSW above this K, whose one-thread build takes long (0: always)")
+		features   = flag.String("features", "", "-mode assign: draw queries and words from the SIFT descriptors of these features Parquet files (a glob, e.g. <run>/features-*.parquet) instead of ETH-80: -queries from one photo in 10, words from the others")
 	)
 	flag.Parse()
 	log.SetFlags(0)
@@ -167,14 +168,10 @@ func main() {
 	}
 	if *mode == "assign" {
 		if *data != "eth80" {
-			log.Fatalf("-mode assign needs -data eth80")
+			log.Fatalf("-mode assign needs -data eth80 (or -features)")
 		}
 		if *wordsFrom != "sample" && *wordsFrom != "lloyd" {
 			log.Fatalf("-words %q: want sample or lloyd", *wordsFrom)
-		}
-		desc, err := eth80Descriptors(*eth80, *cache)
-		if err != nil {
-			log.Fatal(err)
 		}
 		cfg := assignConfig{ks: kList, queries: *queries, words: *wordsFrom, wordsIters: *wordsIters, pool: *n, jitter: *jitter, seed: *seed,
 			trees: *trees, leaf: *leaf, probes: probeList, lists: *lists, refChecks: *refChecks, hnswM: *hnswM,
@@ -191,8 +188,31 @@ func main() {
 		if *faissANNs != "" {
 			cfg.faiss = strings.Split(*faissANNs, ",")
 		}
+		var qb, rest []byte
+		if *features != "" {
+			pool := slices.Max(kList)
+			if *wordsFrom == "lloyd" {
+				pool = max(pool, *n)
+			}
+			c := start()
+			var photos, total int
+			qb, rest, photos, total, err = featureDescriptors(*features, *queries, pool, *seed)
+			if err != nil {
+				log.Fatal(err)
+			}
+			wall, cpu := c.elapsed()
+			fmt.Printf("assignment: %d queries from one photo in %d, words from %d descriptors of the others (-words %s); %d descriptors of %d photos read from %s in %.1f s wall, %.1f s CPU\n",
+				len(qb)/dim, queryImageShare, len(rest)/dim, *wordsFrom, total, photos, *features, wall, cpu)
+		} else {
+			desc, err := eth80Descriptors(*eth80, *cache)
+			if err != nil {
+				log.Fatal(err)
+			}
+			qb, rest = splitQueries(desc, *queries, *seed)
+			fmt.Printf("assignment: %d real ETH-80 descriptors as queries; words from the other %d (-words %s)\n", len(qb)/dim, len(rest)/dim, *wordsFrom)
+		}
 		fmt.Printf("machine: GOMAXPROCS=%d; command: %s\n", runtime.GOMAXPROCS(0), strings.Join(os.Args, " "))
-		runAssign(desc, cfg)
+		runAssign(qb, rest, cfg)
 		return
 	} else if *mode != "lloyd" {
 		log.Fatalf("-mode %q: want lloyd or assign", *mode)
