@@ -43,30 +43,37 @@ type assignConfig struct {
 	faissIVFMaxK   int
 }
 
+// splitQueries draws nq of the descriptors desc (at most half of them) as
+// queries, in a random order, and returns them and the others, also
+// shuffled.
+func splitQueries(desc []byte, nq int, seed uint64) (queries, rest []byte) {
+	m := len(desc) / dim
+	rng := rand.New(rand.NewPCG(seed, 6))
+	perm := rng.Perm(m)
+	nq = min(nq, m/2)
+	queries = make([]byte, 0, nq*dim)
+	for _, i := range perm[:nq] {
+		queries = append(queries, desc[i*dim:(i+1)*dim]...)
+	}
+	rest = make([]byte, 0, (m-nq)*dim)
+	for _, i := range perm[nq:] {
+		rest = append(rest, desc[i*dim:(i+1)*dim]...)
+	}
+	return queries, rest
+}
+
 // runAssign measures word assignment on one goroutine: for every K, the
 // recall@1 and descriptors per CPU-second of the forest (one search per
 // -sweep checks value), the IVF (one per -probes value) and FAISS's IVF and
 // HNSW on the same words, against the exact nearest words of nn.Exact.
-// The queries are real ETH-80 descriptors that none of the words was drawn
-// or trained from.
-func runAssign(desc []byte, cfg assignConfig) {
-	m := len(desc) / dim
-	rng := rand.New(rand.NewPCG(cfg.seed, 6))
-	perm := rng.Perm(m)
-	nq := min(cfg.queries, m/2)
-	qb := make([]byte, 0, nq*dim)
-	for _, i := range perm[:nq] {
-		qb = append(qb, desc[i*dim:(i+1)*dim]...)
-	}
-	rest := make([]byte, 0, (m-nq)*dim)
-	for _, i := range perm[nq:] {
-		rest = append(rest, desc[i*dim:(i+1)*dim]...)
-	}
+// The queries qb are real descriptors that none of the words was drawn or
+// trained from; words come from rest (see augment).
+func runAssign(qb, rest []byte, cfg assignConfig) {
+	nq := len(qb) / dim
 	qf := make([]float32, len(qb))
 	for i, b := range qb {
 		qf[i] = float32(b)
 	}
-	fmt.Printf("assignment: %d real ETH-80 descriptors as queries; words from the other %d (-words %s)\n", nq, m-nq, cfg.words)
 
 	for _, k := range cfg.ks {
 		var words []float32
@@ -132,7 +139,7 @@ func runAssign(desc []byte, cfg assignConfig) {
 					labels[i] = int32(l)
 				}
 				_, cpu := c.elapsed()
-				rows = append(rows, row{name: "forest", settings: fmt.Sprintf("trees=%d leaf=%d checks=%d", cfg.trees, cfg.leaf, ch), recall: score(labels), cpu: cpu, build: build, bytes: f.Bytes()})
+				rows = append(rows, row{name: "forest", settings: fmt.Sprintf("trees=%d leaf=%d checks=%d", cfg.trees, cfg.leaf, ch), recall: score(labels), cpu: cpu, build: build, bytes: f.Bytes() + 4*len(words)})
 			}
 		}
 		// One IVF per probes value: the default lists depend on them.
@@ -152,7 +159,7 @@ func runAssign(desc []byte, cfg assignConfig) {
 				labels[i] = int32(w)
 			}
 			o := v.Options()
-			rows = append(rows, row{name: "ivf", settings: fmt.Sprintf("lists=%d probes=%d batch=%d", o.Lists, o.Probes, o.Batch), recall: score(labels), cpu: cpu, build: build, bytes: v.Bytes()})
+			rows = append(rows, row{name: "ivf", settings: fmt.Sprintf("lists=%d probes=%d batch=%d", o.Lists, o.Probes, o.Batch), recall: score(labels), cpu: cpu, build: build, bytes: v.Bytes() + 4*len(words)})
 		}
 		var specs []string
 		for _, f := range cfg.faiss {
@@ -173,7 +180,7 @@ func runAssign(desc []byte, cfg assignConfig) {
 				fatalf("faiss: %v", err)
 			}
 			for _, r := range res {
-				rows = append(rows, row{name: "faiss", settings: r.name, recall: score(r.labels), cpu: r.cpu, build: r.build})
+				rows = append(rows, row{name: "faiss", settings: r.name, recall: score(r.labels), cpu: r.cpu, build: r.build, bytes: r.bytes})
 			}
 		}
 
@@ -184,7 +191,7 @@ func runAssign(desc []byte, cfg assignConfig) {
 			}
 		}
 		tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "words\tstructure\tsettings\trecall@1\tµs/desc (1 core)\tdesc/CPU-s\tvs forest\tbuild CPU s\textra MB\t")
+		fmt.Fprintln(tw, "words\tstructure\tsettings\trecall@1\tµs/desc (1 core)\tdesc/CPU-s\tvs forest\tbuild CPU s\tindex MB\t")
 		for _, r := range rows {
 			vs := "-"
 			if ref > 0 {
@@ -193,7 +200,18 @@ func runAssign(desc []byte, cfg assignConfig) {
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%.4f\t%.2f\t%.0f\t%s\t%.1f\t%.1f\t\n", k, r.name, r.settings, r.recall, 1e6*r.cpu/float64(nq), float64(nq)/r.cpu, vs, r.build, float64(r.bytes)/1e6)
 		}
 		tw.Flush()
-		fmt.Printf("(vs forest: CPU time of the forest with checks=%d over this row's, same run; recall@1: the word returned is at the exact nearest distance)\n", cfg.refChecks)
+		fmt.Printf("(vs forest: CPU time of the forest with checks=%d over this row's, same run; recall@1: the word returned is at the exact nearest distance; index MB: the words' float32 copy included, FAISS's as serialised)\n", cfg.refChecks)
+		var ours, theirs []curvePoint
+		for _, r := range rows {
+			p := curvePoint{name: r.name + " " + r.settings, recall: r.recall, rate: float64(nq) / r.cpu}
+			switch {
+			case r.name == "ivf":
+				ours = append(ours, p)
+			case r.name == "faiss" && strings.HasPrefix(r.settings, "faiss ivf"):
+				theirs = append(theirs, p)
+			}
+		}
+		equalRecall(os.Stdout, ours, theirs)
 	}
 }
 
@@ -216,6 +234,7 @@ func joinInts(v []int) string {
 type annResult struct {
 	name       string
 	build, cpu float64
+	bytes      int // the index's serialised size
 	labels     []int32
 }
 
@@ -255,8 +274,8 @@ func faissANN(python string, threads int, words, queries []float32, specs string
 	sc.Buffer(make([]byte, 1<<20), 1<<28)
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
-		if len(f) != 3+nq {
-			return nil, fmt.Errorf("faiss_ann.py: a line of %d fields, want %d", len(f), 3+nq)
+		if len(f) != 4+nq {
+			return nil, fmt.Errorf("faiss_ann.py: a line of %d fields, want %d", len(f), 4+nq)
 		}
 		r := annResult{name: strings.ReplaceAll(f[0], "_", " "), labels: make([]int32, nq)}
 		if r.build, err = strconv.ParseFloat(f[1], 64); err != nil {
@@ -265,7 +284,10 @@ func faissANN(python string, threads int, words, queries []float32, specs string
 		if r.cpu, err = strconv.ParseFloat(f[2], 64); err != nil {
 			return nil, err
 		}
-		for i, s := range f[3:] {
+		if r.bytes, err = strconv.Atoi(f[3]); err != nil {
+			return nil, err
+		}
+		for i, s := range f[4:] {
 			l, err := strconv.Atoi(s)
 			if err != nil {
 				return nil, err

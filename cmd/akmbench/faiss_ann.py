@@ -6,8 +6,9 @@ list of settings separated by semicolons, each "ivf:NLIST:NPROBE,NPROBE,..."
 (IndexIVFFlat, its coarse quantiser trained by FAISS's k-means on the words)
 or "hnsw:M:EF,EF,..." (IndexHNSWFlat, efConstruction 40). For every search
 setting it prints one line: the name, the CPU seconds of the build, the CPU
-seconds of the search of all the queries (this process, all threads) and the
-Q labels, separated by spaces.
+seconds of the search of all the queries (this process, all threads), the
+bytes of the index (serialised: the words' copy, ids and coarse quantiser or
+graph) and the Q labels, separated by spaces.
 """
 import sys
 import time
@@ -37,6 +38,7 @@ def main():
         else:
             sys.exit(f"unknown index {kind!r}")
         build = time.process_time() - t
+        nbytes = faiss.serialize_index(index).size
         for p in params.split(","):
             p = int(p)
             if kind == "ivf":
@@ -48,7 +50,7 @@ def main():
             t = time.process_time()
             _, labels = index.search(queries, 1)
             cpu = time.process_time() - t
-            print(name.replace(" ", "_"), build, cpu, " ".join(str(int(x)) for x in labels[:, 0]), flush=True)
+            print(name.replace(" ", "_"), build, cpu, nbytes, " ".join(str(int(x)) for x in labels[:, 0]), flush=True)
 
 
 if __name__ == "__main__":

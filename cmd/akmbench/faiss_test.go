@@ -1,12 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"testing"
 
 	"github.com/bowline/bowline/transforms/kmeans"
+	"github.com/bowline/bowline/transforms/nn"
 )
 
 // faissPython returns an interpreter that imports faiss. Without one the
@@ -75,5 +77,30 @@ func TestLloydFAISSIsExactLloyd(t *testing.T) {
 	// The initial centroids are random points, so Lloyd must have moved them.
 	if got.Objective >= objective(cent, pts, 1) {
 		t.Errorf("objective %v did not fall from the start's %v", got.Objective, objective(cent, pts, 1))
+	}
+}
+
+// TestFAISSANNFullProbeIsExact checks faissANN's protocol: an IVF probing
+// every list finds the exact nearest word of every query, and the index
+// size it reports holds at least the words' copy.
+func TestFAISSANNFullProbeIsExact(t *testing.T) {
+	python := faissPython(t)
+	const k, q, lists = 2000, 300, 20
+	words, queries := synthetic(k, 11), synthetic(q, 12)
+	res, err := faissANN(python, 1, words, queries, fmt.Sprintf("ivf:%d:%d", lists, lists))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 {
+		t.Fatalf("%d results, want 1", len(res))
+	}
+	if res[0].bytes < 4*len(words) {
+		t.Errorf("index of %d bytes, less than its %d words' %d", res[0].bytes, k, 4*len(words))
+	}
+	for i, l := range res[0].labels {
+		want, wd := nn.Nearest(words, dim, queries[i*dim:(i+1)*dim])
+		if int(l) != want && sqDistF(words[int(l)*dim:(int(l)+1)*dim], queries[i*dim:(i+1)*dim]) > wd {
+			t.Fatalf("query %d: word %d, want %d", i, l, want)
+		}
 	}
 }

@@ -64,6 +64,20 @@
 // descriptor of CPU time and the speed-up over the forest with -ref_checks
 // checks, measured in the same run.
 //
+// -features <run>/features-*.parquet makes -mode assign draw its words and
+// queries from a bowline run's SIFT descriptors instead of ETH-80's: the
+// queries (-queries) from one photo in ten, the words (the largest -k) a
+// uniform sample of the other photos' descriptors, so that at 10⁶ words
+// every word is a distinct real descriptor and none is jittered. After the
+// table it prints our IVF's and FAISS's IVF throughput at equal recall@1,
+// each curve interpolated at the other's recalls.
+//
+// -mode objective measures vocabularies (-codebook, the codebook Parquet
+// files of bowline runs) by their k-means objective on -eval SIFT
+// descriptors of the images under -eth80: give it photos none of the runs
+// described (e.g. cmd/mkcorpus with another -seed) for a held-out
+// objective.
+//
 // Times are given as wall time and as process CPU time. The machine may be
 // shared, and its load changes during a run: quote AKM against exact as
 // ratios of CPU time taken in the same run.
@@ -123,7 +137,7 @@ func main() {
 		eth80      = flag.String("eth80", "../shared/data/eth80/images", "ETH-80 image directory")
 		cache      = flag.String("cache", filepath.Join(os.TempDir(), "akmbench-eth80.sift"), "cache of the extracted ETH-80 descriptors")
 		jitter     = flag.Float64("jitter", 8, "standard deviation of the jitter of reused ETH-80 descriptors")
-		mode       = flag.String("mode", "lloyd", "lloyd (AKM against exact Lloyd) or assign (recall@1 and speed of word assignment: forest, IVF and FAISS on the same words)")
+		mode       = flag.String("mode", "lloyd", "lloyd (AKM against exact Lloyd), assign (recall@1 and speed of word assignment: forest, IVF and FAISS on the same words) or objective (a vocabulary's objective on held-out descriptors)")
 		index      = flag.String("index", "forest", "comma-separated structures of the AKM runs: forest (one run per -checks value), ivf (one run per -probes value)")
 		probes     = flag.String("probes", "4,8,16", "comma-separated IVF probes (AKM runs of -index ivf, and -mode assign)")
 		lists      = flag.Int("lists", 0, "IVF lists (0: nn.DefaultLists, √(probes·K))")
@@ -136,6 +150,8 @@ func main() {
 		hnswM      = flag.Int("hnsw_m", 32, "-mode assign: M of FAISS's HNSW")
 		forestMaxK = flag.Int("forest_max_k", 0, "-mode assign: no forest above this K (0: always)")
 		hnswMaxK   = flag.Int("hnsw_max_k", 100000, "-mode assign: no FAISS HNSW above this K, whose one-thread build takes long (0: always)")
+		codebooks  = flag.String("codebook", "", "-mode objective: comma-separated globs of runs' codebook Parquet files (<run>/codebook-*.parquet), each measured on -eval descriptors of the images under -eth80 (photos none of the vocabularies was trained on)")
+		features   = flag.String("features", "", "-mode assign: draw queries and words from the SIFT descriptors of these features Parquet files (a glob, e.g. <run>/features-*.parquet) instead of ETH-80: -queries from one photo in 10, words from the others")
 	)
 	flag.Parse()
 	log.SetFlags(0)
@@ -165,16 +181,29 @@ func main() {
 	if err != nil {
 		log.Fatalf("-probes: %v", err)
 	}
-	if *mode == "assign" {
-		if *data != "eth80" {
-			log.Fatalf("-mode assign needs -data eth80")
-		}
-		if *wordsFrom != "sample" && *wordsFrom != "lloyd" {
-			log.Fatalf("-words %q: want sample or lloyd", *wordsFrom)
+	if *mode == "objective" {
+		if *codebooks == "" {
+			log.Fatalf("-mode objective needs -codebook")
 		}
 		desc, err := eth80Descriptors(*eth80, *cache)
 		if err != nil {
 			log.Fatal(err)
+		}
+		pts := subset(augment(desc, len(desc)/dim, 0, *seed), *eval, *seed+1)
+		fmt.Printf("held-out: %d of the %d SIFT descriptors of the images under %s; command: %s\n", len(pts)/dim, len(desc)/dim, *eth80, strings.Join(os.Args, " "))
+		for _, p := range strings.Split(*codebooks, ",") {
+			if err := heldOutObjective(p, pts, *workers); err != nil {
+				log.Fatal(err)
+			}
+		}
+		return
+	}
+	if *mode == "assign" {
+		if *data != "eth80" {
+			log.Fatalf("-mode assign needs -data eth80 (or -features)")
+		}
+		if *wordsFrom != "sample" && *wordsFrom != "lloyd" {
+			log.Fatalf("-words %q: want sample or lloyd", *wordsFrom)
 		}
 		cfg := assignConfig{ks: kList, queries: *queries, words: *wordsFrom, wordsIters: *wordsIters, pool: *n, jitter: *jitter, seed: *seed,
 			trees: *trees, leaf: *leaf, probes: probeList, lists: *lists, refChecks: *refChecks, hnswM: *hnswM,
@@ -191,8 +220,31 @@ func main() {
 		if *faissANNs != "" {
 			cfg.faiss = strings.Split(*faissANNs, ",")
 		}
+		var qb, rest []byte
+		if *features != "" {
+			pool := slices.Max(kList)
+			if *wordsFrom == "lloyd" {
+				pool = max(pool, *n)
+			}
+			c := start()
+			var photos, total int
+			qb, rest, photos, total, err = featureDescriptors(*features, *queries, pool, *seed)
+			if err != nil {
+				log.Fatal(err)
+			}
+			wall, cpu := c.elapsed()
+			fmt.Printf("assignment: %d queries from one photo in %d, words from %d descriptors of the others (-words %s); %d descriptors of %d photos read from %s in %.1f s wall, %.1f s CPU\n",
+				len(qb)/dim, queryImageShare, len(rest)/dim, *wordsFrom, total, photos, *features, wall, cpu)
+		} else {
+			desc, err := eth80Descriptors(*eth80, *cache)
+			if err != nil {
+				log.Fatal(err)
+			}
+			qb, rest = splitQueries(desc, *queries, *seed)
+			fmt.Printf("assignment: %d real ETH-80 descriptors as queries; words from the other %d (-words %s)\n", len(qb)/dim, len(rest)/dim, *wordsFrom)
+		}
 		fmt.Printf("machine: GOMAXPROCS=%d; command: %s\n", runtime.GOMAXPROCS(0), strings.Join(os.Args, " "))
-		runAssign(desc, cfg)
+		runAssign(qb, rest, cfg)
 		return
 	} else if *mode != "lloyd" {
 		log.Fatalf("-mode %q: want lloyd or assign", *mode)
