@@ -158,7 +158,7 @@ func loadPrevious(ctx context.Context, c Config) (*previous, error) {
 	case p.Parts < 1:
 		p.Why = "the previous run lists no image parts"
 	case l.Describe != c.describeKey():
-		p.Why = "the description settings changed"
+		p.Why = fmt.Sprintf("the description settings changed (%s, now %s): every image is described again", l.Describe, c.describeKey())
 	default:
 		p.Lineage = l
 		p.CarryFeatures = true
