@@ -53,6 +53,12 @@ func TestLegacySettings(t *testing.T) {
 	if want := legacyDefaults(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("no flags: got %+v, want the defaults %+v", got, want)
 	}
+	// The frozen defaults are the values such a run was described with,
+	// whatever the job's defaults are: its query photos must be described
+	// as its collection was.
+	if got.SIFT.MaxSide != 1600 || !got.SIFT.DoubleImage || got.MaxPixels != 100_000_000 {
+		t.Errorf("no flags: max_side %d, sift_double %v, max_pixels %d; want 1600, true, 100000000", got.SIFT.MaxSide, got.SIFT.DoubleImage, got.MaxPixels)
+	}
 	if _, err := LegacySettings([]byte(`{"config": {"max_side": "big"}}`), nil); err == nil {
 		t.Fatal("a flag that does not parse: no error")
 	}

@@ -85,7 +85,7 @@ func (l Lineage) ReusedBy(next Lineage, rebuild bool) Reuse {
 	var r Reuse
 	switch {
 	case l.Describe != next.Describe:
-		r.Why = "the description settings changed"
+		r.Why = fmt.Sprintf("the description settings changed (%s, now %s): every image is described again", l.Describe, next.Describe)
 		return r
 	case rebuild:
 		r.Why = "--rebuild_vocab"

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,6 +104,21 @@ func TestStartFromOldLineage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	writePrevious(t, dir, lineage)
+	p, err := loadPrevious(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.CarryFeatures || !p.KeepVocab || !p.CarryCounts || !p.WarmStart {
+		t.Errorf("from an old incremental.json: carry features %v, keep vocabulary %v, carry counts %v, warm start %v (%s); want all",
+			p.CarryFeatures, p.KeepVocab, p.CarryCounts, p.WarmStart, p.Why)
+	}
+}
+
+// writePrevious writes into dir the manifest of a finished one-part run
+// with features, counts and a solis-ada state, and its incremental.json.
+func writePrevious(t *testing.T, dir string, lineage []byte) {
+	t.Helper()
 	manifest, err := json.Marshal(rundir.Manifest{Job: "bowline", Finished: time.Now(), Files: []rundir.ManifestFile{
 		{Name: "images-00000-of-00001.parquet", Bytes: 1}, {Name: "features-00000-of-00001.parquet", Bytes: 1},
 		{Name: "counts-00000-of-00001.parquet", Bytes: 1}, {Name: "state-solis-ada-00000-of-00001.parquet", Bytes: 1},
@@ -115,13 +131,57 @@ func TestStartFromOldLineage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p, err := loadPrevious(context.Background(), c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !p.CarryFeatures || !p.KeepVocab || !p.CarryCounts || !p.WarmStart {
-		t.Errorf("from an old incremental.json: carry features %v, keep vocabulary %v, carry counts %v, warm start %v (%s); want all",
-			p.CarryFeatures, p.KeepVocab, p.CarryCounts, p.WarmStart, p.Why)
+}
+
+// A run started from one described with other settings (a night whose
+// --max_side or --sift_double differs from the published run's, by flag
+// or by the job's defaults) describes every image again and builds its
+// vocabulary, counts and learners afresh: features of two settings never
+// meet in one run. Started from one of the same settings, it carries
+// everything over.
+func TestChangedDescriptionRedescribes(t *testing.T) {
+	base := DefaultConfig()
+	base.Describe.SIFT.MaxSide, base.Describe.SIFT.DoubleImage = 1600, true
+	for _, tc := range []struct {
+		name  string
+		set   func(c *Config)
+		carry bool
+	}{
+		{"same settings", func(*Config) {}, true},
+		{"another part size", func(c *Config) { c.Describe.PartImages++ }, true},
+		{"max_side 800", func(c *Config) { c.Describe.SIFT.MaxSide = 800 }, false},
+		{"no sift_double", func(c *Config) { c.Describe.SIFT.DoubleImage = false }, false},
+		{"the job's defaults", func(c *Config) { c.Describe = DefaultConfig().Describe }, base.describeKey() == DefaultConfig().describeKey()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			lineage, err := json.Marshal(rundir.Lineage{Describe: base.describeKey(), Learning: base.learningKey(), BoW: base.bowKey(), Parts: 1,
+				Vocabulary: rundir.VocabDecision{Settings: base.vocabKey(), Reason: "a full run", Reference: 1234.5}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			writePrevious(t, dir, lineage)
+			c := base
+			tc.set(&c)
+			c.Previous, c.Output = dir, filepath.Join(t.TempDir(), "out")
+			p, err := loadPrevious(context.Background(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.carry {
+				if !p.CarryFeatures || !p.KeepVocab || !p.CarryCounts || !p.WarmStart {
+					t.Errorf("carry features %v, keep vocabulary %v, carry counts %v, warm start %v (%s); want all",
+						p.CarryFeatures, p.KeepVocab, p.CarryCounts, p.WarmStart, p.Why)
+				}
+				return
+			}
+			if p.CarryFeatures || p.KeepVocab || p.CarryCounts || p.WarmStart || p.describe().Dir != "" || p.counts().Dir != "" {
+				t.Errorf("carry features %v, keep vocabulary %v, carry counts %v, warm start %v; want none", p.CarryFeatures, p.KeepVocab, p.CarryCounts, p.WarmStart)
+			}
+			if !strings.Contains(p.Why, "description settings changed") || !strings.Contains(p.Why, string(base.describeKey())) || !strings.Contains(p.Why, string(c.describeKey())) {
+				t.Errorf("why %q: want the description settings named, before and now", p.Why)
+			}
+		})
 	}
 }
 

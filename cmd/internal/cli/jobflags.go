@@ -52,7 +52,7 @@ func AddJobFlags(fs *flag.FlagSet, c *bowline.Config) *JobFlags {
 	fs.Float64Var(&c.BoW.Soft.Sigma, "soft_sigma", c.BoW.Soft.Sigma, "with --soft_words: σ in descriptor units (0: the paper's √6250)")
 	fs.StringVar((*string)(&c.BoW.TF), "tf", string(cmp.Or(c.BoW.TF, bow.TFRaw)), "term frequency in the TF-IDF weights: raw; sqrt, √tf, or log, ln(1+tf), damping the bursts of a repeated texture (Jégou et al. 2009)")
 	fs.IntVar(&c.Describe.SIFT.MaxKeypoints, "max_keypoints", c.Describe.SIFT.MaxKeypoints, "keep at most this many strongest keypoints per image (0: all)")
-	fs.IntVar(&c.Describe.SIFT.MaxSide, "max_side", c.Describe.SIFT.MaxSide, "downscale images whose longer side exceeds this (0: never)")
+	fs.IntVar(&c.Describe.SIFT.MaxSide, "max_side", c.Describe.SIFT.MaxSide, "downscale images whose longer side exceeds this (0: never). 1024 describes a 12-megapixel photo in about 0.6 of the CPU of 1600, with under half the keypoints to quantise and hold, at no lower held-out mAP (docs/results.md, sizes); a run records it, and a run started from one described at another size describes every image again")
 	fs.BoolVar(&c.Describe.SIFT.DoubleImage, "sift_double", c.Describe.SIFT.DoubleImage, "upsample images ×2 before SIFT, as Lowe does")
 	fs.BoolVar(&c.Describe.SIFT.RootSIFT, "rootsift", c.Describe.SIFT.RootSIFT, "RootSIFT descriptors (Arandjelović & Zisserman 2012): Euclidean distance between them is the Hellinger kernel of SIFT's")
 	fs.BoolVar(&c.Describe.Global, "global", c.Describe.Global, "also extract the global features (colour, edge, Gabor, LBP, GIST) into the features files")
