@@ -64,7 +64,7 @@ func TestReusedBy(t *testing.T) {
 		want    Reuse
 	}{
 		{"same", prev, false, Reuse{Features: true, Vocabulary: true, Counts: true, WarmStart: true}},
-		{"description", Lineage{Describe: "d2", BoW: "b", Learning: "l", Vocabulary: VocabDecision{Settings: "v"}}, false, Reuse{Why: "the description settings changed"}},
+		{"description", Lineage{Describe: "d2", BoW: "b", Learning: "l", Vocabulary: VocabDecision{Settings: "v"}}, false, Reuse{Why: "the description settings changed (d, now d2): every image is described again"}},
 		{"rebuild", prev, true, Reuse{Features: true, Why: "--rebuild_vocab"}},
 		{"vocabulary", Lineage{Describe: "d", BoW: "b", Learning: "l", Vocabulary: VocabDecision{Settings: "v2"}}, false,
 			Reuse{Features: true, Why: "the vocabulary settings changed (v, now v2)"}},

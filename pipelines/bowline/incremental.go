@@ -136,6 +136,16 @@ func loadPrevious(ctx context.Context, c Config) (*previous, error) {
 		if r.Features {
 			p.Lineage = l
 		}
+		// The learning key predates the label column: a learner trained on
+		// one labelling is no warm start for another, and carried images
+		// would leave it nothing to learn from.
+		if p.WarmStart {
+			if m, err := fileio.RunDir(c.Previous).Manifest(ctx); err == nil && m.Settings != nil &&
+				m.Settings.LabelColumn != "" && m.Settings.LabelColumn != c.Columns.Label {
+				p.WarmStart = false
+				p.Why = fmt.Sprintf("the label column changed (%s, now %s): the learners train afresh", m.Settings.LabelColumn, c.Columns.Label)
+			}
+		}
 	}
 	if p.Why != "" {
 		log.Infof(ctx, "bowline: starting from %s: %s", c.Previous, p.Why)

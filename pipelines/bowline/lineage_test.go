@@ -185,6 +185,49 @@ func TestChangedDescriptionRedescribes(t *testing.T) {
 	}
 }
 
+// A learner trained on one labelling is no warm start for another: a run
+// started from one made with another --label_column keeps the features,
+// vocabulary and counts (they do not depend on labels) and trains its
+// learners afresh; with the same label column it warm-starts them.
+func TestLabelColumnChangeTrainsAfresh(t *testing.T) {
+	base := DefaultConfig()
+	base.Columns.Label = "object"
+	dir := t.TempDir()
+	lineage, err := json.Marshal(rundir.Lineage{Describe: base.describeKey(), Learning: base.learningKey(), BoW: base.bowKey(), Parts: 1,
+		Vocabulary: rundir.VocabDecision{Settings: base.vocabKey(), Reason: "a full run", Reference: 1234.5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writePrevious(t, dir, lineage)
+	manifest, err := rundir.NewManifest("bowline", time.Now(), map[string]int64{
+		"images-00000-of-00001.parquet": 1, "features-00000-of-00001.parquet": 1, "counts-00000-of-00001.parquet": 1,
+		"state-solis-ada-00000-of-00001.parquet": 1, rundir.LineageName: int64(len(lineage))}, &rundir.Settings{LabelColumn: "object"}).Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, rundir.ManifestName), manifest, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, label := range []string{"object", "category"} {
+		c := base
+		c.Columns.Label = label
+		c.Previous, c.Output = dir, filepath.Join(t.TempDir(), "out")
+		p, err := loadPrevious(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !p.CarryFeatures || !p.KeepVocab || !p.CarryCounts {
+			t.Errorf("%s: carry features %v, keep vocabulary %v, carry counts %v (%s); want all", label, p.CarryFeatures, p.KeepVocab, p.CarryCounts, p.Why)
+		}
+		if same := label == "object"; p.WarmStart != same {
+			t.Errorf("%s: warm start %v (%s), want %v", label, p.WarmStart, p.Why, same)
+		}
+		if label == "category" && !strings.Contains(p.Why, "label column changed (object, now category)") {
+			t.Errorf("why %q: want the label columns named", p.Why)
+		}
+	}
+}
+
 // The counts files hold raw counts whatever --tf is, so incremental.json's
 // bow settings leave TF out: a run may carry the counts of one made with
 // another TF, or made before TF existed, and weights them afresh.
