@@ -1,0 +1,288 @@
+package kmeansbeam
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+
+	"github.com/bowline/bowline/transforms/kmeans"
+)
+
+// The update of an iteration, sharded by word range: a plan from the
+// counts on one worker, each shard's means on its own worker, and the rows
+// the splits of empty clusters touch applied on one worker.
+
+// countsFn keeps of a block of merged sums what the plan of the update
+// needs: its words' counts and the totals, not the sums.
+func countsFn(block int, p partial) (int, partial) {
+	p.Sum = nil
+	return block, p
+}
+
+// plan is what every word shard of an iteration's update needs to know:
+// the state that follows, without centroids (Next), whether the centroids
+// move (Update) and, if they do, the splits that re-seed the empty
+// clusters (kmeans.PlanSplits: cluster E[i] splits off M[i], in order).
+type plan struct {
+	Next   state
+	Update bool
+	E, M   []int32
+}
+
+// pairs returns the plan's splits.
+func (p plan) pairs() []kmeans.SplitPair {
+	out := make([]kmeans.SplitPair, len(p.E))
+	for i := range out {
+		out[i] = kmeans.SplitPair{E: int(p.E[i]), M: int(p.M[i])}
+	}
+	return out
+}
+
+// readOne returns the one element the side input iter yields, or an error
+// naming what it should hold.
+func readOne[T any](iter func(*T) bool, what string) (T, error) {
+	var p, q T
+	n := 0
+	for iter(&q) {
+		p = q
+		n++
+	}
+	if n != 1 {
+		var zero T
+		return zero, fmt.Errorf("vocabulary: %d elements of %s, want 1", n, what)
+	}
+	return p, nil
+}
+
+// planFn decides an iteration's update on one worker from the counts of
+// the merged sums, which take 12 bytes a word: the objective and the
+// stopping rule (kmeans.Options.Stop), and the splits of the empty clusters
+// (kmeans.PlanSplits, which needs only the counts).
+type planFn struct {
+	Iter, MaxIter int
+	Tol           float64
+}
+
+func (f *planFn) ProcessElement(ctx context.Context, _ []byte, stateSide func(*state) bool, countsSide func(*int, *partial) bool, emit func(plan)) error {
+	var st, p state
+	n := 0
+	for stateSide(&p) {
+		if n == 0 {
+			st = p
+		} else if err := st.sameAs(p); err != nil {
+			return err
+		}
+		n++
+	}
+	if n == 0 {
+		return fmt.Errorf("vocabulary: iteration %d has no centroids", f.Iter)
+	}
+	st.Lo, st.Centroids, st.Fingerprint = 0, nil, 0
+	next, err := f.plan(ctx, st, countsSide)
+	if err != nil {
+		return err
+	}
+	emit(next)
+	return nil
+}
+
+func (f *planFn) plan(ctx context.Context, st state, countsSide func(*int, *partial) bool) (plan, error) {
+	if st.Converged {
+		return plan{Next: st}, nil
+	}
+	if st.Iter != f.Iter {
+		return plan{}, fmt.Errorf("vocabulary: iteration %d received the centroids of iteration %d", f.Iter, st.Iter)
+	}
+	count := make([]int64, st.K)
+	var (
+		key             int
+		p               partial
+		n, changed, sse int64
+	)
+	for countsSide(&key, &p) {
+		if p.Iter != f.Iter || p.Dim != st.Dim {
+			return plan{}, fmt.Errorf("vocabulary: iteration %d received the sums of iteration %d, dimension %d", f.Iter, p.Iter, p.Dim)
+		}
+		n, changed, sse = n+p.N, changed+p.Changed, sse+p.SSE
+		for j, w := range p.Words {
+			if w < 0 || int(w) >= st.K || count[w] != 0 {
+				return plan{}, fmt.Errorf("vocabulary: iteration %d received the sums of word %d twice or out of range", f.Iter, w)
+			}
+			count[w] = p.Count[j]
+		}
+	}
+	if int(n) != st.Sampled {
+		return plan{}, fmt.Errorf("vocabulary: iteration %d assigned %d of %d descriptors", f.Iter, n, st.Sampled)
+	}
+	// The objective is that of kmeans.Train on the same labels but for the
+	// fixed-point rounding of the squared distances (sseScale).
+	obj := float64(sse) / sseScale / float64(n)
+	st.Objective, st.HaveObjective = obj, true
+	it := kmeans.Progress{Iteration: st.Iter, Changed: int(changed), Reseeded: st.Reseeded, Objective: obj}
+	if stop, converged := (kmeans.Options{MaxIter: f.MaxIter, Tol: f.Tol}).Stop(it, st.Prev); stop {
+		st.Converged = converged
+		if converged {
+			log.Infof(ctx, "vocabulary: converged after %d iterations, mean squared distance %.1f", st.Iter, obj)
+		} else {
+			log.Infof(ctx, "vocabulary: stopped after %d iterations, mean squared distance %.1f", st.Iter, obj)
+		}
+		return plan{Next: st}, nil
+	}
+	var empty []int
+	for c, m := range count {
+		if m == 0 {
+			empty = append(empty, c)
+		}
+	}
+	out := plan{Update: true}
+	for _, pr := range kmeans.PlanSplits(count, empty) {
+		out.E, out.M = append(out.E, int32(pr.E)), append(out.M, int32(pr.M))
+	}
+	log.Infof(ctx, "vocabulary: iteration %d: mean squared distance %.1f, %d labels changed, %d empty clusters split", st.Iter, obj, changed, len(empty))
+	st.Reseeded = len(empty)
+	st.Prev = obj
+	st.Iter++
+	out.Next = st
+	return out, nil
+}
+
+// shardsFn emits the word shards of a vocabulary of K words, Words each.
+type shardsFn struct{ K, Words int }
+
+func (f *shardsFn) ProcessElement(_ []byte, emit func(int)) {
+	for i := 0; i*f.Words < f.K; i++ {
+		emit(i)
+	}
+}
+
+// splitRow is a centroid that an iteration's splits touch, after the
+// update set it to its cluster's mean.
+type splitRow struct {
+	Row      int
+	Centroid []float32
+}
+
+// shardFn updates the centroids of one word shard, [Shard·Words,
+// (Shard+1)·Words), as its plan says: each to the mean of its cluster
+// (kmeans.Update on the shard's kmeans.Sums, gathered from the merged
+// blocks of sums that overlap it), and emits them as parts of the next
+// state, except the rows the splits touch, which go to splitRowsFn.
+// It holds the shard's float64 sums and centroids, 1,548 bytes a word.
+type shardFn struct{ Iter, Words int }
+
+func (f *shardFn) ProcessElement(shard int, stateSide func(*state) bool, planSide func(*plan) bool, sumsSide func(int) func(*partial) bool, emit func(state), emitRow func(splitRow)) error {
+	pl, err := readOne(planSide, fmt.Sprintf("the plan of iteration %d", f.Iter))
+	if err != nil {
+		return err
+	}
+	next := pl.Next
+	d := next.Dim
+	lo, hi := shard*f.Words, min((shard+1)*f.Words, next.K)
+	if lo >= hi {
+		return fmt.Errorf("vocabulary: iteration %d: word shard %d of %d words is past the %d words", f.Iter, shard, f.Words, next.K)
+	}
+	cent := make([]float32, (hi-lo)*d)
+	var p state
+	rows := 0
+	for stateSide(&p) {
+		if p.Dim != d || len(p.Centroids)%d != 0 {
+			return fmt.Errorf("vocabulary: iteration %d: a part of the state has dimension %d, want %d", f.Iter, p.Dim, d)
+		}
+		a, b := max(p.Lo, lo), min(p.Lo+len(p.Centroids)/d, hi)
+		if a < b {
+			copy(cent[(a-lo)*d:], p.Centroids[(a-p.Lo)*d:(b-p.Lo)*d])
+			rows += b - a
+		}
+	}
+	if rows != hi-lo {
+		return fmt.Errorf("vocabulary: iteration %d: the state has %d of the %d centroids of word shard %d", f.Iter, rows, hi-lo, shard)
+	}
+	if !pl.Update {
+		next.rows(lo, cent, emit)
+		return nil
+	}
+	sums := kmeans.NewRangeSums(next.K, d, lo, hi)
+	var part partial
+	for b := lo / sumBlock; b*sumBlock < hi; b++ {
+		blk := sumsSide(b)
+		for blk(&part) {
+			if part.Iter != f.Iter || part.Dim != d {
+				return fmt.Errorf("vocabulary: iteration %d received the sums of iteration %d, dimension %d", f.Iter, part.Iter, part.Dim)
+			}
+			for j, w := range part.Words {
+				if int(w) < lo || int(w) >= hi {
+					continue
+				}
+				if sums.Count[int(w)-lo] != 0 {
+					return fmt.Errorf("vocabulary: iteration %d received the sums of word %d twice", f.Iter, w)
+				}
+				sums.AddCluster(int(w), part.Count[j], part.Sum[j*d:(j+1)*d])
+			}
+		}
+	}
+	kmeans.Update(cent, sums)
+	// The rows the splits touch leave for splitRowsFn; the runs between
+	// them are the shard's parts of the next state.
+	from := lo
+	for _, r := range kmeans.SplitRows(pl.pairs()) {
+		if r < lo || r >= hi {
+			continue
+		}
+		emitRow(splitRow{Row: r, Centroid: cent[(r-lo)*d : (r-lo+1)*d]})
+		next.rows(from, cent[(from-lo)*d:(r-lo)*d], emit)
+		from = r + 1
+	}
+	next.rows(from, cent[(from-lo)*d:], emit)
+	return nil
+}
+
+// splitRowsFn applies the plan's splits (kmeans.ApplySplits) to the
+// updated centroids they touch, on one worker, and emits them as parts of
+// the next state.
+type splitRowsFn struct{ Iter int }
+
+func (f *splitRowsFn) ProcessElement(_ []byte, planSide func(*plan) bool, rowsSide func(*splitRow) bool, emit func(state)) error {
+	pl, err := readOne(planSide, fmt.Sprintf("the plan of iteration %d", f.Iter))
+	if err != nil {
+		return err
+	}
+	pairs := pl.pairs()
+	if !pl.Update || len(pairs) == 0 {
+		return nil
+	}
+	d := pl.Next.Dim
+	at := map[int][]float32{}
+	var r splitRow
+	for rowsSide(&r) {
+		if _, dup := at[r.Row]; dup || len(r.Centroid) != d {
+			return fmt.Errorf("vocabulary: iteration %d: split row %d repeated or of %d values", f.Iter, r.Row, len(r.Centroid))
+		}
+		at[r.Row] = slices.Clone(r.Centroid) // ApplySplits writes it
+	}
+	rows := kmeans.SplitRows(pairs)
+	if len(at) != len(rows) {
+		return fmt.Errorf("vocabulary: iteration %d: %d rows for the splits, want %d", f.Iter, len(at), len(rows))
+	}
+	for _, c := range rows {
+		if at[c] == nil {
+			return fmt.Errorf("vocabulary: iteration %d: no row %d for the splits", f.Iter, c)
+		}
+	}
+	kmeans.ApplySplits(pairs, d, func(c int) []float32 { return at[c] })
+	// Consecutive rows go out as one part.
+	for i := 0; i < len(rows); {
+		j := i + 1
+		for j < len(rows) && rows[j] == rows[j-1]+1 {
+			j++
+		}
+		cent := make([]float32, 0, (j-i)*d)
+		for _, c := range rows[i:j] {
+			cent = append(cent, at[c]...)
+		}
+		pl.Next.rows(rows[i], cent, emit)
+		i = j
+	}
+	return nil
+}
