@@ -268,14 +268,6 @@ func (c *denseCorpus) feats() [][]train.Feature {
 	return out
 }
 
-func (c *denseCorpus) triplets() []formats.Triplet {
-	var all []formats.Triplet
-	for _, trips := range c.groups {
-		all = append(all, trips...)
-	}
-	return all
-}
-
 // simulate is ShardedDenseGroups written out as a loop: round by round,
 // group by group from the round's state, groups without triplets left
 // out of the average.
