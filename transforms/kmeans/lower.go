@@ -16,38 +16,52 @@ import (
 // fewer full distances. A new centre c can lower D²(x) only if
 // ‖x − c‖² < D²(x), and for the rows of any matrix P with orthonormal rows
 // ‖P(x − c)‖ ≤ ‖x − c‖: so each point is first compared with c in the
-// projection onto the top projDim principal axes of the data, where SIFT
-// descriptors keep about 60% of their variance, and ‖x − c‖ is computed
-// only where the projected distance does not already reach D²(x). On
-// 20,000 k-means‖ candidates of real SIFT descriptors seeding 10,000
-// centres, about 7% of the pairs pass that test.
+// projection onto the top principal axes of the data (projDims of them),
+// where SIFT descriptors keep about 60% of their variance on 16 axes and
+// 80% on 32, and ‖x − c‖ is computed only where the projected distance
+// does not already reach D²(x). On 20,000 k-means‖ candidates of real
+// SIFT descriptors seeding 10,000 centres, 16 axes alone rule out 93% of
+// the pairs.
 //
 // The test is made on float32 values with a margin that covers their
 // rounding (see skipBound), so a skipped point is one whose computed
 // distance would not have been below its D² either: the D² values, and so
 // every draw made from them, are those of the plain update bit for bit.
 // Data where the rounding bound does not hold (a non-finite value, or
-// norms near float32's range) and data of fewer than 2·projDim dimensions
-// take the plain update.
+// norms near float32's range) and data of fewer than 32 dimensions take
+// the plain update.
 type lowering struct {
 	data []float32
 	dim  int
 	d2   []float32
-	// proj holds each point's projDim coordinates on the principal axes
+	// proj holds each point's pdim coordinates on the principal axes
 	// (nil for the plain update), skip the projected squared distance at
 	// or above which a point is not compared in full (skipBound of its
 	// D²), and slack the absolute rounding allowance of the projected
 	// distances, β of skipBound.
 	proj  []float32
+	pdim  int
 	skip  []float32
 	slack float64
 	// buf is the scratch of the projected comparison.
 	buf []float32
 }
 
-// projDim is the number of principal axes points are compared on first:
-// one block of nn.LowerSqDist's vector kernel.
-const projDim = 16
+// maxProjDim is the most principal axes points are compared on first.
+// nn.LowerSqDist stops a comparison after any block of 16 coordinates
+// whose partial sum reaches the bound, so axes beyond the first 16 cost
+// only for the points that the first do not rule out, and rule out most
+// of those: on 20,000 k-means‖ candidates of real SIFT descriptors seeding
+// 10,000 centres, 64 axes take a third of the time of 16 and half that of
+// all 128.
+const maxProjDim = 64
+
+// projDims returns the number of principal axes of points of dimension
+// dim: half the dimensions, in whole blocks of 16, up to maxProjDim; 0
+// (the plain update) below 32 dimensions.
+func projDims(dim int) int {
+	return min(maxProjDim, dim/2/16*16)
+}
 
 // pcaSample is the most points whose covariance gives the principal axes:
 // any orthonormal axes give a valid bound, the sample only has to find
@@ -62,7 +76,8 @@ func newLowering(data []float32, dim int) *lowering {
 	for i := range lw.d2 {
 		lw.d2[i] = inf
 	}
-	if dim < 2*projDim {
+	m := projDims(dim)
+	if m == 0 {
 		return lw
 	}
 	// norm is the largest |x_j| · √dim, a bound of every point's norm.
@@ -76,24 +91,23 @@ func newLowering(data []float32, dim int) *lowering {
 	if math.IsNaN(norm) || norm > 0x1p60 {
 		return lw
 	}
-	axes := principalAxes(data, dim, projDim)
-	lw.proj = make([]float32, n*projDim)
+	axes := principalAxes(data, dim, m)
+	lw.proj, lw.pdim = make([]float32, n*m), m
 	for i := range n {
 		x := data[i*dim : (i+1)*dim]
-		for a := range projDim {
+		for a := range m {
 			var s float64
 			for j, v := range x {
 				s += float64(v) * axes[a*dim+j]
 			}
-			lw.proj[i*projDim+a] = float32(s)
+			lw.proj[i*m+a] = float32(s)
 		}
 	}
 	// A projected coordinate is a float64 dot product rounded to float32:
 	// within 2⁻²⁴·|p| + dim·2⁻⁵³·‖x‖ ≤ 2⁻²³·‖x‖ of its exact value, for
 	// axes of norm 1 (to within 2⁻⁴⁰). The difference of two is off by
-	// at most 2⁻²²·norm and their projected distance by √projDim times
-	// that.
-	lw.slack = math.Sqrt(projDim) * norm * 0x1p-22
+	// at most 2⁻²²·norm and their projected distance by √m times that.
+	lw.slack = math.Sqrt(float64(m)) * norm * 0x1p-22
 	lw.skip, lw.buf = make([]float32, n), make([]float32, n)
 	for i := range lw.skip {
 		lw.skip[i] = inf
@@ -205,16 +219,38 @@ func (lw *lowering) lowerRange(p, lo, hi int) {
 	// does not rule c out; those are compared in full.
 	buf := lw.buf[lo:hi]
 	copy(buf, lw.skip[lo:hi])
-	nn.LowerSqDist(lw.proj[lo*projDim:hi*projDim], projDim, lw.proj[p*projDim:(p+1)*projDim], buf)
-	for k, b := range buf {
-		i := lo + k
-		if !(b < lw.skip[i]) {
-			continue
+	m := lw.pdim
+	nn.LowerSqDist(lw.proj[lo*m:hi*m], m, lw.proj[p*m:(p+1)*m], buf)
+	// The survivors are copied side by side in batches, so that
+	// nn.LowerSqDist compares them with its vector kernel, four at a time.
+	rows := make([]float32, 0, lowerBatch*dim)
+	idx := make([]int, 0, lowerBatch)
+	d := make([]float32, lowerBatch)
+	flush := func() {
+		d := d[:len(idx)]
+		for k, i := range idx {
+			d[k] = lw.d2[i]
 		}
-		old := lw.d2[i]
-		nn.LowerSqDist(lw.data[i*dim:(i+1)*dim], dim, c, lw.d2[i:i+1])
-		if lw.d2[i] < old {
-			lw.skip[i] = lw.skipBound(lw.d2[i])
+		nn.LowerSqDist(rows, dim, c, d)
+		for k, i := range idx {
+			if d[k] < lw.d2[i] {
+				lw.d2[i], lw.skip[i] = d[k], lw.skipBound(d[k])
+			}
+		}
+		rows, idx = rows[:0], idx[:0]
+	}
+	for k, b := range buf {
+		if i := lo + k; b < lw.skip[i] {
+			rows, idx = append(rows, lw.data[i*dim:(i+1)*dim]...), append(idx, i)
+			if len(idx) == lowerBatch {
+				flush()
+			}
 		}
 	}
+	if len(idx) > 0 {
+		flush()
+	}
 }
+
+// lowerBatch is the most points lowering compares in full in one call.
+const lowerBatch = 64
