@@ -28,8 +28,8 @@ import (
 // distance would not have been below its D² either: the D² values, and so
 // every draw made from them, are those of the plain update bit for bit.
 // Data where the rounding bound does not hold (a non-finite value, or
-// norms near float32's range) and data of fewer than 32 dimensions take
-// the plain update.
+// norms near float32's range), data of fewer than 32 dimensions and fewer
+// than minProjK centres take the plain update.
 type lowering struct {
 	data []float32
 	dim  int
@@ -68,8 +68,14 @@ func projDims(dim int) int {
 // the directions of most variance.
 const pcaSample = 4096
 
-// newLowering returns the D² of the points of data (all +Inf).
-func newLowering(data []float32, dim int) *lowering {
+// minProjK is the fewest centres for which the points are projected:
+// projecting costs about as much as comparing every point with
+// 2·maxProjDim centres in full.
+const minProjK = 4 * maxProjDim
+
+// newLowering returns the D² of the points of data (all +Inf) for the
+// choice of k centres.
+func newLowering(data []float32, dim, k int) *lowering {
 	n := len(data) / dim
 	lw := &lowering{data: data, dim: dim, d2: make([]float32, n)}
 	inf := float32(math.Inf(1))
@@ -77,7 +83,7 @@ func newLowering(data []float32, dim int) *lowering {
 		lw.d2[i] = inf
 	}
 	m := projDims(dim)
-	if m == 0 {
+	if m == 0 || k < minProjK {
 		return lw
 	}
 	// norm is the largest |x_j| · √dim, a bound of every point's norm.

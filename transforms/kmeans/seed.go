@@ -129,7 +129,7 @@ func kmeansPP(data []float32, dim, k int, weight []float64, rng *rand.Rand, seed
 		first = draw(rng.Float64()*wsum, w)
 	}
 	copy(cent, data[first*dim:])
-	lw := newLowering(data, dim)
+	lw := newLowering(data, dim, k)
 	lw.lower(first)
 	d2 := lw.d2
 	wd2 := func(i int) float64 { return w(i) * float64(d2[i]) }
