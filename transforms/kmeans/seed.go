@@ -4,11 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
-	"sync"
-
-	"github.com/bowline/bowline/transforms/nn"
 )
 
 // initialize is Initialize on checked arguments.
@@ -70,7 +66,11 @@ func distinctSample(n, m int, rng *rand.Rand) []int32 {
 //
 // The choice depends only on data and the state of rng, not on the number
 // of goroutines that compute the distances (up to GOMAXPROCS, with at least
-// 4,096 points each). KMeansPP panics if dim < 1, len(data) is not a
+// 4,096 points each). After each choice every point's D² is lowered to its
+// distance to the new centroid where that is smaller; a point is compared
+// in full only where its distance on the data's principal axes does not
+// already rule the centroid out, which leaves the D², and so the choices,
+// those of comparing every point in full (see lowering). KMeansPP panics if dim < 1, len(data) is not a
 // positive multiple of dim, or k is not in [1, n].
 func KMeansPP(data []float32, dim, k int, rng *rand.Rand) []float32 {
 	return kmeansPP(data, dim, k, nil, rng, nil)
@@ -120,26 +120,8 @@ func kmeansPP(data []float32, dim, k int, weight []float64, rng *rand.Rand, seed
 		}
 		return weight[i]
 	}
-	// draw returns the point where the running sum of f over the points
-	// first exceeds u (< the total of f), or the last point where f is
-	// positive if rounding left u beyond the running sum.
-	draw := func(u float64, f func(int) float64) int {
-		var acc float64
-		for i := range n {
-			acc += f(i)
-			if acc > u {
-				return i
-			}
-		}
-		p := n - 1
-		for f(p) == 0 {
-			p--
-		}
-		return p
-	}
+	draw := func(u float64, f func(int) float64) int { return drawIndex(n, u, f) }
 	cent := make([]float32, k*dim)
-	d2 := make([]float32, n)
-	workers := min(runtime.GOMAXPROCS(0), n/kmeansPPGrain)
 	first := 0
 	if weight == nil {
 		first = rng.IntN(n)
@@ -147,11 +129,9 @@ func kmeansPP(data []float32, dim, k int, weight []float64, rng *rand.Rand, seed
 		first = draw(rng.Float64()*wsum, w)
 	}
 	copy(cent, data[first*dim:])
-	inf := float32(math.Inf(1))
-	for i := range d2 {
-		d2[i] = inf
-	}
-	nn.LowerSqDist(data, dim, cent[:dim], d2)
+	lw := newLowering(data, dim, k)
+	lw.lower(first)
+	d2 := lw.d2
 	wd2 := func(i int) float64 { return w(i) * float64(d2[i]) }
 	var total float64
 	for i := range d2 {
@@ -167,21 +147,11 @@ func kmeansPP(data []float32, dim, k int, weight []float64, rng *rand.Rand, seed
 		} else {
 			p = rng.IntN(n)
 		}
-		c := cent[j*dim : (j+1)*dim]
-		copy(c, data[p*dim:(p+1)*dim])
-		// The distances are independent per point and run in parallel;
-		// the total is then summed in point order so that it, and every
-		// later choice, does not depend on the number of goroutines.
-		if workers <= 1 {
-			nn.LowerSqDist(data, dim, c, d2)
-		} else {
-			var wg sync.WaitGroup
-			for w := range workers {
-				lo, hi := w*n/workers, (w+1)*n/workers
-				wg.Go(func() { nn.LowerSqDist(data[lo*dim:hi*dim], dim, c, d2[lo:hi]) })
-			}
-			wg.Wait()
-		}
+		copy(cent[j*dim:(j+1)*dim], data[p*dim:(p+1)*dim])
+		lw.lower(p)
+		// The total is summed in point order so that it, and every later
+		// choice, does not depend on which distances were computed or on
+		// the number of goroutines.
 		total = 0
 		for i := range d2 {
 			total += wd2(i)
@@ -191,6 +161,24 @@ func kmeansPP(data []float32, dim, k int, weight []float64, rng *rand.Rand, seed
 		}
 	}
 	return cent
+}
+
+// drawIndex returns the point of the n where the running sum of f over
+// the points first exceeds u (< the total of f), or the last point where
+// f is positive if rounding left u beyond the running sum.
+func drawIndex(n int, u float64, f func(int) float64) int {
+	var acc float64
+	for i := range n {
+		acc += f(i)
+		if acc > u {
+			return i
+		}
+	}
+	p := n - 1
+	for f(p) == 0 {
+		p--
+	}
+	return p
 }
 
 // kmeansPPGrain is the fewest points per goroutine in KMeansPP: below it the
