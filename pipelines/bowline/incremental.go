@@ -139,12 +139,9 @@ func loadPrevious(ctx context.Context, c Config) (*previous, error) {
 		// The learning key predates the label column: a learner trained on
 		// one labelling is no warm start for another, and carried images
 		// would leave it nothing to learn from.
-		if p.WarmStart {
-			if m, err := fileio.RunDir(c.Previous).Manifest(ctx); err == nil && m.Settings != nil &&
-				m.Settings.LabelColumn != "" && m.Settings.LabelColumn != c.Columns.Label {
-				p.WarmStart = false
-				p.Why = fmt.Sprintf("the label column changed (%s, now %s): the learners train afresh", m.Settings.LabelColumn, c.Columns.Label)
-			}
+		if s := m.Settings; p.WarmStart && s != nil && s.LabelColumn != "" && s.LabelColumn != c.Columns.Label {
+			p.WarmStart = false
+			p.Why = fmt.Sprintf("the label column changed (%s, now %s): the learners train afresh", s.LabelColumn, c.Columns.Label)
 		}
 	}
 	if p.Why != "" {
