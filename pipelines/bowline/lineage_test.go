@@ -104,7 +104,7 @@ func TestStartFromOldLineage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writePrevious(t, dir, lineage)
+	writePrevious(t, dir, lineage, nil)
 	p, err := loadPrevious(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
@@ -117,12 +117,11 @@ func TestStartFromOldLineage(t *testing.T) {
 
 // writePrevious writes into dir the manifest of a finished one-part run
 // with features, counts and a solis-ada state, and its incremental.json.
-func writePrevious(t *testing.T, dir string, lineage []byte) {
+func writePrevious(t *testing.T, dir string, lineage []byte, set *rundir.Settings) {
 	t.Helper()
-	manifest, err := json.Marshal(rundir.Manifest{Job: "bowline", Finished: time.Now(), Files: []rundir.ManifestFile{
-		{Name: "images-00000-of-00001.parquet", Bytes: 1}, {Name: "features-00000-of-00001.parquet", Bytes: 1},
-		{Name: "counts-00000-of-00001.parquet", Bytes: 1}, {Name: "state-solis-ada-00000-of-00001.parquet", Bytes: 1},
-		{Name: rundir.LineageName, Bytes: int64(len(lineage))}}})
+	manifest, err := rundir.NewManifest("bowline", time.Now(), map[string]int64{
+		"images-00000-of-00001.parquet": 1, "features-00000-of-00001.parquet": 1, "counts-00000-of-00001.parquet": 1,
+		"state-solis-ada-00000-of-00001.parquet": 1, rundir.LineageName: int64(len(lineage))}, set).Encode()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,6 +130,18 @@ func writePrevious(t *testing.T, dir string, lineage []byte) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// fullLineage returns the incremental.json of a full one-part run made
+// with c's settings.
+func fullLineage(t *testing.T, c Config) []byte {
+	t.Helper()
+	lineage, err := json.Marshal(rundir.Lineage{Describe: c.describeKey(), Learning: c.learningKey(), BoW: c.bowKey(), Parts: 1,
+		Vocabulary: rundir.VocabDecision{Settings: c.vocabKey(), Reason: "a full run", Reference: 1234.5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lineage
 }
 
 // A run started from one described with other settings (a night whose
@@ -155,12 +166,7 @@ func TestChangedDescriptionRedescribes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			lineage, err := json.Marshal(rundir.Lineage{Describe: base.describeKey(), Learning: base.learningKey(), BoW: base.bowKey(), Parts: 1,
-				Vocabulary: rundir.VocabDecision{Settings: base.vocabKey(), Reason: "a full run", Reference: 1234.5}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			writePrevious(t, dir, lineage)
+			writePrevious(t, dir, fullLineage(t, base), nil)
 			c := base
 			tc.set(&c)
 			c.Previous, c.Output = dir, filepath.Join(t.TempDir(), "out")
@@ -193,21 +199,7 @@ func TestLabelColumnChangeTrainsAfresh(t *testing.T) {
 	base := DefaultConfig()
 	base.Columns.Label = "object"
 	dir := t.TempDir()
-	lineage, err := json.Marshal(rundir.Lineage{Describe: base.describeKey(), Learning: base.learningKey(), BoW: base.bowKey(), Parts: 1,
-		Vocabulary: rundir.VocabDecision{Settings: base.vocabKey(), Reason: "a full run", Reference: 1234.5}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	writePrevious(t, dir, lineage)
-	manifest, err := rundir.NewManifest("bowline", time.Now(), map[string]int64{
-		"images-00000-of-00001.parquet": 1, "features-00000-of-00001.parquet": 1, "counts-00000-of-00001.parquet": 1,
-		"state-solis-ada-00000-of-00001.parquet": 1, rundir.LineageName: int64(len(lineage))}, &rundir.Settings{LabelColumn: "object"}).Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, rundir.ManifestName), manifest, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writePrevious(t, dir, fullLineage(t, base), &rundir.Settings{LabelColumn: "object"})
 	for _, label := range []string{"object", "category"} {
 		c := base
 		c.Columns.Label = label
