@@ -186,18 +186,26 @@ type splitFn struct{ Chunks int }
 
 func (f *splitFn) ProcessElement(smp sample, emit func(chunk)) {
 	const d = formats.DescriptorSize
-	n := len(smp.Prio)
-	c := chunkCount(f.Chunks, n)
-	for i := range c {
-		lo, hi := i*n/c, (i+1)*n/c
+	cutChunks(f.Chunks, len(smp.Prio), func(i, lo, hi int) {
 		emit(chunk{Index: i, Desc: smp.Desc[lo*d : hi*d]})
-	}
+	})
 }
 
 // chunkCount is the number of chunks splitFn cuts a sample of n
 // descriptors into when asked for chunks.
 func chunkCount(chunks, n int) int {
 	return max(min(chunks, n), (n+maxChunk-1)/maxChunk)
+}
+
+// cutChunks calls cut with each chunk's index and descriptor range
+// [lo, hi) when a sample of n descriptors is cut into chunkCount(chunks,
+// n) contiguous chunks of equal size (±1): the cutting Lloyd's iterations
+// and the k-means‖ seeding share.
+func cutChunks(chunks, n int, cut func(i, lo, hi int)) {
+	c := chunkCount(chunks, n)
+	for i := range c {
+		cut(i, i*n/c, (i+1)*n/c)
+	}
 }
 
 // partial holds the sufficient statistics of a set of descriptors for the

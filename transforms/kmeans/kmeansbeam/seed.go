@@ -198,11 +198,9 @@ func (f *seedSplitFn) ProcessElement(ctx context.Context, smp sample, emit func(
 	}
 	log.Infof(ctx, "vocabulary: choosing %d initial centroids from %d descriptors by k-means|| over the sample's chunks", f.K, n)
 	start := time.Now().UnixNano()
-	c := chunkCount(f.Chunks, n)
-	for i := range c {
-		lo, hi := i*n/c, (i+1)*n/c
+	cutChunks(f.Chunks, n, func(i, lo, hi int) {
 		emit(seedChunk{Index: i, Offset: lo, N: n, Desc: smp.Desc[lo*d : hi*d], Start: start})
-	}
+	})
 	return nil
 }
 
