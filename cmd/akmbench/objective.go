@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
@@ -17,16 +16,9 @@ func readCodebook(pattern string) ([]float32, error) {
 	if err != nil {
 		return nil, fmt.Errorf("codebook %s: %w", pattern, err)
 	}
-	if len(words) == 0 {
-		return nil, fmt.Errorf("codebook %s: no words", pattern)
-	}
-	slices.SortFunc(words, func(a, b formats.Word) int { return int(a.WordID) - int(b.WordID) })
-	cent := make([]float32, 0, len(words)*dim)
-	for i, w := range words {
-		if int(w.WordID) != i || len(w.Centroid) != dim {
-			return nil, fmt.Errorf("codebook %s: word %d of %d has id %d and %d values, want ids 0…%d of %d values", pattern, i, len(words), w.WordID, len(w.Centroid), len(words)-1, dim)
-		}
-		cent = append(cent, w.Centroid...)
+	cent, err := formats.Centroids(words, dim)
+	if err != nil {
+		return nil, fmt.Errorf("codebook %s: %w", pattern, err)
 	}
 	return cent, nil
 }

@@ -3,10 +3,8 @@ package kmeansbeam
 import (
 	"context"
 	"fmt"
-	"math"
 	"reflect"
 	"runtime"
-	"sort"
 	"sync"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -144,20 +142,12 @@ func (f *readCodebookFn) ProcessElement(ctx context.Context, _ []byte) (Codebook
 	if len(words) == 0 {
 		return Codebook{}, fmt.Errorf("vocabulary: no codebook in %s", f.Pattern)
 	}
-	sort.Slice(words, func(i, j int) bool { return words[i].WordID < words[j].WordID })
 	const d = formats.DescriptorSize
-	cb := Codebook{K: len(words), Dim: d, Centroids: make([]float32, 0, len(words)*d), Converged: true, Approx: f.Approx, Forest: f.Forest, UseIVF: f.UseIVF, IVF: f.IVF}
-	for i, w := range words {
-		if int(w.WordID) != i || len(w.Centroid) != d {
-			return Codebook{}, fmt.Errorf("vocabulary: %s: word %d of %d has id %d and %d values, want ids 0…%d of %d values", f.Pattern, i, len(words), w.WordID, len(w.Centroid), len(words)-1, d)
-		}
-		for _, v := range w.Centroid {
-			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-				return Codebook{}, fmt.Errorf("vocabulary: %s: word %d has a non-finite centroid", f.Pattern, i)
-			}
-		}
-		cb.Centroids = append(cb.Centroids, w.Centroid...)
+	cent, err := formats.Centroids(words, d)
+	if err != nil {
+		return Codebook{}, fmt.Errorf("vocabulary: %s: %w", f.Pattern, err)
 	}
+	cb := Codebook{K: len(words), Dim: d, Centroids: cent, Converged: true, Approx: f.Approx, Forest: f.Forest, UseIVF: f.UseIVF, IVF: f.IVF}
 	return cb, nil
 }
 
