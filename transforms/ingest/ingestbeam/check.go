@@ -36,7 +36,7 @@ func CheckInput(ctx context.Context, input string, cols ingest.Columns, output s
 	if output != "" {
 		out = fileio.TreeOf(output)
 	}
-	csv := strings.HasSuffix(strings.ToLower(input), ".csv")
+	csv := isLabelsCSV(input)
 	if out != nil && out.Holds(input) {
 		what := "the input folder " + input
 		if csv {
