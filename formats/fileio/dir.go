@@ -80,7 +80,7 @@ func RunDir(dir string) run.Dir {
 // created, and can be written to; it creates the directory if need be. A
 // gs:// directory is left to the job.
 func CheckOutput(output string) error {
-	if strings.Contains(output, "://") {
+	if isRemote(output) {
 		return nil
 	}
 	if st, err := os.Stat(output); err == nil && !st.IsDir() {

@@ -25,7 +25,7 @@ func (e *InputInOutputError) Error() string {
 // result and error, with the columns cols): an error, naming input, if
 // the job cannot run on it — no header, a missing column, no usable row,
 // a file it names inside the output directory output (an
-// *InputInOutputError), labels no learner can learn from (Learnable) —
+// *InputInOutputError), labels no learner can learn from (learnable) —
 // and otherwise a warning for each kind of row the job will refuse as a
 // dead letter.
 func CheckLabels(input string, cols Columns, output string, scan LabelsScan, err error) ([]string, error) {
@@ -47,7 +47,7 @@ func CheckLabels(input string, cols Columns, output string, scan LabelsScan, err
 	case scan.Usable == 0:
 		return nil, fmt.Errorf("the labels CSV %s has no usable row: all %d would be refused, the first because %s", input, scan.Rows, scan.FirstRefused)
 	}
-	if err := Learnable(scan.Labels); err != nil {
+	if err := learnable(scan.Labels); err != nil {
 		return nil, fmt.Errorf("the labels CSV %s (column %q): %w", input, cols.Label, err)
 	}
 	var warnings []string
@@ -63,7 +63,7 @@ func CheckLabels(input string, cols Columns, output string, scan LabelsScan, err
 
 // CheckFolder judges the folder input from its scan: an error, naming
 // input, if it has no image to describe or labels no learner can learn
-// from (Learnable); otherwise a warning of the files the job refuses or
+// from (learnable); otherwise a warning of the files the job refuses or
 // skips, if any.
 func CheckFolder(input string, scan FolderScan) ([]string, error) {
 	summary := scan.Summary()
@@ -74,7 +74,7 @@ func CheckFolder(input string, scan FolderScan) ([]string, error) {
 	case scan.Images == 0:
 		return nil, fmt.Errorf("the folder %s has no image to describe: of its %s, %s", input, count(scan.Files, "file", "files"), summary)
 	}
-	if err := Learnable(scan.Labels); err != nil {
+	if err := learnable(scan.Labels); err != nil {
 		return nil, fmt.Errorf("the folder %s (labelled by sub-folder): %w", input, err)
 	}
 	if summary == "" {
@@ -83,9 +83,9 @@ func CheckFolder(input string, scan FolderScan) ([]string, error) {
 	return []string{fmt.Sprintf("the folder %s: %s taken; %s", input, count(scan.Images, "image", "images"), summary)}, nil
 }
 
-// Learnable is triplets.Learnable of counts by label, the unlabelled
+// learnable is triplets.Learnable of counts by label, the unlabelled
 // ones (under "") left out: two labels, one of them with two images.
-func Learnable(labels map[string]int64) error {
+func learnable(labels map[string]int64) error {
 	labelled := make(map[string]int, len(labels))
 	for l, n := range labels {
 		if l != "" {

@@ -458,11 +458,7 @@ func byKind(counts map[string]int64) (files, kinds string) {
 	for _, k := range names {
 		each = append(each, fmt.Sprintf("%d %s", counts[k], k))
 	}
-	noun := "files"
-	if total == 1 {
-		noun = "file"
-	}
-	return fmt.Sprintf("%d %s", total, noun), strings.Join(each, ", ")
+	return count(total, "file", "files"), strings.Join(each, ", ")
 }
 
 // IDFromPath is the image id used when none is given: the image's path

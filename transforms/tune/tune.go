@@ -232,7 +232,7 @@ func (v ValidationSet) trim() ValidationSet {
 func Part(seed uint64, cap int, counts map[string]int, cut, outer split.Cut, part int, each func(func(*formats.BoW) error) error) (ValidationSet, error) {
 	var v ValidationSet
 	var err error
-	if v.Quotas, err = Quotas(seed, cap, counts, cut, outer); err != nil {
+	if v.Quotas, err = quotas(seed, cap, counts, cut, outer); err != nil {
 		return ValidationSet{}, err
 	}
 	labels := map[string]int64{}
@@ -263,12 +263,12 @@ func Part(seed uint64, cap int, counts map[string]int, cut, outer split.Cut, par
 	return v.trim(), nil
 }
 
-// Quotas apportions the cap among the validation images of each label
+// quotas apportions the cap among the validation images of each label
 // (evaluate.Apportion): those the outer split holds out less the queries
 // cut holds out, which it holds out too (split.Nested), both derived from
 // the label counts of the images the splits were made from
 // (split.Cut.Held).
-func Quotas(seed uint64, cap int, counts map[string]int, cut, outer split.Cut) (evaluate.Quotas, error) {
+func quotas(seed uint64, cap int, counts map[string]int, cut, outer split.Cut) (evaluate.Quotas, error) {
 	inner, err := cut.Held(counts)
 	if err != nil {
 		return evaluate.Quotas{}, fmt.Errorf("tune: %w", err)

@@ -14,7 +14,7 @@ import (
 // CheckInput checks a job's input before the job starts, so that a
 // mistake costs a readable error and not a failed job: a synthetic
 // corpus's specification parses; a labels CSV or a folder of images can
-// be read and has labels a learner can learn from (ingest.Learnable). The
+// be read and has labels a learner can learn from (triplets.Learnable). The
 // CSV is read row by row through the reader the job uses (gs:// too) and
 // has the columns cols names and rows below its header
 // (ingest.CheckLabels); a folder is listed and its files told apart as
@@ -36,7 +36,7 @@ func CheckInput(ctx context.Context, input string, cols ingest.Columns, output s
 	if output != "" {
 		out = fileio.TreeOf(output)
 	}
-	csv := strings.HasSuffix(strings.ToLower(input), ".csv")
+	csv := isLabelsCSV(input)
 	if out != nil && out.Holds(input) {
 		what := "the input folder " + input
 		if csv {

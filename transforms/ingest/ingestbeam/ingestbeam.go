@@ -83,7 +83,7 @@ func (f *listFn) ProcessElement(ctx context.Context, _ []byte, emit func(formats
 		log.Warnf(ctx, "ingest: %s: %s", f.Input, skipped)
 	}
 	what := "file"
-	if strings.HasSuffix(strings.ToLower(f.Input), ".csv") {
+	if isLabelsCSV(f.Input) {
 		what = "row"
 	}
 	if len(images) == 0 {
@@ -188,6 +188,10 @@ func noImages(input, what string, dead []formats.DeadLetter) error {
 	return fmt.Errorf("ingest: no images in %s: all %d %ss were refused, the first because %s", input, len(dead), what, first)
 }
 
+// isLabelsCSV reports whether the input is a labels CSV (its name ends in
+// .csv, in any case) rather than a folder of images.
+func isLabelsCSV(input string) bool { return strings.HasSuffix(strings.ToLower(input), ".csv") }
+
 // LabelsBase is the directory a labels CSV's relative paths are
 // relative to: the CSV's own.
 func LabelsBase(csv string) string {
@@ -215,7 +219,7 @@ func list(ctx context.Context, input string, cols ingest.Columns) (images []form
 		}
 		return spec.Images(), nil, "", nil
 	}
-	if strings.HasSuffix(strings.ToLower(input), ".csv") {
+	if isLabelsCSV(input) {
 		// Streamed, as the job's start-up check (CheckInput)
 		// reads it, rather than held whole beside the images.
 		r, err := fileio.Open(ctx, input)
