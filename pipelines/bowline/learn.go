@@ -484,10 +484,7 @@ func (l Learning) denseTrained() int {
 // learnableFn fails the job, before any learner trains, when the labels
 // allow no triplet.
 func learnableFn(_ []byte, labels evaluatebeam.Labels) (int, error) {
-	counts := make(map[string]int, len(labels.Names))
-	for i, n := range labels.Names {
-		counts[n] = int(labels.Counts[i])
-	}
+	counts := labels.Relevant()
 	if err := triplets.Learnable(counts); err != nil {
 		return 0, fmt.Errorf("triplets: %w", err)
 	}
