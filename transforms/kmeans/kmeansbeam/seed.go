@@ -127,12 +127,7 @@ type seedChunk struct {
 // parallel returns the kmeans.ParallelChunk of c, with copies of its D²,
 // labels and candidates: the input element is not ours to modify.
 func (c seedChunk) parallel() *kmeans.ParallelChunk {
-	const d = formats.DescriptorSize
-	x := make([]float32, len(c.Desc))
-	for i, b := range c.Desc {
-		x[i] = float32(b)
-	}
-	pc := kmeans.NewParallelChunk(x, d, c.Offset)
+	pc := kmeans.NewParallelChunk(byteFloats(c.Desc), formats.DescriptorSize, c.Offset)
 	if c.D2 != nil {
 		pc.D2, pc.Label, pc.Cand = slices.Clone(c.D2), slices.Clone(c.Label), slices.Clone(c.Cand)
 	}
@@ -322,10 +317,7 @@ func (f *seedLowerFn) FinishBundle(_ func(*seedCands) bool, _ func(seedChunk), _
 // r (of global indices idx, drawn after base), from candSlot if it holds
 // them.
 func cachedCandidates(r int, desc []byte, idx []int32, base int, seed uint64) *kmeans.ParallelCandidates {
-	x := make([]float32, len(desc))
-	for i, b := range desc {
-		x[i] = float32(b)
-	}
+	x := byteFloats(desc)
 	key := candKey{r, base, len(idx), seed, fingerprint(x)}
 	candSlot.Lock()
 	defer candSlot.Unlock()
@@ -502,10 +494,7 @@ func (f *seedFinishFn) ProcessElement(ctx context.Context, _ []byte, side func(*
 		}
 		started = max(started, counts.Start)
 	}
-	pts := make([]float32, len(desc))
-	for i, b := range desc {
-		pts[i] = float32(b)
-	}
+	pts := byteFloats(desc)
 	start := time.Unix(0, started)
 	lines := progressLines(progress.Default, f.Opt.K, start, time.Now, func(format string, a ...any) { log.Infof(ctx, format, a...) })
 	cent := kmeans.ParallelFinish(pts, d, f.Opt.K, weight, f.Opt.Seed, func(j int) { lines(kmeans.Progress{Seeding: true, Seeded: j, K: f.Opt.K}) })
