@@ -3,6 +3,7 @@ package kmeansbeam
 import (
 	"context"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"sync"
@@ -134,6 +135,20 @@ func (c seedChunk) parallel() *kmeans.ParallelChunk {
 	return pc
 }
 
+// view returns the kmeans.ParallelChunk of c without its points, sharing
+// c's D², labels and candidates, for the steps that only read them (First,
+// Sample, Farthest): only Lower needs the points and copies that it may
+// write, which parallel makes.
+func (c seedChunk) view() *kmeans.ParallelChunk {
+	const d = formats.DescriptorSize
+	pc := &kmeans.ParallelChunk{Dim: d, Offset: c.Offset, D2: c.D2, Label: c.Label, Cand: c.Cand}
+	if pc.D2 == nil {
+		// Before the first candidate, every D² is +∞ (NewParallelChunk).
+		pc.D2 = slices.Repeat([]float32{float32(math.Inf(1))}, len(c.Desc)/d)
+	}
+	return pc
+}
+
 // seedCands is a chunk's share of a round's new candidates, in ascending
 // order of index, drawn after Base others; D2 holds their D² in the
 // top-up round.
@@ -208,7 +223,7 @@ type seedSampleFn struct {
 }
 
 func (f *seedSampleFn) ProcessElement(c seedChunk, phi seedPhi, emit func(seedCands)) {
-	pc := c.parallel()
+	pc := c.view()
 	var idx []int32
 	if f.Round == 0 {
 		idx = pc.First(c.N, f.Seed)
@@ -240,7 +255,7 @@ func (f *seedFarthestFn) ProcessElement(c seedChunk, emit func(seedCands)) {
 	if m <= 0 {
 		return
 	}
-	far := c.parallel().Farthest(m)
+	far := c.view().Farthest(m)
 	sc := seedCands{Round: f.Round, Base: c.Cands}
 	for _, p := range far {
 		sc.Index = append(sc.Index, p.Index)
