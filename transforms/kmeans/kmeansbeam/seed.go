@@ -116,13 +116,13 @@ func initialCentroids(s beam.Scope, smp beam.PCollection, opt Options, start bea
 // of candidates drawn so far from the whole sample and Start the start of
 // the seeding in Unix nanoseconds.
 type seedChunk struct {
-	Index, Offset, N int
-	Desc             []byte
-	D2               []float32
-	Label            []int32
-	Cand             []int32
-	Cands            int
-	Start            int64
+	Offset, N int
+	Desc      []byte
+	D2        []float32
+	Label     []int32
+	Cand      []int32
+	Cands     int
+	Start     int64
 }
 
 // parallel returns the kmeans.ParallelChunk of c, with copies of its D²,
@@ -208,8 +208,8 @@ func (f *seedSplitFn) ProcessElement(ctx context.Context, smp sample, emit func(
 	}
 	log.Infof(ctx, "vocabulary: choosing %d initial centroids from %d descriptors by k-means|| over the sample's chunks", f.K, n)
 	start := time.Now().UnixNano()
-	cutChunks(f.Chunks, n, func(i, lo, hi int) {
-		emit(seedChunk{Index: i, Offset: lo, N: n, Desc: smp.Desc[lo*d : hi*d], Start: start})
+	cutChunks(f.Chunks, n, func(_, lo, hi int) {
+		emit(seedChunk{Offset: lo, N: n, Desc: smp.Desc[lo*d : hi*d], Start: start})
 	})
 	return nil
 }
@@ -319,7 +319,7 @@ func (f *seedLowerFn) ProcessElement(c seedChunk, side func(*seedCands) bool, em
 		c.Cands += f.n
 	}
 	c.D2, c.Label, c.Cand = pc.D2, pc.Label, pc.Cand
-	emitPhi(seedPhi{Phi: pc.Phi(), Cands: c.Cands, N: len(pc.D2), Start: c.Start})
+	emitPhi(seedPhi{Phi: pc.Phi(), Cands: c.Cands, Start: c.Start})
 	emit(c)
 	return nil
 }
@@ -345,12 +345,11 @@ func cachedCandidates(r int, desc []byte, idx []int32, base int, seed uint64) *k
 }
 
 // seedPhi is φ of a set of chunks after a round, exact, with the
-// candidates drawn so far (the same in every chunk), the descriptors and
-// the start of the seeding.
+// candidates drawn so far (the same in every chunk) and the start of the
+// seeding.
 type seedPhi struct {
 	Phi   kmeans.ParallelPhi
 	Cands int
-	N     int
 	Start int64
 }
 
@@ -364,7 +363,7 @@ func (seedPhiFn) ExtractOutput(a seedPhi) seedPhi        { return a }
 
 func mergePhi(a, b seedPhi) seedPhi {
 	a.Phi.Merge(b.Phi)
-	a.Cands, a.N, a.Start = max(a.Cands, b.Cands), a.N+b.N, max(a.Start, b.Start)
+	a.Cands, a.Start = max(a.Cands, b.Cands), max(a.Start, b.Start)
 	return a
 }
 
