@@ -83,10 +83,7 @@ func (distortionFn) ProcessElement(ctx context.Context, cb Codebook, smp sample)
 	for g := range w {
 		lo, hi := g*n/w, (g+1)*n/w
 		wg.Go(func() {
-			x := make([]float32, (hi-lo)*d)
-			for i, b := range smp.Desc[lo*d : hi*d] {
-				x[i] = float32(b)
-			}
+			x := byteFloats(smp.Desc[lo*d : hi*d])
 			labels := make([]int32, hi-lo)
 			for i := range labels {
 				labels[i] = -1

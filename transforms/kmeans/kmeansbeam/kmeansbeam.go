@@ -678,11 +678,16 @@ func floats(smp sample, k int) ([]float32, error) {
 	if n < k {
 		return nil, fmt.Errorf("vocabulary: %d descriptors sampled, fewer than the %d words asked for: lower --vocab or give more images", n, k)
 	}
-	data := make([]float32, len(smp.Desc))
-	for i, b := range smp.Desc {
-		data[i] = float32(b)
+	return byteFloats(smp.Desc), nil
+}
+
+// byteFloats returns the descriptor bytes b as float32 values.
+func byteFloats(b []byte) []float32 {
+	x := make([]float32, len(b))
+	for i, v := range b {
+		x[i] = float32(v)
 	}
-	return data, nil
+	return x
 }
 
 // trainProgress returns the kmeans.Options.Progress of a vocabulary of k

@@ -3,6 +3,7 @@ package kmeansbeam
 import (
 	"context"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"sync"
@@ -115,26 +116,35 @@ func initialCentroids(s beam.Scope, smp beam.PCollection, opt Options, start bea
 // of candidates drawn so far from the whole sample and Start the start of
 // the seeding in Unix nanoseconds.
 type seedChunk struct {
-	Index, Offset, N int
-	Desc             []byte
-	D2               []float32
-	Label            []int32
-	Cand             []int32
-	Cands            int
-	Start            int64
+	Offset, N int
+	Desc      []byte
+	D2        []float32
+	Label     []int32
+	Cand      []int32
+	Cands     int
+	Start     int64
 }
 
 // parallel returns the kmeans.ParallelChunk of c, with copies of its D²,
 // labels and candidates: the input element is not ours to modify.
 func (c seedChunk) parallel() *kmeans.ParallelChunk {
-	const d = formats.DescriptorSize
-	x := make([]float32, len(c.Desc))
-	for i, b := range c.Desc {
-		x[i] = float32(b)
-	}
-	pc := kmeans.NewParallelChunk(x, d, c.Offset)
+	pc := kmeans.NewParallelChunk(byteFloats(c.Desc), formats.DescriptorSize, c.Offset)
 	if c.D2 != nil {
 		pc.D2, pc.Label, pc.Cand = slices.Clone(c.D2), slices.Clone(c.Label), slices.Clone(c.Cand)
+	}
+	return pc
+}
+
+// view returns the kmeans.ParallelChunk of c without its points, sharing
+// c's D², labels and candidates, for the steps that only read them (First,
+// Sample, Farthest): only Lower needs the points and copies that it may
+// write, which parallel makes.
+func (c seedChunk) view() *kmeans.ParallelChunk {
+	const d = formats.DescriptorSize
+	pc := &kmeans.ParallelChunk{Dim: d, Offset: c.Offset, D2: c.D2, Label: c.Label, Cand: c.Cand}
+	if pc.D2 == nil {
+		// Before the first candidate, every D² is +∞ (NewParallelChunk).
+		pc.D2 = slices.Repeat([]float32{float32(math.Inf(1))}, len(c.Desc)/d)
 	}
 	return pc
 }
@@ -198,8 +208,8 @@ func (f *seedSplitFn) ProcessElement(ctx context.Context, smp sample, emit func(
 	}
 	log.Infof(ctx, "vocabulary: choosing %d initial centroids from %d descriptors by k-means|| over the sample's chunks", f.K, n)
 	start := time.Now().UnixNano()
-	cutChunks(f.Chunks, n, func(i, lo, hi int) {
-		emit(seedChunk{Index: i, Offset: lo, N: n, Desc: smp.Desc[lo*d : hi*d], Start: start})
+	cutChunks(f.Chunks, n, func(_, lo, hi int) {
+		emit(seedChunk{Offset: lo, N: n, Desc: smp.Desc[lo*d : hi*d], Start: start})
 	})
 	return nil
 }
@@ -213,7 +223,7 @@ type seedSampleFn struct {
 }
 
 func (f *seedSampleFn) ProcessElement(c seedChunk, phi seedPhi, emit func(seedCands)) {
-	pc := c.parallel()
+	pc := c.view()
 	var idx []int32
 	if f.Round == 0 {
 		idx = pc.First(c.N, f.Seed)
@@ -245,7 +255,7 @@ func (f *seedFarthestFn) ProcessElement(c seedChunk, emit func(seedCands)) {
 	if m <= 0 {
 		return
 	}
-	far := c.parallel().Farthest(m)
+	far := c.view().Farthest(m)
 	sc := seedCands{Round: f.Round, Base: c.Cands}
 	for _, p := range far {
 		sc.Index = append(sc.Index, p.Index)
@@ -309,7 +319,7 @@ func (f *seedLowerFn) ProcessElement(c seedChunk, side func(*seedCands) bool, em
 		c.Cands += f.n
 	}
 	c.D2, c.Label, c.Cand = pc.D2, pc.Label, pc.Cand
-	emitPhi(seedPhi{Phi: pc.Phi(), Cands: c.Cands, N: len(pc.D2), Start: c.Start})
+	emitPhi(seedPhi{Phi: pc.Phi(), Cands: c.Cands, Start: c.Start})
 	emit(c)
 	return nil
 }
@@ -322,10 +332,7 @@ func (f *seedLowerFn) FinishBundle(_ func(*seedCands) bool, _ func(seedChunk), _
 // r (of global indices idx, drawn after base), from candSlot if it holds
 // them.
 func cachedCandidates(r int, desc []byte, idx []int32, base int, seed uint64) *kmeans.ParallelCandidates {
-	x := make([]float32, len(desc))
-	for i, b := range desc {
-		x[i] = float32(b)
-	}
+	x := byteFloats(desc)
 	key := candKey{r, base, len(idx), seed, fingerprint(x)}
 	candSlot.Lock()
 	defer candSlot.Unlock()
@@ -338,12 +345,11 @@ func cachedCandidates(r int, desc []byte, idx []int32, base int, seed uint64) *k
 }
 
 // seedPhi is φ of a set of chunks after a round, exact, with the
-// candidates drawn so far (the same in every chunk), the descriptors and
-// the start of the seeding.
+// candidates drawn so far (the same in every chunk) and the start of the
+// seeding.
 type seedPhi struct {
 	Phi   kmeans.ParallelPhi
 	Cands int
-	N     int
 	Start int64
 }
 
@@ -357,7 +363,7 @@ func (seedPhiFn) ExtractOutput(a seedPhi) seedPhi        { return a }
 
 func mergePhi(a, b seedPhi) seedPhi {
 	a.Phi.Merge(b.Phi)
-	a.Cands, a.N, a.Start = max(a.Cands, b.Cands), a.N+b.N, max(a.Start, b.Start)
+	a.Cands, a.Start = max(a.Cands, b.Cands), max(a.Start, b.Start)
 	return a
 }
 
@@ -502,10 +508,7 @@ func (f *seedFinishFn) ProcessElement(ctx context.Context, _ []byte, side func(*
 		}
 		started = max(started, counts.Start)
 	}
-	pts := make([]float32, len(desc))
-	for i, b := range desc {
-		pts[i] = float32(b)
-	}
+	pts := byteFloats(desc)
 	start := time.Unix(0, started)
 	lines := progressLines(progress.Default, f.Opt.K, start, time.Now, func(format string, a ...any) { log.Infof(ctx, format, a...) })
 	cent := kmeans.ParallelFinish(pts, d, f.Opt.K, weight, f.Opt.Seed, func(j int) { lines(kmeans.Progress{Seeding: true, Seeded: j, K: f.Opt.K}) })

@@ -24,20 +24,11 @@ func countsFn(block int, p partial) (int, partial) {
 // plan is what every word shard of an iteration's update needs to know:
 // the state that follows, without centroids (Next), whether the centroids
 // move (Update) and, if they do, the splits that re-seed the empty
-// clusters (kmeans.PlanSplits: cluster E[i] splits off M[i], in order).
+// clusters (kmeans.PlanSplits, in order).
 type plan struct {
 	Next   state
 	Update bool
-	E, M   []int32
-}
-
-// pairs returns the plan's splits.
-func (p plan) pairs() []kmeans.SplitPair {
-	out := make([]kmeans.SplitPair, len(p.E))
-	for i := range out {
-		out[i] = kmeans.SplitPair{E: int(p.E[i]), M: int(p.M[i])}
-	}
-	return out
+	Splits []kmeans.SplitPair
 }
 
 // readOne returns the one element the side input iter yields, or an error
@@ -136,10 +127,7 @@ func (f *planFn) plan(ctx context.Context, st state, countsSide func(*int, *part
 			empty = append(empty, c)
 		}
 	}
-	out := plan{Update: true}
-	for _, pr := range kmeans.PlanSplits(count, empty) {
-		out.E, out.M = append(out.E, int32(pr.E)), append(out.M, int32(pr.M))
-	}
+	out := plan{Update: true, Splits: kmeans.PlanSplits(count, empty)}
 	log.Infof(ctx, "vocabulary: iteration %d: mean squared distance %.1f, %d labels changed, %d empty clusters split", st.Iter, obj, changed, len(empty))
 	st.Reseeded = len(empty)
 	st.Prev = obj
@@ -226,7 +214,7 @@ func (f *shardFn) ProcessElement(shard int, stateSide func(*state) bool, planSid
 	// The rows the splits touch leave for splitRowsFn; the runs between
 	// them are the shard's parts of the next state.
 	from := lo
-	for _, r := range kmeans.SplitRows(pl.pairs()) {
+	for _, r := range kmeans.SplitRows(pl.Splits) {
 		if r < lo || r >= hi {
 			continue
 		}
@@ -248,7 +236,7 @@ func (f *splitRowsFn) ProcessElement(_ []byte, planSide func(*plan) bool, rowsSi
 	if err != nil {
 		return err
 	}
-	pairs := pl.pairs()
+	pairs := pl.Splits
 	if !pl.Update || len(pairs) == 0 {
 		return nil
 	}

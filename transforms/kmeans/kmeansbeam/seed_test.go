@@ -1,0 +1,47 @@
+package kmeansbeam
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/transforms/kmeans"
+)
+
+// A seedChunk's view, without its points, draws and offers what its full
+// kmeans.ParallelChunk does, before the first candidate and after a
+// round, and leaves the chunk's D², labels and candidates as they were.
+func TestSeedChunkView(t *testing.T) {
+	const d, n, offset, total = formats.DescriptorSize, 300, 1000, 2000
+	rng := rand.New(rand.NewPCG(3, 4))
+	desc := make([]byte, n*d)
+	for i := range desc {
+		desc[i] = byte(rng.IntN(256))
+	}
+	c := seedChunk{Offset: offset, N: total, Desc: desc}
+	// Seeds until the first candidate falls in the chunk, so that First
+	// is seen to find it.
+	var seed uint64
+	for seed = 0; c.parallel().First(total, seed) == nil; seed++ {
+	}
+	if got, want := c.view().First(total, seed), c.parallel().First(total, seed); !reflect.DeepEqual(got, want) {
+		t.Fatalf("round 0: view draws %v, the chunk %v", got, want)
+	}
+	pc := c.parallel()
+	idx := []int32{offset + 5, offset + 77, offset + 200}
+	pc.Lower(kmeans.NewParallelCandidates(pc.Points(idx), d, idx, 0, seed))
+	c.D2, c.Label, c.Cand = pc.D2, pc.Label, pc.Cand
+	before := seedChunk{D2: append([]float32(nil), c.D2...), Label: append([]int32(nil), c.Label...), Cand: append([]int32(nil), c.Cand...)}
+	phi := c.parallel().Phi().Value()
+	got, want := c.view().Sample(seed, 1, 50/phi), c.parallel().Sample(seed, 1, 50/phi)
+	if len(want) == 0 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("round 1: view draws %v, the chunk %v", got, want)
+	}
+	if got, want := c.view().Farthest(10), c.parallel().Farthest(10); len(want) != 10 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("top-up: view offers %v, the chunk %v", got, want)
+	}
+	if !reflect.DeepEqual(c.D2, before.D2) || !reflect.DeepEqual(c.Label, before.Label) || !reflect.DeepEqual(c.Cand, before.Cand) {
+		t.Fatal("the view changed the chunk's D², labels or candidates")
+	}
+}
