@@ -197,7 +197,7 @@ func TestLowerSqDistVector(t *testing.T) {
 	saved := useFMA
 	defer func() { useFMA = saved }()
 	rng := rand.New(rand.NewPCG(4, 4))
-	check := func(data []float32, dim int, c, d2 []float32) {
+	check := func(t *testing.T, data []float32, dim int, c, d2 []float32) {
 		t.Helper()
 		want, got := slices.Clone(d2), slices.Clone(d2)
 		useFMA = false
@@ -234,24 +234,26 @@ func TestLowerSqDistVector(t *testing.T) {
 				d2[i] = sqDist(data[i*dim:(i+1)*dim], c, float32(math.Inf(1))) * float32(0.5+rng.Float64())
 			}
 		}
-		check(data, dim, c, d2)
+		check(t, data, dim, c, d2)
 	}
 	// Real descriptors, lowered towards 50 of them in turn as k-means++
 	// lowers them towards the centres it chooses.
-	desc := eth80Descriptors(t, 1)
-	x := make([]float32, len(desc))
-	for i, b := range desc {
-		x[i] = float32(b)
-	}
-	const dim = sift.DescriptorSize
-	n := len(x) / dim
-	d2 := slices.Repeat([]float32{float32(math.Inf(1))}, n)
-	for j := range 50 {
-		p := j * (n / 50)
-		c := x[p*dim : (p+1)*dim]
-		check(x, dim, c, d2)
-		LowerSqDist(x, dim, c, d2)
-	}
+	t.Run("ETH-80", func(t *testing.T) {
+		desc := eth80Descriptors(t, 1)
+		x := make([]float32, len(desc))
+		for i, b := range desc {
+			x[i] = float32(b)
+		}
+		const dim = sift.DescriptorSize
+		n := len(x) / dim
+		d2 := slices.Repeat([]float32{float32(math.Inf(1))}, n)
+		for j := range 50 {
+			p := j * (n / 50)
+			c := x[p*dim : (p+1)*dim]
+			check(t, x, dim, c, d2)
+			LowerSqDist(x, dim, c, d2)
+		}
+	})
 }
 
 func TestLowerSqDistPanics(t *testing.T) {

@@ -1,0 +1,50 @@
+// Package realdata finds the real photos that some tests read: ETH-80
+// (3,280 labelled photos: labels.csv and images/<class>/), kept beside the
+// checkout rather than in it. CI has them; a user of the repository
+// usually does not, and a test that needs them then skips, saying where
+// it looked, instead of failing.
+//
+// It is imported only by tests.
+package realdata
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// ETH80 returns the ETH-80 directory beside the checkout — data/eth80 in
+// the folder "shared" next to the module's root — or skips t, naming the
+// path, if it holds no labels.csv.
+func ETH80(t testing.TB) string {
+	t.Helper()
+	dir, err := eth80Dir()
+	if err == nil {
+		_, err = os.Stat(filepath.Join(dir, "labels.csv"))
+	}
+	if err != nil {
+		t.Skipf("ETH-80 is not beside the checkout (%v): this test reads its photos", err)
+	}
+	return dir
+}
+
+// eth80Dir returns where ETH-80 belongs: shared/data/eth80 beside the
+// directory of go.mod, found upwards from the working directory (a test
+// runs in its package's directory).
+func eth80Dir() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(filepath.Dir(dir), "shared", "data", "eth80"), nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
