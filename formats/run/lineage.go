@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -90,6 +91,10 @@ func (l Lineage) ReusedBy(next Lineage, rebuild bool) Reuse {
 	case rebuild:
 		r.Why = "--rebuild_vocab"
 	case l.Vocabulary.Settings != next.Vocabulary.Settings:
+		if names := l.Vocabulary.Settings.unrecorded(next.Vocabulary.Settings); len(names) > 0 {
+			r.Why = fmt.Sprintf("the previous run did not record its vocabulary's %s (%s, now %s)", strings.Join(names, ", "), l.Vocabulary.Settings, next.Vocabulary.Settings)
+			break
+		}
 		r.Why = fmt.Sprintf("the vocabulary settings changed (%s, now %s)", l.Vocabulary.Settings, next.Vocabulary.Settings)
 	case l.Vocabulary.Reference <= 0:
 		r.Why = "the previous run recorded no distortion of its vocabulary"
@@ -155,6 +160,33 @@ func (s *Key) UnmarshalJSON(js []byte) error {
 	}
 	*s = c
 	return nil
+}
+
+// unrecorded returns the names of next's settings that k, written by an
+// older run, lacks while holding every one of its own at next's value:
+// settings recorded since, whose values in k's run are unknown. It
+// returns none if k and next differ otherwise, or either is not an
+// object.
+func (k Key) unrecorded(next Key) []string {
+	var old, now map[string]json.RawMessage
+	if json.Unmarshal([]byte(k), &old) != nil || json.Unmarshal([]byte(next), &now) != nil {
+		return nil
+	}
+	var names []string
+	for name, v := range now {
+		if ov, ok := old[name]; !ok {
+			names = append(names, name)
+		} else if !bytes.Equal(ov, v) {
+			return nil
+		}
+	}
+	for name := range old {
+		if _, ok := now[name]; !ok {
+			return nil
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // CanonicalKey returns the Key of js, a JSON object: snake_case keys in

@@ -13,6 +13,7 @@ import (
 	rundir "github.com/bowline/bowline/formats/run"
 
 	"github.com/bowline/bowline/transforms/bow"
+	"github.com/bowline/bowline/transforms/kmeans"
 )
 
 // walkJSONKeys calls fn with every object key in v, a decoded JSON value.
@@ -76,6 +77,8 @@ func TestLineageSettingsAreSnakeCaseObjects(t *testing.T) {
 // (strings of JSON with Go field names, the vocabulary's as name=value)
 // is still a run to start from: its settings read as today's, so an
 // incremental run keeps its features, vocabulary, counts and learners.
+// (Such a file's vocabulary settings lacked how it was built:
+// TestChangedVocabularyBuildRebuilds covers that.)
 func TestStartFromOldLineage(t *testing.T) {
 	c := DefaultConfig()
 	dir := t.TempDir()
@@ -186,6 +189,87 @@ func TestChangedDescriptionRedescribes(t *testing.T) {
 			}
 			if !strings.Contains(p.Why, "description settings changed") || !strings.Contains(p.Why, string(base.describeKey())) || !strings.Contains(p.Why, string(c.describeKey())) {
 				t.Errorf("why %q: want the description settings named, before and now", p.Why)
+			}
+		})
+	}
+}
+
+// A run started from one whose vocabulary was built otherwise — another
+// --vocab_sample, --vocab_iter, --vocab_init, --seed or --akm, or exact
+// training moved between one worker and distributed, whose re-seeding of
+// empty clusters differs — builds its vocabulary again and says why, and
+// carries the features over. What trains the same centroids keeps it: the
+// chunk count of distributed training, the part loads, the word shards
+// of the update, --vocab_init auto for the method it resolves to. A
+// previous run whose lineage predates the build settings recorded only
+// how its vocabulary quantises: nothing shows it was built as this run
+// asks, so it is built again, and the reason names what was not recorded.
+func TestChangedVocabularyBuildRebuilds(t *testing.T) {
+	base := DefaultConfig()
+	base.Vocab.Sample = 20000
+	distributed := base
+	distributed.Vocab.Chunks = 2
+	akm := base
+	akm.Vocab.Approx = true
+	for _, tc := range []struct {
+		name       string
+		prev       Config
+		set        func(c *Config)
+		keep       bool
+		why        string
+		oldLineage string
+	}{
+		{name: "same settings", prev: base, set: func(*Config) {}, keep: true},
+		{name: "other part loads and word shards", prev: base, set: func(c *Config) { c.Vocab.PartLoads, c.Vocab.ShardWords = 7, 9 }, keep: true},
+		{name: "vocab_init auto as kmeans||", prev: base, set: func(c *Config) { c.Vocab.Init = kmeans.InitParallel }, keep: true},
+		{name: "distributed, other vocab_chunks", prev: distributed, set: func(c *Config) { c.Vocab.Chunks = 5 }, keep: true},
+		{name: "akm, one worker to distributed", prev: akm, set: func(c *Config) { c.Vocab.Chunks = 3 }, keep: true},
+		{name: "vocab_sample", prev: base, set: func(c *Config) { c.Vocab.Sample = 30000 }, why: "the vocabulary settings changed"},
+		{name: "vocab_iter", prev: base, set: func(c *Config) { c.Vocab.MaxIter = 10 }, why: "the vocabulary settings changed"},
+		{name: "vocab_init random", prev: base, set: func(c *Config) { c.Vocab.Init = kmeans.InitRandom }, why: "the vocabulary settings changed"},
+		{name: "seed", prev: base, set: func(c *Config) { c.Vocab.Seed = 2 }, why: "the vocabulary settings changed"},
+		{name: "tol", prev: base, set: func(c *Config) { c.Vocab.Tol = 0 }, why: "the vocabulary settings changed"},
+		{name: "akm", prev: base, set: func(c *Config) { c.Vocab.Approx = true }, why: "the vocabulary settings changed"},
+		{name: "exact, one worker to distributed", prev: base, set: func(c *Config) { c.Vocab.Chunks = 3 }, why: "the vocabulary settings changed"},
+		{name: "lineage without build settings", prev: base, set: func(*Config) {}, oldLineage: "k=1000 approx=false trees=0 leaf=0 checks=0 seed=0",
+			why: "the previous run did not record its vocabulary's init, max_iter, reseed, sample, seeding, tol, train_seed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			lineage := fullLineage(t, tc.prev)
+			if tc.oldLineage != "" {
+				var l map[string]any
+				if err := json.Unmarshal(lineage, &l); err != nil {
+					t.Fatal(err)
+				}
+				l["vocabulary"].(map[string]any)["settings"] = tc.oldLineage
+				var err error
+				if lineage, err = json.Marshal(l); err != nil {
+					t.Fatal(err)
+				}
+			}
+			writePrevious(t, dir, lineage, nil)
+			c := tc.prev
+			tc.set(&c)
+			c.Previous, c.Output = dir, filepath.Join(t.TempDir(), "out")
+			p, err := loadPrevious(context.Background(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !p.CarryFeatures {
+				t.Errorf("features not carried (%s)", p.Why)
+			}
+			if tc.keep {
+				if !p.KeepVocab || !p.CarryCounts || !p.WarmStart {
+					t.Errorf("keep vocabulary %v, carry counts %v, warm start %v (%s); want all", p.KeepVocab, p.CarryCounts, p.WarmStart, p.Why)
+				}
+				return
+			}
+			if p.KeepVocab || p.CarryCounts || p.WarmStart {
+				t.Errorf("keep vocabulary %v, carry counts %v, warm start %v; want none", p.KeepVocab, p.CarryCounts, p.WarmStart)
+			}
+			if !strings.Contains(p.Why, tc.why) || !strings.Contains(p.Why, string(c.vocabKey())) {
+				t.Errorf("why %q: want %q and the settings asked for, %s", p.Why, tc.why, c.vocabKey())
 			}
 		})
 	}

@@ -275,6 +275,17 @@ const (
 	ReseedSplit
 )
 
+// reseedNames are the names of the Reseed rules, as String gives them.
+var reseedNames = [...]string{ReseedAuto: "auto", ReseedFarthest: "farthest", ReseedSplit: "split"}
+
+// String returns the name of r: auto, farthest or split.
+func (r Reseed) String() string {
+	if r < ReseedAuto || int(r) >= len(reseedNames) {
+		return fmt.Sprintf("Reseed(%d)", int(r))
+	}
+	return reseedNames[r]
+}
+
 // assign returns the options of the assignment step's search.
 func (o Options) assign() AssignOptions {
 	return AssignOptions{Approx: o.Approx, Forest: o.Forest, UseIVF: o.Approx && o.Index == IndexIVF, IVF: o.IVF}
@@ -326,8 +337,9 @@ func (o Options) InitMethod() Init {
 	return o.Init
 }
 
-// reseedRule resolves ReseedAuto.
-func (o Options) reseedRule() Reseed {
+// ReseedRule returns the rule in force: o.Reseed, with ReseedAuto
+// resolved by Approx.
+func (o Options) ReseedRule() Reseed {
 	if o.Reseed == ReseedAuto {
 		if o.Approx {
 			return ReseedSplit
@@ -482,7 +494,7 @@ func train(data []float32, dim, n int, cent []float32, opt Options) Result {
 	var prev float64
 	p := Progress{K: opt.K, Seeded: opt.K, Changed: changed, Objective: t.sums.SSE / float64(n)}
 	opt.report(p)
-	rule := opt.reseedRule()
+	rule := opt.ReseedRule()
 	for {
 		stop, converged := opt.Stop(p, prev)
 		if stop {

@@ -194,12 +194,18 @@ func passIfFn(x []byte, build bool, emit func([]byte)) {
 	}
 }
 
-// Settings returns what a codebook trained with o is, for quantisation,
-// besides its centroids: the number of words, and whether it is searched
-// exactly or through a forest or an IVF and which (the options in force). Two runs
-// with equal Settings quantise alike with the same centroids, so an
-// incremental run may keep a vocabulary only if its settings are the
-// previous run's.
+// Settings returns what identifies a codebook trained with o besides the
+// descriptors it was trained on: how it quantises — the number of words,
+// and whether it is searched exactly or through a forest or an IVF and
+// which (the options in force) — and how it was built — the sample, the
+// stopping rule, the seed, the initialisation and the seeding's prefix,
+// and the re-seeding of empty clusters, each as in force. Two runs with
+// equal Settings quantise alike, and built from the same descriptors
+// train the same centroids, so an incremental run may keep a vocabulary
+// only if its settings are the previous run's: one asked to build it
+// otherwise builds it again. What changes no centroid is left out: the
+// chunk count of distributed training (see the package documentation),
+// PartLoads and ShardWords; InitSample unless k-means++ seeds.
 func (o Options) Settings() string {
 	f := nn.ForestOptions{}
 	if o.Approx {
@@ -209,6 +215,12 @@ func (o Options) Settings() string {
 	if o.useIVF() {
 		v := o.ivf()
 		s += fmt.Sprintf(" ivf_lists=%d ivf_probes=%d ivf_seed=%d", v.Lists, v.Probes, v.Seed)
+	}
+	ko := o.kmeans()
+	s += fmt.Sprintf(" sample=%d max_iter=%d tol=%v train_seed=%d init=%s seeding=%d reseed=%s",
+		o.sample(), o.MaxIter, o.Tol, o.Seed, ko.InitMethod(), o.seedSample(), ko.ReseedRule())
+	if ko.InitMethod() == kmeans.InitKMeansPP {
+		s += fmt.Sprintf(" init_sample=%d", o.InitSample)
 	}
 	return s
 }
