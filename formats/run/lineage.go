@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -81,7 +82,9 @@ type Reuse struct {
 // run of lineage l: features across equal Describe; then, unless
 // rebuild, the vocabulary across equal vocabulary settings if l recorded
 // its distortion, word counts across equal BoW and warm starts across
-// equal Learning.
+// equal Learning. Why names the vocabulary settings that changed, or
+// those l predates: a setting l lacks is one it did not record, whose
+// value in its run is unknown, so it keeps no vocabulary either.
 func (l Lineage) ReusedBy(next Lineage, rebuild bool) Reuse {
 	var r Reuse
 	switch {
@@ -91,11 +94,14 @@ func (l Lineage) ReusedBy(next Lineage, rebuild bool) Reuse {
 	case rebuild:
 		r.Why = "--rebuild_vocab"
 	case l.Vocabulary.Settings != next.Vocabulary.Settings:
-		if names := l.Vocabulary.Settings.unrecorded(next.Vocabulary.Settings); len(names) > 0 {
-			r.Why = fmt.Sprintf("the previous run did not record its vocabulary's %s (%s, now %s)", strings.Join(names, ", "), l.Vocabulary.Settings, next.Vocabulary.Settings)
-			break
+		switch changed, added := l.Vocabulary.Settings.changes(next.Vocabulary.Settings); {
+		case len(changed) == 0:
+			r.Why = fmt.Sprintf("the vocabulary settings changed (%s, now %s)", l.Vocabulary.Settings, next.Vocabulary.Settings)
+		case len(added) == len(changed):
+			r.Why = fmt.Sprintf("the previous run did not record its vocabulary's %s: it may have been built otherwise than %s", strings.Join(added, ", "), next.Vocabulary.Settings)
+		default:
+			r.Why = "the vocabulary settings changed: " + strings.Join(changed, "; ")
 		}
-		r.Why = fmt.Sprintf("the vocabulary settings changed (%s, now %s)", l.Vocabulary.Settings, next.Vocabulary.Settings)
 	case l.Vocabulary.Reference <= 0:
 		r.Why = "the previous run recorded no distortion of its vocabulary"
 	default:
@@ -162,31 +168,39 @@ func (s *Key) UnmarshalJSON(js []byte) error {
 	return nil
 }
 
-// unrecorded returns the names of next's settings that k, written by an
-// older run, lacks while holding every one of its own at next's value:
-// settings recorded since, whose values in k's run are unknown. It
-// returns none if k and next differ otherwise, or either is not an
-// object.
-func (k Key) unrecorded(next Key) []string {
+// changes compares k, the settings of an earlier run, with next's, both
+// objects: changed describes each setting that differs, as "name old, now
+// new" ("none" for a side that lacks it), sorted; added names next's
+// settings that k lacks, sorted. A k whose every difference is an added
+// setting was written before those settings were recorded: their values
+// in its run are unknown.
+func (k Key) changes(next Key) (changed, added []string) {
 	var old, now map[string]json.RawMessage
 	if json.Unmarshal([]byte(k), &old) != nil || json.Unmarshal([]byte(next), &now) != nil {
-		return nil
+		return nil, nil
 	}
-	var names []string
-	for name, v := range now {
-		if ov, ok := old[name]; !ok {
-			names = append(names, name)
-		} else if !bytes.Equal(ov, v) {
-			return nil
+	value := func(m map[string]json.RawMessage, name string) string {
+		if v, ok := m[name]; ok {
+			return string(v)
 		}
+		return "none"
 	}
-	for name := range old {
-		if _, ok := now[name]; !ok {
-			return nil
+	names := slices.Collect(maps.Keys(old))
+	for name := range now {
+		if _, ok := old[name]; !ok {
+			names = append(names, name)
 		}
 	}
 	slices.Sort(names)
-	return names
+	for _, name := range names {
+		if o, n := value(old, name), value(now, name); o != n {
+			changed = append(changed, fmt.Sprintf("%s %s, now %s", name, o, n))
+			if _, ok := old[name]; !ok {
+				added = append(added, name)
+			}
+		}
+	}
+	return changed, added
 }
 
 // CanonicalKey returns the Key of js, a JSON object: snake_case keys in

@@ -224,13 +224,13 @@ func TestChangedVocabularyBuildRebuilds(t *testing.T) {
 		{name: "vocab_init auto as kmeans||", prev: base, set: func(c *Config) { c.Vocab.Init = kmeans.InitParallel }, keep: true},
 		{name: "distributed, other vocab_chunks", prev: distributed, set: func(c *Config) { c.Vocab.Chunks = 5 }, keep: true},
 		{name: "akm, one worker to distributed", prev: akm, set: func(c *Config) { c.Vocab.Chunks = 3 }, keep: true},
-		{name: "vocab_sample", prev: base, set: func(c *Config) { c.Vocab.Sample = 30000 }, why: "the vocabulary settings changed"},
-		{name: "vocab_iter", prev: base, set: func(c *Config) { c.Vocab.MaxIter = 10 }, why: "the vocabulary settings changed"},
-		{name: "vocab_init random", prev: base, set: func(c *Config) { c.Vocab.Init = kmeans.InitRandom }, why: "the vocabulary settings changed"},
-		{name: "seed", prev: base, set: func(c *Config) { c.Vocab.Seed = 2 }, why: "the vocabulary settings changed"},
-		{name: "tol", prev: base, set: func(c *Config) { c.Vocab.Tol = 0 }, why: "the vocabulary settings changed"},
-		{name: "akm", prev: base, set: func(c *Config) { c.Vocab.Approx = true }, why: "the vocabulary settings changed"},
-		{name: "exact, one worker to distributed", prev: base, set: func(c *Config) { c.Vocab.Chunks = 3 }, why: "the vocabulary settings changed"},
+		{name: "vocab_sample", prev: base, set: func(c *Config) { c.Vocab.Sample = 30000 }, why: "the vocabulary settings changed: sample 20000, now 30000"},
+		{name: "vocab_iter", prev: base, set: func(c *Config) { c.Vocab.MaxIter = 10 }, why: "the vocabulary settings changed: max_iter 25, now 10"},
+		{name: "vocab_init random", prev: base, set: func(c *Config) { c.Vocab.Init = kmeans.InitRandom }, why: "the vocabulary settings changed: init \"kmeans||\", now \"random\""},
+		{name: "seed", prev: base, set: func(c *Config) { c.Vocab.Seed = 2 }, why: "the vocabulary settings changed: train_seed 1, now 2"},
+		{name: "tol", prev: base, set: func(c *Config) { c.Vocab.Tol = 0 }, why: "the vocabulary settings changed: tol 0.0001, now 0"},
+		{name: "akm", prev: base, set: func(c *Config) { c.Vocab.Approx = true }, why: "the vocabulary settings changed: approx false, now true; checks 0, now 256; ivf_lists none, now 0"},
+		{name: "exact, one worker to distributed", prev: base, set: func(c *Config) { c.Vocab.Chunks = 3 }, why: "the vocabulary settings changed: reseed \"farthest\", now \"split\""},
 		{name: "lineage without build settings", prev: base, set: func(*Config) {}, oldLineage: "k=1000 approx=false trees=0 leaf=0 checks=0 seed=0",
 			why: "the previous run did not record its vocabulary's init, max_iter, reseed, sample, seeding, tol, train_seed"},
 	} {
@@ -268,8 +268,8 @@ func TestChangedVocabularyBuildRebuilds(t *testing.T) {
 			if p.KeepVocab || p.CarryCounts || p.WarmStart {
 				t.Errorf("keep vocabulary %v, carry counts %v, warm start %v; want none", p.KeepVocab, p.CarryCounts, p.WarmStart)
 			}
-			if !strings.Contains(p.Why, tc.why) || !strings.Contains(p.Why, string(c.vocabKey())) {
-				t.Errorf("why %q: want %q and the settings asked for, %s", p.Why, tc.why, c.vocabKey())
+			if !strings.HasPrefix(p.Why, tc.why) {
+				t.Errorf("why %q: want it to start %q", p.Why, tc.why)
 			}
 		})
 	}
