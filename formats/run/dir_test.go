@@ -74,6 +74,27 @@ func TestReusedBy(t *testing.T) {
 			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
 		}
 	}
+	// Settings as objects: the changes are named, and settings recorded
+	// only since the previous run make it keep no vocabulary.
+	vocab := func(settings Key) Lineage {
+		l := prev
+		l.Vocabulary.Settings = settings
+		return l
+	}
+	older := vocab(`{"k":10,"seed":0}`)
+	for _, c := range []struct {
+		name string
+		next Key
+		why  string
+	}{
+		{"changed", `{"k":20,"seed":0}`, "the vocabulary settings changed: k 10, now 20"},
+		{"changed and added", `{"k":10,"sample":5}`, "the vocabulary settings changed: sample none, now 5; seed 0, now none"},
+		{"added", `{"k":10,"sample":5,"seed":0,"tol":0}`, `the previous run did not record its vocabulary's sample, tol: it may have been built otherwise than {"k":10,"sample":5,"seed":0,"tol":0}`},
+	} {
+		if got := older.ReusedBy(vocab(c.next), false); got != (Reuse{Features: true, Why: c.why}) {
+			t.Errorf("%s: %+v, want features only, why %q", c.name, got, c.why)
+		}
+	}
 	noRef := prev
 	noRef.Vocabulary.Reference = 0
 	if got := noRef.ReusedBy(prev, false); got.Vocabulary || !got.Features || got.Why != "the previous run recorded no distortion of its vocabulary" {
