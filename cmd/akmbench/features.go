@@ -64,7 +64,11 @@ func (b *bottomK) trim() {
 }
 
 // mix64 is splitmix64's finaliser: a bijection of uint64 whose outputs
-// look uniform for consecutive inputs.
+// look uniform for consecutive inputs. It is not the pipeline's
+// splitmix.Mix64, which adds SplitMix64's increment first (mix64(x) is
+// Mix64(x − 0x9e3779b97f4a7c15)) and which Go's internal rule keeps from
+// cmd/: the benchmark's query/word split and samples are drawn with this
+// one, so its recorded figures reproduce.
 func mix64(x uint64) uint64 {
 	x ^= x >> 30
 	x *= 0xbf58476d1ce4e5b9
