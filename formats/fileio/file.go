@@ -113,9 +113,30 @@ func Remove(ctx context.Context, path string) error {
 }
 
 // Copy copies the file at from to to, whole or not at all: a gs:// object
-// to gs:// is copied by the service (no byte through this process); any
-// other copy is streamed into a temporary name and renamed (WriteBytes).
+// to gs:// is copied by the service (no byte through this process); a
+// local file to a local path is hard-linked under a temporary name and
+// renamed, where the file system allows; any other copy is streamed into a
+// temporary name and renamed (WriteBytes).
+//
+// A link is a copy because no file is written in place: every write goes
+// to a temporary name renamed over the old one (writeAtomic), which leaves
+// a file another name links as it was, and removing one name leaves the
+// other. It writes no byte: a retrained run's copies of its base run's
+// corpus, features most of it, take no room.
 func Copy(ctx context.Context, from, to string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !isRemote(from) && !isRemote(to) {
+		tmp := tempName(to)
+		if os.Link(from, tmp) == nil {
+			if err := os.Rename(tmp, to); err != nil {
+				os.Remove(tmp)
+				return fmt.Errorf("fileio: copy %s to %s: %w", from, to, err)
+			}
+			return nil
+		}
+	}
 	if strings.HasPrefix(from, "gs://") && strings.HasPrefix(to, "gs://") {
 		fsys, err := filesystem.New(ctx, to)
 		if err != nil {

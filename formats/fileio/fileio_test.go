@@ -588,6 +588,33 @@ func TestCopy(t *testing.T) {
 			t.Errorf("%s: after the copies the directory holds %q, %v", dir, names, err)
 		}
 	}
+	// Locally, a link: the copy takes no room, and a file written over
+	// either name later leaves the other as it was.
+	dir := t.TempDir()
+	a, b := Join(dir, "a"), Join(dir, "b")
+	if err := WriteBytes(ctx, a, []byte("features")); err != nil {
+		t.Fatal(err)
+	}
+	if err := Copy(ctx, a, b); err != nil {
+		t.Fatal(err)
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	if errA != nil || errB != nil || !os.SameFile(sa, sb) {
+		t.Errorf("a local copy is not a link of the file: %v, %v", errA, errB)
+	}
+	if err := WriteBytes(ctx, a, []byte("features of another run")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadBytes(ctx, b); err != nil || string(got) != "features" {
+		t.Errorf("after a was written again, its copy holds %q, %v", got, err)
+	}
+	if err := Remove(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadBytes(ctx, b); err != nil || string(got) != "features" {
+		t.Errorf("after a was removed, its copy holds %q, %v", got, err)
+	}
 	// Across file systems, streamed.
 	local := Join(t.TempDir(), "a")
 	if err := WriteBytes(ctx, local, []byte("x")); err != nil {
