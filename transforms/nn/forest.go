@@ -410,18 +410,8 @@ func (f *Forest) Nearest(x []float32, scratch *Search) (int, float32) {
 		s.Checked = f.k
 		return c, d
 	}
-	if len(s.seen) < f.k {
-		s.seen = make([]uint32, f.k)
-		s.epoch = 0
-	}
-	s.epoch++
-	if s.epoch == 0 {
-		// After 2³² queries the marks wrap around; start them afresh.
-		clear(s.seen)
-		s.epoch = 1
-	}
-	s.heap = s.heap[:0]
-	s.best, s.label, s.Checked = float32(math.Inf(1)), -1, 0
+	s.start(f.k)
+	s.best, s.label = float32(math.Inf(1)), -1
 	for _, r := range f.roots {
 		f.descend(r, 0, x, s)
 	}
