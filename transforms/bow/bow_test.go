@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/bowline/bowline/learners/sparse"
+	"github.com/bowline/bowline/transforms/internal/testkit"
 	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/nn"
 	"github.com/bowline/bowline/transforms/setting"
@@ -138,24 +139,12 @@ func TestNewQuantizerErrors(t *testing.T) {
 	}
 }
 
-func mustPanic(t *testing.T, name, want string, f func()) {
-	t.Helper()
-	defer func() {
-		t.Helper()
-		r := recover()
-		if s, _ := r.(string); r == nil || !strings.Contains(s, want) {
-			t.Errorf("%s: panic %v, want one mentioning %q", name, r, want)
-		}
-	}()
-	f()
-}
-
 func TestQuantizeRaggedPanics(t *testing.T) {
 	q, err := NewQuantizer(make([]float32, 8), 4)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustPanic(t, "ragged", "whole number", func() { q.Quantize(make([]byte, 6)) })
+	testkit.MustPanic(t, "ragged", "whole number", func() { q.Quantize(make([]byte, 6)) })
 }
 
 func TestIDF(t *testing.T) {
@@ -180,9 +169,9 @@ func TestIDF(t *testing.T) {
 			}
 		}
 	}
-	mustPanic(t, "df > n", "outside [0, 4]", func() { IDF([]int64{1, 5}, 4) })
-	mustPanic(t, "negative df", "outside [0, 4]", func() { IDF([]int64{-1}, 4) })
-	mustPanic(t, "negative n", "-1 documents", func() { IDF(nil, -1) })
+	testkit.MustPanic(t, "df > n", "outside [0, 4]", func() { IDF([]int64{1, 5}, 4) })
+	testkit.MustPanic(t, "negative df", "outside [0, 4]", func() { IDF([]int64{-1}, 4) })
+	testkit.MustPanic(t, "negative n", "-1 documents", func() { IDF(nil, -1) })
 }
 
 func TestTFIDF(t *testing.T) {
@@ -221,10 +210,10 @@ func TestTFIDF(t *testing.T) {
 			t.Errorf("%s: result stores a zero: %v", tc.name, got)
 		}
 	}
-	mustPanic(t, "out of vocabulary", "outside the vocabulary of 5", func() {
+	testkit.MustPanic(t, "out of vocabulary", "outside the vocabulary of 5", func() {
 		TFIDF(vec([]uint32{2, 5}, []float32{1, 1}), idf)
 	})
-	mustPanic(t, "ragged", "2 indices and 1 values", func() {
+	testkit.MustPanic(t, "ragged", "2 indices and 1 values", func() {
 		TFIDF(vec([]uint32{2, 3}, []float32{1}), idf)
 	})
 }
@@ -271,10 +260,10 @@ func TestTFIDFWith(t *testing.T) {
 			t.Fatalf("raw %v, TFIDF %v", b, a)
 		}
 	}
-	mustPanic(t, "unknown tf", `TF = "sqr"`, func() {
+	testkit.MustPanic(t, "unknown tf", `TF = "sqr"`, func() {
 		TFIDFWith(vec([]uint32{1}, []float32{1}), idf, "sqr")
 	})
-	mustPanic(t, "negative count", "sqrt of a negative count", func() {
+	testkit.MustPanic(t, "negative count", "sqrt of a negative count", func() {
 		TFIDFWith(vec([]uint32{1}, []float32{-1}), idf, TFSqrt)
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/bowline/bowline/transforms/nn"
 
 	"github.com/bowline/bowline/transforms/cpuclock"
+	"github.com/bowline/bowline/transforms/internal/testkit"
 )
 
 func TestSoftWeights(t *testing.T) {
@@ -67,9 +68,9 @@ func TestSoftWeights(t *testing.T) {
 	if !(w[1] > w[2] && w[2] > w[0]) {
 		t.Errorf("unsorted distances: weights %v", w[:3])
 	}
-	mustPanic(t, "short w", "SoftWeights", func() { SoftWeights(w[:1], []float32{1, 2}, 1) })
-	mustPanic(t, "zero sigma", "SoftWeights", func() { SoftWeights(w, []float32{1}, 0) })
-	mustPanic(t, "NaN sigma", "SoftWeights", func() { SoftWeights(w, []float32{1}, math.NaN()) })
+	testkit.MustPanic(t, "short w", "SoftWeights", func() { SoftWeights(w[:1], []float32{1, 2}, 1) })
+	testkit.MustPanic(t, "zero sigma", "SoftWeights", func() { SoftWeights(w, []float32{1}, 0) })
+	testkit.MustPanic(t, "NaN sigma", "SoftWeights", func() { SoftWeights(w, []float32{1}, math.NaN()) })
 }
 
 // A hand-computed case: 1-D words at 0, 10, 20 and 100, σ = 10.
@@ -318,7 +319,7 @@ func TestSoftQuantizeProperties(t *testing.T) {
 	if got := small.Quantize(nil); got.Len() != 0 {
 		t.Errorf("no descriptors: %v", got)
 	}
-	mustPanic(t, "ragged soft", "whole number", func() { small.Quantize(make([]byte, dim+1)) })
+	testkit.MustPanic(t, "ragged soft", "whole number", func() { small.Quantize(make([]byte, dim+1)) })
 }
 
 func TestSoftQuantizeToAllocs(t *testing.T) {

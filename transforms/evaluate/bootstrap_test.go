@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/bowline/bowline/transforms/internal/testkit"
 )
 
 // rankingAPs returns the average precision of n synthetic queries. Each
@@ -224,11 +226,11 @@ func TestBootstrapDegenerate(t *testing.T) {
 	if iv := Bootstrap([]float64{0.5, math.Inf(1)}, 1000, 1, 0.95); !math.IsNaN(iv.Lo) || !math.IsNaN(iv.Hi) {
 		t.Errorf("an infinite value: %+v, want NaN ends", iv)
 	}
-	mustPanic(t, "0 resamples", "0 resamples", func() { Bootstrap([]float64{1}, 0, 1, 0.95) })
-	mustPanic(t, "level 1", "level 1,", func() { Bootstrap([]float64{1}, 10, 1, 1) })
-	mustPanic(t, "level 0", "level 0,", func() { Bootstrap([]float64{1}, 10, 1, 0) })
-	mustPanic(t, "level 95", "level 95,", func() { Bootstrap([]float64{1}, 10, 1, 95) })
-	mustPanic(t, "level NaN", "level NaN,", func() { Bootstrap([]float64{1}, 10, 1, math.NaN()) })
+	testkit.MustPanic(t, "0 resamples", "0 resamples", func() { Bootstrap([]float64{1}, 0, 1, 0.95) })
+	testkit.MustPanic(t, "level 1", "level 1,", func() { Bootstrap([]float64{1}, 10, 1, 1) })
+	testkit.MustPanic(t, "level 0", "level 0,", func() { Bootstrap([]float64{1}, 10, 1, 0) })
+	testkit.MustPanic(t, "level 95", "level 95,", func() { Bootstrap([]float64{1}, 10, 1, 95) })
+	testkit.MustPanic(t, "level NaN", "level NaN,", func() { Bootstrap([]float64{1}, 10, 1, math.NaN()) })
 }
 
 // uniformWithNoise returns n values uniform on [0, 1) and, beside them, the

@@ -3,8 +3,9 @@ package evaluate
 import (
 	"math"
 	"slices"
-	"strings"
 	"testing"
+
+	"github.com/bowline/bowline/transforms/internal/testkit"
 )
 
 // bools turns a 0/1 pattern into relevance flags.
@@ -44,29 +45,17 @@ func TestAveragePrecision(t *testing.T) {
 	}
 }
 
-func mustPanic(t *testing.T, name, want string, f func()) {
-	t.Helper()
-	defer func() {
-		t.Helper()
-		r := recover()
-		if s, _ := r.(string); r == nil || !strings.Contains(s, want) {
-			t.Errorf("%s: panic %v, want one mentioning %q", name, r, want)
-		}
-	}()
-	f()
-}
-
 func TestPanics(t *testing.T) {
-	mustPanic(t, "AP more found than total", "3 relevant results ranked but totalRelevant = 2", func() {
+	testkit.MustPanic(t, "AP more found than total", "3 relevant results ranked but totalRelevant = 2", func() {
 		AveragePrecision(bools(1, 1, 1), 2)
 	})
-	mustPanic(t, "AP negative total", "totalRelevant = -1", func() { AveragePrecision(nil, -1) })
-	mustPanic(t, "P@0", "k = 0", func() { PrecisionAt(bools(1), 0) })
-	mustPanic(t, "NDCG@0", "k = 0", func() { NDCGAt([]float64{1}, []float64{1}, 0) })
-	mustPanic(t, "NDCG negative gain", "gain -1 at position 1", func() {
+	testkit.MustPanic(t, "AP negative total", "totalRelevant = -1", func() { AveragePrecision(nil, -1) })
+	testkit.MustPanic(t, "P@0", "k = 0", func() { PrecisionAt(bools(1), 0) })
+	testkit.MustPanic(t, "NDCG@0", "k = 0", func() { NDCGAt([]float64{1}, []float64{1}, 0) })
+	testkit.MustPanic(t, "NDCG negative gain", "gain -1 at position 1", func() {
 		NDCGAt([]float64{1, -1}, []float64{1, 1}, 2)
 	})
-	mustPanic(t, "NDCG NaN ideal", "gain NaN", func() {
+	testkit.MustPanic(t, "NDCG NaN ideal", "gain NaN", func() {
 		NDCGAt([]float64{1}, []float64{math.NaN(), 1}, 2)
 	})
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/learners"
+	"github.com/bowline/bowline/transforms/internal/testkit"
 	"github.com/bowline/bowline/transforms/split"
 	"github.com/bowline/bowline/transforms/train"
 )
@@ -366,10 +367,10 @@ func TestSortKeys(t *testing.T) {
 
 func TestTiedRankingPanics(t *testing.T) {
 	r := TiedRanking{Groups: []TieGroup{{Score: 1, N: 3, Rel: 2}}}
-	mustPanic(t, "AP more relevant than total", "2 relevant results ranked but totalRelevant = 1", func() { r.AveragePrecision(1) })
-	mustPanic(t, "negative total", "totalRelevant = -1", func() { r.AveragePrecision(-1) })
+	testkit.MustPanic(t, "AP more relevant than total", "2 relevant results ranked but totalRelevant = 1", func() { r.AveragePrecision(1) })
+	testkit.MustPanic(t, "negative total", "totalRelevant = -1", func() { r.AveragePrecision(-1) })
 	bad := TiedRanking{Groups: []TieGroup{{Score: 1, N: 2, Rel: 3}}}
-	mustPanic(t, "group of more relevant than results", "tie group of 2 results, 3 relevant", func() { bad.PrecisionAt(10) })
-	mustPanic(t, "P@0", "PrecisionAt k = 0", func() { r.PrecisionAt(0) })
-	mustPanic(t, "NDCG@0", "NDCGAt k = 0", func() { r.NDCGAt(2, 0) })
+	testkit.MustPanic(t, "group of more relevant than results", "tie group of 2 results, 3 relevant", func() { bad.PrecisionAt(10) })
+	testkit.MustPanic(t, "P@0", "PrecisionAt k = 0", func() { r.PrecisionAt(0) })
+	testkit.MustPanic(t, "NDCG@0", "NDCGAt k = 0", func() { r.NDCGAt(2, 0) })
 }

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/bowline/bowline/transforms/internal/realdata"
+	"github.com/bowline/bowline/transforms/internal/testkit"
 	"github.com/bowline/bowline/transforms/sift"
 )
 
@@ -235,11 +235,11 @@ func realVocabulary(t *testing.T, perClass, k, iters int) (desc []byte, x []floa
 }
 
 // eth80Descriptors extracts SIFT from the first images of a few ETH-80
-// categories (real photos beside the checkout: realdata.ETH80 skips t
+// categories (real photos beside the checkout: testkit.ETH80 skips t
 // without them).
 func eth80Descriptors(t testing.TB, perClass int) []byte {
 	t.Helper()
-	root := filepath.Join(realdata.ETH80(t), "images")
+	root := filepath.Join(testkit.ETH80(t), "images")
 	ex, err := sift.NewExtractor(sift.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)

@@ -8,17 +8,17 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/bowline/bowline/transforms/internal/realdata"
+	"github.com/bowline/bowline/transforms/internal/testkit"
 	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/nn"
 	"github.com/bowline/bowline/transforms/sift"
 )
 
 // eth80Image decodes an ETH-80 photo (real photos beside the checkout:
-// realdata.ETH80 skips t without them) to gray.
+// testkit.ETH80 skips t without them) to gray.
 func eth80Image(t *testing.T, class, name string) *sift.Image {
 	t.Helper()
-	p := filepath.Join(realdata.ETH80(t), "images", class, name)
+	p := filepath.Join(testkit.ETH80(t), "images", class, name)
 	f, err := os.Open(p)
 	if err != nil {
 		t.Fatalf("ETH-80 photo %s: %v", p, err)

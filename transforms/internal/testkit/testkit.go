@@ -1,16 +1,19 @@
-// Package realdata finds the real photos that some tests read: ETH-80
-// (3,280 labelled photos: labels.csv and images/<class>/), kept beside the
-// checkout rather than in it. CI has them; a user of the repository
-// usually does not, and a test that needs them then skips, saying where
-// it looked, instead of failing.
+// Package testkit holds what the stages' tests share: the real photos
+// some read, and a check that a call panics.
+//
+// The photos, ETH-80 (3,280 labelled photos: labels.csv and
+// images/<class>/), are kept beside the checkout rather than in it. CI has
+// them; a user of the repository usually does not, and a test that needs
+// them then skips, saying where it looked, instead of failing.
 //
 // It is imported only by tests.
-package realdata
+package testkit
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -47,4 +50,18 @@ func eth80Dir() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// MustPanic calls f and fails t unless f panics with a string that
+// contains want; name says which call in the failure.
+func MustPanic(t testing.TB, name, want string, f func()) {
+	t.Helper()
+	defer func() {
+		t.Helper()
+		r := recover()
+		if s, _ := r.(string); r == nil || !strings.Contains(s, want) {
+			t.Errorf("%s: panic %v, want one mentioning %q", name, r, want)
+		}
+	}()
+	f()
 }
