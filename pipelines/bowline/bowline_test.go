@@ -3,7 +3,6 @@ package bowline
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"math"
 	"os"
@@ -21,6 +20,7 @@ import (
 	rundir "github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/infra/prismretry"
 	"github.com/bowline/bowline/learners"
+	"github.com/bowline/bowline/pipelines/internal/shapestest"
 	"github.com/bowline/bowline/transforms/evaluate"
 	"github.com/bowline/bowline/transforms/global"
 	"github.com/bowline/bowline/transforms/report"
@@ -30,7 +30,7 @@ import (
 func TestMain(m *testing.M) { ptest.MainWithDefault(m, prismretry.Runner) }
 
 // shapes is the project's own labelled test set, made by cmd/mktestdata.
-var shapes = filepath.Join("..", "..", "testdata", "shapes", "labels.csv")
+var shapes = shapestest.Labels
 
 // testConfig is the default configuration scaled to the 96-image test set.
 func testConfig(input, output string) Config {
@@ -61,47 +61,11 @@ func run(t *testing.T, c Config) report.Report {
 	return r
 }
 
-// shapesRows returns the rows of the shapes labels CSV (header first),
-// with absolute image paths, so that a copy written elsewhere still names
-// the images.
-func shapesRows(t *testing.T) [][]string {
-	t.Helper()
-	f, err := os.Open(shapes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, err := filepath.Abs(filepath.Dir(shapes))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range rows[1:] {
-		r[1] = filepath.Join(base, r[1])
-	}
-	return rows
-}
-
-// writeCSV writes rows as the CSV dir/name and returns its path.
-func writeCSV(t *testing.T, dir, name string, rows [][]string) string {
-	t.Helper()
-	var buf bytes.Buffer
-	csv.NewWriter(&buf).WriteAll(rows)
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // withCorruptImage writes a copy of the shapes labels CSV into dir, with
 // absolute paths, plus one truncated JPEG labelled like the others.
 func withCorruptImage(t *testing.T, dir string) string {
 	t.Helper()
-	rows := shapesRows(t)
+	rows := shapestest.Rows(t)
 	good, err := os.ReadFile(rows[1][1])
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +75,7 @@ func withCorruptImage(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	rows = append(rows, []string{"corrupt", corrupt, "class0", ""})
-	return writeCSV(t, dir, "labels.csv", rows)
+	return shapestest.WriteCSV(t, dir, "labels.csv", rows)
 }
 
 // TestEndToEnd runs the whole job on the shapes set plus one corrupt image:

@@ -3,7 +3,6 @@ package bowline
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
 	rundir "github.com/bowline/bowline/formats/run"
+	"github.com/bowline/bowline/pipelines/internal/shapestest"
 	"github.com/bowline/bowline/transforms/report"
 	"github.com/bowline/bowline/transforms/train/trainbeam"
 )
@@ -58,7 +58,7 @@ func lineage(t *testing.T, dir string) rundir.Lineage {
 // paths of replaced ids pointing at the given files.
 func shapesCSV(t *testing.T, dir, name string, keep func(i int) bool, replaced map[string]string) string {
 	t.Helper()
-	rows := shapesRows(t)
+	rows := shapestest.Rows(t)
 	out := [][]string{rows[0]}
 	for i, r := range rows[1:] {
 		if !keep(i) {
@@ -69,7 +69,7 @@ func shapesCSV(t *testing.T, dir, name string, keep func(i int) bool, replaced m
 		}
 		out = append(out, r)
 	}
-	return writeCSV(t, dir, name, out)
+	return shapestest.WriteCSV(t, dir, name, out)
 }
 
 func featuresByID(t *testing.T, dir string) map[string]formats.Features {
@@ -113,11 +113,10 @@ func TestIncrementalNight(t *testing.T) {
 		t.Errorf("night 1 lineage %+v, want every image described and a vocabulary built with its distortion", l)
 	}
 	// Image 0's file now holds image 1's bytes: same id, other content.
-	base, _ := filepath.Abs(filepath.Dir(shapes))
-	rows, _ := csv.NewReader(bytes.NewReader(readFile(t, shapes))).ReadAll()
+	rows := shapestest.Rows(t)
 	changedID := rows[1][0]
 	changed := filepath.Join(dir, "changed.png")
-	if err := os.WriteFile(changed, readFile(t, filepath.Join(base, rows[2][1])), 0o644); err != nil {
+	if err := os.WriteFile(changed, readFile(t, rows[2][1]), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	all := func(int) bool { return true }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
+	"github.com/bowline/bowline/pipelines/internal/shapestest"
 )
 
 // TestDirectoryWithSameFileNames: two class folders holding files of the
@@ -70,7 +71,7 @@ func TestNoImageDescribed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	missing := writeCSV(t, dir, "missing.csv", [][]string{{"image_id", "path", "label"},
+	missing := shapestest.WriteCSV(t, dir, "missing.csv", [][]string{{"image_id", "path", "label"},
 		{"a1", "gone/a1.jpg", "a"}, {"a2", "gone/a2.jpg", "a"}, {"b1", "gone/b1.jpg", "b"}})
 	for _, c := range []struct{ input, want string }{
 		{in, "describe: no image could be described: 4 dead letters (3 at decode, e.g. empty file (0 bytes); 1 at decode, e.g. not an image: the data looks like text"},

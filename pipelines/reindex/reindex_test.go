@@ -3,7 +3,6 @@ package reindex
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,6 +26,7 @@ import (
 	"github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/infra/prismretry"
 	"github.com/bowline/bowline/pipelines/bowline"
+	"github.com/bowline/bowline/pipelines/internal/shapestest"
 	"github.com/bowline/bowline/transforms/report"
 	"github.com/bowline/bowline/transforms/setting"
 )
@@ -34,45 +34,7 @@ import (
 func TestMain(m *testing.M) { ptest.MainWithDefault(m, prismretry.Runner) }
 
 // shapes is the project's own labelled test set, made by cmd/mktestdata.
-var shapes = filepath.Join("..", "..", "testdata", "shapes", "labels.csv")
-
-// shapesRows returns the rows of the shapes labels CSV (header first),
-// with absolute image paths.
-func shapesRows(t *testing.T) [][]string {
-	t.Helper()
-	f, err := os.Open(shapes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, err := filepath.Abs(filepath.Dir(shapes))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range rows[1:] {
-		r[1] = filepath.Join(base, r[1])
-	}
-	return rows
-}
-
-// writeCSV writes rows as a labels CSV named name in dir.
-func writeCSV(t *testing.T, dir, name string, rows [][]string) string {
-	t.Helper()
-	var b bytes.Buffer
-	w := csv.NewWriter(&b)
-	if err := w.WriteAll(rows); err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+var shapes = shapestest.Labels
 
 // options returns a night's options for the shapes set, scaled down, with
 // a clock day days after a fixed start, so that run ids sort as the
@@ -105,7 +67,7 @@ func TestThreeNights(t *testing.T) {
 	gcstest.Start(t, "bucket")
 	root := "gs://bucket/root"
 	dir := t.TempDir()
-	rows := shapesRows(t)
+	rows := shapestest.Rows(t)
 	night := func(input string, day int) (Result, error) {
 		o := options(input, root, day)
 		// 18 held-out queries make the mAP noisy (±0.1 is its 95%
@@ -128,7 +90,7 @@ func TestThreeNights(t *testing.T) {
 	if len(first) != 84 || len(added) != 12 {
 		t.Fatalf("%d and %d images: the shapes set changed", len(first), len(added))
 	}
-	in1 := writeCSV(t, dir, "night1.csv", append([][]string{rows[0]}, first...))
+	in1 := shapestest.WriteCSV(t, dir, "night1.csv", append([][]string{rows[0]}, first...))
 	start := time.Now()
 	r1, err := night(in1, 0)
 	t1 := time.Since(start).Round(time.Millisecond)
@@ -148,7 +110,7 @@ func TestThreeNights(t *testing.T) {
 	checkGate(t, r1.Dir, OutcomePublished, "")
 
 	// Night 2: every image, 12 more (+14%).
-	in2 := writeCSV(t, dir, "night2.csv", rows)
+	in2 := shapestest.WriteCSV(t, dir, "night2.csv", rows)
 	start = time.Now()
 	r2, err := night(in2, 1)
 	t2 := time.Since(start).Round(time.Millisecond)
@@ -201,7 +163,7 @@ func TestThreeNights(t *testing.T) {
 		night3[i] = []string{r[0], p, r[2], r[3]}
 		broken++
 	}
-	in3 := writeCSV(t, dir, "night3.csv", night3)
+	in3 := shapestest.WriteCSV(t, dir, "night3.csv", night3)
 	r3, err := night(in3, 2)
 	if !errors.Is(err, ErrRefused) {
 		t.Fatalf("night 3: %v, want refused by the gate", err)

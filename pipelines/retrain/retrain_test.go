@@ -14,6 +14,7 @@ import (
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/infra/prismretry"
 	"github.com/bowline/bowline/pipelines/bowline"
+	"github.com/bowline/bowline/pipelines/internal/shapestest"
 	"github.com/bowline/bowline/transforms/report"
 	"github.com/bowline/bowline/transforms/search"
 )
@@ -24,7 +25,7 @@ import (
 func TestMain(m *testing.M) { ptest.MainWithDefault(m, prismretry.Runner) }
 
 // shapes is the project's own labelled test set, made by cmd/mktestdata.
-var shapes = filepath.Join("..", "..", "testdata", "shapes", "labels.csv")
+var shapes = shapestest.Labels
 
 func runJob(t *testing.T, build func(s beam.Scope) error) {
 	t.Helper()
