@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/bowline/bowline/transforms/internal/testkit"
 )
 
 func uniform(rng *rand.Rand, n, dim int) []float32 {
@@ -317,14 +319,7 @@ func TestForestPanics(t *testing.T) {
 		{"QuantizeBytes ragged", func() { f.QuantizeBytes(nil, make([]byte, 3), nil) }},
 		{"Assign labels", func() { f.Assign(make([]float32, 4), make([]int32, 3), make([]float32, 3), nil) }},
 	} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("%s: no panic", tc.name)
-				}
-			}()
-			tc.fn()
-		}()
+		testkit.MustPanic(t, tc.name, "", tc.fn)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/bowline/bowline/transforms/internal/testkit"
 )
 
 // refKNN is the k-NN reference by full sort: every centroid's complete
@@ -296,14 +298,7 @@ func TestNearestKPanics(t *testing.T) {
 		{"Forest.NearestK buffers", func() { f.NearestK(make([]float32, 2), three, make([]float32, 1), nil) }},
 		{"Forest.NearestKBytes long", func() { f.NearestKBytes(make([]byte, 3), three, make([]float32, 3), nil) }},
 	} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("%s: no panic", tc.name)
-				}
-			}()
-			tc.fn()
-		}()
+		testkit.MustPanic(t, tc.name, "", tc.fn)
 	}
 }
 

@@ -5,9 +5,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 
+	"github.com/bowline/bowline/transforms/internal/testkit"
 	"github.com/bowline/bowline/transforms/sift"
 )
 
@@ -147,14 +147,7 @@ func TestNearestPanics(t *testing.T) {
 		{"no centroids", nil, 2, make([]float32, 2)},
 		{"zero dim", make([]float32, 4), 0, nil},
 	} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("%s: no panic", tc.name)
-				}
-			}()
-			Nearest(tc.cent, tc.dim, tc.x)
-		}()
+		testkit.MustPanic(t, tc.name, "", func() { Nearest(tc.cent, tc.dim, tc.x) })
 	}
 }
 
@@ -262,13 +255,6 @@ func TestLowerSqDistPanics(t *testing.T) {
 		"centre": func() { LowerSqDist(make([]float32, 4), 2, make([]float32, 3), make([]float32, 2)) },
 		"data":   func() { LowerSqDist(make([]float32, 5), 2, make([]float32, 2), make([]float32, 2)) },
 	} {
-		func() {
-			defer func() {
-				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "LowerSqDist") {
-					t.Errorf("%s: recovered %v, want a LowerSqDist panic", name, r)
-				}
-			}()
-			f()
-		}()
+		testkit.MustPanic(t, name, "LowerSqDist", f)
 	}
 }
