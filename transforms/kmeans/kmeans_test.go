@@ -108,44 +108,61 @@ func TestTrainErrors(t *testing.T) {
 	}
 }
 
+// Exact and approximate training both recover planted clusters: each
+// centroid near its centre and the objective near the noise energy. The
+// objective is the mean squared distance to the returned centroids; AKM's
+// bounds it from above, its assignments being no nearer than the nearest.
 func TestTrainRecoversPlantedClusters(t *testing.T) {
 	const (
 		k, m, dim = 8, 400, 16
 		sigma     = 1.0
 	)
-	rng := rand.New(rand.NewPCG(7, 8))
-	data, centres := planted(rng, k, m, dim, sigma)
-	res, err := Train(data, dim, Options{K: k, MaxIter: 100, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.K != k || res.Dim != dim || len(res.Centroids) != k*dim {
-		t.Fatalf("shape K=%d Dim=%d len=%d, want %d, %d, %d", res.K, res.Dim, len(res.Centroids), k, dim, k*dim)
-	}
-	if !res.Converged {
-		t.Errorf("did not converge in %d iterations", res.Iterations)
-	}
-	// A centroid is the mean of m noisy points: its distance to the true
-	// centre is about σ·√(dim/m) = 0.2.
-	for c := range k {
-		_, d := nn.Nearest(res.Centroids, dim, centres[c*dim:(c+1)*dim])
-		if math.Sqrt(float64(d)) > 0.5 {
-			t.Errorf("true centre %d: nearest centroid at distance %.3f", c, math.Sqrt(float64(d)))
-		}
-	}
-	// The objective is the per-point noise energy dim·σ², less the little
-	// the fitted means absorb.
-	if want := dim * sigma * sigma; math.Abs(res.Objective-want) > 0.05*want {
-		t.Errorf("objective %.3f, want ≈ %.3f", res.Objective, want)
-	}
-	// Objective must be the mean distance to the returned centroids.
-	var sse float64
-	for i := 0; i < len(data); i += dim {
-		_, d := nn.Nearest(res.Centroids, dim, data[i:i+dim])
-		sse += float64(d)
-	}
-	if got := sse / float64(len(data)/dim); math.Abs(got-res.Objective) > 1e-9*got {
-		t.Errorf("Objective %v, recomputed %v", res.Objective, got)
+	for _, tc := range []struct {
+		name string
+		opt  Options
+	}{
+		{"exact", Options{K: k, MaxIter: 100, Seed: 1}},
+		{"akm", Options{K: k, MaxIter: 100, Seed: 1, Approx: true, Forest: akmOptions}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(7, 8))
+			data, centres := planted(rng, k, m, dim, sigma)
+			res, err := Train(data, dim, tc.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.K != k || res.Dim != dim || len(res.Centroids) != k*dim {
+				t.Fatalf("shape K=%d Dim=%d len=%d, want %d, %d, %d", res.K, res.Dim, len(res.Centroids), k, dim, k*dim)
+			}
+			if !res.Converged {
+				t.Errorf("did not converge in %d iterations", res.Iterations)
+			}
+			// A centroid is the mean of m noisy points: its distance to the
+			// true centre is about σ·√(dim/m) = 0.2.
+			for c := range k {
+				_, d := nn.Nearest(res.Centroids, dim, centres[c*dim:(c+1)*dim])
+				if math.Sqrt(float64(d)) > 0.5 {
+					t.Errorf("true centre %d: nearest centroid at distance %.3f", c, math.Sqrt(float64(d)))
+				}
+			}
+			// The objective is the per-point noise energy dim·σ², less the
+			// little the fitted means absorb.
+			if want := dim * sigma * sigma; math.Abs(res.Objective-want) > 0.05*want {
+				t.Errorf("objective %.3f, want ≈ %.3f", res.Objective, want)
+			}
+			var sse float64
+			for i := 0; i < len(data); i += dim {
+				_, d := nn.Nearest(res.Centroids, dim, data[i:i+dim])
+				sse += float64(d)
+			}
+			exact := sse / float64(len(data)/dim)
+			if !tc.opt.Approx && math.Abs(exact-res.Objective) > 1e-9*exact {
+				t.Errorf("Objective %v, recomputed %v", res.Objective, exact)
+			}
+			if tc.opt.Approx && exact > res.Objective*(1+1e-9) {
+				t.Errorf("exact objective %v above the approximate %v", exact, res.Objective)
+			}
+		})
 	}
 }
 
@@ -332,42 +349,6 @@ func BenchmarkTrain(b *testing.B) {
 // akmOptions is a small forest that leaves AKM approximate on the test
 // data: few checks against tens of centroids.
 var akmOptions = nn.ForestOptions{Trees: 4, LeafSize: 4, Checks: 8, Seed: 17}
-
-func TestTrainApproxRecoversPlantedClusters(t *testing.T) {
-	const (
-		k, m, dim = 8, 400, 16
-		sigma     = 1.0
-	)
-	rng := rand.New(rand.NewPCG(7, 8))
-	data, centres := planted(rng, k, m, dim, sigma)
-	res, err := Train(data, dim, Options{K: k, MaxIter: 100, Seed: 1, Approx: true, Forest: akmOptions})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.Converged {
-		t.Errorf("did not converge in %d iterations", res.Iterations)
-	}
-	// As for exact training: each centroid within ~σ·√(dim/m) = 0.2 of
-	// its centre, and J ≈ dim·σ².
-	for c := range k {
-		_, d := nn.Nearest(res.Centroids, dim, centres[c*dim:(c+1)*dim])
-		if math.Sqrt(float64(d)) > 0.5 {
-			t.Errorf("true centre %d: nearest centroid at distance %.3f", c, math.Sqrt(float64(d)))
-		}
-	}
-	if want := dim * sigma * sigma; math.Abs(res.Objective-want) > 0.05*want {
-		t.Errorf("objective %.3f, want ≈ %.3f", res.Objective, want)
-	}
-	// The approximate objective bounds the exact one from above.
-	var sse float64
-	for i := 0; i < len(data); i += dim {
-		_, d := nn.Nearest(res.Centroids, dim, data[i:i+dim])
-		sse += float64(d)
-	}
-	if exact := sse / float64(len(data)/dim); exact > res.Objective*(1+1e-9) {
-		t.Errorf("exact objective %v above the approximate %v", exact, res.Objective)
-	}
-}
 
 // Overlapping clusters make many points nearly equidistant from two
 // centroids, where a starved forest errs (recall@1 0.90 here); AKM must
