@@ -14,10 +14,12 @@ import (
 	"github.com/bowline/bowline/formats/fileio"
 	rundir "github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/transforms/bow/bowbeam"
+	"github.com/bowline/bowline/transforms/describe"
 	"github.com/bowline/bowline/transforms/describe/describebeam"
 	"github.com/bowline/bowline/transforms/ingest/ingestbeam"
 	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
+	"github.com/bowline/bowline/transforms/sift"
 	"github.com/bowline/bowline/transforms/synthetic"
 	"github.com/bowline/bowline/transforms/train/trainbeam"
 )
@@ -50,10 +52,30 @@ func settingsKey(v any) rundir.Key {
 // describeKey identifies the settings features depend on besides an
 // image's content: not the part size, nor the synthetic corpus, whose
 // settings are in each image's content identity (synthetic.Spec.Content).
-func (c Config) describeKey() rundir.Key {
-	d := c.Describe
+func (c Config) describeKey() rundir.Key { return describeKeyOf(c.Describe) }
+
+func describeKeyOf(d describe.Options) rundir.Key {
 	d.PartImages, d.Synthetic = 0, synthetic.Spec{}
 	return settingsKey(d)
+}
+
+// resized returns the SIFT options a previous run described its images
+// with, from its recorded settings s, when they differ from this run's in
+// MaxSide alone and are what its lineage's description key says; the
+// images whose features the two make alike (sift.Options.SameFeatures)
+// are then carried, the others described again.
+func (c Config) resized(s *rundir.Settings, key rundir.Key) (sift.Options, bool) {
+	if s == nil {
+		return sift.Options{}, false
+	}
+	d := c.Describe
+	d.SIFT = sift.Options(s.SIFT)
+	prev := d.SIFT
+	prev.MaxSide = c.Describe.SIFT.MaxSide
+	if prev != c.Describe.SIFT || describeKeyOf(d) != key {
+		return sift.Options{}, false
+	}
+	return d.SIFT, true
 }
 
 func (c Config) learningKey() rundir.Key {
@@ -88,6 +110,16 @@ type previous struct {
 	// rest may not.
 	CarryFeatures, KeepVocab, CarryCounts, WarmStart bool
 	Why                                              string
+	// SIFT are the SIFT options its features were made with.
+	SIFT sift.Options
+}
+
+// smallerSide is the smaller of two MaxSide settings, 0 being no limit.
+func smallerSide(a, b int) int {
+	if a <= 0 || (b > 0 && b < a) {
+		return b
+	}
+	return a
 }
 
 // loadPrevious reads the manifest and lineage of c.Previous and decides
@@ -131,8 +163,20 @@ func loadPrevious(ctx context.Context, c Config) (*previous, error) {
 		p.Why = "the previous run lists no image parts"
 	default:
 		next := rundir.Lineage{Describe: c.describeKey(), BoW: c.bowKey(), Learning: c.learningKey(), Vocabulary: rundir.VocabDecision{Settings: c.vocabKey()}}
+		p.SIFT = c.Describe.SIFT
+		resized := ""
+		if prev, ok := c.resized(m.Settings, l.Describe); ok && next.Describe != l.Describe {
+			p.SIFT, next.Describe = prev, l.Describe
+			resized = fmt.Sprintf("max_side changed (%d, now %d): images at most %d pixels a side are carried, larger ones described again",
+				prev.MaxSide, c.Describe.SIFT.MaxSide, smallerSide(prev.MaxSide, c.Describe.SIFT.MaxSide))
+		}
 		r := l.ReusedBy(next, c.RebuildVocab)
 		p.CarryFeatures, p.KeepVocab, p.CarryCounts, p.WarmStart, p.Why = r.Features, r.Vocabulary, r.Counts, r.WarmStart, r.Why
+		if resized != "" && r.Why != "" {
+			p.Why = resized + "; " + r.Why
+		} else if resized != "" {
+			p.Why = resized
+		}
 		if r.Features {
 			p.Lineage = l
 		}
@@ -155,7 +199,7 @@ func (p *previous) describe() describebeam.Previous {
 	if p == nil || !p.CarryFeatures {
 		return describebeam.Previous{}
 	}
-	return describebeam.Previous{Dir: p.Dir, Parts: p.Parts, Features: p.Features}
+	return describebeam.Previous{Dir: p.Dir, Parts: p.Parts, Features: p.Features, SIFT: p.SIFT}
 }
 
 // counts returns what bowbeam needs of p.

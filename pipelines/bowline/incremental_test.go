@@ -3,6 +3,9 @@ package bowline
 import (
 	"bytes"
 	"context"
+	"image"
+	_ "image/jpeg"
+	"image/png"
 	"math"
 	"os"
 	"path/filepath"
@@ -274,5 +277,77 @@ func TestIncrementalDrift(t *testing.T) {
 				t.Errorf("%s differs between two incremental runs", filepath.Base(fa[i]))
 			}
 		}
+	}
+}
+
+// TestMaxSideChangeCarriesSmallImages starts a run with a smaller
+// --max_side from one whose photos include three enlarged to 400×400: the
+// shapes' 192×192 photos, which neither setting downscales, are carried
+// with their features unchanged; the three enlarged ones, which only the
+// new setting downscales, are described again.
+func TestMaxSideChangeCarriesSmallImages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two pipeline runs")
+	}
+	dir := t.TempDir()
+	rows := shapestest.Rows(t)
+	big := map[string]bool{}
+	for _, r := range rows[1:4] {
+		path := filepath.Join(dir, r[0]+".png")
+		enlarge(t, r[1], path, 400)
+		r[1], big[r[0]] = path, true
+	}
+	in := shapestest.WriteCSV(t, dir, "in.csv", rows)
+	n1, n2 := filepath.Join(dir, "n1"), filepath.Join(dir, "n2")
+	c1 := testConfig(in, n1)
+	c1.Describe.SIFT.MaxSide = 1024
+	run(t, c1)
+	c2 := testConfig(in, n2)
+	c2.Describe.SIFT.MaxSide = 300
+	c2.Previous = n1
+	r2, counters := runCounting(t, c2)
+
+	l := lineage(t, n2)
+	if l.Images.Described != 3 || l.Images.Carried != r2.Counts.Described-3 || counters["describe/images"] != 3 {
+		t.Errorf("lineage %+v, describe/images %d: want the 3 enlarged photos described, the other %d carried", l.Images, counters["describe/images"], r2.Counts.Described-3)
+	}
+	if strings.Contains(l.Vocabulary.Reason, "description settings changed") {
+		t.Errorf("vocabulary: %s; want it judged by its drift, as on a night with the same settings", l.Vocabulary.Reason)
+	}
+	f1, f2 := featuresByID(t, n1), featuresByID(t, n2)
+	for id, f := range f2 {
+		same := reflect.DeepEqual(f.Descriptors, f1[id].Descriptors) && reflect.DeepEqual(f.X, f1[id].X)
+		if same == big[id] {
+			t.Errorf("image %s (%dx%d): features unchanged %v, want %v", id, f.Width, f.Height, same, !big[id])
+		}
+	}
+}
+
+// enlarge writes the image at path from as a size×size PNG at to, by
+// nearest-neighbour enlargement.
+func enlarge(t *testing.T, from, to string, size int) {
+	t.Helper()
+	f, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	src, _, err := image.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := src.Bounds()
+	dst := image.NewRGBA(image.Rect(0, 0, size, size))
+	for y := range size {
+		for x := range size {
+			dst.Set(x, y, src.At(b.Min.X+x*b.Dx()/size, b.Min.Y+y*b.Dy()/size))
+		}
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, dst); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -3,6 +3,7 @@ package bowline
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -149,27 +150,36 @@ func fullLineage(t *testing.T, c Config) []byte {
 
 // A run started from one described with other settings (a night whose
 // --max_side or --sift_double differs from the published run's, by flag
-// or by the job's defaults) describes every image again and builds its
+// or by the job's defaults) describes its images again and builds its
 // vocabulary, counts and learners afresh: features of two settings never
-// meet in one run. Started from one of the same settings, it carries
-// everything over.
+// mix. A change of max_side alone, from a run that recorded its settings,
+// carries the images both settings describe alike (describebeam decides
+// which, by their size) and keeps the rest as a same-settings night would.
 func TestChangedDescriptionRedescribes(t *testing.T) {
 	base := DefaultConfig()
 	base.Describe.SIFT.MaxSide, base.Describe.SIFT.DoubleImage = 1600, true
 	for _, tc := range []struct {
-		name  string
-		set   func(c *Config)
-		carry bool
+		name     string
+		set      func(c *Config)
+		settings bool // the previous run recorded its settings
+		carry    bool
+		resized  bool
 	}{
-		{"same settings", func(*Config) {}, true},
-		{"another part size", func(c *Config) { c.Describe.PartImages++ }, true},
-		{"max_side 800", func(c *Config) { c.Describe.SIFT.MaxSide = 800 }, false},
-		{"no sift_double", func(c *Config) { c.Describe.SIFT.DoubleImage = false }, false},
-		{"the job's defaults", func(c *Config) { c.Describe = DefaultConfig().Describe }, base.describeKey() == DefaultConfig().describeKey()},
+		{"same settings", func(*Config) {}, true, true, false},
+		{"another part size", func(c *Config) { c.Describe.PartImages++ }, true, true, false},
+		{"max_side 800", func(c *Config) { c.Describe.SIFT.MaxSide = 800 }, true, true, true},
+		{"max_side 800, no recorded settings", func(c *Config) { c.Describe.SIFT.MaxSide = 800 }, false, false, false},
+		{"max_side 800 and no sift_double", func(c *Config) { c.Describe.SIFT.MaxSide, c.Describe.SIFT.DoubleImage = 800, false }, true, false, false},
+		{"no sift_double", func(c *Config) { c.Describe.SIFT.DoubleImage = false }, true, false, false},
+		{"the job's defaults", func(c *Config) { c.Describe = DefaultConfig().Describe }, true, true, base.describeKey() != DefaultConfig().describeKey()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			writePrevious(t, dir, fullLineage(t, base), nil)
+			var set *rundir.Settings
+			if tc.settings {
+				set = base.RunSettings()
+			}
+			writePrevious(t, dir, fullLineage(t, base), set)
 			c := base
 			tc.set(&c)
 			c.Previous, c.Output = dir, filepath.Join(t.TempDir(), "out")
@@ -181,6 +191,13 @@ func TestChangedDescriptionRedescribes(t *testing.T) {
 				if !p.CarryFeatures || !p.KeepVocab || !p.CarryCounts || !p.WarmStart {
 					t.Errorf("carry features %v, keep vocabulary %v, carry counts %v, warm start %v (%s); want all",
 						p.CarryFeatures, p.KeepVocab, p.CarryCounts, p.WarmStart, p.Why)
+				}
+				if got := p.describe().SIFT; got != base.Describe.SIFT {
+					t.Errorf("the previous run's SIFT options %+v, want %+v", got, base.Describe.SIFT)
+				}
+				want := fmt.Sprintf("max_side changed (1600, now %d)", c.Describe.SIFT.MaxSide)
+				if strings.Contains(p.Why, want) != tc.resized {
+					t.Errorf("why %q: naming %q %v, want %v", p.Why, want, !tc.resized, tc.resized)
 				}
 				return
 			}

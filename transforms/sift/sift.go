@@ -194,6 +194,26 @@ func (o Options) Validate() error {
 	return errors.Join(errs...)
 }
 
+// SameFeatures reports whether a w×h image gets the same keypoints and
+// descriptors under o as under prev: the options are equal but for
+// MaxSide, and both make the same working image of it (WorkingSize) —
+// neither downscales it, or both to the same size. An incremental run
+// carries an image's features over a change of MaxSide by it. An image of
+// unknown size (w or h not positive) has the same features only under
+// equal options.
+func (o Options) SameFeatures(prev Options, w, h int) bool {
+	if o == prev {
+		return true
+	}
+	if w <= 0 || h <= 0 {
+		return false
+	}
+	ow, oh, _ := o.WorkingSize(w, h)
+	pw, ph, _ := prev.WorkingSize(w, h)
+	o.MaxSide, prev.MaxSide = 0, 0
+	return o == prev && ow == pw && oh == ph
+}
+
 // Keypoint is a detected feature.
 //
 // X, Y are pixel coordinates in the frame of the image passed to Extract,
@@ -383,10 +403,11 @@ func (e *Extractor) ExtractReduced(img *Image, fullW, fullH int) ([]Keypoint, []
 	return e.extract(img, fullW, fullH)
 }
 
-// maxSideSize is the size MaxSide makes of a w×h image, and whether it
-// makes one.
-func (e *Extractor) maxSideSize(w, h int) (int, int, bool) {
-	m := e.opt.MaxSide
+// WorkingSize is the size of the image SIFT works on for a w×h input
+// (before any doubling): the MaxSide downscale of it, and whether o
+// downscales it at all.
+func (o Options) WorkingSize(w, h int) (int, int, bool) {
+	m := o.MaxSide
 	if m <= 0 || max(w, h) <= m {
 		return w, h, false
 	}
@@ -412,7 +433,7 @@ func (e *Extractor) extract(img *Image, fullW, fullH int) ([]Keypoint, []byte) {
 	// Work on a downscaled copy if asked; remember how to map back.
 	src := img
 	fx, fy := 1.0, 1.0
-	w, h, scaled := e.maxSideSize(fullW, fullH)
+	w, h, scaled := e.opt.WorkingSize(fullW, fullH)
 	reduced := fullW != img.Width || fullH != img.Height
 	if reduced && (!scaled || img.Width < w || img.Height < h) {
 		panic(fmt.Sprintf("sift: a %dx%d reduction of a %dx%d image, below the MaxSide size %dx%d", img.Width, img.Height, fullW, fullH, w, h))

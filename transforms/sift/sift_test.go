@@ -913,3 +913,46 @@ func BenchmarkDescribeDense(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(e.kps)), "ns/keypoint")
 	b.ReportMetric(float64(len(e.kps)), "keypoints/op")
 }
+
+// TestSameFeatures checks SameFeatures against extraction itself: where it
+// reports the same features, Extract gives them bit for bit, and each case
+// it refuses does give other features.
+func TestSameFeatures(t *testing.T) {
+	base := DefaultOptions()
+	base.DoubleImage = false // keeps the test fast; doubling is not what varies
+	with := func(side int) Options { o := base; o.MaxSide = side; return o }
+	other := with(300)
+	other.ContrastThreshold = 0.03
+	cases := []struct {
+		name       string
+		next, prev Options
+		w, h       int
+		same       bool
+	}{
+		{"equal options", with(256), with(256), 400, 300, true},
+		{"neither downscales", with(400), with(300), 240, 180, true},
+		{"one downscales", with(200), with(300), 240, 180, false},
+		{"the longer side at the smaller limit", with(240), with(0), 240, 180, true},
+		{"equal options, unknown size", with(0), with(0), 0, 0, true},
+		{"both downscale, to other sizes", with(200), with(220), 240, 180, false},
+		{"another option differs", other, with(300), 240, 180, false},
+		{"unknown size", with(400), with(300), 0, 180, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := c.next.SameFeatures(c.prev, c.w, c.h); got != c.same {
+				t.Fatalf("SameFeatures(%dx%d) = %v, want %v", c.w, c.h, got, c.same)
+			}
+			if c.w <= 0 || c.h <= 0 {
+				return
+			}
+			im := texture(c.w, c.h, 7)
+			k1, d1 := mustExtractor(t, c.next).Extract(im)
+			k2, d2 := mustExtractor(t, c.prev).Extract(im)
+			equal := slices.Equal(k1, k2) && bytes.Equal(d1, d2)
+			if equal != c.same {
+				t.Fatalf("Extract gives equal features: %v (%d and %d keypoints), SameFeatures says %v", equal, len(k1), len(k2), c.same)
+			}
+		})
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/describe"
 	"github.com/bowline/bowline/transforms/internal/slots"
+	"github.com/bowline/bowline/transforms/sift"
 )
 
 func init() {
@@ -58,6 +59,11 @@ type Previous struct {
 	// Features lists, ascending, the parts of which the run wrote a
 	// features file (a part whose images all failed has none).
 	Features []int
+	// SIFT are the SIFT options the run described its images with. An
+	// image is carried only if this run's options give it the same
+	// features (sift.Options.SameFeatures, by the size it was described
+	// at), so a run may start from one described with another MaxSide.
+	SIFT sift.Options
 }
 
 // features returns the path of the features file of the previous run
@@ -75,8 +81,10 @@ func (pr Previous) features(p int) string {
 
 // ExtractFrom is Extract in an incremental run: an image whose id and
 // content identity (formats.Features.Content: a hash of its bytes, or the
-// synthetic image's settings) are those of a features row of prev is not
-// decoded or described, its row is carried over instead, with the label
+// synthetic image's settings) are those of a features row of prev, and
+// whose features this run's options make the same as prev's did
+// (Previous.SIFT), is not decoded or described: its row is carried over
+// instead, with the label
 // and tags of this run's image list. Each features part written lists its
 // carried images in formats.Part.Carried; the describe/images counter
 // counts the images described, describe/carried those carried. Every
@@ -196,7 +204,8 @@ func (f *describeFn) ProcessElement(ctx context.Context, in formats.Part, emit f
 }
 
 // previous returns the features rows of the previous run of the images
-// of batch, this run's part p, by id: those its part p mod Parts holds.
+// of batch, this run's part p, by id, that this run may carry: those
+// its part p mod Parts holds whose features the options would not change.
 // A worker holds them with the part's new features, at most one part's
 // worth in all, as in a full run.
 func (f *describeFn) previous(ctx context.Context, p int, batch []formats.Image) (map[string]formats.Features, error) {
@@ -210,7 +219,7 @@ func (f *describeFn) previous(ctx context.Context, p int, batch []formats.Image)
 	}
 	out := map[string]formats.Features{}
 	err := fileio.ReadEach(ctx, path, func(row *formats.Features) error {
-		if want[row.ImageID] && row.Content != "" {
+		if want[row.ImageID] && row.Content != "" && f.Opt.SIFT.SameFeatures(f.Prev.SIFT, int(row.Width), int(row.Height)) {
 			out[row.ImageID] = *row
 		}
 		return nil
