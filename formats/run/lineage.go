@@ -82,24 +82,25 @@ type Reuse struct {
 // run of lineage l: features across equal Describe; then, unless
 // rebuild, the vocabulary across equal vocabulary settings if l recorded
 // its distortion, word counts across equal BoW and warm starts across
-// equal Learning. Why names the vocabulary settings that changed, or
-// those l predates: a setting l lacks is one it did not record, whose
-// value in its run is unknown, so it keeps no vocabulary either.
+// equal Learning. Why names the vocabulary settings that changed. A
+// setting l lacks is one its run predates and did not record: it does not
+// count as a change, so that the first night after an upgrade keeps a
+// vocabulary its drift check still accepts rather than rebuilding every
+// run once.
 func (l Lineage) ReusedBy(next Lineage, rebuild bool) Reuse {
 	var r Reuse
+	changed, added := l.Vocabulary.Settings.changes(next.Vocabulary.Settings)
+	unrecorded := len(changed) > 0 && len(added) == len(changed)
 	switch {
 	case l.Describe != next.Describe:
 		r.Why = fmt.Sprintf("the description settings changed (%s, now %s): every image is described again", l.Describe, next.Describe)
 		return r
 	case rebuild:
 		r.Why = "--rebuild_vocab"
-	case l.Vocabulary.Settings != next.Vocabulary.Settings:
-		switch changed, added := l.Vocabulary.Settings.changes(next.Vocabulary.Settings); {
-		case len(changed) == 0:
+	case l.Vocabulary.Settings != next.Vocabulary.Settings && !unrecorded:
+		if len(changed) == 0 {
 			r.Why = fmt.Sprintf("the vocabulary settings changed (%s, now %s)", l.Vocabulary.Settings, next.Vocabulary.Settings)
-		case len(added) == len(changed):
-			r.Why = fmt.Sprintf("the previous run did not record its vocabulary's %s: it may have been built otherwise than %s", strings.Join(added, ", "), next.Vocabulary.Settings)
-		default:
+		} else {
 			r.Why = "the vocabulary settings changed: " + strings.Join(changed, "; ")
 		}
 	case l.Vocabulary.Reference <= 0:
