@@ -6,7 +6,8 @@
 // The pipeline, per image:
 //
 //  1. Optionally area-downscale so the longer side is at most MaxSide, and
-//     optionally upsample ×2 (DoubleImage; bilinear, centre-aligned, as
+//     optionally upsample ×2 (DoubleImage, every image or those whose
+//     longer side is below DoubleBelow; bilinear, centre-aligned, as
 //     OpenCV). The input is assumed to carry a blur of σ_in = 0.5 pixels
 //     (2·0.5 after doubling), so the base image is blurred by
 //     sqrt(σ² − σ_in²) to reach σ.
@@ -128,6 +129,12 @@ type Options struct {
 	// building the pyramid, which roughly quadruples the number of stable
 	// keypoints (true).
 	DoubleImage bool
+	// DoubleBelow, if positive, limits DoubleImage to images whose longer
+	// side, after any MaxSide downscale, is below DoubleBelow pixels; 0
+	// doubles every image. It is left out of the JSON of Options when 0, so
+	// that options recorded before it existed, which doubled every image,
+	// read and compare as the same.
+	DoubleBelow int `json:",omitempty"`
 	// MaxKeypoints keeps only the strongest keypoints by |response|; 0 keeps
 	// all.
 	MaxKeypoints int
@@ -188,6 +195,12 @@ func (o Options) Validate() error {
 	if o.MaxKeypoints < 0 {
 		errs = append(errs, setting.Errorf("sift", "MaxKeypoints", o.MaxKeypoints, "0 (no cap) or more"))
 	}
+	if o.DoubleBelow < 0 || o.DoubleBelow > 0 && (!o.DoubleImage || o.DoubleBelow <= MinImageSide) {
+		// Without DoubleImage no image is doubled, which has one spelling:
+		// DoubleBelow 0. A bound at or below MinImageSide doubles no image
+		// that has keypoints: the same.
+		errs = append(errs, setting.Errorf("sift", "DoubleBelow", o.DoubleBelow, "0 (no bound) or, with DoubleImage, more than %d", MinImageSide))
+	}
 	if o.MaxSide != 0 && o.MaxSide < MinImageSide {
 		errs = append(errs, setting.Errorf("sift", "MaxSide", o.MaxSide, "0 (never downscale) or %d or more", MinImageSide))
 	}
@@ -239,8 +252,13 @@ type Extractor struct {
 	opt Options
 
 	// Gaussian kernels (half, centre first): kern[0] brings the base image to
-	// Sigma, kern[i] takes scale i−1 to scale i.
-	kern [][]float32
+	// Sigma, kern[i] takes scale i−1 to scale i; kernUp is kern[0] of a
+	// doubled image, whose assumed blur is twice the input's.
+	kern   [][]float32
+	kernUp []float32
+	// double reports whether the image being extracted is doubled
+	// (Options.doubles).
+	double bool
 
 	work  Image     // MaxSide-downscaled input
 	gauss []float32 // all octaves' Gaussian scales, octave after octave
@@ -298,11 +316,13 @@ func NewExtractor(opt Options) (*Extractor, error) {
 	e := &Extractor{opt: opt}
 	e.kern = make([][]float32, S+3)
 
-	inBlur := initSigma
-	if opt.DoubleImage {
-		inBlur *= 2
+	base := func(inBlur float64) []float32 {
+		return gaussianKernel(math.Sqrt(math.Max(opt.Sigma*opt.Sigma-inBlur*inBlur, 0.01)))
 	}
-	e.kern[0] = gaussianKernel(math.Sqrt(math.Max(opt.Sigma*opt.Sigma-inBlur*inBlur, 0.01)))
+	e.kern[0] = base(initSigma)
+	if opt.DoubleImage {
+		e.kernUp = base(2 * initSigma)
+	}
 	// Blurring by σ_a then σ_b equals blurring by sqrt(σ_a²+σ_b²), so each
 	// scale is reached from the previous one by the difference in variance;
 	// computed like OpenCV to get the same kernels.
@@ -383,6 +403,13 @@ func (e *Extractor) ExtractReduced(img *Image, fullW, fullH int) ([]Keypoint, []
 	return e.extract(img, fullW, fullH)
 }
 
+// doubles reports whether a working image (after any MaxSide downscale) of
+// w×h pixels is doubled: DoubleImage, and its longer side below
+// DoubleBelow if that is set.
+func (o Options) doubles(w, h int) bool {
+	return o.DoubleImage && (o.DoubleBelow == 0 || max(w, h) < o.DoubleBelow)
+}
+
 // maxSideSize is the size MaxSide makes of a w×h image, and whether it
 // makes one.
 func (e *Extractor) maxSideSize(w, h int) (int, int, bool) {
@@ -428,6 +455,7 @@ func (e *Extractor) extract(img *Image, fullW, fullH int) ([]Keypoint, []byte) {
 	if min(src.Width, src.Height) < MinImageSide {
 		return nil, nil
 	}
+	e.double = e.opt.doubles(src.Width, src.Height)
 
 	e.kps = e.kps[:0]
 	e.buildAndDetect(src)
@@ -440,7 +468,7 @@ func (e *Extractor) extract(img *Image, fullW, fullH int) ([]Keypoint, []byte) {
 	desc := make([]byte, DescriptorSize*len(e.kps))
 	first := int32(0)
 	baseToWork, shift := 1.0, 0.0 // base pixel c is working pixel c·baseToWork − shift
-	if e.opt.DoubleImage {
+	if e.double {
 		first = -1
 		baseToWork, shift = 0.5, 0.25
 	}
@@ -492,7 +520,7 @@ func (e *Extractor) buildAndDetect(src *Image) {
 	e.top.ok = false
 
 	bw, bh := src.Width, src.Height
-	if e.opt.DoubleImage {
+	if e.double {
 		bw, bh = 2*bw, 2*bh
 	}
 	// OpenCV: cvRound(log2(min side) − 2) octaves (plus one more for the
@@ -531,11 +559,11 @@ func (e *Extractor) buildAndDetect(src *Image) {
 			break
 		}
 	}
-	if e.opt.DoubleImage {
+	if e.double {
 		// The doubled image (upsample2) is made a row at a time as the
 		// blur reads it.
 		e.up.start(pix, src.Width, src.Height)
-		e.blurFrom(nil, &e.up, g[:plane], bw, bh, e.kern[0])
+		e.blurFrom(nil, &e.up, g[:plane], bw, bh, e.kernUp)
 	} else {
 		e.blur(pix, g[:plane], bw, bh, e.kern[0])
 	}
