@@ -145,14 +145,14 @@ func fullLineage(t *testing.T, c Config) []byte {
 }
 
 // A run started from one described with other settings (a night whose
-// --max_side or --sift_double differs from the published run's, by flag
-// or by the job's defaults) describes every image again and builds its
+// --max_side or --sift_double (on, off or a bound) differs from the
+// published run's, by flag or by the job's defaults) describes every image again and builds its
 // vocabulary, counts and learners afresh: features of two settings never
 // meet in one run. Started from one of the same settings, it carries
 // everything over.
 func TestChangedDescriptionRedescribes(t *testing.T) {
 	base := DefaultConfig()
-	base.Describe.SIFT.MaxSide, base.Describe.SIFT.DoubleImage = 1600, true
+	base.Describe.SIFT.MaxSide, base.Describe.SIFT.DoubleImage, base.Describe.SIFT.DoubleBelow = 1600, true, 0
 	for _, tc := range []struct {
 		name  string
 		set   func(c *Config)
@@ -162,6 +162,7 @@ func TestChangedDescriptionRedescribes(t *testing.T) {
 		{"another part size", func(c *Config) { c.Describe.PartImages++ }, true},
 		{"max_side 800", func(c *Config) { c.Describe.SIFT.MaxSide = 800 }, false},
 		{"no sift_double", func(c *Config) { c.Describe.SIFT.DoubleImage = false }, false},
+		{"sift_double 512", func(c *Config) { c.Describe.SIFT.DoubleBelow = 512 }, false},
 		{"the job's defaults", func(c *Config) { c.Describe = DefaultConfig().Describe }, base.describeKey() == DefaultConfig().describeKey()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -188,6 +189,31 @@ func TestChangedDescriptionRedescribes(t *testing.T) {
 				t.Errorf("why %q: want the description settings named, before and now", p.Why)
 			}
 		})
+	}
+}
+
+// A run described before sift.Options.DoubleBelow doubled every image, and
+// its incremental.json's description settings hold no double_below
+// (testdata/legacy-run): a night that doubles every image with its other
+// settings carries its features over; one that doubles only small images,
+// as the job's defaults do, describes every image again.
+func TestDescribeKeyBeforeDoubleBelow(t *testing.T) {
+	js, err := os.ReadFile("../../testdata/legacy-run/" + rundir.LineageName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := rundir.DecodeLineage(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := DefaultConfig()
+	c.Describe.SIFT.MaxSide, c.Describe.SIFT.DoubleBelow = 400, 0
+	if l.Describe != c.describeKey() {
+		t.Errorf("every image doubled: key %s, the run's %s", c.describeKey(), l.Describe)
+	}
+	c.Describe.SIFT.DoubleBelow = DefaultConfig().Describe.SIFT.DoubleBelow
+	if c.Describe.SIFT.DoubleBelow == 0 || l.Describe == c.describeKey() {
+		t.Errorf("doubled below %d: key %s, the run's the same", c.Describe.SIFT.DoubleBelow, c.describeKey())
 	}
 }
 

@@ -195,11 +195,14 @@ func (o Options) Validate() error {
 	if o.MaxKeypoints < 0 {
 		errs = append(errs, setting.Errorf("sift", "MaxKeypoints", o.MaxKeypoints, "0 (no cap) or more"))
 	}
-	if o.DoubleBelow < 0 || o.DoubleBelow > 0 && (!o.DoubleImage || o.DoubleBelow <= MinImageSide) {
-		// Without DoubleImage no image is doubled, which has one spelling:
-		// DoubleBelow 0. A bound at or below MinImageSide doubles no image
-		// that has keypoints: the same.
-		errs = append(errs, setting.Errorf("sift", "DoubleBelow", o.DoubleBelow, "0 (no bound) or, with DoubleImage, more than %d", MinImageSide))
+	switch {
+	case o.DoubleBelow < 0 || o.DoubleBelow > 0 && o.DoubleBelow <= MinImageSide:
+		// A bound at or below MinImageSide doubles no image that has
+		// keypoints: say so rather than take it.
+		errs = append(errs, setting.Errorf("sift", "DoubleBelow", o.DoubleBelow, "more than %d, or 0 (no bound)", MinImageSide))
+	case o.DoubleBelow > 0 && !o.DoubleImage:
+		// No image is doubled, which has one spelling.
+		errs = append(errs, setting.Errorf("sift", "DoubleBelow", o.DoubleBelow, "0 without DoubleImage"))
 	}
 	if o.MaxSide != 0 && o.MaxSide < MinImageSide {
 		errs = append(errs, setting.Errorf("sift", "MaxSide", o.MaxSide, "0 (never downscale) or %d or more", MinImageSide))
