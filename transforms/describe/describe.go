@@ -69,8 +69,9 @@ func DefaultOptions() Options {
 	// photo made 70. From 640×480 up it measured no gain, at 2–3× the
 	// description CPU and 2.6–4× the keypoints, which quantisation, the
 	// postings, the index and the service's memory pay again. 512 lies
-	// between the two, and doubles no image beyond 1,024 a side, the
-	// MaxSide above.
+	// between the two, and at half the MaxSide above a doubled image is
+	// never larger than the largest undoubled one, so MaxSide still bounds
+	// a photo's scratch and keypoints.
 	o.SIFT.DoubleBelow = 512
 	return o
 }
