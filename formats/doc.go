@@ -191,7 +191,8 @@
 // bytes of each file, sorted by name) and settings (run.Settings), what a
 // reader needs to describe, quantise and rank a query as the run did:
 // sift (scales_per_octave, sigma, contrast_threshold, edge_threshold,
-// double_image, max_keypoints, max_side, root_sift), max_pixels,
+// double_image, double_below (0, or absent: every image doubled),
+// max_keypoints, max_side, root_sift), max_pixels,
 // vocabulary (words; forest {trees, leaf_size, checks, seed} for an
 // approximate vocabulary, and ivf {lists, probes, seed} when its hard
 // words go through an IVF), soft (words, sigma), tf, cosine, label_column,

@@ -42,9 +42,12 @@ type SIFT struct {
 	ContrastThreshold float64 `json:"contrast_threshold"`
 	EdgeThreshold     float64 `json:"edge_threshold"`
 	DoubleImage       bool    `json:"double_image"`
-	MaxKeypoints      int     `json:"max_keypoints"`
-	MaxSide           int     `json:"max_side"`
-	RootSIFT          bool    `json:"root_sift"`
+	// DoubleBelow is 0 in a run that recorded none: it doubled every
+	// image.
+	DoubleBelow  int  `json:"double_below"`
+	MaxKeypoints int  `json:"max_keypoints"`
+	MaxSide      int  `json:"max_side"`
+	RootSIFT     bool `json:"root_sift"`
 }
 
 // Vocabulary is how the run's descriptors found their words. Without

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
@@ -60,22 +62,47 @@ func describeKeyOf(d describe.Options) rundir.Key {
 }
 
 // resized returns the SIFT options a previous run described its images
-// with, from its recorded settings s, when they differ from this run's in
-// MaxSide alone and are what its lineage's description key says; the
-// images whose features the two make alike (sift.Options.SameFeatures)
-// are then carried, the others described again.
+// with, from its recorded settings s, when they differ from this run's
+// only in how a photo is sized (MaxSide and the doubling) and are what its
+// lineage's description key says; the images whose features the two make
+// alike (sift.Options.SameFeatures) are then carried, the others
+// described again.
 func (c Config) resized(s *rundir.Settings, key rundir.Key) (sift.Options, bool) {
 	if s == nil {
 		return sift.Options{}, false
 	}
 	d := c.Describe
 	d.SIFT = sift.Options(s.SIFT)
-	prev := d.SIFT
-	prev.MaxSide = c.Describe.SIFT.MaxSide
-	if prev != c.Describe.SIFT || describeKeyOf(d) != key {
+	prev, now := d.SIFT, c.Describe.SIFT
+	prev.MaxSide, prev.DoubleImage, prev.DoubleBelow = now.MaxSide, now.DoubleImage, now.DoubleBelow
+	// One doubling every image and the other none leave no photo alike.
+	every := func(o sift.Options) bool { return o.DoubleImage && o.DoubleBelow == 0 }
+	if prev != now || describeKeyOf(d) != key || every(d.SIFT) && !now.DoubleImage || every(now) && !d.SIFT.DoubleImage {
 		return sift.Options{}, false
 	}
 	return d.SIFT, true
+}
+
+// resizedWhy says which sizing settings changed from prev to now and what
+// a run carries over them.
+func resizedWhy(prev, now sift.Options) string {
+	var changed []string
+	if prev.MaxSide != now.MaxSide {
+		changed = append(changed, fmt.Sprintf("max_side %d, now %d", prev.MaxSide, now.MaxSide))
+	}
+	if a, b := doubling(prev), doubling(now); a != b {
+		changed = append(changed, fmt.Sprintf("sift_double %s, now %s", a, b))
+	}
+	return fmt.Sprintf("the description settings changed only in how photos are sized (%s): photos both settings describe alike keep their features, the others are described again", strings.Join(changed, "; "))
+}
+
+// doubling is how --sift_double states o's doubling: true, false or the
+// bound.
+func doubling(o sift.Options) string {
+	if o.DoubleImage && o.DoubleBelow > 0 {
+		return strconv.Itoa(o.DoubleBelow)
+	}
+	return strconv.FormatBool(o.DoubleImage)
 }
 
 func (c Config) learningKey() rundir.Key {
@@ -112,14 +139,6 @@ type previous struct {
 	Why                                              string
 	// SIFT are the SIFT options its features were made with.
 	SIFT sift.Options
-}
-
-// smallerSide is the smaller of two MaxSide settings, 0 being no limit.
-func smallerSide(a, b int) int {
-	if a <= 0 || (b > 0 && b < a) {
-		return b
-	}
-	return a
 }
 
 // loadPrevious reads the manifest and lineage of c.Previous and decides
@@ -167,8 +186,7 @@ func loadPrevious(ctx context.Context, c Config) (*previous, error) {
 		resized := ""
 		if prev, ok := c.resized(m.Settings, l.Describe); ok && next.Describe != l.Describe {
 			p.SIFT, next.Describe = prev, l.Describe
-			resized = fmt.Sprintf("max_side changed (%d, now %d): images at most %d pixels a side are carried, larger ones described again",
-				prev.MaxSide, c.Describe.SIFT.MaxSide, smallerSide(prev.MaxSide, c.Describe.SIFT.MaxSide))
+			resized = resizedWhy(prev, c.Describe.SIFT)
 		}
 		r := l.ReusedBy(next, c.RebuildVocab)
 		p.CarryFeatures, p.KeepVocab, p.CarryCounts, p.WarmStart, p.Why = r.Features, r.Vocabulary, r.Counts, r.WarmStart, r.Why

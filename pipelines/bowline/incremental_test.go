@@ -281,10 +281,11 @@ func TestIncrementalDrift(t *testing.T) {
 }
 
 // TestMaxSideChangeCarriesSmallImages starts a run with a smaller
-// --max_side from one whose photos include three enlarged to 400×400: the
-// shapes' 192×192 photos, which neither setting downscales, are carried
-// with their features unchanged; the three enlarged ones, which only the
-// new setting downscales, are described again.
+// --max_side, doubling only images below 256 pixels, from one that doubled
+// every image and whose photos include three enlarged to 400×400: the
+// shapes' 192×192 photos, which neither setting downscales and both
+// double, are carried with their features unchanged; the three enlarged
+// ones, which only the new setting downscales, are described again.
 func TestMaxSideChangeCarriesSmallImages(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two pipeline runs")
@@ -300,10 +301,10 @@ func TestMaxSideChangeCarriesSmallImages(t *testing.T) {
 	in := shapestest.WriteCSV(t, dir, "in.csv", rows)
 	n1, n2 := filepath.Join(dir, "n1"), filepath.Join(dir, "n2")
 	c1 := testConfig(in, n1)
-	c1.Describe.SIFT.MaxSide = 1024
+	c1.Describe.SIFT.MaxSide, c1.Describe.SIFT.DoubleBelow = 1024, 0
 	run(t, c1)
 	c2 := testConfig(in, n2)
-	c2.Describe.SIFT.MaxSide = 300
+	c2.Describe.SIFT.MaxSide, c2.Describe.SIFT.DoubleBelow = 300, 256
 	c2.Previous = n1
 	r2, counters := runCounting(t, c2)
 

@@ -3,7 +3,6 @@ package bowline
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -149,15 +148,15 @@ func fullLineage(t *testing.T, c Config) []byte {
 }
 
 // A run started from one described with other settings (a night whose
-// --max_side or --sift_double differs from the published run's, by flag
-// or by the job's defaults) describes its images again and builds its
+// --max_side or --sift_double (on, off or a bound) differs from the
+// published run's, by flag or by the job's defaults) describes its images again and builds its
 // vocabulary, counts and learners afresh: features of two settings never
 // mix. A change of max_side alone, from a run that recorded its settings,
 // carries the images both settings describe alike (describebeam decides
 // which, by their size) and keeps the rest as a same-settings night would.
 func TestChangedDescriptionRedescribes(t *testing.T) {
 	base := DefaultConfig()
-	base.Describe.SIFT.MaxSide, base.Describe.SIFT.DoubleImage = 1600, true
+	base.Describe.SIFT.MaxSide, base.Describe.SIFT.DoubleImage, base.Describe.SIFT.DoubleBelow = 1600, true, 0
 	for _, tc := range []struct {
 		name     string
 		set      func(c *Config)
@@ -171,6 +170,8 @@ func TestChangedDescriptionRedescribes(t *testing.T) {
 		{"max_side 800, no recorded settings", func(c *Config) { c.Describe.SIFT.MaxSide = 800 }, false, false, false},
 		{"max_side 800 and no sift_double", func(c *Config) { c.Describe.SIFT.MaxSide, c.Describe.SIFT.DoubleImage = 800, false }, true, false, false},
 		{"no sift_double", func(c *Config) { c.Describe.SIFT.DoubleImage = false }, true, false, false},
+		{"sift_double 512", func(c *Config) { c.Describe.SIFT.DoubleBelow = 512 }, true, true, true},
+		{"max_side 800, sift_double 512", func(c *Config) { c.Describe.SIFT.MaxSide, c.Describe.SIFT.DoubleBelow = 800, 512 }, true, true, true},
 		{"the job's defaults", func(c *Config) { c.Describe = DefaultConfig().Describe }, true, true, base.describeKey() != DefaultConfig().describeKey()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -195,7 +196,7 @@ func TestChangedDescriptionRedescribes(t *testing.T) {
 				if got := p.describe().SIFT; got != base.Describe.SIFT {
 					t.Errorf("the previous run's SIFT options %+v, want %+v", got, base.Describe.SIFT)
 				}
-				want := fmt.Sprintf("max_side changed (1600, now %d)", c.Describe.SIFT.MaxSide)
+				want := "photos both settings describe alike keep their features"
 				if strings.Contains(p.Why, want) != tc.resized {
 					t.Errorf("why %q: naming %q %v, want %v", p.Why, want, !tc.resized, tc.resized)
 				}
@@ -288,6 +289,31 @@ func TestChangedVocabularyBuildRebuilds(t *testing.T) {
 				t.Errorf("why %q: want it to start %q", p.Why, tc.why)
 			}
 		})
+	}
+}
+
+// A run described before sift.Options.DoubleBelow doubled every image, and
+// its incremental.json's description settings hold no double_below
+// (testdata/legacy-run): a night that doubles every image with its other
+// settings carries its features over; one that doubles only small images,
+// as the job's defaults do, describes every image again.
+func TestDescribeKeyBeforeDoubleBelow(t *testing.T) {
+	js, err := os.ReadFile("../../testdata/legacy-run/" + rundir.LineageName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := rundir.DecodeLineage(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := DefaultConfig()
+	c.Describe.SIFT.MaxSide, c.Describe.SIFT.DoubleBelow = 400, 0
+	if l.Describe != c.describeKey() {
+		t.Errorf("every image doubled: key %s, the run's %s", c.describeKey(), l.Describe)
+	}
+	c.Describe.SIFT.DoubleBelow = DefaultConfig().Describe.SIFT.DoubleBelow
+	if c.Describe.SIFT.DoubleBelow == 0 || l.Describe == c.describeKey() {
+		t.Errorf("doubled below %d: key %s, the run's the same", c.Describe.SIFT.DoubleBelow, c.describeKey())
 	}
 }
 

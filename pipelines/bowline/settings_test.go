@@ -21,7 +21,7 @@ func TestRunSettings(t *testing.T) {
 	c.Learning.Learners = []string{"solis-ada"}
 	got := c.RunSettings()
 	want := &rundir.Settings{
-		SIFT:        rundir.SIFT{ScalesPerOctave: 3, Sigma: 1.6, ContrastThreshold: 0.04, EdgeThreshold: 10, DoubleImage: true, MaxSide: 640},
+		SIFT:        rundir.SIFT{ScalesPerOctave: 3, Sigma: 1.6, ContrastThreshold: 0.04, EdgeThreshold: 10, DoubleImage: true, DoubleBelow: 512, MaxSide: 640},
 		MaxPixels:   1e6,
 		Vocabulary:  rundir.Vocabulary{Words: 300, Forest: &rundir.Forest{Trees: 8, LeafSize: 8, Checks: 32, Seed: 7}, IVF: &rundir.IVF{Probes: 8, Seed: 7}},
 		Soft:        rundir.Soft{Words: 3, Sigma: 40},

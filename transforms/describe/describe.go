@@ -50,8 +50,9 @@ type Options struct {
 }
 
 // DefaultOptions returns OpenCV-like SIFT settings on images of at most
-// 1,024 pixels a side, no global features, a 100-megapixel limit, 1,000
-// images a part and two parts at once in a worker process.
+// 1,024 pixels a side, doubled below 512, no global features, a
+// 100-megapixel limit, 1,000 images a part and two parts at once in a
+// worker process.
 func DefaultOptions() Options {
 	o := Options{SIFT: sift.DefaultOptions(), MaxPixels: 100_000_000, PartImages: 1000, PartLoads: 2}
 	// SIFT's scratch grows with the pixel count (about 70 MB at 640×480 with
@@ -63,6 +64,15 @@ func DefaultOptions() Options {
 	// a photo) most words of a 1,000-word vocabulary occur in every photo
 	// and carry no IDF weight.
 	o.SIFT.MaxSide = 1024
+	// Doubling (Lowe's octave −1) pays on small images: +0.05 held-out mAP
+	// for every method on ETH-80's 256×256 photos, their 29 keypoints a
+	// photo made 70. From 640×480 up it measured no gain, at 2–3× the
+	// description CPU and 2.6–4× the keypoints, which quantisation, the
+	// postings, the index and the service's memory pay again. 512 lies
+	// between the two, and at half the MaxSide above a doubled image is
+	// never larger than the largest undoubled one, so MaxSide still bounds
+	// a photo's scratch and keypoints.
+	o.SIFT.DoubleBelow = 512
 	return o
 }
 

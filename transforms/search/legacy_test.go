@@ -20,6 +20,10 @@ func TestLegacyRunAnswers(t *testing.T) {
 	if ix.set.sift.MaxSide != 400 {
 		t.Fatalf("max side %d, want the run's 400", ix.set.sift.MaxSide)
 	}
+	// It recorded no bound on doubling: it doubled every image.
+	if !ix.set.sift.DoubleImage || ix.set.sift.DoubleBelow != 0 {
+		t.Fatalf("double %v below %d, want every image doubled", ix.set.sift.DoubleImage, ix.set.sift.DoubleBelow)
+	}
 	top := func(res Result, err error) []string {
 		t.Helper()
 		if err != nil {

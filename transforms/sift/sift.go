@@ -6,7 +6,8 @@
 // The pipeline, per image:
 //
 //  1. Optionally area-downscale so the longer side is at most MaxSide, and
-//     optionally upsample ×2 (DoubleImage; bilinear, centre-aligned, as
+//     optionally upsample ×2 (DoubleImage, every image or those whose
+//     longer side is below DoubleBelow; bilinear, centre-aligned, as
 //     OpenCV). The input is assumed to carry a blur of σ_in = 0.5 pixels
 //     (2·0.5 after doubling), so the base image is blurred by
 //     sqrt(σ² − σ_in²) to reach σ.
@@ -128,6 +129,12 @@ type Options struct {
 	// building the pyramid, which roughly quadruples the number of stable
 	// keypoints (true).
 	DoubleImage bool
+	// DoubleBelow, if positive, limits DoubleImage to images whose longer
+	// side, after any MaxSide downscale, is below DoubleBelow pixels; 0
+	// doubles every image. It is left out of the JSON of Options when 0, so
+	// that options recorded before it existed, which doubled every image,
+	// read and compare as the same.
+	DoubleBelow int `json:",omitempty"`
 	// MaxKeypoints keeps only the strongest keypoints by |response|; 0 keeps
 	// all.
 	MaxKeypoints int
@@ -188,6 +195,15 @@ func (o Options) Validate() error {
 	if o.MaxKeypoints < 0 {
 		errs = append(errs, setting.Errorf("sift", "MaxKeypoints", o.MaxKeypoints, "0 (no cap) or more"))
 	}
+	switch {
+	case o.DoubleBelow < 0 || o.DoubleBelow > 0 && o.DoubleBelow <= MinImageSide:
+		// A bound at or below MinImageSide doubles no image that has
+		// keypoints: say so rather than take it.
+		errs = append(errs, setting.Errorf("sift", "DoubleBelow", o.DoubleBelow, "more than %d, or 0 (no bound)", MinImageSide))
+	case o.DoubleBelow > 0 && !o.DoubleImage:
+		// No image is doubled, which has one spelling.
+		errs = append(errs, setting.Errorf("sift", "DoubleBelow", o.DoubleBelow, "0 without DoubleImage"))
+	}
 	if o.MaxSide != 0 && o.MaxSide < MinImageSide {
 		errs = append(errs, setting.Errorf("sift", "MaxSide", o.MaxSide, "0 (never downscale) or %d or more", MinImageSide))
 	}
@@ -196,11 +212,12 @@ func (o Options) Validate() error {
 
 // SameFeatures reports whether a w×h image gets the same keypoints and
 // descriptors under o as under prev: the options are equal but for
-// MaxSide, and both make the same working image of it (WorkingSize) —
-// neither downscales it, or both to the same size. An incremental run
-// carries an image's features over a change of MaxSide by it. An image of
-// unknown size (w or h not positive) has the same features only under
-// equal options.
+// MaxSide and the doubling (DoubleImage, DoubleBelow), both make the same
+// working image of it (WorkingSize) — neither downscales it, or both to
+// the same size — and both double it or neither does. An incremental run
+// carries an image's features over a change of those settings by it. An
+// image of unknown size (w or h not positive) has the same features only
+// under equal options.
 func (o Options) SameFeatures(prev Options, w, h int) bool {
 	if o == prev {
 		return true
@@ -210,8 +227,12 @@ func (o Options) SameFeatures(prev Options, w, h int) bool {
 	}
 	ow, oh, _ := o.WorkingSize(w, h)
 	pw, ph, _ := prev.WorkingSize(w, h)
-	o.MaxSide, prev.MaxSide = 0, 0
-	return o == prev && ow == pw && oh == ph
+	if ow != pw || oh != ph || o.doubles(ow, oh) != prev.doubles(pw, ph) {
+		return false
+	}
+	o.MaxSide, o.DoubleImage, o.DoubleBelow = 0, false, 0
+	prev.MaxSide, prev.DoubleImage, prev.DoubleBelow = 0, false, 0
+	return o == prev
 }
 
 // Keypoint is a detected feature.
@@ -259,8 +280,13 @@ type Extractor struct {
 	opt Options
 
 	// Gaussian kernels (half, centre first): kern[0] brings the base image to
-	// Sigma, kern[i] takes scale i−1 to scale i.
-	kern [][]float32
+	// Sigma, kern[i] takes scale i−1 to scale i; kernUp is kern[0] of a
+	// doubled image, whose assumed blur is twice the input's.
+	kern   [][]float32
+	kernUp []float32
+	// double reports whether the image being extracted is doubled
+	// (Options.doubles).
+	double bool
 
 	work  Image     // MaxSide-downscaled input
 	gauss []float32 // all octaves' Gaussian scales, octave after octave
@@ -318,11 +344,13 @@ func NewExtractor(opt Options) (*Extractor, error) {
 	e := &Extractor{opt: opt}
 	e.kern = make([][]float32, S+3)
 
-	inBlur := initSigma
-	if opt.DoubleImage {
-		inBlur *= 2
+	base := func(inBlur float64) []float32 {
+		return gaussianKernel(math.Sqrt(math.Max(opt.Sigma*opt.Sigma-inBlur*inBlur, 0.01)))
 	}
-	e.kern[0] = gaussianKernel(math.Sqrt(math.Max(opt.Sigma*opt.Sigma-inBlur*inBlur, 0.01)))
+	e.kern[0] = base(initSigma)
+	if opt.DoubleImage {
+		e.kernUp = base(2 * initSigma)
+	}
 	// Blurring by σ_a then σ_b equals blurring by sqrt(σ_a²+σ_b²), so each
 	// scale is reached from the previous one by the difference in variance;
 	// computed like OpenCV to get the same kernels.
@@ -403,6 +431,13 @@ func (e *Extractor) ExtractReduced(img *Image, fullW, fullH int) ([]Keypoint, []
 	return e.extract(img, fullW, fullH)
 }
 
+// doubles reports whether a working image (after any MaxSide downscale) of
+// w×h pixels is doubled: DoubleImage, and its longer side below
+// DoubleBelow if that is set.
+func (o Options) doubles(w, h int) bool {
+	return o.DoubleImage && (o.DoubleBelow == 0 || max(w, h) < o.DoubleBelow)
+}
+
 // WorkingSize is the size of the image SIFT works on for a w×h input
 // (before any doubling): the MaxSide downscale of it, and whether o
 // downscales it at all.
@@ -449,6 +484,7 @@ func (e *Extractor) extract(img *Image, fullW, fullH int) ([]Keypoint, []byte) {
 	if min(src.Width, src.Height) < MinImageSide {
 		return nil, nil
 	}
+	e.double = e.opt.doubles(src.Width, src.Height)
 
 	e.kps = e.kps[:0]
 	e.buildAndDetect(src)
@@ -461,7 +497,7 @@ func (e *Extractor) extract(img *Image, fullW, fullH int) ([]Keypoint, []byte) {
 	desc := make([]byte, DescriptorSize*len(e.kps))
 	first := int32(0)
 	baseToWork, shift := 1.0, 0.0 // base pixel c is working pixel c·baseToWork − shift
-	if e.opt.DoubleImage {
+	if e.double {
 		first = -1
 		baseToWork, shift = 0.5, 0.25
 	}
@@ -513,7 +549,7 @@ func (e *Extractor) buildAndDetect(src *Image) {
 	e.top.ok = false
 
 	bw, bh := src.Width, src.Height
-	if e.opt.DoubleImage {
+	if e.double {
 		bw, bh = 2*bw, 2*bh
 	}
 	// OpenCV: cvRound(log2(min side) − 2) octaves (plus one more for the
@@ -552,11 +588,11 @@ func (e *Extractor) buildAndDetect(src *Image) {
 			break
 		}
 	}
-	if e.opt.DoubleImage {
+	if e.double {
 		// The doubled image (upsample2) is made a row at a time as the
 		// blur reads it.
 		e.up.start(pix, src.Width, src.Height)
-		e.blurFrom(nil, &e.up, g[:plane], bw, bh, e.kern[0])
+		e.blurFrom(nil, &e.up, g[:plane], bw, bh, e.kernUp)
 	} else {
 		e.blur(pix, g[:plane], bw, bh, e.kern[0])
 	}

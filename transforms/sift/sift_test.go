@@ -172,6 +172,9 @@ func TestValidate(t *testing.T) {
 		"EdgeThreshold":     func(o *Options) { o.EdgeThreshold = 0 },
 		"MaxKeypoints":      func(o *Options) { o.MaxKeypoints = -5 },
 		"MaxSide":           func(o *Options) { o.MaxSide = 3 },
+		"DoubleBelow":       func(o *Options) { o.DoubleBelow = -1 },
+		"DoubleBelow small": func(o *Options) { o.DoubleBelow = MinImageSide },
+		"DoubleBelow off":   func(o *Options) { o.DoubleImage, o.DoubleBelow = false, 512 },
 	}
 	for name, f := range bad {
 		o := DefaultOptions()
@@ -700,6 +703,53 @@ func TestMaxSide(t *testing.T) {
 	}
 }
 
+// TestDoubleBelow: with DoubleBelow, an image whose longer side after the
+// MaxSide downscale is below it gives exactly the keypoints and
+// descriptors of an extractor that doubles every image (octave −1
+// included), and any other exactly those of one that doubles none, on
+// one Extractor alternating between them.
+func TestDoubleBelow(t *testing.T) {
+	for _, maxSide := range []int{0, 150} {
+		always := DefaultOptions()
+		never := DefaultOptions()
+		never.DoubleImage = false
+		bounded := DefaultOptions()
+		bounded.DoubleBelow = 200
+		always.MaxSide, never.MaxSide, bounded.MaxSide = maxSide, maxSide, maxSide
+		e := mustExtractor(t, bounded)
+		for _, tc := range []struct {
+			w, h    int
+			doubled bool
+		}{
+			{199, 150, true},  // below
+			{200, 150, false}, // at the bound
+			{150, 260, false}, // the longer side is the height
+			{260, 150, false},
+			{150, 199, true},
+		} {
+			if maxSide > 0 {
+				tc.doubled = true // every image is downscaled to 150 a side
+			}
+			im := texture(tc.w, tc.h, uint64(tc.w*tc.h))
+			want := never
+			if tc.doubled {
+				want = always
+			}
+			kw, dw := mustExtractor(t, want).Extract(im)
+			kb, db := e.Extract(im)
+			if len(kw) < 20 {
+				t.Fatalf("max side %d, %dx%d: only %d keypoints", maxSide, tc.w, tc.h, len(kw))
+			}
+			if !slices.Equal(kb, kw) || !bytes.Equal(db, dw) {
+				t.Errorf("max side %d, %dx%d: %d keypoints, want the %d of doubled = %v", maxSide, tc.w, tc.h, len(kb), len(kw), tc.doubled)
+			}
+			if doubled := kb[0].Octave == -1; doubled != tc.doubled {
+				t.Errorf("max side %d, %dx%d: first octave %d, want doubled = %v", maxSide, tc.w, tc.h, kb[0].Octave, tc.doubled)
+			}
+		}
+	}
+}
+
 func TestMaxSideNonIntegerFactor(t *testing.T) {
 	im := texture(500, 260, 9)
 	im = rot90(im) // 260×500: the tall side is capped
@@ -919,10 +969,12 @@ func BenchmarkDescribeDense(b *testing.B) {
 // it refuses does give other features.
 func TestSameFeatures(t *testing.T) {
 	base := DefaultOptions()
-	base.DoubleImage = false // keeps the test fast; doubling is not what varies
+	base.DoubleImage = false
 	with := func(side int) Options { o := base; o.MaxSide = side; return o }
 	other := with(300)
 	other.ContrastThreshold = 0.03
+	// double doubles images below a bound (0: every image).
+	double := func(side, below int) Options { o := with(side); o.DoubleImage, o.DoubleBelow = true, below; return o }
 	cases := []struct {
 		name       string
 		next, prev Options
@@ -937,6 +989,10 @@ func TestSameFeatures(t *testing.T) {
 		{"both downscale, to other sizes", with(200), with(220), 240, 180, false},
 		{"another option differs", other, with(300), 240, 180, false},
 		{"unknown size", with(400), with(300), 0, 180, false},
+		{"doubled under both", double(300, 0), double(0, 256), 240, 180, true},
+		{"doubled under one", double(300, 200), double(0, 256), 240, 180, false},
+		{"doubled under neither", double(300, 200), with(0), 240, 180, true},
+		{"doubled under both, downscaled under one", double(200, 0), double(0, 0), 240, 180, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"github.com/bowline/bowline/cmd/internal/cmdline"
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
+	"github.com/bowline/bowline/transforms/report"
 )
 
 func TestJobFlags(t *testing.T) {
@@ -124,5 +125,41 @@ func TestJobGroupsNameEveryJobFlag(t *testing.T) {
 	cmdline.PrintUsage(&b, fs, "usage", JobGroups()) // panics on a group naming an undefined flag
 	if !bytes.Contains(b.Bytes(), []byte("--triplets_per_query")) {
 		t.Errorf("usage:\n%s", b.String())
+	}
+}
+
+// --sift_double takes the switch's values it had (alone and true: every
+// image; false: none) and a bound N: the images whose longer side, after
+// --max_side, is below N pixels, the default 512. The report records it
+// as a boolean or the bound.
+func TestSIFTDoubleFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args   []string
+		double bool
+		below  int
+		report any
+	}{
+		{nil, true, 512, 512},
+		{[]string{"--sift_double"}, true, 0, true},
+		{[]string{"--sift_double", "--vocab", "5"}, true, 0, true},
+		{[]string{"--sift_double=true"}, true, 0, true},
+		{[]string{"--sift_double=false"}, false, 0, false},
+		{[]string{"--sift_double=0"}, false, 0, false},
+		{[]string{"--sift_double", "300"}, true, 300, 300},
+		{[]string{"--sift_double=1025"}, true, 1025, 1025},
+	} {
+		fs := flag.NewFlagSet("job", flag.ContinueOnError)
+		c := bowline.DefaultConfig()
+		AddJobFlags(fs, &c)
+		if err := cmdline.ParseArgs(fs, append([]string{"--input", "x.csv"}, tc.args...), io.Discard, "usage", JobGroups()); err != nil {
+			t.Errorf("%q: %v", tc.args, err)
+			continue
+		}
+		if s := c.Describe.SIFT; s.DoubleImage != tc.double || s.DoubleBelow != tc.below || len(fs.Args()) != 0 {
+			t.Errorf("%q: double %v below %d, arguments %q; want %v %d, none", tc.args, s.DoubleImage, s.DoubleBelow, fs.Args(), tc.double, tc.below)
+		}
+		if got, want := Settings(fs, JobGroups())["sift_double"], report.Setting(tc.report); !bytes.Equal(got, want) {
+			t.Errorf("%q: the report records %s, want %s", tc.args, got, want)
+		}
 	}
 }

@@ -94,6 +94,7 @@ var badValues = map[string][]string{
 	"max_keypoints":      {"-1"},
 	"max_side":           {"-1", "15"},
 	"max_pixels":         {"-1"},
+	"sift_double":        {"-1", "16", "2", "yes", "512px", ""},
 	"triplets_per_query": {"0", "-1"},
 	"negatives":          {"", "Hard", "hardest"},
 	"positives":          {"", "far"},
@@ -150,7 +151,7 @@ func TestEveryJobFlagIsChecked(t *testing.T) {
 		}
 	}
 	good := [][]string{
-		{"--max_side", "0"}, {"--max_side", "16"}, {"--query_fraction", "0"}, {"--vocab", "2", "--vocab_sample", "2"},
+		{"--max_side", "0"}, {"--max_side", "16"}, {"--sift_double", "17"}, {"--sift_double=false"}, {"--query_fraction", "0"}, {"--vocab", "2", "--vocab_sample", "2"},
 		{"--group_loads", "0"}, {"--tune", "--target_sparsity", "0.95", "--tune_fraction", "0.5"}, {"--batch_images", "2"}, {"--negatives", "semihard", "--positives", "near", "--hard_pool", "1", "--hard_fraction", "1"}, {"--hard_fraction", "0"}, {"--soft_sigma", "0"}, {"--tf", "log"}, {"--vocab_init", "kmeans||"}, {"--vocab_init", "random"}, {"--learners", "all", "--global"},
 		{"--learner_params", "solis-ada.lambda=0"}, {"--sweep", "solis-ada.lambda=1e-6,1e-5", "--learner_params", "solis-ada.eta=1", "--learners", "oasis-diag"},
 		// Non-negative weights: a parameter of every diagonal learner, and a

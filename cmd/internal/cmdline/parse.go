@@ -225,6 +225,7 @@ func whole(v any) (int64, bool) {
 var (
 	maxSide      = describeRule("sift.MaxSide", func(o *describe.Options, v int) { o.SIFT.MaxSide = v })
 	maxKeypoints = describeRule("sift.MaxKeypoints", func(o *describe.Options, v int) { o.SIFT.MaxKeypoints = v })
+	siftDouble   = describeRule("sift.DoubleBelow", func(o *describe.Options, v any) { setDoubling(&o.SIFT, v) })
 	maxPixels    = describeRule("describe.MaxPixels", func(o *describe.Options, v int64) { o.MaxPixels = v })
 	partImages   = describeRule("describe.PartImages", func(o *describe.Options, v int) { o.PartImages = v })
 	partLoads    = describeRule("describe.PartLoads", func(o *describe.Options, v int) { o.PartLoads = v })
@@ -298,6 +299,7 @@ var checks = map[string]check{
 	"max_side":      maxSide,
 	"max_pixels":    maxPixels,
 	"max_keypoints": maxKeypoints,
+	"sift_double":   siftDouble,
 	// Bags of words.
 	"soft_words": softWords,
 	"soft_sigma": softSigma,
@@ -352,7 +354,7 @@ var Unchecked = map[string]string{
 	"default_learner": "serve's, checked against the run's learners once it is loaded",
 	"addr":            "serve's listening address, refused by the listener if it cannot be used",
 	"overwrite":       "a switch", "rebuild_vocab": "a switch", "verbose_errors": "a switch", "akm": "a switch",
-	"tune": "a switch", "cosine": "a switch", "sift_double": "a switch", "rootsift": "a switch", "global": "a switch", "incremental": "a switch",
+	"tune": "a switch", "cosine": "a switch", "rootsift": "a switch", "global": "a switch", "incremental": "a switch",
 	"no_geometry": "a switch",
 }
 

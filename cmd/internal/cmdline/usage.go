@@ -81,11 +81,11 @@ func PrintUsage(w io.Writer, fs *flag.FlagSet, synopsis string, groups []Group) 
 }
 
 // printFlag prints one flag as the flag package does, "--name" first (a
-// Count's as "--name [N]"), its usage below, indented.
+// count's that may stand alone as "--name [N]"), its usage below, indented.
 func printFlag(w io.Writer, f *flag.Flag) {
 	name, usage := flag.UnquoteUsage(f)
 	line := "  --" + f.Name
-	if _, ok := f.Value.(*Count); ok {
+	if _, ok := f.Value.(countOrSwitch); ok {
 		// A count that may stand alone: --name, --name N or --name=N.
 		line += " [" + cmp.Or(name, "N") + "]"
 	} else if name != "" {

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/bowline/bowline/transforms/sift"
 )
 
 // schemeRE matches the scheme of a URI ("gs:", "s3:", "synthetic:").
@@ -91,7 +93,72 @@ func (c *Count) Get() any { return c.N }
 // IsBoolFlag lets the flag stand alone.
 func (c *Count) IsBoolFlag() bool { return true }
 
-// joinCounts returns args with each "--name N" of a Count flag of fs
+// countOrSwitch is a flag.Value that may stand alone as a switch or take a
+// whole number (Count, Doubling): ParseArgs joins "--name N" into
+// "--name=N", and --help shows it as "--name [N]".
+type countOrSwitch interface {
+	flag.Value
+	IsBoolFlag() bool
+	countOrSwitch()
+}
+
+func (*Count) countOrSwitch() {}
+
+// Doubling is the flag.Value of SIFT's doubling, sift.Options' DoubleImage
+// and DoubleBelow: true doubles every image, false none, and N (a whole
+// number, 2 or more) the images whose longer side, after the MaxSide
+// downscale, is below N pixels. Alone it is true; 0 and 1 are false and
+// true, as for a switch (strconv.ParseBool), which it extends. Get returns
+// the bool, or the bound N, an int.
+type Doubling struct{ O *sift.Options }
+
+func (d Doubling) countOrSwitch() {}
+
+// IsBoolFlag lets the flag stand alone.
+func (d Doubling) IsBoolFlag() bool { return true }
+
+func (d Doubling) String() string {
+	if d.O == nil {
+		return ""
+	}
+	return fmt.Sprint(d.Get())
+}
+
+// Set takes true, false (as strconv.ParseBool) or a WholeNumber.
+func (d Doubling) Set(s string) error {
+	if b, err := strconv.ParseBool(s); err == nil {
+		d.O.DoubleImage, d.O.DoubleBelow = b, 0
+		return nil
+	}
+	n, err := WholeNumber(s)
+	if err != nil {
+		return fmt.Errorf("want true, false or a side in pixels")
+	}
+	d.O.DoubleImage, d.O.DoubleBelow = true, n
+	return nil
+}
+
+// Get returns DoubleBelow if it is set, else DoubleImage.
+func (d Doubling) Get() any {
+	if d.O.DoubleImage && d.O.DoubleBelow != 0 {
+		return d.O.DoubleBelow
+	}
+	return d.O.DoubleImage
+}
+
+// setDoubling sets o's doubling to v, a Doubling's Get.
+func setDoubling(o *sift.Options, v any) {
+	switch x := v.(type) {
+	case bool:
+		o.DoubleImage, o.DoubleBelow = x, 0
+	case int:
+		o.DoubleImage, o.DoubleBelow = true, x
+	default:
+		panic(fmt.Sprintf("cmdline: a doubling of %T", v))
+	}
+}
+
+// joinCounts returns args with each "--name N" of a countOrSwitch flag of fs
 // written "--name=N", so that the flag package, which lets a flag that
 // may stand alone take no separate value, reads N as its value and not as
 // the first argument after the flags. It reads args as fs.Parse does:
@@ -113,7 +180,7 @@ func joinCounts(fs *flag.FlagSet, args []string) []string {
 		if f == nil {
 			continue
 		}
-		if _, ok := f.Value.(*Count); ok {
+		if _, ok := f.Value.(countOrSwitch); ok {
 			if i+1 < len(args) {
 				if _, err := WholeNumber(args[i+1]); err == nil {
 					out[len(out)-1] = a + "=" + args[i+1]
