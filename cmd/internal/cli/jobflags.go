@@ -53,6 +53,7 @@ func AddJobFlags(fs *flag.FlagSet, c *bowline.Config) *JobFlags {
 	fs.StringVar((*string)(&c.BoW.TF), "tf", string(cmp.Or(c.BoW.TF, bow.TFRaw)), "term frequency in the TF-IDF weights: raw; sqrt, √tf, or log, ln(1+tf), damping the bursts of a repeated texture (Jégou et al. 2009)")
 	fs.IntVar(&c.Describe.SIFT.MaxKeypoints, "max_keypoints", c.Describe.SIFT.MaxKeypoints, "keep at most this many strongest keypoints per image (0: all)")
 	fs.IntVar(&c.Describe.SIFT.MaxSide, "max_side", c.Describe.SIFT.MaxSide, "downscale images whose longer side exceeds this (0: never). 1024 describes a 12-megapixel photo in about half the CPU of 1600, with under half the keypoints to quantise and hold, and no measurable loss of held-out mAP (docs/results.md, photo sizes); a run records it, and a run started from one described at another size describes every image again")
+	fs.BoolVar(&c.Describe.DCTScale, "dct_scale", c.Describe.DCTScale, "decode a JPEG at least twice --max_side DCT-domain scaled by 1/2, 1/4 or 1/8 (to no less than --max_side) before the area downscale, as libjpeg's scale_denom: less decoding and downscaling, other pixels than the full decode's downscale, so other features; a run records it, and a run started from one described otherwise describes every image again")
 	fs.BoolVar(&c.Describe.SIFT.DoubleImage, "sift_double", c.Describe.SIFT.DoubleImage, "upsample images ×2 before SIFT, as Lowe does")
 	fs.BoolVar(&c.Describe.SIFT.RootSIFT, "rootsift", c.Describe.SIFT.RootSIFT, "RootSIFT descriptors (Arandjelović & Zisserman 2012): Euclidean distance between them is the Hellinger kernel of SIFT's")
 	fs.BoolVar(&c.Describe.Global, "global", c.Describe.Global, "also extract the global features (colour, edge, Gabor, LBP, GIST) into the features files")
@@ -114,7 +115,7 @@ func AddTripletFlags(fs *flag.FlagSet, o *triplets.Options) {
 func JobGroups() []cmdline.Group {
 	return []cmdline.Group{
 		{Title: "Input and output", Flags: []string{"input", "label_column", "part_images", "part_loads", "seed"}},
-		{Title: "Description (SIFT and global features)", Flags: []string{"max_side", "max_pixels", "max_keypoints", "sift_double", "rootsift", "global"}},
+		{Title: "Description (SIFT and global features)", Flags: []string{"max_side", "dct_scale", "max_pixels", "max_keypoints", "sift_double", "rootsift", "global"}},
 		{Title: "Vocabulary", Flags: []string{"vocab", "vocab_sample", "vocab_iter", "akm", "akm_checks", "vocab_chunks", "vocab_init"}},
 		{Title: "Bags of words", Flags: []string{"soft_words", "soft_sigma", "tf"}},
 		{Title: "Triplets", Flags: TripletFlags},
