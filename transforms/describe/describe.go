@@ -39,8 +39,8 @@ type Options struct {
 	// SIFT's area downscale to MaxSide: a 12-megapixel photo's decode
 	// skips most of the IDCT and SIFT's downscale reads a quarter of the
 	// pixels. Its pixels are not the full decode's downscale, so it
-	// changes those photos' features, and a run records it; it applies
-	// when SIFT alone is extracted (global features read colour).
+	// changes those photos' features, and a run records it. It needs SIFT
+	// alone: global features read colour at full size.
 	DCTScale bool `json:",omitempty"`
 	// PartImages is the number of images of one part: the Beam transform
 	// describes ⌈images/PartImages⌉ parts, each by a pool of goroutines,
@@ -79,6 +79,9 @@ func DefaultOptions() Options {
 func (o Options) Validate() error {
 	if o.NoSIFT && !o.Global {
 		return fmt.Errorf("describe: neither SIFT nor global features asked for")
+	}
+	if o.DCTScale && (o.Global || o.NoSIFT) {
+		return fmt.Errorf("describe: DCT-scaled decoding is for SIFT alone (global features read colour at full size)")
 	}
 	if o.Synthetic.N > 0 && (o.Global || o.NoSIFT) {
 		return fmt.Errorf("describe: the synthetic corpus has SIFT-like descriptors only, no pixels for global features")

@@ -236,3 +236,19 @@ func bigJPEG(t *testing.T) string {
 	}
 	return path
 }
+
+// DCT-scaled decoding is for SIFT alone: global features read colour at
+// full size, so options asking for both are refused.
+func TestDCTScaleNeedsSIFTAlone(t *testing.T) {
+	for _, set := range []func(*Options){
+		func(o *Options) { o.Global = true },
+		func(o *Options) { o.Global, o.NoSIFT = true, true },
+	} {
+		opt := DefaultOptions()
+		opt.DCTScale = true
+		set(&opt)
+		if err := opt.Validate(); err == nil || !strings.Contains(err.Error(), "DCT-scaled decoding is for SIFT alone") {
+			t.Errorf("DCTScale, Global %v, NoSIFT %v: %v", opt.Global, opt.NoSIFT, err)
+		}
+	}
+}
