@@ -394,3 +394,32 @@ func TestIDCTScaled(t *testing.T) {
 		}
 	}
 }
+
+// TestIDCTScaled4AVX2: idctScaled4 writes idctScaled4Go's pixels, on
+// random blocks of every magnitude (int32 overflow included), at a stride
+// wider than the block.
+func TestIDCTScaled4AVX2(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2: idctScaled4 is idctScaled4Go")
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	const stride = 9
+	for it := range 200000 {
+		var b block
+		bound := int64(1) << (4 + it%28)
+		for range 1 + rng.IntN(64) {
+			b[rng.IntN(blockSize)] = int32(rng.Int64N(2*bound) - bound)
+		}
+		want, got := make([]byte, 4*stride), make([]byte, 4*stride)
+		for i := range want {
+			want[i] = byte(i)
+			got[i] = byte(i)
+		}
+		bw, bg := b, b
+		idctScaled4Go(&bw, want, stride)
+		idctScaled4(&bg, got, stride)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("block %v:\nidctScaled4   %v\nidctScaled4Go %v", b, got, want)
+		}
+	}
+}

@@ -63,6 +63,14 @@ func idctScaled(b *block, n int, dst []byte, stride int, rows uint8) {
 		dst[stride+1] = level((d0 - d1 + 4) >> 3)
 		return
 	}
+	idctScaled4(b, dst, stride)
+}
+
+// idctScaled4Go writes the 4×4 pixels of the top-left 4×4 coefficients of
+// b, dequantised in natural order, to dst with the given stride,
+// level-shifted by 128 and clipped: the row pass, rounded to scaledPass
+// fraction bits, then the column pass.
+func idctScaled4Go(b *block, dst []byte, stride int) {
 	const (
 		rowShift = scaledBits - scaledPass
 		colShift = scaledBits + scaledPass + 1
