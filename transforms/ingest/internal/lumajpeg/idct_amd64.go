@@ -26,7 +26,7 @@ func idctStore(b *block, dst []byte, stride int) {
 }
 
 // idctScaled4AVX2 is idctScaled4Go: the same int32 operations, four lanes
-// at a time, so the same pixels bit for bit (TestIDCTScaled4AVX2). dst
+// at a time, so the same pixels bit for bit (TestIDCTAVX2). dst
 // holds 4 rows of stride bytes.
 //
 //go:noescape

@@ -236,6 +236,21 @@ TEXT ·idctAVX2(SB), NOSPLIT, $0-32
 	VPUNPCKLQDQ X11, X9, C; \
 	VPUNPCKHQDQ X11, X9, D
 
+// ADDSHIFT4 adds the constant K to each lane of X0..X3 and shifts them
+// right by S, arithmetically (X14 and AX scratch).
+#define ADDSHIFT4(K, S) \
+	MOVL K, AX; \
+	VMOVD AX, X14; \
+	VPBROADCASTD X14, X14; \
+	VPADDD X14, X0, X0; \
+	VPADDD X14, X1, X1; \
+	VPADDD X14, X2, X2; \
+	VPADDD X14, X3, X3; \
+	VPSRAD S, X0, X0; \
+	VPSRAD S, X1, X1; \
+	VPSRAD S, X2, X2; \
+	VPSRAD S, X3, X3
+
 // func idctScaled4AVX2(b *block, dst *byte, stride int)
 TEXT ·idctScaled4AVX2(SB), NOSPLIT, $0-24
 	MOVQ b+0(FP), SI
@@ -256,40 +271,14 @@ TEXT ·idctScaled4AVX2(SB), NOSPLIT, $0-24
 	TRANSPOSE4(X0, X1, X2, X3)
 	// The row pass: X0..X3 hold r[v][i] for i = 0..3, lane v.
 	IDCT4(X0, X1, X2, X3)
-	MOVL $1024, AX
-	VMOVD AX, X14
-	VPBROADCASTD X14, X14
-	VPADDD X14, X0, X0
-	VPADDD X14, X1, X1
-	VPADDD X14, X2, X2
-	VPADDD X14, X3, X3
-	VPSRAD $11, X0, X0
-	VPSRAD $11, X1, X1
-	VPSRAD $11, X2, X2
-	VPSRAD $11, X3, X3
+	ADDSHIFT4($1024, $11)
 	// X0..X3 hold r's rows v = 0..3, lane i; the column pass makes
 	// output row j, lane i, in Xj.
 	TRANSPOSE4(X0, X1, X2, X3)
 	IDCT4(X0, X1, X2, X3)
-	MOVL $32768, AX
-	VMOVD AX, X14
-	VPBROADCASTD X14, X14
-	VPADDD X14, X0, X0
-	VPADDD X14, X1, X1
-	VPADDD X14, X2, X2
-	VPADDD X14, X3, X3
-	VPSRAD $16, X0, X0
-	VPSRAD $16, X1, X1
-	VPSRAD $16, X2, X2
-	VPSRAD $16, X3, X3
+	ADDSHIFT4($32768, $16)
 	// level: +128, then saturating packs clip to 0..255.
-	MOVL $128, AX
-	VMOVD AX, X14
-	VPBROADCASTD X14, X14
-	VPADDD X14, X0, X0
-	VPADDD X14, X1, X1
-	VPADDD X14, X2, X2
-	VPADDD X14, X3, X3
+	ADDSHIFT4($128, $0)
 	VPACKSSDW X1, X0, X0
 	VPACKSSDW X3, X2, X2
 	VPACKUSWB X2, X0, X0

@@ -277,35 +277,6 @@ func TestLevel(t *testing.T) {
 	}
 }
 
-// TestIDCTAVX2: idctStore writes idctStoreGo's pixels, on random blocks
-// of every magnitude (int32 overflow included) and sparsity, at a stride
-// wider than the block.
-func TestIDCTAVX2(t *testing.T) {
-	if !useAVX2 {
-		t.Skip("no AVX2: idctStore is idctStoreGo")
-	}
-	rng := rand.New(rand.NewPCG(3, 4))
-	const stride = 13
-	for it := range 200000 {
-		var b block
-		bound := int64(1) << (4 + it%28)
-		for range 1 + rng.IntN(64) {
-			b[rng.IntN(blockSize)] = int32(rng.Int64N(2*bound) - bound)
-		}
-		want, got := make([]byte, 8*stride), make([]byte, 8*stride)
-		for i := range want {
-			want[i] = byte(i)
-			got[i] = byte(i)
-		}
-		bw, bg := b, b
-		idctStoreGo(&bw, want, stride)
-		idctStore(&bg, got, stride)
-		if !bytes.Equal(got, want) {
-			t.Fatalf("block %v:\nidctStore   %v\nidctStoreGo %v", b, got, want)
-		}
-	}
-}
-
 // clip level-shifts a sample by 128 and clips it to a byte: the reference
 // level is tested against.
 func clip(c int32) byte {
@@ -395,31 +366,40 @@ func TestIDCTScaled(t *testing.T) {
 	}
 }
 
-// TestIDCTScaled4AVX2: idctScaled4 writes idctScaled4Go's pixels, on
-// random blocks of every magnitude (int32 overflow included), at a stride
-// wider than the block.
-func TestIDCTScaled4AVX2(t *testing.T) {
+// TestIDCTAVX2: idctStore writes idctStoreGo's pixels, and idctScaled4
+// idctScaled4Go's, on random blocks of every magnitude (int32 overflow
+// included) and sparsity, at a stride wider than the block.
+func TestIDCTAVX2(t *testing.T) {
 	if !useAVX2 {
-		t.Skip("no AVX2: idctScaled4 is idctScaled4Go")
+		t.Skip("no AVX2: idctStore is idctStoreGo, idctScaled4 idctScaled4Go")
 	}
-	rng := rand.New(rand.NewPCG(7, 8))
-	const stride = 9
-	for it := range 200000 {
-		var b block
-		bound := int64(1) << (4 + it%28)
-		for range 1 + rng.IntN(64) {
-			b[rng.IntN(blockSize)] = int32(rng.Int64N(2*bound) - bound)
-		}
-		want, got := make([]byte, 4*stride), make([]byte, 4*stride)
-		for i := range want {
-			want[i] = byte(i)
-			got[i] = byte(i)
-		}
-		bw, bg := b, b
-		idctScaled4Go(&bw, want, stride)
-		idctScaled4(&bg, got, stride)
-		if !bytes.Equal(got, want) {
-			t.Fatalf("block %v:\nidctScaled4   %v\nidctScaled4Go %v", b, got, want)
+	for _, tc := range []struct {
+		name        string
+		n           int // the rows of output
+		asm, goIDCT func(b *block, dst []byte, stride int)
+	}{
+		{"idctStore", 8, idctStore, idctStoreGo},
+		{"idctScaled4", 4, idctScaled4, idctScaled4Go},
+	} {
+		rng := rand.New(rand.NewPCG(3, 4))
+		const stride = 13
+		for it := range 200000 {
+			var b block
+			bound := int64(1) << (4 + it%28)
+			for range 1 + rng.IntN(64) {
+				b[rng.IntN(blockSize)] = int32(rng.Int64N(2*bound) - bound)
+			}
+			want, got := make([]byte, tc.n*stride), make([]byte, tc.n*stride)
+			for i := range want {
+				want[i] = byte(i)
+				got[i] = byte(i)
+			}
+			bw, bg := b, b
+			tc.goIDCT(&bw, want, stride)
+			tc.asm(&bg, got, stride)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("block %v:\n%s   %v\n%sGo %v", b, tc.name, got, tc.name, want)
+			}
 		}
 	}
 }
