@@ -88,6 +88,9 @@ func photoSpeed(cv *opencv, globs string, reps int) error {
 
 	opt := describe.DefaultOptions()
 	opt.DCTScale, opt.SIFT.DoubleImage = *dctScale, *siftDouble
+	if *maxSide > 0 {
+		opt.SIFT.MaxSide = *maxSide
+	}
 	minSide := 0
 	if opt.DCTScale {
 		minSide = opt.SIFT.MaxSide
