@@ -66,10 +66,12 @@ func photoOptions() describe.Options {
 
 // photoSpeed prints, for the JPEGs the globs match, grouped by size, what
 // a photo costs describe and OpenCV on one core: decoding (ours: reading
-// the file and ingest.Decoder.DecodeLuma at full size, as describe does;
+// the file and ingest.Decoder.DecodeLuma, at full size or DCT-scaled as
+// describe does with --dct_scale;
 // OpenCV: cv2.imread with IMREAD_GRAYSCALE, which reads the file too),
-// SIFT (ours: sift.FromImage and Extract with describe's default options,
-// every image doubled as OpenCV doubles it;
+// SIFT (ours: sift.FromImage and Extract, or ExtractReduced of a scaled
+// decode, with describe's default options, every image doubled as OpenCV
+// doubles it unless --sift_double=false;
 // OpenCV: the INTER_AREA resize to the same MaxSide and
 // detectAndCompute), both together, and keypoints. Every photo and
 // repetition runs both sides back to back, in alternating order; times
@@ -96,6 +98,14 @@ func photoSpeed(cv *opencv, globs string, reps int) error {
 	}
 
 	opt := photoOptions()
+	opt.DCTScale, opt.SIFT.DoubleImage = *dctScale, *siftDouble
+	if *maxSide > 0 {
+		opt.SIFT.MaxSide = *maxSide
+	}
+	minSide := 0
+	if opt.DCTScale {
+		minSide = opt.SIFT.MaxSide
+	}
 	e, err := sift.NewExtractor(opt.SIFT)
 	if err != nil {
 		return err
@@ -110,14 +120,19 @@ func photoSpeed(cv *opencv, globs string, reps int) error {
 		if err != nil {
 			return t, err
 		}
-		l, err := dec.DecodeLuma(data, 0)
+		l, err := dec.DecodeLuma(data, minSide)
 		if err != nil {
 			return t, fmt.Errorf("%s: %w", path, err)
 		}
 		t1 := time.Now()
 		c1, _ := cpuclock.Thread()
 		gray = sift.FromImage(l.Image, gray)
-		kps, _ := e.Extract(gray)
+		var kps []sift.Keypoint
+		if l.Shift > 0 {
+			kps, _ = e.ExtractReduced(gray, l.Width, l.Height)
+		} else {
+			kps, _ = e.Extract(gray)
+		}
 		t2 := time.Now()
 		c2, _ := cpuclock.Thread()
 		t.decode = timing{t1.Sub(t0), c1 - c0}
@@ -179,8 +194,8 @@ func photoSpeed(cv *opencv, globs string, reps int) error {
 		fmt.Fprintf(os.Stderr, "photo speed: %s done (%v)\n", p, time.Since(start).Round(time.Second))
 	}
 
-	fmt.Printf("Photos: per photo, one core (GOMAXPROCS=1, cv2.setNumThreads(1)), thread CPU time (wall in brackets), medians over photos × %d repetitions; ours: os.ReadFile + ingest.Decoder.DecodeLuma (full size, as describe), then sift.FromImage + Extract with describe's options (MaxSide %d), every image doubled as OpenCV's; OpenCV %s: cv2.imread(IMREAD_GRAYSCALE), then the INTER_AREA resize to MaxSide and SIFT.detectAndCompute. (×r): the median per-pair ratio OpenCV/ours, above 1: ours is faster.\n\n",
-		reps, opt.SIFT.MaxSide, cv.version)
+	fmt.Printf("Photos: per photo, one core (GOMAXPROCS=1, cv2.setNumThreads(1)), thread CPU time (wall in brackets), medians over photos × %d repetitions; ours: os.ReadFile + ingest.Decoder.DecodeLuma (DCT-scaled: %v), then sift.FromImage + Extract with describe's options (MaxSide %d, every image doubled as OpenCV's: %v); OpenCV %s: cv2.imread(IMREAD_GRAYSCALE), then the INTER_AREA resize to MaxSide and SIFT.detectAndCompute. (×r): the median per-pair ratio OpenCV/ours, above 1: ours is faster.\n\n",
+		reps, opt.DCTScale, opt.SIFT.MaxSide, opt.SIFT.DoubleImage, cv.version)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 1, ' ', 0)
 	fmt.Fprintln(tw, "| size | photos | side\t| decode ms\t| SIFT ms\t| decode + SIFT ms\t| keypoints\t|")
 	fmt.Fprintln(tw, "|---|---|---\t|---\t|---\t|---\t|---\t|")

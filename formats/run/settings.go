@@ -15,6 +15,9 @@ type Settings struct {
 	// MaxPixels refuses an image whose header declares more pixels,
 	// before decoding it (0: no limit).
 	MaxPixels int64 `json:"max_pixels"`
+	// DCTScale decodes JPEGs of at least twice SIFT.MaxSide DCT-domain
+	// scaled (describe.Options.DCTScale).
+	DCTScale bool `json:"dct_scale,omitempty"`
 	// Vocabulary is how a descriptor finds its words.
 	Vocabulary Vocabulary `json:"vocabulary"`
 	// Soft is the soft assignment of descriptors to words (bow.SoftOptions:

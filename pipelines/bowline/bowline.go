@@ -161,6 +161,7 @@ func (c Config) RunSettings() *rundir.Settings {
 	s := &rundir.Settings{
 		SIFT:        rundir.SIFT(d),
 		MaxPixels:   c.Describe.MaxPixels,
+		DCTScale:    c.Describe.DCTScale,
 		Vocabulary:  rundir.Vocabulary{Words: c.Vocab.K},
 		Soft:        rundir.Soft{Words: c.BoW.Soft.R, Sigma: c.BoW.Soft.Sigma},
 		TF:          string(c.BoW.TF),

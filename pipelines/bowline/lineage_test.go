@@ -14,6 +14,7 @@ import (
 
 	"github.com/bowline/bowline/transforms/bow"
 	"github.com/bowline/bowline/transforms/kmeans"
+	"github.com/bowline/bowline/transforms/synthetic"
 )
 
 // walkJSONKeys calls fn with every object key in v, a decoded JSON value.
@@ -172,6 +173,7 @@ func TestChangedDescriptionRedescribes(t *testing.T) {
 		{"no sift_double", func(c *Config) { c.Describe.SIFT.DoubleImage = false }, true, false, false},
 		{"sift_double 512", func(c *Config) { c.Describe.SIFT.DoubleBelow = 512 }, true, true, true},
 		{"max_side 800, sift_double 512", func(c *Config) { c.Describe.SIFT.MaxSide, c.Describe.SIFT.DoubleBelow = 800, 512 }, true, true, true},
+		{"dct_scale", func(c *Config) { c.Describe.DCTScale = true }, true, false, false},
 		{"the job's defaults", func(c *Config) { c.Describe = DefaultConfig().Describe }, true, true, base.describeKey() != DefaultConfig().describeKey()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -365,5 +367,34 @@ func TestBoWKeyLeavesOutTF(t *testing.T) {
 	soft.BoW.Soft.R = 3
 	if soft.bowKey() == c.bowKey() {
 		t.Errorf("soft assignment leaves the bow settings %s", c.bowKey())
+	}
+}
+
+// The description settings leave --dct_scale out when it is off, so that
+// a run described before the setting existed carries its features into a
+// run that leaves it off; on, they hold it.
+func TestDescribeKeyDCTScale(t *testing.T) {
+	c := DefaultConfig()
+	d := c.Describe
+	d.PartImages, d.Synthetic = 0, synthetic.Spec{}
+	js, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(js, &v); err != nil {
+		t.Fatal(err)
+	}
+	delete(v, "DCTScale")
+	before, err := json.Marshal(v) // describe.Options before DCTScale
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.describeKey(), settingsKey(json.RawMessage(before)); got != want {
+		t.Errorf("description settings %s, want %s", got, want)
+	}
+	c.Describe.DCTScale = true
+	if k := string(c.describeKey()); !strings.Contains(k, `"dct_scale":true`) {
+		t.Errorf("description settings with --dct_scale: %s", k)
 	}
 }

@@ -33,6 +33,15 @@ type Options struct {
 	// MaxPixels refuses images whose header declares more pixels, before
 	// decoding them (0: no limit).
 	MaxPixels int64
+	// DCTScale decodes a JPEG whose longer side is at least twice
+	// SIFT.MaxSide DCT-domain scaled, by the largest 1/2, 1/4 or 1/8 that
+	// keeps it at least MaxSide (ingest.Decoder.DecodeLuma), before
+	// SIFT's area downscale to MaxSide: a 12-megapixel photo's decode
+	// skips most of the IDCT and SIFT's downscale reads a quarter of the
+	// pixels. Its pixels are not the full decode's downscale, so it
+	// changes those photos' features, and a run records it. It needs SIFT
+	// alone: global features read colour at full size.
+	DCTScale bool `json:",omitempty"`
 	// PartImages is the number of images of one part: the Beam transform
 	// describes ⌈images/PartImages⌉ parts, each by a pool of goroutines,
 	// one per CPU, and streams each part's features to a file of its own
@@ -80,6 +89,9 @@ func DefaultOptions() Options {
 func (o Options) Validate() error {
 	if o.NoSIFT && !o.Global {
 		return fmt.Errorf("describe: neither SIFT nor global features asked for")
+	}
+	if o.DCTScale && (o.Global || o.NoSIFT) {
+		return fmt.Errorf("describe: DCT-scaled decoding is for SIFT alone (global features read colour at full size)")
 	}
 	if o.Synthetic.N > 0 && (o.Global || o.NoSIFT) {
 		return fmt.Errorf("describe: the synthetic corpus has SIFT-like descriptors only, no pixels for global features")
@@ -205,12 +217,14 @@ func (d *Describer) describe(img formats.Image, data []byte) (feat formats.Featu
 	var decoded image.Image
 	var luma ingest.Luma
 	if d.glob == nil {
-		// SIFT alone reads grey: a JPEG's luma plane, decoded at full
-		// size. DCT-domain scaling (DecodeLuma's minSide) gives other
-		// pixels than the area downscale of the full decode, so it would
-		// change the features of every photo above MaxSide that a run
-		// carries forward; describe does not ask for it.
-		l, err := dec.DecodeLuma(data, 0)
+		// SIFT alone reads grey: a JPEG's luma plane, at full size unless
+		// DCTScale, whose pixels are not the area downscale of the full
+		// decode.
+		minSide := 0
+		if d.opt.DCTScale {
+			minSide = d.opt.SIFT.MaxSide
+		}
+		l, err := dec.DecodeLuma(data, minSide)
 		if err != nil {
 			return fail("decode", err)
 		}

@@ -133,6 +133,76 @@ func TestDescribeUnless(t *testing.T) {
 // the keypoints and descriptors of the full colour decode, so that a run
 // carries its features forward unchanged whichever path described them.
 func TestLumaDecodeKeepsFeatures(t *testing.T) {
+	path := bigJPEG(t)
+	describe := func(global bool) formats.Features {
+		return describeBig(t, path, func(o *Options) { o.Global = global })
+	}
+	luma, colour := describe(false), describe(true)
+	if len(luma.X) == 0 || len(luma.X) != len(colour.X) {
+		t.Fatalf("%d keypoints from the luma decode, %d from the colour decode", len(luma.X), len(colour.X))
+	}
+	for i := range luma.X {
+		if luma.X[i] != colour.X[i] || luma.Y[i] != colour.Y[i] || luma.Scale[i] != colour.Scale[i] ||
+			luma.Angle[i] != colour.Angle[i] || !bytes.Equal(luma.Descriptors[i], colour.Descriptors[i]) {
+			t.Fatalf("keypoint %d differs: luma (%v, %v, %v), colour (%v, %v, %v)", i,
+				luma.X[i], luma.Y[i], luma.Scale[i], colour.X[i], colour.Y[i], colour.Scale[i])
+		}
+	}
+}
+
+// TestDCTScale: with DCTScale a photo of at least twice MaxSide is
+// decoded DCT-domain scaled: its features are the full photo's, in its
+// coordinates, close to the full decode's in number but not the same.
+func TestDCTScale(t *testing.T) {
+	path := bigJPEG(t)
+	full := describeBig(t, path, func(*Options) {})
+	scaled := describeBig(t, path, func(o *Options) { o.DCTScale = true })
+	if scaled.Width != full.Width || scaled.Height != full.Height {
+		t.Errorf("DCTScale: %dx%d, full decode %dx%d", scaled.Width, scaled.Height, full.Width, full.Height)
+	}
+	n, m := len(scaled.X), len(full.X)
+	if n < m*9/10 || n > m*11/10 {
+		t.Errorf("DCTScale: %d keypoints, full decode %d", n, m)
+	}
+	var maxX, maxY float32
+	for i := range scaled.X {
+		maxX, maxY = max(maxX, scaled.X[i]), max(maxY, scaled.Y[i])
+	}
+	if maxX < float32(full.Width)*3/4 || maxY < float32(full.Height)*3/4 {
+		t.Errorf("DCTScale: keypoints reach (%v, %v) of a %dx%d photo", maxX, maxY, full.Width, full.Height)
+	}
+	same := n == m
+	for i := 0; same && i < n; i++ {
+		same = scaled.X[i] == full.X[i] && bytes.Equal(scaled.Descriptors[i], full.Descriptors[i])
+	}
+	if same {
+		t.Errorf("DCTScale: the full decode's features; want the scaled decode's")
+	}
+}
+
+// describeBig describes the photo at path with the default options, set
+// changed and MaxSide 400: under half the width of bigJPEG's photo, so
+// that a DCT-scaled decode at 1/2 is allowed.
+func describeBig(t *testing.T, path string, set func(*Options)) formats.Features {
+	t.Helper()
+	opt := DefaultOptions()
+	opt.SIFT.MaxSide = 400
+	set(&opt)
+	d, err := NewDescriber(opt, readFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, dead := d.Describe(context.Background(), formats.Image{ImageID: "big", URI: path, Label: "x"})
+	if dead != nil {
+		t.Fatalf("dead letter %+v", dead)
+	}
+	return f
+}
+
+// bigJPEG writes a 960×768 JPEG (quality 90) of 5×4 tiles of a 192×192
+// shape photo, each shifted in colour, and returns its path.
+func bigJPEG(t *testing.T) string {
+	t.Helper()
 	src, err := os.ReadFile(shape)
 	if err != nil {
 		t.Fatal(err)
@@ -164,31 +234,21 @@ func TestLumaDecodeKeepsFeatures(t *testing.T) {
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	describe := func(global bool) formats.Features {
+	return path
+}
+
+// DCT-scaled decoding is for SIFT alone: global features read colour at
+// full size, so options asking for both are refused.
+func TestDCTScaleNeedsSIFTAlone(t *testing.T) {
+	for _, set := range []func(*Options){
+		func(o *Options) { o.Global = true },
+		func(o *Options) { o.Global, o.NoSIFT = true, true },
+	} {
 		opt := DefaultOptions()
-		opt.Global = global
-		// Half the photo's width or less: a DCT-scaled decode at 1/2
-		// would be allowed, the area downscale must decide the pixels.
-		opt.SIFT.MaxSide = 400
-		d, err := NewDescriber(opt, readFile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, dead := d.Describe(context.Background(), formats.Image{ImageID: "big", URI: path, Label: "x"})
-		if dead != nil {
-			t.Fatalf("global %v: dead letter %+v", global, dead)
-		}
-		return f
-	}
-	luma, colour := describe(false), describe(true)
-	if len(luma.X) == 0 || len(luma.X) != len(colour.X) {
-		t.Fatalf("%d keypoints from the luma decode, %d from the colour decode", len(luma.X), len(colour.X))
-	}
-	for i := range luma.X {
-		if luma.X[i] != colour.X[i] || luma.Y[i] != colour.Y[i] || luma.Scale[i] != colour.Scale[i] ||
-			luma.Angle[i] != colour.Angle[i] || !bytes.Equal(luma.Descriptors[i], colour.Descriptors[i]) {
-			t.Fatalf("keypoint %d differs: luma (%v, %v, %v), colour (%v, %v, %v)", i,
-				luma.X[i], luma.Y[i], luma.Scale[i], colour.X[i], colour.Y[i], colour.Scale[i])
+		opt.DCTScale = true
+		set(&opt)
+		if err := opt.Validate(); err == nil || !strings.Contains(err.Error(), "DCT-scaled decoding is for SIFT alone") {
+			t.Errorf("DCTScale, Global %v, NoSIFT %v: %v", opt.Global, opt.NoSIFT, err)
 		}
 	}
 }

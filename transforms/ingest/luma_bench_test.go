@@ -13,7 +13,7 @@ import (
 )
 
 // BenchmarkDecodeLuma times DecodeLuma (full size, and reduced for
-// --max_side 1600) against image/jpeg on the JPEGs of $BOWLINE_BENCH_JPEGS
+// describe's --max_side 1024) against image/jpeg on the JPEGs of $BOWLINE_BENCH_JPEGS
 // (a glob, e.g. a cmd/mkcorpus --size 4000x3000 corpus's images/*/*.jpg),
 // reporting the thread CPU time a decode takes beside the wall time (on a
 // busy machine the wall time includes waiting for a core):
@@ -40,8 +40,8 @@ func BenchmarkDecodeLuma(b *testing.B) {
 			}
 		}
 	})
-	for _, minSide := range []int{0, 1600} {
-		b.Run("luma-"+map[int]string{0: "full", 1600: "max1600"}[minSide], func(b *testing.B) {
+	for _, minSide := range []int{0, 1024} {
+		b.Run("luma-"+map[int]string{0: "full", 1024: "max1024"}[minSide], func(b *testing.B) {
 			var d Decoder
 			defer cpuPerOp(b)()
 			for i := range b.N {

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"image"
 	"math"
 	"slices"
 
@@ -236,9 +235,8 @@ func (ix *Index) loadGeometry(ctx context.Context, paths []string, ord map[strin
 // quantiser (words, in keypoint order), coded (formats.GeometryOf), at
 // most the loaded geometry's keep, decoded. A photo of an indexed image is
 // so verified as its id would be.
-func (ix *Index) photoGeometry(w *worker, img image.Image, kps []sift.Keypoint, words []uint32, dst *spatial.Geometry) error {
-	b := img.Bounds()
-	feat := formats.Features{Width: int32(b.Dx()), Height: int32(b.Dy()),
+func (ix *Index) photoGeometry(w *worker, width, height int, kps []sift.Keypoint, words []uint32, dst *spatial.Geometry) error {
+	feat := formats.Features{Width: int32(width), Height: int32(height),
 		X: make([]float32, len(kps)), Y: make([]float32, len(kps)), Scale: make([]float32, len(kps)), Angle: make([]float32, len(kps))}
 	for i, kp := range kps {
 		feat.X[i], feat.Y[i], feat.Scale[i], feat.Angle[i] = kp.X, kp.Y, kp.Scale, kp.Angle

@@ -23,8 +23,11 @@ import (
 type settings struct {
 	sift      sift.Options
 	maxPixels int64
-	soft      bow.SoftOptions
-	tf        bow.TF
+	// dctScale decodes a JPEG DCT-domain scaled, as the job did
+	// (describe.Options.DCTScale).
+	dctScale bool
+	soft     bow.SoftOptions
+	tf       bow.TF
 	// words is the search the vocabulary was trained and its words are
 	// assigned through: exact, or for an approximate vocabulary (--akm) a
 	// forest, and an IVF for its hard words if it was trained with one.
@@ -37,6 +40,7 @@ func settingsOf(r run.Settings) (settings, error) {
 	s := settings{
 		sift:      sift.Options(r.SIFT),
 		maxPixels: r.MaxPixels,
+		dctScale:  r.DCTScale,
 		soft:      bow.SoftOptions{R: r.Soft.Words, Sigma: r.Soft.Sigma},
 		tf:        bow.TF(r.TF),
 	}
@@ -62,17 +66,30 @@ func settingsOf(r run.Settings) (settings, error) {
 }
 
 // decode decodes the photo data as the job decoded the run's images
-// (ingest.Decode with the pixel limit).
-func (ix *Index) decode(data []byte) (image.Image, error) {
-	img, _, err := ingest.Decode(data, ix.set.maxPixels)
+// (ingest.Decode with the pixel limit), or, in a run described with
+// DCT-scaled decoding, its luma as describe decodes it (whose Image has no
+// colour for global features: such a run has none).
+func (ix *Index) decode(data []byte) (ingest.Luma, error) {
+	var l ingest.Luma
+	var err error
+	if ix.set.dctScale {
+		dec := ingest.Decoder{MaxPixels: ix.set.maxPixels}
+		l, err = dec.DecodeLuma(data, ix.set.sift.MaxSide)
+	} else {
+		l.Image, _, err = ingest.Decode(data, ix.set.maxPixels)
+	}
 	if errors.Is(err, ingest.ErrTooLarge) {
 		// ingest's reason starts with ErrTooLarge's text: say it once.
-		return nil, classed{ErrTooLarge, err}
+		return ingest.Luma{}, classed{ErrTooLarge, err}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadImage, err)
+		return ingest.Luma{}, fmt.Errorf("%w: %w", ErrBadImage, err)
 	}
-	return img, nil
+	if l.Width == 0 {
+		b := l.Image.Bounds()
+		l.Width, l.Height = b.Dx(), b.Dy()
+	}
+	return l, nil
 }
 
 // classed is err, with err's text, that is also of the class class.
@@ -88,7 +105,7 @@ func (c classed) Unwrap() []error { return []error{c.class, c.err} }
 // of SIFT and as many of quantising. A photo without keypoints is
 // ErrNoFeatures: it matches nothing. If geo is not nil, it receives the
 // photo's keypoints at their hard words (photoGeometry).
-func (ix *Index) bagOfWords(ctx context.Context, w *worker, img image.Image, geo *spatial.Geometry) (sparse.Vector, error) {
+func (ix *Index) bagOfWords(ctx context.Context, w *worker, photo ingest.Luma, geo *spatial.Geometry) (sparse.Vector, error) {
 	if w.ex == nil {
 		ex, err := sift.NewExtractor(ix.set.sift)
 		if err != nil {
@@ -100,14 +117,12 @@ func (ix *Index) bagOfWords(ctx context.Context, w *worker, img image.Image, geo
 		}
 		w.ex, w.q = ex, q
 	}
-	w.gray = sift.FromImage(img, w.gray)
-	kps, desc, err := w.ex.ExtractContext(ctx, w.gray)
+	kps, desc, err := w.extract(ctx, photo)
 	if err != nil {
 		return sparse.Vector{}, err
 	}
 	if len(kps) == 0 {
-		b := img.Bounds()
-		return sparse.Vector{}, fmt.Errorf("%w: SIFT finds no keypoint in the %dx%d photo (too small, or without texture)", ErrNoFeatures, b.Dx(), b.Dy())
+		return sparse.Vector{}, fmt.Errorf("%w: SIFT finds no keypoint in the %dx%d photo (too small, or without texture)", ErrNoFeatures, photo.Width, photo.Height)
 	}
 	var words *[]uint32 // the hard words, for geo
 	if geo != nil {
@@ -119,11 +134,22 @@ func (ix *Index) bagOfWords(ctx context.Context, w *worker, img image.Image, geo
 		return sparse.Vector{}, err
 	}
 	if geo != nil {
-		if err := ix.photoGeometry(w, img, kps, w.words, geo); err != nil {
+		if err := ix.photoGeometry(w, photo.Width, photo.Height, kps, w.words, geo); err != nil {
 			return sparse.Vector{}, err
 		}
 	}
 	return bow.TFIDFWith(counts, ix.idf, ix.set.tf), nil
+}
+
+// extract returns the SIFT keypoints and descriptors of a decoded photo
+// with w's extractor, as describe.Describer makes them.
+func (w *worker) extract(ctx context.Context, photo ingest.Luma) ([]sift.Keypoint, []byte, error) {
+	w.gray = sift.FromImage(photo.Image, w.gray)
+	fullW, fullH := 0, 0
+	if photo.Shift > 0 {
+		fullW, fullH = photo.Width, photo.Height
+	}
+	return w.ex.ExtractReducedContext(ctx, w.gray, fullW, fullH)
 }
 
 // quantize quantises desc in batches of about 2²⁰ descriptor-to-word

@@ -378,7 +378,7 @@ func (ix *Index) SearchImageRefined(ctx context.Context, learner string, data []
 		}
 		ix.pool.Put(w)
 	}()
-	img, err := ix.decode(data)
+	photo, err := ix.decode(data)
 	if err != nil {
 		return Result{}, err
 	}
@@ -386,12 +386,12 @@ func (ix *Index) SearchImageRefined(ctx context.Context, learner string, data []
 		return Result{}, err
 	}
 	if cs != nil {
-		q, err := ix.code(w, cs, img)
+		q, err := ix.code(w, cs, photo.Image)
 		if err != nil {
 			return Result{}, err
 		}
 		if refined {
-			if _, err := ix.bagOfWords(ctx, w, img, &w.qg); err != nil {
+			if _, err := ix.bagOfWords(ctx, w, photo, &w.qg); err != nil {
 				return Result{}, err
 			}
 			return ix.searchImageRefined(w, nil, cs, q, sparse.Vector{}, k, r)
@@ -402,7 +402,7 @@ func (ix *Index) SearchImageRefined(ctx context.Context, learner string, data []
 	if refined {
 		geo = &w.qg
 	}
-	q, err := ix.bagOfWords(ctx, w, img, geo)
+	q, err := ix.bagOfWords(ctx, w, photo, geo)
 	if err != nil {
 		return Result{}, err
 	}

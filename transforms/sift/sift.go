@@ -394,16 +394,7 @@ const (
 // have many of both). When ctx is not done the results are Extract's, bit
 // for bit.
 func (e *Extractor) ExtractContext(ctx context.Context, img *Image) ([]Keypoint, []byte, error) {
-	e.ctx = ctx
-	defer func() { e.ctx = nil }()
-	if err := e.ctxErr(); err != nil {
-		return nil, nil, err
-	}
-	kps, desc := e.extract(img, 0, 0)
-	if err := e.ctxErr(); err != nil {
-		return nil, nil, err
-	}
-	return kps, desc, nil
+	return e.ExtractReducedContext(ctx, img, 0, 0)
 }
 
 // ctxErr returns the error of the running ExtractContext's context.
@@ -429,6 +420,21 @@ func (e *Extractor) stopped() bool { return e.ctxErr() != nil }
 // MaxSide size would have been) panics, as a caller's mistake.
 func (e *Extractor) ExtractReduced(img *Image, fullW, fullH int) ([]Keypoint, []byte) {
 	return e.extract(img, fullW, fullH)
+}
+
+// ExtractReducedContext is ExtractReduced that gives up when ctx is done,
+// as ExtractContext does; with fullW 0 it is ExtractContext.
+func (e *Extractor) ExtractReducedContext(ctx context.Context, img *Image, fullW, fullH int) ([]Keypoint, []byte, error) {
+	e.ctx = ctx
+	defer func() { e.ctx = nil }()
+	if err := e.ctxErr(); err != nil {
+		return nil, nil, err
+	}
+	kps, desc := e.extract(img, fullW, fullH)
+	if err := e.ctxErr(); err != nil {
+		return nil, nil, err
+	}
+	return kps, desc, nil
 }
 
 // doubles reports whether a working image (after any MaxSide downscale) of

@@ -52,10 +52,11 @@ func AddJobFlags(fs *flag.FlagSet, c *bowline.Config) *JobFlags {
 	fs.Float64Var(&c.BoW.Soft.Sigma, "soft_sigma", c.BoW.Soft.Sigma, "with --soft_words: σ in descriptor units (0: the paper's √6250)")
 	fs.StringVar((*string)(&c.BoW.TF), "tf", string(cmp.Or(c.BoW.TF, bow.TFRaw)), "term frequency in the TF-IDF weights: raw; sqrt, √tf, or log, ln(1+tf), damping the bursts of a repeated texture (Jégou et al. 2009)")
 	fs.IntVar(&c.Describe.SIFT.MaxKeypoints, "max_keypoints", c.Describe.SIFT.MaxKeypoints, "keep at most this many strongest keypoints per image (0: all)")
-	fs.IntVar(&c.Describe.SIFT.MaxSide, "max_side", c.Describe.SIFT.MaxSide, "downscale images whose longer side exceeds this (0: never). 1024 describes a 12-megapixel photo in about half the CPU of 1600, with under half the keypoints to quantise and hold, and no measurable loss of held-out mAP (docs/results.md, photo sizes); a run records it, and a run started from one described at another size describes every image again")
+	fs.IntVar(&c.Describe.SIFT.MaxSide, "max_side", c.Describe.SIFT.MaxSide, "downscale images whose longer side exceeds this (0: never). 1024 describes a 12-megapixel photo in about half the CPU of 1600, with under half the keypoints to quantise and hold, and no measurable loss of held-out mAP (docs/results.md, photo sizes); a run records it, and a run started from one described at another size describes again the photos the change reaches")
 	fs.Var(cmdline.Doubling{O: &c.Describe.SIFT}, "sift_double", "upsample ×2 before SIFT (Lowe's octave −1) the images whose longer side, after --max_side, is below `N` pixels; true: every image, false: none. "+
 		"Doubling gained 0.05 held-out mAP for every method on 256×256 photos (ETH-80) and nothing measurable from 640×480 up, where it costs 2–3× the description CPU and 2.6–4× the keypoints (docs/results.md, photo sizes); "+
-		"a run records it, and a run started from one described otherwise describes every image again")
+		"a run records it, and a run started from one described otherwise describes again the photos the change reaches")
+	fs.BoolVar(&c.Describe.DCTScale, "dct_scale", c.Describe.DCTScale, "decode a JPEG at least twice --max_side DCT-domain scaled by 1/2, 1/4 or 1/8 (to no less than --max_side) before the area downscale, as libjpeg's scale_denom: less decoding and downscaling, other pixels than the full decode's downscale, so other features; a run records it, and a run started from one described otherwise describes every image again")
 	fs.BoolVar(&c.Describe.SIFT.RootSIFT, "rootsift", c.Describe.SIFT.RootSIFT, "RootSIFT descriptors (Arandjelović & Zisserman 2012): Euclidean distance between them is the Hellinger kernel of SIFT's")
 	fs.BoolVar(&c.Describe.Global, "global", c.Describe.Global, "also extract the global features (colour, edge, Gabor, LBP, GIST) into the features files")
 	fs.Int64Var(&c.Describe.MaxPixels, "max_pixels", c.Describe.MaxPixels, "refuse images with more pixels than this, before decoding (0: no limit, for trusted input only)")
@@ -116,7 +117,7 @@ func AddTripletFlags(fs *flag.FlagSet, o *triplets.Options) {
 func JobGroups() []cmdline.Group {
 	return []cmdline.Group{
 		{Title: "Input and output", Flags: []string{"input", "label_column", "part_images", "part_loads", "seed"}},
-		{Title: "Description (SIFT and global features)", Flags: []string{"max_side", "max_pixels", "max_keypoints", "sift_double", "rootsift", "global"}},
+		{Title: "Description (SIFT and global features)", Flags: []string{"max_side", "dct_scale", "max_pixels", "max_keypoints", "sift_double", "rootsift", "global"}},
 		{Title: "Vocabulary", Flags: []string{"vocab", "vocab_sample", "vocab_iter", "akm", "akm_checks", "vocab_chunks", "vocab_init"}},
 		{Title: "Bags of words", Flags: []string{"soft_words", "soft_sigma", "tf"}},
 		{Title: "Triplets", Flags: TripletFlags},

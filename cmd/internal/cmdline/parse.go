@@ -354,7 +354,7 @@ var Unchecked = map[string]string{
 	"default_learner": "serve's, checked against the run's learners once it is loaded",
 	"addr":            "serve's listening address, refused by the listener if it cannot be used",
 	"overwrite":       "a switch", "rebuild_vocab": "a switch", "verbose_errors": "a switch", "akm": "a switch",
-	"tune": "a switch", "cosine": "a switch", "rootsift": "a switch", "global": "a switch", "incremental": "a switch",
+	"tune": "a switch", "cosine": "a switch", "dct_scale": "a switch", "rootsift": "a switch", "global": "a switch", "incremental": "a switch",
 	"no_geometry": "a switch",
 }
 

@@ -204,3 +204,87 @@ TEXT ·idctAVX2(SB), NOSPLIT, $0-32
 	STORE4(Y4, X4, X5)
 	VZEROUPPER
 	RET
+
+// IDCT4 is idct4 on four registers of four int32 lanes each (x0..x3 in
+// A, B, C, D), the even part's constant a shift, the odd part's in X12
+// (scaledC1) and X13 (scaledC3): A..D become y0..y3. X8..X11 are scratch.
+#define IDCT4(A, B, C, D) \
+	VPADDD C, A, X8; \
+	VPSUBD C, A, X9; \
+	VPSLLD $12, X8, X8; \
+	VPSLLD $12, X9, X9; \
+	VPMULLD X12, B, X10; \
+	VPMULLD X13, D, X11; \
+	VPADDD X11, X10, X10; \
+	VPMULLD X13, B, B; \
+	VPMULLD X12, D, D; \
+	VPSUBD D, B, X11; \
+	VPADDD X10, X8, A; \
+	VPSUBD X10, X8, D; \
+	VPADDD X11, X9, B; \
+	VPSUBD X11, X9, C
+
+// TRANSPOSE4 transposes the 4×4 int32 matrix whose rows are A..D (X8..X11
+// scratch).
+#define TRANSPOSE4(A, B, C, D) \
+	VPUNPCKLDQ B, A, X8; \
+	VPUNPCKHDQ B, A, X9; \
+	VPUNPCKLDQ D, C, X10; \
+	VPUNPCKHDQ D, C, X11; \
+	VPUNPCKLQDQ X10, X8, A; \
+	VPUNPCKHQDQ X10, X8, B; \
+	VPUNPCKLQDQ X11, X9, C; \
+	VPUNPCKHQDQ X11, X9, D
+
+// ADDSHIFT4 adds the constant K to each lane of X0..X3 and shifts them
+// right by S, arithmetically (X14 and AX scratch).
+#define ADDSHIFT4(K, S) \
+	MOVL K, AX; \
+	VMOVD AX, X14; \
+	VPBROADCASTD X14, X14; \
+	VPADDD X14, X0, X0; \
+	VPADDD X14, X1, X1; \
+	VPADDD X14, X2, X2; \
+	VPADDD X14, X3, X3; \
+	VPSRAD S, X0, X0; \
+	VPSRAD S, X1, X1; \
+	VPSRAD S, X2, X2; \
+	VPSRAD S, X3, X3
+
+// func idctScaled4AVX2(b *block, dst *byte, stride int)
+TEXT ·idctScaled4AVX2(SB), NOSPLIT, $0-24
+	MOVQ b+0(FP), SI
+	MOVQ dst+8(FP), DI
+	MOVQ stride+16(FP), BX
+	MOVL $5352, AX
+	VMOVD AX, X12
+	VPBROADCASTD X12, X12
+	MOVL $2217, AX
+	VMOVD AX, X13
+	VPBROADCASTD X13, X13
+	// The top-left 4×4 coefficients, a row of the block a register,
+	// transposed: X0..X3 hold columns u = 0..3, lane v.
+	VMOVDQU 0(SI), X0
+	VMOVDQU 32(SI), X1
+	VMOVDQU 64(SI), X2
+	VMOVDQU 96(SI), X3
+	TRANSPOSE4(X0, X1, X2, X3)
+	// The row pass: X0..X3 hold r[v][i] for i = 0..3, lane v.
+	IDCT4(X0, X1, X2, X3)
+	ADDSHIFT4($1024, $11)
+	// X0..X3 hold r's rows v = 0..3, lane i; the column pass makes
+	// output row j, lane i, in Xj.
+	TRANSPOSE4(X0, X1, X2, X3)
+	IDCT4(X0, X1, X2, X3)
+	ADDSHIFT4($32768, $16)
+	// level: +128, then saturating packs clip to 0..255.
+	ADDSHIFT4($128, $0)
+	VPACKSSDW X1, X0, X0
+	VPACKSSDW X3, X2, X2
+	VPACKUSWB X2, X0, X0
+	VPEXTRD $0, X0, (DI)
+	VPEXTRD $1, X0, (DI)(BX*1)
+	VPEXTRD $2, X0, (DI)(BX*2)
+	LEAQ (BX)(BX*2), AX
+	VPEXTRD $3, X0, (DI)(AX*1)
+	RET

@@ -7,3 +7,6 @@ var useAVX2 = false
 
 // idctStore is idctStoreGo.
 func idctStore(b *block, dst []byte, stride int) { idctStoreGo(b, dst, stride) }
+
+// idctScaled4 is idctScaled4Go.
+func idctScaled4(b *block, dst []byte, stride int) { idctScaled4Go(b, dst, stride) }

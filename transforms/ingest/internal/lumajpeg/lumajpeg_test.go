@@ -5,6 +5,7 @@ import (
 	"errors"
 	"image"
 	"image/jpeg"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -276,31 +277,129 @@ func TestLevel(t *testing.T) {
 	}
 }
 
-// TestIDCTAVX2: idctStore writes idctStoreGo's pixels, on random blocks
-// of every magnitude (int32 overflow included) and sparsity, at a stride
-// wider than the block.
+// clip level-shifts a sample by 128 and clips it to a byte: the reference
+// level is tested against.
+func clip(c int32) byte {
+	switch {
+	case c < -128:
+		return 0
+	case c > 127:
+		return 255
+	}
+	return byte(c + 128)
+}
+
+// idctScaledRef is the n×n scaled IDCT of scaled.go's comment in float64:
+// p(i, j) = Σ_u Σ_v t(i, u)·t(j, v)·F(u, v), rounded half up, level-shifted
+// and clipped.
+func idctScaledRef(b *block, n int) []byte {
+	t := func(i, u int) float64 {
+		c := 1.0
+		if u == 0 {
+			c = 1 / math.Sqrt2
+		}
+		return 0.5 * c * math.Cos(float64((2*i+1)*u)*math.Pi/float64(2*n))
+	}
+	out := make([]byte, n*n)
+	for j := range n {
+		for i := range n {
+			var s float64
+			for v := range n {
+				for u := range n {
+					s += t(i, u) * t(j, v) * float64(b[8*v+u])
+				}
+			}
+			// s is a multiple of 1/8 at n ≤ 2: round off the cosines'
+			// error first, so that a half rounds up.
+			s = math.Round(s*1e6) / 1e6
+			out[j*n+i] = clip(int32(math.Floor(s + 0.5)))
+		}
+	}
+	return out
+}
+
+// TestIDCTScaled: the integer scaled IDCTs are the exact transform at 1/8
+// and 1/4 (n = 2, whose constants are ±1/(2√2)), within one grey level at
+// 1/2 (n = 4),
+// on random blocks of dequantised coefficients as large as 8-bit JPEGs
+// make; and a block with a DC coefficient alone gives its mean at every
+// scale, whether storeBlock's rows say so or not.
+func TestIDCTScaled(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const stride = 11
+	for it := range 100000 {
+		n := []int{1, 2, 4}[it%3]
+		var b block
+		bound := int64(1) << (4 + it%11)
+		coef := func() int32 { return int32(rng.Int64N(2*bound) - bound) }
+		b[0] = coef()
+		dcOnly := it%5 == 0
+		if !dcOnly {
+			for range 1 + rng.IntN(16) {
+				b[8*rng.IntN(n)+rng.IntN(n)] = coef()
+			}
+			// Coefficients outside the n×n corner are not read.
+			b[8*rng.IntN(8)+4+rng.IntN(4)] = coef()
+		}
+		dst := make([]byte, 4*stride)
+		idctScaled(&b, n, dst, stride, 0xff)
+		want := idctScaledRef(&b, n)
+		tol := 0
+		if n == 4 && !dcOnly {
+			tol = 1
+		}
+		for j := range n {
+			for i := range n {
+				got, w := int(dst[j*stride+i]), int(want[j*n+i])
+				if got-w > tol || w-got > tol {
+					t.Fatalf("1/%d block %v: pixel (%d, %d) %d, exact %d", 8/n, b, i, j, got, w)
+				}
+			}
+		}
+		if dcOnly {
+			dc := make([]byte, 4*stride)
+			idctScaled(&b, n, dc, stride, 0)
+			if !bytes.Equal(dc, dst) {
+				t.Fatalf("1/%d DC %d: %v with rows 0, %v without", 8/n, b[0], dc, dst)
+			}
+		}
+	}
+}
+
+// TestIDCTAVX2: idctStore writes idctStoreGo's pixels, and idctScaled4
+// idctScaled4Go's, on random blocks of every magnitude (int32 overflow
+// included) and sparsity, at a stride wider than the block.
 func TestIDCTAVX2(t *testing.T) {
 	if !useAVX2 {
-		t.Skip("no AVX2: idctStore is idctStoreGo")
+		t.Skip("no AVX2: idctStore is idctStoreGo, idctScaled4 idctScaled4Go")
 	}
-	rng := rand.New(rand.NewPCG(3, 4))
-	const stride = 13
-	for it := range 200000 {
-		var b block
-		bound := int64(1) << (4 + it%28)
-		for range 1 + rng.IntN(64) {
-			b[rng.IntN(blockSize)] = int32(rng.Int64N(2*bound) - bound)
-		}
-		want, got := make([]byte, 8*stride), make([]byte, 8*stride)
-		for i := range want {
-			want[i] = byte(i)
-			got[i] = byte(i)
-		}
-		bw, bg := b, b
-		idctStoreGo(&bw, want, stride)
-		idctStore(&bg, got, stride)
-		if !bytes.Equal(got, want) {
-			t.Fatalf("block %v:\nidctStore   %v\nidctStoreGo %v", b, got, want)
+	for _, tc := range []struct {
+		name        string
+		n           int // the rows of output
+		asm, goIDCT func(b *block, dst []byte, stride int)
+	}{
+		{"idctStore", 8, idctStore, idctStoreGo},
+		{"idctScaled4", 4, idctScaled4, idctScaled4Go},
+	} {
+		rng := rand.New(rand.NewPCG(3, 4))
+		const stride = 13
+		for it := range 200000 {
+			var b block
+			bound := int64(1) << (4 + it%28)
+			for range 1 + rng.IntN(64) {
+				b[rng.IntN(blockSize)] = int32(rng.Int64N(2*bound) - bound)
+			}
+			want, got := make([]byte, tc.n*stride), make([]byte, tc.n*stride)
+			for i := range want {
+				want[i] = byte(i)
+				got[i] = byte(i)
+			}
+			bw, bg := b, b
+			tc.goIDCT(&bw, want, stride)
+			tc.asm(&bg, got, stride)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("block %v:\n%s   %v\n%sGo %v", b, tc.name, got, tc.name, want)
+			}
 		}
 	}
 }

@@ -24,7 +24,8 @@
 // on amd64 with AVX2 the IDCT, level shift and clipping run in assembly
 // (idct_amd64.s), the same int32 operations eight at a time; a scaled
 // decode transforms the block's top-left 4×4 or 2×2 coefficients with a
-// 4- or 2-point inverse DCT, or takes the DC coefficient alone
+// 4- or 2-point integer inverse DCT (the 4×4 in assembly too, four
+// int32 lanes at a time), or takes the DC coefficient alone
 // (scaled.go); the encoder, the colour conversions and the image package
 // registration are gone. At scale 1 the pixels are image/jpeg's Y plane
 // exactly: the same integer IDCT. Where it departs from image/jpeg, on

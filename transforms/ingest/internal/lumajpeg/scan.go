@@ -418,12 +418,16 @@ func (d *decoder) reconstructBlock(b *block, bx, by int) {
 	n := 8 >> d.shift
 	if d.shift != 0 {
 		// Only the top-left n×n coefficients are used: dequantise those.
+		var rows uint8
 		for zig := 0; zig < blockSize; zig++ {
 			if k := unzig[zig]; k%8 < n && k/8 < n {
 				b[k] *= qt[zig]
+				if zig > 0 && b[k] != 0 {
+					rows |= zigRow[zig]
+				}
 			}
 		}
-		d.storeBlock(b, bx, by, 0xff)
+		d.storeBlock(b, bx, by, rows)
 		return
 	}
 	var rows uint8
@@ -445,7 +449,7 @@ func (d *decoder) storeBlock(b *block, bx, by int, rows uint8) {
 	stride := d.gray.Stride
 	dst := d.gray.Pix[n*(by*stride+bx):]
 	if d.shift != 0 {
-		idctScaled(b, n, dst, stride)
+		idctScaled(b, n, dst, stride, rows)
 		return
 	}
 	if rows == 0 {
