@@ -2,9 +2,13 @@
 // expensive stage, image description: it describes the same images with the
 // describe.Extract transform on a runner (Prism in-process by default) and
 // with describe.DescribeAll in a plain Go loop with the same number of
-// workers, alternating the two, and prints the ratio of their times.
+// workers, alternating the two, and prints the ratio of their times, and
+// the loop's CPU seconds an image (the cost model's description figure).
+// --loop_only measures the loop alone; --sift_double and --max_side
+// describe as the job's flags of those names do.
 //
 //	go run ./cmd/describebench --input ../shared/data/eth80/labels.csv --label_column object --n 800
+//	go run ./cmd/describebench --input /tmp/corpus/labels.csv --n 500 --loop_only --sift_double=false
 package main
 
 import (
@@ -16,12 +20,14 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"syscall"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
+	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/describe"
 	"github.com/bowline/bowline/transforms/describe/describebeam"
@@ -34,6 +40,10 @@ func main() {
 	n := flag.Int("n", 400, "images to describe (the first n by id)")
 	reps := flag.Int("reps", 3, "repetitions of each side")
 	glob := flag.Bool("global", false, "also extract global features")
+	opt := describe.DefaultOptions()
+	flag.BoolVar(&opt.SIFT.DoubleImage, "sift_double", opt.SIFT.DoubleImage, "double the image before SIFT, as the job's --sift_double")
+	flag.IntVar(&opt.SIFT.MaxSide, "max_side", opt.SIFT.MaxSide, "longer side images are reduced to before SIFT, as the job's --max_side")
+	loopOnly := flag.Bool("loop_only", false, "describe in the plain Go loop only, not also on the Beam runner")
 	cols := ingest.DefaultColumns()
 	flag.StringVar(&cols.Label, "label_column", cols.Label, "labels CSV column that holds the class label")
 	flag.Parse()
@@ -48,24 +58,23 @@ func main() {
 	if len(images) > *n {
 		images = images[:*n]
 	}
-	opt := describe.DefaultOptions()
 	opt.Global = *glob
+	if err := opt.Validate(); err != nil {
+		log.Fatal(err)
+	}
 	workers := runtime.GOMAXPROCS(0)
 
-	var loops, runs []float64
+	var loops, cpus, runs []float64
 	var keypoints int64
 	for r := 0; r < *reps; r++ {
-		start := time.Now()
-		var kp int64
-		err := describe.DescribeAll(ctx, opt, fileio.ReadBytes, images, nil, workers, 4*workers, func(res describe.Result) error {
-			kp += int64(len(res.Features.X))
-			return nil
-		})
+		sec, cpu, kp, err := describeLoop(ctx, opt, images, workers)
 		if err != nil {
 			log.Fatal(err)
 		}
-		loops = append(loops, time.Since(start).Seconds())
-		keypoints = kp
+		loops, cpus, keypoints = append(loops, sec), append(cpus, cpu), kp
+		if *loopOnly {
+			continue
+		}
 
 		p, s := beam.NewPipelineWithRoot()
 		dir, err := os.MkdirTemp("", "describebench")
@@ -79,17 +88,55 @@ func main() {
 		}
 		parts, _ := describebeam.Extract(s, beam.Reshuffle(s, beam.CreateList(s, list)), opt, dir)
 		stats.CountElms(s, parts)
-		start = time.Now()
+		start := time.Now()
 		if err := beamx.Run(ctx, p); err != nil {
 			log.Fatal(err)
 		}
 		runs = append(runs, time.Since(start).Seconds())
 	}
-	loop, run := median(loops), median(runs)
-	fmt.Printf("%d images, %d keypoints, %d workers, global=%v, median of %d\n", len(images), keypoints, workers, *glob, *reps)
-	fmt.Printf("plain Go loop  %7.2f s  (%.1f ms/image/worker)\n", loop, 1000*loop*float64(workers)/float64(len(images)))
-	fmt.Printf("Beam runner    %7.2f s  (job start-up included)\n", run)
-	fmt.Printf("runner / loop  %7.2f\n", run/loop)
+	loop, cpu := median(loops), median(cpus)
+	fmt.Printf("%d images, %d keypoints, %d workers, global=%v, sift_double=%v, max_side=%d, median of %d\n",
+		len(images), keypoints, workers, *glob, opt.SIFT.DoubleImage, opt.SIFT.MaxSide, *reps)
+	fmt.Printf("plain Go loop  %7.2f s  (%.1f ms/image/worker; %.1f CPU ms/image)\n",
+		loop, 1000*loop*float64(workers)/float64(len(images)), 1000*cpu/float64(len(images)))
+	if !*loopOnly {
+		run := median(runs)
+		fmt.Printf("Beam runner    %7.2f s  (job start-up included)\n", run)
+		fmt.Printf("runner / loop  %7.2f\n", run/loop)
+	}
+}
+
+// describeLoop describes images with describe.DescribeAll in a plain Go
+// loop and returns its wall and CPU seconds (the process's user and
+// system time over the loop, every thread's) and the keypoints found.
+func describeLoop(ctx context.Context, opt describe.Options, images []formats.Image, workers int) (sec, cpu float64, keypoints int64, err error) {
+	cpu0, err := processCPU()
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	start := time.Now()
+	err = describe.DescribeAll(ctx, opt, fileio.ReadBytes, images, nil, workers, 4*workers, func(res describe.Result) error {
+		keypoints += int64(len(res.Features.X))
+		return nil
+	})
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	sec = time.Since(start).Seconds()
+	cpu1, err := processCPU()
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	return sec, cpu1 - cpu0, keypoints, nil
+}
+
+// processCPU is the process's user plus system CPU seconds so far.
+func processCPU() (float64, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, fmt.Errorf("getrusage: %w", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds(), nil
 }
 
 func median(x []float64) float64 {

@@ -386,27 +386,32 @@ func lumaDCStep(data []byte) int {
 	return int(data[i+5]) // length (2 bytes), precision/id, then entry 0
 }
 
-// BenchmarkRender makes one 640×480 image per iteration, sources decoded
-// included: go test ./cmd/mkcorpus -run '^$' -bench Render -cpu 1.
+// BenchmarkRender makes one image per iteration at each size, sources
+// decoded included: go test ./cmd/mkcorpus -run '^$' -bench Render -cpu 1.
 func BenchmarkRender(b *testing.B) {
 	src := sourceCSV(b, 4, "cow2", "cup3", "apple4", "horse5")
 	sources, digest, err := readSources(src)
 	if err != nil {
 		b.Fatal(err)
 	}
-	c := testConfig(b, src, 1, 1)
-	s := c.Settings
-	s.SourceDigest = digest
-	order := Order(s.Seed, len(sources))
-	var bytes int
-	b.ResetTimer()
-	for i := range b.N {
-		data, err := Render(s, PlanImage(s, order, sources, i), func(j int) (image.Image, error) { return loadSource(sources, j) })
-		if err != nil {
-			b.Fatal(err)
-		}
-		bytes += len(data)
+	for _, size := range [][2]int{{640, 480}, {1024, 768}, {4000, 3000}} {
+		b.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(b *testing.B) {
+			c := testConfig(b, src, 1, 1)
+			s := c.Settings
+			s.SourceDigest = digest
+			s.Width, s.Height = size[0], size[1]
+			order := Order(s.Seed, len(sources))
+			var bytes int
+			b.ResetTimer()
+			for i := range b.N {
+				data, err := Render(s, PlanImage(s, order, sources, i), func(j int) (image.Image, error) { return loadSource(sources, j) })
+				if err != nil {
+					b.Fatal(err)
+				}
+				bytes += len(data)
+			}
+			b.ReportMetric(float64(bytes)/float64(b.N), "bytes/image")
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "images/s")
+		})
 	}
-	b.ReportMetric(float64(bytes)/float64(b.N), "bytes/image")
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "images/s")
 }

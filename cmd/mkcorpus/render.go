@@ -340,8 +340,8 @@ func place(f *frame, o *object, r *rand.Rand, scale, cx, cy float64) {
 			if sx < x0-0.5 || sy < y0-0.5 || sx > x1-0.5 || sy > y1-0.5 {
 				continue
 			}
-			c := o.sample(sx, sy)
-			if c[3] <= 0 {
+			c, ok := o.sample(sx, sy)
+			if !ok {
 				continue
 			}
 			k := 3 * (y*f.w + x)
@@ -353,22 +353,37 @@ func place(f *frame, o *object, r *rand.Rand, scale, cx, cy float64) {
 	}
 }
 
-// sample is bilinear, with the photo's edge clamped.
-func (o *object) sample(x, y float64) [4]float32 {
-	x = math.Min(math.Max(x, 0), float64(o.w-1))
-	y = math.Min(math.Max(y, 0), float64(o.h-1))
+// sample is bilinear, with the photo's edge clamped; ok is false where the
+// photo is transparent (alpha ≤ 0), whose colour no caller uses.
+func (o *object) sample(x, y float64) (c [4]float32, ok bool) {
+	// x and y are finite: comparisons clamp as math.Min and math.Max do.
+	if x < 0 {
+		x = 0
+	} else if w := float64(o.w - 1); x > w {
+		x = w
+	}
+	if y < 0 {
+		y = 0
+	} else if h := float64(o.h - 1); y > h {
+		y = h
+	}
 	ix, iy := int(x), int(y)
 	ix1, iy1 := min(ix+1, o.w-1), min(iy+1, o.h-1)
 	fx, fy := float32(x-float64(ix)), float32(y-float64(iy))
-	var out [4]float32
 	a, b := 4*(iy*o.w+ix), 4*(iy*o.w+ix1)
-	c, d := 4*(iy1*o.w+ix), 4*(iy1*o.w+ix1)
-	for ch := range 4 {
-		top := o.pix[a+ch] + fx*(o.pix[b+ch]-o.pix[a+ch])
-		bot := o.pix[c+ch] + fx*(o.pix[d+ch]-o.pix[c+ch])
-		out[ch] = top + fy*(bot-top)
+	cc, d := 4*(iy1*o.w+ix), 4*(iy1*o.w+ix1)
+	pa, pb, pc, pd := o.pix[a:a+4:a+4], o.pix[b:b+4:b+4], o.pix[cc:cc+4:cc+4], o.pix[d:d+4:d+4]
+	lerp := func(ch int) float32 {
+		top := pa[ch] + fx*(pb[ch]-pa[ch])
+		bot := pc[ch] + fx*(pd[ch]-pc[ch])
+		return top + fy*(bot-top)
 	}
-	return out
+	// Alpha first: most of an object's bounding box is keyed-out cloth.
+	if c[3] = lerp(3); c[3] <= 0 {
+		return c, false
+	}
+	c[0], c[1], c[2] = lerp(0), lerp(1), lerp(2)
+	return c, true
 }
 
 // homography returns the 3×3 projective map taking from[k] to to[k], by

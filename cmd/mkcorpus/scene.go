@@ -75,6 +75,14 @@ func gradient(f *frame, r *rand.Rand, a, b [3]float32) {
 // theta, anti-aliased over about a pixel so that its edge is an edge, not a
 // staircase of corners; shade tilts its colour across it.
 func leaf(f *frame, rect bool, cx, cy, rx, ry, theta float64, col [3]float32, shade float32) {
+	paintLeaf(f, rect, cx, cy, rx, ry, theta, col, shade, leafSpan)
+}
+
+// leafSpanFunc is the signature of leafSpan.
+type leafSpanFunc func(rect bool, dv, rx, ry, cos, sin float64) (lo, hi float64, ok bool)
+
+// paintLeaf is leaf, testing the pixels of each row's span only.
+func paintLeaf(f *frame, rect bool, cx, cy, rx, ry, theta float64, col [3]float32, shade float32, span leafSpanFunc) {
 	ext := math.Max(rx, ry) + 1
 	xa, xb := max(int(cx-ext), 0), min(int(cx+ext)+1, f.w-1)
 	ya, yb := max(int(cy-ext), 0), min(int(cy+ext)+1, f.h-1)
@@ -86,7 +94,12 @@ func leaf(f *frame, rect bool, cx, cy, rx, ry, theta float64, col [3]float32, sh
 	out2 := (1 + 0.5/rmin) * (1 + 0.5/rmin)
 	in2 := max(1-0.5/rmin, 0) * max(1-0.5/rmin, 0)
 	for y := ya; y <= yb; y++ {
-		for x := xa; x <= xb; x++ {
+		lo, hi, ok := span(rect, float64(y)-cy, rx, ry, cos, sin)
+		if !ok {
+			continue
+		}
+		row := f.pix[3*y*f.w : 3*(y+1)*f.w]
+		for x := max(xa, int(math.Floor(max(cx+lo, float64(xa))))); x <= min(xb, int(math.Ceil(min(cx+hi, float64(xb))))); x++ {
 			du, dv := float64(x)-cx, float64(y)-cy
 			a, b := cos*du+sin*dv, -sin*du+cos*dv
 			// d: a signed distance to the edge in pixels, negative inside.
@@ -110,12 +123,53 @@ func leaf(f *frame, rect bool, cx, cy, rx, ry, theta float64, col [3]float32, sh
 			}
 			al := float32(math.Min(0.5-d, 1))
 			s := 1 + shade*float32(a/(rx+1))
-			k := 3 * (y*f.w + x)
+			p := row[3*x : 3*x+3 : 3*x+3]
 			for c := range 3 {
-				f.pix[k+c] += al * (col[c]*s - f.pix[k+c])
+				p[c] += al * (col[c]*s - p[c])
 			}
 		}
 	}
+}
+
+// leafSpan bounds the offsets du = x − cx at which row offset dv meets a
+// leaf (ok false: none does), the pixels leaf may paint. It is generous by
+// half a pixel of radius and a pixel at each end, so that rounding in the
+// span never drops a pixel that leaf's own test would paint: leaf decides
+// every pixel inside the span exactly as it would without one.
+func leafSpan(rect bool, dv, rx, ry, cos, sin float64) (lo, hi float64, ok bool) {
+	const pad = 1
+	if rect {
+		// |cos·du + sin·dv| < rx+½ and |−sin·du + cos·dv| < ry+½, each
+		// a slab of du unless its coefficient vanishes.
+		lo, hi = math.Inf(-1), math.Inf(1)
+		slab := func(c, off, r float64) {
+			if math.Abs(c) < 1e-9 {
+				if math.Abs(off) > r {
+					lo, hi = 1, -1
+				}
+				return
+			}
+			a, b := (-r-off)/c, (r-off)/c
+			lo, hi = max(lo, min(a, b)), min(hi, max(a, b))
+		}
+		slab(cos, sin*dv, rx+1)
+		slab(-sin, cos*dv, ry+1)
+		return lo - pad, hi + pad, lo <= hi
+	}
+	// q(du) = ((cos·du + sin·dv)/rx)² + ((−sin·du + cos·dv)/ry)² is the
+	// quadratic A·du² + B·du + C; leaf paints only where q < (1+½/rmin)²,
+	// inside q < (1+1/rmin)².
+	irx2, iry2 := 1/(rx*rx), 1/(ry*ry)
+	a := cos*cos*irx2 + sin*sin*iry2
+	b := 2 * dv * cos * sin * (irx2 - iry2)
+	e := 1 + 1/math.Min(rx, ry)
+	c := dv*dv*(sin*sin*irx2+cos*cos*iry2) - e*e
+	disc := b*b - 4*a*c
+	if disc < 0 {
+		return 0, 0, false
+	}
+	sq := math.Sqrt(disc)
+	return (-b-sq)/(2*a) - pad, (-b+sq)/(2*a) + pad, true
 }
 
 // texture adds fractal value noise of amplitude amp to the brightness:
@@ -211,6 +265,55 @@ func camera(f *frame, r *rand.Rand) {
 
 // blur is a separable Gaussian of standard deviation sigma, edges clamped.
 func (f *frame) blur(sigma float64) {
+	kern := gaussKernel(sigma)
+	rad := len(kern) / 2
+	tmp := make([]float32, len(f.pix))
+	for y := range f.h {
+		row := f.pix[3*y*f.w : 3*(y+1)*f.w]
+		out := tmp[3*y*f.w : 3*(y+1)*f.w]
+		for x := range f.w {
+			var s0, s1, s2 float32
+			if x >= rad && x+rad < f.w {
+				// Inside: no clamping, the same sums in the same order.
+				win := row[3*(x-rad) : 3*(x+rad+1)]
+				for i, kv := range kern {
+					p := win[3*i : 3*i+3 : 3*i+3]
+					s0 += kv * p[0]
+					s1 += kv * p[1]
+					s2 += kv * p[2]
+				}
+			} else {
+				for i, kv := range kern {
+					xx := min(max(x+i-rad, 0), f.w-1)
+					s0 += kv * row[3*xx]
+					s1 += kv * row[3*xx+1]
+					s2 += kv * row[3*xx+2]
+				}
+			}
+			out[3*x], out[3*x+1], out[3*x+2] = s0, s1, s2
+		}
+	}
+	// Vertically a row at a time: each output value sums its column's
+	// taps in kernel order from zero, as a per-pixel loop would, while
+	// every pass reads and writes whole rows.
+	n := 3 * f.w
+	for y := range f.h {
+		dst := f.pix[y*n : (y+1)*n]
+		clear(dst)
+		for i, kv := range kern {
+			yy := min(max(y+i-rad, 0), f.h-1)
+			src := tmp[yy*n : (yy+1)*n]
+			src = src[:len(dst)]
+			for k, v := range src {
+				dst[k] += kv * v
+			}
+		}
+	}
+}
+
+// gaussKernel is a Gaussian of standard deviation sigma over ±⌈3σ⌉ taps,
+// summing to one.
+func gaussKernel(sigma float64) []float32 {
 	rad := int(math.Ceil(3 * sigma))
 	kern := make([]float32, 2*rad+1)
 	var sum float32
@@ -222,33 +325,5 @@ func (f *frame) blur(sigma float64) {
 	for i := range kern {
 		kern[i] /= sum
 	}
-	tmp := make([]float32, len(f.pix))
-	for y := range f.h {
-		row := f.pix[3*y*f.w : 3*(y+1)*f.w]
-		out := tmp[3*y*f.w : 3*(y+1)*f.w]
-		for x := range f.w {
-			var s0, s1, s2 float32
-			for i, kv := range kern {
-				xx := min(max(x+i-rad, 0), f.w-1)
-				s0 += kv * row[3*xx]
-				s1 += kv * row[3*xx+1]
-				s2 += kv * row[3*xx+2]
-			}
-			out[3*x], out[3*x+1], out[3*x+2] = s0, s1, s2
-		}
-	}
-	for y := range f.h {
-		for x := range f.w {
-			var s0, s1, s2 float32
-			for i, kv := range kern {
-				yy := min(max(y+i-rad, 0), f.h-1)
-				k := 3 * (yy*f.w + x)
-				s0 += kv * tmp[k]
-				s1 += kv * tmp[k+1]
-				s2 += kv * tmp[k+2]
-			}
-			k := 3 * (y*f.w + x)
-			f.pix[k], f.pix[k+1], f.pix[k+2] = s0, s1, s2
-		}
-	}
+	return kern
 }

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/bowline/bowline/transforms/describe"
+	"github.com/bowline/bowline/transforms/ingest"
+)
+
+// TestDescribeLoop: the loop describes with the options it is given (an
+// undoubled image has fewer keypoints than the doubled one, as the job's
+// --sift_double=false gives) and counts the CPU it spent.
+func TestDescribeLoop(t *testing.T) {
+	const labels = "../../testdata/shapes/labels.csv"
+	f, err := os.Open(labels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	images, dead, err := ingest.ParseLabels(f, filepath.Dir(labels), ingest.DefaultColumns())
+	if err != nil || len(dead) > 0 {
+		t.Fatalf("%s: %v, %d dead letters", labels, err, len(dead))
+	}
+	images = images[:8]
+	keypoints := map[bool]int64{}
+	for _, double := range []bool{true, false} {
+		opt := describe.DefaultOptions()
+		opt.SIFT.DoubleImage = double
+		sec, cpu, kp, err := describeLoop(context.Background(), opt, images, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sec <= 0 || cpu <= 0 {
+			t.Errorf("sift_double=%v: %v s wall, %v s CPU; want both positive", double, sec, cpu)
+		}
+		keypoints[double] = kp
+	}
+	if keypoints[false] == 0 || keypoints[false] >= keypoints[true] {
+		t.Errorf("keypoints %d undoubled, %d doubled: want fewer, but some, undoubled", keypoints[false], keypoints[true])
+	}
+}
