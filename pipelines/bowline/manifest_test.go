@@ -52,6 +52,17 @@ func TestPrepareOutput(t *testing.T) {
 			t.Errorf("%s present = %v after PrepareOutput, want %v", n, err == nil, want)
 		}
 	}
+	// Scratch files a killed job left are no reason to refuse the
+	// directory, and go.
+	left := filepath.Join(run, rundir.ScratchName, "vocabulary-0123456789abcdef", "chunk-000000001.desc")
+	os.MkdirAll(filepath.Dir(left), 0o755)
+	os.WriteFile(left, []byte("x"), 0o644)
+	if err := PrepareOutput(ctx, run, false); err != nil {
+		t.Fatalf("a run with scratch files left: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(run, rundir.ScratchName)); !os.IsNotExist(err) {
+		t.Errorf("the scratch files a killed job left are still there (%v)", err)
+	}
 	// A directory of something else is refused, naming what is there,
 	// unless the run may replace it.
 	photos := filepath.Join(dir, "photos")

@@ -7,11 +7,12 @@
 //
 // With Options.Chunks > 0 (or, with 0, a sample above Options.WholeSample)
 // the sample is cut into that many chunks — more if that keeps every chunk
-// within 4,096 descriptors — which are reshuffled so that the runner can
-// spread them over workers, and Lloyd's iterations become stages of the
-// graph, unrolled MaxIter+1 times (the graph of a Beam batch job is fixed
-// before it runs). A sample above WholeSample is drawn part by part into
-// its chunks, never whole (parts.go). Iteration i is
+// within 4,096 descriptors — written to files of a scratch directory under
+// Options.Scratch (scratch.go); their names are reshuffled so that the
+// runner can spread them over workers, and Lloyd's iterations become
+// stages of the graph, unrolled MaxIter+1 times (the graph of a Beam batch
+// job is fixed before it runs). A sample above WholeSample is drawn part
+// by part into its chunks, never whole (parts.go). Iteration i is
 //
 //	chunks_i+1, partial sums_i = ParDo(assign_i)(chunks_i; side input: state_i)
 //	sums_i                     = CombinePerKey(merge)(partial sums_i)
@@ -30,8 +31,8 @@
 // state_i — through an nn.IVF trained by kmeans.TrainIVF with
 // IVFOptions.ForIteration(i) if Approx (an nn.Forest built with
 // ForestOptions.ForIteration(i) with UseForest), which keeps a descriptor's previous cluster unless it finds a
-// nearer one, exactly as kmeans.Train does — and re-emits the chunk with
-// the new labels for iteration i+1. It keeps per-bundle sparse sums: the
+// nearer one, exactly as kmeans.Train does — writes the chunk's new labels
+// to a file for iteration i+1 and re-emits the chunk's name. It keeps per-bundle sparse sums: the
 // integer sum and count of the descriptors of every cluster the bundle
 // touched, their squared distances and how many labels changed, and emits
 // them block by block in FinishBundle, or after a chunk once they touch
@@ -73,7 +74,9 @@
 // as large as the largest element it has emitted (up to twice that); the
 // unrolled graph has five stages per iteration, and a runner may run
 // several bundles of a stage at once, each with its own plan. Hence a chunk
-// element is at most maxChunk descriptors (540 KB), a block of sums
+// element is its name (its descriptors and labels are in files, and a
+// runner like Prism, which holds every element between stages in its own
+// memory, holds no descriptor), a block of sums
 // sumBlock words (265 KB, about a quarter of that coded: the sums are
 // integers, which Beam codes as varints) and a part of a state stateRows
 // centroids (256 KB), and assign drops its state, sums and scratch in
@@ -86,9 +89,10 @@
 // assigning goroutine keeps an nn.Search of 4·K bytes (or an
 // nn.IVFScratch); a bundle's partial sums take 1,036 bytes per word it
 // touched, leaving once they pass ShardWords words and a chunk, plus a
-// 4·K-byte index; a chunk takes 132 bytes per descriptor
-// (bytes and label) and, while assigned, a float32 copy of 512 bytes per
-// descriptor. Merge workers hold 1,036 bytes per word of the blocks they
+// 4·K-byte index; a chunk being assigned takes 132 bytes per descriptor
+// (bytes and label, read from its files) and a float32 copy of 512 bytes
+// per descriptor; the k-means‖ seeding's chunks carry D², label and
+// candidate (12 bytes a descriptor) and their bytes are read where needed. Merge workers hold 1,036 bytes per word of the blocks they
 // merge; the plan holds 8·K bytes of counts and its element 8 bytes per
 // empty cluster; an update of a word shard holds its kmeans.Sums and
 // centroids, 1,548 bytes a word (101 MB for the default 65,536 words), and
@@ -103,7 +107,9 @@
 // sample's priorities (8 bytes each) among its own descriptors; the worker
 // that finds the threshold, 16 bytes a descriptor of the sample; the
 // seeding, max(K, WholeSample) descriptors as bytes and float32; and no
-// worker the sample, which lives in the runner as chunks.
+// worker the sample, which lives in the chunks' files (128 bytes a
+// descriptor on the scratch directory's disk, and 4 for each of the two
+// latest iterations' labels).
 package kmeansbeam
 
 import (
@@ -137,7 +143,6 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*Codebook)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*failFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*initFn)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*splitFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*chunk)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*state)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*partial)(nil)).Elem())
@@ -156,7 +161,7 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*mergePriosFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*initPartsFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*partChunksFn)(nil)).Elem())
-	beam.RegisterFunction(codebookFn)
+	beam.RegisterType(reflect.TypeOf((*codebookFn)(nil)).Elem())
 	beam.RegisterFunction(keypointsFn)
 	beam.RegisterType(reflect.TypeOf((*samplePartFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*mergeSampleFn)(nil)).Elem())
@@ -225,6 +230,16 @@ type Options struct {
 	// descriptors above.
 	Init       kmeans.Init
 	InitSample int
+
+	// Scratch is a directory (local or gs://) that every worker reads and
+	// writes, under which distributed training keeps its sample's chunks
+	// while it trains, in a directory of its own that it removes when
+	// done (see scratch.go): 128 bytes a sampled descriptor and 4 for
+	// each of the latest two iterations' labels. Empty: the system's
+	// temporary directory, which only the workers of this machine see.
+	// It changes no output, so it is left out of the settings a run
+	// records.
+	Scratch string `json:"-"`
 
 	// ShardWords is the number of words whose centroids one worker
 	// updates in distributed training (0: DefaultShardWords): the update
@@ -543,21 +558,30 @@ func fromSample(s beam.Scope, smp beam.PCollection, opt Options, start beam.PCol
 	if opt.chunks() == 0 {
 		return beam.ParDo(s, &trainFn{Opt: opt}, smp)
 	}
-	st := initialCentroids(s, smp, opt, start)
-	chunks := beam.Reshuffle(s, beam.ParDo(s, &splitFn{Chunks: opt.chunks()}, smp))
-	return train(s, st, chunks, opt, start)
+	dir := opt.scratchDir()
+	seeding := opt.kmeans().InitMethod() == kmeans.InitParallel
+	chunks := beam.Reshuffle(s, beam.ParDo(s, &writeChunksFn{Chunks: opt.chunks(), K: opt.K, Dir: dir, Seeding: seeding}, smp))
+	var st beam.PCollection
+	if seeding {
+		st = initialCentroids(s, chunks, opt, dir, start)
+	} else {
+		st = beam.ParDo(s, &initFn{Opt: opt}, smp)
+	}
+	return train(s, st, chunks, opt, dir, start)
 }
 
 // train runs the distributed Lloyd's iterations from the initial state st
 // (PCollection<state>, its parts) on the sample's chunks
-// (PCollection<chunk>) and returns the codebook.
-func train(s beam.Scope, st, chunks beam.PCollection, opt Options, start beam.PCollection) beam.PCollection {
+// (PCollection<chunk>), whose files are in the scratch directory dir, and
+// returns the codebook.
+func train(s beam.Scope, st, chunks beam.PCollection, opt Options, dir string, start beam.PCollection) beam.PCollection {
+	total := beam.Combine(s, chunkTotalFn{}, chunks)
 	words := opt.shardWords()
 	shards := beam.Reshuffle(s, beam.ParDo(s, &shardsFn{K: opt.K, Words: words}, start))
 	forest, ivf := opt.forest(), opt.ivf()
 	for i := 0; i <= opt.MaxIter; i++ {
 		is := s.Scope(fmt.Sprintf("iteration%02d", i))
-		next, parts := beam.ParDo2(is, &assignFn{Iter: i, Approx: opt.Approx, Forest: forest, UseIVF: opt.useIVF(), IVF: ivf, Words: words}, chunks, beam.SideInput{Input: st})
+		next, parts := beam.ParDo2(is, &assignFn{Iter: i, Last: opt.MaxIter, Dir: dir, Approx: opt.Approx, Forest: forest, UseIVF: opt.useIVF(), IVF: ivf, Words: words}, chunks, beam.SideInput{Input: st})
 		sums := beam.CombinePerKey(is, &mergeFn{}, parts)
 		counts := beam.ParDo(is, countsFn, sums)
 		pl := beam.ParDo(is, &planFn{Iter: i, MaxIter: opt.MaxIter, Tol: opt.Tol}, start, beam.SideInput{Input: st}, beam.SideInput{Input: counts})
@@ -566,7 +590,7 @@ func train(s beam.Scope, st, chunks beam.PCollection, opt Options, start beam.PC
 		st = beam.Flatten(is, updated, split)
 		chunks = next
 	}
-	return beam.ParDo(s, codebookFn, start, beam.SideInput{Input: st})
+	return beam.ParDo(s, &codebookFn{Dir: dir}, start, beam.SideInput{Input: st}, beam.SideInput{Input: total})
 }
 
 // Words flattens a codebook into its Parquet rows.
@@ -674,11 +698,15 @@ func (f *failFn) ProcessElement(sample) (Codebook, error) {
 // floats converts the sample's descriptors to float32, or reports that there
 // are too few for k words.
 func floats(smp sample, k int) ([]float32, error) {
-	n := len(smp.Prio)
-	if n < k {
-		return nil, fmt.Errorf("vocabulary: %d descriptors sampled, fewer than the %d words asked for: lower --vocab or give more images", n, k)
+	if n := len(smp.Prio); n < k {
+		return nil, tooFew(n, k)
 	}
 	return byteFloats(smp.Desc), nil
+}
+
+// tooFew is the error of a sample of n descriptors for k words, n < k.
+func tooFew(n, k int) error {
+	return fmt.Errorf("vocabulary: %d descriptors sampled, fewer than the %d words asked for: lower --vocab or give more images", n, k)
 }
 
 // byteFloats returns the descriptor bytes b as float32 values.

@@ -1,6 +1,7 @@
 package kmeansbeam
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"math"
@@ -477,13 +478,20 @@ func TestSplitBoundsChunks(t *testing.T) {
 			smp.Desc[i] = byte(i / d)
 		}
 		var got []chunk
-		(&splitFn{Chunks: tc.chunks}).ProcessElement(smp, func(c chunk) { got = append(got, c) })
+		dir := t.TempDir()
+		if err := (&writeChunksFn{Chunks: tc.chunks, K: 1, Dir: dir}).ProcessElement(context.Background(), smp, func(c chunk) { got = append(got, c) }); err != nil {
+			t.Fatal(err)
+		}
 		var all []byte
 		for _, c := range got {
-			if len(c.Desc) > maxChunk*d {
-				t.Errorf("n=%d chunks=%d: a chunk of %d descriptors", tc.n, tc.chunks, len(c.Desc)/d)
+			if c.N > maxChunk || c.Lo != len(all)/d || c.Total != tc.n {
+				t.Errorf("n=%d chunks=%d: a chunk of %d descriptors from %d of %d", tc.n, tc.chunks, c.N, c.Lo, c.Total)
 			}
-			all = append(all, c.Desc...)
+			desc, err := readDesc(context.Background(), dir, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, desc...)
 		}
 		if len(got) != tc.want || !slices.Equal(all, smp.Desc) {
 			t.Errorf("n=%d chunks=%d: %d chunks (covering the sample: %v), want %d", tc.n, tc.chunks, len(got), slices.Equal(all, smp.Desc), tc.want)

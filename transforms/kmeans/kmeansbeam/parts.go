@@ -159,15 +159,17 @@ func (f *initPartsFn) ProcessElement(ctx context.Context, smp sample, thrSide fu
 	if len(smp.Prio) > thr.Count {
 		return fmt.Errorf("vocabulary: a seeding sample of %d descriptors from a sample of %d", len(smp.Prio), thr.Count)
 	}
-	return initState(ctx, f.Opt, smp, thr.Count, chunkCount(1, thr.Count), emit)
+	return initState(ctx, f.Opt, smp, thr.Count, emit)
 }
 
-// partChunksFn reads a features part again, when build is true, and emits
-// its descriptors of the sample, those of priority at most the threshold,
-// in chunks of at most maxChunk; chunk j of part p has index p·2²⁰ + j.
+// partChunksFn reads a features part again, when build is true, and
+// writes its descriptors of the sample, those of priority at most the
+// threshold, to Dir in chunks of at most maxChunk, and emits their names;
+// chunk j of part p has index p·2²⁰ + j.
 type partChunksFn struct {
 	Hash  uint64
 	Loads int
+	Dir   string
 }
 
 func (f *partChunksFn) ProcessElement(ctx context.Context, p formats.Part, thrSide func(*threshold) bool, build bool, emit func(chunk)) error {
@@ -184,28 +186,36 @@ func (f *partChunksFn) ProcessElement(ctx context.Context, p formats.Part, thrSi
 		return fmt.Errorf("vocabulary: part %d: %w", p.Part, err)
 	}
 	const d = formats.DescriptorSize
-	c := chunk{Index: p.Part << 20}
+	index := p.Part << 20
+	buf := make([]byte, 0, maxChunk*d)
+	flush := func() error {
+		c := chunk{Index: index, N: len(buf) / d}
+		if err := writeDesc(ctx, f.Dir, c.Index, buf); err != nil {
+			return err
+		}
+		emit(c)
+		index++
+		buf = buf[:0]
+		return nil
+	}
 	err = fileio.ReadEach(ctx, p.Path, func(feat *formats.Features) error {
+		var err error
 		priorities(f.Hash, *feat, func(prio uint64, desc []byte) {
-			if prio > thr.Prio {
+			if prio > thr.Prio || err != nil {
 				return
 			}
-			if c.Desc == nil {
-				c.Desc = make([]byte, 0, maxChunk*d)
-			}
-			c.Desc = append(c.Desc, desc...)
-			if len(c.Desc) == maxChunk*d {
-				emit(c)
-				c = chunk{Index: c.Index + 1}
+			buf = append(buf, desc...)
+			if len(buf) == maxChunk*d {
+				err = flush()
 			}
 		})
-		return nil
+		return err
 	})
-	if err != nil {
-		return fmt.Errorf("vocabulary: %w", err)
+	if err == nil && len(buf) > 0 {
+		err = flush()
 	}
-	if len(c.Desc) > 0 {
-		emit(c)
+	if err != nil {
+		return fmt.Errorf("vocabulary: part %d: %w", p.Part, err)
 	}
 	return nil
 }
@@ -225,7 +235,8 @@ func ofParts(s beam.Scope, parts beam.PCollection, opt Options, build, start bea
 	}
 	thr := beam.Combine(s, &mergePriosFn{Max: n}, prioParts)
 	st := beam.ParDo(s, &initPartsFn{Opt: opt}, seed, beam.SideInput{Input: thr})
-	chunks := beam.Reshuffle(s, beam.ParDo(s, &partChunksFn{Hash: opt.Seed, Loads: opt.PartLoads}, shuffled,
+	dir := opt.scratchDir()
+	chunks := beam.Reshuffle(s, beam.ParDo(s, &partChunksFn{Hash: opt.Seed, Loads: opt.PartLoads, Dir: dir}, shuffled,
 		beam.SideInput{Input: thr}, beam.SideInput{Input: build}))
-	return train(s, st, chunks, opt, start)
+	return train(s, st, chunks, opt, dir, start)
 }

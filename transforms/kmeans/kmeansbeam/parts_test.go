@@ -121,7 +121,8 @@ func TestAssignBoundsBundleSums(t *testing.T) {
 	var parts []state
 	st.parts(func(p state) { parts = append(parts, p) })
 	var side func(*state) bool
-	f := &assignFn{Words: 5}
+	dir := t.TempDir()
+	f := &assignFn{Words: 5, Dir: dir}
 	var words, n int64
 	emitSums := func(_ int, p partial) {
 		words += int64(len(p.Words))
@@ -141,7 +142,10 @@ func TestAssignBoundsBundleSums(t *testing.T) {
 			*p, i = parts[i], i+1
 			return true
 		}
-		if err := f.ProcessElement(context.Background(), chunk{Index: c, Desc: desc}, side, func(chunk) {}, emitSums); err != nil {
+		if err := writeDesc(context.Background(), dir, c, desc); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.ProcessElement(context.Background(), chunk{Index: c, N: 20}, side, func(chunk) {}, emitSums); err != nil {
 			t.Fatal(err)
 		}
 		if len(f.sums.words) > 5 {
