@@ -85,13 +85,17 @@ func atMost(names []string, n int) []string {
 // it removes every other file directly under dir — files of an earlier run
 // this one did not rewrite (a learner no longer trained, another shard
 // count), temporary files of killed runs, and, with overwrite, anything
-// else — and then writes the manifest, with the run's settings.
-// Sub-directories are never touched. Each file removed is logged, with
+// else — and the scratch directory (rundir.ScratchName), whose files no
+// stage reads any more, and then writes the manifest, with the run's
+// settings. Other sub-directories are never touched. Each file removed is logged, with
 // why. It returns the manifest.
 func finishOutput(ctx context.Context, dir, job string, written []string, set *rundir.Settings, overwrite bool) (rundir.Manifest, error) {
 	keep := map[string]bool{}
 	for _, w := range written {
 		keep[w] = true
+	}
+	if err := fileio.RemoveAll(ctx, fileio.Join(dir, rundir.ScratchName)); err != nil {
+		return rundir.Manifest{}, err
 	}
 	names, isDir, err := fileio.Entries(ctx, dir)
 	if err != nil {

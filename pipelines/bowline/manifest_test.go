@@ -79,8 +79,8 @@ func TestPrepareOutput(t *testing.T) {
 
 // TestRerunReplacesTheRun: a re-run into a directory holding an earlier
 // run leaves exactly its own files — none of a learner no longer trained,
-// of another shard count or of a killed run's temporary files — and its
-// manifest lists them with their sizes.
+// of another shard count, of a killed run's temporary files or of the
+// run's scratch files — and its manifest lists them with their sizes.
 func TestRerunReplacesTheRun(t *testing.T) {
 	ctx := context.Background()
 	out := filepath.Join(t.TempDir(), "out")
@@ -98,6 +98,7 @@ func TestRerunReplacesTheRun(t *testing.T) {
 
 	c.Learning.Learners = []string{"solis-ada"}
 	c.Describe.PartImages = 40 // 96 images: 3 parts, not 1
+	c.Vocab.Chunks = 2         // trained over chunks in scratch files, gone by the end
 	if err := PrepareOutput(ctx, out, false); err != nil {
 		t.Fatal(err)
 	}
