@@ -390,6 +390,39 @@ func cachedAssigner(st *state, opt kmeans.AssignOptions) (*kmeans.Assigner, erro
 	return assignerSlot.get(st, opt, kmeans.AssignOptions.ForIteration, kmeans.NewAssigner)
 }
 
+// stateSlot holds the state of the latest iteration assigned in this
+// process, keyed by the training's scratch directory, named once per graph
+// (Options.scratchDir), and the iteration: every bundle of an iteration
+// reads the same state, which a worker process so assembles once, not
+// once per bundle, and holds one of at a time.
+var stateSlot struct {
+	sync.Mutex
+	dir  string
+	iter int
+	st   *state
+}
+
+// cachedState returns the state of iteration iter of the training of
+// scratch directory dir, from stateSlot or assembled from its parts,
+// which side yields.
+func cachedState(dir string, iter int, side func(*state) bool) (state, error) {
+	stateSlot.Lock()
+	defer stateSlot.Unlock()
+	if stateSlot.st != nil && stateSlot.dir == dir && stateSlot.iter == iter {
+		return *stateSlot.st, nil
+	}
+	stateSlot.st = nil // let the old state go before assembling the new one
+	st, ok, err := readState(side)
+	if err != nil {
+		return state{}, err
+	}
+	if !ok {
+		return state{}, fmt.Errorf("vocabulary: iteration %d has no centroids", iter)
+	}
+	stateSlot.dir, stateSlot.iter, stateSlot.st = dir, iter, &st
+	return st, nil
+}
+
 // assignFn assigns chunks to the centroids of the state side input,
 // writes each chunk's new labels for the next iteration (but in iteration
 // Last, whose labels no one reads) and emits the chunk, and emits the
@@ -413,7 +446,6 @@ type assignFn struct {
 	// rest of the job.
 	ready    bool // the state has been read
 	skip     bool // training has converged
-	cent     []float32
 	assigner *kmeans.Assigner
 	sums     bundleSums
 	descs    beam.Counter
@@ -425,12 +457,9 @@ type assignFn struct {
 func (f *assignFn) ProcessElement(ctx context.Context, c chunk, stateSide func(*state) bool, emitChunk func(chunk), emitSums func(int, partial)) error {
 	const d = formats.DescriptorSize
 	if !f.ready {
-		st, ok, err := readState(stateSide)
+		st, err := cachedState(f.Dir, f.Iter, stateSide)
 		if err != nil {
 			return err
-		}
-		if !ok {
-			return fmt.Errorf("vocabulary: iteration %d has no centroids", f.Iter)
 		}
 		f.ready = true
 		if st.Converged {
@@ -440,7 +469,6 @@ func (f *assignFn) ProcessElement(ctx context.Context, c chunk, stateSide func(*
 		if st.Iter != f.Iter || st.Dim != d {
 			return fmt.Errorf("vocabulary: iteration %d received the centroids of iteration %d, dimension %d", f.Iter, st.Iter, st.Dim)
 		}
-		f.cent = st.Centroids
 		a, err := cachedAssigner(&st, kmeans.AssignOptions{Approx: f.Approx, Forest: f.Forest, UseIVF: f.UseIVF, IVF: f.IVF})
 		if err != nil {
 			return fmt.Errorf("vocabulary: iteration %d: %w", f.Iter, err)

@@ -16,14 +16,16 @@
 //
 //	chunks_i+1, partial sums_i = ParDo(assign_i)(chunks_i; side input: state_i)
 //	sums_i                     = CombinePerKey(merge)(partial sums_i)
-//	plan_i                     = ParDo(plan_i)(impulse; side inputs: state_i, counts of sums_i)
-//	shard rows_i, split rows_i = ParDo(shard_i)(word shards; side inputs: state_i, plan_i, sums_i by block)
+//	plan_i                     = ParDo(plan_i)(impulse; side inputs: head_i, counts of sums_i)
+//	shard rows_i, split rows_i = ParDo(shard_i)(word shards; side inputs: state_i by shard, plan_i, sums_i by block)
 //	state_i+1                  = shard rows_i + ParDo(split_i)(impulse; side inputs: plan_i, split rows_i)
+//	head_i+1                   = the state plan_i leads to, without centroids
 //
 // where state_0 holds the initial centroids — by k-means‖ over the chunks
 // (see initialCentroids), or kmeans.Initialize on the sample on one worker
 // for the other seedings — and a state is the current centroids, iteration,
-// objective and whether training has converged. A state travels as parts of
+// objective and whether training has converged; its head is the state
+// without its centroids. A state travels as parts of
 // at most 512 centroids, and sums as blocks of 256 words keyed by block, so
 // that no element of the loop exceeds about half a megabyte (see Memory).
 //
@@ -53,17 +55,18 @@
 // rounding, at most 2⁻⁹).
 //
 // The update is split by word range so that no worker holds K words' float64
-// sums. plan_i, on one worker, reads only the counts of the merged sums (12
-// bytes a word) and applies the stopping rule kmeans.Options.Stop and, if
-// training goes on, kmeans.PlanSplits: which empty clusters split off which
-// large ones, which needs only the counts. shard_i, for each shard of
-// Options.ShardWords words (DefaultShardWords), gathers the shard's merged
-// blocks into kmeans.Sums of its word range and sets each centroid to the
-// mean of its cluster (kmeans.Update); it emits its rows as parts of the
-// next state, except the few rows the splits touch, which split_i gathers
-// on one worker to apply the splits (kmeans.ApplySplits) and emit. The
-// centroids are those kmeans.Update and kmeans.Split give on the Sums of
-// all words, bit for bit, so the shards change no output. A converged state
+// sums. plan_i, on one worker, reads only the head of state_i and the
+// counts of the merged sums (12 bytes a word) and applies the stopping rule
+// kmeans.Options.Stop and, if training goes on, kmeans.PlanSplits: which
+// empty clusters split off which large ones, which needs only the counts.
+// shard_i, for each shard of Options.ShardWords words (DefaultShardWords),
+// reads its rows of state_i, gathers the shard's merged blocks into
+// kmeans.Sums of its word range and sets each centroid to the mean of its
+// cluster (kmeans.Update); it emits its rows as parts of the next state,
+// except the few rows the splits touch, which split_i gathers on one worker
+// to apply the splits (kmeans.ApplySplits) and emit. The centroids are
+// those kmeans.Update and kmeans.Split give on the Sums of all words, bit
+// for bit, so the shards change no output. A converged state
 // passes through the remaining stages unchanged.
 //
 // # Memory
@@ -84,7 +87,10 @@
 // with the sample.
 //
 // Per worker, with D = 128 and K words: the state side input is 512·K bytes
-// of float32 centroids, assembled once per bundle, and the worker holds one
+// of float32 centroids, which assign assembles once per worker process and
+// iteration (a one-slot cache like the index's, keyed by the training and
+// the iteration), plan reads the head alone and a shard update the parts
+// of its words; the worker holds one
 // index (forest or IVF) at a time, of the size package nn states; each
 // assigning goroutine keeps an nn.Search of 4·K bytes (or an
 // nn.IVFScratch); a bundle's partial sums take 1,036 bytes per word it
@@ -155,6 +161,9 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*splitRow)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*splitRowsFn)(nil)).Elem())
 	beam.RegisterFunction(countsFn)
+	beam.RegisterFunction(headFn)
+	beam.RegisterFunction(nextHeadFn)
+	beam.RegisterType(reflect.TypeOf((*stateByShardFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*partPriosFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*prios)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*threshold)(nil)).Elem())
@@ -579,15 +588,18 @@ func train(s beam.Scope, st, chunks beam.PCollection, opt Options, dir string, s
 	words := opt.shardWords()
 	shards := beam.Reshuffle(s, beam.ParDo(s, &shardsFn{K: opt.K, Words: words}, start))
 	forest, ivf := opt.forest(), opt.ivf()
+	head := beam.ParDo(s, headFn, start, beam.SideInput{Input: st})
 	for i := 0; i <= opt.MaxIter; i++ {
 		is := s.Scope(fmt.Sprintf("iteration%02d", i))
 		next, parts := beam.ParDo2(is, &assignFn{Iter: i, Last: opt.MaxIter, Dir: dir, Approx: opt.Approx, Forest: forest, UseIVF: opt.useIVF(), IVF: ivf, Words: words}, chunks, beam.SideInput{Input: st})
 		sums := beam.CombinePerKey(is, &mergeFn{}, parts)
 		counts := beam.ParDo(is, countsFn, sums)
-		pl := beam.ParDo(is, &planFn{Iter: i, MaxIter: opt.MaxIter, Tol: opt.Tol}, start, beam.SideInput{Input: st}, beam.SideInput{Input: counts})
-		updated, rows := beam.ParDo2(is, &shardFn{Iter: i, Words: words}, shards, beam.SideInput{Input: st}, beam.SideInput{Input: pl}, beam.SideInput{Input: sums})
+		pl := beam.ParDo(is, &planFn{Iter: i, MaxIter: opt.MaxIter, Tol: opt.Tol}, start, beam.SideInput{Input: head}, beam.SideInput{Input: counts})
+		byShard := beam.ParDo(is, &stateByShardFn{Words: words}, st)
+		updated, rows := beam.ParDo2(is, &shardFn{Iter: i, Words: words}, shards, beam.SideInput{Input: byShard}, beam.SideInput{Input: pl}, beam.SideInput{Input: sums})
 		split := beam.ParDo(is, &splitRowsFn{Iter: i}, start, beam.SideInput{Input: pl}, beam.SideInput{Input: rows})
 		st = beam.Flatten(is, updated, split)
+		head = beam.ParDo(is, nextHeadFn, pl)
 		chunks = next
 	}
 	return beam.ParDo(s, &codebookFn{Dir: dir}, start, beam.SideInput{Input: st}, beam.SideInput{Input: total})

@@ -2,6 +2,8 @@ package kmeansbeam
 
 import (
 	"context"
+	"errors"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -120,6 +122,99 @@ func TestAssignRetrySameResult(t *testing.T) {
 	for iter, want := range []bool{false, true, true} {
 		if _, err := os.Stat(filepath.Join(dir, labelsName(c.Index, iter))); (err == nil) != want {
 			t.Errorf("after iteration 2 the labels of iteration %d are there: %v, want %v", iter, err == nil, want)
+		}
+	}
+}
+
+// A worker process assembles an iteration's state once, whatever the
+// bundles that assign chunks with it; another iteration, or another
+// training, reads its own.
+func TestAssignReadsStateOncePerProcess(t *testing.T) {
+	const k, d, n = 5, formats.DescriptorSize, 30
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(81, 82))
+	dirs := []string{t.TempDir(), t.TempDir()}
+	desc := make([]byte, n*d)
+	for i := range desc {
+		desc[i] = byte(r.IntN(256))
+	}
+	for _, dir := range dirs {
+		if err := writeDesc(ctx, dir, 0, desc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := state{K: k, Dim: d, Centroids: make([]float32, k*d), Sampled: n}
+	for i := range st.Centroids {
+		st.Centroids[i] = float32(r.IntN(256))
+	}
+	reads := 0
+	bundle := func(dir string, iter int) {
+		t.Helper()
+		s := st
+		s.Iter = iter
+		var parts []state
+		s.parts(func(p state) { parts = append(parts, p) })
+		side := func(p *state) bool {
+			if len(parts) == 0 {
+				return false
+			}
+			reads++
+			*p, parts = parts[0], parts[1:]
+			return true
+		}
+		f := &assignFn{Iter: iter, Last: iter, Dir: dir, Words: k}
+		if iter > 0 {
+			if err := writeLabels(ctx, dir, 0, iter-1, make([]int32, n)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := f.ProcessElement(ctx, chunk{N: n}, side, func(chunk) {}, func(int, partial) {}); err != nil {
+			t.Fatal(err)
+		}
+		f.FinishBundle(side, func(chunk) {}, func(int, partial) {})
+	}
+	for _, tc := range []struct {
+		dir       string
+		iter      int
+		wantReads int
+	}{{dirs[0], 0, 1}, {dirs[0], 0, 0}, {dirs[0], 0, 0}, {dirs[0], 1, 1}, {dirs[0], 1, 0}, {dirs[1], 1, 1}} {
+		reads = 0
+		bundle(tc.dir, tc.iter)
+		if reads != tc.wantReads {
+			t.Errorf("a bundle of iteration %d read %d parts of the state, want %d", tc.iter, reads, tc.wantReads)
+		}
+	}
+}
+
+// The parts of a state go to every word shard they overlap and to no
+// other, so that a shard's update reads its rows and only those.
+func TestStateByShard(t *testing.T) {
+	const d = 4
+	for _, tc := range []struct{ k, words int }{{1500, 300}, {1500, 512}, {1024, 1 << 16}, {7, 2}} {
+		st := state{K: tc.k, Dim: d, Centroids: make([]float32, tc.k*d)}
+		got := map[int][]int{} // shard: rows
+		f := &stateByShardFn{Words: tc.words}
+		var err error
+		st.parts(func(p state) {
+			err = errors.Join(err, f.ProcessElement(p, func(sh int, q state) {
+				for r := q.Lo; r < q.Lo+len(q.Centroids)/d; r++ {
+					got[sh] = append(got[sh], r)
+				}
+			}))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for sh := 0; sh*tc.words < tc.k; sh++ {
+			rows := got[sh]
+			lo, hi := sh*tc.words, min((sh+1)*tc.words, tc.k)
+			if len(rows) == 0 || rows[0] > lo || rows[len(rows)-1] < hi-1 || rows[0] <= lo-stateRows || rows[len(rows)-1] >= hi+stateRows-1 {
+				t.Errorf("K=%d, shards of %d: shard %d gets rows %d to %d of some, want its [%d, %d) and at most the parts that overlap it", tc.k, tc.words, sh, rows[0], rows[len(rows)-1], lo, hi)
+			}
+			delete(got, sh)
+		}
+		if len(got) != 0 {
+			t.Errorf("K=%d, shards of %d: parts keyed by shards past the words: %v", tc.k, tc.words, slices.Collect(maps.Keys(got)))
 		}
 	}
 }
