@@ -111,11 +111,12 @@
 // merging), and the seeding a float32 copy (512 bytes a descriptor). A
 // larger sample is drawn in parts: a part's reader holds at most twice the
 // sample's priorities (8 bytes each) among its own descriptors; the worker
-// that finds the threshold, 16 bytes a descriptor of the sample; the
-// seeding, max(K, WholeSample) descriptors as bytes and float32; and no
-// worker the sample, which lives in the chunks' files (128 bytes a
-// descriptor on the scratch directory's disk, and 4 for each of the two
-// latest iterations' labels).
+// that finds the threshold, 16 bytes a descriptor of the sample; a part's
+// chunk writer one chunk and its share of the seeding sample; the seeding,
+// max(K, WholeSample) descriptors as bytes and float32; and no worker the
+// sample, which lives in the chunks' files (128 bytes a descriptor on the
+// scratch directory's disk, and 4 for each of the two latest iterations'
+// labels).
 package kmeansbeam
 
 import (
@@ -263,21 +264,19 @@ type Options struct {
 // descriptors a word, at least MinDefaultSample and at most
 // MaxDefaultSample. Philbin et al. trained 1M words on 16.7M descriptors,
 // and 100K words from 230K descriptors leave most words in one or two
-// images. The upper bound is the largest sample one worker holds whole
-// (MaxOneWorkerSample): a larger sample is drawn in parts and trained in
-// chunks, which on Prism, where every chunk stays in the runner's memory
-// between stages, peaked above 12 GB at 5M descriptors and 100K words.
-// So a default run's memory stays bounded on the local runner too, and a
-// larger sample (50 a word above 20K words) must be asked for.
+// images. A sample above WholeSample (by default above 20K words) is drawn
+// in parts and trained in chunks whose descriptors stay in files, so no
+// worker and no runner holds it whole; the upper bound, 20 a word at 1M
+// words, keeps its files to 2.6 GB.
 const (
 	SamplePerWord    = 50
 	MinDefaultSample = 200_000
-	MaxDefaultSample = MaxOneWorkerSample
+	MaxDefaultSample = 20_000_000
 )
 
 // DefaultSample returns the sample of a vocabulary of k words when
 // Options.Sample is 0: 50 descriptors a word, at least 200,000 and at most
-// 1,000,000.
+// 20,000,000.
 func DefaultSample(k int) int {
 	return min(max(MinDefaultSample, SamplePerWord*k), MaxDefaultSample)
 }

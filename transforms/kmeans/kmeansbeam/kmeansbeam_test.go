@@ -306,7 +306,7 @@ func TestOptionsValidate(t *testing.T) {
 		{"negative whole sample", func(o *Options) { o.WholeSample = -1 }, "WholeSample"},
 		{"negative sample", func(o *Options) { o.Sample = -1 }, "Sample = -1"},
 		{"default sample", func(o *Options) { o.Sample, o.K = 0, 100_000 }, ""},
-		{"default sample < K", func(o *Options) { o.Sample, o.K = 0, MaxDefaultSample+1 }, "Sample = 1000000: must be at least K"},
+		{"default sample < K", func(o *Options) { o.Sample, o.K = 0, MaxDefaultSample+1 }, "Sample = 20000000: must be at least K"},
 		{"zero MaxIter", func(o *Options) { o.MaxIter = 0 }, "MaxIter"},
 		{"bad forest", func(o *Options) { o.Approx, o.Forest = true, nn.ForestOptions{Trees: 1, LeafSize: -1, Checks: 1} }, "LeafSize"},
 		{"bad ivf", func(o *Options) { o.Approx, o.IVF = true, nn.IVFOptions{Probes: 1, Lists: -2} }, "Lists"},
@@ -328,8 +328,8 @@ func TestOptionsValidate(t *testing.T) {
 // within its bounds; an explicit sample wins.
 func TestDefaultSample(t *testing.T) {
 	for _, tc := range []struct{ k, sample, want int }{
-		{1000, 0, 200_000}, {4000, 0, 200_000}, {10_000, 0, 500_000}, {100_000, 0, 1_000_000},
-		{1_000_000, 0, 1_000_000}, {1_000_000, 20_000_000, 20_000_000}, {10_000, 200_000, 200_000},
+		{1000, 0, 200_000}, {4000, 0, 200_000}, {10_000, 0, 500_000}, {20_000, 0, 1_000_000}, {20_001, 0, 1_000_050},
+		{100_000, 0, 5_000_000}, {1_000_000, 0, 20_000_000}, {1_000_000, 1_000_000, 1_000_000}, {10_000, 200_000, 200_000},
 	} {
 		o := Options{K: tc.k, Sample: tc.sample}
 		if got := o.sample(); got != tc.want {
