@@ -439,10 +439,9 @@ type Codebook struct {
 	Seconds float64
 
 	// Chunks is the number of chunks the sample was cut into when
-	// distributed (Options.Chunks, adjusted by the sample's size), 0 on
-	// one worker: the vocabulary's units of work in the report. A sample
-	// drawn in parts counts ⌈Sampled/4,096⌉, though each part's last
-	// chunk may be short.
+	// distributed (Options.Chunks, adjusted by the sample's size; a
+	// sample drawn in parts, each part's, its last short), 0 on one
+	// worker: the vocabulary's units of work in the report.
 	Chunks int
 
 	// Converged reports whether training stopped before MaxIter (see
