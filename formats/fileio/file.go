@@ -112,6 +112,32 @@ func Remove(ctx context.Context, path string) error {
 	return nil
 }
 
+// RemoveAll deletes dir (local or gs://) and everything beneath it. A
+// missing dir is not an error.
+func RemoveAll(ctx context.Context, dir string) error {
+	if !isRemote(dir) {
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("fileio: remove %s: %w", dir, err)
+		}
+		return nil
+	}
+	fsys, err := filesystem.New(ctx, dir)
+	if err != nil {
+		return fmt.Errorf("fileio: remove %s: %w", dir, err)
+	}
+	defer fsys.Close()
+	all, err := fsys.List(ctx, Join(dir, "**"))
+	if err != nil {
+		return fmt.Errorf("fileio: remove %s: %w", dir, err)
+	}
+	for _, f := range all {
+		if err := Remove(ctx, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Copy copies the file at from to to, whole or not at all: a gs:// object
 // to gs:// is copied by the service (no byte through this process); a
 // local file to a local path is hard-linked under a temporary name and

@@ -627,3 +627,29 @@ func TestCopy(t *testing.T) {
 		t.Errorf("local to gs://: %q, %v", got, err)
 	}
 }
+
+// RemoveAll removes a directory and everything beneath it, local or
+// gs://, and nothing beside it; a missing directory is no error.
+func TestRemoveAll(t *testing.T) {
+	gcstest.Start(t, "test-bucket")
+	ctx := context.Background()
+	for _, root := range []string{t.TempDir(), "gs://test-bucket/run"} {
+		for _, n := range []string{"scratch/a", "scratch/sub/b", "scratch2/c", "d"} {
+			if err := WriteBytes(ctx, Join(root, n), []byte("x")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := RemoveAll(ctx, Join(root, "scratch")); err != nil {
+			t.Fatal(err)
+		}
+		if n := countObjects(t, Join(root, "scratch/*")) + countObjects(t, Join(root, "scratch/sub/*")); n != 0 {
+			t.Errorf("%s: %d files left under scratch", root, n)
+		}
+		if n := countObjects(t, Join(root, "scratch2/*")) + countObjects(t, Join(root, "d")); n != 2 {
+			t.Errorf("%s: %d of the 2 files beside scratch left", root, n)
+		}
+		if err := RemoveAll(ctx, Join(root, "scratch")); err != nil {
+			t.Errorf("%s: removing it again: %v", root, err)
+		}
+	}
+}

@@ -46,6 +46,14 @@ const (
 	// one run readers use (formats/published); it lives in the root, not
 	// in a run.
 	PublishedName = "published.json"
+	// ScratchName is the directory of a run's scratch files: what a stage
+	// writes for later stages of the same job to read, on every worker,
+	// and removes once they are done (the vocabulary's sample chunks).
+	// Each job writes in a sub-directory of its own, so it never reads
+	// another's; what a killed job left is removed when the next run of
+	// the directory starts. It is no file of the run: no manifest lists
+	// it.
+	ScratchName = ".scratch"
 )
 
 // shardName matches the name of one file of a sharded table

@@ -222,6 +222,7 @@ func Build(s beam.Scope, c Config) error {
 	// recorded whenever one is built, for the drift check of the next
 	// run.
 	drift := kmeansbeam.DriftSample(s, featParts, kmeans.DriftDescriptors, c.Vocab.Seed, c.Vocab.PartLoads)
+	c.Vocab.Scratch = fileio.Join(c.Output, rundir.ScratchName)
 	codebook, built, decision, kept := vocabulary(s, c, prev, featParts, drift)
 	units = append(units, beam.ParDo(s, vocabStageFn, built))
 	written = append(written, write("codebook", 1, kmeansbeam.Words(s, codebook)))

@@ -23,7 +23,8 @@ func IsOwnFile(name string) bool { return rundir.IsOwnFile(name) || fileio.IsTem
 // the jobs' own files — another program's output, a directory of photos —
 // is refused, unless overwrite is set, in which case the files directly in
 // it that the run does not write are removed when it finishes;
-// sub-directories are kept (OverwriteHelp). The manifest and
+// sub-directories are kept (OverwriteHelp). Scratch files a killed
+// job left (rundir.ScratchName) are removed. The manifest and
 // report.json of an earlier run are removed first, so that a run that is
 // killed never looks finished.
 func PrepareOutput(ctx context.Context, dir string, overwrite bool) error {
@@ -34,6 +35,11 @@ func PrepareOutput(ctx context.Context, dir string, overwrite bool) error {
 	var foreign, removed []string
 	for _, n := range names {
 		switch {
+		case n == rundir.ScratchName:
+			// Only a killed job leaves scratch files: none is read again.
+			if err := fileio.RemoveAll(ctx, fileio.Join(dir, n)); err != nil {
+				return err
+			}
 		case isDir[n]:
 			foreign = append(foreign, n+"/")
 		case !IsOwnFile(n):
@@ -79,13 +85,17 @@ func atMost(names []string, n int) []string {
 // it removes every other file directly under dir — files of an earlier run
 // this one did not rewrite (a learner no longer trained, another shard
 // count), temporary files of killed runs, and, with overwrite, anything
-// else — and then writes the manifest, with the run's settings.
-// Sub-directories are never touched. Each file removed is logged, with
+// else — and the scratch directory (rundir.ScratchName), whose files no
+// stage reads any more, and then writes the manifest, with the run's
+// settings. Other sub-directories are never touched. Each file removed is logged, with
 // why. It returns the manifest.
 func finishOutput(ctx context.Context, dir, job string, written []string, set *rundir.Settings, overwrite bool) (rundir.Manifest, error) {
 	keep := map[string]bool{}
 	for _, w := range written {
 		keep[w] = true
+	}
+	if err := fileio.RemoveAll(ctx, fileio.Join(dir, rundir.ScratchName)); err != nil {
+		return rundir.Manifest{}, err
 	}
 	names, isDir, err := fileio.Entries(ctx, dir)
 	if err != nil {

@@ -52,6 +52,17 @@ func TestPrepareOutput(t *testing.T) {
 			t.Errorf("%s present = %v after PrepareOutput, want %v", n, err == nil, want)
 		}
 	}
+	// Scratch files a killed job left are no reason to refuse the
+	// directory, and go.
+	left := filepath.Join(run, rundir.ScratchName, "vocabulary-0123456789abcdef", "chunk-000000001.desc")
+	os.MkdirAll(filepath.Dir(left), 0o755)
+	os.WriteFile(left, []byte("x"), 0o644)
+	if err := PrepareOutput(ctx, run, false); err != nil {
+		t.Fatalf("a run with scratch files left: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(run, rundir.ScratchName)); !os.IsNotExist(err) {
+		t.Errorf("the scratch files a killed job left are still there (%v)", err)
+	}
 	// A directory of something else is refused, naming what is there,
 	// unless the run may replace it.
 	photos := filepath.Join(dir, "photos")
@@ -68,8 +79,8 @@ func TestPrepareOutput(t *testing.T) {
 
 // TestRerunReplacesTheRun: a re-run into a directory holding an earlier
 // run leaves exactly its own files — none of a learner no longer trained,
-// of another shard count or of a killed run's temporary files — and its
-// manifest lists them with their sizes.
+// of another shard count, of a killed run's temporary files or of the
+// run's scratch files — and its manifest lists them with their sizes.
 func TestRerunReplacesTheRun(t *testing.T) {
 	ctx := context.Background()
 	out := filepath.Join(t.TempDir(), "out")
@@ -87,6 +98,7 @@ func TestRerunReplacesTheRun(t *testing.T) {
 
 	c.Learning.Learners = []string{"solis-ada"}
 	c.Describe.PartImages = 40 // 96 images: 3 parts, not 1
+	c.Vocab.Chunks = 2         // trained over chunks in scratch files, gone by the end
 	if err := PrepareOutput(ctx, out, false); err != nil {
 		t.Fatal(err)
 	}

@@ -79,8 +79,8 @@ func TestJobFlagsSample(t *testing.T) {
 	}{
 		{nil, 200_000},
 		{[]string{"--vocab", "10000"}, 500_000},
-		{[]string{"--vocab", "100000"}, 1_000_000},
-		{[]string{"--vocab", "1000000"}, 1_000_000},
+		{[]string{"--vocab", "100000"}, 5_000_000},
+		{[]string{"--vocab", "1000000"}, 20_000_000},
 		{[]string{"--vocab", "100000", "--vocab_sample", "200000"}, 200_000},
 	} {
 		fs := flag.NewFlagSet("job", flag.ContinueOnError)

@@ -25,7 +25,7 @@ func (f *chunksFn) ProcessElement(cb Codebook) error {
 }
 
 // The codebook says how many chunks its sample was cut into, the
-// vocabulary's units of work in the report: as many as splitFn made, and
+// vocabulary's units of work in the report: as many as writeChunksFn made, and
 // none on one worker.
 func TestCodebookChunks(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()

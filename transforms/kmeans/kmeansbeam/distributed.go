@@ -13,6 +13,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/nn"
 )
@@ -50,8 +51,6 @@ type state struct {
 	IVF      nn.IVFOptions
 	// Start is when training started, in Unix nanoseconds.
 	Start int64
-	// Chunks is the number of chunks of the sample (chunkCount).
-	Chunks int
 }
 
 // stateRows is the number of centroids in a part of a state: 256 KB of
@@ -140,12 +139,12 @@ func fingerprint(c []float32) uint64 {
 type initFn struct{ Opt Options }
 
 func (f *initFn) ProcessElement(ctx context.Context, smp sample, emit func(state)) error {
-	return initState(ctx, f.Opt, smp, len(smp.Prio), chunkCount(f.Opt.chunks(), len(smp.Prio)), emit)
+	return initState(ctx, f.Opt, smp, len(smp.Prio), emit)
 }
 
 // initState chooses the initial centroids on smp, on one worker, and emits
 // them as the state of a training on sampled descriptors in chunks.
-func initState(ctx context.Context, o Options, smp sample, sampled, chunks int, emit func(state)) error {
+func initState(ctx context.Context, o Options, smp sample, sampled int, emit func(state)) error {
 	const d = formats.DescriptorSize
 	start := time.Now()
 	data, err := floats(smp, o.K)
@@ -159,39 +158,15 @@ func initState(ctx context.Context, o Options, smp sample, sampled, chunks int, 
 		return fmt.Errorf("vocabulary: %w", err)
 	}
 	log.Infof(ctx, "vocabulary: %d initial centroids from %d descriptors in %.1fs", o.K, len(smp.Prio), time.Since(start).Seconds())
-	initialState(o, cent, sampled, chunks, start).parts(emit)
+	initialState(o, cent, sampled, start).parts(emit)
 	return nil
 }
 
-// chunk is a run of sample descriptors, 128 bytes each, and their labels
-// (clusters) in the last iteration that assigned them; nil before the first.
-// Index numbers the chunks of the sample, for error messages.
-type chunk struct {
-	Index  int
-	Desc   []byte
-	Labels []int32
-}
-
-// maxChunk bounds the descriptors of a chunk: 512 KB of bytes. The SDK
-// harness keeps, in every cached bundle plan, an encoding buffer as large as
-// the largest element the plan has emitted, and a runner like Prism runs
-// every unrolled iteration as its own stage with plans of its own: large
-// chunks would pin their size in each of them for the rest of the job.
+// maxChunk bounds the descriptors of a chunk: 512 KB of bytes, which an
+// assigning bundle reads, converts to float32 and labels one at a time.
 const maxChunk = 4096
 
-// splitFn cuts the sample into contiguous chunks of equal size (±1): Chunks
-// of them, fewer if the sample has fewer descriptors, more if that is what
-// keeps them within maxChunk descriptors.
-type splitFn struct{ Chunks int }
-
-func (f *splitFn) ProcessElement(smp sample, emit func(chunk)) {
-	const d = formats.DescriptorSize
-	cutChunks(f.Chunks, len(smp.Prio), func(i, lo, hi int) {
-		emit(chunk{Index: i, Desc: smp.Desc[lo*d : hi*d]})
-	})
-}
-
-// chunkCount is the number of chunks splitFn cuts a sample of n
+// chunkCount is the number of chunks writeChunksFn cuts a sample of n
 // descriptors into when asked for chunks.
 func chunkCount(chunks, n int) int {
 	return max(min(chunks, n), (n+maxChunk-1)/maxChunk)
@@ -415,11 +390,47 @@ func cachedAssigner(st *state, opt kmeans.AssignOptions) (*kmeans.Assigner, erro
 	return assignerSlot.get(st, opt, kmeans.AssignOptions.ForIteration, kmeans.NewAssigner)
 }
 
-// assignFn assigns chunks to the centroids of the state side input, emits
-// each chunk with its new labels for the next iteration, and emits the
+// stateSlot holds the state of the latest iteration assigned in this
+// process, keyed by the training's scratch directory, named once per graph
+// (Options.scratchDir), and the iteration: every bundle of an iteration
+// reads the same state, which a worker process so assembles once, not
+// once per bundle, and holds one of at a time.
+var stateSlot struct {
+	sync.Mutex
+	dir  string
+	iter int
+	st   *state
+}
+
+// cachedState returns the state of iteration iter of the training of
+// scratch directory dir, from stateSlot or assembled from its parts,
+// which side yields.
+func cachedState(dir string, iter int, side func(*state) bool) (state, error) {
+	stateSlot.Lock()
+	defer stateSlot.Unlock()
+	if stateSlot.st != nil && stateSlot.dir == dir && stateSlot.iter == iter {
+		return *stateSlot.st, nil
+	}
+	stateSlot.st = nil // let the old state go before assembling the new one
+	st, ok, err := readState(side)
+	if err != nil {
+		return state{}, err
+	}
+	if !ok {
+		return state{}, fmt.Errorf("vocabulary: iteration %d has no centroids", iter)
+	}
+	stateSlot.dir, stateSlot.iter, stateSlot.st = dir, iter, &st
+	return st, nil
+}
+
+// assignFn assigns chunks to the centroids of the state side input,
+// writes each chunk's new labels for the next iteration (but in iteration
+// Last, whose labels no one reads) and emits the chunk, and emits the
 // partial sums of each bundle, by block of words, when it finishes.
 type assignFn struct {
-	Iter   int
+	Iter, Last int
+	// Dir is the scratch directory of the chunks' files.
+	Dir    string
 	Approx bool
 	Forest nn.ForestOptions
 	UseIVF bool
@@ -435,7 +446,6 @@ type assignFn struct {
 	// rest of the job.
 	ready    bool // the state has been read
 	skip     bool // training has converged
-	cent     []float32
 	assigner *kmeans.Assigner
 	sums     bundleSums
 	descs    beam.Counter
@@ -447,12 +457,9 @@ type assignFn struct {
 func (f *assignFn) ProcessElement(ctx context.Context, c chunk, stateSide func(*state) bool, emitChunk func(chunk), emitSums func(int, partial)) error {
 	const d = formats.DescriptorSize
 	if !f.ready {
-		st, ok, err := readState(stateSide)
+		st, err := cachedState(f.Dir, f.Iter, stateSide)
 		if err != nil {
 			return err
-		}
-		if !ok {
-			return fmt.Errorf("vocabulary: iteration %d has no centroids", f.Iter)
 		}
 		f.ready = true
 		if st.Converged {
@@ -462,7 +469,6 @@ func (f *assignFn) ProcessElement(ctx context.Context, c chunk, stateSide func(*
 		if st.Iter != f.Iter || st.Dim != d {
 			return fmt.Errorf("vocabulary: iteration %d received the centroids of iteration %d, dimension %d", f.Iter, st.Iter, st.Dim)
 		}
-		f.cent = st.Centroids
 		a, err := cachedAssigner(&st, kmeans.AssignOptions{Approx: f.Approx, Forest: f.Forest, UseIVF: f.UseIVF, IVF: f.IVF})
 		if err != nil {
 			return fmt.Errorf("vocabulary: iteration %d: %w", f.Iter, err)
@@ -474,19 +480,20 @@ func (f *assignFn) ProcessElement(ctx context.Context, c chunk, stateSide func(*
 	if f.skip {
 		return nil
 	}
-	n := len(c.Desc) / d
-	if len(c.Desc)%d != 0 || (c.Labels != nil && len(c.Labels) != n) {
-		return fmt.Errorf("vocabulary: chunk %d has %d bytes and %d labels, want %d-byte descriptors and a label each", c.Index, len(c.Desc), len(c.Labels), d)
+	n := c.N
+	desc, err := readDesc(ctx, f.Dir, c)
+	if err != nil {
+		return err
 	}
 	f.x = slices.Grow(f.x[:0], n*d)[:n*d]
-	for i, b := range c.Desc {
+	for i, b := range desc {
 		f.x[i] = float32(b)
 	}
-	// The input element is not ours to modify: the new labels go into a
-	// fresh slice that leaves with the output chunk.
 	labels := make([]int32, n)
-	if c.Labels != nil {
-		copy(labels, c.Labels)
+	if f.Iter > 0 {
+		if err := readLabels(ctx, f.Dir, c, f.Iter-1, labels); err != nil {
+			return err
+		}
 	} else {
 		for i := range labels {
 			labels[i] = -1
@@ -509,13 +516,25 @@ func (f *assignFn) ProcessElement(ctx context.Context, c chunk, stateSide func(*
 	}
 	wg.Wait()
 	for i, l := range labels {
-		f.sums.add(c.Desc[i*d:(i+1)*d], l, f.dist[i])
+		f.sums.add(desc[i*d:(i+1)*d], l, f.dist[i])
 	}
 	for _, m := range changed {
 		f.sums.moved += int64(m)
 	}
 	f.descs.Inc(ctx, int64(n))
-	emitChunk(chunk{Index: c.Index, Desc: c.Desc, Labels: labels})
+	if f.Iter < f.Last {
+		if err := writeLabels(ctx, f.Dir, c.Index, f.Iter, labels); err != nil {
+			return fmt.Errorf("vocabulary: iteration %d: %w", f.Iter, err)
+		}
+	}
+	if f.Iter >= 2 {
+		// Iteration Iter−1, which read them, is over; a retry of this
+		// bundle reads the labels of Iter−1.
+		if err := fileio.Remove(ctx, fileio.Join(f.Dir, labelsName(c.Index, f.Iter-2))); err != nil {
+			return fmt.Errorf("vocabulary: iteration %d: %w", f.Iter, err)
+		}
+	}
+	emitChunk(c)
 	if len(f.sums.words) > f.Words {
 		f.sums.flush(f.Iter).blocks(emitSums)
 	}
@@ -528,11 +547,14 @@ func (f *assignFn) FinishBundle(_ func(*state) bool, _ func(chunk), emitSums fun
 	}
 	// Drop the bundle's centroids, sums and scratch, so that a worker
 	// keeps only the cached search between bundles.
-	*f = assignFn{Iter: f.Iter, Approx: f.Approx, Forest: f.Forest, UseIVF: f.UseIVF, IVF: f.IVF, Words: f.Words}
+	*f = assignFn{Iter: f.Iter, Last: f.Last, Dir: f.Dir, Approx: f.Approx, Forest: f.Forest, UseIVF: f.UseIVF, IVF: f.IVF, Words: f.Words}
 }
 
-// codebookFn turns the final state into the codebook.
-func codebookFn(_ []byte, stateSide func(*state) bool) (Codebook, error) {
+// codebookFn turns the final state into the codebook, once training is
+// done, and removes the training's scratch directory Dir.
+type codebookFn struct{ Dir string }
+
+func (f *codebookFn) ProcessElement(ctx context.Context, _ []byte, stateSide func(*state) bool, chunks int) (Codebook, error) {
 	st, ok, err := readState(stateSide)
 	if err != nil {
 		return Codebook{}, err
@@ -540,7 +562,10 @@ func codebookFn(_ []byte, stateSide func(*state) bool) (Codebook, error) {
 	if !ok {
 		return Codebook{}, fmt.Errorf("vocabulary: no centroids")
 	}
+	if err := fileio.RemoveAll(ctx, f.Dir); err != nil {
+		return Codebook{}, fmt.Errorf("vocabulary: %w", err)
+	}
 	return Codebook{K: st.K, Dim: st.Dim, Centroids: st.Centroids, Objective: st.Objective, Iterations: st.Iter,
 		Sampled: st.Sampled, Seconds: time.Since(time.Unix(0, st.Start)).Seconds(), Converged: st.Converged,
-		Approx: st.Approx, Forest: st.Forest, UseIVF: st.UseIVF, IVF: st.IVF, Chunks: st.Chunks}, nil
+		Approx: st.Approx, Forest: st.Forest, UseIVF: st.UseIVF, IVF: st.IVF, Chunks: chunks}, nil
 }

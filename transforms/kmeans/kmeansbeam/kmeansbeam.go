@@ -7,22 +7,25 @@
 //
 // With Options.Chunks > 0 (or, with 0, a sample above Options.WholeSample)
 // the sample is cut into that many chunks — more if that keeps every chunk
-// within 4,096 descriptors — which are reshuffled so that the runner can
-// spread them over workers, and Lloyd's iterations become stages of the
-// graph, unrolled MaxIter+1 times (the graph of a Beam batch job is fixed
-// before it runs). A sample above WholeSample is drawn part by part into
-// its chunks, never whole (parts.go). Iteration i is
+// within 4,096 descriptors — written to files of a scratch directory under
+// Options.Scratch (scratch.go); their names are reshuffled so that the
+// runner can spread them over workers, and Lloyd's iterations become
+// stages of the graph, unrolled MaxIter+1 times (the graph of a Beam batch
+// job is fixed before it runs). A sample above WholeSample is drawn part
+// by part into its chunks, never whole (parts.go). Iteration i is
 //
 //	chunks_i+1, partial sums_i = ParDo(assign_i)(chunks_i; side input: state_i)
 //	sums_i                     = CombinePerKey(merge)(partial sums_i)
-//	plan_i                     = ParDo(plan_i)(impulse; side inputs: state_i, counts of sums_i)
-//	shard rows_i, split rows_i = ParDo(shard_i)(word shards; side inputs: state_i, plan_i, sums_i by block)
+//	plan_i                     = ParDo(plan_i)(impulse; side inputs: head_i, counts of sums_i)
+//	shard rows_i, split rows_i = ParDo(shard_i)(word shards; side inputs: state_i by shard, plan_i, sums_i by block)
 //	state_i+1                  = shard rows_i + ParDo(split_i)(impulse; side inputs: plan_i, split rows_i)
+//	head_i+1                   = the state plan_i leads to, without centroids
 //
 // where state_0 holds the initial centroids — by k-means‖ over the chunks
 // (see initialCentroids), or kmeans.Initialize on the sample on one worker
 // for the other seedings — and a state is the current centroids, iteration,
-// objective and whether training has converged. A state travels as parts of
+// objective and whether training has converged; its head is the state
+// without its centroids. A state travels as parts of
 // at most 512 centroids, and sums as blocks of 256 words keyed by block, so
 // that no element of the loop exceeds about half a megabyte (see Memory).
 //
@@ -30,8 +33,8 @@
 // state_i — through an nn.IVF trained by kmeans.TrainIVF with
 // IVFOptions.ForIteration(i) if Approx (an nn.Forest built with
 // ForestOptions.ForIteration(i) with UseForest), which keeps a descriptor's previous cluster unless it finds a
-// nearer one, exactly as kmeans.Train does — and re-emits the chunk with
-// the new labels for iteration i+1. It keeps per-bundle sparse sums: the
+// nearer one, exactly as kmeans.Train does — writes the chunk's new labels
+// to a file for iteration i+1 and re-emits the chunk's name. It keeps per-bundle sparse sums: the
 // integer sum and count of the descriptors of every cluster the bundle
 // touched, their squared distances and how many labels changed, and emits
 // them block by block in FinishBundle, or after a chunk once they touch
@@ -52,17 +55,18 @@
 // rounding, at most 2⁻⁹).
 //
 // The update is split by word range so that no worker holds K words' float64
-// sums. plan_i, on one worker, reads only the counts of the merged sums (12
-// bytes a word) and applies the stopping rule kmeans.Options.Stop and, if
-// training goes on, kmeans.PlanSplits: which empty clusters split off which
-// large ones, which needs only the counts. shard_i, for each shard of
-// Options.ShardWords words (DefaultShardWords), gathers the shard's merged
-// blocks into kmeans.Sums of its word range and sets each centroid to the
-// mean of its cluster (kmeans.Update); it emits its rows as parts of the
-// next state, except the few rows the splits touch, which split_i gathers
-// on one worker to apply the splits (kmeans.ApplySplits) and emit. The
-// centroids are those kmeans.Update and kmeans.Split give on the Sums of
-// all words, bit for bit, so the shards change no output. A converged state
+// sums. plan_i, on one worker, reads only the head of state_i and the
+// counts of the merged sums (12 bytes a word) and applies the stopping rule
+// kmeans.Options.Stop and, if training goes on, kmeans.PlanSplits: which
+// empty clusters split off which large ones, which needs only the counts.
+// shard_i, for each shard of Options.ShardWords words (DefaultShardWords),
+// reads its rows of state_i, gathers the shard's merged blocks into
+// kmeans.Sums of its word range and sets each centroid to the mean of its
+// cluster (kmeans.Update); it emits its rows as parts of the next state,
+// except the few rows the splits touch, which split_i gathers on one worker
+// to apply the splits (kmeans.ApplySplits) and emit. The centroids are
+// those kmeans.Update and kmeans.Split give on the Sums of all words, bit
+// for bit, so the shards change no output. A converged state
 // passes through the remaining stages unchanged.
 //
 // # Memory
@@ -73,7 +77,9 @@
 // as large as the largest element it has emitted (up to twice that); the
 // unrolled graph has five stages per iteration, and a runner may run
 // several bundles of a stage at once, each with its own plan. Hence a chunk
-// element is at most maxChunk descriptors (540 KB), a block of sums
+// element is its name (its descriptors and labels are in files, and a
+// runner like Prism, which holds every element between stages in its own
+// memory, holds no descriptor), a block of sums
 // sumBlock words (265 KB, about a quarter of that coded: the sums are
 // integers, which Beam codes as varints) and a part of a state stateRows
 // centroids (256 KB), and assign drops its state, sums and scratch in
@@ -81,14 +87,18 @@
 // with the sample.
 //
 // Per worker, with D = 128 and K words: the state side input is 512·K bytes
-// of float32 centroids, assembled once per bundle, and the worker holds one
+// of float32 centroids, which assign assembles once per worker process and
+// iteration (a one-slot cache like the index's, keyed by the training and
+// the iteration), plan reads the head alone and a shard update the parts
+// of its words; the worker holds one
 // index (forest or IVF) at a time, of the size package nn states; each
 // assigning goroutine keeps an nn.Search of 4·K bytes (or an
 // nn.IVFScratch); a bundle's partial sums take 1,036 bytes per word it
 // touched, leaving once they pass ShardWords words and a chunk, plus a
-// 4·K-byte index; a chunk takes 132 bytes per descriptor
-// (bytes and label) and, while assigned, a float32 copy of 512 bytes per
-// descriptor. Merge workers hold 1,036 bytes per word of the blocks they
+// 4·K-byte index; a chunk being assigned takes 132 bytes per descriptor
+// (bytes and label, read from its files) and a float32 copy of 512 bytes
+// per descriptor; the k-means‖ seeding's chunks carry D², label and
+// candidate (12 bytes a descriptor) and their bytes are read where needed. Merge workers hold 1,036 bytes per word of the blocks they
 // merge; the plan holds 8·K bytes of counts and its element 8 bytes per
 // empty cluster; an update of a word shard holds its kmeans.Sums and
 // centroids, 1,548 bytes a word (101 MB for the default 65,536 words), and
@@ -101,9 +111,12 @@
 // merging), and the seeding a float32 copy (512 bytes a descriptor). A
 // larger sample is drawn in parts: a part's reader holds at most twice the
 // sample's priorities (8 bytes each) among its own descriptors; the worker
-// that finds the threshold, 16 bytes a descriptor of the sample; the
-// seeding, max(K, WholeSample) descriptors as bytes and float32; and no
-// worker the sample, which lives in the runner as chunks.
+// that finds the threshold, 16 bytes a descriptor of the sample; a part's
+// chunk writer one chunk and its share of the seeding sample; the seeding,
+// max(K, WholeSample) descriptors as bytes and float32; and no worker the
+// sample, which lives in the chunks' files (128 bytes a descriptor on the
+// scratch directory's disk, and 4 for each of the two latest iterations'
+// labels).
 package kmeansbeam
 
 import (
@@ -137,7 +150,6 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*Codebook)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*failFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*initFn)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*splitFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*chunk)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*state)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*partial)(nil)).Elem())
@@ -150,13 +162,16 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*splitRow)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*splitRowsFn)(nil)).Elem())
 	beam.RegisterFunction(countsFn)
+	beam.RegisterFunction(headFn)
+	beam.RegisterFunction(nextHeadFn)
+	beam.RegisterType(reflect.TypeOf((*stateByShardFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*partPriosFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*prios)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*threshold)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*mergePriosFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*initPartsFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*partChunksFn)(nil)).Elem())
-	beam.RegisterFunction(codebookFn)
+	beam.RegisterType(reflect.TypeOf((*codebookFn)(nil)).Elem())
 	beam.RegisterFunction(keypointsFn)
 	beam.RegisterType(reflect.TypeOf((*samplePartFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*mergeSampleFn)(nil)).Elem())
@@ -226,6 +241,16 @@ type Options struct {
 	Init       kmeans.Init
 	InitSample int
 
+	// Scratch is a directory (local or gs://) that every worker reads and
+	// writes, under which distributed training keeps its sample's chunks
+	// while it trains, in a directory of its own that it removes when
+	// done (see scratch.go): 128 bytes a sampled descriptor and 4 for
+	// each of the latest two iterations' labels. Empty: the system's
+	// temporary directory, which only the workers of this machine see.
+	// It changes no output, so it is left out of the settings a run
+	// records.
+	Scratch string `json:"-"`
+
 	// ShardWords is the number of words whose centroids one worker
 	// updates in distributed training (0: DefaultShardWords): the update
 	// holds their float64 sums and centroids, 1,548 bytes a word, and no
@@ -239,21 +264,19 @@ type Options struct {
 // descriptors a word, at least MinDefaultSample and at most
 // MaxDefaultSample. Philbin et al. trained 1M words on 16.7M descriptors,
 // and 100K words from 230K descriptors leave most words in one or two
-// images. The upper bound is the largest sample one worker holds whole
-// (MaxOneWorkerSample): a larger sample is drawn in parts and trained in
-// chunks, which on Prism, where every chunk stays in the runner's memory
-// between stages, peaked above 12 GB at 5M descriptors and 100K words.
-// So a default run's memory stays bounded on the local runner too, and a
-// larger sample (50 a word above 20K words) must be asked for.
+// images. A sample above WholeSample (by default above 20K words) is drawn
+// in parts and trained in chunks whose descriptors stay in files, so no
+// worker and no runner holds it whole; the upper bound, 20 a word at 1M
+// words, keeps its files to 2.6 GB.
 const (
 	SamplePerWord    = 50
 	MinDefaultSample = 200_000
-	MaxDefaultSample = MaxOneWorkerSample
+	MaxDefaultSample = 20_000_000
 )
 
 // DefaultSample returns the sample of a vocabulary of k words when
 // Options.Sample is 0: 50 descriptors a word, at least 200,000 and at most
-// 1,000,000.
+// 20,000,000.
 func DefaultSample(k int) int {
 	return min(max(MinDefaultSample, SamplePerWord*k), MaxDefaultSample)
 }
@@ -416,10 +439,9 @@ type Codebook struct {
 	Seconds float64
 
 	// Chunks is the number of chunks the sample was cut into when
-	// distributed (Options.Chunks, adjusted by the sample's size), 0 on
-	// one worker: the vocabulary's units of work in the report. A sample
-	// drawn in parts counts ⌈Sampled/4,096⌉, though each part's last
-	// chunk may be short.
+	// distributed (Options.Chunks, adjusted by the sample's size; a
+	// sample drawn in parts, each part's, its last short), 0 on one
+	// worker: the vocabulary's units of work in the report.
 	Chunks int
 
 	// Converged reports whether training stopped before MaxIter (see
@@ -543,30 +565,42 @@ func fromSample(s beam.Scope, smp beam.PCollection, opt Options, start beam.PCol
 	if opt.chunks() == 0 {
 		return beam.ParDo(s, &trainFn{Opt: opt}, smp)
 	}
-	st := initialCentroids(s, smp, opt, start)
-	chunks := beam.Reshuffle(s, beam.ParDo(s, &splitFn{Chunks: opt.chunks()}, smp))
-	return train(s, st, chunks, opt, start)
+	dir := opt.scratchDir()
+	seeding := opt.kmeans().InitMethod() == kmeans.InitParallel
+	chunks := beam.Reshuffle(s, beam.ParDo(s, &writeChunksFn{Chunks: opt.chunks(), K: opt.K, Dir: dir, Seeding: seeding}, smp))
+	var st beam.PCollection
+	if seeding {
+		st = initialCentroids(s, chunks, opt, dir, start)
+	} else {
+		st = beam.ParDo(s, &initFn{Opt: opt}, smp)
+	}
+	return train(s, st, chunks, opt, dir, start)
 }
 
 // train runs the distributed Lloyd's iterations from the initial state st
 // (PCollection<state>, its parts) on the sample's chunks
-// (PCollection<chunk>) and returns the codebook.
-func train(s beam.Scope, st, chunks beam.PCollection, opt Options, start beam.PCollection) beam.PCollection {
+// (PCollection<chunk>), whose files are in the scratch directory dir, and
+// returns the codebook.
+func train(s beam.Scope, st, chunks beam.PCollection, opt Options, dir string, start beam.PCollection) beam.PCollection {
+	total := beam.Combine(s, chunkTotalFn{}, chunks)
 	words := opt.shardWords()
 	shards := beam.Reshuffle(s, beam.ParDo(s, &shardsFn{K: opt.K, Words: words}, start))
 	forest, ivf := opt.forest(), opt.ivf()
+	head := beam.ParDo(s, headFn, start, beam.SideInput{Input: st})
 	for i := 0; i <= opt.MaxIter; i++ {
 		is := s.Scope(fmt.Sprintf("iteration%02d", i))
-		next, parts := beam.ParDo2(is, &assignFn{Iter: i, Approx: opt.Approx, Forest: forest, UseIVF: opt.useIVF(), IVF: ivf, Words: words}, chunks, beam.SideInput{Input: st})
+		next, parts := beam.ParDo2(is, &assignFn{Iter: i, Last: opt.MaxIter, Dir: dir, Approx: opt.Approx, Forest: forest, UseIVF: opt.useIVF(), IVF: ivf, Words: words}, chunks, beam.SideInput{Input: st})
 		sums := beam.CombinePerKey(is, &mergeFn{}, parts)
 		counts := beam.ParDo(is, countsFn, sums)
-		pl := beam.ParDo(is, &planFn{Iter: i, MaxIter: opt.MaxIter, Tol: opt.Tol}, start, beam.SideInput{Input: st}, beam.SideInput{Input: counts})
-		updated, rows := beam.ParDo2(is, &shardFn{Iter: i, Words: words}, shards, beam.SideInput{Input: st}, beam.SideInput{Input: pl}, beam.SideInput{Input: sums})
+		pl := beam.ParDo(is, &planFn{Iter: i, MaxIter: opt.MaxIter, Tol: opt.Tol}, start, beam.SideInput{Input: head}, beam.SideInput{Input: counts})
+		byShard := beam.ParDo(is, &stateByShardFn{Words: words}, st)
+		updated, rows := beam.ParDo2(is, &shardFn{Iter: i, Words: words}, shards, beam.SideInput{Input: byShard}, beam.SideInput{Input: pl}, beam.SideInput{Input: sums})
 		split := beam.ParDo(is, &splitRowsFn{Iter: i}, start, beam.SideInput{Input: pl}, beam.SideInput{Input: rows})
 		st = beam.Flatten(is, updated, split)
+		head = beam.ParDo(is, nextHeadFn, pl)
 		chunks = next
 	}
-	return beam.ParDo(s, codebookFn, start, beam.SideInput{Input: st})
+	return beam.ParDo(s, &codebookFn{Dir: dir}, start, beam.SideInput{Input: st}, beam.SideInput{Input: total})
 }
 
 // Words flattens a codebook into its Parquet rows.
@@ -674,11 +708,15 @@ func (f *failFn) ProcessElement(sample) (Codebook, error) {
 // floats converts the sample's descriptors to float32, or reports that there
 // are too few for k words.
 func floats(smp sample, k int) ([]float32, error) {
-	n := len(smp.Prio)
-	if n < k {
-		return nil, fmt.Errorf("vocabulary: %d descriptors sampled, fewer than the %d words asked for: lower --vocab or give more images", n, k)
+	if n := len(smp.Prio); n < k {
+		return nil, tooFew(n, k)
 	}
 	return byteFloats(smp.Desc), nil
+}
+
+// tooFew is the error of a sample of n descriptors for k words, n < k.
+func tooFew(n, k int) error {
+	return fmt.Errorf("vocabulary: %d descriptors sampled, fewer than the %d words asked for: lower --vocab or give more images", n, k)
 }
 
 // byteFloats returns the descriptor bytes b as float32 values.

@@ -1,6 +1,7 @@
 package kmeansbeam
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"math"
@@ -305,7 +306,7 @@ func TestOptionsValidate(t *testing.T) {
 		{"negative whole sample", func(o *Options) { o.WholeSample = -1 }, "WholeSample"},
 		{"negative sample", func(o *Options) { o.Sample = -1 }, "Sample = -1"},
 		{"default sample", func(o *Options) { o.Sample, o.K = 0, 100_000 }, ""},
-		{"default sample < K", func(o *Options) { o.Sample, o.K = 0, MaxDefaultSample+1 }, "Sample = 1000000: must be at least K"},
+		{"default sample < K", func(o *Options) { o.Sample, o.K = 0, MaxDefaultSample+1 }, "Sample = 20000000: must be at least K"},
 		{"zero MaxIter", func(o *Options) { o.MaxIter = 0 }, "MaxIter"},
 		{"bad forest", func(o *Options) { o.Approx, o.Forest = true, nn.ForestOptions{Trees: 1, LeafSize: -1, Checks: 1} }, "LeafSize"},
 		{"bad ivf", func(o *Options) { o.Approx, o.IVF = true, nn.IVFOptions{Probes: 1, Lists: -2} }, "Lists"},
@@ -327,8 +328,8 @@ func TestOptionsValidate(t *testing.T) {
 // within its bounds; an explicit sample wins.
 func TestDefaultSample(t *testing.T) {
 	for _, tc := range []struct{ k, sample, want int }{
-		{1000, 0, 200_000}, {4000, 0, 200_000}, {10_000, 0, 500_000}, {100_000, 0, 1_000_000},
-		{1_000_000, 0, 1_000_000}, {1_000_000, 20_000_000, 20_000_000}, {10_000, 200_000, 200_000},
+		{1000, 0, 200_000}, {4000, 0, 200_000}, {10_000, 0, 500_000}, {20_000, 0, 1_000_000}, {20_001, 0, 1_000_050},
+		{100_000, 0, 5_000_000}, {1_000_000, 0, 20_000_000}, {1_000_000, 1_000_000, 1_000_000}, {10_000, 200_000, 200_000},
 	} {
 		o := Options{K: tc.k, Sample: tc.sample}
 		if got := o.sample(); got != tc.want {
@@ -477,13 +478,20 @@ func TestSplitBoundsChunks(t *testing.T) {
 			smp.Desc[i] = byte(i / d)
 		}
 		var got []chunk
-		(&splitFn{Chunks: tc.chunks}).ProcessElement(smp, func(c chunk) { got = append(got, c) })
+		dir := t.TempDir()
+		if err := (&writeChunksFn{Chunks: tc.chunks, K: 1, Dir: dir}).ProcessElement(context.Background(), smp, func(c chunk) { got = append(got, c) }); err != nil {
+			t.Fatal(err)
+		}
 		var all []byte
 		for _, c := range got {
-			if len(c.Desc) > maxChunk*d {
-				t.Errorf("n=%d chunks=%d: a chunk of %d descriptors", tc.n, tc.chunks, len(c.Desc)/d)
+			if c.N > maxChunk || c.Lo != len(all)/d || c.Total != tc.n {
+				t.Errorf("n=%d chunks=%d: a chunk of %d descriptors from %d of %d", tc.n, tc.chunks, c.N, c.Lo, c.Total)
 			}
-			all = append(all, c.Desc...)
+			desc, err := readDesc(context.Background(), dir, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, desc...)
 		}
 		if len(got) != tc.want || !slices.Equal(all, smp.Desc) {
 			t.Errorf("n=%d chunks=%d: %d chunks (covering the sample: %v), want %d", tc.n, tc.chunks, len(got), slices.Equal(all, smp.Desc), tc.want)

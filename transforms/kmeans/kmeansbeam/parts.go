@@ -18,10 +18,11 @@ import (
 // by one worker: it is the same bottom-n sample (see VocabularyOfParts),
 // drawn part by part.
 //
-//	per part:  its priorities under the cut-off, and its bottom-m seeding sample
-//	threshold: the n-th smallest priority of all parts, on one worker (8 bytes a descriptor)
+//	per part:  its priorities under the cut-off
+//	threshold: the n-th and m-th smallest priorities of all parts, on one worker (8 bytes a descriptor)
+//	chunks:    each part read again, its descriptors of priority ≤ the n-th written in chunks of maxChunk,
+//	           and those of priority ≤ the m-th emitted for the seeding
 //	seeding:   kmeans.Initialize on the bottom m of the sample, on one worker
-//	chunks:    each part read again, its descriptors of priority ≤ the threshold in chunks of maxChunk
 //
 // and the chunks train as in distributed training. The seeding sees the
 // m = max(K, WholeSample) descriptors of smallest priority, a prefix
@@ -41,10 +42,12 @@ func (o Options) seedSample() int { return min(o.sample(), max(o.K, o.wholeSampl
 type prios struct{ P []uint64 }
 
 // threshold is the largest priority of a sample and the number of
-// descriptors at or under it.
+// descriptors at or under it, and the largest priority of its seeding
+// sample.
 type threshold struct {
-	Prio  uint64
-	Count int
+	Prio     uint64
+	Count    int
+	SeedPrio uint64
 }
 
 // bottom returns the n smallest of the ascending p, and any equal to the
@@ -61,15 +64,14 @@ func bottom(p []uint64, n int) []uint64 {
 }
 
 // partPriosFn reads a features part once, when build is true, for the
-// priorities under the cut-off of a sample of Max (sampleOfParts) and the
-// part's bottom-Seed seeding sample.
+// priorities under the cut-off of a sample of Max (sampleOfParts).
 type partPriosFn struct {
-	Max, Seed int
-	Hash      uint64
-	Loads     int
+	Max   int
+	Hash  uint64
+	Loads int
 }
 
-func (f *partPriosFn) ProcessElement(ctx context.Context, p formats.Part, total int64, build bool, emitSeed func(sample)) (prios, error) {
+func (f *partPriosFn) ProcessElement(ctx context.Context, p formats.Part, total int64, build bool) (prios, error) {
 	if !build {
 		return prios{}, nil
 	}
@@ -78,14 +80,9 @@ func (f *partPriosFn) ProcessElement(ctx context.Context, p formats.Part, total 
 	if err != nil {
 		return prios{}, fmt.Errorf("vocabulary: part %d: %w", p.Part, err)
 	}
-	cut, seedCut := cutOff(f.Max, total), cutOff(f.Seed, total)
-	seed := &sampleFn{Max: f.Seed, Seed: f.Hash}
-	var (
-		out prios
-		smp sample
-	)
+	cut := cutOff(f.Max, total)
+	var out prios
 	err = fileio.ReadEach(ctx, p.Path, func(feat *formats.Features) error {
-		smp = seed.addBelow(smp, *feat, seedCut)
 		priorities(f.Hash, *feat, func(prio uint64, _ []byte) {
 			if prio < cut || cut == math.MaxUint64 {
 				out.P = append(out.P, prio)
@@ -102,7 +99,6 @@ func (f *partPriosFn) ProcessElement(ctx context.Context, p formats.Part, total 
 	}
 	slices.Sort(out.P)
 	out.P = bottom(out.P, f.Max)
-	emitSeed(smp.trim(f.Seed))
 	return out, nil
 }
 
@@ -116,9 +112,10 @@ func cutOff(n int, total int64) uint64 {
 	return math.MaxUint64
 }
 
-// mergePriosFn finds the threshold of the bottom-Max sample from the
-// parts' priorities: the accumulator holds at most 2·Max of them.
-type mergePriosFn struct{ Max int }
+// mergePriosFn finds the threshold of the bottom-Max sample, and of its
+// bottom-Seed seeding sample, from the parts' priorities: the accumulator
+// holds at most 2·Max of them.
+type mergePriosFn struct{ Max, Seed int }
 
 func (f *mergePriosFn) CreateAccumulator() prios { return prios{} }
 func (f *mergePriosFn) AddInput(a, b prios) prios {
@@ -145,7 +142,7 @@ func (f *mergePriosFn) ExtractOutput(a prios) threshold {
 	if len(p) == 0 {
 		return threshold{}
 	}
-	return threshold{Prio: p[min(f.Max, len(p))-1], Count: len(p)}
+	return threshold{Prio: p[min(f.Max, len(p))-1], Count: len(p), SeedPrio: p[min(f.Seed, len(p))-1]}
 }
 
 // initPartsFn is initFn on the seeding sample of a sample drawn in parts.
@@ -159,18 +156,22 @@ func (f *initPartsFn) ProcessElement(ctx context.Context, smp sample, thrSide fu
 	if len(smp.Prio) > thr.Count {
 		return fmt.Errorf("vocabulary: a seeding sample of %d descriptors from a sample of %d", len(smp.Prio), thr.Count)
 	}
-	return initState(ctx, f.Opt, smp, thr.Count, chunkCount(1, thr.Count), emit)
+	return initState(ctx, f.Opt, smp, thr.Count, emit)
 }
 
-// partChunksFn reads a features part again, when build is true, and emits
-// its descriptors of the sample, those of priority at most the threshold,
-// in chunks of at most maxChunk; chunk j of part p has index p·2²⁰ + j.
+// partChunksFn reads a features part again, when build is true, and
+// writes its descriptors of the sample, those of priority at most the
+// threshold, to Dir in chunks of at most maxChunk, and emits their names;
+// chunk j of part p has index p·2²⁰ + j. It emits the part's descriptors of
+// the seeding sample, of priority at most the threshold's SeedPrio, as
+// one sample.
 type partChunksFn struct {
 	Hash  uint64
 	Loads int
+	Dir   string
 }
 
-func (f *partChunksFn) ProcessElement(ctx context.Context, p formats.Part, thrSide func(*threshold) bool, build bool, emit func(chunk)) error {
+func (f *partChunksFn) ProcessElement(ctx context.Context, p formats.Part, thrSide func(*threshold) bool, build bool, emit func(chunk), emitSeed func(sample)) error {
 	if !build {
 		return nil
 	}
@@ -184,28 +185,44 @@ func (f *partChunksFn) ProcessElement(ctx context.Context, p formats.Part, thrSi
 		return fmt.Errorf("vocabulary: part %d: %w", p.Part, err)
 	}
 	const d = formats.DescriptorSize
-	c := chunk{Index: p.Part << 20}
+	index := p.Part << 20
+	buf := make([]byte, 0, maxChunk*d)
+	var seed sample
+	flush := func() error {
+		c := chunk{Index: index, N: len(buf) / d}
+		if err := writeDesc(ctx, f.Dir, c.Index, buf); err != nil {
+			return err
+		}
+		emit(c)
+		index++
+		buf = buf[:0]
+		return nil
+	}
 	err = fileio.ReadEach(ctx, p.Path, func(feat *formats.Features) error {
+		var err error
 		priorities(f.Hash, *feat, func(prio uint64, desc []byte) {
-			if prio > thr.Prio {
+			if prio > thr.Prio || err != nil {
 				return
 			}
-			if c.Desc == nil {
-				c.Desc = make([]byte, 0, maxChunk*d)
+			if prio <= thr.SeedPrio {
+				seed.Prio = append(seed.Prio, prio)
+				seed.Desc = append(seed.Desc, desc...)
 			}
-			c.Desc = append(c.Desc, desc...)
-			if len(c.Desc) == maxChunk*d {
-				emit(c)
-				c = chunk{Index: c.Index + 1}
+			buf = append(buf, desc...)
+			if len(buf) == maxChunk*d {
+				err = flush()
 			}
 		})
-		return nil
+		return err
 	})
-	if err != nil {
-		return fmt.Errorf("vocabulary: %w", err)
+	if err == nil && len(buf) > 0 {
+		err = flush()
 	}
-	if len(c.Desc) > 0 {
-		emit(c)
+	if err != nil {
+		return fmt.Errorf("vocabulary: part %d: %w", p.Part, err)
+	}
+	if len(seed.Prio) > 0 {
+		emitSeed(seed)
 	}
 	return nil
 }
@@ -214,18 +231,19 @@ func (f *partChunksFn) ProcessElement(ctx context.Context, p formats.Part, thrSi
 // when build (a single-element PCollection<bool>) is true; start is as for
 // fromSample.
 func ofParts(s beam.Scope, parts beam.PCollection, opt Options, build, start beam.PCollection) beam.PCollection {
+	if err := opt.Validate(); err != nil {
+		return beam.ParDo(s, &failFn{Err: err.Error()}, beam.ParDo(s, sampleIfFn, beam.Create(s, sample{}), beam.SideInput{Input: build}))
+	}
 	total := stats.Sum(s, beam.ParDo(s, keypointsFn, parts))
 	shuffled := beam.Reshuffle(s, parts)
 	n, m := opt.sample(), opt.seedSample()
-	prioParts, seedParts := beam.ParDo2(s, &partPriosFn{Max: n, Seed: m, Hash: opt.Seed, Loads: opt.PartLoads}, shuffled,
+	prioParts := beam.ParDo(s, &partPriosFn{Max: n, Hash: opt.Seed, Loads: opt.PartLoads}, shuffled,
 		beam.SideInput{Input: total}, beam.SideInput{Input: build})
+	thr := beam.Combine(s, &mergePriosFn{Max: n, Seed: m}, prioParts)
+	dir := opt.scratchDir()
+	chunks, seedParts := beam.ParDo2(s, &partChunksFn{Hash: opt.Seed, Loads: opt.PartLoads, Dir: dir}, shuffled,
+		beam.SideInput{Input: thr}, beam.SideInput{Input: build})
 	seed := beam.ParDo(s, sampleIfFn, beam.Combine(s, &mergeSampleFn{Max: m}, seedParts), beam.SideInput{Input: build})
-	if err := opt.Validate(); err != nil {
-		return beam.ParDo(s, &failFn{Err: err.Error()}, seed)
-	}
-	thr := beam.Combine(s, &mergePriosFn{Max: n}, prioParts)
 	st := beam.ParDo(s, &initPartsFn{Opt: opt}, seed, beam.SideInput{Input: thr})
-	chunks := beam.Reshuffle(s, beam.ParDo(s, &partChunksFn{Hash: opt.Seed, Loads: opt.PartLoads}, shuffled,
-		beam.SideInput{Input: thr}, beam.SideInput{Input: build}))
-	return train(s, st, chunks, opt, start)
+	return train(s, st, beam.Reshuffle(s, chunks), opt, dir, start)
 }

@@ -85,9 +85,9 @@ func TestVocabularySampleInParts(t *testing.T) {
 }
 
 // The threshold of merged priorities is the n-th smallest, whatever the
-// grouping, and counts the ties at it.
+// grouping, and counts the ties at it; so is the seeding sample's.
 func TestMergePrios(t *testing.T) {
-	f := &mergePriosFn{Max: 4}
+	f := &mergePriosFn{Max: 4, Seed: 2}
 	a := prios{P: []uint64{1, 5, 9}}
 	b := prios{P: []uint64{2, 5, 5, 7}}
 	c := prios{P: []uint64{3}}
@@ -96,11 +96,11 @@ func TestMergePrios(t *testing.T) {
 		f.MergeAccumulators(a, f.MergeAccumulators(c, b)),
 		f.AddInput(f.AddInput(f.CreateAccumulator(), c), f.MergeAccumulators(b, a)),
 	} {
-		if got := f.ExtractOutput(acc); got != (threshold{Prio: 5, Count: 6}) {
-			t.Errorf("threshold %+v, want the 4th smallest, 5, with the 6 at or under it", got)
+		if got := f.ExtractOutput(acc); got != (threshold{Prio: 5, Count: 6, SeedPrio: 2}) {
+			t.Errorf("threshold %+v, want the 4th smallest, 5, with the 6 at or under it, and the 2nd, 2", got)
 		}
 	}
-	if got := (&mergePriosFn{Max: 10}).ExtractOutput(prios{P: []uint64{4, 8}}); got != (threshold{Prio: 8, Count: 2}) {
+	if got := (&mergePriosFn{Max: 10, Seed: 5}).ExtractOutput(prios{P: []uint64{4, 8}}); got != (threshold{Prio: 8, Count: 2, SeedPrio: 8}) {
 		t.Errorf("fewer than Max: threshold %+v, want {8 2}", got)
 	}
 	if got := f.ExtractOutput(prios{}); got != (threshold{}) {
@@ -121,7 +121,8 @@ func TestAssignBoundsBundleSums(t *testing.T) {
 	var parts []state
 	st.parts(func(p state) { parts = append(parts, p) })
 	var side func(*state) bool
-	f := &assignFn{Words: 5}
+	dir := t.TempDir()
+	f := &assignFn{Words: 5, Dir: dir}
 	var words, n int64
 	emitSums := func(_ int, p partial) {
 		words += int64(len(p.Words))
@@ -141,7 +142,10 @@ func TestAssignBoundsBundleSums(t *testing.T) {
 			*p, i = parts[i], i+1
 			return true
 		}
-		if err := f.ProcessElement(context.Background(), chunk{Index: c, Desc: desc}, side, func(chunk) {}, emitSums); err != nil {
+		if err := writeDesc(context.Background(), dir, c, desc); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.ProcessElement(context.Background(), chunk{Index: c, N: 20}, side, func(chunk) {}, emitSums); err != nil {
 			t.Fatal(err)
 		}
 		if len(f.sums.words) > 5 {
@@ -151,5 +155,40 @@ func TestAssignBoundsBundleSums(t *testing.T) {
 	f.FinishBundle(side, func(chunk) {}, emitSums)
 	if n != 400 || words < 6 {
 		t.Errorf("the sums that left counted %d descriptors over %d words, want 400 over more than 5", n, words)
+	}
+}
+
+// The parts of a sample drawn in parts hand the seeding its descriptors
+// and no more: the bottom m of the sample between them, not each part's
+// bottom m.
+func TestPartsSeedOnlyTheSeedingSample(t *testing.T) {
+	ctx := context.Background()
+	feats := features(60, rand.New(rand.NewPCG(91, 92)))
+	const n, m = 600, 50
+	opt := Options{Sample: n, Seed: 9}
+	smp := localSample(feats, opt)
+	thr := threshold{Prio: smp.Prio[n-1], Count: n, SeedPrio: smp.Prio[m-1]}
+	f := &partChunksFn{Hash: opt.Seed, Dir: t.TempDir()}
+	var seed sample
+	chunks := 0
+	for _, p := range writeParts(t, feats, t.TempDir(), 3) {
+		once := true
+		side := func(th *threshold) bool {
+			if !once {
+				return false
+			}
+			*th, once = thr, false
+			return true
+		}
+		err := f.ProcessElement(ctx, p, side, true, func(c chunk) { chunks += c.N }, func(s sample) {
+			seed = (&sampleFn{Max: 1 << 30}).MergeAccumulators(seed, s)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := localSample(feats, Options{Sample: m, Seed: opt.Seed})
+	if chunks != n || !slices.Equal(seed.Prio, want.Prio) || !slices.Equal(seed.Desc, want.Desc) {
+		t.Errorf("the parts wrote %d descriptors in chunks and handed the seeding %d, want %d and the sample's first %d", chunks, len(seed.Prio), n, m)
 	}
 }

@@ -22,7 +22,7 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*seedCands)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*seedPhi)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*seedCounts)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*seedSplitFn)(nil)).Elem())
+	beam.RegisterFunction(seedStartFn)
 	beam.RegisterType(reflect.TypeOf((*seedSampleFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*seedLowerFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*seedFarthestFn)(nil)).Elem())
@@ -36,9 +36,9 @@ func init() {
 
 // initialState returns the state of iteration 0 at the initial centroids
 // cent, chosen from the sampled descriptors since start.
-func initialState(opt Options, cent []float32, sampled, chunks int, start time.Time) state {
+func initialState(opt Options, cent []float32, sampled int, start time.Time) state {
 	st := state{K: opt.K, Dim: formats.DescriptorSize, Centroids: cent, Sampled: sampled, Approx: opt.Approx,
-		Start: start.UnixNano(), Chunks: chunks}
+		Start: start.UnixNano()}
 	if st.Approx {
 		st.Forest = opt.forest()
 	}
@@ -49,8 +49,8 @@ func initialState(opt Options, cent []float32, sampled, chunks int, start time.T
 }
 
 // initialCentroids returns the initial state of distributed training
-// (PCollection<state>, in parts): k-means‖ over the chunks when opt
-// seeds by it, else kmeans.Initialize on the whole sample on one worker.
+// (PCollection<state>, in parts) by k-means‖ over the sample's chunks
+// (PCollection<chunk>, their files in dir).
 //
 // k-means‖ (kmeans.InitParallel, which InitAuto may resolve to) runs
 // kmeans.ParallelChunk's pieces where the sample's chunks are, one chunk
@@ -65,7 +65,8 @@ func initialState(opt Options, cent []float32, sampled, chunks int, start time.T
 // than K candidates were drawn, a combined count of the points nearest to
 // each candidate, and the weighted k-means++ over the gathered candidates
 // (kmeans.ParallelFinish) on one worker, which makes the initial state;
-// each round writes a progress line. A chunk carries D², label and the
+// each round writes a progress line. A chunk's descriptors stay in its
+// file, which the steps that need them read; a chunk carries D², label and the
 // candidates it holds between the stages (12 bytes a descriptor at most);
 // a round's candidates travel as each chunk's share of them, so no
 // element outgrows a chunk, and each worker process that lowers D² reads
@@ -75,14 +76,10 @@ func initialState(opt Options, cent []float32, sampled, chunks int, start time.T
 // centroids are those of kmeans.Initialize on the whole sample, whatever
 // the chunks and the runner; the last step holds the ~2K candidates and
 // K centroids as float32.
-func initialCentroids(s beam.Scope, smp beam.PCollection, opt Options, start beam.PCollection) beam.PCollection {
-	ko := opt.kmeans()
-	if ko.InitMethod() != kmeans.InitParallel {
-		return beam.ParDo(s, &initFn{Opt: opt}, smp)
-	}
+func initialCentroids(s beam.Scope, sampleChunks beam.PCollection, opt Options, dir string, start beam.PCollection) beam.PCollection {
 	s = s.Scope("seeding")
-	rounds, ell := ko.ParallelSeeding()
-	chunks := beam.Reshuffle(s, beam.ParDo(s, &seedSplitFn{Chunks: opt.chunks(), K: opt.K}, smp))
+	rounds, ell := opt.kmeans().ParallelSeeding()
+	chunks := beam.ParDo(s, seedStartFn, sampleChunks)
 	phi := beam.ParDo(s, &seedPhiPassFn{}, start, beam.SideInput{Input: beam.Create(s, seedPhi{})})
 	var all []beam.PCollection
 	for r := 0; r <= rounds+1; r++ {
@@ -96,13 +93,13 @@ func initialCentroids(s beam.Scope, smp beam.PCollection, opt Options, start bea
 		// Reshuffle; none of 10 re-emitted).
 		var cands beam.PCollection
 		if r <= rounds {
-			cands = beam.ParDo(rs, &seedSampleFn{Round: r, Seed: opt.Seed, Ell: ell}, chunks, beam.SideInput{Input: phi})
+			cands = beam.ParDo(rs, &seedSampleFn{Round: r, Seed: opt.Seed, Ell: ell, Dir: dir}, chunks, beam.SideInput{Input: phi})
 		} else {
-			cands = beam.ParDo(rs, &seedFarthestFn{Round: r, K: opt.K}, chunks)
+			cands = beam.ParDo(rs, &seedFarthestFn{Round: r, K: opt.K, Dir: dir}, chunks)
 		}
 		cands = beam.ParDo(rs, &seedCandsPassFn{}, start, beam.SideInput{Input: cands})
 		all = append(all, cands)
-		next, parts := beam.ParDo2(rs, &seedLowerFn{Round: r, Seed: opt.Seed, K: opt.K, TopUp: r > rounds}, chunks, beam.SideInput{Input: cands})
+		next, parts := beam.ParDo2(rs, &seedLowerFn{Round: r, Seed: opt.Seed, K: opt.K, TopUp: r > rounds, Dir: dir}, chunks, beam.SideInput{Input: cands})
 		phi = beam.ParDo(rs, &seedPhiPassFn{Round: r, Rounds: rounds, K: opt.K}, start, beam.SideInput{Input: beam.Combine(rs, &seedPhiFn{}, parts)})
 		chunks = next
 	}
@@ -110,29 +107,36 @@ func initialCentroids(s beam.Scope, smp beam.PCollection, opt Options, start bea
 	return beam.ParDo(s, &seedFinishFn{Opt: opt, Rounds: rounds}, start, beam.SideInput{Input: beam.Flatten(s, all...)}, beam.SideInput{Input: counts})
 }
 
-// seedChunk is a chunk of the sample during k-means‖: its descriptors,
-// the first of which is descriptor Offset of the N sampled, and
+// seedChunk is a chunk of the sample during k-means‖ (C, whose first
+// descriptor is descriptor C.Lo of the C.Total sampled) and
 // kmeans.ParallelChunk's D², labels and candidates; Cands is the number
 // of candidates drawn so far from the whole sample and Start the start of
 // the seeding in Unix nanoseconds.
 type seedChunk struct {
-	Offset, N int
-	Desc      []byte
-	D2        []float32
-	Label     []int32
-	Cand      []int32
-	Cands     int
-	Start     int64
+	C     chunk
+	D2    []float32
+	Label []int32
+	Cand  []int32
+	Cands int
+	Start int64
 }
 
-// parallel returns the kmeans.ParallelChunk of c, with copies of its D²,
-// labels and candidates: the input element is not ours to modify.
-func (c seedChunk) parallel() *kmeans.ParallelChunk {
-	pc := kmeans.NewParallelChunk(byteFloats(c.Desc), formats.DescriptorSize, c.Offset)
+// seedStartFn starts the seeding of a chunk.
+func seedStartFn(c chunk) seedChunk { return seedChunk{C: c, Start: time.Now().UnixNano()} }
+
+// parallel returns the kmeans.ParallelChunk of c, its descriptors read
+// from dir, with copies of its D², labels and candidates: the input
+// element is not ours to modify.
+func (c seedChunk) parallel(ctx context.Context, dir string) (*kmeans.ParallelChunk, error) {
+	desc, err := readDesc(ctx, dir, c.C)
+	if err != nil {
+		return nil, err
+	}
+	pc := kmeans.NewParallelChunk(byteFloats(desc), formats.DescriptorSize, c.C.Lo)
 	if c.D2 != nil {
 		pc.D2, pc.Label, pc.Cand = slices.Clone(c.D2), slices.Clone(c.Label), slices.Clone(c.Cand)
 	}
-	return pc
+	return pc, nil
 }
 
 // view returns the kmeans.ParallelChunk of c without its points, sharing
@@ -141,10 +145,10 @@ func (c seedChunk) parallel() *kmeans.ParallelChunk {
 // write, which parallel makes.
 func (c seedChunk) view() *kmeans.ParallelChunk {
 	const d = formats.DescriptorSize
-	pc := &kmeans.ParallelChunk{Dim: d, Offset: c.Offset, D2: c.D2, Label: c.Label, Cand: c.Cand}
+	pc := &kmeans.ParallelChunk{Dim: d, Offset: c.C.Lo, D2: c.D2, Label: c.Label, Cand: c.Cand}
 	if pc.D2 == nil {
 		// Before the first candidate, every D² is +∞ (NewParallelChunk).
-		pc.D2 = slices.Repeat([]float32{float32(math.Inf(1))}, len(c.Desc)/d)
+		pc.D2 = slices.Repeat([]float32{float32(math.Inf(1))}, c.C.N)
 	}
 	return pc
 }
@@ -196,64 +200,61 @@ func roundCandidates(shares []seedCands, r, topUp int) (idx []int32, desc []byte
 	return idx, desc, mine[0].Base
 }
 
-// seedSplitFn cuts the sample into the chunks splitFn cuts.
-type seedSplitFn struct{ Chunks, K int }
-
-func (f *seedSplitFn) ProcessElement(ctx context.Context, smp sample, emit func(seedChunk)) error {
-	const d = formats.DescriptorSize
-	n := len(smp.Prio)
-	if n < f.K {
-		_, err := floats(smp, f.K)
-		return err
-	}
-	log.Infof(ctx, "vocabulary: choosing %d initial centroids from %d descriptors by k-means|| over the sample's chunks", f.K, n)
-	start := time.Now().UnixNano()
-	cutChunks(f.Chunks, n, func(_, lo, hi int) {
-		emit(seedChunk{Offset: lo, N: n, Desc: smp.Desc[lo*d : hi*d], Start: start})
-	})
-	return nil
-}
-
 // seedSampleFn draws a chunk's share of the candidates of a round: the
 // first point in round 0, else by D² with φ of the round before.
 type seedSampleFn struct {
 	Round int
 	Seed  uint64
 	Ell   float64
+	Dir   string
 }
 
-func (f *seedSampleFn) ProcessElement(c seedChunk, phi seedPhi, emit func(seedCands)) {
+func (f *seedSampleFn) ProcessElement(ctx context.Context, c seedChunk, phi seedPhi, emit func(seedCands)) error {
 	pc := c.view()
 	var idx []int32
 	if f.Round == 0 {
-		idx = pc.First(c.N, f.Seed)
+		idx = pc.First(c.C.Total, f.Seed)
 	} else if v := phi.Phi.Value(); v > 0 {
 		idx = pc.Sample(f.Seed, f.Round, f.Ell/v)
 	}
-	if len(idx) > 0 {
-		emit(seedCands{Round: f.Round, Base: c.Cands, Index: idx, Desc: shareDesc(c, idx)})
+	if len(idx) == 0 {
+		return nil
 	}
+	desc, err := shareDesc(ctx, f.Dir, c, idx)
+	if err != nil {
+		return err
+	}
+	emit(seedCands{Round: f.Round, Base: c.Cands, Index: idx, Desc: desc})
+	return nil
 }
 
-// shareDesc returns the descriptors of c of global indices idx.
-func shareDesc(c seedChunk, idx []int32) []byte {
+// shareDesc returns the descriptors of c of global indices idx, read
+// from dir.
+func shareDesc(ctx context.Context, dir string, c seedChunk, idx []int32) ([]byte, error) {
 	const d = formats.DescriptorSize
+	all, err := readDesc(ctx, dir, c.C)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]byte, 0, len(idx)*d)
 	for _, g := range idx {
-		i := int(g) - c.Offset
-		out = append(out, c.Desc[i*d:(i+1)*d]...)
+		i := int(g) - c.C.Lo
+		out = append(out, all[i*d:(i+1)*d]...)
 	}
-	return out
+	return out, nil
 }
 
 // seedFarthestFn offers a chunk's farthest points for the top-up, when
 // the rounds drew fewer than K candidates.
-type seedFarthestFn struct{ Round, K int }
+type seedFarthestFn struct {
+	Round, K int
+	Dir      string
+}
 
-func (f *seedFarthestFn) ProcessElement(c seedChunk, emit func(seedCands)) {
+func (f *seedFarthestFn) ProcessElement(ctx context.Context, c seedChunk, emit func(seedCands)) error {
 	m := f.K - c.Cands
 	if m <= 0 {
-		return
+		return nil
 	}
 	far := c.view().Farthest(m)
 	sc := seedCands{Round: f.Round, Base: c.Cands}
@@ -261,8 +262,13 @@ func (f *seedFarthestFn) ProcessElement(c seedChunk, emit func(seedCands)) {
 		sc.Index = append(sc.Index, p.Index)
 		sc.D2 = append(sc.D2, p.D2)
 	}
-	sc.Desc = shareDesc(c, sc.Index)
+	desc, err := shareDesc(ctx, f.Dir, c, sc.Index)
+	if err != nil {
+		return err
+	}
+	sc.Desc = desc
 	emit(sc)
+	return nil
 }
 
 // candSlot holds the index over the latest round's candidates built in
@@ -285,6 +291,7 @@ type seedLowerFn struct {
 	Seed  uint64
 	K     int
 	TopUp bool
+	Dir   string
 
 	// Per bundle.
 	ready bool
@@ -293,7 +300,7 @@ type seedLowerFn struct {
 	base  int
 }
 
-func (f *seedLowerFn) ProcessElement(c seedChunk, side func(*seedCands) bool, emit func(seedChunk), emitPhi func(seedPhi)) error {
+func (f *seedLowerFn) ProcessElement(ctx context.Context, c seedChunk, side func(*seedCands) bool, emit func(seedChunk), emitPhi func(seedPhi)) error {
 	if !f.ready {
 		var shares []seedCands
 		var sc seedCands
@@ -310,7 +317,10 @@ func (f *seedLowerFn) ProcessElement(c seedChunk, side func(*seedCands) bool, em
 		}
 		f.n, f.base, f.ready = len(idx), base, true
 	}
-	pc := c.parallel()
+	pc, err := c.parallel(ctx, f.Dir)
+	if err != nil {
+		return err
+	}
 	if f.n > 0 {
 		if f.base != c.Cands {
 			return fmt.Errorf("vocabulary: seeding round %d: candidates drawn after %d, the chunk has seen %d", f.Round, f.base, c.Cands)
@@ -325,7 +335,7 @@ func (f *seedLowerFn) ProcessElement(c seedChunk, side func(*seedCands) bool, em
 }
 
 func (f *seedLowerFn) FinishBundle(_ func(*seedCands) bool, _ func(seedChunk), _ func(seedPhi)) {
-	*f = seedLowerFn{Round: f.Round, Seed: f.Seed, K: f.K, TopUp: f.TopUp}
+	*f = seedLowerFn{Round: f.Round, Seed: f.Seed, K: f.K, TopUp: f.TopUp, Dir: f.Dir}
 }
 
 // cachedCandidates returns the index over the candidates desc of round
@@ -513,6 +523,6 @@ func (f *seedFinishFn) ProcessElement(ctx context.Context, _ []byte, side func(*
 	lines := progressLines(progress.Default, f.Opt.K, start, time.Now, func(format string, a ...any) { log.Infof(ctx, format, a...) })
 	cent := kmeans.ParallelFinish(pts, d, f.Opt.K, weight, f.Opt.Seed, func(j int) { lines(kmeans.Progress{Seeding: true, Seeded: j, K: f.Opt.K}) })
 	log.Infof(ctx, "vocabulary: %d initial centroids from %d descriptors (%d candidates) in %.1fs", f.Opt.K, sampled, n, time.Since(start).Seconds())
-	initialState(f.Opt, cent, int(sampled), chunkCount(f.Opt.chunks(), int(sampled)), start).parts(emit)
+	initialState(f.Opt, cent, int(sampled), start).parts(emit)
 	return nil
 }

@@ -1,6 +1,7 @@
 package kmeansbeam
 
 import (
+	"context"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -19,26 +20,37 @@ func TestSeedChunkView(t *testing.T) {
 	for i := range desc {
 		desc[i] = byte(rng.IntN(256))
 	}
-	c := seedChunk{Offset: offset, N: total, Desc: desc}
+	dir := t.TempDir()
+	c := seedChunk{C: chunk{Index: 3, N: n, Lo: offset, Total: total}}
+	if err := writeDesc(context.Background(), dir, c.C.Index, desc); err != nil {
+		t.Fatal(err)
+	}
+	full := func() *kmeans.ParallelChunk {
+		pc, err := c.parallel(context.Background(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pc
+	}
 	// Seeds until the first candidate falls in the chunk, so that First
 	// is seen to find it.
 	var seed uint64
-	for seed = 0; c.parallel().First(total, seed) == nil; seed++ {
+	for seed = 0; full().First(total, seed) == nil; seed++ {
 	}
-	if got, want := c.view().First(total, seed), c.parallel().First(total, seed); !reflect.DeepEqual(got, want) {
+	if got, want := c.view().First(total, seed), full().First(total, seed); !reflect.DeepEqual(got, want) {
 		t.Fatalf("round 0: view draws %v, the chunk %v", got, want)
 	}
-	pc := c.parallel()
+	pc := full()
 	idx := []int32{offset + 5, offset + 77, offset + 200}
 	pc.Lower(kmeans.NewParallelCandidates(pc.Points(idx), d, idx, 0, seed))
 	c.D2, c.Label, c.Cand = pc.D2, pc.Label, pc.Cand
 	before := seedChunk{D2: append([]float32(nil), c.D2...), Label: append([]int32(nil), c.Label...), Cand: append([]int32(nil), c.Cand...)}
-	phi := c.parallel().Phi().Value()
-	got, want := c.view().Sample(seed, 1, 50/phi), c.parallel().Sample(seed, 1, 50/phi)
+	phi := full().Phi().Value()
+	got, want := c.view().Sample(seed, 1, 50/phi), full().Sample(seed, 1, 50/phi)
 	if len(want) == 0 || !reflect.DeepEqual(got, want) {
 		t.Fatalf("round 1: view draws %v, the chunk %v", got, want)
 	}
-	if got, want := c.view().Farthest(10), c.parallel().Farthest(10); len(want) != 10 || !reflect.DeepEqual(got, want) {
+	if got, want := c.view().Farthest(10), full().Farthest(10); len(want) != 10 || !reflect.DeepEqual(got, want) {
 		t.Fatalf("top-up: view offers %v, the chunk %v", got, want)
 	}
 	if !reflect.DeepEqual(c.D2, before.D2) || !reflect.DeepEqual(c.Label, before.Label) || !reflect.DeepEqual(c.Cand, before.Cand) {

@@ -47,16 +47,9 @@ func readOne[T any](iter func(*T) bool, what string) (T, error) {
 	return p, nil
 }
 
-// planFn decides an iteration's update on one worker from the counts of
-// the merged sums, which take 12 bytes a word: the objective and the
-// stopping rule (kmeans.Options.Stop), and the splits of the empty clusters
-// (kmeans.PlanSplits, which needs only the counts).
-type planFn struct {
-	Iter, MaxIter int
-	Tol           float64
-}
-
-func (f *planFn) ProcessElement(ctx context.Context, _ []byte, stateSide func(*state) bool, countsSide func(*int, *partial) bool, emit func(plan)) error {
+// headFn emits the head of a state — its fields but its centroids — from
+// its parts: what the plan of iteration 0 reads (planFn).
+func headFn(_ []byte, stateSide func(*state) bool, emit func(state)) error {
 	var st, p state
 	n := 0
 	for stateSide(&p) {
@@ -68,9 +61,32 @@ func (f *planFn) ProcessElement(ctx context.Context, _ []byte, stateSide func(*s
 		n++
 	}
 	if n == 0 {
-		return fmt.Errorf("vocabulary: iteration %d has no centroids", f.Iter)
+		return fmt.Errorf("vocabulary: the initial state has no centroids")
 	}
 	st.Lo, st.Centroids, st.Fingerprint = 0, nil, 0
+	emit(st)
+	return nil
+}
+
+// nextHeadFn emits the head of the state a plan leads to, which the plan
+// of the next iteration reads.
+func nextHeadFn(pl plan) state { return pl.Next }
+
+// planFn decides an iteration's update on one worker from the head of the
+// iteration's state (headFn, nextHeadFn: no centroid) and the counts of
+// the merged sums, which take 12 bytes a word: the objective and the
+// stopping rule (kmeans.Options.Stop), and the splits of the empty clusters
+// (kmeans.PlanSplits, which needs only the counts).
+type planFn struct {
+	Iter, MaxIter int
+	Tol           float64
+}
+
+func (f *planFn) ProcessElement(ctx context.Context, _ []byte, headSide func(*state) bool, countsSide func(*int, *partial) bool, emit func(plan)) error {
+	st, err := readOne(headSide, fmt.Sprintf("the head of the state of iteration %d", f.Iter))
+	if err != nil {
+		return err
+	}
 	next, err := f.plan(ctx, st, countsSide)
 	if err != nil {
 		return err
@@ -136,6 +152,21 @@ func (f *planFn) plan(ctx context.Context, st state, countsSide func(*int, *part
 	return out, nil
 }
 
+// stateByShardFn keys the parts of a state by the word shards, of Words
+// words, they overlap, so that a shard's update reads only its rows.
+type stateByShardFn struct{ Words int }
+
+func (f *stateByShardFn) ProcessElement(p state, emit func(int, state)) error {
+	if p.Dim <= 0 || len(p.Centroids)%p.Dim != 0 || len(p.Centroids) == 0 {
+		return fmt.Errorf("vocabulary: iteration %d: the part of the state from row %d has %d values of dimension %d", p.Iter, p.Lo, len(p.Centroids), p.Dim)
+	}
+	last := p.Lo + len(p.Centroids)/p.Dim - 1
+	for sh := p.Lo / f.Words; sh <= last/f.Words; sh++ {
+		emit(sh, p)
+	}
+	return nil
+}
+
 // shardsFn emits the word shards of a vocabulary of K words, Words each.
 type shardsFn struct{ K, Words int }
 
@@ -155,12 +186,13 @@ type splitRow struct {
 // shardFn updates the centroids of one word shard, [Shard·Words,
 // (Shard+1)·Words), as its plan says: each to the mean of its cluster
 // (kmeans.Update on the shard's kmeans.Sums, gathered from the merged
-// blocks of sums that overlap it), and emits them as parts of the next
+// blocks of sums that overlap it, of the rows of the state keyed by the
+// shard: stateByShardFn), and emits them as parts of the next
 // state, except the rows the splits touch, which go to splitRowsFn.
 // It holds the shard's float64 sums and centroids, 1,548 bytes a word.
 type shardFn struct{ Iter, Words int }
 
-func (f *shardFn) ProcessElement(shard int, stateSide func(*state) bool, planSide func(*plan) bool, sumsSide func(int) func(*partial) bool, emit func(state), emitRow func(splitRow)) error {
+func (f *shardFn) ProcessElement(shard int, stateSide func(int) func(*state) bool, planSide func(*plan) bool, sumsSide func(int) func(*partial) bool, emit func(state), emitRow func(splitRow)) error {
 	pl, err := readOne(planSide, fmt.Sprintf("the plan of iteration %d", f.Iter))
 	if err != nil {
 		return err
@@ -174,7 +206,7 @@ func (f *shardFn) ProcessElement(shard int, stateSide func(*state) bool, planSid
 	cent := make([]float32, (hi-lo)*d)
 	var p state
 	rows := 0
-	for stateSide(&p) {
+	for parts := stateSide(shard); parts(&p); {
 		if p.Dim != d || len(p.Centroids)%d != 0 {
 			return fmt.Errorf("vocabulary: iteration %d: a part of the state has dimension %d, want %d", f.Iter, p.Dim, d)
 		}

@@ -1,0 +1,220 @@
+package kmeansbeam
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+
+	"github.com/bowline/bowline/formats"
+)
+
+// The elements of the seeding and of Lloyd's loop name their chunk's
+// descriptors, which stay in files: none holds bytes of them.
+func TestLoopElementsCarryNoDescriptors(t *testing.T) {
+	for _, v := range []any{chunk{}, seedChunk{}} {
+		var walk func(reflect.Type, string)
+		walk = func(ty reflect.Type, path string) {
+			for i := range ty.NumField() {
+				f := ty.Field(i)
+				switch {
+				case f.Type == reflect.TypeOf([]byte(nil)):
+					t.Errorf("%s.%s holds bytes", path, f.Name)
+				case f.Type.Kind() == reflect.Struct:
+					walk(f.Type, path+"."+f.Name)
+				}
+			}
+		}
+		walk(reflect.TypeOf(v), reflect.TypeOf(v).Name())
+	}
+}
+
+// Distributed training writes its chunks under Options.Scratch and leaves
+// nothing there once the codebook is made — seeded over the chunks, or
+// drawn in parts — and the codebook counts the chunks written: for a
+// sample drawn in parts, each part's, its last short.
+func TestScratchRemovedAfterJob(t *testing.T) {
+	feats := features(600, rand.New(rand.NewPCG(61, 62)))
+	base := filepath.Join(t.TempDir(), "scratch")
+	p, s := beam.NewPipelineWithRoot()
+	in := beam.CreateList(s, writeParts(t, feats, t.TempDir(), 2))
+	// Two parts of about 6,000 descriptors each: two chunks each, where
+	// the sample's ⌈n/4,096⌉ is 3.
+	whole := Options{K: 5, Sample: 500, MaxIter: 2, Seed: 1, Chunks: 3, Scratch: base}
+	parts := Options{K: 5, Sample: 1 << 20, WholeSample: 100, MaxIter: 2, Seed: 1, Scratch: base}
+	all := len(localSample(feats, Options{Sample: 1 << 20, Seed: 1}).Prio)
+	if chunkCount(1, all) != 3 {
+		t.Fatalf("%d descriptors: %d chunks of the whole sample, want 3", all, chunkCount(1, all))
+	}
+	beam.ParDo0(s, &chunksFn{Want: 3}, VocabularyOfParts(s.Scope("whole"), in, whole))
+	beam.ParDo0(s, &chunksFn{Want: 4}, VocabularyOfParts(s.Scope("parts"), in, parts))
+	if err := ptest.Run(p); err != nil {
+		t.Fatal(err)
+	}
+	es, err := os.ReadDir(base)
+	if err != nil {
+		t.Fatalf("no scratch directory was made: %v", err)
+	}
+	for _, e := range es {
+		t.Errorf("left in the scratch directory: %s", e.Name())
+	}
+}
+
+// An assigning of a chunk that is retried — after its labels were
+// written, or after the next iteration's were — reads the same labels and
+// writes and sums the same; an iteration's labels go once the one after
+// the next has assigned the chunk.
+func TestAssignRetrySameResult(t *testing.T) {
+	const k, d, n = 7, formats.DescriptorSize, 50
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(71, 72))
+	dir := t.TempDir()
+	desc := make([]byte, n*d)
+	for i := range desc {
+		desc[i] = byte(r.IntN(256))
+	}
+	c := chunk{Index: 9, N: n}
+	if err := writeDesc(ctx, dir, c.Index, desc); err != nil {
+		t.Fatal(err)
+	}
+	assign := func(iter int) ([]byte, partial) {
+		t.Helper()
+		st := state{Iter: iter, K: k, Dim: d, Centroids: make([]float32, k*d), Sampled: n}
+		for i := range st.Centroids {
+			st.Centroids[i] = float32((i*(iter+3) + i/d) % 256)
+		}
+		var parts []state
+		st.parts(func(p state) { parts = append(parts, p) })
+		side := func(p *state) bool {
+			if len(parts) == 0 {
+				return false
+			}
+			*p, parts = parts[0], parts[1:]
+			return true
+		}
+		var sums partial
+		f := &assignFn{Iter: iter, Last: 5, Dir: dir, Words: k}
+		if err := f.ProcessElement(ctx, c, side, func(chunk) {}, func(_ int, p partial) { sums = merge(sums, p) }); err != nil {
+			t.Fatal(err)
+		}
+		f.FinishBundle(side, func(chunk) {}, func(_ int, p partial) { sums = merge(sums, p) })
+		b, err := os.ReadFile(filepath.Join(dir, labelsName(c.Index, iter)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b, sums
+	}
+	for iter := range 3 {
+		labels, sums := assign(iter)
+		again, sumsAgain := assign(iter)
+		if !slices.Equal(labels, again) || !reflect.DeepEqual(sums, sumsAgain) || sums.N != n {
+			t.Errorf("iteration %d: a retried assigning wrote other labels or sums (%d descriptors)", iter, sums.N)
+		}
+	}
+	for iter, want := range []bool{false, true, true} {
+		if _, err := os.Stat(filepath.Join(dir, labelsName(c.Index, iter))); (err == nil) != want {
+			t.Errorf("after iteration 2 the labels of iteration %d are there: %v, want %v", iter, err == nil, want)
+		}
+	}
+}
+
+// A worker process assembles an iteration's state once, whatever the
+// bundles that assign chunks with it; another iteration, or another
+// training, reads its own.
+func TestAssignReadsStateOncePerProcess(t *testing.T) {
+	const k, d, n = 5, formats.DescriptorSize, 30
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(81, 82))
+	dirs := []string{t.TempDir(), t.TempDir()}
+	desc := make([]byte, n*d)
+	for i := range desc {
+		desc[i] = byte(r.IntN(256))
+	}
+	for _, dir := range dirs {
+		if err := writeDesc(ctx, dir, 0, desc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := state{K: k, Dim: d, Centroids: make([]float32, k*d), Sampled: n}
+	for i := range st.Centroids {
+		st.Centroids[i] = float32(r.IntN(256))
+	}
+	reads := 0
+	bundle := func(dir string, iter int) {
+		t.Helper()
+		s := st
+		s.Iter = iter
+		var parts []state
+		s.parts(func(p state) { parts = append(parts, p) })
+		side := func(p *state) bool {
+			if len(parts) == 0 {
+				return false
+			}
+			reads++
+			*p, parts = parts[0], parts[1:]
+			return true
+		}
+		f := &assignFn{Iter: iter, Last: iter, Dir: dir, Words: k}
+		if iter > 0 {
+			if err := writeLabels(ctx, dir, 0, iter-1, make([]int32, n)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := f.ProcessElement(ctx, chunk{N: n}, side, func(chunk) {}, func(int, partial) {}); err != nil {
+			t.Fatal(err)
+		}
+		f.FinishBundle(side, func(chunk) {}, func(int, partial) {})
+	}
+	for _, tc := range []struct {
+		dir       string
+		iter      int
+		wantReads int
+	}{{dirs[0], 0, 1}, {dirs[0], 0, 0}, {dirs[0], 0, 0}, {dirs[0], 1, 1}, {dirs[0], 1, 0}, {dirs[1], 1, 1}} {
+		reads = 0
+		bundle(tc.dir, tc.iter)
+		if reads != tc.wantReads {
+			t.Errorf("a bundle of iteration %d read %d parts of the state, want %d", tc.iter, reads, tc.wantReads)
+		}
+	}
+}
+
+// The parts of a state go to every word shard they overlap and to no
+// other, so that a shard's update reads its rows and only those.
+func TestStateByShard(t *testing.T) {
+	const d = 4
+	for _, tc := range []struct{ k, words int }{{1500, 300}, {1500, 512}, {1024, 1 << 16}, {7, 2}} {
+		st := state{K: tc.k, Dim: d, Centroids: make([]float32, tc.k*d)}
+		got := map[int][]int{} // shard: rows
+		f := &stateByShardFn{Words: tc.words}
+		var err error
+		st.parts(func(p state) {
+			err = errors.Join(err, f.ProcessElement(p, func(sh int, q state) {
+				for r := q.Lo; r < q.Lo+len(q.Centroids)/d; r++ {
+					got[sh] = append(got[sh], r)
+				}
+			}))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for sh := 0; sh*tc.words < tc.k; sh++ {
+			rows := got[sh]
+			lo, hi := sh*tc.words, min((sh+1)*tc.words, tc.k)
+			if len(rows) == 0 || rows[0] > lo || rows[len(rows)-1] < hi-1 || rows[0] <= lo-stateRows || rows[len(rows)-1] >= hi+stateRows-1 {
+				t.Errorf("K=%d, shards of %d: shard %d gets rows %d to %d of some, want its [%d, %d) and at most the parts that overlap it", tc.k, tc.words, sh, rows[0], rows[len(rows)-1], lo, hi)
+			}
+			delete(got, sh)
+		}
+		if len(got) != 0 {
+			t.Errorf("K=%d, shards of %d: parts keyed by shards past the words: %v", tc.k, tc.words, slices.Collect(maps.Keys(got)))
+		}
+	}
+}
