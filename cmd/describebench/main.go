@@ -27,6 +27,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
+	"github.com/bowline/bowline/cmd/internal/cmdline"
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/describe"
@@ -41,7 +42,7 @@ func main() {
 	reps := flag.Int("reps", 3, "repetitions of each side")
 	glob := flag.Bool("global", false, "also extract global features")
 	opt := describe.DefaultOptions()
-	flag.BoolVar(&opt.SIFT.DoubleImage, "sift_double", opt.SIFT.DoubleImage, "double the image before SIFT, as the job's --sift_double")
+	flag.Var(cmdline.Doubling{O: &opt.SIFT}, "sift_double", "double images before SIFT as the job's --sift_double does: true (every image), false (none) or `N` (those below N pixels after --max_side)")
 	flag.IntVar(&opt.SIFT.MaxSide, "max_side", opt.SIFT.MaxSide, "longer side images are reduced to before SIFT, as the job's --max_side")
 	loopOnly := flag.Bool("loop_only", false, "describe in the plain Go loop only, not also on the Beam runner")
 	cols := ingest.DefaultColumns()
@@ -96,7 +97,7 @@ func main() {
 	}
 	loop, cpu := median(loops), median(cpus)
 	fmt.Printf("%d images, %d keypoints, %d workers, global=%v, sift_double=%v, max_side=%d, median of %d\n",
-		len(images), keypoints, workers, *glob, opt.SIFT.DoubleImage, opt.SIFT.MaxSide, *reps)
+		len(images), keypoints, workers, *glob, cmdline.Doubling{O: &opt.SIFT}, opt.SIFT.MaxSide, *reps)
 	fmt.Printf("plain Go loop  %7.2f s  (%.1f ms/image/worker; %.1f CPU ms/image)\n",
 		loop, 1000*loop*float64(workers)/float64(len(images)), 1000*cpu/float64(len(images)))
 	if !*loopOnly {

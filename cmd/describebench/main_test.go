@@ -28,7 +28,7 @@ func TestDescribeLoop(t *testing.T) {
 	keypoints := map[bool]int64{}
 	for _, double := range []bool{true, false} {
 		opt := describe.DefaultOptions()
-		opt.SIFT.DoubleImage = double
+		opt.SIFT.DoubleImage, opt.SIFT.DoubleBelow = double, 0
 		sec, cpu, kp, err := describeLoop(context.Background(), opt, images, 2)
 		if err != nil {
 			t.Fatal(err)
