@@ -16,8 +16,8 @@ import (
 // side rather than fixed sub-pixel units so that any image fits 16 bits:
 // features keep the original image's frame, which --max_pixels allows to
 // be tens of thousands of pixels wide, while SIFT locates keypoints on the
-// image downscaled to --max_side (1,600 by default), so a 65,536th of the
-// side is finer than a hundredth of a pixel of the image SIFT saw. Scales
+// image downscaled to its MaxSide (1,024 in describe's defaults), so a
+// 65,536th of the side is a 64th of a pixel of the image SIFT saw. Scales
 // span 16 octaves in 1/16-octave steps (σ from 1/16 to ~3,900 pixels, the
 // relative error at most 2^(1/32)−1 ≈ 2.2%) and angles a 256th of a turn
 // (at most 0.70° off): a tenth of the tolerances spatial verification

@@ -73,11 +73,7 @@ func (c Config) resized(s *rundir.Settings, key rundir.Key) (sift.Options, bool)
 	}
 	d := c.Describe
 	d.SIFT = sift.Options(s.SIFT)
-	prev, now := d.SIFT, c.Describe.SIFT
-	prev.MaxSide, prev.DoubleImage, prev.DoubleBelow = now.MaxSide, now.DoubleImage, now.DoubleBelow
-	// One doubling every image and the other none leave no photo alike.
-	every := func(o sift.Options) bool { return o.DoubleImage && o.DoubleBelow == 0 }
-	if prev != now || describeKeyOf(d) != key || every(d.SIFT) && !now.DoubleImage || every(now) && !d.SIFT.DoubleImage {
+	if !c.Describe.SIFT.Resized(d.SIFT) || describeKeyOf(d) != key {
 		return sift.Options{}, false
 	}
 	return d.SIFT, true

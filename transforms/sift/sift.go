@@ -235,6 +235,20 @@ func (o Options) SameFeatures(prev Options, w, h int) bool {
 	return o == prev
 }
 
+// Resized reports whether o differs from prev only in how an image is
+// sized — MaxSide and the doubling — in a way that leaves some images'
+// features alike (SameFeatures): not when one doubles every image and the
+// other none.
+func (o Options) Resized(prev Options) bool {
+	every := func(o Options) bool { return o.DoubleImage && o.DoubleBelow == 0 }
+	if every(o) && !prev.DoubleImage || every(prev) && !o.DoubleImage {
+		return false
+	}
+	p := prev
+	p.MaxSide, p.DoubleImage, p.DoubleBelow = o.MaxSide, o.DoubleImage, o.DoubleBelow
+	return p == o
+}
+
 // Keypoint is a detected feature.
 //
 // X, Y are pixel coordinates in the frame of the image passed to Extract,

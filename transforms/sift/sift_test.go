@@ -1012,3 +1012,32 @@ func TestSameFeatures(t *testing.T) {
 		})
 	}
 }
+
+func TestResized(t *testing.T) {
+	every := DefaultOptions()
+	below := every
+	below.DoubleBelow = 512
+	none := every
+	none.DoubleImage = false
+	side := every
+	side.MaxSide = 800
+	other := every
+	other.Sigma = 1.5
+	for _, c := range []struct {
+		name       string
+		next, prev Options
+		want       bool
+	}{
+		{"equal", every, every, true},
+		{"max_side", side, every, true},
+		{"every image to those below a bound", below, every, true},
+		{"a bound to none", none, below, true},
+		{"every image to none", none, every, false},
+		{"none to every image", every, none, false},
+		{"another option", other, every, false},
+	} {
+		if got := c.next.Resized(c.prev); got != c.want {
+			t.Errorf("%s: Resized = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
