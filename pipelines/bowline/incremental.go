@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -86,19 +85,10 @@ func resizedWhy(prev, now sift.Options) string {
 	if prev.MaxSide != now.MaxSide {
 		changed = append(changed, fmt.Sprintf("max_side %d, now %d", prev.MaxSide, now.MaxSide))
 	}
-	if a, b := doubling(prev), doubling(now); a != b {
-		changed = append(changed, fmt.Sprintf("sift_double %s, now %s", a, b))
+	if a, b := prev.Doubling(), now.Doubling(); a != b {
+		changed = append(changed, fmt.Sprintf("sift_double %v, now %v", a, b))
 	}
 	return fmt.Sprintf("the description settings changed only in how photos are sized (%s): photos both settings describe alike keep their features, the others are described again", strings.Join(changed, "; "))
-}
-
-// doubling is how --sift_double states o's doubling: true, false or the
-// bound.
-func doubling(o sift.Options) string {
-	if o.DoubleImage && o.DoubleBelow > 0 {
-		return strconv.Itoa(o.DoubleBelow)
-	}
-	return strconv.FormatBool(o.DoubleImage)
 }
 
 func (c Config) learningKey() rundir.Key {
@@ -186,10 +176,8 @@ func loadPrevious(ctx context.Context, c Config) (*previous, error) {
 		}
 		r := l.ReusedBy(next, c.RebuildVocab)
 		p.CarryFeatures, p.KeepVocab, p.CarryCounts, p.WarmStart, p.Why = r.Features, r.Vocabulary, r.Counts, r.WarmStart, r.Why
-		if resized != "" && r.Why != "" {
-			p.Why = resized + "; " + r.Why
-		} else if resized != "" {
-			p.Why = resized
+		if resized != "" {
+			p.Why = strings.TrimSuffix(resized+"; "+r.Why, "; ")
 		}
 		if r.Features {
 			p.Lineage = l

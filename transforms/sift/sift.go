@@ -235,6 +235,16 @@ func (o Options) SameFeatures(prev Options, w, h int) bool {
 	return o == prev
 }
 
+// Doubling states o's doubling as one value: the bound DoubleBelow (an
+// int) when o doubles only the images below it, else DoubleImage (a
+// bool).
+func (o Options) Doubling() any {
+	if o.DoubleImage && o.DoubleBelow != 0 {
+		return o.DoubleBelow
+	}
+	return o.DoubleImage
+}
+
 // Resized reports whether o differs from prev only in how an image is
 // sized — MaxSide and the doubling — in a way that leaves some images'
 // features alike (SameFeatures): not when one doubles every image and the

@@ -138,13 +138,9 @@ func (d Doubling) Set(s string) error {
 	return nil
 }
 
-// Get returns DoubleBelow if it is set, else DoubleImage.
-func (d Doubling) Get() any {
-	if d.O.DoubleImage && d.O.DoubleBelow != 0 {
-		return d.O.DoubleBelow
-	}
-	return d.O.DoubleImage
-}
+// Get returns DoubleBelow if it is set, else DoubleImage
+// (sift.Options.Doubling).
+func (d Doubling) Get() any { return d.O.Doubling() }
 
 // setDoubling sets o's doubling to v, a Doubling's Get.
 func setDoubling(o *sift.Options, v any) {
