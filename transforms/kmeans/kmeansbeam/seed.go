@@ -125,18 +125,19 @@ type seedChunk struct {
 func seedStartFn(c chunk) seedChunk { return seedChunk{C: c, Start: time.Now().UnixNano()} }
 
 // parallel returns the kmeans.ParallelChunk of c, its descriptors read
-// from dir, with copies of its D², labels and candidates: the input
-// element is not ours to modify.
-func (c seedChunk) parallel(ctx context.Context, dir string) (*kmeans.ParallelChunk, error) {
+// from dir into x (grown as needed), with copies of its D², labels and
+// candidates: the input element is not ours to modify.
+func (c seedChunk) parallel(ctx context.Context, dir string, x []float32) (*kmeans.ParallelChunk, error) {
 	desc, err := readDesc(ctx, dir, c.C)
 	if err != nil {
 		return nil, err
 	}
-	pc := kmeans.NewParallelChunk(byteFloats(desc), formats.DescriptorSize, c.C.Lo)
-	if c.D2 != nil {
-		pc.D2, pc.Label, pc.Cand = slices.Clone(c.D2), slices.Clone(c.Label), slices.Clone(c.Cand)
+	x = floatsInto(x, desc)
+	if c.D2 == nil {
+		return kmeans.NewParallelChunk(x, formats.DescriptorSize, c.C.Lo), nil
 	}
-	return pc, nil
+	return &kmeans.ParallelChunk{Data: x, Dim: formats.DescriptorSize, Offset: c.C.Lo,
+		D2: slices.Clone(c.D2), Label: slices.Clone(c.Label), Cand: slices.Clone(c.Cand)}, nil
 }
 
 // view returns the kmeans.ParallelChunk of c without its points, sharing
@@ -298,6 +299,7 @@ type seedLowerFn struct {
 	cands *kmeans.ParallelCandidates
 	n     int
 	base  int
+	x     []float32 // a chunk's points, reused from chunk to chunk
 }
 
 func (f *seedLowerFn) ProcessElement(ctx context.Context, c seedChunk, side func(*seedCands) bool, emit func(seedChunk), emitPhi func(seedPhi)) error {
@@ -317,7 +319,7 @@ func (f *seedLowerFn) ProcessElement(ctx context.Context, c seedChunk, side func
 		}
 		f.n, f.base, f.ready = len(idx), base, true
 	}
-	pc, err := c.parallel(ctx, f.Dir)
+	pc, err := c.parallel(ctx, f.Dir, f.x)
 	if err != nil {
 		return err
 	}
@@ -328,6 +330,7 @@ func (f *seedLowerFn) ProcessElement(ctx context.Context, c seedChunk, side func
 		pc.Lower(f.cands)
 		c.Cands += f.n
 	}
+	f.x = pc.Data
 	c.D2, c.Label, c.Cand = pc.D2, pc.Label, pc.Cand
 	emitPhi(seedPhi{Phi: pc.Phi(), Cands: c.Cands, Start: c.Start})
 	emit(c)

@@ -26,7 +26,7 @@ func TestSeedChunkView(t *testing.T) {
 		t.Fatal(err)
 	}
 	full := func() *kmeans.ParallelChunk {
-		pc, err := c.parallel(context.Background(), dir)
+		pc, err := c.parallel(context.Background(), dir, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
