@@ -130,9 +130,18 @@ func RemoveAll(ctx context.Context, dir string) error {
 	if err != nil {
 		return fmt.Errorf("fileio: remove %s: %w", dir, err)
 	}
+	if len(all) == 0 {
+		return nil
+	}
+	rm, ok := fsys.(filesystem.Remover)
+	if !ok {
+		return fmt.Errorf("fileio: remove %s: the file system cannot remove files", dir)
+	}
+	// The listing found them: remove each through the same file system
+	// rather than Remove, which would open and list again for every file.
 	for _, f := range all {
-		if err := Remove(ctx, f); err != nil {
-			return err
+		if err := rm.Remove(ctx, f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("fileio: remove %s: %w", f, err)
 		}
 	}
 	return nil

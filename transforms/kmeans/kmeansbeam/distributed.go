@@ -451,7 +451,9 @@ type assignFn struct {
 	descs    beam.Counter
 	scratch  []kmeans.AssignScratch
 	x        []float32
+	labels   []int32
 	dist     []float32
+	changed  []int
 }
 
 func (f *assignFn) ProcessElement(ctx context.Context, c chunk, stateSide func(*state) bool, emitChunk func(chunk), emitSums func(int, partial)) error {
@@ -485,11 +487,9 @@ func (f *assignFn) ProcessElement(ctx context.Context, c chunk, stateSide func(*
 	if err != nil {
 		return err
 	}
-	f.x = slices.Grow(f.x[:0], n*d)[:n*d]
-	for i, b := range desc {
-		f.x[i] = float32(b)
-	}
-	labels := make([]int32, n)
+	f.x = floatsInto(f.x, desc)
+	f.labels = slices.Grow(f.labels[:0], n)[:n]
+	labels := f.labels
 	if f.Iter > 0 {
 		if err := readLabels(ctx, f.Dir, c, f.Iter-1, labels); err != nil {
 			return err
@@ -506,7 +506,8 @@ func (f *assignFn) ProcessElement(ctx context.Context, c chunk, stateSide func(*
 	if len(f.scratch) < w {
 		f.scratch = make([]kmeans.AssignScratch, w)
 	}
-	changed := make([]int, w)
+	f.changed = slices.Grow(f.changed[:0], w)[:w]
+	changed := f.changed
 	var wg sync.WaitGroup
 	for g := range w {
 		lo, hi := g*n/w, (g+1)*n/w

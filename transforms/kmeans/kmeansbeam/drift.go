@@ -9,7 +9,6 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
@@ -19,9 +18,9 @@ import (
 )
 
 func init() {
-	beam.RegisterType(reflect.TypeOf((*gateSamplePartFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*distortionFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*readCodebookFn)(nil)).Elem())
+	beam.RegisterFunction(partIfFn)
 	beam.RegisterFunction(passIfFn)
 	beam.RegisterFunction(sampleIfFn)
 	beam.RegisterType(reflect.TypeOf((*rundir.VocabDecision)(nil)).Elem())
@@ -155,31 +154,21 @@ func (f *readCodebookFn) ProcessElement(ctx context.Context, _ []byte) (Codebook
 // it so, the graph of a batch job being fixed before it runs.
 func VocabularyOfPartsIf(s beam.Scope, parts beam.PCollection, opt Options, build beam.PCollection) beam.PCollection {
 	s = s.Scope("kmeans.Vocabulary")
-	if opt.inParts() {
-		return ofParts(s, parts, opt, build, beam.ParDo(s, passIfFn, beam.Impulse(s), beam.SideInput{Input: build}))
-	}
-	total := stats.Sum(s, beam.ParDo(s, keypointsFn, parts))
-	per := beam.ParDo(s, &gateSamplePartFn{Max: max(opt.sample(), 0), Seed: opt.Seed, Loads: opt.PartLoads}, beam.Reshuffle(s, parts),
-		beam.SideInput{Input: total}, beam.SideInput{Input: build})
-	smp := beam.Combine(s, &mergeSampleFn{Max: max(opt.sample(), 0)}, per)
-	smp = beam.ParDo(s, sampleIfFn, smp, beam.SideInput{Input: build})
+	// Gated at the source: when build is false no part reaches a step
+	// that reads it.
+	parts = beam.ParDo(s, partIfFn, parts, beam.SideInput{Input: build})
 	start := beam.ParDo(s, passIfFn, beam.Impulse(s), beam.SideInput{Input: build})
+	if opt.inParts() {
+		return ofParts(s, parts, opt, build, start)
+	}
+	smp := beam.ParDo(s, sampleIfFn, sampleOfParts(s, parts, opt.sample(), opt.Seed, opt.PartLoads), beam.SideInput{Input: build})
 	return fromSample(s, smp, opt, start)
 }
 
-// gateSamplePartFn is samplePartFn when build is true; otherwise it reads
-// nothing and samples nothing.
-type gateSamplePartFn struct {
-	Max   int
-	Seed  uint64
-	Loads int
-}
-
-func (f *gateSamplePartFn) ProcessElement(ctx context.Context, p formats.Part, total int64, build bool) (sample, error) {
-	if !build {
-		return sample{}, nil
+func partIfFn(p formats.Part, build bool, emit func(formats.Part)) {
+	if build {
+		emit(p)
 	}
-	return (&samplePartFn{Max: f.Max, Seed: f.Seed, Loads: f.Loads}).ProcessElement(ctx, p, total)
 }
 
 func sampleIfFn(smp sample, build bool, emit func(sample)) {

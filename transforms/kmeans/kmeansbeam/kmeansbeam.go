@@ -126,6 +126,7 @@ import (
 	"hash/fnv"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"time"
 
@@ -720,8 +721,12 @@ func tooFew(n, k int) error {
 }
 
 // byteFloats returns the descriptor bytes b as float32 values.
-func byteFloats(b []byte) []float32 {
-	x := make([]float32, len(b))
+func byteFloats(b []byte) []float32 { return floatsInto(nil, b) }
+
+// floatsInto returns the descriptor bytes b as float32 values in x,
+// grown to len(b), so that a loop over chunks reuses one buffer.
+func floatsInto(x []float32, b []byte) []float32 {
+	x = slices.Grow(x[:0], len(b))[:len(b)]
 	for i, v := range b {
 		x[i] = float32(v)
 	}

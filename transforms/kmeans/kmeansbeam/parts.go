@@ -63,7 +63,7 @@ func bottom(p []uint64, n int) []uint64 {
 	return p[:end]
 }
 
-// partPriosFn reads a features part once, when build is true, for the
+// partPriosFn reads a features part once for the
 // priorities under the cut-off of a sample of Max (sampleOfParts).
 type partPriosFn struct {
 	Max   int
@@ -71,10 +71,7 @@ type partPriosFn struct {
 	Loads int
 }
 
-func (f *partPriosFn) ProcessElement(ctx context.Context, p formats.Part, total int64, build bool) (prios, error) {
-	if !build {
-		return prios{}, nil
-	}
+func (f *partPriosFn) ProcessElement(ctx context.Context, p formats.Part, total int64) (prios, error) {
 	release, err := slots.Acquire(ctx, "vocabulary.part", f.Loads)
 	defer release()
 	if err != nil {
@@ -159,7 +156,7 @@ func (f *initPartsFn) ProcessElement(ctx context.Context, smp sample, thrSide fu
 	return initState(ctx, f.Opt, smp, thr.Count, emit)
 }
 
-// partChunksFn reads a features part again, when build is true, and
+// partChunksFn reads a features part again and
 // writes its descriptors of the sample, those of priority at most the
 // threshold, to Dir in chunks of at most maxChunk, and emits their names;
 // chunk j of part p has index p·2²⁰ + j. It emits the part's descriptors of
@@ -171,10 +168,7 @@ type partChunksFn struct {
 	Dir   string
 }
 
-func (f *partChunksFn) ProcessElement(ctx context.Context, p formats.Part, thrSide func(*threshold) bool, build bool, emit func(chunk), emitSeed func(sample)) error {
-	if !build {
-		return nil
-	}
+func (f *partChunksFn) ProcessElement(ctx context.Context, p formats.Part, thrSide func(*threshold) bool, emit func(chunk), emitSeed func(sample)) error {
 	thr, err := readOne(thrSide, "the threshold of the sample")
 	if err != nil || thr.Count == 0 {
 		return err
@@ -228,8 +222,8 @@ func (f *partChunksFn) ProcessElement(ctx context.Context, p formats.Part, thrSi
 }
 
 // ofParts trains the vocabulary of a sample drawn in parts (see above),
-// when build (a single-element PCollection<bool>) is true; start is as for
-// fromSample.
+// when build (a single-element PCollection<bool>) is true, in which case
+// the caller passes the parts, else none; start is as for fromSample.
 func ofParts(s beam.Scope, parts beam.PCollection, opt Options, build, start beam.PCollection) beam.PCollection {
 	if err := opt.Validate(); err != nil {
 		return beam.ParDo(s, &failFn{Err: err.Error()}, beam.ParDo(s, sampleIfFn, beam.Create(s, sample{}), beam.SideInput{Input: build}))
@@ -238,11 +232,11 @@ func ofParts(s beam.Scope, parts beam.PCollection, opt Options, build, start bea
 	shuffled := beam.Reshuffle(s, parts)
 	n, m := opt.sample(), opt.seedSample()
 	prioParts := beam.ParDo(s, &partPriosFn{Max: n, Hash: opt.Seed, Loads: opt.PartLoads}, shuffled,
-		beam.SideInput{Input: total}, beam.SideInput{Input: build})
+		beam.SideInput{Input: total})
 	thr := beam.Combine(s, &mergePriosFn{Max: n, Seed: m}, prioParts)
 	dir := opt.scratchDir()
 	chunks, seedParts := beam.ParDo2(s, &partChunksFn{Hash: opt.Seed, Loads: opt.PartLoads, Dir: dir}, shuffled,
-		beam.SideInput{Input: thr}, beam.SideInput{Input: build})
+		beam.SideInput{Input: thr})
 	seed := beam.ParDo(s, sampleIfFn, beam.Combine(s, &mergeSampleFn{Max: m}, seedParts), beam.SideInput{Input: build})
 	st := beam.ParDo(s, &initPartsFn{Opt: opt}, seed, beam.SideInput{Input: thr})
 	return train(s, st, beam.Reshuffle(s, chunks), opt, dir, start)

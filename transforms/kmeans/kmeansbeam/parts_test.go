@@ -180,7 +180,7 @@ func TestPartsSeedOnlyTheSeedingSample(t *testing.T) {
 			*th, once = thr, false
 			return true
 		}
-		err := f.ProcessElement(ctx, p, side, true, func(c chunk) { chunks += c.N }, func(s sample) {
+		err := f.ProcessElement(ctx, p, side, func(c chunk) { chunks += c.N }, func(s sample) {
 			seed = (&sampleFn{Max: 1 << 30}).MergeAccumulators(seed, s)
 		})
 		if err != nil {

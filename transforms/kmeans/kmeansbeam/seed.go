@@ -125,18 +125,19 @@ type seedChunk struct {
 func seedStartFn(c chunk) seedChunk { return seedChunk{C: c, Start: time.Now().UnixNano()} }
 
 // parallel returns the kmeans.ParallelChunk of c, its descriptors read
-// from dir, with copies of its D², labels and candidates: the input
-// element is not ours to modify.
-func (c seedChunk) parallel(ctx context.Context, dir string) (*kmeans.ParallelChunk, error) {
+// from dir into x (grown as needed), with copies of its D², labels and
+// candidates: the input element is not ours to modify.
+func (c seedChunk) parallel(ctx context.Context, dir string, x []float32) (*kmeans.ParallelChunk, error) {
 	desc, err := readDesc(ctx, dir, c.C)
 	if err != nil {
 		return nil, err
 	}
-	pc := kmeans.NewParallelChunk(byteFloats(desc), formats.DescriptorSize, c.C.Lo)
-	if c.D2 != nil {
-		pc.D2, pc.Label, pc.Cand = slices.Clone(c.D2), slices.Clone(c.Label), slices.Clone(c.Cand)
+	x = floatsInto(x, desc)
+	if c.D2 == nil {
+		return kmeans.NewParallelChunk(x, formats.DescriptorSize, c.C.Lo), nil
 	}
-	return pc, nil
+	return &kmeans.ParallelChunk{Data: x, Dim: formats.DescriptorSize, Offset: c.C.Lo,
+		D2: slices.Clone(c.D2), Label: slices.Clone(c.Label), Cand: slices.Clone(c.Cand)}, nil
 }
 
 // view returns the kmeans.ParallelChunk of c without its points, sharing
@@ -298,6 +299,7 @@ type seedLowerFn struct {
 	cands *kmeans.ParallelCandidates
 	n     int
 	base  int
+	x     []float32 // a chunk's points, reused from chunk to chunk
 }
 
 func (f *seedLowerFn) ProcessElement(ctx context.Context, c seedChunk, side func(*seedCands) bool, emit func(seedChunk), emitPhi func(seedPhi)) error {
@@ -317,7 +319,7 @@ func (f *seedLowerFn) ProcessElement(ctx context.Context, c seedChunk, side func
 		}
 		f.n, f.base, f.ready = len(idx), base, true
 	}
-	pc, err := c.parallel(ctx, f.Dir)
+	pc, err := c.parallel(ctx, f.Dir, f.x)
 	if err != nil {
 		return err
 	}
@@ -328,6 +330,7 @@ func (f *seedLowerFn) ProcessElement(ctx context.Context, c seedChunk, side func
 		pc.Lower(f.cands)
 		c.Cands += f.n
 	}
+	f.x = pc.Data
 	c.D2, c.Label, c.Cand = pc.D2, pc.Label, pc.Cand
 	emitPhi(seedPhi{Phi: pc.Phi(), Cands: c.Cands, Start: c.Start})
 	emit(c)
@@ -401,42 +404,37 @@ func (seedCandsPassFn) ProcessElement(_ []byte, side func(*seedCands) bool, emit
 	}
 }
 
-// seedCounts counts the points nearest to the candidates Index
-// (ascending): Count[j] are nearest to candidate Index[j].
+// seedCounts counts the points nearest to the candidates of the block
+// b, its key: Count[j] are nearest to candidate b·countBlock + j.
 type seedCounts struct {
-	Index []int32
 	Count []int64
 	Start int64
 }
 
 // countBlock is the number of candidates whose counts share a key, so
-// that an element of counts stays within about half a megabyte.
+// that an element of counts stays within about a quarter of a megabyte.
 const countBlock = 32768
 
-// seedCountFn counts a chunk's descriptors by nearest candidate, sparsely,
-// keyed by block of candidates.
+// seedCountFn counts a chunk's descriptors by nearest candidate, keyed by
+// block of candidates.
 type seedCountFn struct{}
 
 func (seedCountFn) ProcessElement(c seedChunk, emit func(int, seedCounts)) {
-	labels := slices.Clone(c.Label)
-	slices.Sort(labels)
-	var cur seedCounts
-	key := -1
-	for i, l := range labels {
-		if b := int(l) / countBlock; b != key {
-			if key >= 0 {
-				emit(key, cur)
-			}
-			key, cur = b, seedCounts{Start: c.Start}
+	blocks := map[int]*seedCounts{}
+	for _, l := range c.Label {
+		b, j := int(l)/countBlock, int(l)%countBlock
+		cur := blocks[b]
+		if cur == nil {
+			cur = &seedCounts{Start: c.Start}
+			blocks[b] = cur
 		}
-		if i > 0 && labels[i-1] == l {
-			cur.Count[len(cur.Count)-1]++
-			continue
+		if j >= len(cur.Count) {
+			cur.Count = append(cur.Count, make([]int64, j+1-len(cur.Count))...)
 		}
-		cur.Index, cur.Count = append(cur.Index, l), append(cur.Count, 1)
+		cur.Count[j]++
 	}
-	if key >= 0 {
-		emit(key, cur)
+	for b, cur := range blocks {
+		emit(b, *cur)
 	}
 }
 
@@ -448,23 +446,14 @@ func (seedCountsFn) AddInput(a, b seedCounts) seedCounts          { return addCo
 func (seedCountsFn) MergeAccumulators(a, b seedCounts) seedCounts { return addCounts(a, b) }
 func (seedCountsFn) ExtractOutput(a seedCounts) seedCounts        { return a }
 
-// addCounts merges the sparse counts a and b.
+// addCounts adds the counts of one block, a and b.
 func addCounts(a, b seedCounts) seedCounts {
-	out := seedCounts{Index: make([]int32, 0, len(a.Index)+len(b.Index)), Count: make([]int64, 0, len(a.Index)+len(b.Index)), Start: max(a.Start, b.Start)}
-	i, j := 0, 0
-	for i < len(a.Index) || j < len(b.Index) {
-		switch {
-		case j == len(b.Index) || (i < len(a.Index) && a.Index[i] < b.Index[j]):
-			out.Index, out.Count = append(out.Index, a.Index[i]), append(out.Count, a.Count[i])
-			i++
-		case i == len(a.Index) || b.Index[j] < a.Index[i]:
-			out.Index, out.Count = append(out.Index, b.Index[j]), append(out.Count, b.Count[j])
-			j++
-		default:
-			out.Index, out.Count = append(out.Index, a.Index[i]), append(out.Count, a.Count[i]+b.Count[j])
-			i++
-			j++
-		}
+	if len(a.Count) < len(b.Count) {
+		a, b = b, a
+	}
+	out := seedCounts{Count: slices.Clone(a.Count), Start: max(a.Start, b.Start)}
+	for j, n := range b.Count {
+		out.Count[j] += n
 	}
 	return out
 }
@@ -509,12 +498,16 @@ func (f *seedFinishFn) ProcessElement(ctx context.Context, _ []byte, side func(*
 		started int64
 	)
 	for countSide(&key, &counts) {
-		for j, g := range counts.Index {
-			if int(g) >= n {
+		for j, c := range counts.Count {
+			if c == 0 {
+				continue
+			}
+			g := key*countBlock + j
+			if g >= n {
 				return fmt.Errorf("vocabulary: seeding counted descriptors nearest to candidate %d of %d", g, n)
 			}
-			weight[g] += float64(counts.Count[j])
-			sampled += counts.Count[j]
+			weight[g] += float64(c)
+			sampled += c
 		}
 		started = max(started, counts.Start)
 	}

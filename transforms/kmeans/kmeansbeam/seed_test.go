@@ -26,7 +26,7 @@ func TestSeedChunkView(t *testing.T) {
 		t.Fatal(err)
 	}
 	full := func() *kmeans.ParallelChunk {
-		pc, err := c.parallel(context.Background(), dir)
+		pc, err := c.parallel(context.Background(), dir, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,5 +55,34 @@ func TestSeedChunkView(t *testing.T) {
 	}
 	if !reflect.DeepEqual(c.D2, before.D2) || !reflect.DeepEqual(c.Label, before.Label) || !reflect.DeepEqual(c.Cand, before.Cand) {
 		t.Fatal("the view changed the chunk's D², labels or candidates")
+	}
+}
+
+// seedCountFn counts a chunk's labels by block of candidates, and
+// addCounts adds two blocks' counts of different lengths, leaving its
+// inputs as they were.
+func TestSeedCounts(t *testing.T) {
+	got := map[int][]int64{}
+	seedCountFn{}.ProcessElement(seedChunk{Label: []int32{5, 0, 5, countBlock + 2, 2*countBlock + 1}, Start: 7}, func(b int, c seedCounts) {
+		if c.Start != 7 {
+			t.Errorf("block %d: start %d, want 7", b, c.Start)
+		}
+		got[b] = c.Count
+	})
+	want := map[int][]int64{0: {1, 0, 0, 0, 0, 2}, 1: {0, 0, 1}, 2: {0, 1}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("counts %v, want %v", got, want)
+	}
+	a, b := seedCounts{Count: []int64{1, 2}, Start: 3}, seedCounts{Count: []int64{0, 1, 4}, Start: 9}
+	for _, sum := range []seedCounts{addCounts(a, b), addCounts(b, a)} {
+		if want := (seedCounts{Count: []int64{1, 3, 4}, Start: 9}); !reflect.DeepEqual(sum, want) {
+			t.Errorf("sum %+v, want %+v", sum, want)
+		}
+	}
+	if !reflect.DeepEqual(a.Count, []int64{1, 2}) || !reflect.DeepEqual(b.Count, []int64{0, 1, 4}) {
+		t.Errorf("addCounts changed its inputs: %v, %v", a.Count, b.Count)
+	}
+	if sum := addCounts(seedCounts{}, a); !reflect.DeepEqual(sum, a) {
+		t.Errorf("the empty accumulator and %+v sum to %+v", a, sum)
 	}
 }
