@@ -127,12 +127,7 @@ func photoSpeed(cv *opencv, globs string, reps int) error {
 		t1 := time.Now()
 		c1, _ := cpuclock.Thread()
 		gray = sift.FromImage(l.Image, gray)
-		var kps []sift.Keypoint
-		if l.Shift > 0 {
-			kps, _ = e.ExtractReduced(gray, l.Width, l.Height)
-		} else {
-			kps, _ = e.Extract(gray)
-		}
+		kps, _ := e.ExtractReduced(gray, l.Width, l.Height)
 		t2 := time.Now()
 		c2, _ := cpuclock.Thread()
 		t.decode = timing{t1.Sub(t0), c1 - c0}

@@ -8,7 +8,6 @@ package describe
 import (
 	"context"
 	"fmt"
-	"image"
 	"sync"
 	"time"
 
@@ -214,7 +213,6 @@ func (d *Describer) describe(img formats.Image, data []byte) (feat formats.Featu
 		return formats.Features{}, &formats.DeadLetter{ImageID: img.ImageID, URI: img.URI, Stage: stage, Reason: err.Error()}
 	}
 	dec := ingest.Decoder{MaxPixels: d.opt.MaxPixels}
-	var decoded image.Image
 	var luma ingest.Luma
 	if d.glob == nil {
 		// SIFT alone reads grey: a JPEG's luma plane, at full size unless
@@ -228,25 +226,19 @@ func (d *Describer) describe(img formats.Image, data []byte) (feat formats.Featu
 		if err != nil {
 			return fail("decode", err)
 		}
-		decoded, luma = l.Image, l
+		luma = l
 	} else {
 		m, _, err := dec.Decode(data)
 		if err != nil {
 			return fail("decode", err)
 		}
 		b := m.Bounds()
-		decoded, luma = m, ingest.Luma{Image: m, Width: b.Dx(), Height: b.Dy()}
+		luma = ingest.Luma{Image: m, Width: b.Dx(), Height: b.Dy()}
 	}
 	feat = formats.Features{ImageID: img.ImageID, Label: img.Label, Tags: img.Tags, Width: int32(luma.Width), Height: int32(luma.Height)}
 	if d.sift != nil {
-		d.gray = sift.FromImage(decoded, d.gray)
-		var kps []sift.Keypoint
-		var desc []byte
-		if luma.Shift > 0 {
-			kps, desc = d.sift.ExtractReduced(d.gray, luma.Width, luma.Height)
-		} else {
-			kps, desc = d.sift.Extract(d.gray)
-		}
+		d.gray = sift.FromImage(luma.Image, d.gray)
+		kps, desc := d.sift.ExtractReduced(d.gray, luma.Width, luma.Height)
 		feat.X = make([]float32, len(kps))
 		feat.Y = make([]float32, len(kps))
 		feat.Scale = make([]float32, len(kps))
@@ -258,7 +250,7 @@ func (d *Describer) describe(img formats.Image, data []byte) (feat formats.Featu
 		}
 	}
 	if d.glob != nil {
-		g, err := d.glob.Extract(decoded)
+		g, err := d.glob.Extract(luma.Image)
 		if err != nil {
 			return fail("global", err)
 		}

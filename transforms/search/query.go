@@ -145,11 +145,7 @@ func (ix *Index) bagOfWords(ctx context.Context, w *worker, photo ingest.Luma, g
 // with w's extractor, as describe.Describer makes them.
 func (w *worker) extract(ctx context.Context, photo ingest.Luma) ([]sift.Keypoint, []byte, error) {
 	w.gray = sift.FromImage(photo.Image, w.gray)
-	fullW, fullH := 0, 0
-	if photo.Shift > 0 {
-		fullW, fullH = photo.Width, photo.Height
-	}
-	return w.ex.ExtractReducedContext(ctx, w.gray, fullW, fullH)
+	return w.ex.ExtractReducedContext(ctx, w.gray, photo.Width, photo.Height)
 }
 
 // quantize quantises desc in batches of about 2²⁰ descriptor-to-word
