@@ -214,26 +214,20 @@ func (d *Describer) describe(img formats.Image, data []byte) (feat formats.Featu
 	}
 	dec := ingest.Decoder{MaxPixels: d.opt.MaxPixels}
 	var luma ingest.Luma
-	if d.glob == nil {
-		// SIFT alone reads grey: a JPEG's luma plane, at full size unless
-		// DCTScale, whose pixels are not the area downscale of the full
-		// decode.
-		minSide := 0
-		if d.opt.DCTScale {
-			minSide = d.opt.SIFT.MaxSide
-		}
-		l, err := dec.DecodeLuma(data, minSide)
-		if err != nil {
-			return fail("decode", err)
-		}
-		luma = l
-	} else {
-		m, _, err := dec.Decode(data)
-		if err != nil {
-			return fail("decode", err)
-		}
-		b := m.Bounds()
-		luma = ingest.Luma{Image: m, Width: b.Dx(), Height: b.Dy()}
+	var err error
+	switch {
+	case d.glob != nil:
+		luma, err = dec.DecodeFull(data)
+	case d.opt.DCTScale:
+		// DCT-domain scaled pixels are not the area downscale of the full
+		// decode's.
+		luma, err = dec.DecodeLuma(data, d.opt.SIFT.MaxSide)
+	default:
+		// SIFT alone reads grey: a JPEG's luma plane, at full size.
+		luma, err = dec.DecodeLuma(data, 0)
+	}
+	if err != nil {
+		return fail("decode", err)
 	}
 	feat = formats.Features{ImageID: img.ImageID, Label: img.Label, Tags: img.Tags, Width: int32(luma.Width), Height: int32(luma.Height)}
 	if d.sift != nil {
