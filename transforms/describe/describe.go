@@ -207,25 +207,30 @@ func (d *Describer) DescribeUnless(ctx context.Context, img formats.Image, known
 	return feat, false, dead
 }
 
+// Decode decodes an image's bytes as a Describer with o does: in colour
+// at full size for global features (ingest.Decoder.DecodeFull), else for
+// SIFT alone, which reads grey, a JPEG's luma plane
+// (ingest.Decoder.DecodeLuma), at full size or, with DCTScale, DCT-domain
+// scaled toward SIFT.MaxSide, whose pixels are not the area downscale of
+// the full decode's.
+func (o Options) Decode(data []byte) (ingest.Luma, error) {
+	dec := ingest.Decoder{MaxPixels: o.MaxPixels}
+	switch {
+	case o.Global:
+		return dec.DecodeFull(data)
+	case o.DCTScale:
+		return dec.DecodeLuma(data, o.SIFT.MaxSide)
+	default:
+		return dec.DecodeLuma(data, 0)
+	}
+}
+
 // describe decodes and describes the bytes data of img.
 func (d *Describer) describe(img formats.Image, data []byte) (feat formats.Features, dead *formats.DeadLetter) {
 	fail := func(stage string, err error) (formats.Features, *formats.DeadLetter) {
 		return formats.Features{}, &formats.DeadLetter{ImageID: img.ImageID, URI: img.URI, Stage: stage, Reason: err.Error()}
 	}
-	dec := ingest.Decoder{MaxPixels: d.opt.MaxPixels}
-	var luma ingest.Luma
-	var err error
-	switch {
-	case d.glob != nil:
-		luma, err = dec.DecodeFull(data)
-	case d.opt.DCTScale:
-		// DCT-domain scaled pixels are not the area downscale of the full
-		// decode's.
-		luma, err = dec.DecodeLuma(data, d.opt.SIFT.MaxSide)
-	default:
-		// SIFT alone reads grey: a JPEG's luma plane, at full size.
-		luma, err = dec.DecodeLuma(data, 0)
-	}
+	luma, err := d.opt.Decode(data)
 	if err != nil {
 		return fail("decode", err)
 	}
