@@ -20,7 +20,6 @@ import (
 	"runtime"
 	"slices"
 	"sort"
-	"syscall"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -30,6 +29,7 @@ import (
 	"github.com/bowline/bowline/cmd/internal/cmdline"
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
+	"github.com/bowline/bowline/transforms/cpuclock"
 	"github.com/bowline/bowline/transforms/describe"
 	"github.com/bowline/bowline/transforms/describe/describebeam"
 	"github.com/bowline/bowline/transforms/ingest"
@@ -131,13 +131,14 @@ func describeLoop(ctx context.Context, opt describe.Options, images []formats.Im
 	return sec, cpu1 - cpu0, keypoints, nil
 }
 
-// processCPU is the process's user plus system CPU seconds so far.
+// processCPU is the process's user plus system CPU seconds so far
+// (cpuclock.Process).
 func processCPU() (float64, error) {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0, fmt.Errorf("getrusage: %w", err)
+	t, ok := cpuclock.Process()
+	if !ok {
+		return 0, fmt.Errorf("no process CPU clock here")
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds(), nil
+	return t.Seconds(), nil
 }
 
 func median(x []float64) float64 {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/bowline/bowline/transforms/cpuclock"
 	"github.com/bowline/bowline/transforms/describe"
-	"github.com/bowline/bowline/transforms/ingest"
 	"github.com/bowline/bowline/transforms/sift"
 )
 
@@ -66,8 +65,8 @@ func photoOptions() describe.Options {
 
 // photoSpeed prints, for the JPEGs the globs match, grouped by size, what
 // a photo costs describe and OpenCV on one core: decoding (ours: reading
-// the file and ingest.Decoder.DecodeLuma, at full size or DCT-scaled as
-// describe does with --dct_scale;
+// the file and describe.Options.Decode: ingest.Decoder.DecodeLuma, at
+// full size or DCT-scaled as describe does with --dct_scale;
 // OpenCV: cv2.imread with IMREAD_GRAYSCALE, which reads the file too),
 // SIFT (ours: sift.FromImage and Extract, or ExtractReduced of a scaled
 // decode, with describe's default options, every image doubled as OpenCV
@@ -102,15 +101,10 @@ func photoSpeed(cv *opencv, globs string, reps int) error {
 	if *maxSide > 0 {
 		opt.SIFT.MaxSide = *maxSide
 	}
-	minSide := 0
-	if opt.DCTScale {
-		minSide = opt.SIFT.MaxSide
-	}
 	e, err := sift.NewExtractor(opt.SIFT)
 	if err != nil {
 		return err
 	}
-	dec := ingest.Decoder{MaxPixels: opt.MaxPixels}
 	var gray *sift.Image
 	ours := func(path string) (photoTiming, error) {
 		var t photoTiming
@@ -120,19 +114,14 @@ func photoSpeed(cv *opencv, globs string, reps int) error {
 		if err != nil {
 			return t, err
 		}
-		l, err := dec.DecodeLuma(data, minSide)
+		l, err := opt.Decode(data)
 		if err != nil {
 			return t, fmt.Errorf("%s: %w", path, err)
 		}
 		t1 := time.Now()
 		c1, _ := cpuclock.Thread()
 		gray = sift.FromImage(l.Image, gray)
-		var kps []sift.Keypoint
-		if l.Shift > 0 {
-			kps, _ = e.ExtractReduced(gray, l.Width, l.Height)
-		} else {
-			kps, _ = e.Extract(gray)
-		}
+		kps, _ := e.ExtractReduced(gray, l.Width, l.Height)
 		t2 := time.Now()
 		c2, _ := cpuclock.Thread()
 		t.decode = timing{t1.Sub(t0), c1 - c0}

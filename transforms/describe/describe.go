@@ -8,7 +8,6 @@ package describe
 import (
 	"context"
 	"fmt"
-	"image"
 	"sync"
 	"time"
 
@@ -208,45 +207,37 @@ func (d *Describer) DescribeUnless(ctx context.Context, img formats.Image, known
 	return feat, false, dead
 }
 
+// Decode decodes an image's bytes as a Describer with o does: in colour
+// at full size for global features (ingest.Decoder.DecodeFull), else for
+// SIFT alone, which reads grey, a JPEG's luma plane
+// (ingest.Decoder.DecodeLuma), at full size or, with DCTScale, DCT-domain
+// scaled toward SIFT.MaxSide, whose pixels are not the area downscale of
+// the full decode's.
+func (o Options) Decode(data []byte) (ingest.Luma, error) {
+	dec := ingest.Decoder{MaxPixels: o.MaxPixels}
+	switch {
+	case o.Global:
+		return dec.DecodeFull(data)
+	case o.DCTScale:
+		return dec.DecodeLuma(data, o.SIFT.MaxSide)
+	default:
+		return dec.DecodeLuma(data, 0)
+	}
+}
+
 // describe decodes and describes the bytes data of img.
 func (d *Describer) describe(img formats.Image, data []byte) (feat formats.Features, dead *formats.DeadLetter) {
 	fail := func(stage string, err error) (formats.Features, *formats.DeadLetter) {
 		return formats.Features{}, &formats.DeadLetter{ImageID: img.ImageID, URI: img.URI, Stage: stage, Reason: err.Error()}
 	}
-	dec := ingest.Decoder{MaxPixels: d.opt.MaxPixels}
-	var decoded image.Image
-	var luma ingest.Luma
-	if d.glob == nil {
-		// SIFT alone reads grey: a JPEG's luma plane, at full size unless
-		// DCTScale, whose pixels are not the area downscale of the full
-		// decode.
-		minSide := 0
-		if d.opt.DCTScale {
-			minSide = d.opt.SIFT.MaxSide
-		}
-		l, err := dec.DecodeLuma(data, minSide)
-		if err != nil {
-			return fail("decode", err)
-		}
-		decoded, luma = l.Image, l
-	} else {
-		m, _, err := dec.Decode(data)
-		if err != nil {
-			return fail("decode", err)
-		}
-		b := m.Bounds()
-		decoded, luma = m, ingest.Luma{Image: m, Width: b.Dx(), Height: b.Dy()}
+	luma, err := d.opt.Decode(data)
+	if err != nil {
+		return fail("decode", err)
 	}
 	feat = formats.Features{ImageID: img.ImageID, Label: img.Label, Tags: img.Tags, Width: int32(luma.Width), Height: int32(luma.Height)}
 	if d.sift != nil {
-		d.gray = sift.FromImage(decoded, d.gray)
-		var kps []sift.Keypoint
-		var desc []byte
-		if luma.Shift > 0 {
-			kps, desc = d.sift.ExtractReduced(d.gray, luma.Width, luma.Height)
-		} else {
-			kps, desc = d.sift.Extract(d.gray)
-		}
+		d.gray = sift.FromImage(luma.Image, d.gray)
+		kps, desc := d.sift.ExtractReduced(d.gray, luma.Width, luma.Height)
 		feat.X = make([]float32, len(kps))
 		feat.Y = make([]float32, len(kps))
 		feat.Scale = make([]float32, len(kps))
@@ -258,7 +249,7 @@ func (d *Describer) describe(img formats.Image, data []byte) (feat formats.Featu
 		}
 	}
 	if d.glob != nil {
-		g, err := d.glob.Extract(decoded)
+		g, err := d.glob.Extract(luma.Image)
 		if err != nil {
 			return fail("global", err)
 		}

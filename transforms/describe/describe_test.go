@@ -252,3 +252,30 @@ func TestDCTScaleNeedsSIFTAlone(t *testing.T) {
 		}
 	}
 }
+
+// Options.Decode decodes as the options describe: colour at full size for
+// global features, a JPEG's luma for SIFT alone, DCT-domain scaled with
+// DCTScale.
+func TestOptionsDecode(t *testing.T) {
+	data, err := os.ReadFile(bigJPEG(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		global, dctScale bool
+		grey             bool
+		shift            int
+	}{{false, false, true, 0}, {false, true, true, 1}, {true, false, false, 0}} {
+		opt := DefaultOptions()
+		opt.SIFT.MaxSide, opt.Global, opt.DCTScale = 400, c.global, c.dctScale
+		l, err := opt.Decode(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, grey := l.Image.(*image.Gray)
+		if grey != c.grey || l.Shift != c.shift || l.Width != 960 || l.Height != 768 {
+			t.Errorf("Global %v, DCTScale %v: %T at shift %d, %dx%d; want grey %v, shift %d, 960x768",
+				c.global, c.dctScale, l.Image, l.Shift, l.Width, l.Height, c.grey, c.shift)
+		}
+	}
+}

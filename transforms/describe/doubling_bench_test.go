@@ -4,14 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/transforms/cpuclock"
+	"github.com/bowline/bowline/transforms/internal/testkit"
 )
 
 // BenchmarkDoubling measures what SIFT's doubling costs description on the
@@ -24,20 +23,10 @@ import (
 //
 //	BOWLINE_BENCH_PHOTOS='/tmp/sizes-cam/images/*/*.jpg' go test -run '^$' -bench Doubling -benchtime 1x -cpu 1 ./transforms/describe/
 func BenchmarkDoubling(b *testing.B) {
-	paths, _ := filepath.Glob(os.Getenv("BOWLINE_BENCH_PHOTOS"))
-	if n, err := strconv.Atoi(os.Getenv("BOWLINE_BENCH_N")); err == nil && n < len(paths) {
-		paths = paths[:n]
-	}
-	if len(paths) == 0 {
-		b.Skip("BOWLINE_BENCH_PHOTOS names no files")
-	}
+	paths, data := testkit.BenchFiles(b, "BOWLINE_BENCH_PHOTOS")
 	files := map[string][]byte{}
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			b.Fatal(err)
-		}
-		files[p] = data
+	for i, p := range paths {
+		files[p] = data[i]
 	}
 	read := func(_ context.Context, uri string) ([]byte, error) { return files[uri], nil }
 	every := DefaultOptions()

@@ -64,8 +64,24 @@ func (d *Decoder) DecodeLuma(data []byte, minSide int) (Luma, error) {
 	if err != nil {
 		return Luma{}, err
 	}
+	return fullSize(img, format), nil
+}
+
+// DecodeFull is Decode as a Luma at Shift 0: the image in colour at full
+// size, for a caller that reads colour as well as grey. The limits and
+// errors are Decode's.
+func (d *Decoder) DecodeFull(data []byte) (Luma, error) {
+	img, format, err := d.Decode(data)
+	if err != nil {
+		return Luma{}, err
+	}
+	return fullSize(img, format), nil
+}
+
+// fullSize is the Luma of img decoded at full size.
+func fullSize(img image.Image, format string) Luma {
 	b := img.Bounds()
-	return Luma{Image: img, Width: b.Dx(), Height: b.Dy(), Format: format}, nil
+	return Luma{Image: img, Width: b.Dx(), Height: b.Dy(), Format: format}
 }
 
 // lumaShift is the largest s ≤ lumajpeg.MaxShift with the longer side of

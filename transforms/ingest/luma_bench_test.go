@@ -3,35 +3,24 @@ package ingest
 import (
 	"bytes"
 	"image/jpeg"
-	"os"
-	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
 
 	"github.com/bowline/bowline/transforms/cpuclock"
+	"github.com/bowline/bowline/transforms/internal/testkit"
 )
 
 // BenchmarkDecodeLuma times DecodeLuma (full size, and reduced for
 // describe's --max_side 1024) against image/jpeg on the JPEGs of $BOWLINE_BENCH_JPEGS
-// (a glob, e.g. a cmd/mkcorpus --size 4000x3000 corpus's images/*/*.jpg),
+// (a glob, e.g. a cmd/mkcorpus --size 4000x3000 corpus's images/*/*.jpg;
+// the first $BOWLINE_BENCH_N of them, sorted, if set),
 // reporting the thread CPU time a decode takes beside the wall time (on a
 // busy machine the wall time includes waiting for a core):
 //
 //	BOWLINE_BENCH_JPEGS='/tmp/camera/images/*/*.jpg' go test -run '^$' -bench DecodeLuma -cpu 1 ./transforms/ingest/
 func BenchmarkDecodeLuma(b *testing.B) {
-	paths, _ := filepath.Glob(os.Getenv("BOWLINE_BENCH_JPEGS"))
-	if len(paths) == 0 {
-		b.Skip("BOWLINE_BENCH_JPEGS names no files")
-	}
-	var files [][]byte
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			b.Fatal(err)
-		}
-		files = append(files, data)
-	}
+	_, files := testkit.BenchFiles(b, "BOWLINE_BENCH_JPEGS")
 	b.Run("image-jpeg", func(b *testing.B) {
 		defer cpuPerOp(b)()
 		for i := range b.N {

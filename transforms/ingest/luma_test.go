@@ -67,6 +67,44 @@ func TestDecodeLumaFallback(t *testing.T) {
 	}
 }
 
+// TestDecodeFull: DecodeFull is Decode's image, upright, at Shift 0 with
+// its size and format; limits refuse as Decode's do.
+func TestDecodeFull(t *testing.T) {
+	jpg := withExif(encodeJPEG(t, toRGBA(quadrants(203, 141, 10, 80, 160, 240))), exifTIFF(binary.LittleEndian, 6, 3))
+	var d Decoder
+	want, _, err := d.Decode(jpg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := d.DecodeFull(jpg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameImage(l.Image, want) || l.Shift != 0 || l.Width != 141 || l.Height != 203 || l.Format != "jpeg" {
+		t.Errorf("%T shift %d, %dx%d %s; want Decode's %T, shift 0, 141x203 (turned) jpeg", l.Image, l.Shift, l.Width, l.Height, l.Format, want)
+	}
+	small := Decoder{MaxPixels: 100}
+	if _, err := small.DecodeFull(jpg); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("over MaxPixels: %v, want ErrTooLarge", err)
+	}
+}
+
+// sameImage reports whether a and b have the same bounds and colours.
+func sameImage(a, b image.Image) bool {
+	if a.Bounds() != b.Bounds() {
+		return false
+	}
+	r := a.Bounds()
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			if a.At(x, y) != b.At(x, y) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // FuzzDecodeLuma checks that DecodeLuma never panics, returns at most
 // fuzzMaxPixels pixels, explains every failure with one of the package's
 // errors, and reduces only as far as minSide allows. Run it with

@@ -3,9 +3,7 @@ package search
 import (
 	"bytes"
 	"context"
-	"image"
 	"image/jpeg"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/bowline/bowline/formats"
@@ -20,16 +18,8 @@ import (
 // job's, in the full photo's coordinates; in any other run it is decoded
 // at full size.
 func TestPhotoDecodedAsTheRun(t *testing.T) {
-	// A 960×720 JPEG of random grey 8×8 blocks, blurred by the encoder.
-	rng := rand.New(rand.NewPCG(7, 8))
-	img := image.NewGray(image.Rect(0, 0, 960, 720))
-	for y := range 720 {
-		for x := range 960 {
-			img.Pix[y*960+x] = uint8(rng.IntN(64)) + uint8((x/8*37+y/8*101)%192)
-		}
-	}
 	var buf bytes.Buffer
-	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: 90}); err != nil {
+	if err := jpeg.Encode(&buf, texture(960, 720), &jpeg.Options{Quality: 90}); err != nil {
 		t.Fatal(err)
 	}
 	data := buf.Bytes()

@@ -52,9 +52,18 @@ func describedPhoto(t *testing.T) (photo []byte, feat formats.Features, flat []b
 	return photo, feat, flat
 }
 
-// texturePNG returns a w×h PNG of random grey 4×4 blocks: keypoints
-// everywhere.
+// texturePNG returns a w×h PNG of texture.
 func texturePNG(t testing.TB, w, h int) []byte {
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, texture(w, h)); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// texture returns a w×h image of random grey 4×4 blocks: keypoints
+// everywhere.
+func texture(w, h int) *image.Gray {
 	rng := rand.New(rand.NewPCG(uint64(w), uint64(h)))
 	img := image.NewGray(image.Rect(0, 0, w, h))
 	for y := 0; y < h; y += 4 {
@@ -67,11 +76,7 @@ func texturePNG(t testing.TB, w, h int) []byte {
 			}
 		}
 	}
-	var buf bytes.Buffer
-	if err := png.Encode(&buf, img); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return img
 }
 
 // A photo search past its deadline stops inside the description, not

@@ -70,13 +70,13 @@ func settingsOf(r run.Settings) (settings, error) {
 // DCT-scaled decoding, its luma as describe decodes it (whose Image has no
 // colour for global features: such a run has none).
 func (ix *Index) decode(data []byte) (ingest.Luma, error) {
+	dec := ingest.Decoder{MaxPixels: ix.set.maxPixels}
 	var l ingest.Luma
 	var err error
 	if ix.set.dctScale {
-		dec := ingest.Decoder{MaxPixels: ix.set.maxPixels}
 		l, err = dec.DecodeLuma(data, ix.set.sift.MaxSide)
 	} else {
-		l.Image, _, err = ingest.Decode(data, ix.set.maxPixels)
+		l, err = dec.DecodeFull(data)
 	}
 	if errors.Is(err, ingest.ErrTooLarge) {
 		// ingest's reason starts with ErrTooLarge's text: say it once.
@@ -84,10 +84,6 @@ func (ix *Index) decode(data []byte) (ingest.Luma, error) {
 	}
 	if err != nil {
 		return ingest.Luma{}, fmt.Errorf("%w: %w", ErrBadImage, err)
-	}
-	if l.Width == 0 {
-		b := l.Image.Bounds()
-		l.Width, l.Height = b.Dx(), b.Dy()
 	}
 	return l, nil
 }
@@ -145,11 +141,7 @@ func (ix *Index) bagOfWords(ctx context.Context, w *worker, photo ingest.Luma, g
 // with w's extractor, as describe.Describer makes them.
 func (w *worker) extract(ctx context.Context, photo ingest.Luma) ([]sift.Keypoint, []byte, error) {
 	w.gray = sift.FromImage(photo.Image, w.gray)
-	fullW, fullH := 0, 0
-	if photo.Shift > 0 {
-		fullW, fullH = photo.Width, photo.Height
-	}
-	return w.ex.ExtractReducedContext(ctx, w.gray, fullW, fullH)
+	return w.ex.ExtractReducedContext(ctx, w.gray, photo.Width, photo.Height)
 }
 
 // quantize quantises desc in batches of about 2²⁰ descriptor-to-word

@@ -441,7 +441,9 @@ func (e *Extractor) stopped() bool { return e.ctxErr() != nil }
 // image, img is area-downscaled to it, and keypoints are in the full
 // image's coordinates. img must be no smaller than that size on either
 // side; a reduction that is not (MaxSide 0, or an img larger than the
-// MaxSide size would have been) panics, as a caller's mistake.
+// MaxSide size would have been) panics, as a caller's mistake. An img of
+// fullW×fullH is no reduction: ExtractReduced is Extract of it, so a
+// decoder's caller passes the full size whether or not it reduced.
 func (e *Extractor) ExtractReduced(img *Image, fullW, fullH int) ([]Keypoint, []byte) {
 	return e.extract(img, fullW, fullH)
 }

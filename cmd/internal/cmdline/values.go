@@ -127,14 +127,14 @@ func (d Doubling) String() string {
 // Set takes true, false (as strconv.ParseBool) or a WholeNumber.
 func (d Doubling) Set(s string) error {
 	if b, err := strconv.ParseBool(s); err == nil {
-		d.O.DoubleImage, d.O.DoubleBelow = b, 0
+		setDoubling(d.O, b)
 		return nil
 	}
 	n, err := WholeNumber(s)
 	if err != nil {
 		return fmt.Errorf("want true, false or a side in pixels")
 	}
-	d.O.DoubleImage, d.O.DoubleBelow = true, n
+	setDoubling(d.O, n)
 	return nil
 }
 

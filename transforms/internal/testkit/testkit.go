@@ -1,5 +1,5 @@
 // Package testkit holds what the stages' tests share: the real photos
-// some read, and a check that a call panics.
+// some read, the files a benchmark names, and a check that a call panics.
 //
 // The photos, ETH-80 (3,280 labelled photos: labels.csv and
 // images/<class>/), are kept beside the checkout rather than in it. CI has
@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -65,4 +66,28 @@ func MustPanic(t testing.TB, name, want string, f func()) {
 		}
 	}()
 	f()
+}
+
+// BenchFiles returns the paths of the files the glob in the environment
+// variable env names, sorted, and their contents, read into memory: the
+// first $BOWLINE_BENCH_N of them if that is set. It skips b if the glob
+// names no files.
+func BenchFiles(b testing.TB, env string) ([]string, [][]byte) {
+	b.Helper()
+	paths, _ := filepath.Glob(os.Getenv(env))
+	if n, err := strconv.Atoi(os.Getenv("BOWLINE_BENCH_N")); err == nil && n < len(paths) {
+		paths = paths[:n]
+	}
+	if len(paths) == 0 {
+		b.Skip(env + " names no files")
+	}
+	files := make([][]byte, len(paths))
+	for i, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		files[i] = data
+	}
+	return paths, files
 }

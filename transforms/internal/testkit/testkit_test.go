@@ -2,6 +2,8 @@ package testkit
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -33,6 +35,33 @@ func TestMustPanic(t *testing.T) {
 		MustPanic(r, tc.name, tc.want, tc.f)
 		if r.failed != tc.fail {
 			t.Errorf("%s: failed %v, want %v", tc.name, r.failed, tc.fail)
+		}
+	}
+}
+
+// BenchFiles reads the files its glob names, sorted, the first
+// $BOWLINE_BENCH_N of them if set.
+func TestBenchFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"b.jpg", "a.jpg", "c.png"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("TESTKIT_GLOB", filepath.Join(dir, "*.jpg"))
+	for _, c := range []struct {
+		n    string
+		want []string
+	}{{"", []string{"a.jpg", "b.jpg"}}, {"1", []string{"a.jpg"}}} {
+		t.Setenv("BOWLINE_BENCH_N", c.n)
+		paths, files := BenchFiles(t, "TESTKIT_GLOB")
+		if len(paths) != len(c.want) || len(files) != len(c.want) {
+			t.Fatalf("N %q: %v; want %v", c.n, paths, c.want)
+		}
+		for i, w := range c.want {
+			if filepath.Base(paths[i]) != w || string(files[i]) != w {
+				t.Errorf("N %q: file %d is %s holding %q; want %s", c.n, i, paths[i], files[i], w)
+			}
 		}
 	}
 }
