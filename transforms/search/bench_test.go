@@ -10,8 +10,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -36,10 +38,11 @@ import (
 // --learners solis-ada), or without it a synthetic index built here
 // (syntheticIndex). BenchmarkImageQueries needs $SEARCH_BENCH_IMAGE_RUN, a
 // run of photos (ETH-80): its photos, scaled to 640×480, query it, SIFT
-// and all (and, if the run has geometry files, re-ranked and expanded).
-// BenchmarkRerank times re-ranking and expansion by id. Each reports the
-// p50 and p99 latency of single queries and the loaded index's memory per
-// million images.
+// and all (and, if the run has geometry files, re-ranked and expanded);
+// BenchmarkPhotoQueries queries it with photos at their own size
+// ($SEARCH_BENCH_PHOTOS). BenchmarkRerank times re-ranking and expansion
+// by id. Each reports the p50 and p99 latency of single queries and the
+// loaded index's memory per million images.
 
 var bench struct {
 	once sync.Once
@@ -246,6 +249,48 @@ func BenchmarkImageQueries(b *testing.B) {
 		b.Run(l+"+sv+qe", func(b *testing.B) {
 			latencies(b, func(i int) error {
 				_, err := ix.SearchImageRefined(ctx, l, photos[i%len(photos)], 10, Refine{Rerank: DefaultRerank, Expand: DefaultExpand})
+				return err
+			})
+		})
+	}
+}
+
+// BenchmarkPhotoQueries: top-10 TF-IDF searches of the run under
+// $SEARCH_BENCH_IMAGE_RUN by photos at their own size, decode and SIFT
+// included, one sub-benchmark a glob of $SEARCH_BENCH_PHOTOS (globs
+// separated by commas, e.g. a directory of 1024×768 photos and one of
+// 4000×3000), named by its first photo's size: what a user's photo costs
+// cmd/query and cmd/serve.
+func BenchmarkPhotoQueries(b *testing.B) {
+	run, globs := os.Getenv("SEARCH_BENCH_IMAGE_RUN"), os.Getenv("SEARCH_BENCH_PHOTOS")
+	if run == "" || globs == "" {
+		b.Skip("SEARCH_BENCH_IMAGE_RUN names no run or SEARCH_BENCH_PHOTOS no photos")
+	}
+	ctx := context.Background()
+	ix, err := Open(ctx, run, Options{Learners: []string{TFIDF}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, glob := range strings.Split(globs, ",") {
+		paths, err := filepath.Glob(glob)
+		if err != nil || len(paths) == 0 {
+			b.Fatalf("%s: no photos (%v)", glob, err)
+		}
+		var photos [][]byte
+		for _, p := range paths {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			photos = append(photos, data)
+		}
+		cfg, _, err := image.DecodeConfig(bytes.NewReader(photos[0]))
+		if err != nil {
+			b.Fatalf("%s: %v", paths[0], err)
+		}
+		b.Run(fmt.Sprintf("%dx%d", cfg.Width, cfg.Height), func(b *testing.B) {
+			latencies(b, func(i int) error {
+				_, err := ix.SearchImage(ctx, TFIDF, photos[i%len(photos)], 10)
 				return err
 			})
 		})

@@ -17,12 +17,12 @@ func TestLegacyRunAnswers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ix.set.sift.MaxSide != 400 {
-		t.Fatalf("max side %d, want the run's 400", ix.set.sift.MaxSide)
+	if ix.set.describe.SIFT.MaxSide != 400 {
+		t.Fatalf("max side %d, want the run's 400", ix.set.describe.SIFT.MaxSide)
 	}
 	// It recorded no bound on doubling: it doubled every image.
-	if !ix.set.sift.DoubleImage || ix.set.sift.DoubleBelow != 0 {
-		t.Fatalf("double %v below %d, want every image doubled", ix.set.sift.DoubleImage, ix.set.sift.DoubleBelow)
+	if !ix.set.describe.SIFT.DoubleImage || ix.set.describe.SIFT.DoubleBelow != 0 {
+		t.Fatalf("double %v below %d, want every image doubled", ix.set.describe.SIFT.DoubleImage, ix.set.describe.SIFT.DoubleBelow)
 	}
 	top := func(res Result, err error) []string {
 		t.Helper()

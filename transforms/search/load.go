@@ -186,8 +186,8 @@ func load(ctx context.Context, dir string, opt Options) (*Index, error) {
 	if ix.set, err = settingsOf(*m.Settings); err != nil {
 		return nil, err
 	}
-	if opt.MaxPixels > 0 && (ix.set.maxPixels <= 0 || opt.MaxPixels < ix.set.maxPixels) {
-		ix.set.maxPixels = opt.MaxPixels
+	if d := &ix.set.describe; opt.MaxPixels > 0 && (d.MaxPixels <= 0 || opt.MaxPixels < d.MaxPixels) {
+		d.MaxPixels = opt.MaxPixels
 	}
 	for _, t := range []string{"idf", "codebook", "bow", "images"} {
 		if len(files[t]) == 0 {

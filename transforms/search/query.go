@@ -10,6 +10,7 @@ import (
 	"github.com/bowline/bowline/learners/itq"
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/bow"
+	"github.com/bowline/bowline/transforms/describe"
 	"github.com/bowline/bowline/transforms/global"
 	"github.com/bowline/bowline/transforms/ingest"
 	"github.com/bowline/bowline/transforms/kmeans"
@@ -21,11 +22,11 @@ import (
 // settings are the run's settings a query image is described and
 // quantised with (run.Settings), as the stages' options.
 type settings struct {
-	sift      sift.Options
-	maxPixels int64
-	// dctScale decodes a JPEG DCT-domain scaled, as the job did
-	// (describe.Options.DCTScale).
-	dctScale bool
+	// describe are the options the run's describe stage decoded and
+	// described its images with: SIFT, the pixel limit, DCT-scaled
+	// decoding. Global is not recorded; a query asks for colour only
+	// when its learner reads the global features (Index.decode).
+	describe describe.Options
 	soft     bow.SoftOptions
 	tf       bow.TF
 	// words is the search the vocabulary was trained and its words are
@@ -38,11 +39,9 @@ type settings struct {
 // checked by its Validate.
 func settingsOf(r run.Settings) (settings, error) {
 	s := settings{
-		sift:      sift.Options(r.SIFT),
-		maxPixels: r.MaxPixels,
-		dctScale:  r.DCTScale,
-		soft:      bow.SoftOptions{R: r.Soft.Words, Sigma: r.Soft.Sigma},
-		tf:        bow.TF(r.TF),
+		describe: describe.Options{SIFT: sift.Options(r.SIFT), MaxPixels: r.MaxPixels, DCTScale: r.DCTScale},
+		soft:     bow.SoftOptions{R: r.Soft.Words, Sigma: r.Soft.Sigma},
+		tf:       bow.TF(r.TF),
 	}
 	if f := r.Vocabulary.Forest; f != nil {
 		s.words.Approx, s.words.Forest = true, nn.ForestOptions(*f)
@@ -53,7 +52,7 @@ func settingsOf(r run.Settings) (settings, error) {
 			s.words.UseIVF, s.words.IVF = true, nn.IVFOptions{Lists: v.Lists, Probes: v.Probes, Seed: v.Seed}
 		}
 	}
-	if err := s.sift.Validate(); err != nil {
+	if err := s.describe.SIFT.Validate(); err != nil {
 		return settings{}, err
 	}
 	if err := s.soft.Validate(); err != nil {
@@ -65,19 +64,18 @@ func settingsOf(r run.Settings) (settings, error) {
 	return s, nil
 }
 
-// decode decodes the photo data as the job decoded the run's images
-// (ingest.Decode with the pixel limit), or, in a run described with
-// DCT-scaled decoding, its luma as describe decodes it (whose Image has no
-// colour for global features: such a run has none).
-func (ix *Index) decode(data []byte) (ingest.Luma, error) {
-	dec := ingest.Decoder{MaxPixels: ix.set.maxPixels}
-	var l ingest.Luma
-	var err error
-	if ix.set.dctScale {
-		l, err = dec.DecodeLuma(data, ix.set.sift.MaxSide)
-	} else {
-		l, err = dec.DecodeFull(data)
-	}
+// decode decodes the photo data as the run's describe stage decoded its
+// images (describe.Options.Decode, with the run's pixel limit): for SIFT
+// alone a JPEG's luma plane, DCT-domain scaled in a run described so;
+// with colour, in colour at full size, as a run with global features
+// decoded them, for a learner of binary codes of the global features. The
+// luma plane is the colour decode's Y plane, which SIFT reads
+// (ingest.Decoder.DecodeLuma), so either gives the run's keypoints; a run
+// with global features was not DCT-scaled (describe.Options.Validate).
+func (ix *Index) decode(data []byte, colour bool) (ingest.Luma, error) {
+	opt := ix.set.describe
+	opt.Global = colour
+	l, err := opt.Decode(data)
 	if errors.Is(err, ingest.ErrTooLarge) {
 		// ingest's reason starts with ErrTooLarge's text: say it once.
 		return ingest.Luma{}, classed{ErrTooLarge, err}
@@ -103,7 +101,7 @@ func (c classed) Unwrap() []error { return []error{c.class, c.err} }
 // photo's keypoints at their hard words (photoGeometry).
 func (ix *Index) bagOfWords(ctx context.Context, w *worker, photo ingest.Luma, geo *spatial.Geometry) (sparse.Vector, error) {
 	if w.ex == nil {
-		ex, err := sift.NewExtractor(ix.set.sift)
+		ex, err := sift.NewExtractor(ix.set.describe.SIFT)
 		if err != nil {
 			return sparse.Vector{}, err
 		}

@@ -4,16 +4,18 @@
 // ranks the collection for an indexed image or for a new photo.
 //
 // A query gets exactly what the job's evaluation would compute for it. A
-// photo is decoded with the run's pixel limit (package ingest), described
-// with the run's SIFT settings (package sift, as package describe does),
-// quantised with the run's own quantiser — exhaustive, or the approximate
-// k-means forest rebuilt from the codebook as the job rebuilt it, hard or
-// soft — and weighted by the run's IDF (package bow); an indexed image
-// queries with its bag of words from the run's bow files. Both are scored
-// by transforms/index, which scores the evaluation, S_w(q, x) =
-// Σ_i w_i q_i x_i in float64, and ranked the same way, ties by image id,
-// so an id query ranks the collection exactly as the report's evaluation
-// did.
+// photo is decoded as the run's describe stage decoded its images
+// (describe.Options.Decode: a JPEG's luma alone unless its learner reads
+// colour, with the run's pixel limit, DCT-scaled if the run was),
+// described with the run's SIFT settings (package sift, as package
+// describe does), quantised with the run's own quantiser — exhaustive, or
+// the approximate k-means forest rebuilt from the codebook as the job
+// rebuilt it, hard or soft — and weighted by the run's IDF (package bow);
+// an indexed image queries with its bag of words from the run's bow
+// files. Both are scored by transforms/index, which scores the
+// evaluation, S_w(q, x) = Σ_i w_i q_i x_i in float64, and ranked the same
+// way, ties by image id, so an id query ranks the collection exactly as
+// the report's evaluation did.
 //
 // The learners of binary codes of the global features (ITQ, CCA-ITQ, LSH,
 // mGLP) are served too: the job writes no per-image codes, so every
@@ -378,7 +380,7 @@ func (ix *Index) SearchImageRefined(ctx context.Context, learner string, data []
 		}
 		ix.pool.Put(w)
 	}()
-	photo, err := ix.decode(data)
+	photo, err := ix.decode(data, cs != nil)
 	if err != nil {
 		return Result{}, err
 	}

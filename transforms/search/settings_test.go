@@ -34,8 +34,8 @@ func TestSettingsOfKeepsTheRunsSIFT(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.sift != o {
-			t.Errorf("the run described with %+v, its queries with %+v", o, s.sift)
+		if s.describe.SIFT != o {
+			t.Errorf("the run described with %+v, its queries with %+v", o, s.describe.SIFT)
 		}
 	}
 }
