@@ -5,7 +5,7 @@
 // comparing their output and state. Its panic check, MustPanic, serves the
 // sparse learners' tests (oasis, solis) too.
 //
-// It is imported only by the learners' external test packages; it imports
+// It is imported only by the learners' tests; it imports
 // the learners package but none of the learners themselves, so it cannot
 // form an import cycle with them.
 package densetest
