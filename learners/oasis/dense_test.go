@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/bowline/bowline/learners"
+	"github.com/bowline/bowline/learners/internal/densetest"
 )
 
 // mustDense makes "oasis-full" through the registry and checks its type.
@@ -350,6 +351,6 @@ func TestDenseItem(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	mustPanic(t, "Item", "Full.Item: len(x) = 3, want 4", func() { f.Item(nil, x[:3]) })
-	mustPanic(t, "Query", "Full.Query: len(x) = 5, want 4", func() { f.Query(nil, append(x, 1)) })
+	densetest.MustPanic(t, "Item", "Full.Item: len(x) = 3, want 4", func() { f.Item(nil, x[:3]) })
+	densetest.MustPanic(t, "Query", "Full.Query: len(x) = 5, want 4", func() { f.Query(nil, append(x, 1)) })
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bowline/bowline/learners"
+	"github.com/bowline/bowline/learners/internal/densetest"
 	"github.com/bowline/bowline/learners/internal/hardtest"
 	"github.com/bowline/bowline/learners/sparse"
 )
@@ -393,30 +394,18 @@ func TestRegistered(t *testing.T) {
 	}
 }
 
-func mustPanic(t *testing.T, what, want string, f func()) {
-	t.Helper()
-	defer func() {
-		t.Helper()
-		r := recover()
-		if msg, _ := r.(string); r == nil || !strings.Contains(msg, want) {
-			t.Errorf("%s: panic %v, want one containing %q", what, r, want)
-		}
-	}()
-	f()
-}
-
 func TestBadInputPanics(t *testing.T) {
 	d := must(NewDiagonal(5, DefaultParams()))
-	mustPanic(t, "index = Dim", "out of range", func() { d.Update(sparse.Vector{Idx: []uint32{1, 5}, Val: []float32{1, 1}}) })
-	mustPanic(t, "lengths", "values", func() { d.Update(sparse.Vector{Idx: []uint32{1}, Val: nil}) })
+	densetest.MustPanic(t, "index = Dim", "out of range", func() { d.Update(sparse.Vector{Idx: []uint32{1, 5}, Val: []float32{1, 1}}) })
+	densetest.MustPanic(t, "lengths", "values", func() { d.Update(sparse.Vector{Idx: []uint32{1}, Val: nil}) })
 	if w := d.Weights(nil); !slices.Equal(w, []float32{1, 1, 1, 1, 1}) || d.Steps() != 0 {
 		t.Errorf("rejected Updates changed the learner: %v", w)
 	}
 	f := must(NewFull(3, DefaultParams()))
 	ok := []float64{1, 2, 3}
-	mustPanic(t, "Full.Update x", "len(x) = 2", func() { f.Update(ok[:2], ok, ok) })
-	mustPanic(t, "Full.Update neg", "len(neg) = 4", func() { f.Update(ok, ok, []float64{1, 2, 3, 4}) })
-	mustPanic(t, "Full.Similarity", "len(b) = 0", func() { f.Similarity(ok, nil) })
+	densetest.MustPanic(t, "Full.Update x", "len(x) = 2", func() { f.Update(ok[:2], ok, ok) })
+	densetest.MustPanic(t, "Full.Update neg", "len(neg) = 4", func() { f.Update(ok, ok, []float64{1, 2, 3, 4}) })
+	densetest.MustPanic(t, "Full.Similarity", "len(b) = 0", func() { f.Similarity(ok, nil) })
 	if f.Steps() != 0 {
 		t.Error("rejected Update counted")
 	}

@@ -333,21 +333,6 @@ func TestParamsValidate(t *testing.T) {
 	}
 }
 
-func mustPanic(t *testing.T, what, want string, f func()) {
-	t.Helper()
-	defer func() {
-		t.Helper()
-		r := recover()
-		if r == nil {
-			t.Fatalf("%s: no panic", what)
-		}
-		if msg, _ := r.(string); !strings.Contains(msg, want) {
-			t.Fatalf("%s: panic %v, want one containing %q", what, r, want)
-		}
-	}()
-	f()
-}
-
 func TestADASetStateErrors(t *testing.T) {
 	const dim = 4
 	a, _ := NewADA(dim, DefaultADAParams())

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/bowline/bowline/learners"
+	"github.com/bowline/bowline/learners/internal/densetest"
 	"github.com/bowline/bowline/learners/sparse"
 )
 
@@ -156,13 +157,13 @@ func TestBadInputPanics(t *testing.T) {
 		a := tc.make(10)
 		a.Update(sparse.Vector{Idx: []uint32{1, 9}, Val: []float32{1, -1}})
 		before := a.State()
-		mustPanic(t, tc.name+" index = Dim", "out of range", func() {
+		densetest.MustPanic(t, tc.name+" index = Dim", "out of range", func() {
 			a.Update(sparse.Vector{Idx: []uint32{1, 2, 10}, Val: []float32{1, 1, 1}})
 		})
-		mustPanic(t, tc.name+" index ≫ Dim", "out of range", func() {
+		densetest.MustPanic(t, tc.name+" index ≫ Dim", "out of range", func() {
 			a.Update(sparse.Vector{Idx: []uint32{math.MaxUint32}, Val: []float32{1}})
 		})
-		mustPanic(t, tc.name+" lengths", "values", func() {
+		densetest.MustPanic(t, tc.name+" lengths", "values", func() {
 			a.Update(sparse.Vector{Idx: []uint32{1, 2}, Val: []float32{1}})
 		})
 		if !sameState(a.State(), before) {

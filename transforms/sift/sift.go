@@ -78,10 +78,13 @@
 // cache. Time grows linearly with the number of pixels and, for the
 // descriptors, of keypoints.
 //
-// An Extractor keeps about 116 bytes of scratch per input pixel with
-// DoubleImage (35.7 MB for 640×480, 90.6 MB for 1024×768), nearly all of
-// it the Gaussian scale space: S+2 float32 planes of the ×2 image, and a
-// third more for the smaller octaves. MaxSide bounds it for large photos.
+// An Extractor keeps about 29 bytes of scratch per pixel of the first
+// octave, nearly all of it the Gaussian scale space: S+2 float32 planes,
+// and a third more for the smaller octaves. A doubled image's first octave
+// has 4× its pixels, so 116 bytes per input pixel (35.7 MB for a doubled
+// 640×480, 22.8 MB for an undoubled 1024×768). MaxSide bounds it for large
+// photos, and with DoubleBelow at most MaxSide/2 a doubled image is never
+// larger than the largest undoubled one.
 //
 // To reproduce (OpenCV is the reference only, never a dependency):
 //

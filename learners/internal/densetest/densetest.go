@@ -2,9 +2,10 @@
 // tests (itq, mglp, ssml, euclidean), so that every learner is measured
 // alike: a toy retrieval set of Gaussian classes, the mean average precision
 // of a trained model on it, and small helpers for building models and
-// comparing their output and state.
+// comparing their output and state. Its panic check, MustPanic, serves the
+// sparse learners' tests (oasis, solis) too.
 //
-// It is imported only by the learners' external test packages; it imports
+// It is imported only by the learners' tests; it imports
 // the learners package but none of the learners themselves, so it cannot
 // form an import cycle with them.
 package densetest
