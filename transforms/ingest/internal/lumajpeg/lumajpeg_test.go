@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -402,4 +403,116 @@ func TestIDCTAVX2(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestRecycle: a decode into a recycled buffer, whatever the buffer held,
+// gives image/jpeg's luma, also for a JPEG none of whose scans holds luma
+// (its luma is zero, as image/jpeg's); and a decode whose image is
+// recycled allocates far less than the image.
+func TestRecycle(t *testing.T) {
+	in := inputs(t)
+	noLuma := withoutLumaScans(t, in["420-progressive-restart.jpg"])
+	in["no-luma-scan.jpg"] = noLuma
+	if want, err := stdLuma(t, noLuma); err != nil || want == nil {
+		t.Fatalf("no-luma-scan.jpg: image/jpeg: %v", err)
+	}
+	for name, data := range in {
+		want, err := stdLuma(t, data)
+		if err != nil || want == nil {
+			continue
+		}
+		for shift := 0; shift <= MaxShift; shift++ {
+			// A buffer of garbage, as large as any image here.
+			junk := make([]byte, 1<<20)
+			for i := range junk {
+				junk[i] = byte(i*7 + 3)
+			}
+			Recycle(&image.Gray{Pix: junk})
+			got, err := Decode(bytes.NewReader(data), shift)
+			if err != nil {
+				t.Fatalf("%s at 1/%d: %v", name, 1<<shift, err)
+			}
+			ref := want
+			if shift > 0 {
+				if ref, err = Decode(bytes.NewReader(data), shift); err != nil {
+					t.Fatal(err)
+				}
+				fresh := *ref
+				fresh.Pix = append([]byte(nil), ref.Pix...)
+				ref = &fresh
+				if name == "no-luma-scan.jpg" {
+					clear(ref.Pix)
+				}
+			}
+			b := ref.Bounds()
+			if got.Bounds() != b {
+				t.Fatalf("%s at 1/%d: bounds %v, want %v", name, 1<<shift, got.Bounds(), b)
+			}
+			for y := b.Min.Y; y < b.Max.Y; y++ {
+				if !bytes.Equal(got.Pix[got.PixOffset(0, y):][:b.Dx()], ref.Pix[ref.PixOffset(0, y):][:b.Dx()]) {
+					t.Fatalf("%s at 1/%d: row %d differs from a decode into a new buffer", name, 1<<shift, y)
+				}
+			}
+			Recycle(got)
+		}
+	}
+
+	data := in["420-restart.jpg"]
+	g, err := Decode(bytes.NewReader(data), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := len(g.Pix)
+	var m0, m1 runtime.MemStats
+	const n = 20
+	runtime.ReadMemStats(&m0)
+	for range n {
+		Recycle(g)
+		if g, err = Decode(bytes.NewReader(data), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&m1)
+	if per := (m1.TotalAlloc - m0.TotalAlloc) / n; per > uint64(size)/2 {
+		t.Errorf("a decode after Recycle allocates %d bytes; the image has %d", per, size)
+	}
+}
+
+// withoutLumaScans returns the JPEG data without the scans (their
+// headers and entropy-coded data) that hold component 0.
+func withoutLumaScans(t *testing.T, data []byte) []byte {
+	t.Helper()
+	out := append([]byte(nil), data[:2]...)
+	var luma byte
+	for i := 2; i+2 <= len(data); {
+		if data[i] != 0xff {
+			t.Fatalf("no marker at %d", i)
+		}
+		m := data[i+1]
+		if m == 0xd9 {
+			return append(out, data[i:]...)
+		}
+		end := i + 2 + int(data[i+2])<<8 + int(data[i+3])
+		seg := data[i+4 : end]
+		drop := false
+		switch {
+		case m >= 0xc0 && m <= 0xc2:
+			luma = seg[6]
+		case m == 0xda:
+			for c := 0; c < int(seg[0]); c++ {
+				drop = drop || seg[1+2*c] == luma
+			}
+			// The entropy-coded data runs to the next marker that is not
+			// a stuffed 0xff or a restart marker.
+			for end+1 < len(data) && !(data[end] == 0xff && data[end+1] != 0 && (data[end+1] < 0xd0 || data[end+1] > 0xd7)) {
+				end++
+			}
+		}
+		if !drop {
+			out = append(out, data[i:end]...)
+		}
+		i = end
+	}
+	t.Fatal("no EOI marker")
+	return nil
 }

@@ -21,7 +21,8 @@ func (d *decoder) makeImg(mxx, myy int) error {
 	}
 	// Whole blocks, as image/jpeg allocates them, each 8>>shift pixels a
 	// side; the image is cut to the frame's size, rounded up.
-	m := image.NewGray(image.Rect(0, 0, (8*h0*mxx)>>d.shift, (8*v0*myy)>>d.shift))
+	w, h := (8*h0*mxx)>>d.shift, (8*v0*myy)>>d.shift
+	m := &image.Gray{Pix: newPixels(w * h), Stride: w, Rect: image.Rect(0, 0, w, h)}
 	s := 1<<d.shift - 1
 	d.gray = m.SubImage(image.Rect(0, 0, (d.width+s)>>d.shift, (d.height+s)>>d.shift)).(*image.Gray)
 	return nil
@@ -285,7 +286,9 @@ func (d *decoder) processSOS(n int) error {
 			}
 		} // for mx
 	} // for my
-
+	if !d.progressive {
+		d.lumaWritten = true
+	}
 	return nil
 }
 
@@ -399,6 +402,7 @@ func (d *decoder) reconstructProgressiveImage() error {
 		if d.progCoeffs[i] == nil {
 			continue
 		}
+		d.lumaWritten = true
 		v := 8 * d.comp[0].v / d.comp[i].v
 		h := 8 * d.comp[0].h / d.comp[i].h
 		stride := mxx * d.comp[i].h
