@@ -30,14 +30,21 @@ type huffman struct {
 	// over-subscribed table decodes as there too.
 	lut [1 << lutSize]uint16
 	// fastAC holds, for an AC table, the symbols whose code and extra bits
-	// fit in lutSize bits decoded whole: the coefficient (before the
-	// successive approximation shift; at most 9 bits) in the high 12 bits,
-	// the zero run in bits 12-19, the code's length in bits 8-11 and the
-	// length of the code and extra bits together in bits 0-5 (bits 6-7
-	// are 0, so that the entry is a shift count as it is); 0 otherwise.
-	// The end-of-block symbol (0x00) has the run eobRun, which ends any
-	// block.
-	fastAC [1 << lutSize]int32
+	// fit in lutSize bits decoded whole, and, where the symbol after such
+	// a symbol fits in the rest of those bits too, that symbol with it;
+	// 0 otherwise. An entry e holds (fastAC* are the bit offsets):
+	//   - the length of the code(s) and extra bits together, in bits 0-5,
+	//     so that e itself is the shift count;
+	//   - the first symbol's length, code and extra bits, in bits 6-11,
+	//     and its code's length in bits 12-15;
+	//   - the first symbol's zero run in bits 16-22 (eobRun for the
+	//     end-of-block symbol, 0x00, which ends any block);
+	//   - the second symbol's zero run plus one in bits 24-28, 0 for an
+	//     entry of one symbol;
+	//   - the first symbol's coefficient (before the successive
+	//     approximation shift), an int16, in bits 32-47, the second's in
+	//     bits 48-63 (0 for an entry of one symbol).
+	fastAC [1 << lutSize]uint64
 	// vals are the decoded values, sorted by their encoding.
 	vals [maxNCodes]uint8
 	// minCodes[i] is the minimum code of length i, or -1 if there are no
@@ -142,6 +149,16 @@ func (d *decoder) processDHT(n int) error {
 	return nil
 }
 
+// Bit offsets of the fields of a fastAC entry.
+const (
+	fastACLen1   = 6
+	fastACCode1  = 12
+	fastACRun1   = 16
+	fastACStep2  = 24
+	fastACCoeff1 = 32
+	fastACCoeff2 = 48
+)
+
 // buildTables derives h.lut, and h.fastAC for an AC table, from
 // image/jpeg's 8-bit table lut8 and the canonical codes: an entry is what
 // image/jpeg decodes from those lutSize bits when at least 8 bits of data
@@ -174,14 +191,50 @@ func (h *huffman) buildTables(lut8 *[256]uint16, ac bool) {
 		h.lut[x] = uint16(value)<<8 | uint16(length)
 		size := uint32(value & 0x0f)
 		if ac && value == 0x00 {
-			h.fastAC[x] = eobRun<<12 | int32(length)<<8 | int32(length)
+			h.fastAC[x] = uint64(length)<<fastACCode1 | eobRun<<fastACRun1 | uint64(length)<<fastACLen1 | uint64(length)
 		}
 		if !ac || size == 0 || length+size > lutSize {
 			continue
 		}
 		// RECEIVE and EXTEND of the size bits after the code.
 		c := extend(int32(x>>(lutSize-length-size))&(1<<size-1), size)
-		h.fastAC[x] = c<<20 | int32(value>>4)<<12 | int32(length)<<8 | int32(length+size)
+		l := uint64(length + size)
+		h.fastAC[x] = uint64(uint16(c))<<fastACCoeff1 | uint64(value>>4)<<fastACRun1 | uint64(length)<<fastACCode1 | l<<fastACLen1 | l
+	}
+	if ac {
+		h.pairSymbols()
+	}
+}
+
+// pairSymbols adds to each fastAC entry of one coefficient the next
+// symbol, where that is a coefficient whose code and extra bits fit in
+// the entry's remaining bits whatever bits follow them: those that the
+// entry of one symbol at the bits after the first symbol's decodes alike
+// (so also for a table image/jpeg reads with its quirks).
+func (h *huffman) pairSymbols() {
+	one := h.fastAC
+	// same[j] is the largest k with j a multiple of 2^k and one[j] ...
+	// one[j+2^k-1] all equal.
+	var same [1 << lutSize]uint8
+	for k := 1; k <= lutSize; k++ {
+		half := 1 << (k - 1)
+		for j := 0; j < len(one); j += 2 * half {
+			if int(same[j]) == k-1 && int(same[j+half]) == k-1 && one[j] == one[j+half] {
+				same[j] = uint8(k)
+			}
+		}
+	}
+	for x, e := range one {
+		if e == 0 || e>>fastACRun1&0x7f == eobRun {
+			continue
+		}
+		l1 := uint32(e & 63)
+		j := x << l1 & (1<<lutSize - 1)
+		e2 := one[j]
+		if e2 == 0 || e2>>fastACRun1&0x7f == eobRun || uint32(e2&63)+l1 > lutSize || uint32(same[j]) < l1 {
+			continue
+		}
+		h.fastAC[x] = (e2&(0xffff<<fastACCoeff1))<<(fastACCoeff2-fastACCoeff1) | (e2>>fastACRun1&0x7f+1)<<fastACStep2 | e&^63 | (uint64(l1) + e2&63)
 	}
 }
 

@@ -516,3 +516,108 @@ func withoutLumaScans(t *testing.T, data []byte) []byte {
 	t.Fatal("no EOI marker")
 	return nil
 }
+
+// TestFastACPairs: every fastAC entry decodes what decodeHuffman and
+// receiveExtend decode symbol by symbol from its bits, whatever bits
+// follow them (the run, coefficient and length of each of its one or two
+// symbols, the code's length alone of an end of block), for the AC tables
+// of the test JPEGs and random, also over-subscribed, tables; the JPEGs'
+// tables pair symbols.
+func TestFastACPairs(t *testing.T) {
+	var tables [][]byte // DHT payloads of one AC table each
+	for _, data := range inputs(t) {
+		for i := 2; i+4 <= len(data) && data[i] == 0xff && data[i+1] != 0xda; {
+			end := i + 2 + int(data[i+2])<<8 + int(data[i+3])
+			if data[i+1] == dhtMarker {
+				for p := data[i+4 : end]; len(p) >= 17; {
+					n := 17
+					for _, c := range p[1:17] {
+						n += int(c)
+					}
+					if p[0]>>4 == acTable {
+						tables = append(tables, p[:n])
+					}
+					p = p[n:]
+				}
+			}
+			i = end
+		}
+	}
+	if len(tables) == 0 {
+		t.Fatal("no AC table in the test JPEGs")
+	}
+	real := len(tables)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 300 {
+		p := []byte{acTable << 4}
+		total := 0
+		for i := range 16 {
+			c := 0
+			if i < 12 {
+				c = rng.IntN(1 << min(i+1, 5))
+			}
+			c = min(c, 256-total)
+			total += c
+			p = append(p, byte(c))
+		}
+		for range total {
+			p = append(p, byte(rng.IntN(256)))
+		}
+		if total > 0 {
+			tables = append(tables, p)
+		}
+	}
+	pairs := 0
+	for ti, p := range tables {
+		d := &decoder{r: bytes.NewReader(p)}
+		if err := d.processDHT(len(p)); err != nil {
+			t.Fatalf("table %d: %v", ti, err)
+		}
+		h := &d.huff[acTable][0]
+		for x, e := range h.fastAC {
+			if e == 0 {
+				continue
+			}
+			l1 := uint32(e>>fastACLen1) & 63
+			for y := range uint64(1) << l1 {
+				d.bits = bits{acc: uint64(x)<<(64-lutSize) | y<<(64-lutSize-l1), n: 64}
+				v, err := d.decodeHuffman(h)
+				if err != nil {
+					t.Fatalf("table %d, bits %010b: %v", ti, x, err)
+				}
+				run := uint64(v >> 4)
+				if v == 0 {
+					run = eobRun
+				}
+				if code := uint64(64 - d.bits.n); e>>fastACRun1&0x7f != run || e>>fastACCode1&0x0f != code {
+					t.Fatalf("table %d, bits %010b: entry %#x, decoded %#x in %d bits", ti, x, e, v, code)
+				}
+				if v == 0 {
+					continue
+				}
+				c, _ := d.receiveExtend(v & 0x0f)
+				if int32(int16(e>>fastACCoeff1)) != c || uint64(64-d.bits.n) != uint64(l1) {
+					t.Fatalf("table %d, bits %010b: entry %#x, coefficient %d in %d bits", ti, x, e, c, 64-d.bits.n)
+				}
+				step := e >> fastACStep2 & 0x1f
+				if step == 0 {
+					if e&63 != uint64(l1) || e>>fastACCoeff2 != 0 {
+						t.Fatalf("table %d, bits %010b: entry %#x of one symbol", ti, x, e)
+					}
+					continue
+				}
+				if ti < real && y == 0 {
+					pairs++
+				}
+				v2, _ := d.decodeHuffman(h)
+				c2, _ := d.receiveExtend(v2 & 0x0f)
+				if v2&0x0f == 0 || step != uint64(v2>>4)+1 || int32(int64(e)>>fastACCoeff2) != c2 || e&63 != uint64(64-d.bits.n) {
+					t.Fatalf("table %d, bits %010b then %b: entry %#x, decoded %#x, %d in %d bits", ti, x, y, e, v2, c2, 64-d.bits.n)
+				}
+			}
+		}
+	}
+	if pairs == 0 {
+		t.Error("no entry of the test JPEGs' tables holds two symbols")
+	}
+}

@@ -16,8 +16,9 @@
 // progressive JPEG's, or a sequential one's that codes its components
 // apart) are skipped unread; the entropy decoder reads through a
 // 64-bit accumulator with 10-bit tables that decode an AC code and its
-// coefficient in one look-up, and reproduces image/jpeg's decoding bit for
-// bit, its table quirks and its errors at the end of the data included; a
+// coefficient, or two such symbols when both fit, in one look-up, and
+// reproduces image/jpeg's decoding bit for bit, its table quirks and its
+// errors at the end of the data included; a
 // sequential scan's luma is dequantised as it is decoded; a block with a
 // DC coefficient alone, or AC coefficients in its first row alone, is
 // written without the full IDCT, with the values the IDCT gives it, and

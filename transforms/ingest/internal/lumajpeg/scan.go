@@ -661,22 +661,41 @@ func (d *decoder) decodeBlock(b *block, qt *block, dcH, acH *huffman, dc *int32,
 			continue
 		}
 		if e := acH.fastAC[x]; e != 0 {
-			zig += (e >> 12) & 0xff
-			if zig > zigEnd {
+			z1 := zig + int32(e>>fastACRun1&0x7f)
+			z2 := z1 + int32(e>>fastACStep2&0x1f)
+			if z2 <= zigEnd {
+				// One or two coefficients: the second is stored first, so
+				// that an entry of one symbol (z2 = z1) stores its own.
+				acc <<= e & 63
+				n -= int32(e & 63)
+				z := z2 & 63
+				k := unzig8[z]
+				b[k&63] = int32(int64(e)>>fastACCoeff2) * qt[z]
+				z = z1 & 63
+				k = unzig8[z]
+				b[k&63] = int32(int16(e>>fastACCoeff1)) * qt[z]
+				rows = 0xff
+				zig = z2
+				continue
+			}
+			if z1 > zigEnd {
 				// An end of block (whose run of 1 image/jpeg counts down
 				// to 0 at once), or a run past the band, where image/jpeg
 				// stops before the coefficient's bits.
-				l := uint32(e>>8) & 0x0f
+				l := uint32(e>>fastACCode1) & 0x0f
 				acc <<= l
 				n -= int32(l)
 				break
 			}
-			acc <<= e & 63
-			n -= e & 63
-			z := zig & 63
+			// The first symbol alone: the second is past the band.
+			l := uint32(e>>fastACLen1) & 63
+			acc <<= l
+			n -= int32(l)
+			z := z1 & 63
 			k := unzig8[z]
-			b[k&63] = (e >> 20) * qt[z]
+			b[k&63] = int32(int16(e>>fastACCoeff1)) * qt[z]
 			rows = 0xff
+			zig = z1
 			continue
 		}
 		var value uint8
