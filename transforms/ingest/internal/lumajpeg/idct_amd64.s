@@ -105,7 +105,7 @@
 	VPEXTRQ $1, xh, (DX)(CX*1); \
 	LEAQ (DX)(CX*2), DX
 
-// func idctAVX2(b *block, k *[idctNConsts]int32, dst *byte, stride int)
+// func idctAVX2(b *block, k *[idctNConsts]int32, dst *byte, stride int, transposed bool)
 //
 // idct with a vector of eight int32 for each of its variables: b is
 // transposed in place, the row pass runs on the columns so made, the
@@ -115,14 +115,19 @@
 // The rows, +128, are packed to bytes with signed then unsigned
 // saturation (clipping to [0, 255] as level does: the column pass's
 // outputs, >>18, are far inside int16), and VPERMD puts each row's 8 bytes
-// together. Registers: DI b, SI k, DX dst, CX stride; Y0–Y7 the variables
-// x0…x7, Y8–Y11 scratch (Y8–Y15 in TRANSPOSE).
-TEXT ·idctAVX2(SB), NOSPLIT, $0-32
+// together. With transposed, b holds the block transposed already: the
+// first transposition is skipped. Registers: DI b, SI k, DX dst, CX
+// stride; Y0–Y7 the variables x0…x7, Y8–Y11 scratch (Y8–Y15 in TRANSPOSE).
+TEXT ·idctAVX2(SB), NOSPLIT, $0-33
 	MOVQ b+0(FP), DI
 	MOVQ k+8(FP), SI
 	MOVQ dst+16(FP), DX
 	MOVQ stride+24(FP), CX
+	MOVBLZX transposed+32(FP), AX
+	TESTL AX, AX
+	JNZ  rows
 	TRANSPOSE
+rows:
 	LOADX
 	VPSLLD $17, Y0, Y0
 	VPSLLD $17, Y1, Y1

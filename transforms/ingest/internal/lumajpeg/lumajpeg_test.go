@@ -379,7 +379,11 @@ func TestIDCTAVX2(t *testing.T) {
 		n           int // the rows of output
 		asm, goIDCT func(b *block, dst []byte, stride int)
 	}{
-		{"idctStore", 8, idctStore, idctStoreGo},
+		{"idctStore", 8, func(b *block, dst []byte, stride int) { idctStore(b, dst, stride, false) }, idctStoreGo},
+		{"idctStore transposed", 8, func(b *block, dst []byte, stride int) { idctStore(b, dst, stride, true) }, func(b *block, dst []byte, stride int) {
+			transpose(b)
+			idctStoreGo(b, dst, stride)
+		}},
 		{"idctScaled4", 4, idctScaled4, idctScaled4Go},
 	} {
 		rng := rand.New(rand.NewPCG(3, 4))

@@ -177,6 +177,11 @@ type decoder struct {
 	tmp        [2 * blockSize]byte
 	// discard takes the coefficients of the blocks read past.
 	discard block
+	// order is where the current scan stores each zig-zag index: unzig8,
+	// or unzigT8 when transposed (storeBlock then gives the transposed
+	// block to idctStoreT).
+	order      [blockSize]uint8
+	transposed bool
 	// lumaWritten reports that a luma scan (sequential) or the progressive
 	// reconstruction wrote every block of gray inside its bounds: a
 	// recycled buffer holds no older pixels there.

@@ -168,6 +168,14 @@ func (d *decoder) processSOS(n int) error {
 		qs[i] = q << al
 	}
 
+	// A sequential scan's luma at full size goes to idctAVX2, which takes
+	// its coefficients transposed as well.
+	d.transposed = !d.progressive && d.shift == 0 && useAVX2
+	d.order = unzig8
+	if d.transposed {
+		d.order = unzigT8
+	}
+
 	d.bits = bits{}
 	mcu, expectedRST := 0, uint8(rst0Marker)
 	var (
@@ -447,7 +455,8 @@ func (d *decoder) reconstructBlock(b *block, bx, by int) {
 
 // storeBlock performs the inverse DCT of a dequantised luma block and
 // stores it to the image. rows has bit r set if row r of b may hold a
-// non-zero AC coefficient: b's other rows are zero but for the DC.
+// non-zero AC coefficient: b's other rows are zero but for the DC. With
+// d.transposed, b holds the block transposed, and rows is only 0 or not.
 func (d *decoder) storeBlock(b *block, bx, by int, rows uint8) {
 	n := 8 >> d.shift
 	stride := d.gray.Stride
@@ -468,7 +477,7 @@ func (d *decoder) storeBlock(b *block, bx, by int, rows uint8) {
 		}
 		return
 	}
-	if rows == 1 {
+	if rows == 1 && !d.transposed {
 		// Only row 0 is non-zero after the row pass: a column holding x
 		// alone there is (x + 1<<19)>>20 all down (TestStoreBlock).
 		idctRowsSparse(b, rows)
@@ -481,7 +490,7 @@ func (d *decoder) storeBlock(b *block, bx, by int, rows uint8) {
 		}
 		return
 	}
-	idctStore(b, dst, stride)
+	idctStore(b, dst, stride, d.transposed)
 }
 
 // zigRow[zig] is the bit of the row that the zig-zag index zig is in, for
@@ -497,6 +506,15 @@ var zigRow = func() (t [blockSize]uint8) {
 var unzig8 = func() (t [blockSize]uint8) {
 	for i, k := range unzig {
 		t[i] = uint8(k)
+	}
+	return t
+}()
+
+// unzigT8 is unzig8 transposed: the position of each zig-zag index in
+// the transpose of the natural order.
+var unzigT8 = func() (t [blockSize]uint8) {
+	for i, k := range unzig8 {
+		t[i] = k%8*8 + k/8
 	}
 	return t
 }()
@@ -669,10 +687,10 @@ func (d *decoder) decodeBlock(b *block, qt *block, dcH, acH *huffman, dc *int32,
 				acc <<= e & 63
 				n -= int32(e & 63)
 				z := z2 & 63
-				k := unzig8[z]
+				k := d.order[z]
 				b[k&63] = int32(int64(e)>>fastACCoeff2) * qt[z]
 				z = z1 & 63
-				k = unzig8[z]
+				k = d.order[z]
 				b[k&63] = int32(int16(e>>fastACCoeff1)) * qt[z]
 				rows = 0xff
 				zig = z2
@@ -692,7 +710,7 @@ func (d *decoder) decodeBlock(b *block, qt *block, dcH, acH *huffman, dc *int32,
 			acc <<= l
 			n -= int32(l)
 			z := z1 & 63
-			k := unzig8[z]
+			k := d.order[z]
 			b[k&63] = int32(int16(e>>fastACCoeff1)) * qt[z]
 			rows = 0xff
 			zig = z1
@@ -723,7 +741,7 @@ func (d *decoder) decodeBlock(b *block, qt *block, dcH, acH *huffman, dc *int32,
 			acc <<= val1
 			n -= int32(val1)
 			z := zig & 63
-			k := unzig8[z]
+			k := d.order[z]
 			b[k&63] = c * qt[z]
 			rows = 0xff
 			continue
@@ -792,7 +810,7 @@ func (d *decoder) decodeBlockSlow(b *block, qt *block, dcH, acH *huffman, dc *in
 				return 0, err
 			}
 			if b != nil {
-				b[unzig[zig]] = ac * qt[zig]
+				b[d.order[zig]] = ac * qt[zig]
 				rows |= zigRow[zig]
 			}
 		} else {
