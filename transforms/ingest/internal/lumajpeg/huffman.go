@@ -45,8 +45,16 @@ type huffman struct {
 	//     approximation shift), an int16, in bits 32-47, the second's in
 	//     bits 48-63 (0 for an entry of one symbol).
 	fastAC [1 << lutSize]uint64
-	// vals are the decoded values, sorted by their encoding.
+	// vals are the decoded values, sorted by their encoding; the values
+	// past nCodes are zero.
 	vals [maxNCodes]uint8
+	// counts are the DHT's numbers of codes of each length, whose table
+	// this is with vals.
+	counts [maxCodeLength]uint8
+	// defined reports that a DHT of the JPEG being decoded defined the
+	// table: a table a pooled decoder keeps from an earlier JPEG is not,
+	// and a scan that selects it finds it empty, as image/jpeg would.
+	defined bool
 	// minCodes[i] is the minimum code of length i, or -1 if there are no
 	// codes of that length.
 	minCodes [maxCodeLength]int32
@@ -86,28 +94,39 @@ func (d *decoder) processDHT(n int) error {
 		}
 		h := &d.huff[tc][th]
 
-		// Read nCodes and h.vals (and derive h.nCodes).
+		// Read nCodes and vals (and derive total).
 		// nCodes[i] is the number of codes with code length i.
-		// h.nCodes is the total number of codes.
-		h.nCodes = 0
-		var nCodes [maxCodeLength]int32
+		// total is the total number of codes.
+		var (
+			counts = [maxCodeLength]uint8(d.tmp[1:17])
+			nCodes [maxCodeLength]int32
+			total  int32
+			vals   [maxNCodes]uint8
+		)
 		for i := range nCodes {
-			nCodes[i] = int32(d.tmp[i+1])
-			h.nCodes += nCodes[i]
+			nCodes[i] = int32(counts[i])
+			total += nCodes[i]
 		}
-		if h.nCodes == 0 {
+		if total == 0 {
 			return FormatError("Huffman table has zero length")
 		}
-		if h.nCodes > maxNCodes {
+		if total > maxNCodes {
 			return FormatError("Huffman table has excessive length")
 		}
-		n -= int(h.nCodes) + 17
+		n -= int(total) + 17
 		if n < 0 {
 			return FormatError("DHT has wrong length")
 		}
-		if err := d.readFull(h.vals[:h.nCodes]); err != nil {
+		if err := d.readFull(vals[:total]); err != nil {
 			return err
 		}
+		h.defined = true
+		if h.nCodes == total && h.counts == counts && h.vals == vals {
+			// The table of an earlier JPEG that the pooled decoder
+			// decoded (or of an earlier DHT): built already.
+			continue
+		}
+		h.nCodes, h.counts, h.vals = total, counts, vals
 
 		// Derive image/jpeg's 8-bit look-up table: for every 8-bit
 		// sequence whose high bits are a code of length 1+i ≤ 8, the value

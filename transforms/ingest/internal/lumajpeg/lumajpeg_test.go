@@ -573,7 +573,7 @@ func TestFastACPairs(t *testing.T) {
 	}
 	pairs := 0
 	for ti, p := range tables {
-		d := &decoder{r: bytes.NewReader(p)}
+		d := &decoder{r: bytes.NewReader(p), huff: new([maxTc + 1][maxTh + 1]huffman)}
 		if err := d.processDHT(len(p)); err != nil {
 			t.Fatalf("table %d: %v", ti, err)
 		}
@@ -624,4 +624,62 @@ func TestFastACPairs(t *testing.T) {
 	if pairs == 0 {
 		t.Error("no entry of the test JPEGs' tables holds two symbols")
 	}
+}
+
+// TestTablesKept: the Huffman tables a pooled decoder keeps from JPEG to
+// JPEG change nothing: decoding the test JPEGs one after another, again
+// and again, gives image/jpeg's luma or error every time, and a JPEG that
+// selects tables it does not define fails as image/jpeg fails, even after
+// a JPEG that defined them.
+func TestTablesKept(t *testing.T) {
+	in := inputs(t)
+	noDHT := withoutSegments(in["420-restart.jpg"], dhtMarker)
+	_, stdErr := stdLuma(t, noDHT)
+	if stdErr == nil {
+		t.Fatal("image/jpeg decodes a JPEG without Huffman tables")
+	}
+	names := make([]string, 0, len(in))
+	for name := range in {
+		names = append(names, name)
+	}
+	for round := range 3 {
+		for _, name := range names {
+			data := in[name]
+			want, wantErr := stdLuma(t, data)
+			got, err := Decode(bytes.NewReader(data), 0)
+			switch {
+			case wantErr != nil || want == nil:
+				if (err == nil) != (wantErr == nil && want != nil) {
+					t.Fatalf("round %d, %s: error %v, image/jpeg's %v", round, name, err, wantErr)
+				}
+			case err != nil:
+				t.Fatalf("round %d, %s: %v", round, name, err)
+			default:
+				b := want.Bounds()
+				for y := b.Min.Y; y < b.Max.Y; y++ {
+					if !bytes.Equal(got.Pix[got.PixOffset(0, y):][:b.Dx()], want.Pix[want.PixOffset(0, y):][:b.Dx()]) {
+						t.Fatalf("round %d, %s: row %d differs from image/jpeg's luma", round, name, y)
+					}
+				}
+			}
+			if _, err := Decode(bytes.NewReader(noDHT), 0); err == nil || err.Error() != stdErr.Error() {
+				t.Fatalf("round %d, after %s: a JPEG without tables: error %v, image/jpeg's %v", round, name, err, stdErr)
+			}
+		}
+	}
+}
+
+// withoutSegments returns the JPEG data without its marker segments of
+// the kind marker (before the first scan).
+func withoutSegments(data []byte, marker byte) []byte {
+	out := append([]byte(nil), data[:2]...)
+	i := 2
+	for i+4 <= len(data) && data[i] == 0xff && data[i+1] != 0xda {
+		end := i + 2 + int(data[i+2])<<8 + int(data[i+3])
+		if data[i+1] != marker {
+			out = append(out, data[i:end]...)
+		}
+		i = end
+	}
+	return append(out, data[i:]...)
 }

@@ -172,9 +172,11 @@ type decoder struct {
 
 	comp       [maxComponents]component
 	progCoeffs [maxComponents][]block // Saved state between progressive-mode scans.
-	huff       [maxTc + 1][maxTh + 1]huffman
-	quant      [maxTq + 1]block // Quantization tables, in zig-zag order.
-	tmp        [2 * blockSize]byte
+	// huff are the Huffman tables, which a pooled decoder keeps from JPEG
+	// to JPEG (processDHT rebuilds a table only if its codes change).
+	huff  *[maxTc + 1][maxTh + 1]huffman
+	quant [maxTq + 1]block // Quantization tables, in zig-zag order.
+	tmp   [2 * blockSize]byte
 	// discard takes the coefficients of the blocks read past.
 	discard block
 	// order is where the current scan stores each zig-zag index: unzig8,
@@ -648,7 +650,12 @@ func Decode(r io.Reader, shift int) (*image.Gray, error) {
 		panic("lumajpeg: shift out of range")
 	}
 	d := decoders.Get().(*decoder)
-	*d = decoder{shift: uint(shift)}
+	*d = decoder{shift: uint(shift), huff: d.huff}
+	for tc := range d.huff {
+		for th := range d.huff[tc] {
+			d.huff[tc][th].defined = false
+		}
+	}
 	img, err := d.decode(r, false)
 	if err != nil && d.gray != nil {
 		Recycle(d.gray)
@@ -664,10 +671,13 @@ func Decode(r io.Reader, shift int) (*image.Gray, error) {
 	return img.(*image.Gray), nil
 }
 
-// decoders holds decoders between calls of Decode: a decoder's tables
-// take about 60 KB, which allocating afresh each time costs the zeroing
-// of new memory and the collector's work.
-var decoders = sync.Pool{New: func() any { return new(decoder) }}
+// decoders holds decoders between calls of Decode: a decoder's Huffman
+// tables take about 90 KB, which allocating afresh each time costs the
+// zeroing of new memory, the collector's work and the tables' building
+// (most JPEGs define the same tables).
+var decoders = sync.Pool{New: func() any {
+	return &decoder{huff: new([maxTc + 1][maxTh + 1]huffman)}
+}}
 
 // pixels holds the pixel buffers handed back by Recycle, as *[]byte.
 var pixels sync.Pool

@@ -144,6 +144,14 @@ func (d *decoder) processSOS(n int) error {
 			return err
 		}
 	}
+	// A table this JPEG has not defined is empty, as in a new decoder.
+	for _, c := range scan[:nComp] {
+		for _, h := range []*huffman{&d.huff[dcTable][c.td], &d.huff[acTable][c.ta]} {
+			if !h.defined && h.nCodes != 0 {
+				*h = huffman{}
+			}
+		}
+	}
 	// A scan of chroma alone is skipped unread (only luma is decoded), so
 	// chroma's coefficients are never stored. End-of-band runs end with
 	// their scan, as in libjpeg (image/jpeg carries a run past a scan's
