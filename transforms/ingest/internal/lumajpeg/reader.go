@@ -18,17 +18,20 @@
 // 64-bit accumulator with 10-bit tables that decode an AC code and its
 // coefficient, or two such symbols when both fit, in one look-up, and
 // reproduces image/jpeg's decoding bit for bit, its table quirks and its
-// errors at the end of the data included; a
-// sequential scan's luma is dequantised as it is decoded; a block with a
-// DC coefficient alone, or AC coefficients in its first row alone, is
-// written without the full IDCT, with the values the IDCT gives it, and
-// on amd64 with AVX2 the IDCT, level shift and clipping run in assembly
-// (idct_amd64.s), the same int32 operations eight at a time; a scaled
-// decode transforms the block's top-left 4×4 or 2×2 coefficients with a
-// 4- or 2-point integer inverse DCT (the 4×4 in assembly too, four
-// int32 lanes at a time), or takes the DC coefficient alone
-// (scaled.go); the encoder, the colour conversions and the image package
-// registration are gone. At scale 1 the pixels are image/jpeg's Y plane
+// errors at the end of the data included; a sequential scan's luma is
+// dequantised as it is decoded (at full size with AVX2, into the
+// transposed block the assembly IDCT takes); a block with a DC
+// coefficient alone, or (off that path) AC coefficients in its first row
+// alone, is written without the full IDCT, with the values the IDCT gives
+// it, and on amd64 with AVX2 the IDCT, level shift and clipping run in
+// assembly (idct_amd64.s), the same int32 operations eight at a time;
+// decoders are pooled with their Huffman tables (rebuilt only when a
+// JPEG's differ), and an image handed back by Recycle is the next one's
+// pixel buffer; a scaled decode transforms the block's top-left 4×4 or
+// 2×2 coefficients with a 4- or 2-point integer inverse DCT (the 4×4 in
+// assembly too, four int32 lanes at a time), or takes the DC coefficient
+// alone (scaled.go); the encoder, the colour conversions and the image
+// package registration are gone. At scale 1 the pixels are image/jpeg's Y plane
 // exactly: the same integer IDCT. Where it departs from image/jpeg, on
 // malformed JPEGs only, it follows libjpeg: it does not see errors in
 // scans of chroma alone, and an end-of-band run ends with its scan.
