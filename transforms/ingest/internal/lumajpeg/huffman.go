@@ -319,11 +319,11 @@ func (d *decoder) receiveExtend(t uint8) (int32, error) {
 
 // extend is EXTEND (section F.2.2.1): the value of the t (1 ≤ t ≤ 16) bits
 // x that RECEIVE read.
+// It takes no branch, whose outcome (the coefficient's sign) the CPU
+// could not predict: x − (2^t − 1) if the top one of the t bits is 0.
 func extend(x int32, t uint32) int32 {
-	if s := int32(1) << t; x < s>>1 {
-		return x - s + 1
-	}
-	return x
+	m := 1 - x>>((t-1)&31)
+	return x - m<<t + m
 }
 
 func (d *decoder) decodeBit() (bool, error) {

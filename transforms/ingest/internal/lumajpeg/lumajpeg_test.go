@@ -683,3 +683,19 @@ func withoutSegments(data []byte, marker byte) []byte {
 	}
 	return append(out, data[i:]...)
 }
+
+// TestExtend: extend is EXTEND of section F.2.2.1 for every size and
+// value: V < 2^(T−1) gives V − 2^T + 1, others V.
+func TestExtend(t *testing.T) {
+	for size := uint32(1); size <= 16; size++ {
+		for v := int32(0); v < 1<<size; v++ {
+			want := v
+			if v < 1<<(size-1) {
+				want = v - 1<<size + 1
+			}
+			if got := extend(v, size); got != want {
+				t.Fatalf("extend(%d, %d) = %d, want %d", v, size, got, want)
+			}
+		}
+	}
+}
