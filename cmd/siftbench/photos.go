@@ -121,6 +121,7 @@ func photoSpeed(cv *opencv, globs string, reps int) error {
 		t1 := time.Now()
 		c1, _ := cpuclock.Thread()
 		gray = sift.FromImage(l.Image, gray)
+		l.Release()
 		kps, _ := e.ExtractReduced(gray, l.Width, l.Height)
 		t2 := time.Now()
 		c2, _ := cpuclock.Thread()

@@ -234,6 +234,7 @@ func (d *Describer) describe(img formats.Image, data []byte) (feat formats.Featu
 	if err != nil {
 		return fail("decode", err)
 	}
+	defer luma.Release()
 	feat = formats.Features{ImageID: img.ImageID, Label: img.Label, Tags: img.Tags, Width: int32(luma.Width), Height: int32(luma.Height)}
 	if d.sift != nil {
 		d.gray = sift.FromImage(luma.Image, d.gray)

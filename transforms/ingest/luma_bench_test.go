@@ -16,7 +16,8 @@ import (
 // (a glob, e.g. a cmd/mkcorpus --size 4000x3000 corpus's images/*/*.jpg;
 // the first $BOWLINE_BENCH_N of them, sorted, if set),
 // reporting the thread CPU time a decode takes beside the wall time (on a
-// busy machine the wall time includes waiting for a core):
+// busy machine the wall time includes waiting for a core). DecodeLuma's
+// images are released, as describe releases them:
 //
 //	BOWLINE_BENCH_JPEGS='/tmp/camera/images/*/*.jpg' go test -run '^$' -bench DecodeLuma -cpu 1 ./transforms/ingest/
 func BenchmarkDecodeLuma(b *testing.B) {
@@ -34,9 +35,11 @@ func BenchmarkDecodeLuma(b *testing.B) {
 			var d Decoder
 			defer cpuPerOp(b)()
 			for i := range b.N {
-				if _, err := d.DecodeLuma(files[i%len(files)], minSide); err != nil {
+				l, err := d.DecodeLuma(files[i%len(files)], minSide)
+				if err != nil {
 					b.Fatal(err)
 				}
+				l.Release()
 			}
 		})
 	}

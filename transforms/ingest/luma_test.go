@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"image"
+	"runtime"
 	"testing"
 )
 
@@ -141,4 +142,34 @@ func FuzzDecodeLuma(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLumaRelease: a Luma released hands its pixels to the next
+// DecodeLuma, which then allocates far less than the image and decodes
+// the same pixels as into a new image.
+func TestLumaRelease(t *testing.T) {
+	jpg := encodeJPEG(t, toRGBA(quadrants(640, 480, 10, 80, 160, 240)))
+	var d Decoder
+	first, err := d.DecodeLuma(jpg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append([]byte(nil), first.Image.(*image.Gray).Pix...)
+	l := first
+	var m0, m1 runtime.MemStats
+	const n = 10
+	runtime.ReadMemStats(&m0)
+	for range n {
+		l.Release()
+		if l, err = d.DecodeLuma(jpg, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&m1)
+	if per, size := (m1.TotalAlloc-m0.TotalAlloc)/n, uint64(len(want)); per > size/2 {
+		t.Errorf("DecodeLuma after Release allocates %d bytes; the image has %d", per, size)
+	}
+	if got := l.Image.(*image.Gray).Pix; !bytes.Equal(got, want) {
+		t.Error("pixels decoded into a released image differ from a new image's")
+	}
 }

@@ -368,3 +368,14 @@ func idctStoreGo(b *block, dst []byte, stride int) {
 		}
 	}
 }
+
+// transpose transposes b in place: a block decoded in the order unzigT8
+// gives is the transpose of the block, which idctAVX2 takes without its
+// first transposition.
+func transpose(b *block) {
+	for i := range 8 {
+		for j := i + 1; j < 8; j++ {
+			b[8*i+j], b[8*j+i] = b[8*j+i], b[8*i+j]
+		}
+	}
+}

@@ -30,16 +30,31 @@ type huffman struct {
 	// over-subscribed table decodes as there too.
 	lut [1 << lutSize]uint16
 	// fastAC holds, for an AC table, the symbols whose code and extra bits
-	// fit in lutSize bits decoded whole: the coefficient (before the
-	// successive approximation shift; at most 9 bits) in the high 12 bits,
-	// the zero run in bits 12-19, the code's length in bits 8-11 and the
-	// length of the code and extra bits together in bits 0-5 (bits 6-7
-	// are 0, so that the entry is a shift count as it is); 0 otherwise.
-	// The end-of-block symbol (0x00) has the run eobRun, which ends any
-	// block.
-	fastAC [1 << lutSize]int32
-	// vals are the decoded values, sorted by their encoding.
+	// fit in lutSize bits decoded whole, and, where the symbol after such
+	// a symbol fits in the rest of those bits too, that symbol with it;
+	// 0 otherwise. An entry e holds (fastAC* are the bit offsets):
+	//   - the length of the code(s) and extra bits together, in bits 0-5,
+	//     so that e itself is the shift count;
+	//   - the first symbol's length, code and extra bits, in bits 6-11,
+	//     and its code's length in bits 12-15;
+	//   - the first symbol's zero run in bits 16-22 (eobRun for the
+	//     end-of-block symbol, 0x00, which ends any block);
+	//   - the second symbol's zero run plus one in bits 24-28, 0 for an
+	//     entry of one symbol;
+	//   - the first symbol's coefficient (before the successive
+	//     approximation shift), an int16, in bits 32-47, the second's in
+	//     bits 48-63 (0 for an entry of one symbol).
+	fastAC [1 << lutSize]uint64
+	// vals are the decoded values, sorted by their encoding; the values
+	// past nCodes are zero.
 	vals [maxNCodes]uint8
+	// counts are the DHT's numbers of codes of each length, whose table
+	// this is with vals.
+	counts [maxCodeLength]uint8
+	// defined reports that a DHT of the JPEG being decoded defined the
+	// table: a table a pooled decoder keeps from an earlier JPEG is not,
+	// and a scan that selects it finds it empty, as image/jpeg would.
+	defined bool
 	// minCodes[i] is the minimum code of length i, or -1 if there are no
 	// codes of that length.
 	minCodes [maxCodeLength]int32
@@ -79,28 +94,39 @@ func (d *decoder) processDHT(n int) error {
 		}
 		h := &d.huff[tc][th]
 
-		// Read nCodes and h.vals (and derive h.nCodes).
+		// Read nCodes and vals (and derive total).
 		// nCodes[i] is the number of codes with code length i.
-		// h.nCodes is the total number of codes.
-		h.nCodes = 0
-		var nCodes [maxCodeLength]int32
+		// total is the total number of codes.
+		var (
+			counts = [maxCodeLength]uint8(d.tmp[1:17])
+			nCodes [maxCodeLength]int32
+			total  int32
+			vals   [maxNCodes]uint8
+		)
 		for i := range nCodes {
-			nCodes[i] = int32(d.tmp[i+1])
-			h.nCodes += nCodes[i]
+			nCodes[i] = int32(counts[i])
+			total += nCodes[i]
 		}
-		if h.nCodes == 0 {
+		if total == 0 {
 			return FormatError("Huffman table has zero length")
 		}
-		if h.nCodes > maxNCodes {
+		if total > maxNCodes {
 			return FormatError("Huffman table has excessive length")
 		}
-		n -= int(h.nCodes) + 17
+		n -= int(total) + 17
 		if n < 0 {
 			return FormatError("DHT has wrong length")
 		}
-		if err := d.readFull(h.vals[:h.nCodes]); err != nil {
+		if err := d.readFull(vals[:total]); err != nil {
 			return err
 		}
+		h.defined = true
+		if h.nCodes == total && h.counts == counts && h.vals == vals {
+			// The table of an earlier JPEG that the pooled decoder
+			// decoded (or of an earlier DHT): built already.
+			continue
+		}
+		h.nCodes, h.counts, h.vals = total, counts, vals
 
 		// Derive image/jpeg's 8-bit look-up table: for every 8-bit
 		// sequence whose high bits are a code of length 1+i ≤ 8, the value
@@ -142,6 +168,16 @@ func (d *decoder) processDHT(n int) error {
 	return nil
 }
 
+// Bit offsets of the fields of a fastAC entry.
+const (
+	fastACLen1   = 6
+	fastACCode1  = 12
+	fastACRun1   = 16
+	fastACStep2  = 24
+	fastACCoeff1 = 32
+	fastACCoeff2 = 48
+)
+
 // buildTables derives h.lut, and h.fastAC for an AC table, from
 // image/jpeg's 8-bit table lut8 and the canonical codes: an entry is what
 // image/jpeg decodes from those lutSize bits when at least 8 bits of data
@@ -174,14 +210,50 @@ func (h *huffman) buildTables(lut8 *[256]uint16, ac bool) {
 		h.lut[x] = uint16(value)<<8 | uint16(length)
 		size := uint32(value & 0x0f)
 		if ac && value == 0x00 {
-			h.fastAC[x] = eobRun<<12 | int32(length)<<8 | int32(length)
+			h.fastAC[x] = uint64(length)<<fastACCode1 | eobRun<<fastACRun1 | uint64(length)<<fastACLen1 | uint64(length)
 		}
 		if !ac || size == 0 || length+size > lutSize {
 			continue
 		}
 		// RECEIVE and EXTEND of the size bits after the code.
 		c := extend(int32(x>>(lutSize-length-size))&(1<<size-1), size)
-		h.fastAC[x] = c<<20 | int32(value>>4)<<12 | int32(length)<<8 | int32(length+size)
+		l := uint64(length + size)
+		h.fastAC[x] = uint64(uint16(c))<<fastACCoeff1 | uint64(value>>4)<<fastACRun1 | uint64(length)<<fastACCode1 | l<<fastACLen1 | l
+	}
+	if ac {
+		h.pairSymbols()
+	}
+}
+
+// pairSymbols adds to each fastAC entry of one coefficient the next
+// symbol, where that is a coefficient whose code and extra bits fit in
+// the entry's remaining bits whatever bits follow them: those that the
+// entry of one symbol at the bits after the first symbol's decodes alike
+// (so also for a table image/jpeg reads with its quirks).
+func (h *huffman) pairSymbols() {
+	one := h.fastAC
+	// same[j] is the largest k with j a multiple of 2^k and one[j] ...
+	// one[j+2^k-1] all equal.
+	var same [1 << lutSize]uint8
+	for k := 1; k <= lutSize; k++ {
+		half := 1 << (k - 1)
+		for j := 0; j < len(one); j += 2 * half {
+			if int(same[j]) == k-1 && int(same[j+half]) == k-1 && one[j] == one[j+half] {
+				same[j] = uint8(k)
+			}
+		}
+	}
+	for x, e := range one {
+		if e == 0 || e>>fastACRun1&0x7f == eobRun {
+			continue
+		}
+		l1 := uint32(e & 63)
+		j := x << l1 & (1<<lutSize - 1)
+		e2 := one[j]
+		if e2 == 0 || e2>>fastACRun1&0x7f == eobRun || uint32(e2&63)+l1 > lutSize || uint32(same[j]) < l1 {
+			continue
+		}
+		h.fastAC[x] = (e2&(0xffff<<fastACCoeff1))<<(fastACCoeff2-fastACCoeff1) | (e2>>fastACRun1&0x7f+1)<<fastACStep2 | e&^63 | (uint64(l1) + e2&63)
 	}
 }
 
@@ -247,11 +319,11 @@ func (d *decoder) receiveExtend(t uint8) (int32, error) {
 
 // extend is EXTEND (section F.2.2.1): the value of the t (1 ≤ t ≤ 16) bits
 // x that RECEIVE read.
+// It takes no branch, whose outcome (the coefficient's sign) the CPU
+// could not predict: x − (2^t − 1) if the top one of the t bits is 0.
 func extend(x int32, t uint32) int32 {
-	if s := int32(1) << t; x < s>>1 {
-		return x - s + 1
-	}
-	return x
+	m := 1 - x>>((t-1)&31)
+	return x - m<<t + m
 }
 
 func (d *decoder) decodeBit() (bool, error) {

@@ -12,15 +12,21 @@ var useAVX2 = cpu.X86.HasAVX2
 // same int32 operations in the same order, so the same pixels bit for bit
 // (TestIDCTAVX2). k is idctConsts; dst holds 8 rows of stride bytes.
 //
+// With transposed, b holds the block transposed (transpose).
+//
 //go:noescape
-func idctAVX2(b *block, k *[idctNConsts]int32, dst *byte, stride int)
+func idctAVX2(b *block, k *[idctNConsts]int32, dst *byte, stride int, transposed bool)
 
-// idctStore is idctStoreGo, by idctAVX2 where the CPU has it.
-func idctStore(b *block, dst []byte, stride int) {
+// idctStore is idctStoreGo of b, or of its transpose if transposed, by
+// idctAVX2 where the CPU has it.
+func idctStore(b *block, dst []byte, stride int, transposed bool) {
 	if useAVX2 {
 		_ = dst[7*stride+7]
-		idctAVX2(b, &idctConsts, &dst[0], stride)
+		idctAVX2(b, &idctConsts, &dst[0], stride, transposed)
 		return
+	}
+	if transposed {
+		transpose(b)
 	}
 	idctStoreGo(b, dst, stride)
 }

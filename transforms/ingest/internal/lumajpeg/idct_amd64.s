@@ -2,17 +2,10 @@
 
 #include "textflag.h"
 
-// TRANSPOSE transposes the 8×8 int32 block at DI in place: unpack pairs of
-// rows by dwords and qwords within 128-bit lanes, then swap lanes.
-#define TRANSPOSE \
-	VMOVDQU 0(DI), Y0; \
-	VMOVDQU 32(DI), Y1; \
-	VMOVDQU 64(DI), Y2; \
-	VMOVDQU 96(DI), Y3; \
-	VMOVDQU 128(DI), Y4; \
-	VMOVDQU 160(DI), Y5; \
-	VMOVDQU 192(DI), Y6; \
-	VMOVDQU 224(DI), Y7; \
+// UNPACK8 is the first two steps of transposing the 8×8 int32 block whose
+// rows 0 to 7 are Y0 to Y7: unpack pairs of rows by dwords, then qwords,
+// within 128-bit lanes (Y8–Y15 scratch); swapping lanes ends it.
+#define UNPACK8 \
 	VPUNPCKLDQ Y1, Y0, Y8; \
 	VPUNPCKHDQ Y1, Y0, Y9; \
 	VPUNPCKLDQ Y3, Y2, Y10; \
@@ -28,7 +21,20 @@
 	VPUNPCKLQDQ Y14, Y12, Y4; \
 	VPUNPCKHQDQ Y14, Y12, Y5; \
 	VPUNPCKLQDQ Y15, Y13, Y6; \
-	VPUNPCKHQDQ Y15, Y13, Y7; \
+	VPUNPCKHQDQ Y15, Y13, Y7
+
+// TRANSPOSE transposes the 8×8 int32 block at DI in place: unpack pairs of
+// rows by dwords and qwords within 128-bit lanes, then swap lanes.
+#define TRANSPOSE \
+	VMOVDQU 0(DI), Y0; \
+	VMOVDQU 32(DI), Y1; \
+	VMOVDQU 64(DI), Y2; \
+	VMOVDQU 96(DI), Y3; \
+	VMOVDQU 128(DI), Y4; \
+	VMOVDQU 160(DI), Y5; \
+	VMOVDQU 192(DI), Y6; \
+	VMOVDQU 224(DI), Y7; \
+	UNPACK8; \
 	VPERM2I128 $0x20, Y4, Y0, Y8; \
 	VPERM2I128 $0x31, Y4, Y0, Y9; \
 	VMOVDQU Y8, 0(DI); \
@@ -45,6 +51,29 @@
 	VPERM2I128 $0x31, Y7, Y3, Y9; \
 	VMOVDQU Y8, 96(DI); \
 	VMOVDQU Y9, 224(DI)
+
+// TRANSPOSEX is TRANSPOSE and LOADX in registers, for the block whose
+// rows 0 to 7 are Y0 to Y7 (the row pass's x0…x7): its transposed rows 0
+// to 7 end in LOADX's registers for them, Y0, Y7, Y2, Y5, Y1, Y6, Y3 and
+// Y4.
+#define TRANSPOSEX \
+	UNPACK8; \
+	VPERM2I128 $0x20, Y4, Y0, Y8; \
+	VPERM2I128 $0x31, Y4, Y0, Y9; \
+	VPERM2I128 $0x20, Y5, Y1, Y10; \
+	VPERM2I128 $0x31, Y5, Y1, Y11; \
+	VPERM2I128 $0x20, Y6, Y2, Y12; \
+	VPERM2I128 $0x31, Y6, Y2, Y13; \
+	VPERM2I128 $0x20, Y7, Y3, Y14; \
+	VPERM2I128 $0x31, Y7, Y3, Y15; \
+	VMOVDQA Y8, Y0; \
+	VMOVDQA Y10, Y7; \
+	VMOVDQA Y12, Y2; \
+	VMOVDQA Y14, Y5; \
+	VMOVDQA Y9, Y1; \
+	VMOVDQA Y11, Y6; \
+	VMOVDQA Y13, Y3; \
+	VMOVDQA Y15, Y4
 
 // BFLY(a, b) is idct's butterfly a, b = a+b, a-b.
 #define BFLY(a, b) \
@@ -73,8 +102,7 @@
 	BFLY(Y3, Y4)
 
 // LOADX loads idct's variables from the rows of the block at DI: x0, x7,
-// x2, x5, x1, x6, x3, x4 from rows 0 to 7; STOREX stores x0…x7 to rows 0
-// to 7.
+// x2, x5, x1, x6, x3, x4 from rows 0 to 7.
 #define LOADX \
 	VMOVDQU 0(DI), Y0; \
 	VMOVDQU 32(DI), Y7; \
@@ -84,15 +112,6 @@
 	VMOVDQU 160(DI), Y6; \
 	VMOVDQU 192(DI), Y3; \
 	VMOVDQU 224(DI), Y4
-#define STOREX \
-	VMOVDQU Y0, 0(DI); \
-	VMOVDQU Y1, 32(DI); \
-	VMOVDQU Y2, 64(DI); \
-	VMOVDQU Y3, 96(DI); \
-	VMOVDQU Y4, 128(DI); \
-	VMOVDQU Y5, 160(DI); \
-	VMOVDQU Y6, 192(DI); \
-	VMOVDQU Y7, 224(DI)
 
 // STORE4(y, x, xh) stores the four rows of 8 bytes in y (x its low half)
 // to DX, DX+CX, …, and advances DX by four rows; xh is scratch.
@@ -105,24 +124,31 @@
 	VPEXTRQ $1, xh, (DX)(CX*1); \
 	LEAQ (DX)(CX*2), DX
 
-// func idctAVX2(b *block, k *[idctNConsts]int32, dst *byte, stride int)
+// func idctAVX2(b *block, k *[idctNConsts]int32, dst *byte, stride int, transposed bool)
 //
 // idct with a vector of eight int32 for each of its variables: b is
 // transposed in place, the row pass runs on the columns so made, the
-// result is transposed back and the column pass runs on its rows, each
-// step the int32 operation idct makes (VPMULLD keeps the low 32 bits of a
-// product as Go's int32 multiplication does; VPSRAD is Go's >> on int32).
+// result is transposed back in registers (TRANSPOSEX) and the column
+// pass runs on its rows, each step the int32 operation idct makes
+// (VPMULLD keeps the low 32 bits of a product as Go's int32
+// multiplication does; VPSRAD is Go's >> on int32).
 // The rows, +128, are packed to bytes with signed then unsigned
 // saturation (clipping to [0, 255] as level does: the column pass's
 // outputs, >>18, are far inside int16), and VPERMD puts each row's 8 bytes
-// together. Registers: DI b, SI k, DX dst, CX stride; Y0–Y7 the variables
-// x0…x7, Y8–Y11 scratch (Y8–Y15 in TRANSPOSE).
-TEXT ·idctAVX2(SB), NOSPLIT, $0-32
+// together. With transposed, b holds the block transposed already: the
+// first transposition is skipped. Registers: DI b, SI k, DX dst, CX
+// stride; Y0–Y7 the variables x0…x7, Y8–Y11 scratch (Y8–Y15 in the
+// transpositions).
+TEXT ·idctAVX2(SB), NOSPLIT, $0-33
 	MOVQ b+0(FP), DI
 	MOVQ k+8(FP), SI
 	MOVQ dst+16(FP), DX
 	MOVQ stride+24(FP), CX
+	MOVBLZX transposed+32(FP), AX
+	TESTL AX, AX
+	JNZ  rows
 	TRANSPOSE
+rows:
 	LOADX
 	VPSLLD $17, Y0, Y0
 	VPSLLD $17, Y1, Y1
@@ -145,9 +171,7 @@ TEXT ·idctAVX2(SB), NOSPLIT, $0-32
 	VPSRAD $2, Y6, Y6
 	BOX(Y5, Y6, 28, 32, 36)
 	STAGE1
-	STOREX
-	TRANSPOSE
-	LOADX
+	TRANSPOSEX
 	VPBROADCASTD 56(SI), Y9
 	VPADDD Y9, Y0, Y0
 	VPADDD Y1, Y0, Y8

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -378,7 +379,11 @@ func TestIDCTAVX2(t *testing.T) {
 		n           int // the rows of output
 		asm, goIDCT func(b *block, dst []byte, stride int)
 	}{
-		{"idctStore", 8, idctStore, idctStoreGo},
+		{"idctStore", 8, func(b *block, dst []byte, stride int) { idctStore(b, dst, stride, false) }, idctStoreGo},
+		{"idctStore transposed", 8, func(b *block, dst []byte, stride int) { idctStore(b, dst, stride, true) }, func(b *block, dst []byte, stride int) {
+			transpose(b)
+			idctStoreGo(b, dst, stride)
+		}},
 		{"idctScaled4", 4, idctScaled4, idctScaled4Go},
 	} {
 		rng := rand.New(rand.NewPCG(3, 4))
@@ -399,6 +404,297 @@ func TestIDCTAVX2(t *testing.T) {
 			tc.asm(&bg, got, stride)
 			if !bytes.Equal(got, want) {
 				t.Fatalf("block %v:\n%s   %v\n%sGo %v", b, tc.name, got, tc.name, want)
+			}
+		}
+	}
+}
+
+// TestRecycle: a decode into a recycled buffer, whatever the buffer held,
+// gives image/jpeg's luma, also for a JPEG none of whose scans holds luma
+// (its luma is zero, as image/jpeg's); and a decode whose image is
+// recycled allocates far less than the image.
+func TestRecycle(t *testing.T) {
+	in := inputs(t)
+	noLuma := withoutLumaScans(t, in["420-progressive-restart.jpg"])
+	in["no-luma-scan.jpg"] = noLuma
+	if want, err := stdLuma(t, noLuma); err != nil || want == nil {
+		t.Fatalf("no-luma-scan.jpg: image/jpeg: %v", err)
+	}
+	for name, data := range in {
+		want, err := stdLuma(t, data)
+		if err != nil || want == nil {
+			continue
+		}
+		for shift := 0; shift <= MaxShift; shift++ {
+			// A buffer of garbage, as large as any image here.
+			junk := make([]byte, 1<<20)
+			for i := range junk {
+				junk[i] = byte(i*7 + 3)
+			}
+			Recycle(&image.Gray{Pix: junk})
+			got, err := Decode(bytes.NewReader(data), shift)
+			if err != nil {
+				t.Fatalf("%s at 1/%d: %v", name, 1<<shift, err)
+			}
+			ref := want
+			if shift > 0 {
+				if ref, err = Decode(bytes.NewReader(data), shift); err != nil {
+					t.Fatal(err)
+				}
+				fresh := *ref
+				fresh.Pix = append([]byte(nil), ref.Pix...)
+				ref = &fresh
+				if name == "no-luma-scan.jpg" {
+					clear(ref.Pix)
+				}
+			}
+			b := ref.Bounds()
+			if got.Bounds() != b {
+				t.Fatalf("%s at 1/%d: bounds %v, want %v", name, 1<<shift, got.Bounds(), b)
+			}
+			for y := b.Min.Y; y < b.Max.Y; y++ {
+				if !bytes.Equal(got.Pix[got.PixOffset(0, y):][:b.Dx()], ref.Pix[ref.PixOffset(0, y):][:b.Dx()]) {
+					t.Fatalf("%s at 1/%d: row %d differs from a decode into a new buffer", name, 1<<shift, y)
+				}
+			}
+			Recycle(got)
+		}
+	}
+
+	data := in["420-restart.jpg"]
+	g, err := Decode(bytes.NewReader(data), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := len(g.Pix)
+	var m0, m1 runtime.MemStats
+	const n = 20
+	runtime.ReadMemStats(&m0)
+	for range n {
+		Recycle(g)
+		if g, err = Decode(bytes.NewReader(data), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&m1)
+	if per := (m1.TotalAlloc - m0.TotalAlloc) / n; per > uint64(size)/2 {
+		t.Errorf("a decode after Recycle allocates %d bytes; the image has %d", per, size)
+	}
+}
+
+// withoutLumaScans returns the JPEG data without the scans (their
+// headers and entropy-coded data) that hold component 0.
+func withoutLumaScans(t *testing.T, data []byte) []byte {
+	t.Helper()
+	out := append([]byte(nil), data[:2]...)
+	var luma byte
+	for i := 2; i+2 <= len(data); {
+		if data[i] != 0xff {
+			t.Fatalf("no marker at %d", i)
+		}
+		m := data[i+1]
+		if m == 0xd9 {
+			return append(out, data[i:]...)
+		}
+		end := i + 2 + int(data[i+2])<<8 + int(data[i+3])
+		seg := data[i+4 : end]
+		drop := false
+		switch {
+		case m >= 0xc0 && m <= 0xc2:
+			luma = seg[6]
+		case m == 0xda:
+			for c := 0; c < int(seg[0]); c++ {
+				drop = drop || seg[1+2*c] == luma
+			}
+			// The entropy-coded data runs to the next marker that is not
+			// a stuffed 0xff or a restart marker.
+			for end+1 < len(data) && !(data[end] == 0xff && data[end+1] != 0 && (data[end+1] < 0xd0 || data[end+1] > 0xd7)) {
+				end++
+			}
+		}
+		if !drop {
+			out = append(out, data[i:end]...)
+		}
+		i = end
+	}
+	t.Fatal("no EOI marker")
+	return nil
+}
+
+// TestFastACPairs: every fastAC entry decodes what decodeHuffman and
+// receiveExtend decode symbol by symbol from its bits, whatever bits
+// follow them (the run, coefficient and length of each of its one or two
+// symbols, the code's length alone of an end of block), for the AC tables
+// of the test JPEGs and random, also over-subscribed, tables; the JPEGs'
+// tables pair symbols.
+func TestFastACPairs(t *testing.T) {
+	var tables [][]byte // DHT payloads of one AC table each
+	for _, data := range inputs(t) {
+		for i := 2; i+4 <= len(data) && data[i] == 0xff && data[i+1] != 0xda; {
+			end := i + 2 + int(data[i+2])<<8 + int(data[i+3])
+			if data[i+1] == dhtMarker {
+				for p := data[i+4 : end]; len(p) >= 17; {
+					n := 17
+					for _, c := range p[1:17] {
+						n += int(c)
+					}
+					if p[0]>>4 == acTable {
+						tables = append(tables, p[:n])
+					}
+					p = p[n:]
+				}
+			}
+			i = end
+		}
+	}
+	if len(tables) == 0 {
+		t.Fatal("no AC table in the test JPEGs")
+	}
+	real := len(tables)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 300 {
+		p := []byte{acTable << 4}
+		total := 0
+		for i := range 16 {
+			c := 0
+			if i < 12 {
+				c = rng.IntN(1 << min(i+1, 5))
+			}
+			c = min(c, 256-total)
+			total += c
+			p = append(p, byte(c))
+		}
+		for range total {
+			p = append(p, byte(rng.IntN(256)))
+		}
+		if total > 0 {
+			tables = append(tables, p)
+		}
+	}
+	pairs := 0
+	for ti, p := range tables {
+		d := &decoder{r: bytes.NewReader(p), huff: new([maxTc + 1][maxTh + 1]huffman)}
+		if err := d.processDHT(len(p)); err != nil {
+			t.Fatalf("table %d: %v", ti, err)
+		}
+		h := &d.huff[acTable][0]
+		for x, e := range h.fastAC {
+			if e == 0 {
+				continue
+			}
+			l1 := uint32(e>>fastACLen1) & 63
+			for y := range uint64(1) << l1 {
+				d.bits = bits{acc: uint64(x)<<(64-lutSize) | y<<(64-lutSize-l1), n: 64}
+				v, err := d.decodeHuffman(h)
+				if err != nil {
+					t.Fatalf("table %d, bits %010b: %v", ti, x, err)
+				}
+				run := uint64(v >> 4)
+				if v == 0 {
+					run = eobRun
+				}
+				if code := uint64(64 - d.bits.n); e>>fastACRun1&0x7f != run || e>>fastACCode1&0x0f != code {
+					t.Fatalf("table %d, bits %010b: entry %#x, decoded %#x in %d bits", ti, x, e, v, code)
+				}
+				if v == 0 {
+					continue
+				}
+				c, _ := d.receiveExtend(v & 0x0f)
+				if int32(int16(e>>fastACCoeff1)) != c || uint64(64-d.bits.n) != uint64(l1) {
+					t.Fatalf("table %d, bits %010b: entry %#x, coefficient %d in %d bits", ti, x, e, c, 64-d.bits.n)
+				}
+				step := e >> fastACStep2 & 0x1f
+				if step == 0 {
+					if e&63 != uint64(l1) || e>>fastACCoeff2 != 0 {
+						t.Fatalf("table %d, bits %010b: entry %#x of one symbol", ti, x, e)
+					}
+					continue
+				}
+				if ti < real && y == 0 {
+					pairs++
+				}
+				v2, _ := d.decodeHuffman(h)
+				c2, _ := d.receiveExtend(v2 & 0x0f)
+				if v2&0x0f == 0 || step != uint64(v2>>4)+1 || int32(int64(e)>>fastACCoeff2) != c2 || e&63 != uint64(64-d.bits.n) {
+					t.Fatalf("table %d, bits %010b then %b: entry %#x, decoded %#x, %d in %d bits", ti, x, y, e, v2, c2, 64-d.bits.n)
+				}
+			}
+		}
+	}
+	if pairs == 0 {
+		t.Error("no entry of the test JPEGs' tables holds two symbols")
+	}
+}
+
+// TestTablesKept: the Huffman tables a pooled decoder keeps from JPEG to
+// JPEG change nothing: decoding the test JPEGs one after another, again
+// and again, gives image/jpeg's luma or error every time, and a JPEG that
+// selects tables it does not define fails as image/jpeg fails, even after
+// a JPEG that defined them.
+func TestTablesKept(t *testing.T) {
+	in := inputs(t)
+	noDHT := withoutSegments(in["420-restart.jpg"], dhtMarker)
+	_, stdErr := stdLuma(t, noDHT)
+	if stdErr == nil {
+		t.Fatal("image/jpeg decodes a JPEG without Huffman tables")
+	}
+	names := make([]string, 0, len(in))
+	for name := range in {
+		names = append(names, name)
+	}
+	for round := range 3 {
+		for _, name := range names {
+			data := in[name]
+			want, wantErr := stdLuma(t, data)
+			got, err := Decode(bytes.NewReader(data), 0)
+			switch {
+			case wantErr != nil || want == nil:
+				if (err == nil) != (wantErr == nil && want != nil) {
+					t.Fatalf("round %d, %s: error %v, image/jpeg's %v", round, name, err, wantErr)
+				}
+			case err != nil:
+				t.Fatalf("round %d, %s: %v", round, name, err)
+			default:
+				b := want.Bounds()
+				for y := b.Min.Y; y < b.Max.Y; y++ {
+					if !bytes.Equal(got.Pix[got.PixOffset(0, y):][:b.Dx()], want.Pix[want.PixOffset(0, y):][:b.Dx()]) {
+						t.Fatalf("round %d, %s: row %d differs from image/jpeg's luma", round, name, y)
+					}
+				}
+			}
+			if _, err := Decode(bytes.NewReader(noDHT), 0); err == nil || err.Error() != stdErr.Error() {
+				t.Fatalf("round %d, after %s: a JPEG without tables: error %v, image/jpeg's %v", round, name, err, stdErr)
+			}
+		}
+	}
+}
+
+// withoutSegments returns the JPEG data without its marker segments of
+// the kind marker (before the first scan).
+func withoutSegments(data []byte, marker byte) []byte {
+	out := append([]byte(nil), data[:2]...)
+	i := 2
+	for i+4 <= len(data) && data[i] == 0xff && data[i+1] != 0xda {
+		end := i + 2 + int(data[i+2])<<8 + int(data[i+3])
+		if data[i+1] != marker {
+			out = append(out, data[i:end]...)
+		}
+		i = end
+	}
+	return append(out, data[i:]...)
+}
+
+// TestExtend: extend is EXTEND of section F.2.2.1 for every size and
+// value: V < 2^(T−1) gives V − 2^T + 1, others V.
+func TestExtend(t *testing.T) {
+	for size := uint32(1); size <= 16; size++ {
+		for v := int32(0); v < 1<<size; v++ {
+			want := v
+			if v < 1<<(size-1) {
+				want = v - 1<<size + 1
+			}
+			if got := extend(v, size); got != want {
+				t.Fatalf("extend(%d, %d) = %d, want %d", v, size, got, want)
 			}
 		}
 	}

@@ -16,18 +16,22 @@
 // progressive JPEG's, or a sequential one's that codes its components
 // apart) are skipped unread; the entropy decoder reads through a
 // 64-bit accumulator with 10-bit tables that decode an AC code and its
-// coefficient in one look-up, and reproduces image/jpeg's decoding bit for
-// bit, its table quirks and its errors at the end of the data included; a
-// sequential scan's luma is dequantised as it is decoded; a block with a
-// DC coefficient alone, or AC coefficients in its first row alone, is
-// written without the full IDCT, with the values the IDCT gives it, and
-// on amd64 with AVX2 the IDCT, level shift and clipping run in assembly
-// (idct_amd64.s), the same int32 operations eight at a time; a scaled
-// decode transforms the block's top-left 4×4 or 2×2 coefficients with a
-// 4- or 2-point integer inverse DCT (the 4×4 in assembly too, four
-// int32 lanes at a time), or takes the DC coefficient alone
-// (scaled.go); the encoder, the colour conversions and the image package
-// registration are gone. At scale 1 the pixels are image/jpeg's Y plane
+// coefficient, or two such symbols when both fit, in one look-up, and
+// reproduces image/jpeg's decoding bit for bit, its table quirks and its
+// errors at the end of the data included; a sequential scan's luma is
+// dequantised as it is decoded (at full size with AVX2, into the
+// transposed block the assembly IDCT takes); a block with a DC
+// coefficient alone, or (off that path) AC coefficients in its first row
+// alone, is written without the full IDCT, with the values the IDCT gives
+// it, and on amd64 with AVX2 the IDCT, level shift and clipping run in
+// assembly (idct_amd64.s), the same int32 operations eight at a time;
+// decoders are pooled with their Huffman tables (rebuilt only when a
+// JPEG's differ), and an image handed back by Recycle is the next one's
+// pixel buffer; a scaled decode transforms the block's top-left 4×4 or
+// 2×2 coefficients with a 4- or 2-point integer inverse DCT (the 4×4 in
+// assembly too, four int32 lanes at a time), or takes the DC coefficient
+// alone (scaled.go); the encoder, the colour conversions and the image
+// package registration are gone. At scale 1 the pixels are image/jpeg's Y plane
 // exactly: the same integer IDCT. Where it departs from image/jpeg, on
 // malformed JPEGs only, it follows libjpeg: it does not see errors in
 // scans of chroma alone, and an end-of-band run ends with its scan.
@@ -40,6 +44,7 @@ import (
 	"image"
 	"image/jpeg"
 	"io"
+	"sync"
 )
 
 // FormatError is image/jpeg's, so that callers classify this decoder's
@@ -170,11 +175,22 @@ type decoder struct {
 
 	comp       [maxComponents]component
 	progCoeffs [maxComponents][]block // Saved state between progressive-mode scans.
-	huff       [maxTc + 1][maxTh + 1]huffman
-	quant      [maxTq + 1]block // Quantization tables, in zig-zag order.
-	tmp        [2 * blockSize]byte
+	// huff are the Huffman tables, which a pooled decoder keeps from JPEG
+	// to JPEG (processDHT rebuilds a table only if its codes change).
+	huff  *[maxTc + 1][maxTh + 1]huffman
+	quant [maxTq + 1]block // Quantization tables, in zig-zag order.
+	tmp   [2 * blockSize]byte
 	// discard takes the coefficients of the blocks read past.
 	discard block
+	// order is where the current scan stores each zig-zag index: unzig8,
+	// or unzigT8 when transposed (storeBlock then gives the transposed
+	// block to idctStoreT).
+	order      [blockSize]uint8
+	transposed bool
+	// lumaWritten reports that a luma scan (sequential) or the progressive
+	// reconstruction wrote every block of gray inside its bounds: a
+	// recycled buffer holds no older pixels there.
+	lumaWritten bool
 }
 
 // fill moves the unread bytes to the start of d.bytes.buf and reads more
@@ -636,10 +652,56 @@ func Decode(r io.Reader, shift int) (*image.Gray, error) {
 	if shift < 0 || shift > MaxShift {
 		panic("lumajpeg: shift out of range")
 	}
-	d := decoder{shift: uint(shift)}
+	d := decoders.Get().(*decoder)
+	*d = decoder{shift: uint(shift), huff: d.huff}
+	for tc := range d.huff {
+		for th := range d.huff[tc] {
+			d.huff[tc][th].defined = false
+		}
+	}
 	img, err := d.decode(r, false)
+	if err != nil && d.gray != nil {
+		Recycle(d.gray)
+	}
+	if err == nil && !d.lumaWritten {
+		clear(d.gray.Pix)
+	}
+	d.r, d.gray, d.progCoeffs = nil, nil, [maxComponents][]block{}
+	decoders.Put(d)
 	if err != nil {
 		return nil, err
 	}
 	return img.(*image.Gray), nil
+}
+
+// decoders holds decoders between calls of Decode: a decoder's Huffman
+// tables take about 90 KB, which allocating afresh each time costs the
+// zeroing of new memory, the collector's work and the tables' building
+// (most JPEGs define the same tables).
+var decoders = sync.Pool{New: func() any {
+	return &decoder{huff: new([maxTc + 1][maxTh + 1]huffman)}
+}}
+
+// pixels holds the pixel buffers handed back by Recycle, as *[]byte.
+var pixels sync.Pool
+
+// Recycle hands the pixels of g, an image Decode returned, back for a
+// later Decode to write its image into: the caller must not use g
+// afterwards. Calling it is optional (an image not recycled is collected
+// as any other); it spares a decode the allocation of a fresh image,
+// which on a large photo costs as much as a tenth of the decode.
+func Recycle(g *image.Gray) {
+	if p := g.Pix[:cap(g.Pix)]; len(p) > 0 {
+		pixels.Put(&p)
+	}
+}
+
+// newPixels returns a buffer of n bytes, a recycled one if Recycle left
+// one large enough. Its bytes are not zeroed: the decoder writes every
+// pixel inside the image's bounds (or clears them, lumaWritten).
+func newPixels(n int) []byte {
+	if p, ok := pixels.Get().(*[]byte); ok && cap(*p) >= n {
+		return (*p)[:n]
+	}
+	return make([]byte, n)
 }

@@ -21,7 +21,8 @@ func (d *decoder) makeImg(mxx, myy int) error {
 	}
 	// Whole blocks, as image/jpeg allocates them, each 8>>shift pixels a
 	// side; the image is cut to the frame's size, rounded up.
-	m := image.NewGray(image.Rect(0, 0, (8*h0*mxx)>>d.shift, (8*v0*myy)>>d.shift))
+	w, h := (8*h0*mxx)>>d.shift, (8*v0*myy)>>d.shift
+	m := &image.Gray{Pix: newPixels(w * h), Stride: w, Rect: image.Rect(0, 0, w, h)}
 	s := 1<<d.shift - 1
 	d.gray = m.SubImage(image.Rect(0, 0, (d.width+s)>>d.shift, (d.height+s)>>d.shift)).(*image.Gray)
 	return nil
@@ -143,6 +144,14 @@ func (d *decoder) processSOS(n int) error {
 			return err
 		}
 	}
+	// A table this JPEG has not defined is empty, as in a new decoder.
+	for _, c := range scan[:nComp] {
+		for _, h := range []*huffman{&d.huff[dcTable][c.td], &d.huff[acTable][c.ta]} {
+			if !h.defined && h.nCodes != 0 {
+				*h = huffman{}
+			}
+		}
+	}
 	// A scan of chroma alone is skipped unread (only luma is decoded), so
 	// chroma's coefficients are never stored. End-of-band runs end with
 	// their scan, as in libjpeg (image/jpeg carries a run past a scan's
@@ -165,6 +174,14 @@ func (d *decoder) processSOS(n int) error {
 	var qs block
 	for i, q := range qt {
 		qs[i] = q << al
+	}
+
+	// A sequential scan's luma at full size goes to idctAVX2, which takes
+	// its coefficients transposed as well.
+	d.transposed = !d.progressive && d.shift == 0 && useAVX2
+	d.order = unzig8
+	if d.transposed {
+		d.order = unzigT8
 	}
 
 	d.bits = bits{}
@@ -285,7 +302,9 @@ func (d *decoder) processSOS(n int) error {
 			}
 		} // for mx
 	} // for my
-
+	if !d.progressive {
+		d.lumaWritten = true
+	}
 	return nil
 }
 
@@ -399,6 +418,7 @@ func (d *decoder) reconstructProgressiveImage() error {
 		if d.progCoeffs[i] == nil {
 			continue
 		}
+		d.lumaWritten = true
 		v := 8 * d.comp[0].v / d.comp[i].v
 		h := 8 * d.comp[0].h / d.comp[i].h
 		stride := mxx * d.comp[i].h
@@ -443,7 +463,8 @@ func (d *decoder) reconstructBlock(b *block, bx, by int) {
 
 // storeBlock performs the inverse DCT of a dequantised luma block and
 // stores it to the image. rows has bit r set if row r of b may hold a
-// non-zero AC coefficient: b's other rows are zero but for the DC.
+// non-zero AC coefficient: b's other rows are zero but for the DC. With
+// d.transposed, b holds the block transposed, and rows is only 0 or not.
 func (d *decoder) storeBlock(b *block, bx, by int, rows uint8) {
 	n := 8 >> d.shift
 	stride := d.gray.Stride
@@ -464,7 +485,7 @@ func (d *decoder) storeBlock(b *block, bx, by int, rows uint8) {
 		}
 		return
 	}
-	if rows == 1 {
+	if rows == 1 && !d.transposed {
 		// Only row 0 is non-zero after the row pass: a column holding x
 		// alone there is (x + 1<<19)>>20 all down (TestStoreBlock).
 		idctRowsSparse(b, rows)
@@ -477,7 +498,7 @@ func (d *decoder) storeBlock(b *block, bx, by int, rows uint8) {
 		}
 		return
 	}
-	idctStore(b, dst, stride)
+	idctStore(b, dst, stride, d.transposed)
 }
 
 // zigRow[zig] is the bit of the row that the zig-zag index zig is in, for
@@ -493,6 +514,15 @@ var zigRow = func() (t [blockSize]uint8) {
 var unzig8 = func() (t [blockSize]uint8) {
 	for i, k := range unzig {
 		t[i] = uint8(k)
+	}
+	return t
+}()
+
+// unzigT8 is unzig8 transposed: the position of each zig-zag index in
+// the transpose of the natural order.
+var unzigT8 = func() (t [blockSize]uint8) {
+	for i, k := range unzig8 {
+		t[i] = k%8*8 + k/8
 	}
 	return t
 }()
@@ -657,22 +687,41 @@ func (d *decoder) decodeBlock(b *block, qt *block, dcH, acH *huffman, dc *int32,
 			continue
 		}
 		if e := acH.fastAC[x]; e != 0 {
-			zig += (e >> 12) & 0xff
-			if zig > zigEnd {
+			z1 := zig + int32(e>>fastACRun1&0x7f)
+			z2 := z1 + int32(e>>fastACStep2&0x1f)
+			if z2 <= zigEnd {
+				// One or two coefficients: the second is stored first, so
+				// that an entry of one symbol (z2 = z1) stores its own.
+				acc <<= e & 63
+				n -= int32(e & 63)
+				z := z2 & 63
+				k := d.order[z]
+				b[k&63] = int32(int64(e)>>fastACCoeff2) * qt[z]
+				z = z1 & 63
+				k = d.order[z]
+				b[k&63] = int32(int16(e>>fastACCoeff1)) * qt[z]
+				rows = 0xff
+				zig = z2
+				continue
+			}
+			if z1 > zigEnd {
 				// An end of block (whose run of 1 image/jpeg counts down
 				// to 0 at once), or a run past the band, where image/jpeg
 				// stops before the coefficient's bits.
-				l := uint32(e>>8) & 0x0f
+				l := uint32(e>>fastACCode1) & 0x0f
 				acc <<= l
 				n -= int32(l)
 				break
 			}
-			acc <<= e & 63
-			n -= e & 63
-			z := zig & 63
-			k := unzig8[z]
-			b[k&63] = (e >> 20) * qt[z]
+			// The first symbol alone: the second is past the band.
+			l := uint32(e>>fastACLen1) & 63
+			acc <<= l
+			n -= int32(l)
+			z := z1 & 63
+			k := d.order[z]
+			b[k&63] = int32(int16(e>>fastACCoeff1)) * qt[z]
 			rows = 0xff
+			zig = z1
 			continue
 		}
 		var value uint8
@@ -700,7 +749,7 @@ func (d *decoder) decodeBlock(b *block, qt *block, dcH, acH *huffman, dc *int32,
 			acc <<= val1
 			n -= int32(val1)
 			z := zig & 63
-			k := unzig8[z]
+			k := d.order[z]
 			b[k&63] = c * qt[z]
 			rows = 0xff
 			continue
@@ -769,7 +818,7 @@ func (d *decoder) decodeBlockSlow(b *block, qt *block, dcH, acH *huffman, dc *in
 				return 0, err
 			}
 			if b != nil {
-				b[unzig[zig]] = ac * qt[zig]
+				b[d.order[zig]] = ac * qt[zig]
 				rows |= zigRow[zig]
 			}
 		} else {
