@@ -384,6 +384,7 @@ func (ix *Index) SearchImageRefined(ctx context.Context, learner string, data []
 	if err != nil {
 		return Result{}, err
 	}
+	defer photo.Release()
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
