@@ -107,6 +107,29 @@ func (o Options) Validate() error {
 	return o.SIFT.Validate()
 }
 
+// SameFeatures reports whether an image of w×h pixels (upright, as its
+// features record) gets the same features under o as under prev, options
+// that differ at most in how a photo is sized: SIFT's (sift.Options.
+// SameFeatures) and DCTScale. Where exactly one of them DCT-scales, the
+// image must be one that scaling leaves at full size (its longer side
+// below twice SIFT.MaxSide, ingest.LumaShift), whose luma is the full
+// decode's.
+func (o Options) SameFeatures(prev Options, w, h int) bool {
+	if o.DCTScale != prev.DCTScale && (w <= 0 || h <= 0 || o.decodeShift(w, h) != prev.decodeShift(w, h)) {
+		return false
+	}
+	return o.Global == prev.Global && o.NoSIFT == prev.NoSIFT && o.SIFT.SameFeatures(prev.SIFT, w, h)
+}
+
+// decodeShift is the DCT-domain reduction (ingest.Luma.Shift) o decodes
+// a w×h JPEG at.
+func (o Options) decodeShift(w, h int) int {
+	if !o.DCTScale || o.Global {
+		return 0
+	}
+	return ingest.LumaShift(w, h, o.SIFT.MaxSide)
+}
+
 // ReadFunc returns the bytes of the file at uri (local or gs://).
 type ReadFunc func(ctx context.Context, uri string) ([]byte, error)
 

@@ -279,3 +279,55 @@ func TestOptionsDecode(t *testing.T) {
 		}
 	}
 }
+
+// TestSameFeatures checks SameFeatures against description itself, on a
+// 960×768 JPEG: a change of DCTScale leaves its features alike where
+// neither option DCT-scales it (MaxSide above half its longer side) and
+// changes them where one does; with both on, a change of MaxSide is
+// SIFT's to judge.
+func TestSameFeatures(t *testing.T) {
+	path := bigJPEG(t)
+	for _, c := range []struct {
+		name               string
+		prevDCT, nextDCT   bool
+		prevSide, nextSide int
+		same               bool
+	}{
+		{"dct_scale on, max_side 400", false, true, 400, 400, false},
+		{"dct_scale off, max_side 400", true, false, 400, 400, false},
+		{"dct_scale on, max_side 500", false, true, 500, 500, true},
+		{"dct_scale on, max_side 481", false, true, 481, 481, true},
+		{"dct_scale on, max_side 480", false, true, 480, 480, false},
+		{"dct_scale on both, max_side 400", true, true, 400, 400, true},
+		{"dct_scale on, max_side 1024 and 2048", false, true, 1024, 2048, true},
+		{"dct_scale on both, max_side 400 and 500", true, true, 400, 500, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			set := func(dct bool, side int) func(*Options) {
+				return func(o *Options) { o.DCTScale, o.SIFT.MaxSide = dct, side }
+			}
+			prev, next := DefaultOptions(), DefaultOptions()
+			set(c.prevDCT, c.prevSide)(&prev)
+			set(c.nextDCT, c.nextSide)(&next)
+			if got := next.SameFeatures(prev, 960, 768); got != c.same {
+				t.Fatalf("SameFeatures(960x768) = %v, want %v", got, c.same)
+			}
+			a, b := describeBig(t, path, set(c.prevDCT, c.prevSide)), describeBig(t, path, set(c.nextDCT, c.nextSide))
+			equal := len(a.X) == len(b.X)
+			for i := 0; equal && i < len(a.X); i++ {
+				equal = a.X[i] == b.X[i] && a.Y[i] == b.Y[i] && bytes.Equal(a.Descriptors[i], b.Descriptors[i])
+			}
+			if equal != c.same {
+				t.Fatalf("described alike %v (%d and %d keypoints), SameFeatures says %v", equal, len(a.X), len(b.X), c.same)
+			}
+		})
+	}
+	if o := DefaultOptions(); o.SameFeatures(o, 0, 0) != true {
+		t.Errorf("equal options, unknown size: not the same features")
+	}
+	prev, next := DefaultOptions(), DefaultOptions()
+	prev.DCTScale, next.DCTScale = false, true
+	if next.SameFeatures(prev, 0, 0) {
+		t.Errorf("dct_scale changed, unknown size: the same features")
+	}
+}
