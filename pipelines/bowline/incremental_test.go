@@ -294,22 +294,20 @@ func TestMaxSideChangeCarriesSmallImages(t *testing.T) {
 	})
 }
 
-// TestDCTScaleChangeCarriesSmallImages starts a run with --dct_scale from
-// one described without it, which recorded no dct_scale (as every run
-// before the setting did), whose photos include three enlarged to
-// 640×640 JPEGs: the shapes' 192×192 photos, below twice --max_side,
-// which DCT-scaled decoding leaves at full size, are carried with their
-// features unchanged; the three enlarged ones, decoded at half size now,
-// are described again.
+// TestDCTScaleChangeCarriesSmallImages starts a run with the job's
+// default --dct_scale (on) from one described without it, which recorded
+// no dct_scale (as every run before the setting did), whose photos include
+// three enlarged to 640×640 JPEGs: the shapes' 192×192 photos, below twice
+// --max_side, which DCT-scaled decoding leaves at full size, are carried
+// with their features unchanged; the three enlarged ones, decoded at half
+// size now, are described again: a night after the default changed mixes
+// no features of the two settings.
 func TestDCTScaleChangeCarriesSmallImages(t *testing.T) {
 	sized := func(c *Config) { c.Describe.SIFT.MaxSide, c.Describe.SIFT.DoubleBelow = 300, 256 }
 	carriesSmallImages(t, ".jpg", 640, func(c *Config) {
 		sized(c)
 		c.Describe.DCTScale = false
-	}, func(c *Config) {
-		sized(c)
-		c.Describe.DCTScale = true
-	})
+	}, sized)
 }
 
 // carriesSmallImages runs the job on the shapes' photos, three of them

@@ -299,11 +299,12 @@ func TestChangedVocabularyBuildRebuilds(t *testing.T) {
 	}
 }
 
-// A run described before sift.Options.DoubleBelow doubled every image, and
-// its incremental.json's description settings hold no double_below
-// (testdata/legacy-run): a night that doubles every image with its other
-// settings carries its features over; one that doubles only small images,
-// as the job's defaults do, describes every image again.
+// A run described before sift.Options.DoubleBelow doubled every image and
+// decoded at full size, and its incremental.json's description settings
+// hold no double_below and no dct_scale (testdata/legacy-run): a night that
+// doubles every image with its other settings carries its features over;
+// one that doubles only small images, as the job's defaults do, describes
+// every image again.
 func TestDescribeKeyBeforeDoubleBelow(t *testing.T) {
 	js, err := os.ReadFile("../../testdata/legacy-run/" + rundir.LineageName)
 	if err != nil {
@@ -314,7 +315,7 @@ func TestDescribeKeyBeforeDoubleBelow(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := DefaultConfig()
-	c.Describe.SIFT.MaxSide, c.Describe.SIFT.DoubleBelow = 400, 0
+	c.Describe.SIFT.MaxSide, c.Describe.SIFT.DoubleBelow, c.Describe.DCTScale = 400, 0, false
 	if l.Describe != c.describeKey() {
 		t.Errorf("every image doubled: key %s, the run's %s", c.describeKey(), l.Describe)
 	}
@@ -377,9 +378,10 @@ func TestBoWKeyLeavesOutTF(t *testing.T) {
 
 // The description settings leave --dct_scale out when it is off, so that
 // a run described before the setting existed carries its features into a
-// run that leaves it off; on, they hold it.
+// run that turns it off; on, they hold it.
 func TestDescribeKeyDCTScale(t *testing.T) {
 	c := DefaultConfig()
+	c.Describe.DCTScale = false
 	d := c.Describe
 	d.PartImages, d.Synthetic = 0, synthetic.Spec{}
 	js, err := json.Marshal(d)

@@ -23,8 +23,7 @@ func readFile(_ context.Context, uri string) ([]byte, error) { return os.ReadFil
 
 func TestDescribe(t *testing.T) {
 	ctx := context.Background()
-	opt := DefaultOptions()
-	opt.Global = true
+	opt := DefaultOptions().WithGlobal()
 	d, err := NewDescriber(opt, readFile)
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +134,7 @@ func TestDescribeUnless(t *testing.T) {
 func TestLumaDecodeKeepsFeatures(t *testing.T) {
 	path := bigJPEG(t)
 	describe := func(global bool) formats.Features {
-		return describeBig(t, path, func(o *Options) { o.Global = global })
+		return describeBig(t, path, func(o *Options) { o.Global, o.DCTScale = global, false })
 	}
 	luma, colour := describe(false), describe(true)
 	if len(luma.X) == 0 || len(luma.X) != len(colour.X) {
@@ -155,7 +154,7 @@ func TestLumaDecodeKeepsFeatures(t *testing.T) {
 // coordinates, close to the full decode's in number but not the same.
 func TestDCTScale(t *testing.T) {
 	path := bigJPEG(t)
-	full := describeBig(t, path, func(*Options) {})
+	full := describeBig(t, path, func(o *Options) { o.DCTScale = false })
 	scaled := describeBig(t, path, func(o *Options) { o.DCTScale = true })
 	if scaled.Width != full.Width || scaled.Height != full.Height {
 		t.Errorf("DCTScale: %dx%d, full decode %dx%d", scaled.Width, scaled.Height, full.Width, full.Height)
@@ -237,9 +236,16 @@ func bigJPEG(t *testing.T) string {
 	return path
 }
 
-// DCT-scaled decoding is for SIFT alone: global features read colour at
-// full size, so options asking for both are refused.
+// DCT-scaled decoding is on by default and for SIFT alone: global
+// features read colour at full size, so options asking for both are
+// refused, and WithGlobal turns it off.
 func TestDCTScaleNeedsSIFTAlone(t *testing.T) {
+	if o := DefaultOptions(); !o.DCTScale || o.Validate() != nil {
+		t.Errorf("default options: DCTScale %v, %v; want on and valid", o.DCTScale, o.Validate())
+	}
+	if o := DefaultOptions().WithGlobal(); !o.Global || o.DCTScale || o.Validate() != nil {
+		t.Errorf("WithGlobal: Global %v, DCTScale %v, %v; want global features decoded at full size", o.Global, o.DCTScale, o.Validate())
+	}
 	for _, set := range []func(*Options){
 		func(o *Options) { o.Global = true },
 		func(o *Options) { o.Global, o.NoSIFT = true, true },
