@@ -317,6 +317,7 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"--input", shapes, "--vocab", "abc"}, `bowline: --vocab "abc": want a whole number (--help lists every flag)` + "\n"},
 		{[]string{"--input", shapes, "--rootsift=yes"}, `bowline: --rootsift "yes": want true or false (--help lists every flag)` + "\n"},
 		{[]string{"--input", shapes, "extra"}, `bowline: unexpected arguments ["extra"]: flags are written --name value (--help lists every flag)` + "\n"},
+		{[]string{"--input", shapes, "--global", "--dct_scale"}, "bowline: describe: DCT-scaled decoding is for SIFT alone (global features read colour at full size): turn it off with global features\n"},
 	} {
 		stdout, stderr, code := runIn(t, nil, c.args...)
 		if code != 2 || stderr != c.want || stdout != "" {

@@ -59,7 +59,9 @@ func main() {
 	if len(images) > *n {
 		images = images[:*n]
 	}
-	opt.Global = *glob
+	if *glob {
+		opt = opt.WithGlobal()
+	}
 	if err := opt.Validate(); err != nil {
 		log.Fatal(err)
 	}

@@ -60,6 +60,7 @@ import (
 	"time"
 
 	"github.com/bowline/bowline/transforms/cpuclock"
+	"github.com/bowline/bowline/transforms/describe"
 	"github.com/bowline/bowline/transforms/sift"
 )
 
@@ -78,7 +79,7 @@ var (
 	cpuProfile  = flag.String("cpuprofile", "", "write a CPU profile of our extractor's speed runs to this file")
 	photoGlobs  = flag.String("photos", "", "comma-separated globs of JPEG photos for the decode + SIFT table against OpenCV (empty skips it)")
 	photoReps   = flag.Int("photo_reps", 3, "repetitions of each photo in the decode + SIFT table")
-	dctScale    = flag.Bool("dct_scale", false, "decode + SIFT table: decode JPEGs DCT-domain scaled as describe's --dct_scale does")
+	dctScale    = flag.Bool("dct_scale", describe.DefaultOptions().DCTScale, "decode + SIFT table: decode JPEGs DCT-domain scaled as describe's --dct_scale does (false: at full size)")
 	siftDouble  = flag.Bool("sift_double", true, "decode + SIFT table: double the image before SIFT (describe's --sift_double)")
 	maxSide     = flag.Int("max_side", 0, "decode + SIFT table: downscale photos whose longer side exceeds this, both sides (0: describe's default)")
 )

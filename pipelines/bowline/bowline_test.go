@@ -365,7 +365,7 @@ func TestDenseLearners(t *testing.T) {
 	ctx := context.Background()
 	out := filepath.Join(t.TempDir(), "out")
 	c := testConfig(shapes, out)
-	c.Describe.Global = true
+	c.Describe = c.Describe.WithGlobal()
 	c.Learning.Learners = []string{"solis-ada", "lomdml", "oasis-full", "itq", "ssml"}
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)

@@ -60,33 +60,37 @@ func describeKeyOf(d describe.Options) rundir.Key {
 	return settingsKey(d)
 }
 
-// resized returns the SIFT options a previous run described its images
-// with, from its recorded settings s, when they differ from this run's
-// only in how a photo is sized (MaxSide and the doubling) and are what its
+// resized returns the description options a previous run described its
+// images with, from its recorded settings s, when they differ from this
+// run's only in how a photo is sized (MaxSide, the doubling and DCTScale;
+// a run that recorded no dct_scale decoded at full size) and are what its
 // lineage's description key says; the images whose features the two make
-// alike (sift.Options.SameFeatures) are then carried, the others
+// alike (describe.Options.SameFeatures) are then carried, the others
 // described again.
-func (c Config) resized(s *rundir.Settings, key rundir.Key) (sift.Options, bool) {
+func (c Config) resized(s *rundir.Settings, key rundir.Key) (describe.Options, bool) {
 	if s == nil {
-		return sift.Options{}, false
+		return describe.Options{}, false
 	}
 	d := c.Describe
-	d.SIFT = sift.Options(s.SIFT)
+	d.SIFT, d.DCTScale = sift.Options(s.SIFT), s.DCTScale
 	if !c.Describe.SIFT.Resized(d.SIFT) || describeKeyOf(d) != key {
-		return sift.Options{}, false
+		return describe.Options{}, false
 	}
-	return d.SIFT, true
+	return d, true
 }
 
 // resizedWhy says which sizing settings changed from prev to now and what
 // a run carries over them.
-func resizedWhy(prev, now sift.Options) string {
+func resizedWhy(prev, now describe.Options) string {
 	var changed []string
-	if prev.MaxSide != now.MaxSide {
-		changed = append(changed, fmt.Sprintf("max_side %d, now %d", prev.MaxSide, now.MaxSide))
+	if prev.SIFT.MaxSide != now.SIFT.MaxSide {
+		changed = append(changed, fmt.Sprintf("max_side %d, now %d", prev.SIFT.MaxSide, now.SIFT.MaxSide))
 	}
-	if a, b := prev.Doubling(), now.Doubling(); a != b {
+	if a, b := prev.SIFT.Doubling(), now.SIFT.Doubling(); a != b {
 		changed = append(changed, fmt.Sprintf("sift_double %v, now %v", a, b))
+	}
+	if prev.DCTScale != now.DCTScale {
+		changed = append(changed, fmt.Sprintf("dct_scale %v, now %v", prev.DCTScale, now.DCTScale))
 	}
 	return fmt.Sprintf("the description settings changed only in how photos are sized (%s): photos both settings describe alike keep their features, the others are described again", strings.Join(changed, "; "))
 }
@@ -123,8 +127,8 @@ type previous struct {
 	// rest may not.
 	CarryFeatures, KeepVocab, CarryCounts, WarmStart bool
 	Why                                              string
-	// SIFT are the SIFT options its features were made with.
-	SIFT sift.Options
+	// Describe are the options its features were made with.
+	Describe describe.Options
 }
 
 // loadPrevious reads the manifest and lineage of c.Previous and decides
@@ -168,11 +172,11 @@ func loadPrevious(ctx context.Context, c Config) (*previous, error) {
 		p.Why = "the previous run lists no image parts"
 	default:
 		next := rundir.Lineage{Describe: c.describeKey(), BoW: c.bowKey(), Learning: c.learningKey(), Vocabulary: rundir.VocabDecision{Settings: c.vocabKey()}}
-		p.SIFT = c.Describe.SIFT
+		p.Describe = c.Describe
 		resized := ""
 		if prev, ok := c.resized(m.Settings, l.Describe); ok && next.Describe != l.Describe {
-			p.SIFT, next.Describe = prev, l.Describe
-			resized = resizedWhy(prev, c.Describe.SIFT)
+			p.Describe, next.Describe = prev, l.Describe
+			resized = resizedWhy(prev, c.Describe)
 		}
 		r := l.ReusedBy(next, c.RebuildVocab)
 		p.CarryFeatures, p.KeepVocab, p.CarryCounts, p.WarmStart, p.Why = r.Features, r.Vocabulary, r.Counts, r.WarmStart, r.Why
@@ -201,7 +205,7 @@ func (p *previous) describe() describebeam.Previous {
 	if p == nil || !p.CarryFeatures {
 		return describebeam.Previous{}
 	}
-	return describebeam.Previous{Dir: p.Dir, Parts: p.Parts, Features: p.Features, SIFT: p.SIFT}
+	return describebeam.Previous{Dir: p.Dir, Parts: p.Parts, Features: p.Features, Describe: p.Describe}
 }
 
 // counts returns what bowbeam needs of p.

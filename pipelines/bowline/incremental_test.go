@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"image"
-	_ "image/jpeg"
+	"image/jpeg"
 	"image/png"
 	"math"
 	"os"
@@ -287,6 +287,36 @@ func TestIncrementalDrift(t *testing.T) {
 // double, are carried with their features unchanged; the three enlarged
 // ones, which only the new setting downscales, are described again.
 func TestMaxSideChangeCarriesSmallImages(t *testing.T) {
+	carriesSmallImages(t, ".png", 400, func(c *Config) {
+		c.Describe.SIFT.MaxSide, c.Describe.SIFT.DoubleBelow = 1024, 0
+	}, func(c *Config) {
+		c.Describe.SIFT.MaxSide, c.Describe.SIFT.DoubleBelow = 300, 256
+	})
+}
+
+// TestDCTScaleChangeCarriesSmallImages starts a run with the job's
+// default --dct_scale (on) from one described without it, which recorded
+// no dct_scale (as every run before the setting did), whose photos include
+// three enlarged to 640×640 JPEGs: the shapes' 192×192 photos, below twice
+// --max_side, which DCT-scaled decoding leaves at full size, are carried
+// with their features unchanged; the three enlarged ones, decoded at half
+// size now, are described again: a night after the default changed mixes
+// no features of the two settings.
+func TestDCTScaleChangeCarriesSmallImages(t *testing.T) {
+	sized := func(c *Config) { c.Describe.SIFT.MaxSide, c.Describe.SIFT.DoubleBelow = 300, 256 }
+	carriesSmallImages(t, ".jpg", 640, func(c *Config) {
+		sized(c)
+		c.Describe.DCTScale = false
+	}, sized)
+}
+
+// carriesSmallImages runs the job on the shapes' photos, three of them
+// enlarged to size×size files of extension ext, with set1, then from that
+// run with set2, and checks that the second describes the enlarged photos
+// again, with other features, and carries every other photo's features
+// unchanged, keeping the vocabulary unless its drift says otherwise.
+func carriesSmallImages(t *testing.T, ext string, size int, set1, set2 func(*Config)) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("two pipeline runs")
 	}
@@ -294,17 +324,17 @@ func TestMaxSideChangeCarriesSmallImages(t *testing.T) {
 	rows := shapestest.Rows(t)
 	big := map[string]bool{}
 	for _, r := range rows[1:4] {
-		path := filepath.Join(dir, r[0]+".png")
-		enlarge(t, r[1], path, 400)
+		path := filepath.Join(dir, r[0]+ext)
+		enlarge(t, r[1], path, size)
 		r[1], big[r[0]] = path, true
 	}
 	in := shapestest.WriteCSV(t, dir, "in.csv", rows)
 	n1, n2 := filepath.Join(dir, "n1"), filepath.Join(dir, "n2")
 	c1 := testConfig(in, n1)
-	c1.Describe.SIFT.MaxSide, c1.Describe.SIFT.DoubleBelow = 1024, 0
+	set1(&c1)
 	run(t, c1)
 	c2 := testConfig(in, n2)
-	c2.Describe.SIFT.MaxSide, c2.Describe.SIFT.DoubleBelow = 300, 256
+	set2(&c2)
 	c2.Previous = n1
 	r2, counters := runCounting(t, c2)
 
@@ -324,8 +354,8 @@ func TestMaxSideChangeCarriesSmallImages(t *testing.T) {
 	}
 }
 
-// enlarge writes the image at path from as a size×size PNG at to, by
-// nearest-neighbour enlargement.
+// enlarge writes the image at path from as a size×size PNG at to, or a
+// JPEG (quality 90) if to ends in .jpg, by nearest-neighbour enlargement.
 func enlarge(t *testing.T, from, to string, size int) {
 	t.Helper()
 	f, err := os.Open(from)
@@ -345,7 +375,11 @@ func enlarge(t *testing.T, from, to string, size int) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := png.Encode(&buf, dst); err != nil {
+	encode := func() error { return png.Encode(&buf, dst) }
+	if filepath.Ext(to) == ".jpg" {
+		encode = func() error { return jpeg.Encode(&buf, dst, &jpeg.Options{Quality: 90}) }
+	}
+	if err := encode(); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(to, buf.Bytes(), 0o644); err != nil {

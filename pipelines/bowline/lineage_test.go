@@ -149,15 +149,18 @@ func fullLineage(t *testing.T, c Config) []byte {
 }
 
 // A run started from one described with other settings (a night whose
-// --max_side or --sift_double (on, off or a bound) differs from the
-// published run's, by flag or by the job's defaults) describes its images again and builds its
-// vocabulary, counts and learners afresh: features of two settings never
-// mix. A change of max_side alone, from a run that recorded its settings,
-// carries the images both settings describe alike (describebeam decides
-// which, by their size) and keeps the rest as a same-settings night would.
+// --max_side, --sift_double (on, off or a bound) or --dct_scale differs
+// from the published run's, by flag or by the job's defaults) describes
+// its images again and builds its vocabulary, counts and learners afresh:
+// features of two settings never mix. A change of those sizing settings
+// alone, from a run that recorded its settings (one that recorded no
+// dct_scale decoded at full size), carries the images both settings
+// describe alike (describebeam decides which, by their size) and keeps
+// the rest as a same-settings night would.
 func TestChangedDescriptionRedescribes(t *testing.T) {
 	base := DefaultConfig()
 	base.Describe.SIFT.MaxSide, base.Describe.SIFT.DoubleImage, base.Describe.SIFT.DoubleBelow = 1600, true, 0
+	base.Describe.DCTScale = false
 	for _, tc := range []struct {
 		name     string
 		set      func(c *Config)
@@ -173,7 +176,9 @@ func TestChangedDescriptionRedescribes(t *testing.T) {
 		{"no sift_double", func(c *Config) { c.Describe.SIFT.DoubleImage = false }, true, false, false},
 		{"sift_double 512", func(c *Config) { c.Describe.SIFT.DoubleBelow = 512 }, true, true, true},
 		{"max_side 800, sift_double 512", func(c *Config) { c.Describe.SIFT.MaxSide, c.Describe.SIFT.DoubleBelow = 800, 512 }, true, true, true},
-		{"dct_scale", func(c *Config) { c.Describe.DCTScale = true }, true, false, false},
+		{"dct_scale", func(c *Config) { c.Describe.DCTScale = true }, true, true, true},
+		{"dct_scale, no recorded settings", func(c *Config) { c.Describe.DCTScale = true }, false, false, false},
+		{"dct_scale and max_pixels", func(c *Config) { c.Describe.DCTScale, c.Describe.MaxPixels = true, 1e6 }, true, false, false},
 		{"the job's defaults", func(c *Config) { c.Describe = DefaultConfig().Describe }, true, true, base.describeKey() != DefaultConfig().describeKey()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -195,8 +200,8 @@ func TestChangedDescriptionRedescribes(t *testing.T) {
 					t.Errorf("carry features %v, keep vocabulary %v, carry counts %v, warm start %v (%s); want all",
 						p.CarryFeatures, p.KeepVocab, p.CarryCounts, p.WarmStart, p.Why)
 				}
-				if got := p.describe().SIFT; got != base.Describe.SIFT {
-					t.Errorf("the previous run's SIFT options %+v, want %+v", got, base.Describe.SIFT)
+				if got := p.describe().Describe; got.SIFT != base.Describe.SIFT || got.DCTScale != base.Describe.DCTScale {
+					t.Errorf("the previous run's SIFT options %+v and dct_scale %v, want %+v and %v", got.SIFT, got.DCTScale, base.Describe.SIFT, base.Describe.DCTScale)
 				}
 				want := "photos both settings describe alike keep their features"
 				if strings.Contains(p.Why, want) != tc.resized {
@@ -294,11 +299,12 @@ func TestChangedVocabularyBuildRebuilds(t *testing.T) {
 	}
 }
 
-// A run described before sift.Options.DoubleBelow doubled every image, and
-// its incremental.json's description settings hold no double_below
-// (testdata/legacy-run): a night that doubles every image with its other
-// settings carries its features over; one that doubles only small images,
-// as the job's defaults do, describes every image again.
+// A run described before sift.Options.DoubleBelow doubled every image and
+// decoded at full size, and its incremental.json's description settings
+// hold no double_below and no dct_scale (testdata/legacy-run): a night that
+// doubles every image with its other settings carries its features over;
+// one that doubles only small images, as the job's defaults do, describes
+// every image again.
 func TestDescribeKeyBeforeDoubleBelow(t *testing.T) {
 	js, err := os.ReadFile("../../testdata/legacy-run/" + rundir.LineageName)
 	if err != nil {
@@ -309,7 +315,7 @@ func TestDescribeKeyBeforeDoubleBelow(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := DefaultConfig()
-	c.Describe.SIFT.MaxSide, c.Describe.SIFT.DoubleBelow = 400, 0
+	c.Describe.SIFT.MaxSide, c.Describe.SIFT.DoubleBelow, c.Describe.DCTScale = 400, 0, false
 	if l.Describe != c.describeKey() {
 		t.Errorf("every image doubled: key %s, the run's %s", c.describeKey(), l.Describe)
 	}
@@ -372,9 +378,10 @@ func TestBoWKeyLeavesOutTF(t *testing.T) {
 
 // The description settings leave --dct_scale out when it is off, so that
 // a run described before the setting existed carries its features into a
-// run that leaves it off; on, they hold it.
+// run that turns it off; on, they hold it.
 func TestDescribeKeyDCTScale(t *testing.T) {
 	c := DefaultConfig()
+	c.Describe.DCTScale = false
 	d := c.Describe
 	d.PartImages, d.Synthetic = 0, synthetic.Spec{}
 	js, err := json.Marshal(d)

@@ -23,7 +23,7 @@ func TestSyntheticCorpus(t *testing.T) {
 	if !ok || ada.Queries != r.Split.QueryImages || ada.MAP < base.MAP+0.05 || !ada.Significant {
 		t.Errorf("solis-ada %+v against tfidf %+v: want at least 0.05 better on every held-out image, significantly", ada, base)
 	}
-	c.Describe.Global = true
+	c.Describe = c.Describe.WithGlobal()
 	if err := c.Validate(); err == nil {
 		t.Error("global features of a synthetic corpus were accepted")
 	}

@@ -23,8 +23,7 @@ func readFile(_ context.Context, uri string) ([]byte, error) { return os.ReadFil
 
 func TestDescribe(t *testing.T) {
 	ctx := context.Background()
-	opt := DefaultOptions()
-	opt.Global = true
+	opt := DefaultOptions().WithGlobal()
 	d, err := NewDescriber(opt, readFile)
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +134,7 @@ func TestDescribeUnless(t *testing.T) {
 func TestLumaDecodeKeepsFeatures(t *testing.T) {
 	path := bigJPEG(t)
 	describe := func(global bool) formats.Features {
-		return describeBig(t, path, func(o *Options) { o.Global = global })
+		return describeBig(t, path, func(o *Options) { o.Global, o.DCTScale = global, false })
 	}
 	luma, colour := describe(false), describe(true)
 	if len(luma.X) == 0 || len(luma.X) != len(colour.X) {
@@ -155,7 +154,7 @@ func TestLumaDecodeKeepsFeatures(t *testing.T) {
 // coordinates, close to the full decode's in number but not the same.
 func TestDCTScale(t *testing.T) {
 	path := bigJPEG(t)
-	full := describeBig(t, path, func(*Options) {})
+	full := describeBig(t, path, func(o *Options) { o.DCTScale = false })
 	scaled := describeBig(t, path, func(o *Options) { o.DCTScale = true })
 	if scaled.Width != full.Width || scaled.Height != full.Height {
 		t.Errorf("DCTScale: %dx%d, full decode %dx%d", scaled.Width, scaled.Height, full.Width, full.Height)
@@ -237,9 +236,16 @@ func bigJPEG(t *testing.T) string {
 	return path
 }
 
-// DCT-scaled decoding is for SIFT alone: global features read colour at
-// full size, so options asking for both are refused.
+// DCT-scaled decoding is on by default and for SIFT alone: global
+// features read colour at full size, so options asking for both are
+// refused, and WithGlobal turns it off.
 func TestDCTScaleNeedsSIFTAlone(t *testing.T) {
+	if o := DefaultOptions(); !o.DCTScale || o.Validate() != nil {
+		t.Errorf("default options: DCTScale %v, %v; want on and valid", o.DCTScale, o.Validate())
+	}
+	if o := DefaultOptions().WithGlobal(); !o.Global || o.DCTScale || o.Validate() != nil {
+		t.Errorf("WithGlobal: Global %v, DCTScale %v, %v; want global features decoded at full size", o.Global, o.DCTScale, o.Validate())
+	}
 	for _, set := range []func(*Options){
 		func(o *Options) { o.Global = true },
 		func(o *Options) { o.Global, o.NoSIFT = true, true },
@@ -277,5 +283,57 @@ func TestOptionsDecode(t *testing.T) {
 			t.Errorf("Global %v, DCTScale %v: %T at shift %d, %dx%d; want grey %v, shift %d, 960x768",
 				c.global, c.dctScale, l.Image, l.Shift, l.Width, l.Height, c.grey, c.shift)
 		}
+	}
+}
+
+// TestSameFeatures checks SameFeatures against description itself, on a
+// 960×768 JPEG: a change of DCTScale leaves its features alike where
+// neither option DCT-scales it (MaxSide above half its longer side) and
+// changes them where one does; with both on, a change of MaxSide is
+// SIFT's to judge.
+func TestSameFeatures(t *testing.T) {
+	path := bigJPEG(t)
+	for _, c := range []struct {
+		name               string
+		prevDCT, nextDCT   bool
+		prevSide, nextSide int
+		same               bool
+	}{
+		{"dct_scale on, max_side 400", false, true, 400, 400, false},
+		{"dct_scale off, max_side 400", true, false, 400, 400, false},
+		{"dct_scale on, max_side 500", false, true, 500, 500, true},
+		{"dct_scale on, max_side 481", false, true, 481, 481, true},
+		{"dct_scale on, max_side 480", false, true, 480, 480, false},
+		{"dct_scale on both, max_side 400", true, true, 400, 400, true},
+		{"dct_scale on, max_side 1024 and 2048", false, true, 1024, 2048, true},
+		{"dct_scale on both, max_side 400 and 500", true, true, 400, 500, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			set := func(dct bool, side int) func(*Options) {
+				return func(o *Options) { o.DCTScale, o.SIFT.MaxSide = dct, side }
+			}
+			prev, next := DefaultOptions(), DefaultOptions()
+			set(c.prevDCT, c.prevSide)(&prev)
+			set(c.nextDCT, c.nextSide)(&next)
+			if got := next.SameFeatures(prev, 960, 768); got != c.same {
+				t.Fatalf("SameFeatures(960x768) = %v, want %v", got, c.same)
+			}
+			a, b := describeBig(t, path, set(c.prevDCT, c.prevSide)), describeBig(t, path, set(c.nextDCT, c.nextSide))
+			equal := len(a.X) == len(b.X)
+			for i := 0; equal && i < len(a.X); i++ {
+				equal = a.X[i] == b.X[i] && a.Y[i] == b.Y[i] && bytes.Equal(a.Descriptors[i], b.Descriptors[i])
+			}
+			if equal != c.same {
+				t.Fatalf("described alike %v (%d and %d keypoints), SameFeatures says %v", equal, len(a.X), len(b.X), c.same)
+			}
+		})
+	}
+	if o := DefaultOptions(); o.SameFeatures(o, 0, 0) != true {
+		t.Errorf("equal options, unknown size: not the same features")
+	}
+	prev, next := DefaultOptions(), DefaultOptions()
+	prev.DCTScale, next.DCTScale = false, true
+	if next.SameFeatures(prev, 0, 0) {
+		t.Errorf("dct_scale changed, unknown size: the same features")
 	}
 }

@@ -56,7 +56,7 @@ func (d *Decoder) DecodeLuma(data []byte, minSide int) (Luma, error) {
 		o = jpegOrientation(data)
 	}
 	if c.name == "jpeg" {
-		shift := lumaShift(cfg.Width, cfg.Height, minSide)
+		shift := LumaShift(cfg.Width, cfg.Height, minSide)
 		img, format, err := d.decodeWith(c, cfg, data, func(r io.Reader) (image.Image, error) {
 			g, err := lumajpeg.Decode(r, shift)
 			if err != nil {
@@ -99,10 +99,12 @@ func fullSize(img image.Image, format string) Luma {
 	return Luma{Image: img, Width: b.Dx(), Height: b.Dy(), Format: format}
 }
 
-// lumaShift is the largest s ≤ lumajpeg.MaxShift with the longer side of
-// w×h at least minSide after division by 2^s (exactly, not rounded up, so
-// that the shorter side is at least its share of minSide too), or 0.
-func lumaShift(w, h, minSide int) int {
+// LumaShift is the Shift DecodeLuma decodes a w×h JPEG at for minSide:
+// the largest s ≤ 3 (lumajpeg.MaxShift, 1/8) with the longer side of w×h
+// at least minSide after division by 2^s (exactly, not rounded up, so
+// that the shorter side is at least its share of minSide too), or 0. A
+// JPEG whose longer side is below 2·minSide is decoded at full size.
+func LumaShift(w, h, minSide int) int {
 	if minSide <= 0 {
 		return 0
 	}

@@ -56,9 +56,9 @@ func AddJobFlags(fs *flag.FlagSet, c *bowline.Config) *JobFlags {
 	fs.Var(cmdline.Doubling{O: &c.Describe.SIFT}, "sift_double", "upsample ×2 before SIFT (Lowe's octave −1) the images whose longer side, after --max_side, is below `N` pixels; true: every image, false: none. "+
 		"Doubling gained 0.05 held-out mAP for every method on 256×256 photos (ETH-80) and nothing measurable from 640×480 up, where it costs 2–3× the description CPU and 2.6–4× the keypoints (docs/results.md, photo sizes); "+
 		"a run records it, and a run started from one described otherwise describes again the photos the change reaches")
-	fs.BoolVar(&c.Describe.DCTScale, "dct_scale", c.Describe.DCTScale, "decode a JPEG at least twice --max_side DCT-domain scaled by 1/2, 1/4 or 1/8 (to no less than --max_side) before the area downscale, as libjpeg's scale_denom: less decoding and downscaling, other pixels than the full decode's downscale, so other features; a run records it, and a run started from one described otherwise describes every image again")
+	fs.BoolVar(&c.Describe.DCTScale, "dct_scale", c.Describe.DCTScale, "decode a JPEG at least twice --max_side DCT-domain scaled by 1/2, 1/4 or 1/8 (to no less than --max_side) before the area downscale, as libjpeg's scale_denom: less decoding and downscaling, other pixels than the full decode's downscale, so other features (on by default: 12–23% less description CPU on 12-megapixel photos, held-out mAP the same within the paired bootstrap's noise, docs/results.md, photo sizes; off with --global, whose features read colour at full size, and refused with it); a run records it, and a run started from one described otherwise describes again the photos the change reaches (those of at least twice --max_side)")
 	fs.BoolVar(&c.Describe.SIFT.RootSIFT, "rootsift", c.Describe.SIFT.RootSIFT, "RootSIFT descriptors (Arandjelović & Zisserman 2012): Euclidean distance between them is the Hellinger kernel of SIFT's")
-	fs.BoolVar(&c.Describe.Global, "global", c.Describe.Global, "also extract the global features (colour, edge, Gabor, LBP, GIST) into the features files")
+	fs.BoolVar(&c.Describe.Global, "global", c.Describe.Global, "also extract the global features (colour, edge, Gabor, LBP, GIST) into the features files; they read colour at full size, so --dct_scale is off")
 	fs.Int64Var(&c.Describe.MaxPixels, "max_pixels", c.Describe.MaxPixels, "refuse images with more pixels than this, before decoding (0: no limit, for trusted input only)")
 	AddTripletFlags(fs, &c.Triplets)
 	j := &JobFlags{c: c, fs: fs}
@@ -140,6 +140,16 @@ func (j *JobFlags) Apply() error {
 			panic(fmt.Sprintf("cli: %v", err)) // an int flag takes an int
 		}
 	}
+	// Global features read colour at full size (describe.Options.
+	// WithGlobal): --global turns --dct_scale's default off, and the
+	// report records it so; --global with --dct_scale is refused
+	// (describe.Options.Validate).
+	if c.Describe.Global && !j.set("dct_scale") {
+		c.Describe = c.Describe.WithGlobal()
+		if err := j.fs.Set("dct_scale", "false"); err != nil {
+			panic(fmt.Sprintf("cli: %v", err)) // a bool flag takes false
+		}
+	}
 	c.Vocab.Seed, c.Triplets.Seed, c.Learning.Eval.Seed = *j.seed, *j.seed, *j.seed
 	c.BoW.PartLoads, c.Vocab.PartLoads, c.Learning.PartLoads = c.Describe.PartLoads, c.Describe.PartLoads, c.Describe.PartLoads
 	c.Learning.Learners = ParseLearners(*j.learners, c.Describe.Global)
@@ -152,6 +162,13 @@ func (j *JobFlags) Apply() error {
 		return cmdline.Usagef("--sweep: %v%s", err, cmdline.HelpHint)
 	}
 	return CheckLearning(c.Learning, c.Vocab.K, c.Describe.Global)
+}
+
+// set reports whether the command line gave the flag name.
+func (j *JobFlags) set(name string) bool {
+	given := false
+	j.fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }
 
 // Refusal returns err as an error of the command line (exit 2, ending in

@@ -163,3 +163,36 @@ func TestSIFTDoubleFlag(t *testing.T) {
 		}
 	}
 }
+
+// --dct_scale is on by default; --global, whose features read colour at
+// full size, turns the default off, and the report records what the job
+// ran with; both given are refused by the job's settings.
+func TestDCTScaleFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args        []string
+		dct, refuse bool
+	}{
+		{nil, true, false},
+		{[]string{"--dct_scale=false"}, false, false},
+		{[]string{"--global"}, false, false},
+		{[]string{"--global", "--dct_scale=false"}, false, false},
+		{[]string{"--global", "--dct_scale"}, true, true},
+	} {
+		fs := flag.NewFlagSet("job", flag.ContinueOnError)
+		c := bowline.DefaultConfig()
+		j := AddJobFlags(fs, &c)
+		if err := cmdline.ParseArgs(fs, append([]string{"--input", "x.csv", "--learners", "solis-ada"}, tc.args...), io.Discard, "usage", JobGroups()); err != nil {
+			t.Fatalf("%q: %v", tc.args, err)
+		}
+		if err := j.Apply(); err != nil {
+			t.Fatalf("%q: %v", tc.args, err)
+		}
+		if got, want := Settings(fs, JobGroups())["dct_scale"], report.Setting(tc.dct); c.Describe.DCTScale != tc.dct || !bytes.Equal(got, want) {
+			t.Errorf("%q: DCTScale %v, the report records %s; want %v", tc.args, c.Describe.DCTScale, got, tc.dct)
+		}
+		c.Output = t.TempDir()
+		if err := c.Validate(); (err != nil) != tc.refuse {
+			t.Errorf("%q: %v; want refused %v", tc.args, err, tc.refuse)
+		}
+	}
+}

@@ -23,7 +23,6 @@ import (
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/describe"
 	"github.com/bowline/bowline/transforms/internal/slots"
-	"github.com/bowline/bowline/transforms/sift"
 )
 
 func init() {
@@ -59,11 +58,12 @@ type Previous struct {
 	// Features lists, ascending, the parts of which the run wrote a
 	// features file (a part whose images all failed has none).
 	Features []int
-	// SIFT are the SIFT options the run described its images with. An
+	// Describe are the options the run described its images with. An
 	// image is carried only if this run's options give it the same
-	// features (sift.Options.SameFeatures, by the size it was described
-	// at), so a run may start from one described with another MaxSide.
-	SIFT sift.Options
+	// features (describe.Options.SameFeatures, by the size it was
+	// described at), so a run may start from one described with another
+	// MaxSide, doubling or DCTScale.
+	Describe describe.Options
 }
 
 // features returns the path of the features file of the previous run
@@ -83,7 +83,7 @@ func (pr Previous) features(p int) string {
 // content identity (formats.Features.Content: a hash of its bytes, or the
 // synthetic image's settings) are those of a features row of prev, and
 // whose features this run's options make the same as prev's did
-// (Previous.SIFT), is not decoded or described: its row is carried over
+// (Previous.Describe), is not decoded or described: its row is carried over
 // instead, with the label
 // and tags of this run's image list. Each features part written lists its
 // carried images in formats.Part.Carried; the describe/images counter
@@ -219,7 +219,7 @@ func (f *describeFn) previous(ctx context.Context, p int, batch []formats.Image)
 	}
 	out := map[string]formats.Features{}
 	err := fileio.ReadEach(ctx, path, func(row *formats.Features) error {
-		if want[row.ImageID] && row.Content != "" && f.Opt.SIFT.SameFeatures(f.Prev.SIFT, int(row.Width), int(row.Height)) {
+		if want[row.ImageID] && row.Content != "" && f.Opt.SameFeatures(f.Prev.Describe, int(row.Width), int(row.Height)) {
 			out[row.ImageID] = *row
 		}
 		return nil
