@@ -341,6 +341,25 @@ func TestDefaultSample(t *testing.T) {
 	}
 }
 
+// Only the floor of the default sample is held whole: every default
+// sample that grows with the vocabulary is drawn in parts and trains in
+// chunks, seeded from at most max(K, MinDefaultSample) descriptors, so no
+// worker holds a sample that grows with K. The floor itself, the quick
+// start's 1,000 words, trains on one worker.
+func TestDefaultSampleAboveItsFloorInParts(t *testing.T) {
+	for _, k := range []int{2, 1000, 4000} {
+		if o := (Options{K: k}); o.inParts() || o.chunks() != 0 {
+			t.Errorf("K = %d, sample %d: drawn in parts %v, chunks %d, want whole on one worker", k, o.sample(), o.inParts(), o.chunks())
+		}
+	}
+	for _, k := range []int{4001, 10_000, 20_000, 100_000, 1_000_000} {
+		o := Options{K: k}
+		if !o.inParts() || o.chunks() == 0 || o.seedSample() > max(k, MinDefaultSample) {
+			t.Errorf("K = %d, sample %d: drawn in parts %v, chunks %d, seeding %d, want in parts, distributed, seeding at most %d", k, o.sample(), o.inParts(), o.chunks(), o.seedSample(), max(k, MinDefaultSample))
+		}
+	}
+}
+
 // Partial sums merged in any grouping and order must be identical, and
 // equal to the sums of all descriptors at once.
 func TestMergeExactInAnyOrder(t *testing.T) {
