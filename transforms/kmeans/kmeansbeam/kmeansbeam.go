@@ -95,7 +95,10 @@
 // assigning goroutine keeps an nn.Search of 4·K bytes (or an
 // nn.IVFScratch); a bundle's partial sums take 1,036 bytes per word it
 // touched, leaving once they pass ShardWords words and a chunk, plus a
-// 4·K-byte index; a chunk being assigned takes 132 bytes per descriptor
+// 4·K-byte index; a runner that lifts the merge into the bundle (Prism
+// does) holds there the merged sums of every word the bundle touched,
+// 1,036 bytes each, up to K words (the Go SDK's lifted cache keeps at most
+// 2,000 blocks, 512,000 words, before it emits some); a chunk being assigned takes 132 bytes per descriptor
 // (bytes and label, read from its files) and a float32 copy of 512 bytes
 // per descriptor; the k-means‖ seeding's chunks carry D², label and
 // candidate (12 bytes a descriptor) and their bytes are read where needed. Merge workers hold 1,036 bytes per word of the blocks they
