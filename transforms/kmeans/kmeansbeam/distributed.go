@@ -14,6 +14,7 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
+	"github.com/bowline/bowline/transforms/internal/slots"
 	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/nn"
 )
@@ -471,8 +472,9 @@ type assignFn struct {
 	// Per bundle, dropped in FinishBundle: the SDK harness caches the DoFn
 	// with its bundle plan, one or more per unrolled iteration, for the
 	// rest of the job.
-	ready    bool // the state has been read
-	skip     bool // training has converged
+	release  func() // gives back the bundle's slot (assignBundles)
+	ready    bool   // the state has been read
+	skip     bool   // training has converged
 	assigner *kmeans.Assigner
 	sums     bundleSums
 	descs    beam.Counter
@@ -483,7 +485,41 @@ type assignFn struct {
 	changed  []int
 }
 
+// assignBundles is the most bundles of an iteration's assignment that a
+// worker process runs at once. A bundle holds the sums of up to
+// ShardWords words, and a runner that lifts the merge into it the merged
+// sums of every word it touched, up to K (512,000 in the Go SDK's lifted
+// cache): a runner that runs many bundles side by side (Prism runs up to
+// 8) would hold that many times as much, at 10⁶ words several GB. One is
+// enough to keep the cores busy: a chunk is assigned by GOMAXPROCS
+// goroutines.
+const assignBundles = 1
+
 func (f *assignFn) ProcessElement(ctx context.Context, c chunk, stateSide func(*state) bool, emitChunk func(chunk), emitSums func(int, partial)) error {
+	if f.release == nil {
+		release, err := slots.Acquire(ctx, "vocabulary.assign", assignBundles)
+		if err != nil {
+			return fmt.Errorf("vocabulary: iteration %d: %w", f.Iter, err)
+		}
+		f.release = release
+	}
+	err := f.assign(ctx, c, stateSide, emitChunk, emitSums)
+	if err != nil {
+		f.letGo()
+	}
+	return err
+}
+
+// letGo gives back the bundle's slot, if it holds one.
+func (f *assignFn) letGo() {
+	if f.release != nil {
+		f.release()
+		f.release = nil
+	}
+}
+
+// assign is ProcessElement once the bundle holds its slot.
+func (f *assignFn) assign(ctx context.Context, c chunk, stateSide func(*state) bool, emitChunk func(chunk), emitSums func(int, partial)) error {
 	const d = formats.DescriptorSize
 	if !f.ready {
 		st, err := cachedState(f.Dir, f.Iter, stateSide)
@@ -573,6 +609,7 @@ func (f *assignFn) FinishBundle(_ func(*state) bool, _ func(chunk), emitSums fun
 	if f.sums.n > 0 {
 		f.sums.flush(f.Iter).blocks(emitSums)
 	}
+	f.letGo()
 	// Drop the bundle's centroids, sums and scratch, so that a worker
 	// keeps only the cached search between bundles.
 	*f = assignFn{Iter: f.Iter, Last: f.Last, Dir: f.Dir, Approx: f.Approx, Forest: f.Forest, UseIVF: f.UseIVF, IVF: f.IVF, Words: f.Words}
