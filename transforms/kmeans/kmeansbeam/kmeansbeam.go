@@ -98,7 +98,8 @@
 // 4·K-byte index; a runner that lifts the merge into the bundle (Prism
 // does) holds there the merged sums of every word the bundle touched,
 // 1,036 bytes each, up to K words (the Go SDK's lifted cache keeps at most
-// 2,000 blocks, 512,000 words, before it emits some); a chunk being assigned takes 132 bytes per descriptor
+// 2,000 blocks, 512,000 words, before it emits some), and a worker
+// process assigns one bundle at a time (assignBundles); a chunk being assigned takes 132 bytes per descriptor
 // (bytes and label, read from its files) and a float32 copy of 512 bytes
 // per descriptor; the k-means‖ seeding's chunks carry D², label and
 // candidate (12 bytes a descriptor) and their bytes are read where needed. Merge workers hold 1,036 bytes per word of the blocks they
