@@ -14,6 +14,7 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
+	"github.com/bowline/bowline/transforms/internal/slots"
 	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/nn"
 )
@@ -215,9 +216,13 @@ const sseScale = 256
 const sumBlock = 256
 
 // blocks cuts p, whose words ascend, into the partials of words
-// [b·sumBlock, (b+1)·sumBlock), keyed by b, and calls emit for each. The
-// partials share p's arrays. The first carries p's N, Changed and SSE, the
-// others zeros, so the totals over the blocks are p's.
+// [b·sumBlock, (b+1)·sumBlock), keyed by b, and calls emit for each. Each
+// block owns its arrays: a runner that lifts the merge into the assigning
+// bundle keeps a key's first block as its accumulator for the rest of the
+// bundle, and a block sharing p's arrays would pin all of p: the sums of
+// up to ShardWords words for every flush of the bundle. The first
+// carries p's N, Changed and SSE, the others zeros, so the totals over the
+// blocks are p's.
 func (p partial) blocks(emit func(int, partial)) {
 	if len(p.Words) == 0 {
 		emit(0, p)
@@ -230,7 +235,7 @@ func (p partial) blocks(emit func(int, partial)) {
 		for j < len(p.Words) && int(p.Words[j])/sumBlock == key {
 			j++
 		}
-		b := partial{Iter: p.Iter, Dim: d, Words: p.Words[i:j], Count: p.Count[i:j], Sum: p.Sum[i*d : j*d]}
+		b := partial{Iter: p.Iter, Dim: d, Words: own(p.Words[i:j]), Count: own(p.Count[i:j]), Sum: own(p.Sum[i*d : j*d])}
 		if i == 0 {
 			b.N, b.Changed, b.SSE = p.N, p.Changed, p.SSE
 		}
@@ -239,7 +244,12 @@ func (p partial) blocks(emit func(int, partial)) {
 	}
 }
 
-// merge returns the sum of a and b, which it may reuse.
+// own returns a copy of s in an array of its length.
+func own[T any](s []T) []T { return append(make([]T, 0, len(s)), s...) }
+
+// merge returns the sum of a and b, which it may reuse. The sum's arrays
+// hold its words exactly, no spare capacity: a lifted merge keeps one
+// accumulator per block for the whole bundle.
 func merge(a, b partial) partial {
 	switch {
 	case a.Dim == 0:
@@ -250,7 +260,7 @@ func merge(a, b partial) partial {
 		panic(fmt.Sprintf("vocabulary: merging sums of iteration %d, dim %d with iteration %d, dim %d", b.Iter, b.Dim, a.Iter, a.Dim))
 	}
 	d := a.Dim
-	n := len(a.Words) + len(b.Words) // at most; shared words are fewer
+	n := unionLen(a.Words, b.Words)
 	out := partial{Iter: a.Iter, Dim: d, N: a.N + b.N, Changed: a.Changed + b.Changed, SSE: a.SSE + b.SSE,
 		Words: make([]int32, 0, n), Count: make([]int64, 0, n), Sum: make([]int64, 0, n*d)}
 	i, j := 0, 0
@@ -279,6 +289,24 @@ func merge(a, b partial) partial {
 		}
 	}
 	return out
+}
+
+// unionLen is the number of distinct words of the ascending a and b.
+func unionLen(a, b []int32) int {
+	n, i, j := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			i++
+		case b[j] < a[i]:
+			j++
+		default:
+			i++
+			j++
+		}
+		n++
+	}
+	return n + len(a) - i + len(b) - j
 }
 
 // mergeFn adds partial sums. merge is associative and, on byte
@@ -444,8 +472,9 @@ type assignFn struct {
 	// Per bundle, dropped in FinishBundle: the SDK harness caches the DoFn
 	// with its bundle plan, one or more per unrolled iteration, for the
 	// rest of the job.
-	ready    bool // the state has been read
-	skip     bool // training has converged
+	release  func() // gives back the bundle's slot (assignBundles)
+	ready    bool   // the state has been read
+	skip     bool   // training has converged
 	assigner *kmeans.Assigner
 	sums     bundleSums
 	descs    beam.Counter
@@ -456,7 +485,41 @@ type assignFn struct {
 	changed  []int
 }
 
+// assignBundles is the most bundles of an iteration's assignment that a
+// worker process runs at once. A bundle holds the sums of up to
+// ShardWords words, and a runner that lifts the merge into it the merged
+// sums of every word it touched, up to K (512,000 in the Go SDK's lifted
+// cache): a runner that runs many bundles side by side (Prism runs up to
+// 8) would hold that many times as much, at 10⁶ words several GB. One is
+// enough to keep the cores busy: a chunk is assigned by GOMAXPROCS
+// goroutines.
+const assignBundles = 1
+
 func (f *assignFn) ProcessElement(ctx context.Context, c chunk, stateSide func(*state) bool, emitChunk func(chunk), emitSums func(int, partial)) error {
+	if f.release == nil {
+		release, err := slots.Acquire(ctx, "vocabulary.assign", assignBundles)
+		if err != nil {
+			return fmt.Errorf("vocabulary: iteration %d: %w", f.Iter, err)
+		}
+		f.release = release
+	}
+	err := f.assign(ctx, c, stateSide, emitChunk, emitSums)
+	if err != nil {
+		f.letGo()
+	}
+	return err
+}
+
+// letGo gives back the bundle's slot, if it holds one.
+func (f *assignFn) letGo() {
+	if f.release != nil {
+		f.release()
+		f.release = nil
+	}
+}
+
+// assign is ProcessElement once the bundle holds its slot.
+func (f *assignFn) assign(ctx context.Context, c chunk, stateSide func(*state) bool, emitChunk func(chunk), emitSums func(int, partial)) error {
 	const d = formats.DescriptorSize
 	if !f.ready {
 		st, err := cachedState(f.Dir, f.Iter, stateSide)
@@ -546,6 +609,7 @@ func (f *assignFn) FinishBundle(_ func(*state) bool, _ func(chunk), emitSums fun
 	if f.sums.n > 0 {
 		f.sums.flush(f.Iter).blocks(emitSums)
 	}
+	f.letGo()
 	// Drop the bundle's centroids, sums and scratch, so that a worker
 	// keeps only the cached search between bundles.
 	*f = assignFn{Iter: f.Iter, Last: f.Last, Dir: f.Dir, Approx: f.Approx, Forest: f.Forest, UseIVF: f.UseIVF, IVF: f.IVF, Words: f.Words}

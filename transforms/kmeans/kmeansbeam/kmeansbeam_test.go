@@ -341,6 +341,25 @@ func TestDefaultSample(t *testing.T) {
 	}
 }
 
+// Only the floor of the default sample is held whole: every default
+// sample that grows with the vocabulary is drawn in parts and trains in
+// chunks, seeded from at most max(K, MinDefaultSample) descriptors, so no
+// worker holds a sample that grows with K. The floor itself, the quick
+// start's 1,000 words, trains on one worker.
+func TestDefaultSampleAboveItsFloorInParts(t *testing.T) {
+	for _, k := range []int{2, 1000, 4000} {
+		if o := (Options{K: k}); o.inParts() || o.chunks() != 0 {
+			t.Errorf("K = %d, sample %d: drawn in parts %v, chunks %d, want whole on one worker", k, o.sample(), o.inParts(), o.chunks())
+		}
+	}
+	for _, k := range []int{4001, 10_000, 20_000, 100_000, 1_000_000} {
+		o := Options{K: k}
+		if !o.inParts() || o.chunks() == 0 || o.seedSample() > max(k, MinDefaultSample) {
+			t.Errorf("K = %d, sample %d: drawn in parts %v, chunks %d, seeding %d, want in parts, distributed, seeding at most %d", k, o.sample(), o.inParts(), o.chunks(), o.seedSample(), max(k, MinDefaultSample))
+		}
+	}
+}
+
 // Partial sums merged in any grouping and order must be identical, and
 // equal to the sums of all descriptors at once.
 func TestMergeExactInAnyOrder(t *testing.T) {
@@ -464,6 +483,51 @@ func TestBlocksMergeToTheSums(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("blocks merged: %d words N=%d SSE=%d Changed=%d, want %d words N=%d SSE=%d Changed=%d",
 			len(got.Words), got.N, got.SSE, got.Changed, len(want.Words), want.N, want.SSE, want.Changed)
+	}
+}
+
+// What a lifted merge keeps for a bundle is the size of its words: a block
+// shares no array with the flushed sums it was cut from (which it would
+// pin whole), and a merge of overlapping sums has no spare capacity.
+func TestSumsHoldOnlyTheirWords(t *testing.T) {
+	const k, d = 3 * sumBlock, formats.DescriptorSize
+	r := rand.New(rand.NewPCG(6, 6))
+	add := func(b *bundleSums, n int) {
+		desc := make([]byte, d)
+		for range n {
+			for i := range desc {
+				desc[i] = byte(r.IntN(256))
+			}
+			b.add(desc, int32(r.IntN(k)), 1)
+		}
+	}
+	b := bundleSums{dim: d, slot: slices.Repeat([]int32{-1}, k)}
+	add(&b, 2000)
+	p := b.flush(0)
+	var blocks []partial
+	p.blocks(func(_ int, q partial) { blocks = append(blocks, q) })
+	want := make([]partial, len(blocks))
+	for i, q := range blocks {
+		want[i] = partial{Iter: q.Iter, Dim: q.Dim, N: q.N, Changed: q.Changed, SSE: q.SSE,
+			Words: slices.Clone(q.Words), Count: slices.Clone(q.Count), Sum: slices.Clone(q.Sum)}
+	}
+	for i := range p.Words {
+		p.Words[i], p.Count[i] = -1, -1
+	}
+	clear(p.Sum)
+	if !reflect.DeepEqual(blocks, want) {
+		t.Errorf("the blocks changed with the flushed sums they were cut from: they share its arrays")
+	}
+	for i, q := range blocks {
+		if cap(q.Words) != len(q.Words) || cap(q.Sum) != len(q.Sum) {
+			t.Errorf("block %d: %d words in arrays of %d, %d sums in %d", i, len(q.Words), cap(q.Words), len(q.Sum), cap(q.Sum))
+		}
+	}
+	c := bundleSums{dim: d, slot: slices.Repeat([]int32{-1}, k)}
+	add(&c, 2000)
+	m := merge(blocks[0], mergeFn{}.AddInput(partial{}, c.flush(0)))
+	if cap(m.Words) != len(m.Words) || cap(m.Count) != len(m.Count) || cap(m.Sum) != len(m.Sum) {
+		t.Errorf("merged sums: %d words in arrays of %d, %d sums in %d", len(m.Words), cap(m.Words), len(m.Sum), cap(m.Sum))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
@@ -191,4 +192,74 @@ func TestPartsSeedOnlyTheSeedingSample(t *testing.T) {
 	if chunks != n || !slices.Equal(seed.Prio, want.Prio) || !slices.Equal(seed.Desc, want.Desc) {
 		t.Errorf("the parts wrote %d descriptors in chunks and handed the seeding %d, want %d and the sample's first %d", chunks, len(seed.Prio), n, m)
 	}
+}
+
+// A worker process assigns one bundle of an iteration at a time: a second
+// bundle waits, holding no sums, until the first has finished, and a bundle
+// that fails gives its turn back.
+func TestAssignBundlesOneAtATime(t *testing.T) {
+	const k, d, n = 8, formats.DescriptorSize, 16
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(61, 62))
+	st := state{K: k, Dim: d, Centroids: make([]float32, k*d), Sampled: 2 * n}
+	for i := range st.Centroids {
+		st.Centroids[i] = float32(r.IntN(256))
+	}
+	var parts []state
+	st.parts(func(p state) { parts = append(parts, p) })
+	side := func() func(*state) bool {
+		i := 0
+		return func(p *state) bool {
+			if i == len(parts) {
+				return false
+			}
+			*p, i = parts[i], i+1
+			return true
+		}
+	}
+	dir := t.TempDir()
+	for c := range 2 {
+		desc := make([]byte, n*d)
+		for i := range desc {
+			desc[i] = byte(r.IntN(256))
+		}
+		if err := writeDesc(ctx, dir, c, desc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	noSums := func(int, partial) {}
+	first := &assignFn{Iter: 0, Last: 1, Dir: dir, Words: k}
+	if err := first.ProcessElement(ctx, chunk{Index: 0, N: n}, side(), func(chunk) {}, noSums); err != nil {
+		t.Fatal(err)
+	}
+	second := &assignFn{Iter: 0, Last: 1, Dir: dir, Words: k}
+	done := make(chan error, 1)
+	go func() { done <- second.ProcessElement(ctx, chunk{Index: 1, N: n}, side(), func(chunk) {}, noSums) }()
+	select {
+	case err := <-done:
+		t.Fatalf("a second bundle assigned (err %v) while the first had not finished", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	assigned := func(f *assignFn, what string) {
+		t.Helper()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal(what)
+		}
+		f.FinishBundle(side(), func(chunk) {}, noSums)
+	}
+	first.FinishBundle(side(), func(chunk) {}, noSums)
+	assigned(second, "the second bundle still waits after the first finished")
+
+	failing := &assignFn{Iter: 0, Last: 1, Dir: dir, Words: k}
+	if err := failing.ProcessElement(ctx, chunk{Index: 7, N: n}, side(), func(chunk) {}, noSums); err == nil {
+		t.Fatal("a chunk without its file assigned")
+	}
+	next := &assignFn{Iter: 0, Last: 1, Dir: dir, Words: k}
+	go func() { done <- next.ProcessElement(ctx, chunk{Index: 0, N: n}, side(), func(chunk) {}, noSums) }()
+	assigned(next, "a bundle waits for one that failed")
 }
