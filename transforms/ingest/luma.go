@@ -59,6 +59,9 @@ func (d *Decoder) DecodeLuma(data []byte, minSide int) (Luma, error) {
 	if c.name == "jpeg" {
 		shift := LumaShift(cfg.Width, cfg.Height, minSide)
 		filter := LumaFilter(cfg.Width, cfg.Height, minSide, shift)
+		if d.ReducedIDCT {
+			filter = lumajpeg.Reduced
+		}
 		img, format, err := d.decodeWith(c, cfg, data, func(r io.Reader) (image.Image, error) {
 			g, err := lumajpeg.Decode(r, shift, filter)
 			if err != nil {
