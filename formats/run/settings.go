@@ -18,6 +18,10 @@ type Settings struct {
 	// DCTScale decodes JPEGs of at least twice SIFT.MaxSide DCT-domain
 	// scaled (describe.Options.DCTScale).
 	DCTScale bool `json:"dct_scale,omitempty"`
+	// DCTVersion is the reduced transforms DCTScale decoded through
+	// (describe.Options.DCTVersion; 0 in a run that recorded none:
+	// libjpeg's reduced IDCT).
+	DCTVersion int `json:"dct_version,omitempty"`
 	// Vocabulary is how a descriptor finds its words.
 	Vocabulary Vocabulary `json:"vocabulary"`
 	// Soft is the soft assignment of descriptors to words (bow.SoftOptions:

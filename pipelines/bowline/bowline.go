@@ -170,6 +170,9 @@ func (c Config) RunSettings() *rundir.Settings {
 		Seed:        c.Vocab.Seed,
 		Learners:    c.Learning.Effective(c.Vocab.K),
 	}
+	if c.Describe.DCTScale {
+		s.DCTVersion = c.Describe.DCTVersion
+	}
 	if f, v := c.Vocab.Indexes(); f != nil {
 		s.Vocabulary.Forest = (*rundir.Forest)(f)
 		if v != nil {

@@ -57,22 +57,27 @@ func (c Config) describeKey() rundir.Key { return describeKeyOf(c.Describe) }
 
 func describeKeyOf(d describe.Options) rundir.Key {
 	d.PartImages, d.Synthetic = 0, synthetic.Spec{}
+	if !d.DCTScale {
+		// The version of transforms it does not use.
+		d.DCTVersion = 0
+	}
 	return settingsKey(d)
 }
 
 // resized returns the description options a previous run described its
 // images with, from its recorded settings s, when they differ from this
-// run's only in how a photo is sized (MaxSide, the doubling and DCTScale;
-// a run that recorded no dct_scale decoded at full size) and are what its
-// lineage's description key says; the images whose features the two make
-// alike (describe.Options.SameFeatures) are then carried, the others
-// described again.
+// run's only in how a photo is sized (MaxSide, the doubling, DCTScale and
+// its DCTVersion; a run that recorded no dct_scale decoded at full size,
+// one that recorded no dct_version through libjpeg's reduced IDCT) and are
+// what its lineage's description key says; the images whose features the
+// two make alike (describe.Options.SameFeatures) are then carried, the
+// others described again.
 func (c Config) resized(s *rundir.Settings, key rundir.Key) (describe.Options, bool) {
 	if s == nil {
 		return describe.Options{}, false
 	}
 	d := c.Describe
-	d.SIFT, d.DCTScale = sift.Options(s.SIFT), s.DCTScale
+	d.SIFT, d.DCTScale, d.DCTVersion = sift.Options(s.SIFT), s.DCTScale, s.DCTVersion
 	if !c.Describe.SIFT.Resized(d.SIFT) || describeKeyOf(d) != key {
 		return describe.Options{}, false
 	}
@@ -91,6 +96,9 @@ func resizedWhy(prev, now describe.Options) string {
 	}
 	if prev.DCTScale != now.DCTScale {
 		changed = append(changed, fmt.Sprintf("dct_scale %v, now %v", prev.DCTScale, now.DCTScale))
+	}
+	if prev.DCTVersion != now.DCTVersion && (prev.DCTScale || now.DCTScale) {
+		changed = append(changed, fmt.Sprintf("dct_version %d, now %d", prev.DCTVersion, now.DCTVersion))
 	}
 	return fmt.Sprintf("the description settings changed only in how photos are sized (%s): photos both settings describe alike keep their features, the others are described again", strings.Join(changed, "; "))
 }

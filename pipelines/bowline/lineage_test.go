@@ -376,9 +376,10 @@ func TestBoWKeyLeavesOutTF(t *testing.T) {
 	}
 }
 
-// The description settings leave --dct_scale out when it is off, so that
-// a run described before the setting existed carries its features into a
-// run that turns it off; on, they hold it.
+// The description settings leave --dct_scale and the version of its
+// transforms out when it is off, so that a run described before the
+// setting existed carries its features into a run that turns it off; on,
+// they hold both.
 func TestDescribeKeyDCTScale(t *testing.T) {
 	c := DefaultConfig()
 	c.Describe.DCTScale = false
@@ -393,7 +394,8 @@ func TestDescribeKeyDCTScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	delete(v, "DCTScale")
-	before, err := json.Marshal(v) // describe.Options before DCTScale
+	delete(v, "DCTVersion")
+	before, err := json.Marshal(v) // describe.Options before DCTScale and DCTVersion
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,7 +403,34 @@ func TestDescribeKeyDCTScale(t *testing.T) {
 		t.Errorf("description settings %s, want %s", got, want)
 	}
 	c.Describe.DCTScale = true
-	if k := string(c.describeKey()); !strings.Contains(k, `"dct_scale":true`) {
+	if k := string(c.describeKey()); !strings.Contains(k, `"dct_scale":true`) || !strings.Contains(k, `"dct_version":1`) {
 		t.Errorf("description settings with --dct_scale: %s", k)
+	}
+}
+
+// A night over a run DCT-scaled through other reduced transforms (one
+// that recorded no dct_version: libjpeg's) is a change of sizing: it
+// carries what describebeam finds alike, with the previous run's options
+// to judge by, so the photos the run DCT-scaled are described again and
+// no run mixes the two versions' features.
+func TestDCTVersionChangeIsResized(t *testing.T) {
+	base := DefaultConfig()
+	base.Describe.DCTVersion = 0
+	dir := t.TempDir()
+	writePrevious(t, dir, fullLineage(t, base), base.RunSettings())
+	if base.RunSettings().DCTVersion != 0 {
+		t.Fatalf("the previous run records dct_version %d", base.RunSettings().DCTVersion)
+	}
+	c := DefaultConfig()
+	c.Previous, c.Output = dir, filepath.Join(t.TempDir(), "out")
+	p, err := loadPrevious(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.CarryFeatures || !strings.Contains(p.Why, "dct_version 0, now 1") {
+		t.Errorf("carry features %v (%s); want carried as a change of sizing, dct_version 0, now 1", p.CarryFeatures, p.Why)
+	}
+	if got := p.describe().Describe; got.DCTVersion != 0 || !got.DCTScale {
+		t.Errorf("the previous run's options: dct_scale %v, dct_version %d; want on, 0", got.DCTScale, got.DCTVersion)
 	}
 }

@@ -24,6 +24,7 @@ func TestRunSettings(t *testing.T) {
 		SIFT:        rundir.SIFT{ScalesPerOctave: 3, Sigma: 1.6, ContrastThreshold: 0.04, EdgeThreshold: 10, DoubleImage: true, DoubleBelow: 512, MaxSide: 640},
 		MaxPixels:   1e6,
 		DCTScale:    true,
+		DCTVersion:  1,
 		Vocabulary:  rundir.Vocabulary{Words: 300, Forest: &rundir.Forest{Trees: 8, LeafSize: 8, Checks: 32, Seed: 7}, IVF: &rundir.IVF{Probes: 8, Seed: 7}},
 		Soft:        rundir.Soft{Words: 3, Sigma: 40},
 		TF:          "log",

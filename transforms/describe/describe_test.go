@@ -337,3 +337,35 @@ func TestSameFeatures(t *testing.T) {
 		t.Errorf("dct_scale changed, unknown size: the same features")
 	}
 }
+
+// TestSameFeaturesDCTVersion: on a 960×768 JPEG, the reduced transforms'
+// version changes the features where DCTScale scales it (max_side 400),
+// and SameFeatures says so, not where it decodes at full size (500).
+func TestSameFeaturesDCTVersion(t *testing.T) {
+	path := bigJPEG(t)
+	for _, c := range []struct {
+		side int
+		same bool
+	}{{400, false}, {500, true}} {
+		set := func(version int) func(*Options) {
+			return func(o *Options) { o.DCTScale, o.DCTVersion, o.SIFT.MaxSide = true, version, c.side }
+		}
+		prev, next := DefaultOptions(), DefaultOptions()
+		set(0)(&prev)
+		set(DCTVersion)(&next)
+		if got := next.SameFeatures(prev, 960, 768); got != c.same {
+			t.Errorf("max_side %d: SameFeatures(960x768) = %v, want %v", c.side, got, c.same)
+		}
+		a, b := describeBig(t, path, set(0)), describeBig(t, path, set(DCTVersion))
+		equal := len(a.X) == len(b.X)
+		for i := 0; equal && i < len(a.X); i++ {
+			equal = a.X[i] == b.X[i] && a.Y[i] == b.Y[i] && bytes.Equal(a.Descriptors[i], b.Descriptors[i])
+		}
+		if equal != c.same {
+			t.Errorf("max_side %d: described alike %v (%d and %d keypoints), want %v", c.side, equal, len(a.X), len(b.X), c.same)
+		}
+		if next.SameFeatures(prev, 0, 0) {
+			t.Errorf("dct_version changed, unknown size: the same features")
+		}
+	}
+}

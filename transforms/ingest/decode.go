@@ -145,6 +145,10 @@ type Decoder struct {
 	// Orientation tag is applied, so that a photo taken with the camera
 	// on its side is described the way people see it.
 	KeepOrientation bool
+	// ReducedIDCT makes DecodeLuma's DCT-scaled decodes libjpeg's reduced
+	// IDCT (lumajpeg.Reduced) rather than LumaFilter's choice, as
+	// describe.Options.DCTVersion 0 describes.
+	ReducedIDCT bool
 }
 
 // Decode decodes a JPEG, PNG, GIF (its first frame) or WebP image with

@@ -39,11 +39,12 @@ func (l Luma) Release() {
 	}
 }
 
-// DecodeLuma is Decode for a detector that reads grey and downscales an
-// image whose longer side exceeds minSide to minSide anyway (0: never). A
-// JPEG's luma plane is decoded alone, DCT-domain scaled by the largest
-// 1/2^s (s ≤ 3) that keeps the longer side at least minSide: its pixels
-// at Shift 0 are Decode's Y plane exactly. A CMYK, YCCK or RGB JPEG, whose
+// DecodeLuma is Decode for a detector that reads grey and area-downscales
+// an image whose longer side exceeds minSide to minSide anyway (0: never).
+// A JPEG's luma plane is decoded alone, DCT-domain scaled by the largest
+// 1/2^s (s ≤ 3) that keeps the longer side at least minSide, through the
+// reduced transform LumaFilter chooses: its pixels at Shift 0 are
+// Decode's Y plane exactly. A CMYK, YCCK or RGB JPEG, whose
 // grey is a conversion of every component, and any other format get
 // Decode's image. The limits and errors are Decode's.
 func (d *Decoder) DecodeLuma(data []byte, minSide int) (Luma, error) {
@@ -57,8 +58,12 @@ func (d *Decoder) DecodeLuma(data []byte, minSide int) (Luma, error) {
 	}
 	if c.name == "jpeg" {
 		shift := LumaShift(cfg.Width, cfg.Height, minSide)
+		filter := LumaFilter(cfg.Width, cfg.Height, minSide, shift)
+		if d.ReducedIDCT {
+			filter = lumajpeg.Reduced
+		}
 		img, format, err := d.decodeWith(c, cfg, data, func(r io.Reader) (image.Image, error) {
-			g, err := lumajpeg.Decode(r, shift)
+			g, err := lumajpeg.Decode(r, shift, filter)
 			if err != nil {
 				return nil, err
 			}
@@ -113,4 +118,21 @@ func LumaShift(w, h, minSide int) int {
 		s++
 	}
 	return s
+}
+
+// LumaFilter is the reduced transform DecodeLuma decodes a w×h JPEG with at
+// shift (LumaShift's for minSide): the mean of each 2^shift×2^shift
+// pixels (lumajpeg.Box) when the reduced image is already minSide on its
+// longer side, which the detector then reads as it is; else the one whose
+// further area downscale to minSide comes closest to the full decode's
+// (lumajpeg.Sharpen). The mean alone would be blurred by the cells the
+// further downscale cuts, which changes the keypoints: on six 4000×3000
+// photos at minSide 1,024, OpenCV's SIFT found 4.4% more keypoints than on
+// the full decode's area downscale, 2.3% more with libjpeg's reduced IDCT
+// and 0.9% more with Sharpen.
+func LumaFilter(w, h, minSide, shift int) lumajpeg.Filter {
+	if shift > 0 && max(w, h) == minSide<<shift {
+		return lumajpeg.Box
+	}
+	return lumajpeg.Sharpen
 }

@@ -7,6 +7,8 @@ import (
 	"image"
 	"runtime"
 	"testing"
+
+	"github.com/bowline/bowline/transforms/ingest/internal/lumajpeg"
 )
 
 // TestDecodeLumaFullSize: at Shift 0 DecodeLuma is Decode's Y plane, upright
@@ -171,5 +173,42 @@ func TestLumaRelease(t *testing.T) {
 	}
 	if got := l.Image.(*image.Gray).Pix; !bytes.Equal(got, want) {
 		t.Error("pixels decoded into a released image differ from a new image's")
+	}
+}
+
+// TestLumaFilter: DecodeLuma reduces a JPEG through the 2^s×2^s mean
+// when the reduced image is minSide on its longer side, and through the
+// sharper filter made for a further area downscale otherwise.
+func TestLumaFilter(t *testing.T) {
+	// Stripes 3 pixels wide, whose detail the filters treat differently.
+	g := image.NewGray(image.Rect(0, 0, 256, 192))
+	for i := range g.Pix {
+		g.Pix[i] = uint8(60 + 120*((i%256+i/256)/3%2))
+	}
+	jpg := encodeJPEG(t, g)
+	var d Decoder
+	for _, c := range []struct {
+		minSide, shift int
+		filter         lumajpeg.Filter
+	}{{128, 1, lumajpeg.Box}, {120, 1, lumajpeg.Sharpen}, {64, 2, lumajpeg.Box}, {100, 1, lumajpeg.Sharpen}} {
+		if f := LumaFilter(256, 192, c.minSide, c.shift); f != c.filter {
+			t.Errorf("LumaFilter(256, 192, %d, %d) = %d, want %d", c.minSide, c.shift, f, c.filter)
+		}
+		l, err := d.DecodeLuma(jpg, c.minSide)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Shift != c.shift {
+			t.Fatalf("minSide %d: shift %d, want %d", c.minSide, l.Shift, c.shift)
+		}
+		for _, f := range []lumajpeg.Filter{lumajpeg.Box, lumajpeg.Sharpen} {
+			want, err := lumajpeg.Decode(bytes.NewReader(jpg), c.shift, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if same := bytes.Equal(l.Image.(*image.Gray).Pix, want.Pix); same != (f == c.filter) {
+				t.Errorf("minSide %d: the decode equals filter %d's: %v", c.minSide, f, same)
+			}
+		}
 	}
 }

@@ -19,8 +19,9 @@ import (
 // A photo is decoded and described as the job described the run's images
 // (describe.Options.Decode): for SIFT alone, a JPEG's luma plane, at full
 // size or, in a run described with DCT-scaled decoding
-// (run.Settings.DCTScale), scaled if it is twice MaxSide, its keypoints
-// in the full photo's coordinates; in colour for a learner of the global
+// (run.Settings.DCTScale), scaled if it is twice MaxSide through the
+// run's reduced transforms (run.Settings.DCTVersion, libjpeg's in a run
+// that recorded none), its keypoints in the full photo's coordinates; in colour for a learner of the global
 // features. In each its keypoints, descriptors and, in colour, its global
 // features are the job's, bit for bit.
 func TestPhotoDecodedAsTheRun(t *testing.T) {
@@ -32,14 +33,16 @@ func TestPhotoDecodedAsTheRun(t *testing.T) {
 	for _, c := range []struct {
 		name             string
 		dctScale, colour bool
+		dctVersion       int
 		shift            int
 	}{
-		{"luma", false, false, 0},
-		{"dct_scale", true, false, 1},
-		{"global", false, true, 0},
+		{"luma", false, false, describe.DCTVersion, 0},
+		{"dct_scale", true, false, describe.DCTVersion, 1},
+		{"dct_scale, version 0", true, false, 0, 1},
+		{"global", false, true, describe.DCTVersion, 0},
 	} {
 		opt := describe.DefaultOptions()
-		opt.SIFT.MaxSide, opt.DCTScale, opt.Global = 400, c.dctScale, c.colour
+		opt.SIFT.MaxSide, opt.DCTScale, opt.DCTVersion, opt.Global = 400, c.dctScale, c.dctVersion, c.colour
 		d, err := describe.NewDescriber(opt, func(context.Context, string) ([]byte, error) { return data, nil })
 		if err != nil {
 			t.Fatal(err)
@@ -48,7 +51,7 @@ func TestPhotoDecodedAsTheRun(t *testing.T) {
 		if dead != nil {
 			t.Fatal(dead.Reason)
 		}
-		r := run.Settings{SIFT: run.SIFT(opt.SIFT), MaxPixels: opt.MaxPixels, DCTScale: c.dctScale, TF: "raw"}
+		r := run.Settings{SIFT: run.SIFT(opt.SIFT), MaxPixels: opt.MaxPixels, DCTScale: c.dctScale, DCTVersion: c.dctVersion, TF: "raw"}
 		set, err := settingsOf(r)
 		if err != nil {
 			t.Fatal(err)

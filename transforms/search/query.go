@@ -39,7 +39,7 @@ type settings struct {
 // checked by its Validate.
 func settingsOf(r run.Settings) (settings, error) {
 	s := settings{
-		describe: describe.Options{SIFT: sift.Options(r.SIFT), MaxPixels: r.MaxPixels, DCTScale: r.DCTScale},
+		describe: describe.Options{SIFT: sift.Options(r.SIFT), MaxPixels: r.MaxPixels, DCTScale: r.DCTScale, DCTVersion: r.DCTVersion},
 		soft:     bow.SoftOptions{R: r.Soft.Words, Sigma: r.Soft.Sigma},
 		tf:       bow.TF(r.TF),
 	}

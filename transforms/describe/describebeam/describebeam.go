@@ -62,7 +62,7 @@ type Previous struct {
 	// image is carried only if this run's options give it the same
 	// features (describe.Options.SameFeatures, by the size it was
 	// described at), so a run may start from one described with another
-	// MaxSide, doubling or DCTScale.
+	// MaxSide, doubling, DCTScale or DCTVersion.
 	Describe describe.Options
 }
 

@@ -295,7 +295,7 @@ TEXT ·idctScaled4AVX2(SB), NOSPLIT, $0-24
 	TRANSPOSE4(X0, X1, X2, X3)
 	// The row pass: X0..X3 hold r[v][i] for i = 0..3, lane v.
 	IDCT4(X0, X1, X2, X3)
-	ADDSHIFT4($1024, $11)
+	ADDSHIFT4($16384, $15)
 	// X0..X3 hold r's rows v = 0..3, lane i; the column pass makes
 	// output row j, lane i, in Xj.
 	TRANSPOSE4(X0, X1, X2, X3)

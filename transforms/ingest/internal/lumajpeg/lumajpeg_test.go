@@ -71,7 +71,7 @@ func stdLuma(t testing.TB, data []byte) (*image.Gray, error) {
 func TestFullScale(t *testing.T) {
 	for name, data := range inputs(t) {
 		want, stdErr := stdLuma(t, data)
-		got, err := Decode(bytes.NewReader(data), 0)
+		got, err := Decode(bytes.NewReader(data), 0, Reduced)
 		switch {
 		case stdErr != nil:
 			if err == nil || err.Error() != stdErr.Error() {
@@ -119,60 +119,64 @@ func area(g *image.Gray, s int) *image.Gray {
 }
 
 // Tolerances of the scaled decodes against the area downscale of the full
-// decode, in grey levels (of 255): the mean absolute difference, and the
-// largest. At 1/8 the DC coefficient is the block's mean before the full
-// IDCT's rounding and clipping. At 1/2 and 1/4 the reduced IDCT drops the
-// frequencies above the new grid's, which the area mean only damps, so
-// the difference is a fraction of the local contrast, largest at sharp
-// edges. Measured (go test -run Scaled -v): the worst are image/jpeg's
-// video-001 files (a 150×103 video frame at quality 50, all edges), mean
-// 3.12 / 2.97 / 0.62 and max 69 / 43 / 18 at 1/2, 1/4, 1/8; a smooth
-// ETH-80 photo's grey, 0.72 / 0.84 / 0.11 and 15 / 10 / 2.
-var tolerance = map[int]struct{ mean, max float64 }{
-	1: {3.5, 72},
-	2: {3.5, 48},
-	3: {0.8, 22},
+// decode, in grey levels (of 255), by filter and shift: the mean absolute
+// difference, and the largest. At 1/8 the DC coefficient is the block's
+// mean before the full IDCT's rounding and clipping. At 1/2 and 1/4 Box
+// drops the frequencies above the new grid's, which the area mean only
+// damps, and Reduced and Sharpen keep more of those it holds, so the
+// difference is a fraction of the local contrast, largest at sharp edges.
+// Measured (go test -run Scaled -v): the worst are image/jpeg's video-001
+// files (a 150×103 video frame at quality 50, all edges).
+var tolerance = [nFilters]map[int]struct{ mean, max float64 }{
+	Reduced: {1: {3.5, 72}, 2: {3.5, 48}, 3: {0.8, 22}},
+	Box:     {1: {3.0, 55}, 2: {2.5, 40}, 3: {0.8, 22}},
+	Sharpen: {1: {4.5, 95}, 2: {5.2, 55}, 3: {0.8, 22}},
 }
 
 // TestScaled: each scaled decode is the size libjpeg's is, and close to
 // the area downscale of the full decode.
 func TestScaled(t *testing.T) {
 	for name, data := range inputs(t) {
-		full, err := Decode(bytes.NewReader(data), 0)
+		full, err := Decode(bytes.NewReader(data), 0, Reduced)
 		if err != nil {
 			continue // TestFullScale covers errors
 		}
-		for shift := 1; shift <= MaxShift; shift++ {
-			got, err := Decode(bytes.NewReader(data), shift)
-			if err != nil {
-				t.Errorf("%s 1/%d: %v", name, 1<<shift, err)
-				continue
-			}
-			want := area(full, 1<<shift)
-			if got.Bounds() != want.Bounds() {
-				t.Errorf("%s 1/%d: bounds %v, want %v", name, 1<<shift, got.Bounds(), want.Bounds())
-				continue
-			}
-			var sum, worst float64
-			b := want.Bounds()
-			for y := range b.Dy() {
-				for x := range b.Dx() {
-					d := float64(got.Pix[got.PixOffset(x, y)]) - float64(want.Pix[want.PixOffset(x, y)])
-					if d < 0 {
-						d = -d
-					}
-					sum += d
-					worst = max(worst, d)
+		for f := range nFilters {
+			for shift := 1; shift <= MaxShift; shift++ {
+				got, err := Decode(bytes.NewReader(data), shift, f)
+				if err != nil {
+					t.Errorf("%s 1/%d: %v", name, 1<<shift, err)
+					continue
 				}
-			}
-			mean := sum / float64(b.Dx()*b.Dy())
-			t.Logf("%s 1/%d: mean |Δ| %.3f, max %.0f", name, 1<<shift, mean, worst)
-			if tol := tolerance[shift]; mean > tol.mean || worst > tol.max {
-				t.Errorf("%s 1/%d: mean |Δ| %.3f, max %.0f against the area downscale; tolerance %.1f, %.0f",
-					name, 1<<shift, mean, worst, tol.mean, tol.max)
+				want := area(full, 1<<shift)
+				if got.Bounds() != want.Bounds() {
+					t.Errorf("%s 1/%d: bounds %v, want %v", name, 1<<shift, got.Bounds(), want.Bounds())
+					continue
+				}
+				mean, worst := difference(got, want)
+				t.Logf("%s filter %d 1/%d: mean |Δ| %.3f, max %.0f", name, f, 1<<shift, mean, worst)
+				if tol := tolerance[f][shift]; mean > tol.mean || worst > tol.max {
+					t.Errorf("%s filter %d 1/%d: mean |Δ| %.3f, max %.0f against the area downscale; tolerance %.1f, %.0f",
+						name, f, 1<<shift, mean, worst, tol.mean, tol.max)
+				}
 			}
 		}
 	}
+}
+
+// difference is the mean and the largest absolute difference of a and b,
+// of the same bounds, in grey levels.
+func difference(a, b *image.Gray) (mean, worst float64) {
+	r := a.Bounds()
+	var sum float64
+	for y := range r.Dy() {
+		for x := range r.Dx() {
+			d := math.Abs(float64(a.Pix[a.PixOffset(r.Min.X+x, r.Min.Y+y)]) - float64(b.Pix[b.PixOffset(b.Bounds().Min.X+x, b.Bounds().Min.Y+y)]))
+			sum += d
+			worst = max(worst, d)
+		}
+	}
+	return sum / float64(r.Dx()*r.Dy()), worst
 }
 
 // FuzzAgree: on any input image/jpeg decodes, Decode at scale 1 returns
@@ -191,9 +195,11 @@ func FuzzAgree(f *testing.F) {
 		if cfg, err := jpeg.DecodeConfig(bytes.NewReader(data)); err != nil || cfg.Width*cfg.Height > 1<<18 {
 			return
 		}
-		got, err := Decode(bytes.NewReader(data), 0)
+		got, err := Decode(bytes.NewReader(data), 0, Reduced)
 		for shift := 1; shift <= MaxShift; shift++ {
-			Decode(bytes.NewReader(data), shift)
+			for f := range nFilters {
+				Decode(bytes.NewReader(data), shift, f)
+			}
 		}
 		want, stdErr := stdLuma(t, data)
 		if stdErr != nil || want == nil || progressive(data) {
@@ -291,8 +297,9 @@ func clip(c int32) byte {
 }
 
 // idctScaledRef is the n×n scaled IDCT of scaled.go's comment in float64:
-// p(i, j) = Σ_u Σ_v t(i, u)·t(j, v)·F(u, v), rounded half up, level-shifted
-// and clipped.
+// p(i, j) = Σ_u Σ_v t(i, u)·t(j, v)·F(u, v), F the coefficients of b
+// (which carry gainFrac fraction bits), rounded half up, level-shifted and
+// clipped.
 func idctScaledRef(b *block, n int) []byte {
 	t := func(i, u int) float64 {
 		c := 1.0
@@ -307,11 +314,11 @@ func idctScaledRef(b *block, n int) []byte {
 			var s float64
 			for v := range n {
 				for u := range n {
-					s += t(i, u) * t(j, v) * float64(b[8*v+u])
+					s += t(i, u) * t(j, v) * float64(b[8*v+u]) / (1 << gainFrac)
 				}
 			}
-			// s is a multiple of 1/8 at n ≤ 2: round off the cosines'
-			// error first, so that a half rounds up.
+			// s is a multiple of 2^−(3+gainFrac) at n ≤ 2: round off the
+			// cosines' error first, so that a half rounds up.
 			s = math.Round(s*1e6) / 1e6
 			out[j*n+i] = clip(int32(math.Floor(s + 0.5)))
 		}
@@ -322,18 +329,20 @@ func idctScaledRef(b *block, n int) []byte {
 // TestIDCTScaled: the integer scaled IDCTs are the exact transform at 1/8
 // and 1/4 (n = 2, whose constants are ±1/(2√2)), within one grey level at
 // 1/2 (n = 4),
-// on random blocks of dequantised coefficients as large as 8-bit JPEGs
-// make; and a block with a DC coefficient alone gives its mean at every
-// scale, whether storeBlock's rows say so or not.
+// on random blocks of dequantised coefficients (with gainFrac fraction
+// bits) twice as large as 8-bit JPEGs make (2^11 with 2^gainFrac); and a block with a DC coefficient
+// alone gives its mean at every scale, whether storeBlock's rows say so or
+// not.
 func TestIDCTScaled(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const stride = 11
 	for it := range 100000 {
 		n := []int{1, 2, 4}[it%3]
 		var b block
-		bound := int64(1) << (4 + it%11)
+		bound := int64(1) << (4 + it%(9+gainFrac))
 		coef := func() int32 { return int32(rng.Int64N(2*bound) - bound) }
-		b[0] = coef()
+		// A DC coefficient's gain is 1: it is a multiple of 2^gainFrac.
+		b[0] = coef() &^ (1<<gainFrac - 1)
 		dcOnly := it%5 == 0
 		if !dcOnly {
 			for range 1 + rng.IntN(16) {
@@ -432,13 +441,13 @@ func TestRecycle(t *testing.T) {
 				junk[i] = byte(i*7 + 3)
 			}
 			Recycle(&image.Gray{Pix: junk})
-			got, err := Decode(bytes.NewReader(data), shift)
+			got, err := Decode(bytes.NewReader(data), shift, Sharpen)
 			if err != nil {
 				t.Fatalf("%s at 1/%d: %v", name, 1<<shift, err)
 			}
 			ref := want
 			if shift > 0 {
-				if ref, err = Decode(bytes.NewReader(data), shift); err != nil {
+				if ref, err = Decode(bytes.NewReader(data), shift, Sharpen); err != nil {
 					t.Fatal(err)
 				}
 				fresh := *ref
@@ -462,7 +471,7 @@ func TestRecycle(t *testing.T) {
 	}
 
 	data := in["420-restart.jpg"]
-	g, err := Decode(bytes.NewReader(data), 0)
+	g, err := Decode(bytes.NewReader(data), 0, Reduced)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -472,7 +481,7 @@ func TestRecycle(t *testing.T) {
 	runtime.ReadMemStats(&m0)
 	for range n {
 		Recycle(g)
-		if g, err = Decode(bytes.NewReader(data), 0); err != nil {
+		if g, err = Decode(bytes.NewReader(data), 0, Reduced); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -646,7 +655,7 @@ func TestTablesKept(t *testing.T) {
 		for _, name := range names {
 			data := in[name]
 			want, wantErr := stdLuma(t, data)
-			got, err := Decode(bytes.NewReader(data), 0)
+			got, err := Decode(bytes.NewReader(data), 0, Reduced)
 			switch {
 			case wantErr != nil || want == nil:
 				if (err == nil) != (wantErr == nil && want != nil) {
@@ -662,7 +671,7 @@ func TestTablesKept(t *testing.T) {
 					}
 				}
 			}
-			if _, err := Decode(bytes.NewReader(noDHT), 0); err == nil || err.Error() != stdErr.Error() {
+			if _, err := Decode(bytes.NewReader(noDHT), 0, Reduced); err == nil || err.Error() != stdErr.Error() {
 				t.Fatalf("round %d, after %s: a JPEG without tables: error %v, image/jpeg's %v", round, name, err, stdErr)
 			}
 		}
@@ -695,6 +704,123 @@ func TestExtend(t *testing.T) {
 			}
 			if got := extend(v, size); got != want {
 				t.Fatalf("extend(%d, %d) = %d, want %d", v, size, got, want)
+			}
+		}
+	}
+}
+
+// areaTo is the exact area downscale of g to w×h (w ≤ g's width, h ≤ its
+// height), as SIFT's: each output pixel the mean of the input area it
+// covers, with fractional coverage at its edges; in float64.
+func areaTo(g *image.Gray, w, h int) []float64 {
+	b := g.Bounds()
+	weights := func(n, m int) [][]float64 { // weights[d][i]
+		f := float64(n) / float64(m)
+		out := make([][]float64, m)
+		for d := range out {
+			out[d] = make([]float64, n)
+			lo, hi := float64(d)*f, float64(d+1)*f
+			for i := int(lo); i < n && float64(i) < hi; i++ {
+				if ov := math.Min(hi, float64(i+1)) - math.Max(lo, float64(i)); ov > 0 {
+					out[d][i] = ov / f
+				}
+			}
+		}
+		return out
+	}
+	wx, wy := weights(b.Dx(), w), weights(b.Dy(), h)
+	tmp := make([]float64, w*b.Dy())
+	for y := range b.Dy() {
+		for x := range w {
+			for i, c := range wx[x] {
+				if c != 0 {
+					tmp[y*w+x] += c * float64(g.Pix[g.PixOffset(b.Min.X+i, b.Min.Y+y)])
+				}
+			}
+		}
+	}
+	out := make([]float64, w*h)
+	for y := range h {
+		for j, c := range wy[y] {
+			if c != 0 {
+				for x := range w {
+					out[y*w+x] += c * tmp[j*w+x]
+				}
+			}
+		}
+	}
+	return out
+}
+
+// eth80 returns the JPEGs of ETH-80's first view of each object (80
+// photos at 256×256) from ../shared, or none if it is absent.
+func eth80(t *testing.T) map[string][]byte {
+	paths, _ := filepath.Glob("../../../../../shared/data/eth80/images/*/*-000-000.jpg")
+	out := map[string][]byte{}
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[filepath.Base(p)] = data
+	}
+	return out
+}
+
+// TestFilters: each filter is the one its use asks for. Box's decode at
+// 1/2 and 1/4 is closer to the area downscale of the full decode than the
+// other filters' (summed over the inputs and ETH-80's photos); and on
+// photos (ETH-80's, skipped when absent), area-downscaling a decode at 1/2
+// or 1/4 further, by a factor of about 1.9, comes closest to the full
+// decode's area downscale to that size with Sharpen. (On the video frames
+// at quality 50 of inputs, Reduced is as close at 1/4.)
+func TestFilters(t *testing.T) {
+	photos := eth80(t)
+	if len(photos) == 0 {
+		t.Log("ETH-80 is absent: Sharpen is not compared")
+	}
+	in := inputs(t)
+	for name, data := range photos {
+		in[name] = data
+	}
+	for shift := 1; shift <= 2; shift++ {
+		var atSize, further [nFilters]float64 // summed |Δ|, and squared Δ on photos
+		for name, data := range in {
+			full, err := Decode(bytes.NewReader(data), 0, Reduced)
+			if err != nil {
+				continue
+			}
+			fb := full.Bounds()
+			want := area(full, 1<<shift)
+			// The downscale of the reduced image by about 1.9, and the full
+			// decode's to the same size.
+			w, h := max(1, want.Bounds().Dx()*10/19), max(1, want.Bounds().Dy()*10/19)
+			_, photo := photos[name]
+			var wantFurther []float64
+			if photo {
+				wantFurther = areaTo(full, w, h)
+			}
+			for f := range nFilters {
+				got, err := Decode(bytes.NewReader(data), shift, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				mean, _ := difference(got, want)
+				atSize[f] += mean * float64(fb.Dx()*fb.Dy())
+				if photo {
+					for i, v := range areaTo(got, w, h) {
+						further[f] += (v - wantFurther[i]) * (v - wantFurther[i])
+					}
+				}
+			}
+		}
+		t.Logf("1/%d: (Reduced, Box, Sharpen) summed |Δ| at the reduced size %.4g; squared Δ downscaled further %.4g", 1<<shift, atSize, further)
+		for f := range nFilters {
+			if f != Box && atSize[f] <= atSize[Box] {
+				t.Errorf("1/%d: filter %d is as close to the area downscale as Box: %.4g against %.4g", 1<<shift, f, atSize[f], atSize[Box])
+			}
+			if len(photos) > 0 && f != Sharpen && further[f] <= further[Sharpen] {
+				t.Errorf("1/%d: downscaled further, filter %d is as close as Sharpen: %.4g against %.4g", 1<<shift, f, further[f], further[Sharpen])
 			}
 		}
 	}

@@ -156,6 +156,10 @@ type decoder struct {
 	// gray is component 0, decoded at 1/2^shift of the image's size.
 	gray  *image.Gray
 	shift uint
+	// filter is a scaled decode's (shift ≥ 1) reduced transform, and
+	// scaledQuant the luma's dequantTable for it in a progressive JPEG.
+	filter      Filter
+	scaledQuant block
 
 	ri    int // Restart Interval.
 	nComp int
@@ -643,17 +647,18 @@ func (d *decoder) isRGB() bool {
 const MaxShift = 3
 
 // Decode decodes the luma plane of the JPEG r holds, scaled by 1/2^shift
-// (shift 0..MaxShift): the image is ⌈w/2^shift⌉×⌈h/2^shift⌉ for a w×h
-// JPEG, pixel (x, y) standing for the 2^shift×2^shift pixels from
-// (x·2^shift, y·2^shift). A grey JPEG's one component is its luma. It
-// returns ErrNotLuma, once the frame and scan headers show it, for a JPEG
-// whose component 0 is not luma.
-func Decode(r io.Reader, shift int) (*image.Gray, error) {
-	if shift < 0 || shift > MaxShift {
-		panic("lumajpeg: shift out of range")
+// (shift 0..MaxShift) through the reduced transform f (unused at shift
+// 0): the image is ⌈w/2^shift⌉×⌈h/2^shift⌉ for a w×h JPEG, pixel (x, y)
+// standing for the 2^shift×2^shift pixels from (x·2^shift, y·2^shift). A
+// grey JPEG's one component is its luma. It returns ErrNotLuma, once the
+// frame and scan headers show it, for a JPEG whose component 0 is not
+// luma.
+func Decode(r io.Reader, shift int, f Filter) (*image.Gray, error) {
+	if shift < 0 || shift > MaxShift || f >= nFilters {
+		panic("lumajpeg: shift or filter out of range")
 	}
 	d := decoders.Get().(*decoder)
-	*d = decoder{shift: uint(shift), huff: d.huff}
+	*d = decoder{shift: uint(shift), filter: f, huff: d.huff}
 	for tc := range d.huff {
 		for th := range d.huff[tc] {
 			d.huff[tc][th].defined = false

@@ -170,6 +170,9 @@ func (d *decoder) processSOS(n int) error {
 	qt := &d.quant[d.comp[0].tq]
 	if d.progressive {
 		qt = &unitQuant
+	} else if d.shift != 0 {
+		sq := dequantTable(qt, d.filter, d.shift)
+		qt = &sq
 	}
 	var qs block
 	for i, q := range qt {
@@ -412,6 +415,9 @@ func (d *decoder) refineNonZeroes(b *block, zig, zigEnd, nz, delta int32) (int32
 func (d *decoder) reconstructProgressiveImage() error {
 	// The h0, mxx, by and bx variables have the same meaning as in the
 	// processSOS method.
+	if d.shift != 0 {
+		d.scaledQuant = dequantTable(&d.quant[d.comp[0].tq], d.filter, d.shift)
+	}
 	h0 := d.comp[0].h
 	mxx := (d.width + 8*h0 - 1) / (8 * h0)
 	for i := 0; i < 1; i++ { // luma only
@@ -441,7 +447,7 @@ func (d *decoder) reconstructBlock(b *block, bx, by int) {
 		var rows uint8
 		for zig := 0; zig < blockSize; zig++ {
 			if k := unzig[zig]; k%8 < n && k/8 < n {
-				b[k] *= qt[zig]
+				b[k] *= d.scaledQuant[zig]
 				if zig > 0 && b[k] != 0 {
 					rows |= zigRow[zig]
 				}
