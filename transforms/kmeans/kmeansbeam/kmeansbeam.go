@@ -29,6 +29,13 @@
 // at most 512 centroids, and sums as blocks of 256 words keyed by block, so
 // that no element of the loop exceeds about half a megabyte (see Memory).
 //
+// When K × the sample is at most Options.OneStepWork (DefaultOneStepWork:
+// every vocabulary below kmeans.KMeansPPMaxK words at its default sample),
+// the iterations instead run in one step on one worker (loop.go), which
+// streams the chunks from their files at every iteration and gives the
+// same codebook: Prism spent more on the unrolled stages than on their
+// work at that size.
+//
 // assign_i assigns each descriptor of its chunks to the nearest centroid of
 // state_i — through an nn.IVF trained by kmeans.TrainIVF with
 // IVFOptions.ForIteration(i) if Approx (an nn.Forest built with
@@ -263,6 +270,16 @@ type Options struct {
 	// they touch more words. It changes no output, so it is left out of the
 	// settings a run records.
 	ShardWords int `json:"-"`
+
+	// OneStepWork is the largest K × sample whose Lloyd iterations, when
+	// the sample is in chunks, run in one step of the graph on one worker
+	// (loop.go) rather than as stages over the chunks (0:
+	// DefaultOneStepWork, every vocabulary below kmeans.KMeansPPMaxK words
+	// at its default sample; negative: always as stages). The step holds
+	// the centroids, their index and the sums of the K words a goroutine,
+	// never the sample. It changes no output, so it is left out of the
+	// settings a run records.
+	OneStepWork int64 `json:"-"`
 }
 
 // The default sample (DefaultSample) follows the vocabulary: SamplePerWord
@@ -593,8 +610,13 @@ func fromSample(s beam.Scope, smp beam.PCollection, opt Options, start beam.PCol
 // train runs the distributed Lloyd's iterations from the initial state st
 // (PCollection<state>, its parts) on the sample's chunks
 // (PCollection<chunk>), whose files are in the scratch directory dir, and
-// returns the codebook.
+// returns the codebook: as stages of the graph, or in one step (loopFn)
+// if opt.oneStep().
 func train(s beam.Scope, st, chunks beam.PCollection, opt Options, dir string, start beam.PCollection) beam.PCollection {
+	if opt.oneStep() {
+		return beam.ParDo(s, &loopFn{MaxIter: opt.MaxIter, Tol: opt.Tol, Dir: dir, Approx: opt.Approx, Forest: opt.forest(), UseIVF: opt.useIVF(), IVF: opt.ivf()},
+			start, beam.SideInput{Input: st}, beam.SideInput{Input: chunks})
+	}
 	total := beam.Combine(s, chunkTotalFn{}, chunks)
 	words := opt.shardWords()
 	shards := beam.Reshuffle(s, beam.ParDo(s, &shardsFn{K: opt.K, Words: words}, start))

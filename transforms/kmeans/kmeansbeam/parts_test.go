@@ -76,6 +76,11 @@ func TestVocabularySampleInParts(t *testing.T) {
 		name := fmt.Sprintf("case %d", i)
 		cb := VocabularyOfParts(s.Scope(name), parts, opt)
 		beam.ParDo0(s, &checkFn{Name: name, Want: want, ObjTol: 1e-6}, cb)
+		// The iterations as the graph's stages rather than in one step.
+		staged := opt
+		staged.OneStepWork = -1
+		cb = VocabularyOfParts(s.Scope(name+" staged"), parts, staged)
+		beam.ParDo0(s, &checkFn{Name: name + " staged", Want: want, ObjTol: 1e-6}, cb)
 		gated := VocabularyOfPartsIf(s.Scope(name+" gated"), parts, opt, beam.Create(s, true))
 		beam.ParDo0(s, &checkFn{Name: name + " gated", Want: want, ObjTol: 1e-6}, gated)
 		passert.Empty(s, VocabularyOfPartsIf(s.Scope(name+" off"), parts, opt, beam.Create(s, false)))
