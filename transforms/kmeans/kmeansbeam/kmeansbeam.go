@@ -685,18 +685,25 @@ func (f *sampleFn) addBelow(a sample, feat formats.Features, cut uint64) sample 
 // priorities calls fn with the sampling priority under seed of each
 // descriptor of feat, in order: a hash of (seed, image, index).
 func priorities(seed uint64, feat formats.Features, fn func(prio uint64, desc []byte)) {
-	h := fnv.New64a()
-	var buf [8]byte
-	binary.LittleEndian.PutUint64(buf[:], seed)
-	h.Write(buf[:])
-	h.Write([]byte(feat.ImageID))
-	base := h.Sum64()
+	base := priorityBase(seed, feat.ImageID)
 	for i, d := range feat.Descriptors {
 		if len(d) != formats.DescriptorSize {
 			continue
 		}
 		fn(splitmix.Mix64(base+uint64(i)), d)
 	}
+}
+
+// priorityBase is the hash of (seed, image) from which the priorities of
+// the image's descriptors follow: descriptor i's is
+// splitmix.Mix64(base + i).
+func priorityBase(seed uint64, image string) uint64 {
+	h := fnv.New64a()
+	var buf [8]byte
+	binary.LittleEndian.PutUint64(buf[:], seed)
+	h.Write(buf[:])
+	h.Write([]byte(image))
+	return h.Sum64()
 }
 
 func (f *sampleFn) MergeAccumulators(a, b sample) sample {

@@ -12,13 +12,14 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/internal/slots"
+	"github.com/bowline/bowline/transforms/internal/splitmix"
 )
 
 // A sample of more than Options.WholeSample descriptors is never held whole
 // by one worker: it is the same bottom-n sample (see VocabularyOfParts),
 // drawn part by part.
 //
-//	per part:  its priorities under the cut-off
+//	per part:  its priorities under the cut-off, from its rows' heads (images and keypoint counts)
 //	threshold: the n-th and m-th smallest priorities of all parts, on one worker (8 bytes a descriptor)
 //	chunks:    each part read again, its descriptors of priority ≤ the n-th written in chunks of maxChunk,
 //	           and those of priority ≤ the m-th emitted for the seeding
@@ -64,7 +65,11 @@ func bottom(p []uint64, n int) []uint64 {
 }
 
 // partPriosFn reads a features part once for the
-// priorities under the cut-off of a sample of Max (sampleOfParts).
+// priorities under the cut-off of a sample of Max (sampleOfParts). The
+// priorities need only the images and their numbers of keypoints, so it
+// reads the rows' heads (formats.FeaturesHead), not their descriptors;
+// partChunksFn checks that every descriptor it meets is one of
+// DescriptorSize bytes, so that both passes see the same descriptors.
 type partPriosFn struct {
 	Max   int
 	Hash  uint64
@@ -79,12 +84,13 @@ func (f *partPriosFn) ProcessElement(ctx context.Context, p formats.Part, total 
 	}
 	cut := cutOff(f.Max, total)
 	var out prios
-	err = fileio.ReadEach(ctx, p.Path, func(feat *formats.Features) error {
-		priorities(f.Hash, *feat, func(prio uint64, _ []byte) {
-			if prio < cut || cut == math.MaxUint64 {
+	err = fileio.ReadEach(ctx, p.Path, func(head *formats.FeaturesHead) error {
+		base := priorityBase(f.Hash, head.ImageID)
+		for i := range head.X {
+			if prio := splitmix.Mix64(base + uint64(i)); prio < cut || cut == math.MaxUint64 {
 				out.P = append(out.P, prio)
 			}
-		})
+		}
 		if len(out.P) > 2*f.Max {
 			slices.Sort(out.P)
 			out.P = slices.Clip(bottom(out.P, f.Max))
@@ -193,6 +199,9 @@ func (f *partChunksFn) ProcessElement(ctx context.Context, p formats.Part, thrSi
 		return nil
 	}
 	err = fileio.ReadEach(ctx, p.Path, func(feat *formats.Features) error {
+		if err := wholeKeypoints(feat); err != nil {
+			return err
+		}
 		var err error
 		priorities(f.Hash, *feat, func(prio uint64, desc []byte) {
 			if prio > thr.Prio || err != nil {
@@ -217,6 +226,22 @@ func (f *partChunksFn) ProcessElement(ctx context.Context, p formats.Part, thrSi
 	}
 	if len(seed.Prio) > 0 {
 		emitSeed(seed)
+	}
+	return nil
+}
+
+// wholeKeypoints reports an error unless every keypoint of feat has a
+// descriptor of DescriptorSize bytes, as a features file holds them: the
+// priorities of a sample drawn in parts are drawn for the keypoints of
+// the rows' heads (partPriosFn), and the descriptors must be those.
+func wholeKeypoints(feat *formats.Features) error {
+	if len(feat.X) != len(feat.Descriptors) {
+		return fmt.Errorf("image %s: %d keypoints and %d descriptors", feat.ImageID, len(feat.X), len(feat.Descriptors))
+	}
+	for i, d := range feat.Descriptors {
+		if len(d) != formats.DescriptorSize {
+			return fmt.Errorf("image %s: descriptor %d has %d bytes, want %d", feat.ImageID, i, len(d), formats.DescriptorSize)
+		}
 	}
 	return nil
 }
