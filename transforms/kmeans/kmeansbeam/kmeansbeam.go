@@ -30,11 +30,11 @@
 // that no element of the loop exceeds about half a megabyte (see Memory).
 //
 // When K × the sample is at most Options.OneStepWork (DefaultOneStepWork:
-// every vocabulary below kmeans.KMeansPPMaxK words at its default sample),
-// the iterations instead run in one step on one worker (loop.go), which
-// streams the chunks from their files at every iteration and gives the
-// same codebook: Prism spent more on the unrolled stages than on their
-// work at that size.
+// every vocabulary of up to kmeans.KMeansPPMaxK words at its default
+// sample), the iterations instead run in one step on one worker
+// (loop.go), which streams the chunks from their files at every iteration
+// and gives the same codebook: Prism spent more on the unrolled stages
+// than on their work at that size.
 //
 // assign_i assigns each descriptor of its chunks to the nearest centroid of
 // state_i — through an nn.IVF trained by kmeans.TrainIVF with
@@ -274,8 +274,8 @@ type Options struct {
 	// OneStepWork is the largest K × sample whose Lloyd iterations, when
 	// the sample is in chunks, run in one step of the graph on one worker
 	// (loop.go) rather than as stages over the chunks (0:
-	// DefaultOneStepWork, every vocabulary below kmeans.KMeansPPMaxK words
-	// at its default sample; negative: always as stages). The step holds
+	// DefaultOneStepWork, every vocabulary of up to kmeans.KMeansPPMaxK
+	// words at its default sample; negative: always as stages). The step holds
 	// the centroids, their index and the sums of the K words a goroutine,
 	// never the sample. It changes no output, so it is left out of the
 	// settings a run records.
