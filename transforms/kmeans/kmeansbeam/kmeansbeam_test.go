@@ -649,3 +649,23 @@ func TestVocabularyOfPartsSampleIsExact(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The iterations run in one step up to OneStepWork = K × sample: by
+// default every vocabulary of up to kmeans.KMeansPPMaxK words at its
+// default sample, and none above; a negative bound never.
+func TestOneStepBound(t *testing.T) {
+	for _, tc := range []struct {
+		k, sample int
+		work      int64
+		want      bool
+	}{
+		{10_000, 0, 0, true}, {kmeans.KMeansPPMaxK, 0, 0, true}, {kmeans.KMeansPPMaxK + 1, 0, 0, false},
+		{100_000, 0, 0, false}, {100_000, 200_000, 0, true}, {1_000_000, 0, 0, false},
+		{10_000, 0, -1, false}, {10_000, 0, 5_000_000_000, true}, {10_000, 0, 4_999_999_999, false},
+	} {
+		o := Options{K: tc.k, Sample: tc.sample, OneStepWork: tc.work}
+		if got := o.oneStep(); got != tc.want {
+			t.Errorf("K = %d, sample %d, OneStepWork %d: one step %v, want %v", tc.k, o.sample(), tc.work, got, tc.want)
+		}
+	}
+}
