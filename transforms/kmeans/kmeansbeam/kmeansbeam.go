@@ -614,8 +614,14 @@ func fromSample(s beam.Scope, smp beam.PCollection, opt Options, start beam.PCol
 // if opt.oneStep().
 func train(s beam.Scope, st, chunks beam.PCollection, opt Options, dir string, start beam.PCollection) beam.PCollection {
 	if opt.oneStep() {
-		return beam.ParDo(s, &loopFn{MaxIter: opt.MaxIter, Tol: opt.Tol, Dir: dir, Approx: opt.Approx, Forest: opt.forest(), UseIVF: opt.useIVF(), IVF: opt.ivf()},
-			start, beam.SideInput{Input: st}, beam.SideInput{Input: chunks})
+		// The state and the chunks reach the step as its one main input
+		// element, not as side inputs, and its codebook leaves through a
+		// Reshuffle, so that no consumer with side inputs (Distortion) is
+		// fused into its stage: Prism re-plans a stage with side inputs
+		// without pause for as long as one of its bundles runs, about a
+		// core for the whole training (loop.go).
+		one := beam.CoGroupByKey(s, beam.AddFixedKey(s, st), beam.AddFixedKey(s, chunks))
+		return beam.Reshuffle(s, beam.ParDo(s, &loopFn{MaxIter: opt.MaxIter, Tol: opt.Tol, Dir: dir, Approx: opt.Approx, Forest: opt.forest(), UseIVF: opt.useIVF(), IVF: opt.ivf()}, one))
 	}
 	total := beam.Combine(s, chunkTotalFn{}, chunks)
 	words := opt.shardWords()
