@@ -539,7 +539,7 @@ func VocabularyOfParts(s beam.Scope, parts beam.PCollection, opt Options) beam.P
 // parts at once in a process (0: no limit): PCollection<sample>.
 func sampleOfParts(s beam.Scope, parts beam.PCollection, n int, seed uint64, loads int) beam.PCollection {
 	total := stats.Sum(s, beam.ParDo(s, keypointsFn, parts))
-	per := beam.ParDo(s, &samplePartFn{Max: max(n, 0), Seed: seed, Loads: loads}, beam.Reshuffle(s, parts), beam.SideInput{Input: total})
+	per := beam.ParDo(s, &samplePartFn{Max: max(n, 0), Seed: seed, Loads: loads}, withTotal(s, parts, total))
 	return beam.Combine(s, &mergeSampleFn{Max: max(n, 0)}, per)
 }
 
@@ -552,7 +552,8 @@ type samplePartFn struct {
 	Loads int
 }
 
-func (f *samplePartFn) ProcessElement(ctx context.Context, p formats.Part, total int64) (sample, error) {
+func (f *samplePartFn) ProcessElement(ctx context.Context, pt partTotal) (sample, error) {
+	p, total := pt.Part, pt.Total
 	cut := cutOff(f.Max, total)
 	release, err := slots.Acquire(ctx, "vocabulary.part", f.Loads)
 	defer release()

@@ -76,7 +76,8 @@ type partPriosFn struct {
 	Loads int
 }
 
-func (f *partPriosFn) ProcessElement(ctx context.Context, p formats.Part, total int64) (prios, error) {
+func (f *partPriosFn) ProcessElement(ctx context.Context, pt partTotal) (prios, error) {
+	p, total := pt.Part, pt.Total
 	release, err := slots.Acquire(ctx, "vocabulary.part", f.Loads)
 	defer release()
 	if err != nil {
@@ -148,11 +149,17 @@ func (f *mergePriosFn) ExtractOutput(a prios) threshold {
 	return threshold{Prio: p[min(f.Max, len(p))-1], Count: len(p), SeedPrio: p[min(f.Seed, len(p))-1]}
 }
 
-// initPartsFn is initFn on the seeding sample of a sample drawn in parts.
+// initPartsFn is initFn on the seeding sample of a sample drawn in parts,
+// given with the sample's threshold under one key (see pairs.go), if
+// there is one.
 type initPartsFn struct{ Opt Options }
 
-func (f *initPartsFn) ProcessElement(ctx context.Context, smp sample, thrSide func(*threshold) bool, emit func(state)) error {
-	thr, err := readOne(thrSide, "the threshold of the sample")
+func (f *initPartsFn) ProcessElement(ctx context.Context, _ int, seeds func(*sample) bool, thrs func(*threshold) bool, emit func(state)) error {
+	var smp sample
+	if !seeds(&smp) {
+		return nil // no vocabulary to train
+	}
+	thr, err := readOne(thrs, "the threshold of the sample")
 	if err != nil {
 		return err
 	}
@@ -174,10 +181,10 @@ type partChunksFn struct {
 	Dir   string
 }
 
-func (f *partChunksFn) ProcessElement(ctx context.Context, p formats.Part, thrSide func(*threshold) bool, emit func(chunk), emitSeed func(sample)) error {
-	thr, err := readOne(thrSide, "the threshold of the sample")
-	if err != nil || thr.Count == 0 {
-		return err
+func (f *partChunksFn) ProcessElement(ctx context.Context, pt partThreshold, emit func(chunk), emitSeed func(sample)) error {
+	p, thr := pt.Part, pt.Thr
+	if thr.Count == 0 {
+		return nil
 	}
 	release, err := slots.Acquire(ctx, "vocabulary.part", f.Loads)
 	defer release()
@@ -254,15 +261,12 @@ func ofParts(s beam.Scope, parts beam.PCollection, opt Options, build, start bea
 		return beam.ParDo(s, &failFn{Err: err.Error()}, beam.ParDo(s, sampleIfFn, beam.Create(s, sample{}), beam.SideInput{Input: build}))
 	}
 	total := stats.Sum(s, beam.ParDo(s, keypointsFn, parts))
-	shuffled := beam.Reshuffle(s, parts)
 	n, m := opt.sample(), opt.seedSample()
-	prioParts := beam.ParDo(s, &partPriosFn{Max: n, Hash: opt.Seed, Loads: opt.PartLoads}, shuffled,
-		beam.SideInput{Input: total})
+	prioParts := beam.ParDo(s, &partPriosFn{Max: n, Hash: opt.Seed, Loads: opt.PartLoads}, withTotal(s, parts, total))
 	thr := beam.Combine(s, &mergePriosFn{Max: n, Seed: m}, prioParts)
 	dir := opt.scratchDir()
-	chunks, seedParts := beam.ParDo2(s, &partChunksFn{Hash: opt.Seed, Loads: opt.PartLoads, Dir: dir}, shuffled,
-		beam.SideInput{Input: thr})
+	chunks, seedParts := beam.ParDo2(s, &partChunksFn{Hash: opt.Seed, Loads: opt.PartLoads, Dir: dir}, withThreshold(s, parts, thr))
 	seed := beam.ParDo(s, sampleIfFn, beam.Combine(s, &mergeSampleFn{Max: m}, seedParts), beam.SideInput{Input: build})
-	st := beam.ParDo(s, &initPartsFn{Opt: opt}, seed, beam.SideInput{Input: thr})
+	st := beam.ParDo(s, &initPartsFn{Opt: opt}, beam.CoGroupByKey(s, beam.AddFixedKey(s, seed), beam.AddFixedKey(s, thr)))
 	return train(s, st, beam.Reshuffle(s, chunks), opt, dir, start)
 }
