@@ -115,3 +115,28 @@ func TestPartsFrom(t *testing.T) {
 		}
 	}
 }
+
+// A features file decodes as FeaturesHead: each row's image and one x per
+// descriptor, read from those columns alone.
+func TestFeaturesHead(t *testing.T) {
+	ctx := context.Background()
+	d := bytes.Repeat([]byte{7}, DescriptorSize)
+	rows := []Features{
+		{ImageID: "a", Label: "x", X: []float32{1, 2, 3}, Y: []float32{4, 5, 6}, Scale: []float32{1, 1, 1}, Angle: []float32{0, 0, 0}, Descriptors: [][]byte{d, d, d}},
+		{ImageID: "b"},
+		{ImageID: "c", X: []float32{9}, Y: []float32{9}, Scale: []float32{2}, Angle: []float32{1}, Descriptors: [][]byte{d}},
+	}
+	var buf bytes.Buffer
+	if err := Encode(ctx, &buf, rows); err != nil {
+		t.Fatal(err)
+	}
+	r := bytes.NewReader(buf.Bytes())
+	var got []FeaturesHead
+	if err := Decode(ctx, r, r.Size(), func(k *FeaturesHead) error { got = append(got, *k); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	want := []FeaturesHead{{ImageID: "a", X: []float32{1, 2, 3}}, {ImageID: "b", X: []float32{}}, {ImageID: "c", X: []float32{9}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Decode = %+v, want %+v", got, want)
+	}
+}

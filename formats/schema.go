@@ -36,6 +36,15 @@ type DeadLetter struct {
 // DescriptorSize is the length of a SIFT descriptor in bytes.
 const DescriptorSize = 128
 
+// FeaturesHead is the head of a Features row: its image and the x of its
+// keypoints, one a descriptor. Decoding it from a features file reads
+// those two columns alone, about a thirtieth of the file's bytes, for a
+// reader that needs only how many keypoints each image has.
+type FeaturesHead struct {
+	ImageID string    `parquet:"image_id"`
+	X       []float32 `parquet:"x,list"`
+}
+
 // Features is one row of features-*.parquet: the SIFT keypoints and the
 // global features of one image.
 // The i-th keypoint is (X[i], Y[i], Scale[i], Angle[i]) with descriptor

@@ -44,6 +44,8 @@ func TestCodebookChunks(t *testing.T) {
 			want = chunkCount(chunks, n)
 		}
 		beam.ParDo0(s, &chunksFn{Want: want}, VocabularyOfParts(s, in, o))
+		o.OneStepWork = -1 // the iterations as the graph's stages
+		beam.ParDo0(s, &chunksFn{Want: want}, VocabularyOfParts(s, in, o))
 	}
 	if err := ptest.Run(p); err != nil {
 		t.Fatal(err)

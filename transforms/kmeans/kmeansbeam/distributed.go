@@ -478,11 +478,7 @@ type assignFn struct {
 	assigner *kmeans.Assigner
 	sums     bundleSums
 	descs    beam.Counter
-	scratch  []kmeans.AssignScratch
-	x        []float32
-	labels   []int32
-	dist     []float32
-	changed  []int
+	work     chunkWork
 }
 
 // assignBundles is the most bundles of an iteration's assignment that a
@@ -545,59 +541,10 @@ func (f *assignFn) assign(ctx context.Context, c chunk, stateSide func(*state) b
 	if f.skip {
 		return nil
 	}
-	n := c.N
-	desc, err := readDesc(ctx, f.Dir, c)
-	if err != nil {
+	if err := f.work.assign(ctx, f.Dir, c, f.Iter, f.Last, f.assigner, &f.sums, runtime.GOMAXPROCS(0)); err != nil {
 		return err
 	}
-	f.x = floatsInto(f.x, desc)
-	f.labels = slices.Grow(f.labels[:0], n)[:n]
-	labels := f.labels
-	if f.Iter > 0 {
-		if err := readLabels(ctx, f.Dir, c, f.Iter-1, labels); err != nil {
-			return err
-		}
-	} else {
-		for i := range labels {
-			labels[i] = -1
-		}
-	}
-	f.dist = slices.Grow(f.dist[:0], n)[:n]
-	// Labels depend only on each descriptor and its previous label, so
-	// splitting the chunk over goroutines changes nothing but the time.
-	w := max(1, min(runtime.GOMAXPROCS(0), n))
-	if len(f.scratch) < w {
-		f.scratch = make([]kmeans.AssignScratch, w)
-	}
-	f.changed = slices.Grow(f.changed[:0], w)[:w]
-	changed := f.changed
-	var wg sync.WaitGroup
-	for g := range w {
-		lo, hi := g*n/w, (g+1)*n/w
-		wg.Go(func() {
-			changed[g] = f.assigner.Assign(f.x[lo*d:hi*d], labels[lo:hi], f.dist[lo:hi], &f.scratch[g])
-		})
-	}
-	wg.Wait()
-	for i, l := range labels {
-		f.sums.add(desc[i*d:(i+1)*d], l, f.dist[i])
-	}
-	for _, m := range changed {
-		f.sums.moved += int64(m)
-	}
-	f.descs.Inc(ctx, int64(n))
-	if f.Iter < f.Last {
-		if err := writeLabels(ctx, f.Dir, c.Index, f.Iter, labels); err != nil {
-			return fmt.Errorf("vocabulary: iteration %d: %w", f.Iter, err)
-		}
-	}
-	if f.Iter >= 2 {
-		// Iteration Iter−1, which read them, is over; a retry of this
-		// bundle reads the labels of Iter−1.
-		if err := fileio.Remove(ctx, fileio.Join(f.Dir, labelsName(c.Index, f.Iter-2))); err != nil {
-			return fmt.Errorf("vocabulary: iteration %d: %w", f.Iter, err)
-		}
-	}
+	f.descs.Inc(ctx, int64(c.N))
 	emitChunk(c)
 	if len(f.sums.words) > f.Words {
 		f.sums.flush(f.Iter).blocks(emitSums)
@@ -615,6 +562,82 @@ func (f *assignFn) FinishBundle(_ func(*state) bool, _ func(chunk), emitSums fun
 	*f = assignFn{Iter: f.Iter, Last: f.Last, Dir: f.Dir, Approx: f.Approx, Forest: f.Forest, UseIVF: f.UseIVF, IVF: f.IVF, Words: f.Words}
 }
 
+// chunkWork holds the buffers of the assignment of one chunk at a time.
+type chunkWork struct {
+	scratch []kmeans.AssignScratch
+	x       []float32
+	labels  []int32
+	dist    []float32
+	changed []int
+}
+
+// assign assigns the descriptors of chunk c, read from the scratch
+// directory dir, in iteration iter through a, with w goroutines: it reads
+// the chunk's labels of the previous iteration (none at 0), adds the
+// descriptors to sums, writes the new labels for the next iteration (but
+// in iteration last, whose labels no one reads) and removes the labels
+// of iteration iter−2, which iteration iter−1 has read.
+func (cw *chunkWork) assign(ctx context.Context, dir string, c chunk, iter, last int, a *kmeans.Assigner, sums *bundleSums, w int) error {
+	const d = formats.DescriptorSize
+	n := c.N
+	desc, err := readDesc(ctx, dir, c)
+	if err != nil {
+		return err
+	}
+	cw.x = floatsInto(cw.x, desc)
+	cw.labels = slices.Grow(cw.labels[:0], n)[:n]
+	labels := cw.labels
+	if iter > 0 {
+		if err := readLabels(ctx, dir, c, iter-1, labels); err != nil {
+			return err
+		}
+	} else {
+		for i := range labels {
+			labels[i] = -1
+		}
+	}
+	cw.dist = slices.Grow(cw.dist[:0], n)[:n]
+	// Labels depend only on each descriptor and its previous label, so
+	// splitting the chunk over goroutines changes nothing but the time.
+	w = max(1, min(w, n))
+	if len(cw.scratch) < w {
+		cw.scratch = make([]kmeans.AssignScratch, w)
+	}
+	cw.changed = slices.Grow(cw.changed[:0], w)[:w]
+	changed := cw.changed
+	if w == 1 {
+		changed[0] = a.Assign(cw.x, labels, cw.dist, &cw.scratch[0])
+	} else {
+		var wg sync.WaitGroup
+		for g := range w {
+			lo, hi := g*n/w, (g+1)*n/w
+			wg.Go(func() {
+				changed[g] = a.Assign(cw.x[lo*d:hi*d], labels[lo:hi], cw.dist[lo:hi], &cw.scratch[g])
+			})
+		}
+		wg.Wait()
+	}
+	for i, l := range labels {
+		sums.add(desc[i*d:(i+1)*d], l, cw.dist[i])
+	}
+	for _, m := range changed {
+		sums.moved += int64(m)
+	}
+	if iter < last {
+		if err := writeLabels(ctx, dir, c.Index, iter, labels); err != nil {
+			return fmt.Errorf("vocabulary: iteration %d: %w", iter, err)
+		}
+	}
+	if iter >= 2 {
+		// Iteration iter−1, which read them, is over; a retry of this
+		// assignment reads the labels of iter−1.
+		if err := fileio.Remove(ctx, fileio.Join(dir, labelsName(c.Index, iter-2))); err != nil {
+			return fmt.Errorf("vocabulary: iteration %d: %w", iter, err)
+		}
+	}
+	return nil
+}
+
 // codebookFn turns the final state into the codebook, once training is
 // done, and removes the training's scratch directory Dir.
 type codebookFn struct{ Dir string }
@@ -627,7 +650,13 @@ func (f *codebookFn) ProcessElement(ctx context.Context, _ []byte, stateSide fun
 	if !ok {
 		return Codebook{}, fmt.Errorf("vocabulary: no centroids")
 	}
-	if err := fileio.RemoveAll(ctx, f.Dir); err != nil {
+	return finish(ctx, f.Dir, st, chunks)
+}
+
+// finish removes the training's scratch directory dir and returns the
+// codebook of its final state st, trained on chunks chunks.
+func finish(ctx context.Context, dir string, st state, chunks int) (Codebook, error) {
+	if err := fileio.RemoveAll(ctx, dir); err != nil {
 		return Codebook{}, fmt.Errorf("vocabulary: %w", err)
 	}
 	return Codebook{K: st.K, Dim: st.Dim, Centroids: st.Centroids, Objective: st.Objective, Iterations: st.Iter,

@@ -28,6 +28,9 @@ func writeParts(t *testing.T, feats []formats.Features, dir string, parts int) [
 	byPart := make([][]formats.Features, parts)
 	for _, f := range feats {
 		p := formats.ShardOf(f.ImageID, parts)
+		if len(f.X) != len(f.Descriptors) {
+			f.X = make([]float32, len(f.Descriptors)) // a keypoint a descriptor
+		}
 		byPart[p] = append(byPart[p], f)
 	}
 	var ps []formats.Part

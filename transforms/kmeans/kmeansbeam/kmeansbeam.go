@@ -29,6 +29,13 @@
 // at most 512 centroids, and sums as blocks of 256 words keyed by block, so
 // that no element of the loop exceeds about half a megabyte (see Memory).
 //
+// When K × the sample is at most Options.OneStepWork (DefaultOneStepWork:
+// every vocabulary of up to kmeans.KMeansPPMaxK words at its default
+// sample), the iterations instead run in one step on one worker
+// (loop.go), which streams the chunks from their files at every iteration
+// and gives the same codebook: Prism spent more on the unrolled stages
+// than on their work at that size.
+//
 // assign_i assigns each descriptor of its chunks to the nearest centroid of
 // state_i — through an nn.IVF trained by kmeans.TrainIVF with
 // IVFOptions.ForIteration(i) if Approx (an nn.Forest built with
@@ -263,6 +270,16 @@ type Options struct {
 	// they touch more words. It changes no output, so it is left out of the
 	// settings a run records.
 	ShardWords int `json:"-"`
+
+	// OneStepWork is the largest K × sample whose Lloyd iterations, when
+	// the sample is in chunks, run in one step of the graph on one worker
+	// (loop.go) rather than as stages over the chunks (0:
+	// DefaultOneStepWork, every vocabulary of up to kmeans.KMeansPPMaxK
+	// words at its default sample; negative: always as stages). The step holds
+	// the centroids, their index and the sums of the K words a goroutine,
+	// never the sample. It changes no output, so it is left out of the
+	// settings a run records.
+	OneStepWork int64 `json:"-"`
 }
 
 // The default sample (DefaultSample) follows the vocabulary: SamplePerWord
@@ -522,7 +539,7 @@ func VocabularyOfParts(s beam.Scope, parts beam.PCollection, opt Options) beam.P
 // parts at once in a process (0: no limit): PCollection<sample>.
 func sampleOfParts(s beam.Scope, parts beam.PCollection, n int, seed uint64, loads int) beam.PCollection {
 	total := stats.Sum(s, beam.ParDo(s, keypointsFn, parts))
-	per := beam.ParDo(s, &samplePartFn{Max: max(n, 0), Seed: seed, Loads: loads}, beam.Reshuffle(s, parts), beam.SideInput{Input: total})
+	per := beam.ParDo(s, &samplePartFn{Max: max(n, 0), Seed: seed, Loads: loads}, withTotal(s, parts, total))
 	return beam.Combine(s, &mergeSampleFn{Max: max(n, 0)}, per)
 }
 
@@ -535,7 +552,8 @@ type samplePartFn struct {
 	Loads int
 }
 
-func (f *samplePartFn) ProcessElement(ctx context.Context, p formats.Part, total int64) (sample, error) {
+func (f *samplePartFn) ProcessElement(ctx context.Context, pt partTotal) (sample, error) {
+	p, total := pt.Part, pt.Total
 	cut := cutOff(f.Max, total)
 	release, err := slots.Acquire(ctx, "vocabulary.part", f.Loads)
 	defer release()
@@ -593,8 +611,19 @@ func fromSample(s beam.Scope, smp beam.PCollection, opt Options, start beam.PCol
 // train runs the distributed Lloyd's iterations from the initial state st
 // (PCollection<state>, its parts) on the sample's chunks
 // (PCollection<chunk>), whose files are in the scratch directory dir, and
-// returns the codebook.
+// returns the codebook: as stages of the graph, or in one step (loopFn)
+// if opt.oneStep().
 func train(s beam.Scope, st, chunks beam.PCollection, opt Options, dir string, start beam.PCollection) beam.PCollection {
+	if opt.oneStep() {
+		// The state and the chunks reach the step as its one main input
+		// element, not as side inputs, and its codebook leaves through a
+		// Reshuffle, so that no consumer with side inputs (Distortion) is
+		// fused into its stage: Prism re-plans a stage with side inputs
+		// without pause for as long as one of its bundles runs, about a
+		// core for the whole training (loop.go).
+		one := beam.CoGroupByKey(s, beam.AddFixedKey(s, st), beam.AddFixedKey(s, chunks))
+		return beam.Reshuffle(s, beam.ParDo(s, &loopFn{MaxIter: opt.MaxIter, Tol: opt.Tol, Dir: dir, Approx: opt.Approx, Forest: opt.forest(), UseIVF: opt.useIVF(), IVF: opt.ivf()}, one))
+	}
 	total := beam.Combine(s, chunkTotalFn{}, chunks)
 	words := opt.shardWords()
 	shards := beam.Reshuffle(s, beam.ParDo(s, &shardsFn{K: opt.K, Words: words}, start))
@@ -663,18 +692,25 @@ func (f *sampleFn) addBelow(a sample, feat formats.Features, cut uint64) sample 
 // priorities calls fn with the sampling priority under seed of each
 // descriptor of feat, in order: a hash of (seed, image, index).
 func priorities(seed uint64, feat formats.Features, fn func(prio uint64, desc []byte)) {
-	h := fnv.New64a()
-	var buf [8]byte
-	binary.LittleEndian.PutUint64(buf[:], seed)
-	h.Write(buf[:])
-	h.Write([]byte(feat.ImageID))
-	base := h.Sum64()
+	base := priorityBase(seed, feat.ImageID)
 	for i, d := range feat.Descriptors {
 		if len(d) != formats.DescriptorSize {
 			continue
 		}
 		fn(splitmix.Mix64(base+uint64(i)), d)
 	}
+}
+
+// priorityBase is the hash of (seed, image) from which the priorities of
+// the image's descriptors follow: descriptor i's is
+// splitmix.Mix64(base + i).
+func priorityBase(seed uint64, image string) uint64 {
+	h := fnv.New64a()
+	var buf [8]byte
+	binary.LittleEndian.PutUint64(buf[:], seed)
+	h.Write(buf[:])
+	h.Write([]byte(image))
+	return h.Sum64()
 }
 
 func (f *sampleFn) MergeAccumulators(a, b sample) sample {

@@ -211,6 +211,17 @@ func TestVocabularyDistributed(t *testing.T) {
 		dups = append(dups, f)
 	}
 
+	// Half the descriptors one repeated value, half noise: random seeds
+	// repeat the value, all but one of its words are left empty, and
+	// the update splits large clusters into them.
+	var repeated []formats.Features
+	for i, f := range features(30, r) {
+		for range len(f.Descriptors) {
+			f.Descriptors = append(f.Descriptors, slices.Repeat([]byte{byte(100 + i%2)}, formats.DescriptorSize))
+		}
+		repeated = append(repeated, f)
+	}
+
 	p, s := beam.NewPipelineWithRoot()
 	for _, tc := range []struct {
 		name    string
@@ -252,6 +263,8 @@ func TestVocabularyDistributed(t *testing.T) {
 		{"noise exact kmeans||", noisy, Options{K: 40, Sample: 600, MaxIter: 4, Seed: 5, Init: kmeans.InitParallel}, []int{1, 9, 64}, nil},
 		{"duplicates kmeans||", dups, Options{K: 7, Sample: 1000, MaxIter: 5, Seed: 1, Approx: true, Init: kmeans.InitParallel}, []int{1, 5}, nil},
 		{"many words kmeans||", noisy, Options{K: 2*sumBlock + 50, Sample: 2000, MaxIter: 2, Seed: 6, Approx: true, Init: kmeans.InitParallel}, []int{5}, nil},
+		{"repeated splits", repeated, Options{K: 40, Sample: 600, MaxIter: 4, Tol: 1e-6, Seed: 4, Approx: true,
+			IVF: nn.IVFOptions{Lists: 8, Probes: 1, Seed: 9}, Init: kmeans.InitRandom}, []int{1, 9}, nil},
 		{"duplicates shards of 2", dups, Options{K: 7, Sample: 1000, MaxIter: 5, Seed: 1, Approx: true, ShardWords: 2}, []int{5}, nil},
 	} {
 		feats := beam.CreateList(s, writeParts(t, tc.feats, t.TempDir(), 3))
@@ -269,10 +282,17 @@ func TestVocabularyDistributed(t *testing.T) {
 			}
 		}
 		for _, chunks := range tc.chunks {
-			o := tc.opt
-			o.Chunks = chunks
-			cb := VocabularyOfParts(s, feats, o)
-			beam.ParDo0(s, &checkFn{Name: fmt.Sprintf("%s, %d chunks", tc.name, chunks), Want: want, ObjTol: 1e-6, Centres: tc.centres, Radius: 5}, cb)
+			// Each number of chunks trains as the graph's stages and in
+			// one step (loop.go), which must give the same codebook.
+			for _, work := range []int64{-1, 0} {
+				o := tc.opt
+				o.Chunks, o.OneStepWork = chunks, work
+				if chunks > 0 && o.oneStep() != (work == 0) {
+					t.Fatalf("%s: OneStepWork %d: one step %v", tc.name, work, o.oneStep())
+				}
+				cb := VocabularyOfParts(s, feats, o)
+				beam.ParDo0(s, &checkFn{Name: fmt.Sprintf("%s, %d chunks, one step %v", tc.name, chunks, work == 0), Want: want, ObjTol: 1e-6, Centres: tc.centres, Radius: 5}, cb)
+			}
 		}
 	}
 	if err := ptest.Run(p); err != nil {
@@ -627,5 +647,25 @@ func TestVocabularyOfPartsSampleIsExact(t *testing.T) {
 	beam.ParDo0(s, &checkFn{Name: "parts", Want: want, ObjTol: 0}, cb)
 	if err := ptest.Run(p); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The iterations run in one step up to OneStepWork = K × sample: by
+// default every vocabulary of up to kmeans.KMeansPPMaxK words at its
+// default sample, and none above; a negative bound never.
+func TestOneStepBound(t *testing.T) {
+	for _, tc := range []struct {
+		k, sample int
+		work      int64
+		want      bool
+	}{
+		{10_000, 0, 0, true}, {kmeans.KMeansPPMaxK, 0, 0, true}, {kmeans.KMeansPPMaxK + 1, 0, 0, false},
+		{100_000, 0, 0, false}, {100_000, 200_000, 0, true}, {1_000_000, 0, 0, false},
+		{10_000, 0, -1, false}, {10_000, 0, 5_000_000_000, true}, {10_000, 0, 4_999_999_999, false},
+	} {
+		o := Options{K: tc.k, Sample: tc.sample, OneStepWork: tc.work}
+		if got := o.oneStep(); got != tc.want {
+			t.Errorf("K = %d, sample %d, OneStepWork %d: one step %v, want %v", tc.k, o.sample(), tc.work, got, tc.want)
+		}
 	}
 }

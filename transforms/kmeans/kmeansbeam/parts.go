@@ -12,13 +12,14 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/internal/slots"
+	"github.com/bowline/bowline/transforms/internal/splitmix"
 )
 
 // A sample of more than Options.WholeSample descriptors is never held whole
 // by one worker: it is the same bottom-n sample (see VocabularyOfParts),
 // drawn part by part.
 //
-//	per part:  its priorities under the cut-off
+//	per part:  its priorities under the cut-off, from its rows' heads (images and keypoint counts)
 //	threshold: the n-th and m-th smallest priorities of all parts, on one worker (8 bytes a descriptor)
 //	chunks:    each part read again, its descriptors of priority ≤ the n-th written in chunks of maxChunk,
 //	           and those of priority ≤ the m-th emitted for the seeding
@@ -64,14 +65,19 @@ func bottom(p []uint64, n int) []uint64 {
 }
 
 // partPriosFn reads a features part once for the
-// priorities under the cut-off of a sample of Max (sampleOfParts).
+// priorities under the cut-off of a sample of Max (sampleOfParts). The
+// priorities need only the images and their numbers of keypoints, so it
+// reads the rows' heads (formats.FeaturesHead), not their descriptors;
+// partChunksFn checks that every descriptor it meets is one of
+// DescriptorSize bytes, so that both passes see the same descriptors.
 type partPriosFn struct {
 	Max   int
 	Hash  uint64
 	Loads int
 }
 
-func (f *partPriosFn) ProcessElement(ctx context.Context, p formats.Part, total int64) (prios, error) {
+func (f *partPriosFn) ProcessElement(ctx context.Context, pt partTotal) (prios, error) {
+	p, total := pt.Part, pt.Total
 	release, err := slots.Acquire(ctx, "vocabulary.part", f.Loads)
 	defer release()
 	if err != nil {
@@ -79,12 +85,13 @@ func (f *partPriosFn) ProcessElement(ctx context.Context, p formats.Part, total 
 	}
 	cut := cutOff(f.Max, total)
 	var out prios
-	err = fileio.ReadEach(ctx, p.Path, func(feat *formats.Features) error {
-		priorities(f.Hash, *feat, func(prio uint64, _ []byte) {
-			if prio < cut || cut == math.MaxUint64 {
+	err = fileio.ReadEach(ctx, p.Path, func(head *formats.FeaturesHead) error {
+		base := priorityBase(f.Hash, head.ImageID)
+		for i := range head.X {
+			if prio := splitmix.Mix64(base + uint64(i)); prio < cut || cut == math.MaxUint64 {
 				out.P = append(out.P, prio)
 			}
-		})
+		}
 		if len(out.P) > 2*f.Max {
 			slices.Sort(out.P)
 			out.P = slices.Clip(bottom(out.P, f.Max))
@@ -142,11 +149,17 @@ func (f *mergePriosFn) ExtractOutput(a prios) threshold {
 	return threshold{Prio: p[min(f.Max, len(p))-1], Count: len(p), SeedPrio: p[min(f.Seed, len(p))-1]}
 }
 
-// initPartsFn is initFn on the seeding sample of a sample drawn in parts.
+// initPartsFn is initFn on the seeding sample of a sample drawn in parts,
+// given with the sample's threshold under one key (see pairs.go), if
+// there is one.
 type initPartsFn struct{ Opt Options }
 
-func (f *initPartsFn) ProcessElement(ctx context.Context, smp sample, thrSide func(*threshold) bool, emit func(state)) error {
-	thr, err := readOne(thrSide, "the threshold of the sample")
+func (f *initPartsFn) ProcessElement(ctx context.Context, _ int, seeds func(*sample) bool, thrs func(*threshold) bool, emit func(state)) error {
+	var smp sample
+	if !seeds(&smp) {
+		return nil // no vocabulary to train
+	}
+	thr, err := readOne(thrs, "the threshold of the sample")
 	if err != nil {
 		return err
 	}
@@ -168,10 +181,10 @@ type partChunksFn struct {
 	Dir   string
 }
 
-func (f *partChunksFn) ProcessElement(ctx context.Context, p formats.Part, thrSide func(*threshold) bool, emit func(chunk), emitSeed func(sample)) error {
-	thr, err := readOne(thrSide, "the threshold of the sample")
-	if err != nil || thr.Count == 0 {
-		return err
+func (f *partChunksFn) ProcessElement(ctx context.Context, pt partThreshold, emit func(chunk), emitSeed func(sample)) error {
+	p, thr := pt.Part, pt.Thr
+	if thr.Count == 0 {
+		return nil
 	}
 	release, err := slots.Acquire(ctx, "vocabulary.part", f.Loads)
 	defer release()
@@ -193,6 +206,9 @@ func (f *partChunksFn) ProcessElement(ctx context.Context, p formats.Part, thrSi
 		return nil
 	}
 	err = fileio.ReadEach(ctx, p.Path, func(feat *formats.Features) error {
+		if err := wholeKeypoints(feat); err != nil {
+			return err
+		}
 		var err error
 		priorities(f.Hash, *feat, func(prio uint64, desc []byte) {
 			if prio > thr.Prio || err != nil {
@@ -221,6 +237,22 @@ func (f *partChunksFn) ProcessElement(ctx context.Context, p formats.Part, thrSi
 	return nil
 }
 
+// wholeKeypoints reports an error unless every keypoint of feat has a
+// descriptor of DescriptorSize bytes, as a features file holds them: the
+// priorities of a sample drawn in parts are drawn for the keypoints of
+// the rows' heads (partPriosFn), and the descriptors must be those.
+func wholeKeypoints(feat *formats.Features) error {
+	if len(feat.X) != len(feat.Descriptors) {
+		return fmt.Errorf("image %s: %d keypoints and %d descriptors", feat.ImageID, len(feat.X), len(feat.Descriptors))
+	}
+	for i, d := range feat.Descriptors {
+		if len(d) != formats.DescriptorSize {
+			return fmt.Errorf("image %s: descriptor %d has %d bytes, want %d", feat.ImageID, i, len(d), formats.DescriptorSize)
+		}
+	}
+	return nil
+}
+
 // ofParts trains the vocabulary of a sample drawn in parts (see above),
 // when build (a single-element PCollection<bool>) is true, in which case
 // the caller passes the parts, else none; start is as for fromSample.
@@ -229,15 +261,12 @@ func ofParts(s beam.Scope, parts beam.PCollection, opt Options, build, start bea
 		return beam.ParDo(s, &failFn{Err: err.Error()}, beam.ParDo(s, sampleIfFn, beam.Create(s, sample{}), beam.SideInput{Input: build}))
 	}
 	total := stats.Sum(s, beam.ParDo(s, keypointsFn, parts))
-	shuffled := beam.Reshuffle(s, parts)
 	n, m := opt.sample(), opt.seedSample()
-	prioParts := beam.ParDo(s, &partPriosFn{Max: n, Hash: opt.Seed, Loads: opt.PartLoads}, shuffled,
-		beam.SideInput{Input: total})
+	prioParts := beam.ParDo(s, &partPriosFn{Max: n, Hash: opt.Seed, Loads: opt.PartLoads}, withTotal(s, parts, total))
 	thr := beam.Combine(s, &mergePriosFn{Max: n, Seed: m}, prioParts)
 	dir := opt.scratchDir()
-	chunks, seedParts := beam.ParDo2(s, &partChunksFn{Hash: opt.Seed, Loads: opt.PartLoads, Dir: dir}, shuffled,
-		beam.SideInput{Input: thr})
+	chunks, seedParts := beam.ParDo2(s, &partChunksFn{Hash: opt.Seed, Loads: opt.PartLoads, Dir: dir}, withThreshold(s, parts, thr))
 	seed := beam.ParDo(s, sampleIfFn, beam.Combine(s, &mergeSampleFn{Max: m}, seedParts), beam.SideInput{Input: build})
-	st := beam.ParDo(s, &initPartsFn{Opt: opt}, seed, beam.SideInput{Input: thr})
+	st := beam.ParDo(s, &initPartsFn{Opt: opt}, beam.CoGroupByKey(s, beam.AddFixedKey(s, seed), beam.AddFixedKey(s, thr)))
 	return train(s, st, beam.Reshuffle(s, chunks), opt, dir, start)
 }

@@ -3,8 +3,10 @@ package kmeansbeam
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/kmeans"
 )
 
@@ -76,6 +79,11 @@ func TestVocabularySampleInParts(t *testing.T) {
 		name := fmt.Sprintf("case %d", i)
 		cb := VocabularyOfParts(s.Scope(name), parts, opt)
 		beam.ParDo0(s, &checkFn{Name: name, Want: want, ObjTol: 1e-6}, cb)
+		// The iterations as the graph's stages rather than in one step.
+		staged := opt
+		staged.OneStepWork = -1
+		cb = VocabularyOfParts(s.Scope(name+" staged"), parts, staged)
+		beam.ParDo0(s, &checkFn{Name: name + " staged", Want: want, ObjTol: 1e-6}, cb)
 		gated := VocabularyOfPartsIf(s.Scope(name+" gated"), parts, opt, beam.Create(s, true))
 		beam.ParDo0(s, &checkFn{Name: name + " gated", Want: want, ObjTol: 1e-6}, gated)
 		passert.Empty(s, VocabularyOfPartsIf(s.Scope(name+" off"), parts, opt, beam.Create(s, false)))
@@ -173,15 +181,7 @@ func TestPartsSeedOnlyTheSeedingSample(t *testing.T) {
 	var seed sample
 	chunks := 0
 	for _, p := range writeParts(t, feats, t.TempDir(), 3) {
-		once := true
-		side := func(th *threshold) bool {
-			if !once {
-				return false
-			}
-			*th, once = thr, false
-			return true
-		}
-		err := f.ProcessElement(ctx, p, side, func(c chunk) { chunks += c.N }, func(s sample) {
+		err := f.ProcessElement(ctx, partThreshold{Part: p, Thr: thr}, func(c chunk) { chunks += c.N }, func(s sample) {
 			seed = (&sampleFn{Max: 1 << 30}).MergeAccumulators(seed, s)
 		})
 		if err != nil {
@@ -262,4 +262,46 @@ func TestAssignBundlesOneAtATime(t *testing.T) {
 	next := &assignFn{Iter: 0, Last: 1, Dir: dir, Words: k}
 	go func() { done <- next.ProcessElement(ctx, chunk{Index: 0, N: n}, side(), func(chunk) {}, noSums) }()
 	assigned(next, "a bundle waits for one that failed")
+}
+
+// The first pass over a part draws from the rows' heads the priorities
+// the descriptors have (priorities), and the second refuses a row whose
+// descriptors are not one of DescriptorSize bytes a keypoint, naming it,
+// rather than sampling other descriptors than the first pass counted.
+func TestPartPriosFromHeads(t *testing.T) {
+	ctx := context.Background()
+	feats := features(40, rand.New(rand.NewPCG(93, 94)))
+	for _, p := range writeParts(t, feats, t.TempDir(), 2) {
+		got, err := (&partPriosFn{Max: 1 << 20, Hash: 5}).ProcessElement(ctx, partTotal{Part: p, Total: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []uint64
+		for _, f := range feats {
+			if formats.ShardOf(f.ImageID, 2) == p.Part {
+				priorities(5, f, func(prio uint64, _ []byte) { want = append(want, prio) })
+			}
+		}
+		slices.Sort(want)
+		if len(want) == 0 || !slices.Equal(got.P, want) {
+			t.Errorf("part %d: %d priorities from the heads, want the %d of the descriptors", p.Part, len(got.P), len(want))
+		}
+	}
+
+	d := make([]byte, formats.DescriptorSize)
+	for name, bad := range map[string]formats.Features{
+		"short descriptor":  {ImageID: "bad", X: []float32{0, 0}, Descriptors: [][]byte{d, d[:5]}},
+		"keypoint too many": {ImageID: "bad", X: []float32{0, 0, 0}, Descriptors: [][]byte{d, d}},
+	} {
+		path := t.TempDir() + "/features-00000-of-00001.parquet"
+		if err := fileio.WriteFile(ctx, path, []formats.Features{bad}); err != nil {
+			t.Fatal(err)
+		}
+		p := formats.Part{Name: "features", Parts: 1, Path: path, Rows: 1, Keypoints: 2}
+		pt := partThreshold{Part: p, Thr: threshold{Prio: math.MaxUint64, Count: 2}}
+		err := (&partChunksFn{Hash: 5, Dir: t.TempDir()}).ProcessElement(ctx, pt, func(chunk) {}, func(sample) {})
+		if err == nil || !strings.Contains(err.Error(), "image bad") {
+			t.Errorf("%s: %v, want an error naming image bad", name, err)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package kmeansbeam
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -54,8 +55,13 @@ func TestScratchRemovedAfterJob(t *testing.T) {
 	if chunkCount(1, all) != 3 {
 		t.Fatalf("%d descriptors: %d chunks of the whole sample, want 3", all, chunkCount(1, all))
 	}
-	beam.ParDo0(s, &chunksFn{Want: 3}, VocabularyOfParts(s.Scope("whole"), in, whole))
-	beam.ParDo0(s, &chunksFn{Want: 4}, VocabularyOfParts(s.Scope("parts"), in, parts))
+	// Iterations as the graph's stages and in one step (loop.go).
+	for _, work := range []int64{-1, 0} {
+		whole.OneStepWork, parts.OneStepWork = work, work
+		name := fmt.Sprintf(" %d", work)
+		beam.ParDo0(s, &chunksFn{Want: 3}, VocabularyOfParts(s.Scope("whole"+name), in, whole))
+		beam.ParDo0(s, &chunksFn{Want: 4}, VocabularyOfParts(s.Scope("parts"+name), in, parts))
+	}
 	if err := ptest.Run(p); err != nil {
 		t.Fatal(err)
 	}
