@@ -19,7 +19,6 @@ import (
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/bow"
 	"github.com/bowline/bowline/transforms/internal/slots"
-	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
 	"github.com/bowline/bowline/transforms/setting"
 )
@@ -151,26 +150,6 @@ func BoWOfParts(s beam.Scope, features, codebook beam.PCollection, opt Options, 
 	return bows, counts, geometry, beam.ParDo(s, statsFn, df)
 }
 
-// quantizers makes one quantizer per worker goroutine from the codebook,
-// searching it as it was trained; the forest and the IVF, read-only, are
-// shared.
-func quantizers(cb kmeansbeam.Codebook, soft bow.SoftOptions, n int) ([]*bow.Quantizer, error) {
-	forest, ivf, err := kmeans.QuantizerIndexes(cb.Centroids, cb.Dim, cb.Search())
-	if err != nil {
-		return nil, err
-	}
-	qs := make([]*bow.Quantizer, n)
-	for i := range qs {
-		if qs[i], err = bow.NewQuantizerOf(cb.Centroids, cb.Dim, forest, ivf); err != nil {
-			return nil, err
-		}
-		if err := qs[i].SetSoft(soft); err != nil {
-			return nil, err
-		}
-	}
-	return qs, nil
-}
-
 type countPartFn struct {
 	Soft  bow.SoftOptions
 	Dir   string
@@ -181,6 +160,11 @@ type countPartFn struct {
 }
 
 func (f *countPartFn) ProcessElement(ctx context.Context, p formats.Part, codebook func(*kmeansbeam.Codebook) bool, emit, emitGeometry func(formats.Part), emitDF func(DF)) error {
+	release, err := slots.Acquire(ctx, "bow.part", f.Loads)
+	defer release()
+	if err != nil {
+		return fmt.Errorf("bow: part %d: %w", p.Part, err)
+	}
 	if f.qs == nil {
 		qs, err := sideQuantizers(codebook, f.Soft)
 		if err != nil {
@@ -188,11 +172,6 @@ func (f *countPartFn) ProcessElement(ctx context.Context, p formats.Part, codebo
 		}
 		f.qs = qs
 		f.words = beam.NewCounter("bow", "descriptors_quantised")
-	}
-	release, err := slots.Acquire(ctx, "bow.part", f.Loads)
-	defer release()
-	if err != nil {
-		return fmt.Errorf("bow: part %d: %w", p.Part, err)
 	}
 	part, geometry, df, err := countPart(ctx, f.Dir, p, f.qs, nil)
 	if err != nil {
@@ -367,7 +346,8 @@ func (f *weightPartFn) ProcessElement(ctx context.Context, p formats.Part, df fu
 }
 
 // sideQuantizers reads the codebook side input and makes a quantiser for
-// each of the process's threads, once per DoFn instance.
+// each of the process's threads, once per DoFn instance, over the
+// process's shared searches of the vocabulary (sharedSearches).
 func sideQuantizers(codebook func(*kmeansbeam.Codebook) bool, soft bow.SoftOptions) ([]*bow.Quantizer, error) {
 	var cb kmeansbeam.Codebook
 	if !codebook(&cb) {

@@ -78,6 +78,11 @@ type carryCountPartFn struct {
 }
 
 func (f *carryCountPartFn) ProcessElement(ctx context.Context, p formats.Part, codebook func(*kmeansbeam.Codebook) bool, carry bool, emit, emitGeometry func(formats.Part), emitDF func(DF)) error {
+	release, err := slots.Acquire(ctx, "bow.part", f.Loads)
+	defer release()
+	if err != nil {
+		return fmt.Errorf("bow: part %d: %w", p.Part, err)
+	}
 	if f.qs == nil {
 		qs, err := sideQuantizers(codebook, f.Soft)
 		if err != nil {
@@ -86,11 +91,6 @@ func (f *carryCountPartFn) ProcessElement(ctx context.Context, p formats.Part, c
 		f.qs = qs
 		f.words = beam.NewCounter("bow", "descriptors_quantised")
 		f.carried = beam.NewCounter("bow", "images_carried")
-	}
-	release, err := slots.Acquire(ctx, "bow.part", f.Loads)
-	defer release()
-	if err != nil {
-		return fmt.Errorf("bow: part %d: %w", p.Part, err)
 	}
 	known, err := f.Prev.known(ctx, p, carry)
 	if err != nil {
