@@ -155,8 +155,9 @@ type countPartFn struct {
 	Dir   string
 	Loads int
 
-	qs    []*bow.Quantizer
-	words beam.Counter
+	searches *searches
+	qs       []*bow.Quantizer
+	words    beam.Counter
 }
 
 func (f *countPartFn) ProcessElement(ctx context.Context, p formats.Part, codebook func(*kmeansbeam.Codebook) bool, emit, emitGeometry func(formats.Part), emitDF func(DF)) error {
@@ -166,11 +167,11 @@ func (f *countPartFn) ProcessElement(ctx context.Context, p formats.Part, codebo
 		return fmt.Errorf("bow: part %d: %w", p.Part, err)
 	}
 	if f.qs == nil {
-		qs, err := sideQuantizers(codebook, f.Soft)
+		s, qs, err := sideQuantizers(codebook, f.Soft)
 		if err != nil {
 			return err
 		}
-		f.qs = qs
+		f.searches, f.qs = s, qs
 		f.words = beam.NewCounter("bow", "descriptors_quantised")
 	}
 	part, geometry, df, err := countPart(ctx, f.Dir, p, f.qs, nil)
@@ -345,17 +346,17 @@ func (f *weightPartFn) ProcessElement(ctx context.Context, p formats.Part, df fu
 	return nil
 }
 
-// sideQuantizers reads the codebook side input and makes a quantiser for
-// each of the process's threads, once per DoFn instance, over the
-// process's shared searches of the vocabulary (sharedSearches).
-func sideQuantizers(codebook func(*kmeansbeam.Codebook) bool, soft bow.SoftOptions) ([]*bow.Quantizer, error) {
+// sideQuantizers reads the codebook side input and returns the process's
+// searches of the vocabulary (sharedSearches) and a quantiser of them for
+// each of the process's threads, once per DoFn instance, which keeps both.
+func sideQuantizers(codebook func(*kmeansbeam.Codebook) bool, soft bow.SoftOptions) (*searches, []*bow.Quantizer, error) {
 	var cb kmeansbeam.Codebook
 	if !codebook(&cb) {
-		return nil, fmt.Errorf("bow: no codebook")
+		return nil, nil, fmt.Errorf("bow: no codebook")
 	}
-	qs, err := quantizers(cb, soft, runtime.GOMAXPROCS(0))
+	s, qs, err := quantizers(cb, soft, runtime.GOMAXPROCS(0))
 	if err != nil {
-		return nil, fmt.Errorf("bow: %w", err)
+		return nil, nil, fmt.Errorf("bow: %w", err)
 	}
-	return qs, nil
+	return s, qs, nil
 }

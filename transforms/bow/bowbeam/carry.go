@@ -73,6 +73,7 @@ type carryCountPartFn struct {
 	Prev  Previous
 	Loads int
 
+	searches       *searches
 	qs             []*bow.Quantizer
 	words, carried beam.Counter
 }
@@ -84,11 +85,11 @@ func (f *carryCountPartFn) ProcessElement(ctx context.Context, p formats.Part, c
 		return fmt.Errorf("bow: part %d: %w", p.Part, err)
 	}
 	if f.qs == nil {
-		qs, err := sideQuantizers(codebook, f.Soft)
+		s, qs, err := sideQuantizers(codebook, f.Soft)
 		if err != nil {
 			return err
 		}
-		f.qs = qs
+		f.searches, f.qs = s, qs
 		f.words = beam.NewCounter("bow", "descriptors_quantised")
 		f.carried = beam.NewCounter("bow", "images_carried")
 	}

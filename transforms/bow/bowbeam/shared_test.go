@@ -40,19 +40,21 @@ func allocated(fn func()) uint64 {
 // each with its own decoded copy of the codebook, share one forest and IVF
 // of its words: the second instance allocates only its quantizers'
 // scratch, not another copy of the words (4 MB here), and quantises
-// alike.
+// alike. The searches go once no instance holds them.
 func TestQuantizersShareSearches(t *testing.T) {
 	cb := ivfCodebook(8192)
 	words := int64(len(cb.Centroids)) * 4
+	var s1, s2 *searches
 	var first, second []*bow.Quantizer
 	var err error
-	a := allocated(func() { first, err = quantizers(cb, bow.SoftOptions{}, 2) })
+	a := allocated(func() { s1, first, err = quantizers(cb, bow.SoftOptions{}, 2) })
 	if err != nil {
 		t.Fatal(err)
 	}
 	again := cb
 	again.Centroids = slices.Clone(cb.Centroids) // as another instance decodes the side input
-	b := allocated(func() { second, err = quantizers(again, bow.SoftOptions{}, 2) })
+	runtime.GC()                                 // the first instance's searches survive while it holds them
+	b := allocated(func() { s2, second, err = quantizers(again, bow.SoftOptions{}, 2) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,12 +72,21 @@ func TestQuantizersShareSearches(t *testing.T) {
 	if x, y := first[0].Quantize(desc), second[1].Quantize(desc); !slices.Equal(x.Idx, y.Idx) || !slices.Equal(x.Val, y.Val) {
 		t.Errorf("shared searches quantise %v, the first %v", y, x)
 	}
+	if s1 != s2 {
+		t.Errorf("two instances hold searches %p and %p of one vocabulary", s1, s2)
+	}
 
-	// Another vocabulary replaces the process's searches.
+	// Another vocabulary gets searches of its own.
 	other := ivfCodebook(8192)
 	other.Centroids[0]++
-	if c := allocated(func() { _, err = quantizers(other, bow.SoftOptions{}, 2) }); err != nil || c < uint64(words) {
+	if c := allocated(func() { _, _, err = quantizers(other, bow.SoftOptions{}, 2) }); err != nil || c < uint64(words) {
 		t.Errorf("quantizers of another vocabulary allocated %d bytes (err %v): want its own searches built", c, err)
+	}
+
+	// Once no instance holds them, the process lets the searches go.
+	runtime.GC()
+	if shared.last.Value() != nil {
+		t.Error("the process still holds searches that no instance holds")
 	}
 }
 
