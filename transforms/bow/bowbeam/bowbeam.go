@@ -140,8 +140,11 @@ const (
 // counts back and writes the TF-IDF bags of words to dir/bow-p-of-P.parquet
 // (formats.BoW rows sorted by image id). It returns the bag-of-words parts
 // (PCollection<formats.Part>), the counts parts, the geometry parts and the
-// word statistics (PCollection<formats.WordStat>). A worker holds one part
-// at a time.
+// word statistics (PCollection<formats.WordStat>). A worker process
+// quantises at most opt.PartLoads parts at a time, and holds one copy of
+// the vocabulary and of the forest and IVF it searches them with, however
+// many bundles it runs (sharedSearches): its memory is bounded by K, the
+// part size and PartLoads, not by the number of parts.
 func BoWOfParts(s beam.Scope, features, codebook beam.PCollection, opt Options, dir string) (bows, counts, geometry, stats beam.PCollection) {
 	s = s.Scope("bow.BoW")
 	counts, geometry, dfs := beam.ParDo3(s, &countPartFn{Soft: opt.Soft, Dir: dir, Loads: opt.PartLoads}, beam.Reshuffle(s, features), beam.SideInput{Input: codebook})
