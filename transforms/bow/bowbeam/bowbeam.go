@@ -19,7 +19,6 @@ import (
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/bow"
 	"github.com/bowline/bowline/transforms/internal/slots"
-	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
 	"github.com/bowline/bowline/transforms/setting"
 )
@@ -141,8 +140,11 @@ const (
 // counts back and writes the TF-IDF bags of words to dir/bow-p-of-P.parquet
 // (formats.BoW rows sorted by image id). It returns the bag-of-words parts
 // (PCollection<formats.Part>), the counts parts, the geometry parts and the
-// word statistics (PCollection<formats.WordStat>). A worker holds one part
-// at a time.
+// word statistics (PCollection<formats.WordStat>). A worker process
+// quantises at most opt.PartLoads parts at a time, and holds one copy of
+// the vocabulary and of the forest and IVF it searches them with, however
+// many bundles it runs (sharedSearches): its memory is bounded by K, the
+// part size and PartLoads, not by the number of parts.
 func BoWOfParts(s beam.Scope, features, codebook beam.PCollection, opt Options, dir string) (bows, counts, geometry, stats beam.PCollection) {
 	s = s.Scope("bow.BoW")
 	counts, geometry, dfs := beam.ParDo3(s, &countPartFn{Soft: opt.Soft, Dir: dir, Loads: opt.PartLoads}, beam.Reshuffle(s, features), beam.SideInput{Input: codebook})
@@ -151,48 +153,29 @@ func BoWOfParts(s beam.Scope, features, codebook beam.PCollection, opt Options, 
 	return bows, counts, geometry, beam.ParDo(s, statsFn, df)
 }
 
-// quantizers makes one quantizer per worker goroutine from the codebook,
-// searching it as it was trained; the forest and the IVF, read-only, are
-// shared.
-func quantizers(cb kmeansbeam.Codebook, soft bow.SoftOptions, n int) ([]*bow.Quantizer, error) {
-	forest, ivf, err := kmeans.QuantizerIndexes(cb.Centroids, cb.Dim, cb.Search())
-	if err != nil {
-		return nil, err
-	}
-	qs := make([]*bow.Quantizer, n)
-	for i := range qs {
-		if qs[i], err = bow.NewQuantizerOf(cb.Centroids, cb.Dim, forest, ivf); err != nil {
-			return nil, err
-		}
-		if err := qs[i].SetSoft(soft); err != nil {
-			return nil, err
-		}
-	}
-	return qs, nil
-}
-
 type countPartFn struct {
 	Soft  bow.SoftOptions
 	Dir   string
 	Loads int
 
-	qs    []*bow.Quantizer
-	words beam.Counter
+	searches *searches
+	qs       []*bow.Quantizer
+	words    beam.Counter
 }
 
 func (f *countPartFn) ProcessElement(ctx context.Context, p formats.Part, codebook func(*kmeansbeam.Codebook) bool, emit, emitGeometry func(formats.Part), emitDF func(DF)) error {
-	if f.qs == nil {
-		qs, err := sideQuantizers(codebook, f.Soft)
-		if err != nil {
-			return err
-		}
-		f.qs = qs
-		f.words = beam.NewCounter("bow", "descriptors_quantised")
-	}
 	release, err := slots.Acquire(ctx, "bow.part", f.Loads)
 	defer release()
 	if err != nil {
 		return fmt.Errorf("bow: part %d: %w", p.Part, err)
+	}
+	if f.qs == nil {
+		s, qs, err := sideQuantizers(codebook, f.Soft)
+		if err != nil {
+			return err
+		}
+		f.searches, f.qs = s, qs
+		f.words = beam.NewCounter("bow", "descriptors_quantised")
 	}
 	part, geometry, df, err := countPart(ctx, f.Dir, p, f.qs, nil)
 	if err != nil {
@@ -366,16 +349,17 @@ func (f *weightPartFn) ProcessElement(ctx context.Context, p formats.Part, df fu
 	return nil
 }
 
-// sideQuantizers reads the codebook side input and makes a quantiser for
-// each of the process's threads, once per DoFn instance.
-func sideQuantizers(codebook func(*kmeansbeam.Codebook) bool, soft bow.SoftOptions) ([]*bow.Quantizer, error) {
+// sideQuantizers reads the codebook side input and returns the process's
+// searches of the vocabulary (sharedSearches) and a quantiser of them for
+// each of the process's threads, once per DoFn instance, which keeps both.
+func sideQuantizers(codebook func(*kmeansbeam.Codebook) bool, soft bow.SoftOptions) (*searches, []*bow.Quantizer, error) {
 	var cb kmeansbeam.Codebook
 	if !codebook(&cb) {
-		return nil, fmt.Errorf("bow: no codebook")
+		return nil, nil, fmt.Errorf("bow: no codebook")
 	}
-	qs, err := quantizers(cb, soft, runtime.GOMAXPROCS(0))
+	s, qs, err := quantizers(cb, soft, runtime.GOMAXPROCS(0))
 	if err != nil {
-		return nil, fmt.Errorf("bow: %w", err)
+		return nil, nil, fmt.Errorf("bow: %w", err)
 	}
-	return qs, nil
+	return s, qs, nil
 }

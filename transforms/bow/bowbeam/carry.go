@@ -73,24 +73,25 @@ type carryCountPartFn struct {
 	Prev  Previous
 	Loads int
 
+	searches       *searches
 	qs             []*bow.Quantizer
 	words, carried beam.Counter
 }
 
 func (f *carryCountPartFn) ProcessElement(ctx context.Context, p formats.Part, codebook func(*kmeansbeam.Codebook) bool, carry bool, emit, emitGeometry func(formats.Part), emitDF func(DF)) error {
-	if f.qs == nil {
-		qs, err := sideQuantizers(codebook, f.Soft)
-		if err != nil {
-			return err
-		}
-		f.qs = qs
-		f.words = beam.NewCounter("bow", "descriptors_quantised")
-		f.carried = beam.NewCounter("bow", "images_carried")
-	}
 	release, err := slots.Acquire(ctx, "bow.part", f.Loads)
 	defer release()
 	if err != nil {
 		return fmt.Errorf("bow: part %d: %w", p.Part, err)
+	}
+	if f.qs == nil {
+		s, qs, err := sideQuantizers(codebook, f.Soft)
+		if err != nil {
+			return err
+		}
+		f.searches, f.qs = s, qs
+		f.words = beam.NewCounter("bow", "descriptors_quantised")
+		f.carried = beam.NewCounter("bow", "images_carried")
 	}
 	known, err := f.Prev.known(ctx, p, carry)
 	if err != nil {
