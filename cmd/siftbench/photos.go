@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -105,7 +106,6 @@ func photoSpeed(cv *opencv, globs string, reps int) error {
 	if err != nil {
 		return err
 	}
-	var gray *sift.Image
 	ours := func(path string) (photoTiming, error) {
 		var t photoTiming
 		c0, _ := cpuclock.Thread()
@@ -120,9 +120,11 @@ func photoSpeed(cv *opencv, globs string, reps int) error {
 		}
 		t1 := time.Now()
 		c1, _ := cpuclock.Thread()
-		gray = sift.FromImage(l.Image, gray)
+		kps, _, err := e.ExtractImage(context.Background(), l.Image, l.Width, l.Height)
 		l.Release()
-		kps, _ := e.ExtractReduced(gray, l.Width, l.Height)
+		if err != nil {
+			return t, fmt.Errorf("%s: %w", path, err)
+		}
 		t2 := time.Now()
 		c2, _ := cpuclock.Thread()
 		t.decode = timing{t1.Sub(t0), c1 - c0}
