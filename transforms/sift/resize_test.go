@@ -2,6 +2,7 @@ package sift
 
 import (
 	"bytes"
+	"fmt"
 	"image"
 	"math"
 	"math/rand/v2"
@@ -211,5 +212,27 @@ func TestExtractImageMatchesFromImage(t *testing.T) {
 				t.Fatalf("%s, pass %d: %d keypoints, want the %d of FromImage's copy, the same", c.name, rep, len(gotK), len(wantK))
 			}
 		}
+	}
+}
+
+// BenchmarkResizeGray times the MaxSide downscale of a 12-megapixel
+// photo's luma as describe makes it: decoded at 1/2 (2000×1500) to 1,024 a
+// side, and at 1/4 (1000×750) to 800, from the bytes:
+//
+//	go test -run '^$' -bench ResizeGray -cpu 1 ./transforms/sift/
+func BenchmarkResizeGray(b *testing.B) {
+	for _, c := range [][4]int{{2000, 1500, 1024, 768}, {1000, 750, 800, 600}} {
+		sw, sh, dw, dh := c[0], c[1], c[2], c[3]
+		g := image.NewGray(image.Rect(0, 0, sw, sh))
+		for i := range g.Pix {
+			g.Pix[i] = uint8(i*7 + i/sw*13)
+		}
+		dst := make([]float32, dw*dh)
+		var r resampler
+		b.Run(fmt.Sprintf("%dx%d-to-%d", sw, sh, dw), func(b *testing.B) {
+			for b.Loop() {
+				r.resizeGray(g.Pix, g.Stride, sw, sh, dst, dw, dh)
+			}
+		})
 	}
 }
