@@ -403,7 +403,7 @@ func (r *resampler) layout(sw, dw int) {
 }
 
 // filterGroup sets out (8 rows of dw samples) to the horizontal pass of
-// source rows 8g … 8g+7; rows past sh are left as they are.
+// source rows 8g … 8g+7, a row past sh to that of row sh−1.
 func (r *resampler) filterGroup(g, sw, sh int, out []float32, row func(y int, buf []float32) []float32) {
 	dw := len(out) / 8
 	var src [8][]float32
@@ -411,7 +411,7 @@ func (r *resampler) filterGroup(g, sw, sh int, out []float32, row func(y int, bu
 		src[j] = row(min(8*g+j, sh-1), r.rows[j*sw:(j+1)*sw])
 	}
 	if !useAVX {
-		for j := range min(8, sh-8*g) {
+		for j := range src {
 			filterRow(src[j], out[j*dw:(j+1)*dw], r.gi, r.gw, r.xs.n)
 		}
 		return
