@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -68,8 +69,8 @@ func photoOptions() describe.Options {
 // the file and describe.Options.Decode: ingest.Decoder.DecodeLuma, at
 // full size or DCT-scaled as describe does with --dct_scale;
 // OpenCV: cv2.imread with IMREAD_GRAYSCALE, which reads the file too),
-// SIFT (ours: sift.FromImage and Extract, or ExtractReduced of a scaled
-// decode, with describe's default options, every image doubled as OpenCV
+// SIFT (ours: sift.Extractor.ExtractImage of the decode, scaled or not, as
+// describe calls it, with describe's default options, every image doubled as OpenCV
 // doubles it unless --sift_double=false;
 // OpenCV: the INTER_AREA resize to the same MaxSide and
 // detectAndCompute), both together, and keypoints. Every photo and
@@ -105,7 +106,6 @@ func photoSpeed(cv *opencv, globs string, reps int) error {
 	if err != nil {
 		return err
 	}
-	var gray *sift.Image
 	ours := func(path string) (photoTiming, error) {
 		var t photoTiming
 		c0, _ := cpuclock.Thread()
@@ -120,9 +120,11 @@ func photoSpeed(cv *opencv, globs string, reps int) error {
 		}
 		t1 := time.Now()
 		c1, _ := cpuclock.Thread()
-		gray = sift.FromImage(l.Image, gray)
+		kps, _, err := e.ExtractImage(context.Background(), l.Image, l.Width, l.Height)
 		l.Release()
-		kps, _ := e.ExtractReduced(gray, l.Width, l.Height)
+		if err != nil {
+			return t, fmt.Errorf("%s: %w", path, err)
+		}
 		t2 := time.Now()
 		c2, _ := cpuclock.Thread()
 		t.decode = timing{t1.Sub(t0), c1 - c0}
@@ -184,7 +186,7 @@ func photoSpeed(cv *opencv, globs string, reps int) error {
 		fmt.Fprintf(os.Stderr, "photo speed: %s done (%v)\n", p, time.Since(start).Round(time.Second))
 	}
 
-	fmt.Printf("Photos: per photo, one core (GOMAXPROCS=1, cv2.setNumThreads(1)), thread CPU time (wall in brackets), medians over photos × %d repetitions; ours: os.ReadFile + ingest.Decoder.DecodeLuma (DCT-scaled: %v), then sift.FromImage + Extract with describe's options (MaxSide %d, every image doubled as OpenCV's: %v); OpenCV %s: cv2.imread(IMREAD_GRAYSCALE), then the INTER_AREA resize to MaxSide and SIFT.detectAndCompute. (×r): the median per-pair ratio OpenCV/ours, above 1: ours is faster.\n\n",
+	fmt.Printf("Photos: per photo, one core (GOMAXPROCS=1, cv2.setNumThreads(1)), thread CPU time (wall in brackets), medians over photos × %d repetitions; ours: os.ReadFile + ingest.Decoder.DecodeLuma (DCT-scaled: %v), then sift.Extractor.ExtractImage with describe's options (MaxSide %d, every image doubled as OpenCV's: %v); OpenCV %s: cv2.imread(IMREAD_GRAYSCALE), then the INTER_AREA resize to MaxSide and SIFT.detectAndCompute. (×r): the median per-pair ratio OpenCV/ours, above 1: ours is faster.\n\n",
 		reps, opt.DCTScale, opt.SIFT.MaxSide, opt.SIFT.DoubleImage, cv.version)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 1, ' ', 0)
 	fmt.Fprintln(tw, "| size | photos | side\t| decode ms\t| SIFT ms\t| decode + SIFT ms\t| keypoints\t|")

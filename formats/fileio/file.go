@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -55,11 +56,52 @@ func ReadBytes(ctx context.Context, path string) ([]byte, error) {
 		return nil, fmt.Errorf("fileio: read %s: %w", path, err)
 	}
 	defer fsys.Close()
-	data, err := filesystem.Read(ctx, fsys, path)
+	r, err := fsys.OpenRead(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("fileio: read %s: %w", path, err)
+	}
+	defer r.Close()
+	data, err := readAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("fileio: read %s: %w", path, err)
 	}
 	return data, nil
+}
+
+// readAll reads r to its end, as io.ReadAll does, into a buffer of the
+// size r announces if it does (a local file's Stat, a GCS object's
+// Remain): one allocation of the file's size instead of a buffer grown
+// from 512 bytes, copied at each step (about 3 ms of CPU for a 5 MB
+// camera photo). A file longer than announced is still read whole.
+func readAll(r io.Reader) ([]byte, error) {
+	size := int64(-1)
+	switch f := r.(type) {
+	case interface{ Stat() (fs.FileInfo, error) }:
+		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
+			size = info.Size()
+		}
+	case interface{ Remain() int64 }:
+		size = f.Remain()
+	}
+	if size < 0 {
+		return io.ReadAll(r)
+	}
+	// One byte more than announced, so that the read that finds the end
+	// does not grow the buffer.
+	data := make([]byte, 0, size+1)
+	for {
+		n, err := r.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			return data, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+	}
 }
 
 // Open opens the file at path (local or gs://) for reading as a stream;

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -332,6 +333,59 @@ func TestDeterministicBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestReadBytesAllocatesItsSize: a local file is read into one buffer of
+// its size, not one grown from 512 bytes (about 2.5 times the file's
+// bytes allocated and copied), and a reader that announces too few bytes
+// is still read whole, gs:// objects too.
+func TestReadBytesAllocatesItsSize(t *testing.T) {
+	ctx := context.Background()
+	data := make([]byte, 3<<20+123)
+	for i := range data {
+		data[i] = byte(i*31 + i>>11)
+	}
+	path := Join(t.TempDir(), "photo.jpg")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadBytes(ctx, path); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("ReadBytes: %d bytes, %v; want the file's %d", len(got), err, len(data))
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got, err := ReadBytes(ctx, path)
+	runtime.ReadMemStats(&after)
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("ReadBytes: %d bytes, %v", len(got), err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(len(data))+64<<10 {
+		t.Errorf("ReadBytes of %d bytes allocated %d", len(data), alloc)
+	}
+
+	for _, announced := range []int64{0, 100, int64(len(data)) - 1, int64(len(data))} {
+		got, err := readAll(&announcing{Reader: bytes.NewReader(data), remain: announced})
+		if err != nil || !bytes.Equal(got, data) {
+			t.Errorf("%d announced: %d bytes, %v; want %d", announced, len(got), err, len(data))
+		}
+	}
+
+	gcstest.Start(t, "bytes-bucket")
+	if err := WriteBytes(ctx, "gs://bytes-bucket/photo.jpg", data); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadBytes(ctx, "gs://bytes-bucket/photo.jpg"); err != nil || !bytes.Equal(got, data) {
+		t.Errorf("ReadBytes of gs://: %d bytes, %v; want %d", len(got), err, len(data))
+	}
+}
+
+// announcing is a reader that announces remain bytes, as a GCS object's
+// reader does.
+type announcing struct {
+	*bytes.Reader
+	remain int64
+}
+
+func (a *announcing) Remain() int64 { return a.remain }
 
 func TestBytes(t *testing.T) {
 	ctx := context.Background()

@@ -171,7 +171,6 @@ type Describer struct {
 	syn  *synthetic.Generator
 	sift *sift.Extractor
 	glob *global.Extractor
-	gray *sift.Image
 }
 
 // NewDescriber returns a Describer for opt that reads images with read.
@@ -290,8 +289,10 @@ func (d *Describer) describe(img formats.Image, data []byte) (feat formats.Featu
 	defer luma.Release()
 	feat = formats.Features{ImageID: img.ImageID, Label: img.Label, Tags: img.Tags, Width: int32(luma.Width), Height: int32(luma.Height)}
 	if d.sift != nil {
-		d.gray = sift.FromImage(luma.Image, d.gray)
-		kps, desc := d.sift.ExtractReduced(d.gray, luma.Width, luma.Height)
+		kps, desc, err := d.sift.ExtractImage(context.Background(), luma.Image, luma.Width, luma.Height)
+		if err != nil {
+			return fail("sift", err)
+		}
 		feat.X = make([]float32, len(kps))
 		feat.Y = make([]float32, len(kps))
 		feat.Scale = make([]float32, len(kps))

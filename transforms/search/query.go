@@ -138,8 +138,7 @@ func (ix *Index) bagOfWords(ctx context.Context, w *worker, photo ingest.Luma, g
 // extract returns the SIFT keypoints and descriptors of a decoded photo
 // with w's extractor, as describe.Describer makes them.
 func (w *worker) extract(ctx context.Context, photo ingest.Luma) ([]sift.Keypoint, []byte, error) {
-	w.gray = sift.FromImage(photo.Image, w.gray)
-	return w.ex.ExtractReducedContext(ctx, w.gray, photo.Width, photo.Height)
+	return w.ex.ExtractImage(ctx, photo.Image, photo.Width, photo.Height)
 }
 
 // quantize quantises desc in batches of about 2²⁰ descriptor-to-word

@@ -175,7 +175,6 @@ type Index struct {
 type worker struct {
 	dist []uint16
 	ex   *sift.Extractor
-	gray *sift.Image
 	q    *bow.Quantizer
 	glob *global.Extractor
 	// Spatial verification: the matcher, the query's and a candidate's

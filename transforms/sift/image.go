@@ -41,21 +41,15 @@ func FromImage(img image.Image, dst *Image) *Image {
 	case *image.Gray:
 		for y := 0; y < h; y++ {
 			i := src.PixOffset(b.Min.X, b.Min.Y+y)
-			row := src.Pix[i : i+w]
-			o := out[y*w : y*w+w]
-			for x, v := range row {
-				o[x] = u8[v]
-			}
+			grayRow(src.Pix[i:i+w], out[y*w:y*w+w])
 		}
+		return dst // u8 is within [0,1]
 	case *image.YCbCr:
 		for y := 0; y < h; y++ {
 			i := src.YOffset(b.Min.X, b.Min.Y+y)
-			row := src.Y[i : i+w]
-			o := out[y*w : y*w+w]
-			for x, v := range row {
-				o[x] = u8[v]
-			}
+			grayRow(src.Y[i:i+w], out[y*w:y*w+w])
 		}
+		return dst
 	case *image.RGBA:
 		for y := 0; y < h; y++ {
 			i := src.PixOffset(b.Min.X, b.Min.Y+y)
@@ -265,9 +259,34 @@ func downsample2(src []float32, sw, sh int, dst []float32, dw, dh int) {
 // mean of the source area it covers, with fractional coverage at its edges.
 // That is the box prefilter a downscale needs against aliasing, and for
 // integer factors it is the plain block mean.
+//
+// A destination pixel is Σ_k wy_k · (Σ_j wx_j · s[i_k][j_0+j]): each source
+// row filtered horizontally, then the rows of a destination row weighted and
+// summed, the products rounded before each sum, taps in increasing order
+// from 0. Source rows are filtered eight at a time when a destination row
+// first needs them, into a ring of the few groups a destination row reads,
+// so the intermediate stays in cache and a source given as bytes
+// (resizeGray) is converted a group at a time. With AVX the eight rows are
+// filtered together: transposed so that a column's eight samples are one
+// vector, each destination column is a tap-by-tap sum of broadcast weight
+// times column, and the sums are transposed back into rows, which computes
+// every sample as the scalar loop does.
 type resampler struct {
 	xs, ys taps
-	tmp    []float32
+	// gi and gw are xs without the taps past the row's end: tap k of
+	// destination x at x·xs.n + k, its source index (clamped into the row,
+	// where its weight is 0) and weight.
+	gi []int32
+	gw []float32
+	// ring holds groups of 8 filtered rows of dw samples, the group of
+	// source rows 8g … 8g+7 in slot g mod len(held); held is the group each
+	// slot holds, −1 for none.
+	ring []float32
+	held []int
+	// rows holds 8 source rows converted from bytes; cols and sums are the
+	// vector pass's transposed group (sw columns of 8) and its sums (dw
+	// columns of 8).
+	rows, cols, sums []float32
 }
 
 // taps holds, for each destination index, the first source index and its
@@ -306,39 +325,172 @@ func (t *taps) build(srcN, dstN int) {
 
 // resize area-averages src (sw×sh) into dst (dw×dh); dw ≤ sw, dh ≤ sh.
 func (r *resampler) resize(src []float32, sw, sh int, dst []float32, dw, dh int) {
+	r.resizeRows(sw, sh, dst, dw, dh, func(y int, _ []float32) []float32 { return src[y*sw : y*sw+sw] })
+}
+
+// resizeGray is resize of the sw×sh grey image whose rows start stride
+// bytes apart in pix, read as FromImage reads an *image.Gray (byte v is
+// v/255): the same result, without the float copy of the whole image.
+func (r *resampler) resizeGray(pix []uint8, stride, sw, sh int, dst []float32, dw, dh int) {
+	r.resizeRows(sw, sh, dst, dw, dh, func(y int, buf []float32) []float32 {
+		grayRow(pix[y*stride:y*stride+sw], buf)
+		return buf
+	})
+}
+
+// resizeRows is resize of the sw×sh image whose row y is row(y, buf):
+// sw samples, in buf (sw samples it may use) or elsewhere, unchanged
+// until the group of 8 rows being filtered is done.
+func (r *resampler) resizeRows(sw, sh int, dst []float32, dw, dh int, row func(y int, buf []float32) []float32) {
 	r.xs.build(sw, dw)
 	r.ys.build(sh, dh)
-	r.tmp = grow(r.tmp, dw*sh)
-	n := r.xs.n
-	for y := 0; y < sh; y++ {
-		s := src[y*sw : y*sw+sw]
-		o := r.tmp[y*dw : y*dw+dw]
-		for x := range o {
-			i0 := int(r.xs.first[x])
-			ws := r.xs.w[x*n : x*n+n]
-			var acc float32
-			for k, wk := range ws {
-				if wk != 0 {
-					acc += wk * s[i0+k]
-				}
-			}
-			o[x] = acc
-		}
+	r.layout(sw, dw)
+	n := r.ys.n
+	// Destination row y reads source rows first(y) … first(y)+n−1, which
+	// span at most (n+6)/8+1 groups, and first never decreases, so a group
+	// is overwritten in the ring only once no later destination row reads
+	// it.
+	slots := (n+6)/8 + 1
+	r.ring = grow(r.ring, slots*8*dw)
+	if cap(r.held) < slots {
+		r.held = make([]int, slots)
 	}
-	n = r.ys.n
+	r.held = r.held[:slots]
+	for i := range r.held {
+		r.held[i] = -1
+	}
+	r.rows = grow(r.rows, 8*sw)
 	for y := 0; y < dh; y++ {
 		o := dst[y*dw : y*dw+dw]
-		clear(o)
 		i0 := int(r.ys.first[y])
+		set := true // o's sums start from 0
 		for k, wk := range r.ys.w[y*n : y*n+n] {
 			if wk == 0 {
 				continue
 			}
-			s := r.tmp[(i0+k)*dw : (i0+k)*dw+dw]
-			s = s[:len(o)]
-			for x := range o {
-				o[x] += wk * s[x]
+			i := i0 + k
+			g := i / 8
+			slot := g % slots
+			group := r.ring[slot*8*dw : (slot+1)*8*dw]
+			if r.held[slot] != g {
+				r.filterGroup(g, sw, sh, group, row)
+				r.held[slot] = g
 			}
+			mulAdd(o, group[(i%8)*dw:(i%8+1)*dw], wk, set)
+			set = false
 		}
+		if set {
+			clear(o)
+		}
+	}
+}
+
+// layout fills gi and gw from xs for sources of sw samples a row.
+func (r *resampler) layout(sw, dw int) {
+	n := r.xs.n
+	r.gi = growInt32(r.gi, n*dw)
+	r.gw = grow(r.gw, n*dw)
+	for x := 0; x < dw; x++ {
+		for k := 0; k < n; k++ {
+			i := int(r.xs.first[x]) + k
+			w := r.xs.w[x*n+k]
+			if i >= sw {
+				i, w = sw-1, 0
+			}
+			r.gi[x*n+k], r.gw[x*n+k] = int32(i), w
+		}
+	}
+}
+
+// filterGroup sets out (8 rows of dw samples) to the horizontal pass of
+// source rows 8g … 8g+7, a row past sh to that of row sh−1.
+func (r *resampler) filterGroup(g, sw, sh int, out []float32, row func(y int, buf []float32) []float32) {
+	dw := len(out) / 8
+	var src [8][]float32
+	for j := range src {
+		src[j] = row(min(8*g+j, sh-1), r.rows[j*sw:(j+1)*sw])
+	}
+	if !useAVX {
+		for j := range src {
+			filterRow(src[j], out[j*dw:(j+1)*dw], r.gi, r.gw, r.xs.n)
+		}
+		return
+	}
+	// Transpose: cols[8c+j] = src[j][c].
+	r.cols = grow(r.cols, 8*sw)
+	var ptr [8]*float32
+	m := sw &^ 7
+	if m > 0 {
+		for j := range ptr {
+			ptr[j] = &src[j][0]
+		}
+		transposeInAVX(&r.cols[0], &ptr, m)
+	}
+	for c := m; c < sw; c++ {
+		for j := range src {
+			r.cols[8*c+j] = src[j][c]
+		}
+	}
+	r.sums = grow(r.sums, 8*dw)
+	filterColsAVX(&r.sums[0], &r.cols[0], &r.gi[0], &r.gw[0], r.xs.n, dw)
+	// Transpose back: out[j·dw+x] = sums[8x+j].
+	m = dw &^ 7
+	if m > 0 {
+		for j := range ptr {
+			ptr[j] = &out[j*dw]
+		}
+		transposeOutAVX(&ptr, &r.sums[0], m)
+	}
+	for x := m; x < dw; x++ {
+		for j := range 8 {
+			out[j*dw+x] = r.sums[8*x+j]
+		}
+	}
+}
+
+// filterRow sets o (dw samples) to the horizontal pass of source row s
+// with the taps gi, gw (n a destination sample). A zero-weight tap adds +0
+// or −0 for a finite sample, which leaves the sum as skipping it would.
+func filterRow(s, o []float32, gi []int32, gw []float32, n int) {
+	for x := range o {
+		var acc float32
+		for k := x * n; k < x*n+n; k++ {
+			acc += float32(gw[k] * s[gi[k]])
+		}
+		o[x] = acc
+	}
+}
+
+// mulAdd sets o[x] += w·s[x] for x < len(o), the product rounded before
+// the sum; with set, o[x] = 0 + w·s[x], whatever o held.
+func mulAdd(o, s []float32, w float32, set bool) {
+	s = s[:len(o)]
+	m := 0
+	if useAVX {
+		m = len(o) &^ 7
+		if m > 0 {
+			mulAddAVX(&o[0], &s[0], w, m, set)
+		}
+	}
+	for x := m; x < len(o); x++ {
+		if set {
+			o[x] = 0
+		}
+		o[x] += float32(w * s[x])
+	}
+}
+
+// grayRow sets o[x] = u8[s[x]] for x < len(s).
+func grayRow(s []uint8, o []float32) {
+	o = o[:len(s)]
+	m := 0
+	if useAVX2 {
+		m = len(s) &^ 7
+		if m > 0 {
+			grayRowAVX2(&o[0], &s[0], m)
+		}
+	}
+	for x := m; x < len(s); x++ {
+		o[x] = u8[s[x]]
 	}
 }

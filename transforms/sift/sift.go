@@ -102,6 +102,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"image"
 	"math"
 	"slices"
 
@@ -316,6 +317,7 @@ type Extractor struct {
 	double bool
 
 	work  Image     // MaxSide-downscaled input
+	in    *Image    // ExtractImage's input converted by FromImage
 	gauss []float32 // all octaves' Gaussian scales, octave after octave
 	octs  []octave
 	mask  []uint8   // candidate extrema of two rows' DoG layers, a bit per sample
@@ -448,18 +450,47 @@ func (e *Extractor) stopped() bool { return e.ctxErr() != nil }
 // fullW×fullH is no reduction: ExtractReduced is Extract of it, so a
 // decoder's caller passes the full size whether or not it reduced.
 func (e *Extractor) ExtractReduced(img *Image, fullW, fullH int) ([]Keypoint, []byte) {
-	return e.extract(img, fullW, fullH)
+	return e.extract(img, nil, fullW, fullH)
 }
 
 // ExtractReducedContext is ExtractReduced that gives up when ctx is done,
 // as ExtractContext does; with fullW 0 it is ExtractContext.
 func (e *Extractor) ExtractReducedContext(ctx context.Context, img *Image, fullW, fullH int) ([]Keypoint, []byte, error) {
+	return e.withContext(ctx, func() ([]Keypoint, []byte) { return e.extract(img, nil, fullW, fullH) })
+}
+
+// ExtractImage is ExtractReducedContext of FromImage(img), with fullW 0
+// for an img that is no reduction, without a copy of img's size: a grey
+// image (a decoded JPEG's luma) that MaxSide downscales is area-downscaled
+// straight from its bytes, and any other image is converted into the
+// Extractor's own buffer. The results are bit for bit those of
+// ExtractReducedContext of FromImage(img).
+func (e *Extractor) ExtractImage(ctx context.Context, img image.Image, fullW, fullH int) ([]Keypoint, []byte, error) {
+	return e.withContext(ctx, func() ([]Keypoint, []byte) {
+		b := img.Bounds()
+		if g, ok := img.(*image.Gray); ok && b.Dx() > 0 && b.Dy() > 0 {
+			fw, fh := fullW, fullH
+			if fw <= 0 {
+				fw, fh = b.Dx(), b.Dy()
+			}
+			if _, _, scaled := e.opt.WorkingSize(fw, fh); scaled {
+				return e.extract(nil, g, fullW, fullH)
+			}
+		}
+		e.in = FromImage(img, e.in)
+		return e.extract(e.in, nil, fullW, fullH)
+	})
+}
+
+// withContext runs extract with e.ctx set to ctx, returning ctx's error
+// instead of extract's results once ctx is done.
+func (e *Extractor) withContext(ctx context.Context, extract func() ([]Keypoint, []byte)) ([]Keypoint, []byte, error) {
 	e.ctx = ctx
 	defer func() { e.ctx = nil }()
 	if err := e.ctxErr(); err != nil {
 		return nil, nil, err
 	}
-	kps, desc := e.extract(img, fullW, fullH)
+	kps, desc := extract()
 	if err := e.ctxErr(); err != nil {
 		return nil, nil, err
 	}
@@ -487,31 +518,47 @@ func (o Options) WorkingSize(w, h int) (int, int, bool) {
 	return max(1, int(math.Round(float64(w)*float64(m)/float64(h)))), m, true
 }
 
-// extract is Extract, or ExtractReduced when fullW > 0; it returns early,
-// with partial results that ExtractContext discards, once e.stopped().
-func (e *Extractor) extract(img *Image, fullW, fullH int) ([]Keypoint, []byte) {
-	if img == nil || img.Width <= 0 || img.Height <= 0 {
+// extract is Extract, or ExtractReduced when fullW > 0, of img, or, if img
+// is nil, of the grey image gray, which the MaxSide size must downscale
+// (read as FromImage reads it); it returns early, with partial results
+// that ExtractContext discards, once e.stopped().
+func (e *Extractor) extract(img *Image, gray *image.Gray, fullW, fullH int) ([]Keypoint, []byte) {
+	var iw, ih int
+	switch {
+	case img != nil:
+		iw, ih = img.Width, img.Height
+	case gray != nil:
+		iw, ih = gray.Rect.Dx(), gray.Rect.Dy()
+	}
+	if iw <= 0 || ih <= 0 {
 		return nil, nil
 	}
-	if len(img.Pix) < img.Width*img.Height {
-		panic(fmt.Sprintf("sift: image is %dx%d but has %d pixels", img.Width, img.Height, len(img.Pix)))
+	if img != nil && len(img.Pix) < iw*ih {
+		panic(fmt.Sprintf("sift: image is %dx%d but has %d pixels", iw, ih, len(img.Pix)))
 	}
 	if fullW <= 0 {
-		fullW, fullH = img.Width, img.Height
+		fullW, fullH = iw, ih
 	}
 
 	// Work on a downscaled copy if asked; remember how to map back.
 	src := img
 	fx, fy := 1.0, 1.0
 	w, h, scaled := e.opt.WorkingSize(fullW, fullH)
-	reduced := fullW != img.Width || fullH != img.Height
-	if reduced && (!scaled || img.Width < w || img.Height < h) {
-		panic(fmt.Sprintf("sift: a %dx%d reduction of a %dx%d image, below the MaxSide size %dx%d", img.Width, img.Height, fullW, fullH, w, h))
+	reduced := fullW != iw || fullH != ih
+	if reduced && (!scaled || iw < w || ih < h) {
+		panic(fmt.Sprintf("sift: a %dx%d reduction of a %dx%d image, below the MaxSide size %dx%d", iw, ih, fullW, fullH, w, h))
+	}
+	if img == nil && !scaled {
+		panic("sift: a grey image that MaxSide does not downscale")
 	}
 	if scaled {
 		e.work.Width, e.work.Height = w, h
 		e.work.Pix = grow(e.work.Pix, w*h)
-		e.rs.resize(img.Pix[:img.Width*img.Height], img.Width, img.Height, e.work.Pix, w, h)
+		if img != nil {
+			e.rs.resize(img.Pix[:iw*ih], iw, ih, e.work.Pix, w, h)
+		} else {
+			e.rs.resizeGray(gray.Pix[gray.PixOffset(gray.Rect.Min.X, gray.Rect.Min.Y):], gray.Stride, iw, ih, e.work.Pix, w, h)
+		}
 		src = &e.work
 		fx = float64(fullW) / float64(w)
 		fy = float64(fullH) / float64(h)

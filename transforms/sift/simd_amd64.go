@@ -127,3 +127,35 @@ func blendRowsAVX(a, m, b *float32, n int)
 //
 //go:noescape
 func downsampleRowAVX(s, d *float32, n int)
+
+// transposeInAVX sets t[8c+j] = rows[j][c] for c < n, n a multiple of 8:
+// eight rows made eight-sample columns.
+//
+//go:noescape
+func transposeInAVX(t *float32, rows *[8]*float32, n int)
+
+// transposeOutAVX sets rows[j][x] = t[8x+j] for x < n, n a multiple of 8,
+// undoing transposeInAVX.
+//
+//go:noescape
+func transposeOutAVX(rows *[8]*float32, t *float32, n int)
+
+// filterColsAVX is the area resize's horizontal pass on eight rows at
+// once, for x < n: the column sums[8x:8x+8] = Σ_k gw[x·taps+k] ·
+// cols[8i:8i+8], i = gi[x·taps+k], for k < taps, the products rounded
+// before each sum, taps in increasing order from 0, as filterRow.
+//
+//go:noescape
+func filterColsAVX(sums, cols *float32, gi *int32, gw *float32, taps, n int)
+
+// mulAddAVX sets o[x] += w·s[x] for x < n, n a multiple of 8, the product
+// rounded before the sum; with set, o[x] = 0 + w·s[x].
+//
+//go:noescape
+func mulAddAVX(o, s *float32, w float32, n int, set bool)
+
+// grayRowAVX2 sets o[x] = float32(s[x]) / 255 for x < n, n a multiple of
+// 8: u8[s[x]], the division correctly rounded as Go's.
+//
+//go:noescape
+func grayRowAVX2(o *float32, s *uint8, n int)

@@ -2266,3 +2266,216 @@ gather8:
 gatherDone:
 	VZEROUPPER
 	RET
+
+// TRANSPOSE8 transposes the 8×8 floats of Y0–Y7 (row j in Yj) into Y8–Y15
+// (column c in Y(8+c)), clobbering Y0–Y7: pairs of rows interleaved
+// (VUNPCKLPS/VUNPCKHPS), then pairs of pairs (VSHUFPS), then the 128-bit
+// halves put in place (VPERM2F128).
+#define TRANSPOSE8 \
+	VUNPCKLPS  Y1, Y0, Y8          \
+	VUNPCKHPS  Y1, Y0, Y9          \
+	VUNPCKLPS  Y3, Y2, Y10         \
+	VUNPCKHPS  Y3, Y2, Y11         \
+	VUNPCKLPS  Y5, Y4, Y12         \
+	VUNPCKHPS  Y5, Y4, Y13         \
+	VUNPCKLPS  Y7, Y6, Y14         \
+	VUNPCKHPS  Y7, Y6, Y15         \
+	VSHUFPS    $0x44, Y10, Y8, Y0  \
+	VSHUFPS    $0xEE, Y10, Y8, Y1  \
+	VSHUFPS    $0x44, Y11, Y9, Y2  \
+	VSHUFPS    $0xEE, Y11, Y9, Y3  \
+	VSHUFPS    $0x44, Y14, Y12, Y4 \
+	VSHUFPS    $0xEE, Y14, Y12, Y5 \
+	VSHUFPS    $0x44, Y15, Y13, Y6 \
+	VSHUFPS    $0xEE, Y15, Y13, Y7 \
+	VPERM2F128 $0x20, Y4, Y0, Y8   \
+	VPERM2F128 $0x20, Y5, Y1, Y9   \
+	VPERM2F128 $0x20, Y6, Y2, Y10  \
+	VPERM2F128 $0x20, Y7, Y3, Y11  \
+	VPERM2F128 $0x31, Y4, Y0, Y12  \
+	VPERM2F128 $0x31, Y5, Y1, Y13  \
+	VPERM2F128 $0x31, Y6, Y2, Y14  \
+	VPERM2F128 $0x31, Y7, Y3, Y15
+
+// LOADROWS loads the 8 row pointers of the array AX points to into R8–R15.
+#define LOADROWS \
+	MOVQ 0(AX), R8   \
+	MOVQ 8(AX), R9   \
+	MOVQ 16(AX), R10 \
+	MOVQ 24(AX), R11 \
+	MOVQ 32(AX), R12 \
+	MOVQ 40(AX), R13 \
+	MOVQ 48(AX), R14 \
+	MOVQ 56(AX), R15
+
+// func transposeInAVX(t *float32, rows *[8]*float32, n int)
+//
+// Registers: DI t, R8–R15 the rows, AX byte offset in the rows, CX
+// columns left.
+TEXT ·transposeInAVX(SB), NOSPLIT, $0-24
+	MOVQ t+0(FP), DI
+	MOVQ rows+8(FP), AX
+	LOADROWS
+	MOVQ n+16(FP), CX
+	XORQ AX, AX
+
+in8:
+	VMOVUPS (R8)(AX*1), Y0
+	VMOVUPS (R9)(AX*1), Y1
+	VMOVUPS (R10)(AX*1), Y2
+	VMOVUPS (R11)(AX*1), Y3
+	VMOVUPS (R12)(AX*1), Y4
+	VMOVUPS (R13)(AX*1), Y5
+	VMOVUPS (R14)(AX*1), Y6
+	VMOVUPS (R15)(AX*1), Y7
+	TRANSPOSE8
+	VMOVUPS Y8, (DI)
+	VMOVUPS Y9, 32(DI)
+	VMOVUPS Y10, 64(DI)
+	VMOVUPS Y11, 96(DI)
+	VMOVUPS Y12, 128(DI)
+	VMOVUPS Y13, 160(DI)
+	VMOVUPS Y14, 192(DI)
+	VMOVUPS Y15, 224(DI)
+	ADDQ    $256, DI
+	ADDQ    $32, AX
+	SUBQ    $8, CX
+	JNZ     in8
+	VZEROUPPER
+	RET
+
+// func transposeOutAVX(rows *[8]*float32, t *float32, n int)
+//
+// Registers: SI t, R8–R15 the rows, AX byte offset in the rows, CX
+// columns left.
+TEXT ·transposeOutAVX(SB), NOSPLIT, $0-24
+	MOVQ rows+0(FP), AX
+	LOADROWS
+	MOVQ t+8(FP), SI
+	MOVQ n+16(FP), CX
+	XORQ AX, AX
+
+out8:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VMOVUPS 128(SI), Y4
+	VMOVUPS 160(SI), Y5
+	VMOVUPS 192(SI), Y6
+	VMOVUPS 224(SI), Y7
+	TRANSPOSE8
+	VMOVUPS Y8, (R8)(AX*1)
+	VMOVUPS Y9, (R9)(AX*1)
+	VMOVUPS Y10, (R10)(AX*1)
+	VMOVUPS Y11, (R11)(AX*1)
+	VMOVUPS Y12, (R12)(AX*1)
+	VMOVUPS Y13, (R13)(AX*1)
+	VMOVUPS Y14, (R14)(AX*1)
+	VMOVUPS Y15, (R15)(AX*1)
+	ADDQ    $256, SI
+	ADDQ    $32, AX
+	SUBQ    $8, CX
+	JNZ     out8
+	VZEROUPPER
+	RET
+
+// func filterColsAVX(sums, cols *float32, gi *int32, gw *float32, taps, n int)
+//
+// For each destination column x, tap by tap: the tap's weight broadcast,
+// times the eight samples of its source column, added to the sums.
+//
+// Registers: DI sums, SI cols, R8 gi, R9 gw, R10 taps, CX columns left, DX
+// taps left, AX source column offset; Y0 sums, Y1 product.
+TEXT ·filterColsAVX(SB), NOSPLIT, $0-48
+	MOVQ sums+0(FP), DI
+	MOVQ cols+8(FP), SI
+	MOVQ gi+16(FP), R8
+	MOVQ gw+24(FP), R9
+	MOVQ taps+32(FP), R10
+	MOVQ n+40(FP), CX
+
+filterCol:
+	VXORPS Y0, Y0, Y0
+	MOVQ   R10, DX
+
+filterTap:
+	MOVL         (R8), AX
+	SHLQ         $5, AX
+	VBROADCASTSS (R9), Y1
+	VMULPS       (SI)(AX*1), Y1, Y1
+	VADDPS       Y1, Y0, Y0
+	ADDQ         $4, R8
+	ADDQ         $4, R9
+	DECQ         DX
+	JNZ          filterTap
+
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     filterCol
+	VZEROUPPER
+	RET
+
+// func mulAddAVX(o, s *float32, w float32, n int, set bool)
+//
+// o[x] += w·s[x] for x < n, n a multiple of 8: VMULPS then VADDPS, no
+// fused multiply-add; with set, added to 0 instead of o[x].
+TEXT ·mulAddAVX(SB), NOSPLIT, $0-33
+	MOVQ         o+0(FP), DI
+	MOVQ         s+8(FP), SI
+	VBROADCASTSS w+16(FP), Y15
+	MOVQ         n+24(FP), CX
+	CMPB         set+32(FP), $0
+	JNE          mulSet8
+
+mulAdd8:
+	VMULPS  (SI), Y15, Y0
+	VADDPS  (DI), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JNZ     mulAdd8
+	VZEROUPPER
+	RET
+
+mulSet8:
+	VXORPS  Y14, Y14, Y14
+
+mulSetLoop:
+	VMULPS  (SI), Y15, Y0
+	VADDPS  Y14, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JNZ     mulSetLoop
+	VZEROUPPER
+	RET
+
+DATA u8scale<>+0(SB)/4, $0x437f0000 // 255
+GLOBL u8scale<>(SB), RODATA|NOPTR, $4
+
+// func grayRowAVX2(o *float32, s *uint8, n int)
+//
+// o[x] = float32(s[x]) / 255 for x < n, n a multiple of 8: 8 bytes widened
+// to int32 (VPMOVZXBD), converted exactly (VCVTDQ2PS), divided (VDIVPS,
+// correctly rounded, as Go's float32 division).
+TEXT ·grayRowAVX2(SB), NOSPLIT, $0-24
+	MOVQ         o+0(FP), DI
+	MOVQ         s+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VBROADCASTSS u8scale<>+0(SB), Y15
+
+gray8:
+	VPMOVZXBD (SI), Y0
+	VCVTDQ2PS Y0, Y0
+	VDIVPS    Y15, Y0, Y0
+	VMOVUPS   Y0, (DI)
+	ADDQ      $8, SI
+	ADDQ      $32, DI
+	SUBQ      $8, CX
+	JNZ       gray8
+	VZEROUPPER
+	RET

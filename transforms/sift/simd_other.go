@@ -65,3 +65,23 @@ func orientRowsAVX(gl *float32, w, m, rows int, wy, wx, dx, dy, wts *float32) {
 }
 
 func downsampleRowAVX(s, d *float32, n int) { panic("sift: downsampleRowAVX without AVX") }
+
+func transposeInAVX(t *float32, rows *[8]*float32, n int) {
+	panic("sift: transposeInAVX without AVX")
+}
+
+func transposeOutAVX(rows *[8]*float32, t *float32, n int) {
+	panic("sift: transposeOutAVX without AVX")
+}
+
+func filterColsAVX(sums, cols *float32, gi *int32, gw *float32, taps, n int) {
+	panic("sift: filterColsAVX without AVX")
+}
+
+func mulAddAVX(o, s *float32, w float32, n int, set bool) {
+	panic("sift: mulAddAVX without AVX")
+}
+
+func grayRowAVX2(o *float32, s *uint8, n int) {
+	panic("sift: grayRowAVX2 without AVX2")
+}
