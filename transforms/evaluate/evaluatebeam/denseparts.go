@@ -13,6 +13,7 @@ import (
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/transforms/evaluate"
 	"github.com/bowline/bowline/transforms/global"
+	"github.com/bowline/bowline/transforms/internal/onekey"
 	"github.com/bowline/bowline/transforms/split"
 	"github.com/bowline/bowline/transforms/train"
 	"github.com/bowline/bowline/transforms/train/trainbeam"
@@ -20,7 +21,7 @@ import (
 
 func init() {
 	for _, t := range []any{(*denseQueries)(nil), (*denseLabelsFn)(nil), (*denseCandidatesFn)(nil), (*denseQueriesMergeFn)(nil),
-		(*denseShardsFn)(nil), (*denseShardFn)(nil), (*denseSummaryFn)(nil), (*global.Moments)(nil)} {
+		(*denseShardsFn)(nil), (*denseShardFn)(nil), (*denseShardInput)(nil), (*denseSummaryFn)(nil), (*global.Moments)(nil)} {
 		beam.RegisterType(reflect.TypeOf(t).Elem())
 	}
 }
@@ -63,10 +64,10 @@ func EvaluateDenseParts(s beam.Scope, featParts, moments, cut, model beam.PColle
 	cands := beam.ParDo(s, &denseCandidatesFn{Opt: opt}, featParts,
 		beam.SideInput{Input: labels}, beam.SideInput{Input: cut}, beam.SideInput{Input: moments})
 	queries := beam.Combine(s, &denseQueriesMergeFn{Opt: opt}, cands)
-	shards := beam.ParDo(s, &denseShardsFn{Opt: opt}, beam.Impulse(s), beam.SideInput{Input: queries}, beam.SideInput{Input: labels})
-	results := beam.ParDo(s, &denseShardFn{Opt: opt, Loads: loads}, beam.Reshuffle(s, shards),
-		beam.SideInput{Input: queries}, beam.SideInput{Input: labels}, beam.SideInput{Input: model},
-		beam.SideInput{Input: featParts}, beam.SideInput{Input: moments})
+	// A shard ranks for seconds: it takes what it reads paired with it
+	// (denseShardInput), not as side inputs (onekey).
+	shards := beam.ParDo(s, &denseShardsFn{Opt: opt}, onekey.Group(s, queries, labels, model, featParts, moments))
+	results := beam.ParDo(s, &denseShardFn{Opt: opt, Loads: loads}, beam.Reshuffle(s, shards))
 	rows, scores = beam.ParDo2(s, &denseSummaryFn{Opt: opt}, beam.Impulse(s),
 		beam.SideInput{Input: model}, beam.SideInput{Input: labels}, beam.SideInput{Input: results})
 	return rows, scores, beam.ParDo(s, shardStageFn, results)
@@ -182,12 +183,40 @@ func (f *denseQueriesMergeFn) MergeAccumulators(a, b denseQueries) denseQueries 
 }
 func (f *denseQueriesMergeFn) ExtractOutput(a denseQueries) denseQueries { return a.trim() }
 
+// denseShardInput is a query shard of EvaluateDenseParts, its queries
+// (ShardOf), and what its DoFn reads besides the parts' files: the label
+// counts, the model, the parts in part order (SortedParts) and the
+// moments of the global features.
+type denseShardInput struct {
+	Shard   int
+	Queries []evaluate.DenseQuery
+	Labels  Labels
+	Model   learners.Model
+	Parts   []formats.Part
+	Moments global.Moments
+}
+
+// denseShardsFn emits the query shards of the query set, the label
+// counts, the model, the parts and the moments grouped under one key
+// (onekey.Group).
 type denseShardsFn struct{ Opt evaluate.Options }
 
-func (f *denseShardsFn) ProcessElement(_ []byte, q denseQueries, labels Labels, emit func(int)) {
-	for i := range shardCount(f.Opt, len(q.Queries), labels) {
-		emit(i)
+func (f *denseShardsFn) ProcessElement(_ int, queries func(*denseQueries) bool, labels func(*Labels) bool, model func(*learners.Model) bool,
+	parts func(*formats.Part) bool, moments func(*global.Moments) bool, emit func(denseShardInput)) error {
+	q, l, m, err := shardValues(queries, labels, model)
+	if err != nil {
+		return err
 	}
+	mo, err := onekey.One(moments, "the moments of the global features")
+	if err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	all := SortedParts(parts)
+	n := shardCount(f.Opt, len(q.Queries), l)
+	for i := range n {
+		emit(denseShardInput{Shard: i, Queries: ShardOf(q.Queries, i, n), Labels: l, Model: m, Parts: all, Moments: mo})
+	}
+	return nil
 }
 
 // denseShardFn ranks the collection for one shard of the queries, the
@@ -198,36 +227,31 @@ type denseShardFn struct {
 	// Loads is shardFn's.
 	Loads int
 
-	// scaler is derived from the moments side input on the first element,
-	// as denseCandidatesFn's.
+	// scaler is derived from the moments on the first element, as
+	// denseCandidatesFn's.
 	scaler *global.Scaler
 }
 
-func (f *denseShardFn) ProcessElement(ctx context.Context, shard int, q denseQueries, labels Labels, model func(*learners.Model) bool,
-	parts func(*formats.Part) bool, moments func(*global.Moments) bool) (shardResult, error) {
+func (f *denseShardFn) ProcessElement(ctx context.Context, in denseShardInput) (shardResult, error) {
 	release, err := AcquireShard(ctx, f.Loads)
 	if err != nil {
 		return shardResult{}, err
 	}
 	defer release()
 	start := time.Now()
-	var m learners.Model
-	if !model(&m) {
-		return shardResult{}, fmt.Errorf("evaluate: shard %d: no model", shard)
-	}
-	mine := ShardOf(q.Queries, shard, shardCount(f.Opt, len(q.Queries), labels))
+	shard, labels, m, mine := in.Shard, in.Labels, in.Model, in.Queries
 	if len(mine) == 0 {
 		// No query at all (a shard is made even then): nothing to rank.
 		return shardResult{StartMillis: start.UnixMilli(), EndMillis: time.Now().UnixMilli()}, nil
 	}
 	if f.scaler == nil {
-		sc, err := trainbeam.ScalerOf(moments)
+		sc, err := global.NewScaler(in.Moments, global.Dims)
 		if err != nil {
 			return shardResult{}, fmt.Errorf("evaluate %s: shard %d: %w", m.Learner, shard, err)
 		}
-		f.scaler = sc
+		f.scaler = &sc
 	}
-	all := SortedParts(parts)
+	all := in.Parts
 	chunk := f.Opt.Chunk()
 	r, err := evaluate.NewDenseRanking(m, mine, f.Opt.DepthFor(labels.Images), labels.Images, labels.Relevant())
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/bowline/bowline/transforms/bow/bowbeam"
 	"github.com/bowline/bowline/transforms/evaluate"
 	"github.com/bowline/bowline/transforms/index"
+	"github.com/bowline/bowline/transforms/internal/onekey"
 	"github.com/bowline/bowline/transforms/internal/slots"
 	"github.com/bowline/bowline/transforms/progress/progressbeam"
 	"github.com/bowline/bowline/transforms/report"
@@ -30,7 +31,7 @@ import (
 
 func init() {
 	for _, t := range []any{(*Labels)(nil), (*Queries)(nil), (*shardResult)(nil), (*labelsFn)(nil), (*labelsMergeFn)(nil),
-		(*candidatesFn)(nil), (*queriesMergeFn)(nil), (*shardsFn)(nil), (*shardFn)(nil), (*summaryFn)(nil), (*formats.Part)(nil), (*report.Stage)(nil),
+		(*candidatesFn)(nil), (*queriesMergeFn)(nil), (*shardsFn)(nil), (*shardFn)(nil), (*shardInput)(nil), (*summaryFn)(nil), (*formats.Part)(nil), (*report.Stage)(nil),
 		(*selectorFn)(nil), (*cutFn)(nil), (*split.Cut)(nil), (*evaluate.Scores)(nil), (*compareFn)(nil)} {
 		beam.RegisterType(reflect.TypeOf(t).Elem())
 	}
@@ -361,9 +362,10 @@ func (f *queriesMergeFn) ExtractOutput(a Queries) Queries        { return a.trim
 // queries, whatever the runner runs side by side.
 func EvaluateParts(s beam.Scope, bowParts, queries, labels, model beam.PCollection, vocab int, opt evaluate.Options, loads int) (rows, scores, stages beam.PCollection) {
 	s = s.Scope("evaluate.EvaluateParts")
-	shards := beam.ParDo(s, &shardsFn{Opt: opt}, beam.Impulse(s), beam.SideInput{Input: queries}, beam.SideInput{Input: labels})
-	results := beam.ParDo(s, &shardFn{Opt: opt, Vocab: vocab, Loads: loads}, beam.Reshuffle(s, shards),
-		beam.SideInput{Input: queries}, beam.SideInput{Input: labels}, beam.SideInput{Input: model}, beam.SideInput{Input: bowParts})
+	// A shard ranks for seconds: it takes what it reads paired with it
+	// (shardInput), not as side inputs (onekey).
+	shards := beam.ParDo(s, &shardsFn{Opt: opt}, onekey.Group(s, queries, labels, model, bowParts))
+	results := beam.ParDo(s, &shardFn{Opt: opt, Vocab: vocab, Loads: loads}, beam.Reshuffle(s, shards))
 	rows, scores = beam.ParDo2(s, &summaryFn{Opt: opt, Vocab: vocab}, beam.Impulse(s),
 		beam.SideInput{Input: model}, beam.SideInput{Input: labels}, beam.SideInput{Input: results})
 	return rows, scores, beam.ParDo(s, shardStageFn, results)
@@ -384,12 +386,32 @@ func shardCount(opt evaluate.Options, queries int, labels Labels) int {
 	return formats.Parts(int64(queries), opt.ShardQueriesReranked(labels.Images, labels.Postings))
 }
 
+// shardInput is a query shard of EvaluateParts and what its DoFn reads
+// besides the parts' files: the query set (a few bytes a query), the
+// label counts, the model and the parts in part order (SortedParts).
+type shardInput struct {
+	Shard   int
+	Queries Queries
+	Labels  Labels
+	Model   learners.Model
+	Parts   []formats.Part
+}
+
+// shardsFn emits the query shards of the query set, the label counts, the
+// model and the parts grouped under one key (onekey.Group).
 type shardsFn struct{ Opt evaluate.Options }
 
-func (f *shardsFn) ProcessElement(_ []byte, q Queries, labels Labels, emit func(int)) {
-	for i := range shardCount(f.Opt, len(q.Queries), labels) {
-		emit(i)
+func (f *shardsFn) ProcessElement(_ int, queries func(*Queries) bool, labels func(*Labels) bool, model func(*learners.Model) bool,
+	parts func(*formats.Part) bool, emit func(shardInput)) error {
+	q, l, m, err := shardValues(queries, labels, model)
+	if err != nil {
+		return err
 	}
+	all := SortedParts(parts)
+	for i := range shardCount(f.Opt, len(q.Queries), l) {
+		emit(shardInput{Shard: i, Queries: q, Labels: l, Model: m, Parts: all})
+	}
+	return nil
 }
 
 type shardResult struct {
@@ -415,6 +437,24 @@ type shardResult struct {
 	VerifySeconds float64
 }
 
+// shardValues reads the one query set, label counts and model of the
+// group a shards DoFn takes (onekey.Group).
+func shardValues[Q any](queries func(*Q) bool, labels func(*Labels) bool, model func(*learners.Model) bool) (Q, Labels, learners.Model, error) {
+	q, err := onekey.One(queries, "the query set")
+	if err != nil {
+		return q, Labels{}, learners.Model{}, fmt.Errorf("evaluate: %w", err)
+	}
+	l, err := onekey.One(labels, "the label counts")
+	if err != nil {
+		return q, Labels{}, learners.Model{}, fmt.Errorf("evaluate: %w", err)
+	}
+	m, err := onekey.One(model, "the model")
+	if err != nil {
+		return q, Labels{}, learners.Model{}, fmt.Errorf("evaluate: %w", err)
+	}
+	return q, l, m, nil
+}
+
 type shardFn struct {
 	Opt   evaluate.Options
 	Vocab int
@@ -423,34 +463,24 @@ type shardFn struct {
 	Loads int
 }
 
-// ProcessElement takes the query set as an iterator, read once the shard
-// holds its slot: a waiting shard holds none of it.
-func (f *shardFn) ProcessElement(ctx context.Context, shard int, queries func(*Queries) bool, labels Labels, model func(*learners.Model) bool, parts func(*formats.Part) bool) (shardResult, error) {
+func (f *shardFn) ProcessElement(ctx context.Context, in shardInput) (shardResult, error) {
 	release, err := AcquireShard(ctx, f.Loads)
 	if err != nil {
 		return shardResult{}, err
 	}
 	defer release()
 	start := time.Now()
-	var m learners.Model
-	if !model(&m) {
-		return shardResult{}, fmt.Errorf("evaluate: no model")
-	}
+	shard, labels, m, all := in.Shard, in.Labels, in.Model, in.Parts
 	w, err := m.Diagonal()
 	if err != nil {
 		return shardResult{}, fmt.Errorf("evaluate: %w", err)
 	}
-	var q Queries
-	if !queries(&q) {
-		return shardResult{}, fmt.Errorf("evaluate: no query set")
-	}
-	n := shardCount(f.Opt, len(q.Queries), labels)
-	all := SortedParts(parts)
-	mine, err := ReadShard(ctx, q.Queries, q.Parts, shard, n, all)
+	n := shardCount(f.Opt, len(in.Queries.Queries), labels)
+	mine, err := ReadShard(ctx, in.Queries.Queries, in.Queries.Parts, shard, n, all)
 	if err != nil {
 		return shardResult{}, fmt.Errorf("evaluate %s: shard %d: %w", m.Learner, shard, err)
 	}
-	q = Queries{}
+	in.Queries = Queries{}
 	r := evaluate.NewRanking(mine, f.Opt.DepthFor(labels.Images), labels.Images, labels.Relevant())
 	var geometry []string
 	var noGeometry string

@@ -181,7 +181,7 @@ func TestPartsSeedOnlyTheSeedingSample(t *testing.T) {
 	var seed sample
 	chunks := 0
 	for _, p := range writeParts(t, feats, t.TempDir(), 3) {
-		err := f.ProcessElement(ctx, partThreshold{Part: p, Thr: thr}, func(c chunk) { chunks += c.N }, func(s sample) {
+		err := f.ProcessElement(ctx, p, thr, func(c chunk) { chunks += c.N }, func(s sample) {
 			seed = (&sampleFn{Max: 1 << 30}).MergeAccumulators(seed, s)
 		})
 		if err != nil {
@@ -272,7 +272,7 @@ func TestPartPriosFromHeads(t *testing.T) {
 	ctx := context.Background()
 	feats := features(40, rand.New(rand.NewPCG(93, 94)))
 	for _, p := range writeParts(t, feats, t.TempDir(), 2) {
-		got, err := (&partPriosFn{Max: 1 << 20, Hash: 5}).ProcessElement(ctx, partTotal{Part: p, Total: 1})
+		got, err := (&partPriosFn{Max: 1 << 20, Hash: 5}).ProcessElement(ctx, p, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -298,8 +298,8 @@ func TestPartPriosFromHeads(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := formats.Part{Name: "features", Parts: 1, Path: path, Rows: 1, Keypoints: 2}
-		pt := partThreshold{Part: p, Thr: threshold{Prio: math.MaxUint64, Count: 2}}
-		err := (&partChunksFn{Hash: 5, Dir: t.TempDir()}).ProcessElement(ctx, pt, func(chunk) {}, func(sample) {})
+		thr := threshold{Prio: math.MaxUint64, Count: 2}
+		err := (&partChunksFn{Hash: 5, Dir: t.TempDir()}).ProcessElement(ctx, p, thr, func(chunk) {}, func(sample) {})
 		if err == nil || !strings.Contains(err.Error(), "image bad") {
 			t.Errorf("%s: %v, want an error naming image bad", name, err)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 
+	"github.com/bowline/bowline/transforms/internal/onekey"
 	"github.com/bowline/bowline/transforms/kmeans"
 )
 
@@ -34,17 +35,11 @@ type plan struct {
 // readOne returns the one element the side input iter yields, or an error
 // naming what it should hold.
 func readOne[T any](iter func(*T) bool, what string) (T, error) {
-	var p, q T
-	n := 0
-	for iter(&q) {
-		p = q
-		n++
+	v, err := onekey.One(iter, what)
+	if err != nil {
+		return v, fmt.Errorf("vocabulary: %w", err)
 	}
-	if n != 1 {
-		var zero T
-		return zero, fmt.Errorf("vocabulary: %d elements of %s, want 1", n, what)
-	}
-	return p, nil
+	return v, nil
 }
 
 // headFn emits the head of a state — its fields but its centroids — from

@@ -12,12 +12,15 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/global"
+	"github.com/bowline/bowline/transforms/internal/onekey"
 	"github.com/bowline/bowline/transforms/train"
 )
 
 func init() {
 	beam.RegisterType(reflect.TypeOf((*global.Moments)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*denseGroupShardFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*denseGroupInput)(nil)).Elem())
+	beam.RegisterFunction(denseGroupInputsFn)
 	beam.RegisterType(reflect.TypeOf((*partMomentsFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*mergeMomentsFn)(nil)).Elem())
 }
@@ -56,37 +59,74 @@ func ShardedDenseGroups(s beam.Scope, tripParts, featParts, moments beam.PCollec
 	state := beam.ParDo(s, &initFn{Opt: opt}, beam.Impulse(s))
 	for r := 0; r < opt.Rounds; r++ {
 		rs := s.Scope(fmt.Sprintf("round%d", r))
-		shards := beam.ParDo(rs, &denseGroupShardFn{Opt: opt, Round: r}, beam.Reshuffle(rs, tripParts),
-			beam.SideInput{Input: featParts}, beam.SideInput{Input: moments}, beam.SideInput{Input: state})
+		// A group trains for seconds: it takes what it reads paired with
+		// it (denseGroupInput), not as side inputs (onekey).
+		in := beam.ParDo(rs, denseGroupInputsFn, onekey.Group(rs, tripParts, featParts, moments, state))
+		shards := beam.ParDo(rs, &denseGroupShardFn{Opt: opt, Round: r}, beam.Reshuffle(rs, in))
 		state = beam.ParDo(rs, &averageFn{}, beam.Impulse(rs), beam.SideInput{Input: state}, beam.SideInput{Input: shards})
 	}
 	return beam.ParDo(s, &modelFn{Opt: opt}, beam.Impulse(s), beam.SideInput{Input: state})
+}
+
+// denseGroupInput is a triplets part of ShardedDenseGroups (a training
+// group) and what its round's DoFn reads besides the parts' files: the
+// features parts, the moments of the global features and the state of
+// the round before.
+type denseGroupInput struct {
+	Group     formats.Part
+	FeatParts []formats.Part
+	Moments   global.Moments
+	State     train.RoundState
+}
+
+// denseGroupInputsFn emits a denseGroupInput for each triplets part of
+// the triplets parts, the features parts, the moments and the state
+// grouped under one key (onekey.Group).
+func denseGroupInputsFn(_ int, groups, featParts func(*formats.Part) bool, moments func(*global.Moments) bool, states func(*train.RoundState) bool,
+	emit func(denseGroupInput)) error {
+	mo, err := onekey.One(moments, "the moments of the global features")
+	if err != nil {
+		return fmt.Errorf("train: %w", err)
+	}
+	st, err := onekey.One(states, "the state of the round before")
+	if err != nil {
+		return fmt.Errorf("train: %w", err)
+	}
+	var fs []formats.Part
+	var p formats.Part
+	for featParts(&p) {
+		fs = append(fs, p)
+	}
+	for groups(&p) {
+		emit(denseGroupInput{Group: p, FeatParts: fs, Moments: mo, State: st})
+	}
+	return nil
 }
 
 type denseGroupShardFn struct {
 	Opt   train.ShardOptions
 	Round int
 
-	// scaler is derived from the moments side input on the first element,
-	// as scaleFn's.
+	// scaler is derived from the moments on the first element, as
+	// scaleFn's.
 	scaler  *global.Scaler
 	missing beam.Counter
 }
 
 func (f *denseGroupShardFn) Setup() { f.missing = beam.NewCounter("train", "triplets_without_bow") }
 
-func (f *denseGroupShardFn) ProcessElement(ctx context.Context, g formats.Part, featParts func(*formats.Part) bool,
-	moments func(*global.Moments) bool, state func(*train.RoundState) bool, emit func(train.ShardState)) error {
+func (f *denseGroupShardFn) ProcessElement(ctx context.Context, in denseGroupInput, emit func(train.ShardState)) error {
+	g := in.Group
 	trips, err := f.roundTriplets(ctx, g)
 	if err != nil || len(trips) == 0 {
 		return err
 	}
 	if f.scaler == nil {
-		if f.scaler, err = ScalerOf(moments); err != nil {
+		if f.scaler, err = ScalerOf(iter(in.Moments)); err != nil {
 			return fmt.Errorf("train: group %d: %w", g.Part, err)
 		}
 	}
-	paths, parts, err := featurePaths(featParts)
+	paths, parts, err := featurePaths(iter(in.FeatParts...))
 	if err != nil {
 		return fmt.Errorf("train: group %d: %w", g.Part, err)
 	}
@@ -103,11 +143,7 @@ func (f *denseGroupShardFn) ProcessElement(ctx context.Context, g formats.Part, 
 	if len(feats) == 0 {
 		return nil // an empty shard: no state to average in
 	}
-	var st train.RoundState
-	if !state(&st) {
-		return fmt.Errorf("train: group %d: no state", g.Part)
-	}
-	sh, err := train.TrainShard(f.Opt, g.Part, st, feats)
+	sh, err := train.TrainShard(f.Opt, g.Part, in.State, feats)
 	if err != nil {
 		return fmt.Errorf("train: group %d: %w", g.Part, err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
+	"github.com/bowline/bowline/transforms/internal/onekey"
 	"github.com/bowline/bowline/transforms/train"
 	"github.com/bowline/bowline/transforms/triplets"
 )
@@ -84,7 +85,9 @@ func TrainGroupsFrom(s beam.Scope, groups beam.PCollection, opts []train.ShardOp
 	all := beam.ParDo(s, &initAllFn{Opts: opts}, beam.Impulse(s), beam.SideInput{Input: warm})
 	for r := range rounds {
 		rs := s.Scope(fmt.Sprintf("round%d", r))
-		shards, parts := beam.ParDo2(rs, &trainGroupFn{Opts: opts, Trip: trip, Round: r, Dir: dir, Replay: WarmReplay}, beam.Reshuffle(rs, groups), beam.SideInput{Input: all})
+		// A group trains for seconds: it takes the states paired with
+		// it, not as a side input (onekey).
+		shards, parts := beam.ParDo2(rs, &trainGroupFn{Opts: opts, Trip: trip, Round: r, Dir: dir, Replay: WarmReplay}, onekey.Pair(rs, groups, all, "the learners' states"))
 		if r == 0 {
 			tripParts = parts
 		}
@@ -124,7 +127,7 @@ const WarmReplay float64 = 1
 
 // learnerStates is the round state of every learner of TrainGroupsFrom, in
 // the order of its opts: one element, so that a group's DoFn takes one
-// side input whatever the number of learners. Warm[i] reports that
+// value paired with it whatever the number of learners. Warm[i] reports that
 // learner i started from an earlier run's state.
 type learnerStates struct {
 	States []train.RoundState
@@ -199,11 +202,7 @@ func (f *trainGroupFn) Setup() {
 	f.sampled = beam.NewCounter("triplets", "sampled")
 }
 
-func (f *trainGroupFn) ProcessElement(ctx context.Context, g Group, states func(*learnerStates) bool, emit func(groupShards), emitPart func(formats.Part)) error {
-	var st learnerStates
-	if !states(&st) {
-		return fmt.Errorf("train: group %d: no state", g.Index)
-	}
+func (f *trainGroupFn) ProcessElement(ctx context.Context, g Group, st learnerStates, emit func(groupShards), emitPart func(formats.Part)) error {
 	if len(st.States) != len(f.Opts) {
 		return fmt.Errorf("train: group %d: %d learners' states, want %d", g.Index, len(st.States), len(f.Opts))
 	}

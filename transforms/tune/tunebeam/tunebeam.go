@@ -16,6 +16,7 @@ import (
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/transforms/evaluate"
 	"github.com/bowline/bowline/transforms/evaluate/evaluatebeam"
+	"github.com/bowline/bowline/transforms/internal/onekey"
 	"github.com/bowline/bowline/transforms/progress/progressbeam"
 	"github.com/bowline/bowline/transforms/report"
 	"github.com/bowline/bowline/transforms/split"
@@ -26,7 +27,7 @@ import (
 )
 
 func init() {
-	for _, t := range []any{(*tune.ValidationSet)(nil), (*validationSetFn)(nil), (*validationMergeFn)(nil), (*validationShardsFn)(nil),
+	for _, t := range []any{(*tune.ValidationSet)(nil), (*validationSetFn)(nil), (*validationMergeFn)(nil), (*validationShardsFn)(nil), (*validationShard)(nil),
 		(*validateFn)(nil), (*tune.Validated)(nil), (*pointSparsityFn)(nil), (*tune.PointSparsity)(nil), (*chooseFn)(nil), (*report.Tuning)(nil),
 		(*pickModelFn)(nil), (*pickStateFn)(nil), (*tuneStageFn)(nil), (*tuneTrainStageFn)(nil)} {
 		beam.RegisterType(reflect.TypeOf(t).Elem())
@@ -84,16 +85,13 @@ func Tune(s beam.Scope, bowParts, labels, cut, checked beam.PCollection, dim int
 	// validation mAPs are read against it.
 	bs := s.Scope(string(learners.BaselineTFIDF))
 	base := beam.ParDo(bs, &validateFn{Point: len(grid), Name: string(learners.BaselineTFIDF), Points: len(grid) + 1, Vocab: dim, Opt: o.Eval, Loads: o.PartLoads},
-		beam.Reshuffle(bs, beam.ParDo(bs, &validationShardsFn{Opt: o.Eval}, beam.Impulse(bs), beam.SideInput{Input: set})),
-		beam.SideInput{Input: set}, beam.SideInput{Input: beam.Create(bs, learners.BaselineModel(learners.BaselineTFIDF, nil))},
-		beam.SideInput{Input: bowParts}, beam.SideInput{Input: cut})
+		validationShards(bs, set, beam.Create(bs, learners.BaselineModel(learners.BaselineTFIDF, nil)), bowParts, cut, o.Eval))
 	results = append(results, base)
 	units = append(units, beam.ParDo(bs, &tuneStageFn{}, base))
 	for i, p := range grid {
 		ps := s.Scope(p.Name)
-		shards := beam.ParDo(ps, &validationShardsFn{Opt: o.Eval}, beam.Impulse(ps), beam.SideInput{Input: set})
-		r := beam.ParDo(ps, &validateFn{Point: i, Name: p.Name, Points: len(grid) + 1, Vocab: dim, Opt: o.Eval, Loads: o.PartLoads}, beam.Reshuffle(ps, shards),
-			beam.SideInput{Input: set}, beam.SideInput{Input: models[i]}, beam.SideInput{Input: bowParts}, beam.SideInput{Input: cut})
+		r := beam.ParDo(ps, &validateFn{Point: i, Name: p.Name, Points: len(grid) + 1, Vocab: dim, Opt: o.Eval, Loads: o.PartLoads},
+			validationShards(ps, set, models[i], bowParts, cut, o.Eval))
 		results = append(results, r)
 		sparsities = append(sparsities, beam.ParDo(ps, &pointSparsityFn{Point: i}, final[i]))
 		units = append(units, beam.ParDo(ps, &tuneStageFn{}, r), beam.ParDo(ps, &tuneTrainStageFn{Of: len(grid)}, models[i]))
@@ -151,14 +149,51 @@ func (f *validationMergeFn) MergeAccumulators(a, b tune.ValidationSet) tune.Vali
 }
 func (f *validationMergeFn) ExtractOutput(a tune.ValidationSet) tune.ValidationSet { return a }
 
+// validationShard is a shard of the validation queries of one grid point
+// and what its DoFn (validateFn) reads besides the parts' files: the
+// validation set (a few bytes a query), the point's model, the parts in
+// part order (evaluatebeam.SortedParts) and the split.
+type validationShard struct {
+	Shard int
+	Set   tune.ValidationSet
+	Model learners.Model
+	Parts []formats.Part
+	Cut   split.Cut
+}
+
+// validationShards returns the shards of the validation set (single-element
+// PCollection<tune.ValidationSet>) under model (single-element
+// PCollection<learners.Model>) over the bags of words (PCollection<formats.Part>)
+// and the split (single-element PCollection<split.Cut>):
+// PCollection<validationShard>, spread over the workers. A shard
+// validates for seconds, so it takes these paired with it, not as side
+// inputs (transforms/internal/onekey).
+func validationShards(s beam.Scope, set, model, bowParts, cut beam.PCollection, opt evaluate.Options) beam.PCollection {
+	return beam.Reshuffle(s, beam.ParDo(s, &validationShardsFn{Opt: opt}, onekey.Group(s, set, model, bowParts, cut)))
+}
+
 type validationShardsFn struct{ Opt evaluate.Options }
 
-func (f *validationShardsFn) ProcessElement(_ []byte, v tune.ValidationSet, emit func(int)) error {
+func (f *validationShardsFn) ProcessElement(_ int, sets func(*tune.ValidationSet) bool, models func(*learners.Model) bool, parts func(*formats.Part) bool,
+	cuts func(*split.Cut) bool, emit func(validationShard)) error {
+	v, err := onekey.One(sets, "the validation set")
+	if err != nil {
+		return fmt.Errorf("tune: %w", err)
+	}
+	m, err := onekey.One(models, "the model")
+	if err != nil {
+		return fmt.Errorf("tune: %w", err)
+	}
+	cut, err := onekey.One(cuts, "the split")
+	if err != nil {
+		return fmt.Errorf("tune: %w", err)
+	}
 	if len(v.Queries) == 0 {
 		return fmt.Errorf("tune: no validation queries among %d training images: too few images a label to carve a validation set from", v.Images)
 	}
+	all := evaluatebeam.SortedParts(parts)
 	for i := range tune.Shards(f.Opt, v) {
-		emit(i)
+		emit(validationShard{Shard: i, Set: v, Model: m, Parts: all, Cut: cut})
 	}
 	return nil
 }
@@ -176,30 +211,19 @@ type validateFn struct {
 	Loads int
 }
 
-// ProcessElement takes the validation set as an iterator, read once the
-// shard holds its slot, as the evaluation's shards take their queries: a
-// waiting shard holds none of it.
-func (f *validateFn) ProcessElement(ctx context.Context, shard int, set func(*tune.ValidationSet) bool, model func(*learners.Model) bool, parts func(*formats.Part) bool, cut split.Cut) (tune.Validated, error) {
+func (f *validateFn) ProcessElement(ctx context.Context, in validationShard) (tune.Validated, error) {
 	release, err := evaluatebeam.AcquireShard(ctx, f.Loads)
 	if err != nil {
 		return tune.Validated{}, err
 	}
 	defer release()
 	start := time.Now()
-	var v tune.ValidationSet
-	if !set(&v) {
-		return tune.Validated{}, fmt.Errorf("tune %s: no validation set", f.Name)
-	}
-	var m learners.Model
-	if !model(&m) {
-		return tune.Validated{}, fmt.Errorf("tune %s: no model", f.Name)
-	}
+	shard, v, m, all, cut := in.Shard, in.Set, in.Model, in.Parts, in.Cut
 	w, err := m.Diagonal()
 	if err != nil {
 		return tune.Validated{}, fmt.Errorf("tune %s: %w", f.Name, err)
 	}
 	n := tune.Shards(f.Opt, v)
-	all := evaluatebeam.SortedParts(parts)
 	mine, err := evaluatebeam.ReadShard(ctx, v.Queries, v.Parts, shard, n, all)
 	if err != nil {
 		return tune.Validated{}, fmt.Errorf("tune %s: shard %d: %w", f.Name, shard, err)
