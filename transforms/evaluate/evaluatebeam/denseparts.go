@@ -13,7 +13,7 @@ import (
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/transforms/evaluate"
 	"github.com/bowline/bowline/transforms/global"
-	"github.com/bowline/bowline/transforms/internal/onekey"
+	"github.com/bowline/bowline/transforms/internal/onekeybeam"
 	"github.com/bowline/bowline/transforms/split"
 	"github.com/bowline/bowline/transforms/train"
 	"github.com/bowline/bowline/transforms/train/trainbeam"
@@ -65,8 +65,8 @@ func EvaluateDenseParts(s beam.Scope, featParts, moments, cut, model beam.PColle
 		beam.SideInput{Input: labels}, beam.SideInput{Input: cut}, beam.SideInput{Input: moments})
 	queries := beam.Combine(s, &denseQueriesMergeFn{Opt: opt}, cands)
 	// A shard ranks for seconds: it takes what it reads paired with it
-	// (denseShardInput), not as side inputs (onekey).
-	shards := beam.ParDo(s, &denseShardsFn{Opt: opt}, onekey.Group(s, queries, labels, model, featParts, moments))
+	// (denseShardInput), not as side inputs (onekeybeam).
+	shards := beam.ParDo(s, &denseShardsFn{Opt: opt}, onekeybeam.Group(s, queries, labels, model, featParts, moments))
 	results := beam.ParDo(s, &denseShardFn{Opt: opt, Loads: loads}, beam.Reshuffle(s, shards))
 	rows, scores = beam.ParDo2(s, &denseSummaryFn{Opt: opt}, beam.Impulse(s),
 		beam.SideInput{Input: model}, beam.SideInput{Input: labels}, beam.SideInput{Input: results})
@@ -198,7 +198,7 @@ type denseShardInput struct {
 
 // denseShardsFn emits the query shards of the query set, the label
 // counts, the model, the parts and the moments grouped under one key
-// (onekey.Group).
+// (onekeybeam.Group).
 type denseShardsFn struct{ Opt evaluate.Options }
 
 func (f *denseShardsFn) ProcessElement(_ int, queries func(*denseQueries) bool, labels func(*Labels) bool, model func(*learners.Model) bool,
@@ -207,7 +207,7 @@ func (f *denseShardsFn) ProcessElement(_ int, queries func(*denseQueries) bool, 
 	if err != nil {
 		return err
 	}
-	mo, err := onekey.One(moments, "the moments of the global features")
+	mo, err := onekeybeam.One(moments, "the moments of the global features")
 	if err != nil {
 		return fmt.Errorf("evaluate: %w", err)
 	}

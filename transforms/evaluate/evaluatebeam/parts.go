@@ -22,7 +22,7 @@ import (
 	"github.com/bowline/bowline/transforms/bow/bowbeam"
 	"github.com/bowline/bowline/transforms/evaluate"
 	"github.com/bowline/bowline/transforms/index"
-	"github.com/bowline/bowline/transforms/internal/onekey"
+	"github.com/bowline/bowline/transforms/internal/onekeybeam"
 	"github.com/bowline/bowline/transforms/internal/slots"
 	"github.com/bowline/bowline/transforms/progress/progressbeam"
 	"github.com/bowline/bowline/transforms/report"
@@ -363,8 +363,8 @@ func (f *queriesMergeFn) ExtractOutput(a Queries) Queries        { return a.trim
 func EvaluateParts(s beam.Scope, bowParts, queries, labels, model beam.PCollection, vocab int, opt evaluate.Options, loads int) (rows, scores, stages beam.PCollection) {
 	s = s.Scope("evaluate.EvaluateParts")
 	// A shard ranks for seconds: it takes what it reads paired with it
-	// (shardInput), not as side inputs (onekey).
-	shards := beam.ParDo(s, &shardsFn{Opt: opt}, onekey.Group(s, queries, labels, model, bowParts))
+	// (shardInput), not as side inputs (onekeybeam).
+	shards := beam.ParDo(s, &shardsFn{Opt: opt}, onekeybeam.Group(s, queries, labels, model, bowParts))
 	results := beam.ParDo(s, &shardFn{Opt: opt, Vocab: vocab, Loads: loads}, beam.Reshuffle(s, shards))
 	rows, scores = beam.ParDo2(s, &summaryFn{Opt: opt, Vocab: vocab}, beam.Impulse(s),
 		beam.SideInput{Input: model}, beam.SideInput{Input: labels}, beam.SideInput{Input: results})
@@ -398,7 +398,7 @@ type shardInput struct {
 }
 
 // shardsFn emits the query shards of the query set, the label counts, the
-// model and the parts grouped under one key (onekey.Group).
+// model and the parts grouped under one key (onekeybeam.Group).
 type shardsFn struct{ Opt evaluate.Options }
 
 func (f *shardsFn) ProcessElement(_ int, queries func(*Queries) bool, labels func(*Labels) bool, model func(*learners.Model) bool,
@@ -438,17 +438,17 @@ type shardResult struct {
 }
 
 // shardValues reads the one query set, label counts and model of the
-// group a shards DoFn takes (onekey.Group).
+// group a shards DoFn takes (onekeybeam.Group).
 func shardValues[Q any](queries func(*Q) bool, labels func(*Labels) bool, model func(*learners.Model) bool) (Q, Labels, learners.Model, error) {
-	q, err := onekey.One(queries, "the query set")
+	q, err := onekeybeam.One(queries, "the query set")
 	if err != nil {
 		return q, Labels{}, learners.Model{}, fmt.Errorf("evaluate: %w", err)
 	}
-	l, err := onekey.One(labels, "the label counts")
+	l, err := onekeybeam.One(labels, "the label counts")
 	if err != nil {
 		return q, Labels{}, learners.Model{}, fmt.Errorf("evaluate: %w", err)
 	}
-	m, err := onekey.One(model, "the model")
+	m, err := onekeybeam.One(model, "the model")
 	if err != nil {
 		return q, Labels{}, learners.Model{}, fmt.Errorf("evaluate: %w", err)
 	}

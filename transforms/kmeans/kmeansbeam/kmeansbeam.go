@@ -147,7 +147,7 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
-	"github.com/bowline/bowline/transforms/internal/onekey"
+	"github.com/bowline/bowline/transforms/internal/onekeybeam"
 	"github.com/bowline/bowline/transforms/internal/slots"
 	"github.com/bowline/bowline/transforms/internal/splitmix"
 	"github.com/bowline/bowline/transforms/kmeans"
@@ -540,7 +540,7 @@ func VocabularyOfParts(s beam.Scope, parts beam.PCollection, opt Options) beam.P
 // parts at once in a process (0: no limit): PCollection<sample>.
 func sampleOfParts(s beam.Scope, parts beam.PCollection, n int, seed uint64, loads int) beam.PCollection {
 	total := stats.Sum(s, beam.ParDo(s, keypointsFn, parts))
-	per := beam.ParDo(s, &samplePartFn{Max: max(n, 0), Seed: seed, Loads: loads}, onekey.Pair(s, parts, total, "the descriptors' total"))
+	per := beam.ParDo(s, &samplePartFn{Max: max(n, 0), Seed: seed, Loads: loads}, onekeybeam.Pair(s, parts, total, "the descriptors' total"))
 	return beam.Combine(s, &mergeSampleFn{Max: max(n, 0)}, per)
 }
 

@@ -11,7 +11,7 @@ import (
 // The steps whose bundles run for seconds — the one step of Lloyd's
 // iterations, the seeding of a sample drawn in parts, the reading of the
 // features parts — take what they need as their main input, grouped or
-// paired (onekey), and no side input: Prism spins about a core while a
+// paired (onekeybeam), and no side input: Prism spins about a core while a
 // bundle of a stage with side inputs runs (see loopFn).
 func TestLongStepsHaveNoSideInputs(t *testing.T) {
 	for _, tc := range []struct {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
-	"github.com/bowline/bowline/transforms/internal/onekey"
+	"github.com/bowline/bowline/transforms/internal/onekeybeam"
 	"github.com/bowline/bowline/transforms/internal/slots"
 	"github.com/bowline/bowline/transforms/internal/splitmix"
 )
@@ -150,7 +150,7 @@ func (f *mergePriosFn) ExtractOutput(a prios) threshold {
 }
 
 // initPartsFn is initFn on the seeding sample of a sample drawn in parts,
-// given with the sample's threshold under one key (onekey.Group), if
+// given with the sample's threshold under one key (onekeybeam.Group), if
 // there is one.
 type initPartsFn struct{ Opt Options }
 
@@ -261,10 +261,10 @@ func ofParts(s beam.Scope, parts beam.PCollection, opt Options, build, start bea
 	}
 	total := stats.Sum(s, beam.ParDo(s, keypointsFn, parts))
 	n, m := opt.sample(), opt.seedSample()
-	prioParts := beam.ParDo(s, &partPriosFn{Max: n, Hash: opt.Seed, Loads: opt.PartLoads}, onekey.Pair(s, parts, total, "the descriptors' total"))
+	prioParts := beam.ParDo(s, &partPriosFn{Max: n, Hash: opt.Seed, Loads: opt.PartLoads}, onekeybeam.Pair(s, parts, total, "the descriptors' total"))
 	thr := beam.Combine(s, &mergePriosFn{Max: n, Seed: m}, prioParts)
 	dir := opt.scratchDir()
-	chunks, seedParts := beam.ParDo2(s, &partChunksFn{Hash: opt.Seed, Loads: opt.PartLoads, Dir: dir}, onekey.Pair(s, parts, thr, "the threshold of the sample"))
+	chunks, seedParts := beam.ParDo2(s, &partChunksFn{Hash: opt.Seed, Loads: opt.PartLoads, Dir: dir}, onekeybeam.Pair(s, parts, thr, "the threshold of the sample"))
 	seed := beam.ParDo(s, sampleIfFn, beam.Combine(s, &mergeSampleFn{Max: m}, seedParts), beam.SideInput{Input: build})
 	st := beam.ParDo(s, &initPartsFn{Opt: opt}, beam.CoGroupByKey(s, beam.AddFixedKey(s, seed), beam.AddFixedKey(s, thr)))
 	return train(s, st, beam.Reshuffle(s, chunks), opt, dir, start)

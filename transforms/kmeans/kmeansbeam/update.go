@@ -7,7 +7,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 
-	"github.com/bowline/bowline/transforms/internal/onekey"
+	"github.com/bowline/bowline/transforms/internal/onekeybeam"
 	"github.com/bowline/bowline/transforms/kmeans"
 )
 
@@ -35,7 +35,7 @@ type plan struct {
 // readOne returns the one element the side input iter yields, or an error
 // naming what it should hold.
 func readOne[T any](iter func(*T) bool, what string) (T, error) {
-	v, err := onekey.One(iter, what)
+	v, err := onekeybeam.One(iter, what)
 	if err != nil {
 		return v, fmt.Errorf("vocabulary: %w", err)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/global"
-	"github.com/bowline/bowline/transforms/internal/onekey"
+	"github.com/bowline/bowline/transforms/internal/onekeybeam"
 	"github.com/bowline/bowline/transforms/train"
 )
 
@@ -60,8 +60,8 @@ func ShardedDenseGroups(s beam.Scope, tripParts, featParts, moments beam.PCollec
 	for r := 0; r < opt.Rounds; r++ {
 		rs := s.Scope(fmt.Sprintf("round%d", r))
 		// A group trains for seconds: it takes what it reads paired with
-		// it (denseGroupInput), not as side inputs (onekey).
-		in := beam.ParDo(rs, denseGroupInputsFn, onekey.Group(rs, tripParts, featParts, moments, state))
+		// it (denseGroupInput), not as side inputs (onekeybeam).
+		in := beam.ParDo(rs, denseGroupInputsFn, onekeybeam.Group(rs, tripParts, featParts, moments, state))
 		shards := beam.ParDo(rs, &denseGroupShardFn{Opt: opt, Round: r}, beam.Reshuffle(rs, in))
 		state = beam.ParDo(rs, &averageFn{}, beam.Impulse(rs), beam.SideInput{Input: state}, beam.SideInput{Input: shards})
 	}
@@ -81,14 +81,14 @@ type denseGroupInput struct {
 
 // denseGroupInputsFn emits a denseGroupInput for each triplets part of
 // the triplets parts, the features parts, the moments and the state
-// grouped under one key (onekey.Group).
+// grouped under one key (onekeybeam.Group).
 func denseGroupInputsFn(_ int, groups, featParts func(*formats.Part) bool, moments func(*global.Moments) bool, states func(*train.RoundState) bool,
 	emit func(denseGroupInput)) error {
-	mo, err := onekey.One(moments, "the moments of the global features")
+	mo, err := onekeybeam.One(moments, "the moments of the global features")
 	if err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
-	st, err := onekey.One(states, "the state of the round before")
+	st, err := onekeybeam.One(states, "the state of the round before")
 	if err != nil {
 		return fmt.Errorf("train: %w", err)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
-	"github.com/bowline/bowline/transforms/internal/onekey"
+	"github.com/bowline/bowline/transforms/internal/onekeybeam"
 	"github.com/bowline/bowline/transforms/train"
 	"github.com/bowline/bowline/transforms/triplets"
 )
@@ -86,8 +86,8 @@ func TrainGroupsFrom(s beam.Scope, groups beam.PCollection, opts []train.ShardOp
 	for r := range rounds {
 		rs := s.Scope(fmt.Sprintf("round%d", r))
 		// A group trains for seconds: it takes the states paired with
-		// it, not as a side input (onekey).
-		shards, parts := beam.ParDo2(rs, &trainGroupFn{Opts: opts, Trip: trip, Round: r, Dir: dir, Replay: WarmReplay}, onekey.Pair(rs, groups, all, "the learners' states"))
+		// it, not as a side input (onekeybeam).
+		shards, parts := beam.ParDo2(rs, &trainGroupFn{Opts: opts, Trip: trip, Round: r, Dir: dir, Replay: WarmReplay}, onekeybeam.Pair(rs, groups, all, "the learners' states"))
 		if r == 0 {
 			tripParts = parts
 		}

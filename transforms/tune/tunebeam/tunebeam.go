@@ -16,7 +16,7 @@ import (
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/transforms/evaluate"
 	"github.com/bowline/bowline/transforms/evaluate/evaluatebeam"
-	"github.com/bowline/bowline/transforms/internal/onekey"
+	"github.com/bowline/bowline/transforms/internal/onekeybeam"
 	"github.com/bowline/bowline/transforms/progress/progressbeam"
 	"github.com/bowline/bowline/transforms/report"
 	"github.com/bowline/bowline/transforms/split"
@@ -167,24 +167,24 @@ type validationShard struct {
 // and the split (single-element PCollection<split.Cut>):
 // PCollection<validationShard>, spread over the workers. A shard
 // validates for seconds, so it takes these paired with it, not as side
-// inputs (transforms/internal/onekey).
+// inputs (onekeybeam).
 func validationShards(s beam.Scope, set, model, bowParts, cut beam.PCollection, opt evaluate.Options) beam.PCollection {
-	return beam.Reshuffle(s, beam.ParDo(s, &validationShardsFn{Opt: opt}, onekey.Group(s, set, model, bowParts, cut)))
+	return beam.Reshuffle(s, beam.ParDo(s, &validationShardsFn{Opt: opt}, onekeybeam.Group(s, set, model, bowParts, cut)))
 }
 
 type validationShardsFn struct{ Opt evaluate.Options }
 
 func (f *validationShardsFn) ProcessElement(_ int, sets func(*tune.ValidationSet) bool, models func(*learners.Model) bool, parts func(*formats.Part) bool,
 	cuts func(*split.Cut) bool, emit func(validationShard)) error {
-	v, err := onekey.One(sets, "the validation set")
+	v, err := onekeybeam.One(sets, "the validation set")
 	if err != nil {
 		return fmt.Errorf("tune: %w", err)
 	}
-	m, err := onekey.One(models, "the model")
+	m, err := onekeybeam.One(models, "the model")
 	if err != nil {
 		return fmt.Errorf("tune: %w", err)
 	}
-	cut, err := onekey.One(cuts, "the split")
+	cut, err := onekeybeam.One(cuts, "the split")
 	if err != nil {
 		return fmt.Errorf("tune: %w", err)
 	}

@@ -1,4 +1,4 @@
-package onekey
+package onekeybeam
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-// Package onekey hands a long step the values it needs besides its main
+// Package onekeybeam hands a long step the values it needs besides its main
 // input without side inputs: while a bundle of a stage with side inputs
 // runs, Prism (Beam Go SDK v2.77) finds the stage ready again at every
 // turn of its scheduling loop — its input watermark, held by the bundle,
@@ -10,7 +10,7 @@
 // one key (Group). A ParDo whose main input is another stage's output is
 // fused into that stage, side inputs and all, so a long step's output
 // leaves through a Reshuffle where a consumer has side inputs.
-package onekey
+package onekeybeam
 
 import (
 	"fmt"
@@ -39,7 +39,7 @@ func Group(s beam.Scope, cols ...beam.PCollection) beam.PCollection {
 // workers by a Reshuffle. What names one's value for the error of a job
 // where one has no element or several.
 func Pair(s beam.Scope, main, one beam.PCollection, what string) beam.PCollection {
-	s = s.Scope("onekey.Pair")
+	s = s.Scope("onekeybeam.Pair")
 	return beam.Reshuffle(s, beam.ParDo(s, &pairFn{What: what}, Group(s, main, one)))
 }
 
