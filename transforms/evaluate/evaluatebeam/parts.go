@@ -387,14 +387,17 @@ func shardCount(opt evaluate.Options, queries int, labels Labels) int {
 }
 
 // shardInput is a query shard of EvaluateParts and what its DoFn reads
-// besides the parts' files: the query set (a few bytes a query), the
-// label counts, the model and the parts in part order (SortedParts).
+// besides the parts' files: its own queries (shardByPart's, in query-set
+// order) with the parts that hold their bags, the label counts, the model
+// and the parts in part order (SortedParts). A shard waiting for its slot
+// holds only its own queries, never the whole set.
 type shardInput struct {
-	Shard   int
-	Queries Queries
-	Labels  Labels
-	Model   learners.Model
-	Parts   []formats.Part
+	Shard, Shards int
+	Queries       []evaluate.Query
+	Where         []int
+	Labels        Labels
+	Model         learners.Model
+	Parts         []formats.Part
 }
 
 // shardsFn emits the query shards of the query set, the label counts, the
@@ -408,8 +411,14 @@ func (f *shardsFn) ProcessElement(_ int, queries func(*Queries) bool, labels fun
 		return err
 	}
 	all := SortedParts(parts)
-	for i := range shardCount(f.Opt, len(q.Queries), l) {
-		emit(shardInput{Shard: i, Queries: q, Labels: l, Model: m, Parts: all})
+	n := shardCount(f.Opt, len(q.Queries), l)
+	for i := range n {
+		idx := shardByPart(q.Parts, i, n)
+		in := shardInput{Shard: i, Shards: n, Queries: make([]evaluate.Query, len(idx)), Where: make([]int, len(idx)), Labels: l, Model: m, Parts: all}
+		for k, j := range idx {
+			in.Queries[k], in.Where[k] = q.Queries[j], q.Parts[j]
+		}
+		emit(in)
 	}
 	return nil
 }
@@ -475,12 +484,11 @@ func (f *shardFn) ProcessElement(ctx context.Context, in shardInput) (shardResul
 	if err != nil {
 		return shardResult{}, fmt.Errorf("evaluate: %w", err)
 	}
-	n := shardCount(f.Opt, len(in.Queries.Queries), labels)
-	mine, err := ReadShard(ctx, in.Queries.Queries, in.Queries.Parts, shard, n, all)
+	n := in.Shards
+	mine, err := ReadShard(ctx, in.Queries, in.Where, 0, 1, all)
 	if err != nil {
 		return shardResult{}, fmt.Errorf("evaluate %s: shard %d: %w", m.Learner, shard, err)
 	}
-	in.Queries = Queries{}
 	r := evaluate.NewRanking(mine, f.Opt.DepthFor(labels.Images), labels.Images, labels.Relevant())
 	var geometry []string
 	var noGeometry string
