@@ -1,4 +1,6 @@
-package onekeybeam
+// Package testkitbeam holds what the Beam wrappers' tests share about a
+// built pipeline. It is imported only by tests.
+package testkitbeam
 
 import (
 	"reflect"
@@ -12,7 +14,7 @@ import (
 // DoFn is a struct of fn's type (fn a pointer to one, e.g. (*someFn)(nil)),
 // in graph order; it fails the test if p does not build or has no such
 // ParDo. A step whose bundles take seconds should have none: Prism spins
-// about a core while such a bundle runs (transforms/internal/onekey).
+// about a core while such a bundle runs (package onekeybeam).
 func SideInputs(t testing.TB, p *beam.Pipeline, fn any) []int {
 	t.Helper()
 	edges, _, err := p.Build()

@@ -19,7 +19,7 @@ import (
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/transforms/global"
-	"github.com/bowline/bowline/transforms/internal/onekeybeam"
+	"github.com/bowline/bowline/transforms/internal/testkitbeam"
 	"github.com/bowline/bowline/transforms/train"
 )
 
@@ -450,13 +450,13 @@ func TestShardedDenseGroupsReadsOnlyNeededParts(t *testing.T) {
 }
 
 // A group of a dense round trains for seconds: its step takes what it
-// reads paired with it, and no side input (onekeybeam.SideInputs).
+// reads paired with it, and no side input (testkitbeam.SideInputs).
 func TestShardedDenseGroupsTakeNoSideInputs(t *testing.T) {
 	opt := train.ShardOptions{Learner: "oasis", Dims: global.Dims, Shards: 1, Rounds: 2}
 	p, s := beam.NewPipelineWithRoot()
 	parts := beam.Create(s, formats.Part{})
 	ShardedDenseGroups(s, parts, parts, beam.Create(s, global.Moments{}), opt)
-	if got := onekeybeam.SideInputs(t, p, (*denseGroupShardFn)(nil)); !slices.Equal(got, []int{0, 0}) {
+	if got := testkitbeam.SideInputs(t, p, (*denseGroupShardFn)(nil)); !slices.Equal(got, []int{0, 0}) {
 		t.Errorf("the rounds' group steps take %v side inputs, want none", got)
 	}
 }

@@ -20,7 +20,7 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/learners"
-	"github.com/bowline/bowline/transforms/internal/onekeybeam"
+	"github.com/bowline/bowline/transforms/internal/testkitbeam"
 	"github.com/bowline/bowline/transforms/split"
 	"github.com/bowline/bowline/transforms/train"
 	"github.com/bowline/bowline/transforms/triplets"
@@ -384,13 +384,13 @@ func TestTrainGroupsRoundsMustAgree(t *testing.T) {
 }
 
 // A group trains for seconds: its step takes the learners' states paired
-// with it, and no side input (onekeybeam.SideInputs).
+// with it, and no side input (testkitbeam.SideInputs).
 func TestTrainGroupsTakeNoSideInputs(t *testing.T) {
 	opts := []train.ShardOptions{{Learner: "solis-ada", Dim: 4, Shards: 1, Rounds: 2}}
 	p, s := beam.NewPipelineWithRoot()
 	gs := Groups(s, beam.Create(s, formats.Part{}), beam.Create(s, split.Cut{}), beam.PCollection{}, 10, 0, 1, 1)
 	TrainGroupsFrom(s, gs, opts, triplets.Options{PerQuery: 1}, t.TempDir(), beam.PCollection{})
-	if got := onekeybeam.SideInputs(t, p, (*trainGroupFn)(nil)); !slices.Equal(got, []int{0, 0}) {
+	if got := testkitbeam.SideInputs(t, p, (*trainGroupFn)(nil)); !slices.Equal(got, []int{0, 0}) {
 		t.Errorf("the rounds' group steps take %v side inputs, want none", got)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/transforms/evaluate/evaluatebeam"
-	"github.com/bowline/bowline/transforms/internal/onekeybeam"
+	"github.com/bowline/bowline/transforms/internal/testkitbeam"
 	"github.com/bowline/bowline/transforms/split"
 	"github.com/bowline/bowline/transforms/train"
 	"github.com/bowline/bowline/transforms/triplets"
@@ -17,7 +17,7 @@ import (
 
 // A validation shard ranks for seconds: its step, the baseline's and each
 // grid point's, takes what it reads paired with it, and no side input
-// (onekeybeam.SideInputs).
+// (testkitbeam.SideInputs).
 func TestValidationTakesNoSideInputs(t *testing.T) {
 	opt := train.ShardOptions{Learner: "solis-ada", Dim: 4, Shards: 1, Rounds: 1}
 	grid := []tune.Point{{Learner: "solis-ada", Name: "solis-ada/a", Opt: opt}, {Learner: "solis-ada", Name: "solis-ada/b", Opt: opt}}
@@ -29,7 +29,7 @@ func TestValidationTakesNoSideInputs(t *testing.T) {
 	}
 	Tune(s, beam.Create(s, formats.Part{}), beam.Create(s, evaluatebeam.Labels{}), beam.Create(s, split.Cut{}), beam.Impulse(s), 4,
 		Options{}, triplets.Options{PerQuery: 1}, grid, final, states)
-	got := onekeybeam.SideInputs(t, p, (*validateFn)(nil))
+	got := testkitbeam.SideInputs(t, p, (*validateFn)(nil))
 	if len(got) != len(grid)+1 {
 		t.Fatalf("%d validation steps, want %d: the grid's and the baseline's", len(got), len(grid)+1)
 	}
