@@ -618,10 +618,8 @@ func train(s beam.Scope, st, chunks beam.PCollection, opt Options, dir string, s
 		// The state and the chunks reach the step as its one main input
 		// element, not as side inputs, and its codebook leaves through a
 		// Reshuffle, so that no consumer with side inputs (Distortion) is
-		// fused into its stage: Prism re-plans a stage with side inputs
-		// without pause for as long as one of its bundles runs, about a
-		// core for the whole training (loop.go).
-		one := beam.CoGroupByKey(s, beam.AddFixedKey(s, st), beam.AddFixedKey(s, chunks))
+		// fused into its stage (onekeybeam says why).
+		one := onekeybeam.Group(s, st, chunks)
 		return beam.Reshuffle(s, beam.ParDo(s, &loopFn{MaxIter: opt.MaxIter, Tol: opt.Tol, Dir: dir, Approx: opt.Approx, Forest: opt.forest(), UseIVF: opt.useIVF(), IVF: opt.ivf()}, one))
 	}
 	total := beam.Combine(s, chunkTotalFn{}, chunks)
@@ -697,13 +695,16 @@ func priorities(seed uint64, feat formats.Features, fn func(prio uint64, desc []
 		if len(d) != formats.DescriptorSize {
 			continue
 		}
-		fn(splitmix.Mix64(base+uint64(i)), d)
+		fn(priority(base, i), d)
 	}
 }
 
+// priority is the priority of an image's descriptor i, from the image's
+// priorityBase: every pass that draws the sample computes it here.
+func priority(base uint64, i int) uint64 { return splitmix.Mix64(base + uint64(i)) }
+
 // priorityBase is the hash of (seed, image) from which the priorities of
-// the image's descriptors follow: descriptor i's is
-// splitmix.Mix64(base + i).
+// the image's descriptors follow (priority).
 func priorityBase(seed uint64, image string) uint64 {
 	h := fnv.New64a()
 	var buf [8]byte

@@ -55,13 +55,9 @@ func (o Options) oneStep() bool {
 // the chunks of the sample, their descriptors in the scratch directory Dir,
 // on GOMAXPROCS goroutines that each assign whole chunks, and returns the
 // codebook; it removes Dir. The state's parts and the chunks' names come
-// grouped under one key as its one element (a CoGroupByKey), not as side
-// inputs: while a bundle of a stage with side inputs runs, Prism (v2.77)
-// finds the stage ready again at every turn of its scheduling loop — its
-// input watermark, held by the bundle, stays behind its upstream one — and
-// plans an empty bundle, at about a core (measured: 10.7 CPU s over a
-// 10-second bundle with two side inputs, 0.5 s with the same data grouped
-// as its input).
+// grouped under one key as its one element (onekeybeam.Group), not as side
+// inputs, which Prism would spin a core on for the whole training
+// (onekeybeam's package documentation).
 type loopFn struct {
 	MaxIter int
 	Tol     float64

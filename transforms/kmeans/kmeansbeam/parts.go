@@ -13,7 +13,6 @@ import (
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/internal/onekeybeam"
 	"github.com/bowline/bowline/transforms/internal/slots"
-	"github.com/bowline/bowline/transforms/internal/splitmix"
 )
 
 // A sample of more than Options.WholeSample descriptors is never held whole
@@ -88,7 +87,7 @@ func (f *partPriosFn) ProcessElement(ctx context.Context, p formats.Part, total 
 	err = fileio.ReadEach(ctx, p.Path, func(head *formats.FeaturesHead) error {
 		base := priorityBase(f.Hash, head.ImageID)
 		for i := range head.X {
-			if prio := splitmix.Mix64(base + uint64(i)); prio < cut || cut == math.MaxUint64 {
+			if prio := priority(base, i); prio < cut || cut == math.MaxUint64 {
 				out.P = append(out.P, prio)
 			}
 		}
@@ -266,6 +265,6 @@ func ofParts(s beam.Scope, parts beam.PCollection, opt Options, build, start bea
 	dir := opt.scratchDir()
 	chunks, seedParts := beam.ParDo2(s, &partChunksFn{Hash: opt.Seed, Loads: opt.PartLoads, Dir: dir}, onekeybeam.Pair(s, parts, thr, "the threshold of the sample"))
 	seed := beam.ParDo(s, sampleIfFn, beam.Combine(s, &mergeSampleFn{Max: m}, seedParts), beam.SideInput{Input: build})
-	st := beam.ParDo(s, &initPartsFn{Opt: opt}, beam.CoGroupByKey(s, beam.AddFixedKey(s, seed), beam.AddFixedKey(s, thr)))
+	st := beam.ParDo(s, &initPartsFn{Opt: opt}, onekeybeam.Group(s, seed, thr))
 	return train(s, st, beam.Reshuffle(s, chunks), opt, dir, start)
 }
