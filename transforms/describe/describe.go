@@ -47,7 +47,7 @@ type Options struct {
 	// recorded no version were described; DCTVersion (1) the mean of the
 	// pixels a reduced pixel stands for where SIFT reads the reduced image
 	// as it is, else the filter whose area downscale comes closest to the
-	// full decode's (ingest.LumaFilter), whose keypoints on camera photos
+	// full decode's (ingest.DecodeLuma), whose keypoints on camera photos
 	// are within 1% of the full decode's rather than 2.4% above. A photo
 	// DCT-scaled under two versions gets other features (SameFeatures).
 	DCTVersion int `json:",omitempty"`

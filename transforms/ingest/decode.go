@@ -146,7 +146,7 @@ type Decoder struct {
 	// on its side is described the way people see it.
 	KeepOrientation bool
 	// ReducedIDCT makes DecodeLuma's DCT-scaled decodes libjpeg's reduced
-	// IDCT (lumajpeg.Reduced) rather than LumaFilter's choice, as
+	// IDCT (lumajpeg.Reduced) rather than lumaFilter's choice, as
 	// describe.Options.DCTVersion 0 describes.
 	ReducedIDCT bool
 }

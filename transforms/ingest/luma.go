@@ -43,7 +43,7 @@ func (l Luma) Release() {
 // an image whose longer side exceeds minSide to minSide anyway (0: never).
 // A JPEG's luma plane is decoded alone, DCT-domain scaled by the largest
 // 1/2^s (s ≤ 3) that keeps the longer side at least minSide, through the
-// reduced transform LumaFilter chooses: its pixels at Shift 0 are
+// reduced transform lumaFilter chooses: its pixels at Shift 0 are
 // Decode's Y plane exactly. A CMYK, YCCK or RGB JPEG, whose
 // grey is a conversion of every component, and any other format get
 // Decode's image. The limits and errors are Decode's.
@@ -58,7 +58,7 @@ func (d *Decoder) DecodeLuma(data []byte, minSide int) (Luma, error) {
 	}
 	if c.name == "jpeg" {
 		shift := LumaShift(cfg.Width, cfg.Height, minSide)
-		filter := LumaFilter(cfg.Width, cfg.Height, minSide, shift)
+		filter := lumaFilter(cfg.Width, cfg.Height, minSide, shift)
 		if d.ReducedIDCT {
 			filter = lumajpeg.Reduced
 		}
@@ -120,7 +120,7 @@ func LumaShift(w, h, minSide int) int {
 	return s
 }
 
-// LumaFilter is the reduced transform DecodeLuma decodes a w×h JPEG with at
+// lumaFilter is the reduced transform DecodeLuma decodes a w×h JPEG with at
 // shift (LumaShift's for minSide): the mean of each 2^shift×2^shift
 // pixels (lumajpeg.Box) when the reduced image is already minSide on its
 // longer side, which the detector then reads as it is; else the one whose
@@ -130,7 +130,7 @@ func LumaShift(w, h, minSide int) int {
 // photos at minSide 1,024, OpenCV's SIFT found 4.4% more keypoints than on
 // the full decode's area downscale, 2.3% more with libjpeg's reduced IDCT
 // and 0.9% more with Sharpen.
-func LumaFilter(w, h, minSide, shift int) lumajpeg.Filter {
+func lumaFilter(w, h, minSide, shift int) lumajpeg.Filter {
 	if shift > 0 && max(w, h) == minSide<<shift {
 		return lumajpeg.Box
 	}

@@ -191,8 +191,8 @@ func TestLumaFilter(t *testing.T) {
 		minSide, shift int
 		filter         lumajpeg.Filter
 	}{{128, 1, lumajpeg.Box}, {120, 1, lumajpeg.Sharpen}, {64, 2, lumajpeg.Box}, {100, 1, lumajpeg.Sharpen}} {
-		if f := LumaFilter(256, 192, c.minSide, c.shift); f != c.filter {
-			t.Errorf("LumaFilter(256, 192, %d, %d) = %d, want %d", c.minSide, c.shift, f, c.filter)
+		if f := lumaFilter(256, 192, c.minSide, c.shift); f != c.filter {
+			t.Errorf("lumaFilter(256, 192, %d, %d) = %d, want %d", c.minSide, c.shift, f, c.filter)
 		}
 		l, err := d.DecodeLuma(jpg, c.minSide)
 		if err != nil {

@@ -33,8 +33,7 @@ type searches struct {
 // instances do, and a new vocabulary's replace them.
 var shared struct {
 	sync.Mutex
-	last   weak.Pointer[searches]
-	builds int // searches built, for the tests
+	last weak.Pointer[searches]
 }
 
 // sharedSearches returns the process's searches of cb's vocabulary,
@@ -55,7 +54,6 @@ func sharedSearches(cb kmeansbeam.Codebook) (*searches, error) {
 	}
 	s := &searches{dim: cb.Dim, search: cb.Search(), centroids: cb.Centroids, forest: forest, ivf: ivf}
 	shared.last = weak.Make(s)
-	shared.builds++
 	return s, nil
 }
 

@@ -122,9 +122,11 @@ func (f *denseGroupShardFn) ProcessElement(ctx context.Context, in denseGroupInp
 		return err
 	}
 	if f.scaler == nil {
-		if f.scaler, err = ScalerOf(iter(in.Moments)); err != nil {
+		sc, err := global.NewScaler(in.Moments, global.Dims)
+		if err != nil {
 			return fmt.Errorf("train: group %d: %w", g.Part, err)
 		}
+		f.scaler = &sc
 	}
 	paths, parts, err := featurePaths(iter(in.FeatParts...))
 	if err != nil {

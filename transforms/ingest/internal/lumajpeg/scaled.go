@@ -109,7 +109,7 @@ func dequantTable(q *block, f Filter, shift uint) (t block) {
 		if n == 2 && u == 1 {
 			return int64(filterGains[f][4])
 		}
-		if u >= n || u >= 4 {
+		if u >= n {
 			return 1 << gainBits
 		}
 		return int64(filterGains[f][u])
