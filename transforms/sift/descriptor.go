@@ -131,28 +131,7 @@ func (s *descScratch) compute(g []float32, w, h int, k *kpoint, root bool, dst [
 		dn := g[(r+1)*w : (r+1)*w+w]
 		wi := wt[absInt(i)]
 		fi := float32(i)
-		// The samples of this row inside the grid, a rotated square, form
-		// one run of j: the rotated coordinates are monotonic in j (in
-		// float32 too), so each bound of the grid cuts the row once.
-		// gridSpan brackets the run; the exact test trims the ends.
-		j0, j1 := max(-radius, 1-px), min(radius, w-2-px)
-		j0, j1 = gridSpan(j0, j1, sinT, invSin, fi*cosT)
-		j0, j1 = gridSpan(j0, j1, cosT, invCos, -fi*sinT)
-		inGrid := func(j int) bool {
-			fj := float32(j)
-			// Sample position in grid units, rotated by −ori; subtracting
-			// 0.5 puts cell centres at integers, so a sample at a cell
-			// centre goes entirely to that cell.
-			rbin := fj*sinT + fi*cosT + d/2 - 0.5
-			cbin := fj*cosT - fi*sinT + d/2 - 0.5
-			return rbin > -1 && rbin < d && cbin > -1 && cbin < d
-		}
-		for j0 <= j1 && !inGrid(j0) {
-			j0++
-		}
-		for j1 >= j0 && !inGrid(j1) {
-			j1--
-		}
+		j0, j1 := gridRun(max(-radius, 1-px), min(radius, w-2-px), fi, sinT, cosT, invSin, invCos)
 		if j0 > j1 {
 			continue
 		}
@@ -369,12 +348,53 @@ func scatterGo(hist []float32, idx []int32, wts []float32) {
 	hb[histCol], hb[histCol+1], hb[histCol+histRow], hb[histCol+histRow+1] = a4, a5, a6, a7
 }
 
-// gridSpan narrows [lo, hi] to the integers j for which a·j + b can lie in
+// gridRun returns the columns j0 … j1 within [lo, hi] of the samples of
+// row fi of a descriptor patch that fall in the grid (j0 > j1 if none),
+// whose rotation sinT, cosT (scaled to grid units) has the reciprocals
+// invSin, invCos.
+//
+// The samples inside the grid, a rotated square, form one run of j: the
+// rotated coordinates are monotonic in j (in float32 too), so each bound
+// of the grid cuts the row once. gridSpan finds the run in exact
+// arithmetic; the test in float32 (as gridCoordsGo computes the
+// coordinates) moves its ends where rounding puts them, rarely.
+func gridRun(lo, hi int, fi, sinT, cosT, invSin, invCos float32) (j0, j1 int) {
+	const d = descWidth
+	j0, j1 = gridSpan(lo, hi, sinT, invSin, fi*cosT)
+	j0, j1 = gridSpan(j0, j1, cosT, invCos, -fi*sinT)
+	inGrid := func(j int) bool {
+		fj := float32(j)
+		// Sample position in grid units, rotated by −ori; subtracting
+		// 0.5 puts cell centres at integers, so a sample at a cell
+		// centre goes entirely to that cell.
+		rbin := fj*sinT + fi*cosT + d/2 - 0.5
+		cbin := fj*cosT - fi*sinT + d/2 - 0.5
+		return rbin > -1 && rbin < d && cbin > -1 && cbin < d
+	}
+	for j0 > lo && inGrid(j0-1) {
+		j0--
+	}
+	for j0 <= j1 && !inGrid(j0) {
+		j0++
+	}
+	for j1 < hi && inGrid(j1+1) {
+		j1++
+	}
+	for j1 >= j0 && !inGrid(j1) {
+		j1--
+	}
+	return j0, j1
+}
+
+// gridSpan narrows [lo, hi] to the integers j for which a·j + b lies in
 // (−L, L), L = descWidth/2 + ½, the half-width of the descriptor grid with
-// its interpolation margin, keeping a pixel to spare on each side against
-// rounding. inv is 1/a: multiplying by it instead of dividing by a is off
-// by a relative 2⁻²² at most, under 0.02 pixels for the |t| ≤ 6·10⁴ that
-// |a| ≥ 10⁻⁴ allows, far inside the pixel to spare.
+// its interpolation margin, in exact arithmetic: j from ⌊t₀⌋+1 to ⌊t₁⌋ for
+// the real bounds t₀ < t₁. What it computes is off from those bounds by
+// far less than a pixel: inv is 1/a, and multiplying by it instead of
+// dividing by a is off by a relative 2⁻²² at most, under 0.02 pixels for
+// the |t| ≤ 6·10⁴ that |a| ≥ 10⁻⁴ allows; so is the float32 test of a
+// sample (compute's inGrid), which therefore finds each end of the run
+// at most one column off the span's.
 func gridSpan(lo, hi int, a, inv, b float32) (int, int) {
 	const L = descWidth/2 + 0.5
 	if abs32(a) < 1e-4 {
@@ -384,7 +404,7 @@ func gridSpan(lo, hi int, a, inv, b float32) (int, int) {
 	if t0 > t1 {
 		t0, t1 = t1, t0
 	}
-	return max(lo, floor32(t0)-1), min(hi, floor32(t1)+2)
+	return max(lo, floor32(t0)+1), min(hi, floor32(t1))
 }
 
 // floor32 is ⌊x⌋ for the small finite values used as bin coordinates.

@@ -1042,39 +1042,29 @@ func TestResized(t *testing.T) {
 	}
 }
 
-// TestGridSpanBracketsRun: for rows of descriptor patches at random
-// orientations, scales and offsets, the span gridSpan brackets (from the
-// reciprocals of the rotation's terms) contains every column in the grid,
-// which the brute-force test over the whole row finds, and the grid's
-// columns form one run.
-func TestGridSpanBracketsRun(t *testing.T) {
+// TestGridRun: for rows of descriptor patches at random orientations,
+// scales and offsets, some clipped by the image's edge, gridRun finds the
+// columns in the grid that testing every column of the row finds, and
+// those form one run; also for two patches (of 20 million rows tried)
+// where rounding puts a run's first column before gridSpan's.
+func TestGridRun(t *testing.T) {
 	const d = descWidth
-	rng := rand.New(rand.NewPCG(7, 8))
 	rows := 0
-	for range 2000 {
-		ori := rng.Float64() * 360
-		if rng.IntN(8) == 0 {
-			ori = float64(rng.IntN(8)) * 45 // axis-aligned and diagonal grids
-		}
-		histWidth := float32(descSclFactor) * float32(0.8+rng.Float64()*12)
+	check := func(ori float64, histWidth float32, lo, hi int) {
+		t.Helper()
 		rad := ori * (math.Pi / 180)
 		cosT := float32(math.Cos(rad)) / histWidth
 		sinT := float32(math.Sin(rad)) / histWidth
 		radius := cvRound(histWidth * math.Sqrt2 * (d + 1) * 0.5)
+		lo, hi = max(lo, -radius), min(hi, radius)
 		for i := -radius; i <= radius; i++ {
 			fi := float32(i)
-			inGrid := func(j int) bool {
-				fj := float32(j)
-				rbin := fj*sinT + fi*cosT + d/2 - 0.5
-				cbin := fj*cosT - fi*sinT + d/2 - 0.5
-				return rbin > -1 && rbin < d && cbin > -1 && cbin < d
-			}
-			lo, hi := -radius, radius
-			lo, hi = gridSpan(lo, hi, sinT, 1/sinT, fi*cosT)
-			lo, hi = gridSpan(lo, hi, cosT, 1/cosT, -fi*sinT)
 			first, last := 0, -1
-			for j := -radius; j <= radius; j++ {
-				if !inGrid(j) {
+			for j := lo; j <= hi; j++ {
+				fj := float32(j)
+				rbin := float32(fj*sinT) + fi*cosT + d/2 - 0.5
+				cbin := float32(fj*cosT) - fi*sinT + d/2 - 0.5
+				if !(rbin > -1 && rbin < d && cbin > -1 && cbin < d) {
 					continue
 				}
 				if last >= first && j != last+1 {
@@ -1085,13 +1075,35 @@ func TestGridSpanBracketsRun(t *testing.T) {
 				}
 				last = j
 			}
-			if last >= first {
-				rows++
-				if first < lo || last > hi {
-					t.Fatalf("ori %v, width %v, row %d: grid columns %d…%d outside the span %d…%d", ori, histWidth, i, first, last, lo, hi)
+			j0, j1 := gridRun(lo, hi, fi, sinT, cosT, 1/sinT, 1/cosT)
+			if last < first {
+				if j0 <= j1 {
+					t.Fatalf("ori %v, width %v, row %d of %d…%d: run %d…%d, want none", ori, histWidth, i, lo, hi, j0, j1)
 				}
+				continue
+			}
+			rows++
+			if j0 != first || j1 != last {
+				t.Fatalf("ori %v, width %v, row %d of %d…%d: run %d…%d, want %d…%d", ori, histWidth, i, lo, hi, j0, j1, first, last)
 			}
 		}
+	}
+	check(351.7533870530811, 30.997746, math.MinInt, math.MaxInt) // row 60: from −87, gridSpan −86
+	check(46.727391494007854, 32.99676, math.MinInt, math.MaxInt) // row −12: from −102, gridSpan −101
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 3000 {
+		ori := rng.Float64() * 360
+		if rng.IntN(8) == 0 {
+			ori = float64(rng.IntN(8)) * 45 // axis-aligned and diagonal grids
+		}
+		lo, hi := math.MinInt, math.MaxInt
+		if rng.IntN(4) == 0 {
+			lo = -rng.IntN(60) // the keypoint near the image's edge
+		}
+		if rng.IntN(4) == 0 {
+			hi = rng.IntN(60)
+		}
+		check(ori, float32(descSclFactor)*float32(0.8+rng.Float64()*12), lo, hi)
 	}
 	if rows == 0 {
 		t.Fatal("no row crossed the grid")
