@@ -393,7 +393,7 @@ func gridRun(lo, hi int, fi, sinT, cosT, invSin, invCos float32) (j0, j1 int) {
 // far less than a pixel: inv is 1/a, and multiplying by it instead of
 // dividing by a is off by a relative 2⁻²² at most, under 0.02 pixels for
 // the |t| ≤ 6·10⁴ that |a| ≥ 10⁻⁴ allows; so is the float32 test of a
-// sample (compute's inGrid), which therefore finds each end of the run
+// sample (gridRun's inGrid), which therefore finds each end of the run
 // at most one column off the span's.
 func gridSpan(lo, hi int, a, inv, b float32) (int, int) {
 	const L = descWidth/2 + 0.5
