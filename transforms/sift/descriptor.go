@@ -20,7 +20,10 @@ const prefetchRows = 4
 type descScratch struct {
 	hist [histLen]float32
 	raw  [DescriptorSize]float32
+	// The Gaussian weight factors of the last keypoint, for the c = wtWs
+	// of compute (0 before any), and the same mirrored.
 	wt   []float32
+	wtWs float32
 	wtm  []float32
 	// The samples of the patch that fall in the grid: gradient, grid
 	// position, the two Gaussian weight factors, then magnitude and angle.
@@ -75,24 +78,28 @@ func (s *descScratch) compute(g []float32, w, h int, k *kpoint, root bool, dst [
 	radius = min(radius, int(math.Sqrt(float64(w)*float64(w)+float64(h)*float64(h))))
 	cosT /= histWidth
 	sinT /= histWidth
+	invSin, invCos := 1/sinT, 1/cosT // for gridSpan
 
 	// The Gaussian weight depends only on the distance to the keypoint, so
-	// exp(−(i²+j²)·c) = exp(−i²·c)·exp(−j²·c): one table per keypoint.
-	if cap(s.wt) < radius+1 {
-		s.wt = make([]float32, radius+1)
-	}
-	wt := s.wt[:radius+1]
+	// exp(−(i²+j²)·c) = exp(−i²·c)·exp(−j²·c): one table per keypoint,
+	// kept for the next if that has the same c and radius (the keypoints
+	// of one extremum with several orientations come one after another).
 	ws := expScale / (histWidth * histWidth)
-	for t := range wt {
-		wt[t] = float32(math.Exp(float64(float32(t*t) * ws)))
+	if s.wtWs != ws || len(s.wt) != radius+1 {
+		s.wtWs = ws
+		s.wt = grow(s.wt, radius+1)
+		wt := s.wt
+		for t := range wt {
+			wt[t] = float32(math.Exp(float64(float32(t*t) * ws)))
+		}
+		// The same mirrored, wtm[radius+j] = wt[|j|], so that a row's
+		// column weights are a copy.
+		s.wtm = grow(s.wtm, 2*radius+1+8)[:2*radius+1] // see gatherRow
+		for t, v := range wt {
+			s.wtm[radius+t], s.wtm[radius-t] = v, v
+		}
 	}
-	// The same mirrored, wtm[radius+j] = wt[|j|], so that a row's column
-	// weights are a copy.
-	s.wtm = grow(s.wtm, 2*radius+1+8)[:2*radius+1] // see gatherRow
-	wtm := s.wtm
-	for t, v := range wt {
-		wtm[radius+t], wtm[radius-t] = v, v
-	}
+	wt, wtm := s.wt, s.wtm
 
 	// Gather the samples that fall in the grid, then compute all their
 	// gradient magnitudes and angles at once (vectorised), then spread them
@@ -124,28 +131,7 @@ func (s *descScratch) compute(g []float32, w, h int, k *kpoint, root bool, dst [
 		dn := g[(r+1)*w : (r+1)*w+w]
 		wi := wt[absInt(i)]
 		fi := float32(i)
-		// The samples of this row inside the grid, a rotated square, form
-		// one run of j: the rotated coordinates are monotonic in j (in
-		// float32 too), so each bound of the grid cuts the row once.
-		// gridSpan brackets the run; the exact test trims the ends.
-		j0, j1 := max(-radius, 1-px), min(radius, w-2-px)
-		j0, j1 = gridSpan(j0, j1, sinT, fi*cosT)
-		j0, j1 = gridSpan(j0, j1, cosT, -fi*sinT)
-		inGrid := func(j int) bool {
-			fj := float32(j)
-			// Sample position in grid units, rotated by −ori; subtracting
-			// 0.5 puts cell centres at integers, so a sample at a cell
-			// centre goes entirely to that cell.
-			rbin := fj*sinT + fi*cosT + d/2 - 0.5
-			cbin := fj*cosT - fi*sinT + d/2 - 0.5
-			return rbin > -1 && rbin < d && cbin > -1 && cbin < d
-		}
-		for j0 <= j1 && !inGrid(j0) {
-			j0++
-		}
-		for j1 >= j0 && !inGrid(j1) {
-			j1--
-		}
+		j0, j1 := gridRun(max(-radius, 1-px), min(radius, w-2-px), fi, sinT, cosT, invSin, invCos)
 		if j0 > j1 {
 			continue
 		}
@@ -202,9 +188,26 @@ func (s *descScratch) compute(g []float32, w, h int, k *kpoint, root bool, dst [
 		return
 	}
 	scale := descIntFactor / max(float32(math.Sqrt(float64(nrm2))), flt32Epsilon)
+	quantise(dst, raw, scale)
+}
+
+// quantise sets dst[i] to v·scale (v = raw[i], a bin: ≥ 0 or NaN, scale >
+// 0) rounded half to even and saturated at 255, in float32: x + 2²³ − 2²³
+// rounds 0 ≤ x < 2²³ to an integer half to even, as math.RoundToEven of
+// the float64 x does, and rounding x ≥ 255 can only give 255 or more, so
+// it is clamped before. A NaN gives 0.
+func quantise(dst []byte, raw []float32, scale float32) {
+	const shift = 1 << 23
+	dst = dst[:len(raw)]
 	for i, v := range raw {
-		q := math.RoundToEven(float64(v * scale))
-		dst[i] = byte(min(max(q, 0), 255))
+		x := v * scale
+		if !(x < 255) {
+			x = 255
+			if v != v {
+				x = 0
+			}
+		}
+		dst[i] = byte(int32(float32(x+shift) - shift))
 	}
 }
 
@@ -345,20 +348,63 @@ func scatterGo(hist []float32, idx []int32, wts []float32) {
 	hb[histCol], hb[histCol+1], hb[histCol+histRow], hb[histCol+histRow+1] = a4, a5, a6, a7
 }
 
-// gridSpan narrows [lo, hi] to the integers j for which a·j + b can lie in
+// gridRun returns the columns j0 … j1 within [lo, hi] of the samples of
+// row fi of a descriptor patch that fall in the grid (j0 > j1 if none),
+// whose rotation sinT, cosT (scaled to grid units) has the reciprocals
+// invSin, invCos.
+//
+// The samples inside the grid, a rotated square, form one run of j: the
+// rotated coordinates are monotonic in j (in float32 too), so each bound
+// of the grid cuts the row once. gridSpan finds the run in exact
+// arithmetic; the test in float32 (as gridCoordsGo computes the
+// coordinates) moves its ends where rounding puts them, rarely.
+func gridRun(lo, hi int, fi, sinT, cosT, invSin, invCos float32) (j0, j1 int) {
+	const d = descWidth
+	j0, j1 = gridSpan(lo, hi, sinT, invSin, fi*cosT)
+	j0, j1 = gridSpan(j0, j1, cosT, invCos, -fi*sinT)
+	inGrid := func(j int) bool {
+		fj := float32(j)
+		// Sample position in grid units, rotated by −ori; subtracting
+		// 0.5 puts cell centres at integers, so a sample at a cell
+		// centre goes entirely to that cell.
+		rbin := fj*sinT + fi*cosT + d/2 - 0.5
+		cbin := fj*cosT - fi*sinT + d/2 - 0.5
+		return rbin > -1 && rbin < d && cbin > -1 && cbin < d
+	}
+	for j0 > lo && inGrid(j0-1) {
+		j0--
+	}
+	for j0 <= j1 && !inGrid(j0) {
+		j0++
+	}
+	for j1 < hi && inGrid(j1+1) {
+		j1++
+	}
+	for j1 >= j0 && !inGrid(j1) {
+		j1--
+	}
+	return j0, j1
+}
+
+// gridSpan narrows [lo, hi] to the integers j for which a·j + b lies in
 // (−L, L), L = descWidth/2 + ½, the half-width of the descriptor grid with
-// its interpolation margin, keeping a pixel to spare on each side against
-// rounding.
-func gridSpan(lo, hi int, a, b float32) (int, int) {
+// its interpolation margin, in exact arithmetic: j from ⌊t₀⌋+1 to ⌊t₁⌋ for
+// the real bounds t₀ < t₁. What it computes is off from those bounds by
+// far less than a pixel: inv is 1/a, and multiplying by it instead of
+// dividing by a is off by a relative 2⁻²² at most, under 0.02 pixels for
+// the |t| ≤ 6·10⁴ that |a| ≥ 10⁻⁴ allows; so is the float32 test of a
+// sample (gridRun's inGrid), which therefore finds each end of the run
+// at most one column off the span's.
+func gridSpan(lo, hi int, a, inv, b float32) (int, int) {
 	const L = descWidth/2 + 0.5
 	if abs32(a) < 1e-4 {
 		return lo, hi // the row is (nearly) parallel to this side
 	}
-	t0, t1 := (-L-b)/a, (L-b)/a
+	t0, t1 := (-L-b)*inv, (L-b)*inv
 	if t0 > t1 {
 		t0, t1 = t1, t0
 	}
-	return max(lo, floor32(t0)-1), min(hi, floor32(t1)+2)
+	return max(lo, floor32(t0)+1), min(hi, floor32(t1))
 }
 
 // floor32 is ⌊x⌋ for the small finite values used as bin coordinates.

@@ -1041,3 +1041,130 @@ func TestResized(t *testing.T) {
 		}
 	}
 }
+
+// TestGridRun: for rows of descriptor patches at random orientations,
+// scales and offsets, some clipped by the image's edge, gridRun finds the
+// columns in the grid that testing every column of the row finds, and
+// those form one run; also for two patches (of 20 million rows tried)
+// where rounding puts a run's first column before gridSpan's.
+func TestGridRun(t *testing.T) {
+	const d = descWidth
+	rows := 0
+	check := func(ori float64, histWidth float32, lo, hi int) {
+		t.Helper()
+		rad := ori * (math.Pi / 180)
+		cosT := float32(math.Cos(rad)) / histWidth
+		sinT := float32(math.Sin(rad)) / histWidth
+		radius := cvRound(histWidth * math.Sqrt2 * (d + 1) * 0.5)
+		lo, hi = max(lo, -radius), min(hi, radius)
+		for i := -radius; i <= radius; i++ {
+			fi := float32(i)
+			first, last := 0, -1
+			for j := lo; j <= hi; j++ {
+				fj := float32(j)
+				rbin := float32(fj*sinT) + fi*cosT + d/2 - 0.5
+				cbin := float32(fj*cosT) - fi*sinT + d/2 - 0.5
+				if !(rbin > -1 && rbin < d && cbin > -1 && cbin < d) {
+					continue
+				}
+				if last >= first && j != last+1 {
+					t.Fatalf("ori %v, row %d: the grid's columns are not one run (%d after %d)", ori, i, j, last)
+				}
+				if last < first {
+					first = j
+				}
+				last = j
+			}
+			j0, j1 := gridRun(lo, hi, fi, sinT, cosT, 1/sinT, 1/cosT)
+			if last < first {
+				if j0 <= j1 {
+					t.Fatalf("ori %v, width %v, row %d of %d…%d: run %d…%d, want none", ori, histWidth, i, lo, hi, j0, j1)
+				}
+				continue
+			}
+			rows++
+			if j0 != first || j1 != last {
+				t.Fatalf("ori %v, width %v, row %d of %d…%d: run %d…%d, want %d…%d", ori, histWidth, i, lo, hi, j0, j1, first, last)
+			}
+		}
+	}
+	check(351.7533870530811, 30.997746, math.MinInt, math.MaxInt) // row 60: from −87, gridSpan −86
+	check(46.727391494007854, 32.99676, math.MinInt, math.MaxInt) // row −12: from −102, gridSpan −101
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 3000 {
+		ori := rng.Float64() * 360
+		if rng.IntN(8) == 0 {
+			ori = float64(rng.IntN(8)) * 45 // axis-aligned and diagonal grids
+		}
+		lo, hi := math.MinInt, math.MaxInt
+		if rng.IntN(4) == 0 {
+			lo = -rng.IntN(60) // the keypoint near the image's edge
+		}
+		if rng.IntN(4) == 0 {
+			hi = rng.IntN(60)
+		}
+		check(ori, float32(descSclFactor)*float32(0.8+rng.Float64()*12), lo, hi)
+	}
+	if rows == 0 {
+		t.Fatal("no row crossed the grid")
+	}
+}
+
+// TestQuantise: quantise gives what rounding the float64 product half to
+// even and saturating at 0 and 255 gives, at ties, at the saturation
+// bound, for NaN and for random bins and scales.
+func TestQuantise(t *testing.T) {
+	want := func(v, scale float32) byte {
+		q := math.RoundToEven(float64(v * scale))
+		if q != q {
+			return 0
+		}
+		return byte(min(max(q, 0), 255))
+	}
+	check := func(raw []float32, scale float32) {
+		t.Helper()
+		dst := make([]byte, len(raw))
+		quantise(dst, raw, scale)
+		for i, v := range raw {
+			if w := want(v, scale); dst[i] != w {
+				t.Fatalf("%v × %v: %d, want %d", v, scale, dst[i], w)
+			}
+		}
+	}
+	check([]float32{0, 0.5, 1.5, 2.5, 3.49999, 254.5, 254.50002, 255, 255.49998, 255.5, 256, 1e9,
+		float32(math.Inf(1)), float32(math.NaN())}, 1)
+	rng := rand.New(rand.NewPCG(9, 10))
+	raw := make([]float32, DescriptorSize)
+	for range 2000 {
+		for i := range raw {
+			raw[i] = float32(rng.Float64() * 0.3)
+		}
+		check(raw, float32(512/(0.2+rng.Float64())))
+	}
+}
+
+// TestDescriptorTablesKept: a descriptor does not depend on the keypoints
+// the scratch space computed before it: keypoints with the same σ one
+// after another (as the orientations of one extremum are), then other σ
+// and the first again, give the descriptors of a fresh scratch.
+func TestDescriptorTablesKept(t *testing.T) {
+	im := texture(160, 120, 3)
+	kps := []kpoint{
+		{x: 60, y: 50, sigma: 2.1, angle: 10},
+		{x: 60, y: 50, sigma: 2.1, angle: 200},
+		{x: 61, y: 52, sigma: 2.1, angle: 30}, // the same σ elsewhere
+		{x: 80, y: 60, sigma: 3.7, angle: 90},
+		{x: 80, y: 60, sigma: 2.06, angle: 90}, // the same radius
+		{x: 60, y: 50, sigma: 2.1, angle: 10},
+	}
+	var kept descScratch
+	for i := range kps {
+		var fresh descScratch
+		a, b := make([]byte, DescriptorSize), make([]byte, DescriptorSize)
+		kept.compute(im.Pix, im.Width, im.Height, &kps[i], false, a)
+		fresh.compute(im.Pix, im.Width, im.Height, &kps[i], false, b)
+		if !slices.Equal(a, b) {
+			t.Errorf("keypoint %d (%+v): after the others %v, fresh %v", i, kps[i], a[:16], b[:16])
+		}
+	}
+}
