@@ -177,6 +177,8 @@ type Counts struct {
 // features, each group with its baseline first (and the baseline's
 // re-ranked and expanded rows, "tfidf+sv", "tfidf+sv+qe") and then by
 // name, the learners of a sweep (set Sweep first) together by their value.
+// The changes paired with an earlier run (ComparedTo.Paired) follow the
+// order of their rows.
 func (r *Report) Sort() {
 	// Learners are compared with the baseline of their input.
 	base := func(m formats.ReportRow) bool {
@@ -227,6 +229,20 @@ func (r *Report) Sort() {
 			return a.Method < b.Method
 		}
 		return a.Relevance < b.Relevance
+	})
+	if r.ComparedTo == nil {
+		return
+	}
+	// The paired changes follow their rows.
+	at := map[[3]string]int{}
+	for i, m := range r.Methods {
+		at[[3]string{m.Method, m.Input, m.Split}] = i
+	}
+	sort.SliceStable(r.ComparedTo.Paired, func(i, j int) bool {
+		a, b := r.ComparedTo.Paired[i], r.ComparedTo.Paired[j]
+		x, okx := at[[3]string{a.Method, a.Input, a.Split}]
+		y, oky := at[[3]string{b.Method, b.Input, b.Split}]
+		return okx && (!oky || x < y)
 	})
 }
 

@@ -164,6 +164,10 @@ func TestCompareToPaired(t *testing.T) {
 			MAPDiff: 0.0321, MAPDiffLow: 0.0105, MAPDiffHigh: 0.0533, MAPDiffP: 0.004, Significant: true},
 		{Method: "tfidf", Input: "bow", Split: "held-out", EarlierQueries: 18, LaterQueries: 19},
 	}}
+	r.Sort()
+	if p := r.ComparedTo.Paired; p[0].Method != "tfidf" || p[1].Method != "solis-ada" {
+		t.Errorf("paired changes in the order %s, %s; want their rows' (the baseline first)", p[0].Method, p[1].Method)
+	}
 	table, page := renderings(t, r)
 	page = html.UnescapeString(page)
 	for _, out := range []string{table, page} {
