@@ -436,7 +436,7 @@ func (f *reportFn) ProcessElement(ctx context.Context, _ []byte, rows func(*form
 	set := *f.Meta.Settings
 	r := report.Report{Input: f.Meta.Input, Output: f.Meta.Output, Config: f.Meta.Flags, Params: set.Learners, Counts: counts,
 		Split:       report.Split{TrainImages: counts.Described - cut.Queries, QueryImages: cut.Queries, QueryFraction: cut.Fraction},
-		DeadLetters: report.SummariseDead(dead), ComparedTo: compareEarlier(ctx, f.Meta.Earlier, queryScores, f.Meta.Seed), Sweep: f.Meta.Sweep,
+		DeadLetters: report.SummariseDead(dead), ComparedTo: compareEarlier(ctx, f.Meta.Earlier, f.Meta.Output, queryScores, f.Meta.Seed), Sweep: f.Meta.Sweep,
 		// evaluate.Compare's two-sided p moves in steps of 2/Resamples.
 		PResolution: 2.0 / evaluate.Resamples}
 	if len(tuning.Learners) > 0 {
@@ -483,18 +483,25 @@ func (f *reportFn) ProcessElement(ctx context.Context, _ []byte, rows func(*form
 	return nil
 }
 
-// compareEarlier returns e with its comparison with this run query by
-// query: the earlier run's per-query files (e.QueryScores, in e.Run)
-// paired with this run's (paths) by evaluate.CompareRuns, seeded by seed.
-// When nothing pairs — the earlier run has no such files, no method and
-// query set of one run is the other's, or no query is in both — or the
-// files cannot be read, Unpaired says why (logged too) and the report
-// compares the runs' means alone, as without the files.
-func compareEarlier(ctx context.Context, e *report.Earlier, paths []string, seed uint64) *report.Earlier {
+// compareEarlier returns e with its comparison with this run, written
+// in output, query by query: the earlier run's per-query files
+// (e.QueryScores, in e.Run) paired with this run's (paths) by
+// evaluate.CompareRuns, seeded by seed. When nothing pairs — the earlier
+// run has no such files, or they are this run's (the earlier run was in
+// output: the report read its rows before this run replaced it), no
+// method and query set of one run is the other's, or no query is in
+// both — or the files cannot be read, Unpaired says why (logged too) and
+// the report compares the runs' means alone, as without the files.
+func compareEarlier(ctx context.Context, e *report.Earlier, output string, paths []string, seed uint64) *report.Earlier {
 	if e == nil || len(e.QueryScores) == 0 {
 		return e
 	}
 	out := *e
+	if strings.TrimSuffix(e.Run, "/") == strings.TrimSuffix(output, "/") {
+		out.Unpaired = "the earlier run was in this run's output directory, and its per-query scores are replaced: only the means are compared"
+		out.QueryScores = nil
+		return &out
+	}
 	each := func(paths []string) evaluate.RowsFunc {
 		return func(fn func(*formats.QueryScore) error) error {
 			for _, p := range paths {

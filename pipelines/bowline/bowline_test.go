@@ -294,6 +294,7 @@ func TestRerunIsIdentical(t *testing.T) {
 	checkPairedWithItself(t, rb)
 	qa := checkQueryScores(t, a, ra)
 	checkOldEarlier(t, a, b, rb)
+	checkEarlierInOutput(t, b)
 	cc := testConfig(shapes, filepath.Join(dir, "c"))
 	cc.Vocab.Seed, cc.Triplets.Seed, cc.Learning.Eval.Seed = 2, 2, 2
 	cc.Earlier = earlier

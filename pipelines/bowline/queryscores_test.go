@@ -153,7 +153,7 @@ func checkOldEarlier(t *testing.T, a, b string, rb report.Report) {
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("%d per-query files in %s (%v)", len(paths), b, err)
 	}
-	e = compareEarlier(ctx, e, paths, 1)
+	e = compareEarlier(ctx, e, b, paths, 1)
 	if len(e.QueryScores) != 0 || len(e.Paired) != 0 || !strings.Contains(e.Unpaired, "no per-query scores") {
 		t.Fatalf("compared with a run without per-query files: %d files, %d paired, %q; want none, and why", len(e.QueryScores), len(e.Paired), e.Unpaired)
 	}
@@ -170,5 +170,22 @@ func checkOldEarlier(t *testing.T, a, b string, rb report.Report) {
 	}
 	if !strings.Contains(w.String(), "since earlier") || !strings.Contains(w.String(), "no query-by-query comparison: the earlier run has no per-query scores") {
 		t.Errorf("table compared with an old run:\n%s", w.String())
+	}
+}
+
+// checkEarlierInOutput compares the run in b with itself read before it
+// ran, as --compare_to naming --output does: its per-query files are the
+// run's own by then, and they are not paired.
+func checkEarlierInOutput(t *testing.T, b string) {
+	t.Helper()
+	ctx := context.Background()
+	e, err := report.LoadEarlier(ctx, fileio.RunDir(b))
+	if err != nil || len(e.QueryScores) == 0 {
+		t.Fatalf("earlier run %s: %+v, %v", b, e, err)
+	}
+	paths, _ := filepath.Glob(filepath.Join(b, rundir.TablePattern(rundir.QueryScoresTable)))
+	e = compareEarlier(ctx, e, b+"/", paths, 1)
+	if len(e.Paired) != 0 || !strings.Contains(e.Unpaired, "output directory") {
+		t.Errorf("compared with the run in its own output: %d paired, %q; want none, and why", len(e.Paired), e.Unpaired)
 	}
 }
