@@ -88,6 +88,7 @@ func TestEndToEnd(t *testing.T) {
 	c := testConfig(withCorruptImage(t, dir), out)
 	c.Learning = DefaultLearning()
 	r := run(t, c)
+	checkQueryScores(t, out, r)
 	if len(r.Methods) != 2*(1+len(c.Learning.Learners)) {
 		t.Errorf("report has %d rows, want TF-IDF and %d learners on held-out and on training queries", len(r.Methods), len(c.Learning.Learners))
 	}
@@ -384,6 +385,7 @@ func TestDenseLearners(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := run(t, c)
+	checkQueryScores(t, out, r)
 	inputs := map[string]string{string(learners.BaselineTFIDF): "bow", "solis-ada": "bow", string(learners.BaselineEuclidean): "global",
 		"lomdml": "global", "oasis-full": "global", "itq": "global", "ssml": "global"}
 	if len(r.Methods) != 2*len(inputs) {
