@@ -629,7 +629,7 @@ func LoadEarlier(ctx context.Context, d run.Dir) (*Earlier, error) {
 		e.QueryScores = tables[run.QueryScoresTable]
 	}
 	if len(e.QueryScores) == 0 {
-		e.Unpaired = fmt.Sprintf("the earlier run has no per-query scores (its manifest lists no %s): only the means are compared", run.TablePattern(run.QueryScoresTable))
+		e.Unpaired = fmt.Sprintf("the earlier run has no per-query scores, its manifest lists no %s; only the means are compared", run.TablePattern(run.QueryScoresTable))
 	}
 	return e, nil
 }
