@@ -120,6 +120,16 @@
 // (times differ from run to run), is also written as report.json and
 // report.html.
 //
+// query-scores-*.parquet (QueryScore): one row per (method, query set,
+// query) the run evaluated: every query of every report row, once.
+// Columns: method, input and split (as report's), image_id (the query),
+// label, ap (its average precision), precision_at_10 and ndcg_at_10; a
+// report row's map, precision_at_10 and ndcg_at_10 are their means over
+// its queries. The evaluation writes each shard of queries' rows as it
+// scores them. A later run given this one with --compare_to pairs its own
+// rows with these by method, input, split and image_id and compares the
+// two runs query by query (paired bootstrap). Sharded by size.
+//
 // # report.json
 //
 // report.json (package transforms/report, type Report) is one JSON object
@@ -137,7 +147,18 @@
 //     vocabulary (the number of visual words), triplets, duplicate_paths
 //     (files named by more than one image id), all integers.
 //   - compared_to (object, with --compare_to): run (the earlier run's
-//     directory) and methods (its rows, as methods below).
+//     directory), methods (its rows, as methods below), query_scores (the
+//     earlier run's query-scores files, absent for a run made before
+//     them), paired (array, when both runs have per-query scores and
+//     share queries: one object per method and query set both runs
+//     evaluated, sorted by method, input and split: method, input, split,
+//     queries (paired: evaluated by both), earlier_queries, later_queries,
+//     map_diff (this run's mean AP minus the earlier run's over the paired
+//     queries), map_diff_low, map_diff_high (its 95% paired bootstrap
+//     interval), map_diff_p, significant; queries 0 and no difference
+//     where a method's sets share no query) and unpaired (why there is no
+//     paired array: the earlier run has no per-query scores, or the
+//     queries differ entirely).
 //   - sweep (object, with --sweep): learner, param, values (numbers) and
 //     methods (the learner names trained with values[i]).
 //   - tuning (object, with --tune or --target_sparsity): validation_fraction

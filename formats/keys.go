@@ -80,6 +80,7 @@ var RowTypes = []reflect.Type{
 	reflect.TypeFor[ModelTensor](),
 	reflect.TypeFor[Posting](),
 	reflect.TypeFor[ReportRow](),
+	reflect.TypeFor[QueryScore](),
 }
 
 // Compile-time checks.

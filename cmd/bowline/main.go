@@ -68,7 +68,7 @@ func main() {
 	flag.StringVar(&c.Previous, "previous", "", "a finished run (directory, local or gs://) to start from: images unchanged since (same id and content hash) are not described again, their features and word counts are carried over, the vocabulary is kept (see --max_drift) and the learners of bags of words continue training on the new images' triplets; the output is a new, self-contained run")
 	flag.BoolVar(&c.RebuildVocab, "rebuild_vocab", false, "with --previous: build a new vocabulary even if the previous run's would do (which makes the rest a full run)")
 	flag.Float64Var(&c.MaxDrift, "max_drift", c.MaxDrift, "with --previous: keep the previous run's vocabulary while the mean squared distance of a descriptor sample to its nearest word has risen by at most this fraction since the vocabulary was built")
-	compareTo := flag.String("compare_to", "", "an earlier run's output directory (local or gs://): the report shows how each score changed since")
+	compareTo := flag.String("compare_to", "", "an earlier run's output directory (local or gs://): the report shows how each score changed since, and each method's change query by query (paired bootstrap over the queries both runs evaluated)")
 	verbose := flag.Bool("verbose_errors", false, "on failure, print the runner's whole error (plans and all) before the one-line cause")
 	groups := groups()
 	cmdline.Parse("bowline", flag.CommandLine, os.Args[1:], synopsis, groups)

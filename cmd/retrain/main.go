@@ -67,7 +67,7 @@ func main() {
 	flag.IntVar(&c.Learning.Rounds, "train_rounds", c.Learning.Rounds, "rounds of parameter averaging over one pass of the triplets")
 	cli.AddGroupFlags(flag.CommandLine, &c.Learning)
 	flag.IntVar(&c.Learning.PartLoads, "part_loads", c.Learning.PartLoads, "most bag-of-words parts a worker process indexes, and query shards it evaluates, at once (0: no limit); each holds a part's postings or a chunk of the evaluation's bags and their index")
-	compareTo := flag.String("compare_to", "", "an earlier run's output directory (local or gs://): the report shows how each score changed since")
+	compareTo := flag.String("compare_to", "", "an earlier run's output directory (local or gs://): the report shows how each score changed since, and each method's change query by query (paired bootstrap over the queries both runs evaluated)")
 	flag.Float64Var(&c.Learning.Eval.QueryFraction, "query_fraction", c.Learning.Eval.QueryFraction, "share of each label's images held out as queries: no learner trains on them, and the report's headline is measured on them (0: none held out, every query trained on)")
 	flag.IntVar(&c.Learning.Eval.TrainQueries, "train_queries", c.Learning.Eval.TrainQueries, "also query with at most this many training images, to show over-fitting (0: every one)")
 	flag.IntVar(&c.Learning.Eval.MaxQueries, "eval_queries", c.Learning.Eval.MaxQueries, "evaluate with at most this many held-out queries (0: all)")

@@ -123,6 +123,14 @@ func sampleReportRows() []formats.ReportRow {
 	}
 }
 
+func sampleQueryScores() []formats.QueryScore {
+	return []formats.QueryScore{
+		{Method: "tfidf", Input: "bow", Split: "held-out", ImageID: "img-001", Label: "cat", AP: 0.5, P10: 0.4, NDCG10: 0.6},
+		{Method: "solis-ada+sv", Input: "bow", Split: "training", ImageID: "ünïcødé-ß", AP: math.SmallestNonzeroFloat64, P10: 1, NDCG10: math.MaxFloat64},
+		{},
+	}
+}
+
 // emptyNotNil returns a deep copy of rows (a slice) in which every nil slice is
 // an empty, non-nil one and every field left out of the file (tagged
 // parquet:"-") is zero: what a round trip through Parquet gives back.
@@ -194,6 +202,7 @@ func allTrips() []roundTrip {
 		tripOf("model-dense", sampleModelTensors()),
 		tripOf("index", samplePostings()),
 		tripOf("report", sampleReportRows()),
+		tripOf("query-scores", sampleQueryScores()),
 	}
 }
 

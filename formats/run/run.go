@@ -56,6 +56,12 @@ const (
 	ScratchName = ".scratch"
 )
 
+// QueryScoresTable is the table of the score of every query the run
+// evaluated, method by method (formats.QueryScore): what a later run's
+// report pairs its own queries with to compare the two runs query by
+// query.
+const QueryScoresTable = "query-scores"
+
 // shardName matches the name of one file of a sharded table
 // (formats.ShardName), capturing the table's name, the part and the number
 // of parts. A table's name is lower-case letters, digits and "._+-" ('+'

@@ -254,7 +254,7 @@ func Build(s beam.Scope, c Config) error {
 		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, keypointsFn, featParts))},
 		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, rowsFn, tripParts))},
 		beam.SideInput{Input: sharedPaths})
-	meta := ReportMeta{Job: "bowline", Input: c.Input, Output: c.Output, Flags: c.Flags, Settings: c.RunSettings(), Earlier: c.Earlier,
+	meta := ReportMeta{Job: "bowline", Input: c.Input, Output: c.Output, Flags: c.Flags, Settings: c.RunSettings(), Earlier: c.Earlier, Seed: c.Learning.Eval.Seed,
 		Sweep: c.Learning.Sweep.Report(), Overwrite: c.Overwrite}
 	WriteReport(s, meta, rows, counts, cut, tuning, dead, beam.Flatten(s, units...), written)
 	return nil
@@ -379,8 +379,14 @@ type ReportMeta struct {
 	// the hyper-parameters each learner trained with
 	// (Learning.Effective), which tuning overrides.
 	Settings *rundir.Settings
-	// Earlier is the run to compare with, if any.
+	// Earlier is the run to compare with, if any: by its rows, and
+	// query by query when both runs have per-query scores
+	// (compareEarlier).
 	Earlier *report.Earlier
+	// Seed seeds the paired bootstrap of the comparison with Earlier:
+	// the evaluation's seed, as for a learner's comparison with its
+	// baseline.
+	Seed uint64
 	// Sweep names the learners of a hyper-parameter sweep, if any.
 	Sweep *report.Sweep
 	// Overwrite removes, when the run finishes, every file of the output
@@ -421,10 +427,16 @@ func (f *reportFn) ProcessElement(ctx context.Context, _ []byte, rows func(*form
 		}
 		written = append(written, base)
 	}
+	var queryScores []string
+	for _, base := range written {
+		if t, ok := rundir.ShardTable(base); ok && t == rundir.QueryScoresTable {
+			queryScores = append(queryScores, fileio.Join(f.Meta.Output, base))
+		}
+	}
 	set := *f.Meta.Settings
 	r := report.Report{Input: f.Meta.Input, Output: f.Meta.Output, Config: f.Meta.Flags, Params: set.Learners, Counts: counts,
 		Split:       report.Split{TrainImages: counts.Described - cut.Queries, QueryImages: cut.Queries, QueryFraction: cut.Fraction},
-		DeadLetters: report.SummariseDead(dead), ComparedTo: f.Meta.Earlier, Sweep: f.Meta.Sweep,
+		DeadLetters: report.SummariseDead(dead), ComparedTo: compareEarlier(ctx, f.Meta.Earlier, f.Meta.Output, queryScores, f.Meta.Seed), Sweep: f.Meta.Sweep,
 		// evaluate.Compare's two-sided p moves in steps of 2/Resamples.
 		PResolution: 2.0 / evaluate.Resamples}
 	if len(tuning.Learners) > 0 {
@@ -469,4 +481,63 @@ func (f *reportFn) ProcessElement(ctx context.Context, _ []byte, rows func(*form
 	}
 	log.Infof(ctx, "report: %d files written; %s", len(m.Files), fileio.Join(f.Meta.Output, rundir.ManifestName))
 	return nil
+}
+
+// compareEarlier returns e with its comparison with this run, written
+// in output, query by query: the earlier run's per-query files
+// (e.QueryScores, in e.Run) paired with this run's (paths) by
+// evaluate.CompareRuns, seeded by seed. When nothing pairs — the earlier
+// run has no such files, or they are this run's (the earlier run was in
+// output: the report read its rows before this run replaced it), no
+// method and query set of one run is the other's, or no query is in
+// both — or the files cannot be read, Unpaired says why (logged too) and
+// the report compares the runs' means alone, as without the files.
+func compareEarlier(ctx context.Context, e *report.Earlier, output string, paths []string, seed uint64) *report.Earlier {
+	if e == nil || len(e.QueryScores) == 0 {
+		return e
+	}
+	out := *e
+	if strings.TrimSuffix(e.Run, "/") == strings.TrimSuffix(output, "/") {
+		out.Unpaired = "the earlier run was in this run's output directory, and its per-query scores are replaced: only the means are compared"
+		out.QueryScores = nil
+		return &out
+	}
+	each := func(paths []string) evaluate.RowsFunc {
+		return func(fn func(*formats.QueryScore) error) error {
+			for _, p := range paths {
+				if err := fileio.ReadEach(ctx, p, fn); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	earlier := make([]string, len(e.QueryScores))
+	for i, n := range e.QueryScores {
+		earlier[i] = fileio.Join(e.Run, n)
+	}
+	changes, err := evaluate.CompareRuns(each(earlier), each(paths), seed)
+	if err != nil {
+		out.Unpaired = fmt.Sprintf("reading the per-query scores: %v", err)
+		log.Warnf(ctx, "report: comparing with %s query by query: %v; only the means are compared", e.Run, err)
+		return &out
+	}
+	paired := false
+	for _, c := range changes {
+		paired = paired || c.Queries > 0
+		out.Paired = append(out.Paired, report.PairedChange{Method: c.Method, Input: c.Input, Split: c.Split,
+			Queries: int64(c.Queries), EarlierQueries: int64(c.Earlier), LaterQueries: int64(c.Later),
+			MAPDiff: c.Diff, MAPDiffLow: c.Lo, MAPDiffHigh: c.Hi, MAPDiffP: c.P, Significant: c.Significant})
+	}
+	switch {
+	case len(changes) == 0:
+		out.Unpaired = "the two runs evaluated no method on the same query set: only the means are compared"
+	case !paired:
+		out.Paired = nil
+		out.Unpaired = "no query of this run was one of the earlier run's (the query sets differ entirely): only the means are compared"
+	}
+	if out.Unpaired != "" {
+		log.Infof(ctx, "report: no query-by-query comparison with %s: %s", e.Run, out.Unpaired)
+	}
+	return &out
 }

@@ -88,6 +88,7 @@ func TestEndToEnd(t *testing.T) {
 	c := testConfig(withCorruptImage(t, dir), out)
 	c.Learning = DefaultLearning()
 	r := run(t, c)
+	checkQueryScores(t, out, r)
 	if len(r.Methods) != 2*(1+len(c.Learning.Learners)) {
 		t.Errorf("report has %d rows, want TF-IDF and %d learners on held-out and on training queries", len(r.Methods), len(c.Learning.Learners))
 	}
@@ -266,14 +267,18 @@ func noQueryTrained(t *testing.T, out string, seed uint64, fraction float64) {
 }
 
 // TestRerunIsIdentical runs the job twice and compares every Parquet file:
-// the same input and seed give the same bytes.
+// the same input and seed give the same bytes. Compared with the first
+// (--compare_to), the second pairs every query and finds no change; a
+// third, of another seed, pairs only the queries both evaluated; and a
+// copy of the first without its per-query files compares by the means
+// alone.
 func TestRerunIsIdentical(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two pipeline runs")
 	}
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
-	run(t, testConfig(shapes, a))
+	ra := run(t, testConfig(shapes, a))
 	cb := testConfig(shapes, b)
 	earlier, err := report.LoadEarlier(context.Background(), fileio.RunDir(a))
 	if err != nil {
@@ -287,8 +292,17 @@ func TestRerunIsIdentical(t *testing.T) {
 			t.Errorf("%s %s: change since the first run %v %v (compared %v), want exactly 0", m.Method, m.Split, d, p, ok)
 		}
 	}
+	checkPairedWithItself(t, rb)
+	qa := checkQueryScores(t, a, ra)
+	checkOldEarlier(t, a, b, rb)
+	checkEarlierInOutput(t, b)
+	cc := testConfig(shapes, filepath.Join(dir, "c"))
+	cc.Vocab.Seed, cc.Triplets.Seed, cc.Learning.Eval.Seed = 2, 2, 2
+	cc.Earlier = earlier
+	rc := run(t, cc)
+	checkPairedShared(t, rc, qa, checkQueryScores(t, cc.Output, rc))
 	// Every Parquet file: report-*.parquet leaves the times out.
-	for _, pattern := range []string{"images-*", "dead-letters-*", "features-*", "codebook-*", "idf-*", "bow-*", "triplets-*", "model-solis-ada-*", "index-solis-ada-*", "report-*"} {
+	for _, pattern := range []string{"images-*", "dead-letters-*", "features-*", "codebook-*", "idf-*", "bow-*", "triplets-*", "model-solis-ada-*", "index-solis-ada-*", "report-*", "query-scores-*"} {
 		fa, _ := filepath.Glob(filepath.Join(a, pattern))
 		fb, _ := filepath.Glob(filepath.Join(b, pattern))
 		if len(fa) == 0 || len(fa) != len(fb) {
@@ -371,6 +385,7 @@ func TestDenseLearners(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := run(t, c)
+	checkQueryScores(t, out, r)
 	inputs := map[string]string{string(learners.BaselineTFIDF): "bow", "solis-ada": "bow", string(learners.BaselineEuclidean): "global",
 		"lomdml": "global", "oasis-full": "global", "itq": "global", "ssml": "global"}
 	if len(r.Methods) != 2*len(inputs) {

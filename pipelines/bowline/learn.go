@@ -9,6 +9,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/bowline/bowline/formats/parquetio"
+	rundir "github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/learners"
 	"github.com/bowline/bowline/transforms/evaluate"
 	"github.com/bowline/bowline/transforms/evaluate/evaluatebeam"
@@ -351,7 +352,10 @@ func (l Learning) dense() bool {
 // holds them, and they are the queries of the report's held-out rows,
 // beside a sample of training images as queries of its training rows.
 // Each learner is compared with its baseline query by query
-// (evaluatebeam.Compare).
+// (evaluatebeam.Compare), and every query's scores under every method
+// are written to the run's per-query table (rundir.QueryScoresTable), as
+// the evaluation's shards make them, for a later run to compare itself
+// with this one query by query (--compare_to).
 //
 // It returns the report rows, the collections of written paths (to wait
 // on), the triplets parts, the units of work of its stages (triplets,
@@ -410,8 +414,8 @@ func LearnFrom(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Le
 	// before its side input was complete, and evaluated the baseline over
 	// no images at all.
 	baseline := beam.Create(s, learners.BaselineModel(learners.BaselineTFIDF, nil))
-	evalRows, evalScores, evalUnits := evaluatebeam.EvaluateParts(s, bowParts, queries, labels, baseline, dim, l.Eval, l.PartLoads)
-	evals, scores := []beam.PCollection{evalRows}, []beam.PCollection{evalScores}
+	evalRows, evalScores, evalUnits, evalQueries := evaluatebeam.EvaluateParts(s, bowParts, queries, labels, baseline, dim, l.Eval, l.PartLoads)
+	evals, scores, perQuery := []beam.PCollection{evalRows}, []beam.PCollection{evalScores}, []beam.PCollection{evalQueries}
 	units = append(units, evalUnits)
 	if l.dense() {
 		// The learners of global features read the features parts too, as
@@ -422,8 +426,8 @@ func LearnFrom(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Le
 		// scaler's statistics, are combined over the corpus.
 		moments := trainbeam.DenseMoments(s, featParts)
 		evalDense := func(model beam.PCollection) {
-			r, sc, u := evaluatebeam.EvaluateDenseParts(s, featParts, moments, cut, model, l.Eval, l.PartLoads)
-			evals, scores, units = append(evals, r), append(scores, sc), append(units, u)
+			r, sc, u, q := evaluatebeam.EvaluateDenseParts(s, featParts, moments, cut, model, l.Eval, l.PartLoads)
+			evals, scores, units, perQuery = append(evals, r), append(scores, sc), append(units, u), append(perQuery, q)
 		}
 		evalDense(beam.Create(s, learners.BaselineModel(learners.BaselineEuclidean, global.Dims)))
 		for _, name := range l.Learners {
@@ -457,12 +461,13 @@ func LearnFrom(s beam.Scope, bowParts, featParts beam.PCollection, dim int, l Le
 			parquetio.Write(s, out, "model-"+r.Name, 1, trainbeam.ModelRows(s, model)),
 			parquetio.Write(s, out, trainbeam.StateName(r.Name), 1, stateRows),
 			parquetio.PartPaths(s, indexParts))
-		r, sc, evalUnits := evaluatebeam.EvaluateParts(s, bowParts, queries, labels, model, dim, l.Eval, l.PartLoads)
-		evals, scores = append(evals, r), append(scores, sc)
+		r, sc, evalUnits, q := evaluatebeam.EvaluateParts(s, bowParts, queries, labels, model, dim, l.Eval, l.PartLoads)
+		evals, scores, perQuery = append(evals, r), append(scores, sc), append(perQuery, q)
 		units = append(units, beam.ParDo(s, trained, model),
 			stageUnits(s, partStageFn{Name: "index", Noun: "parts", Source: runs[i].Name, Sources: len(runs)}, indexParts), evalUnits)
 	}
 	rows = evaluatebeam.Compare(s, beam.Flatten(s, evals...), beam.Flatten(s, scores...), l.Eval.Seed)
+	written = append(written, parquetio.Write(s, out, rundir.QueryScoresTable, 0, beam.Flatten(s, perQuery...)))
 	return rows, written, tripParts, beam.Flatten(s, units...), cut, tuning
 }
 

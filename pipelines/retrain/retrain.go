@@ -102,7 +102,7 @@ func Build(s beam.Scope, c Config) error {
 		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, rowsFn, bowParts))},
 		beam.SideInput{Input: stats.Sum(s, beam.ParDo(s, rowsFn, tripParts))})
 	written = append(written, copyCorpus(s, c.Run, c.Output, c.Base))
-	bowline.WriteReport(s, bowline.ReportMeta{Job: "retrain", Input: c.Run, Output: c.Output, Flags: c.Flags, Settings: c.settings(), Earlier: c.Earlier, Sweep: c.Learning.Sweep.Report(), Overwrite: c.Overwrite}, rows, counts, cut, tuning, beam.CreateList(s, []formats.DeadLetter{}), units, written)
+	bowline.WriteReport(s, bowline.ReportMeta{Job: "retrain", Input: c.Run, Output: c.Output, Flags: c.Flags, Settings: c.settings(), Earlier: c.Earlier, Seed: c.Learning.Eval.Seed, Sweep: c.Learning.Sweep.Report(), Overwrite: c.Overwrite}, rows, counts, cut, tuning, beam.CreateList(s, []formats.DeadLetter{}), units, written)
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
+	rundir "github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/infra/prismretry"
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/pipelines/internal/shapestest"
@@ -54,14 +55,18 @@ func TestRetrain(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	retrain := func(out string, learnersList []string, shards, rounds int) {
+	retrain := func(out string, learnersList []string, shards, rounds int, earlier *report.Earlier) {
 		l := bowline.DefaultLearning()
 		l.Learners, l.Shards, l.Rounds = learnersList, shards, rounds
-		rc := Config{Run: run, Base: base, Output: out, Vocabulary: c.Vocab.K, Shards: 2, Learning: l, Triplets: bowline.DefaultConfig().Triplets}
+		rc := Config{Run: run, Base: base, Output: out, Vocabulary: c.Vocab.K, Shards: 2, Learning: l, Triplets: bowline.DefaultConfig().Triplets, Earlier: earlier}
 		runJob(t, func(s beam.Scope) error { return Build(s, rc) })
 	}
+	earlier, err := report.LoadEarlier(ctx, fileio.RunDir(run))
+	if err != nil {
+		t.Fatal(err)
+	}
 	same := filepath.Join(dir, "same")
-	retrain(same, []string{"solis-ada"}, 1, 1)
+	retrain(same, []string{"solis-ada"}, 1, 1, earlier)
 	want, _ := filepath.Glob(filepath.Join(run, "model-solis-ada-*.parquet"))
 	got, _ := filepath.Glob(filepath.Join(same, "model-solis-ada-*.parquet"))
 	if len(want) != 1 || len(got) != 1 {
@@ -72,9 +77,35 @@ func TestRetrain(t *testing.T) {
 	if !bytes.Equal(a, b) {
 		t.Error("retraining with the run's settings did not give the run's model")
 	}
+	// It writes its per-query scores, and compared with the run query by
+	// query it finds every query unchanged.
+	rs, err := report.Load(ctx, fileio.RunDir(same))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := rs.ComparedTo; e == nil || len(e.Paired) != len(rs.Methods) || e.Unpaired != "" {
+		t.Fatalf("retrain compared with its run: %+v, want each of %d rows paired", e, len(rs.Methods))
+	}
+	for _, p := range rs.ComparedTo.Paired {
+		m, _ := rs.MethodOn(p.Method, p.Split)
+		if p.Queries == 0 || p.Queries != m.Queries || p.MAPDiff != 0 || p.MAPDiffLow != 0 || p.MAPDiffHigh != 0 {
+			t.Errorf("%s %s: paired change since the run %+v, want all %d queries paired, 0 [0, 0]", p.Method, p.Split, p, m.Queries)
+		}
+	}
+	sameRows, err := fileio.ReadAll[formats.QueryScore](ctx, fileio.Join(same, rundir.TablePattern(rundir.QueryScoresTable)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed int64
+	for _, m := range rs.Methods {
+		listed += m.Queries
+	}
+	if int64(len(sameRows)) != listed {
+		t.Errorf("retrain's per-query table has %d rows, its report rows %d queries", len(sameRows), listed)
+	}
 
 	sharded := filepath.Join(dir, "sharded")
-	retrain(sharded, []string{"solis-ada", "oasis-diag"}, 3, 2)
+	retrain(sharded, []string{"solis-ada", "oasis-diag"}, 3, 2, nil)
 	r, err := report.Load(ctx, fileio.RunDir(sharded))
 	if err != nil {
 		t.Fatal(err)

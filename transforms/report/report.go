@@ -64,11 +64,59 @@ type Sweep struct {
 	Methods []string  `json:"methods"`
 }
 
-// Earlier is the run a report is compared with: where it is and its
-// rows.
+// Earlier is the run a report is compared with: where it is, its rows
+// and, when both runs recorded every query's scores, the comparison of
+// the two query by query.
 type Earlier struct {
 	Run     string `json:"run"`
 	Methods Rows   `json:"methods"`
+	// QueryScores are the base names of the earlier run's per-query
+	// files (run.QueryScoresTable); none for a run made before them.
+	QueryScores []string `json:"query_scores,omitempty"`
+	// Paired compares each method and query set both runs evaluated on
+	// the queries both evaluated; Unpaired says why there is no such
+	// comparison, if there is none.
+	Paired   []PairedChange `json:"paired,omitempty"`
+	Unpaired string         `json:"unpaired,omitempty"`
+}
+
+// PairedChange is one method's change of average precision since the
+// earlier run, over the queries of one set both runs evaluated: the mean
+// difference (this run minus the earlier), its paired 95% bootstrap
+// interval, the bootstrap p-value of no change and whether the interval
+// excludes 0, as a learner is compared with its baseline
+// (formats.ReportRow.MAPDiff). Queries counts the queries paired, of
+// EarlierQueries and LaterQueries each run evaluated; with none paired
+// the difference is not computed.
+type PairedChange struct {
+	Method         string  `json:"method"`
+	Input          string  `json:"input"`
+	Split          string  `json:"split"`
+	Queries        int64   `json:"queries"`
+	EarlierQueries int64   `json:"earlier_queries"`
+	LaterQueries   int64   `json:"later_queries"`
+	MAPDiff        float64 `json:"map_diff"`
+	MAPDiffLow     float64 `json:"map_diff_low"`
+	MAPDiffHigh    float64 `json:"map_diff_high"`
+	MAPDiffP       float64 `json:"map_diff_p"`
+	Significant    bool    `json:"significant"`
+}
+
+// pairedText formats a paired change for a table: "+0.0123 [+0.0040,
+// +0.0210] *", or why there is none.
+func pairedText(c PairedChange) string {
+	if c.Queries == 0 {
+		return "no query in common"
+	}
+	return diffText(c.MAPDiff, c.MAPDiffLow, c.MAPDiffHigh, c.Significant)
+}
+
+// pairedP formats a paired change's p-value ("" with no query paired).
+func (r Report) pairedP(c PairedChange) string {
+	if c.Queries == 0 {
+		return ""
+	}
+	return pValue(c.MAPDiffP, r.PResolution)
 }
 
 // Change returns the change of m's mAP and P@10 since the earlier run
@@ -129,6 +177,8 @@ type Counts struct {
 // features, each group with its baseline first (and the baseline's
 // re-ranked and expanded rows, "tfidf+sv", "tfidf+sv+qe") and then by
 // name, the learners of a sweep (set Sweep first) together by their value.
+// The changes paired with an earlier run (ComparedTo.Paired) follow the
+// order of their rows.
 func (r *Report) Sort() {
 	// Learners are compared with the baseline of their input.
 	base := func(m formats.ReportRow) bool {
@@ -179,6 +229,20 @@ func (r *Report) Sort() {
 			return a.Method < b.Method
 		}
 		return a.Relevance < b.Relevance
+	})
+	if r.ComparedTo == nil {
+		return
+	}
+	// The paired changes follow their rows.
+	at := map[[3]string]int{}
+	for i, m := range r.Methods {
+		at[[3]string{m.Method, m.Input, m.Split}] = i
+	}
+	sort.SliceStable(r.ComparedTo.Paired, func(i, j int) bool {
+		a, b := r.ComparedTo.Paired[i], r.ComparedTo.Paired[j]
+		x, okx := at[[3]string{a.Method, a.Input, a.Split}]
+		y, oky := at[[3]string{b.Method, b.Input, b.Split}]
+		return okx && (!oky || x < y)
 	})
 }
 
@@ -266,11 +330,17 @@ func versus(m formats.ReportRow) string {
 	if m.Baseline == "" {
 		return "—"
 	}
+	return diffText(m.MAPDiff, m.MAPDiffLow, m.MAPDiffHigh, m.Significant)
+}
+
+// diffText formats a paired difference: "+0.0123 [+0.0040, +0.0210]",
+// and " *" when significant.
+func diffText(d, lo, hi float64, significant bool) string {
 	star := ""
-	if m.Significant {
+	if significant {
 		star = " *"
 	}
-	return fmt.Sprintf("%s [%s, %s]%s", signed(m.MAPDiff), signed(m.MAPDiffLow), signed(m.MAPDiffHigh), star)
+	return fmt.Sprintf("%s [%s, %s]%s", signed(d), signed(lo), signed(hi), star)
 }
 
 // formatParams writes hyper-parameters as name=value, sorted by name.
@@ -360,7 +430,11 @@ figcaption{color:#555;font-size:.9em}
 <tr><th>Method</th><th>Input</th><th>Queries</th><th>mAP</th><th>P@10</th><th>NDCG@10</th><th>Δ mAP vs baseline</th>{{if .ComparedTo}}<th>Δ mAP since earlier run</th>{{end}}<th>Sparsity</th><th>Postings</th><th>Seconds to train / index / query (all)</th></tr>
 {{range .Headline}}<tr><td>{{.Method}}</td><td>{{.Input}}</td><td>{{.Queries}}</td>{{template "score" .}}<td>{{f4 .NDCGAt10}}</td>{{template "versus" .}}{{if $.ComparedTo}}<td>{{$.Report.ChangeText .}}</td>{{end}}<td>{{sparsity .Sparsity}}</td><td>{{.IndexPostings}}</td><td>{{f3 .TrainSeconds}} / {{f3 .IndexSeconds}} / {{f3 .QuerySeconds}}</td></tr>
 {{end}}</table></div>
-{{with .ComparedTo}}<p>Earlier run: <code>{{.Run}}</code> (same method and query set; “new” where it lacks the method).</p>{{end}}
+{{with .ComparedTo}}<p>Earlier run: <code>{{.Run}}</code> (same method and query set; “new” where it lacks the method).</p>
+{{if .Paired}}<p>Query by query: each method's change of average precision since the earlier run over the queries of a set both runs evaluated (paired bootstrap, 95% interval, p-value; * = significant).</p>
+<div class="wide"><table><tr><th>Method</th><th>Input</th><th>Queries</th><th>Paired (of this run's / the earlier's)</th><th>Δ mAP since earlier run</th></tr>
+{{range .Paired}}<tr><td>{{.Method}}</td><td>{{.Input}}</td><td>{{.Split}}</td><td>{{.Queries}} ({{.LaterQueries}} / {{.EarlierQueries}})</td><td>{{if .Queries}}{{signed .MAPDiff}}{{if .Significant}} *{{end}}<span class="ci">[{{signed .MAPDiffLow}}, {{signed .MAPDiffHigh}}], p {{pvalue .MAPDiffP}}</span>{{else}}no query in common{{end}}</td></tr>
+{{end}}</table></div>{{else if .Unpaired}}<p>No query-by-query comparison: {{.Unpaired}}.</p>{{end}}{{end}}
 {{with .TrainingGaps}}<h3>Training queries</h3>
 <p>The same metrics over a sample of images the learners trained on; the gap is a method's training-query mAP minus its held-out mAP: a learner far above its held-out score has memorised its training images.</p>
 <div class="wide"><table>
@@ -478,6 +552,9 @@ func (r Report) WriteTable(w io.Writer) error {
 	}
 	if r.ComparedTo != nil {
 		fmt.Fprintf(w, "(since earlier: the change of mAP since %s)\n", r.ComparedTo.Run)
+		if err := r.writePaired(w); err != nil {
+			return err
+		}
 	}
 	if tr := r.TrainingGaps(); len(tr) > 0 {
 		fmt.Fprintln(w, "\ntraining queries (images the learners trained on; gap = training mAP − held-out mAP):")
@@ -504,6 +581,25 @@ func (r Report) WriteTable(w io.Writer) error {
 	return writeStages(w, r.Stages)
 }
 
+// writePaired writes the comparison with the earlier run query by query,
+// or why there is none.
+func (r Report) writePaired(w io.Writer) error {
+	e := r.ComparedTo
+	if len(e.Paired) == 0 {
+		if e.Unpaired != "" {
+			fmt.Fprintf(w, "(no query-by-query comparison: %s)\n", e.Unpaired)
+		}
+		return nil
+	}
+	fmt.Fprintf(w, "\nquery by query since %s (paired bootstrap over the queries both runs evaluated; * = significant):\n", e.Run)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "method\tinput\tqueries\tpaired\tmAP change [95% CI]\tp\t")
+	for _, c := range e.Paired {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d of %d / %d\t%s\t%s\t\n", c.Method, c.Input, c.Split, c.Queries, c.LaterQueries, c.EarlierQueries, pairedText(c), r.pairedP(c))
+	}
+	return tw.Flush()
+}
+
 // Load reads the report.json of the run d.
 func Load(ctx context.Context, d run.Dir) (Report, error) {
 	js, err := d.Report(ctx)
@@ -518,11 +614,22 @@ func Load(ctx context.Context, d run.Dir) (Report, error) {
 }
 
 // LoadEarlier reads the report of the finished run d, for a report to
-// compare itself with.
+// compare itself with, and the names of the per-query files its manifest
+// lists (run.QueryScoresTable). A run made before those files, or before
+// manifests, has none: it is compared by its rows alone, and Unpaired
+// says so.
 func LoadEarlier(ctx context.Context, d run.Dir) (*Earlier, error) {
 	r, err := Load(ctx, d)
 	if err != nil {
 		return nil, fmt.Errorf("the run to compare with: %w", err)
 	}
-	return &Earlier{Run: d.Path, Methods: r.Methods}, nil
+	e := &Earlier{Run: d.Path, Methods: r.Methods}
+	if m, err := d.Manifest(ctx); err == nil {
+		tables, _ := run.Tables(m.Names())
+		e.QueryScores = tables[run.QueryScoresTable]
+	}
+	if len(e.QueryScores) == 0 {
+		e.Unpaired = fmt.Sprintf("the earlier run has no per-query scores, its manifest lists no %s; only the means are compared", run.TablePattern(run.QueryScoresTable))
+	}
+	return e, nil
 }

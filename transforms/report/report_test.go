@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"html"
 	"math"
 	"reflect"
 	"strings"
@@ -148,6 +149,54 @@ func TestCompareTo(t *testing.T) {
 	back, err := Parse(js)
 	if err != nil || back.ComparedTo == nil || back.ComparedTo.Run != "gs://b/runs/1" || len(back.ComparedTo.Methods) != 2 {
 		t.Errorf("round trip of compared_to: %+v, %v", back.ComparedTo, err)
+	}
+}
+
+// CompareTo query by query shows each paired change with its interval,
+// p-value and the queries paired, and says why where nothing paired.
+func TestCompareToPaired(t *testing.T) {
+	r := Report{Split: Split{QueryImages: 3}, PResolution: 0.002, Methods: []formats.ReportRow{
+		{Method: "tfidf", Input: "bow", Split: "held-out", MAP: 0.55},
+		{Method: "solis-ada", Input: "bow", Split: "held-out", MAP: 0.7},
+	}}
+	r.ComparedTo = &Earlier{Run: "runs/1", Methods: r.Methods, Paired: []PairedChange{
+		{Method: "solis-ada", Input: "bow", Split: "held-out", Queries: 17, EarlierQueries: 18, LaterQueries: 19,
+			MAPDiff: 0.0321, MAPDiffLow: 0.0105, MAPDiffHigh: 0.0533, MAPDiffP: 0.004, Significant: true},
+		{Method: "tfidf", Input: "bow", Split: "held-out", EarlierQueries: 18, LaterQueries: 19},
+	}}
+	r.Sort()
+	if p := r.ComparedTo.Paired; p[0].Method != "tfidf" || p[1].Method != "solis-ada" {
+		t.Errorf("paired changes in the order %s, %s; want their rows' (the baseline first)", p[0].Method, p[1].Method)
+	}
+	table, page := renderings(t, r)
+	page = html.UnescapeString(page)
+	for _, out := range []string{table, page} {
+		for _, want := range []string{"+0.0321", "[+0.0105, +0.0533]", "0.004", "no query in common"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+	}
+	if !strings.Contains(table, "[+0.0105, +0.0533] *") || !strings.Contains(page, "+0.0321 *") {
+		t.Errorf("the significant change is not starred:\n%s\n%s", table, page)
+	}
+	if !strings.Contains(table, "17 of 19 / 18") || !strings.Contains(page, "17 (19 / 18)") {
+		t.Errorf("the queries paired are missing:\n%s\n%s", table, page)
+	}
+	js, _ := r.JSON()
+	back, err := Parse(js)
+	if err != nil || !reflect.DeepEqual(back.ComparedTo.Paired, r.ComparedTo.Paired) {
+		t.Errorf("round trip of compared_to.paired: %+v, %v", back.ComparedTo, err)
+	}
+	r.ComparedTo.Paired, r.ComparedTo.Unpaired = nil, "the query sets differ entirely"
+	table, page = renderings(t, r)
+	for _, out := range []string{table, page} {
+		if !strings.Contains(out, "No query-by-query comparison: the query sets differ entirely") && !strings.Contains(out, "no query-by-query comparison: the query sets differ entirely") {
+			t.Errorf("output does not say why nothing paired:\n%s", out)
+		}
+		if !strings.Contains(out, "0.0000") {
+			t.Errorf("output lacks the change of the means:\n%s", out)
+		}
 	}
 }
 

@@ -35,9 +35,10 @@ func init() {
 // trainbeam.DenseMoments), with the held-out queries of cut (the
 // single-element PCollection<split.Cut>). It returns the model's report
 // rows (PCollection<formats.ReportRow>, evaluate.Rows), its per-query
-// scores (single-element PCollection<evaluate.Scores>, for Compare) and
+// scores (single-element PCollection<evaluate.Scores>, for Compare),
 // the time of each query shard (PCollection<report.Stage>, stage
-// "evaluate").
+// "evaluate") and the rows of its queries' scores
+// (PCollection<formats.QueryScore>, input "global"), as EvaluateParts.
 //
 // It is EvaluateParts for global features: the queries are the images
 // with global features whose label has another such image, at most
@@ -55,7 +56,7 @@ func init() {
 // two passes over the features parts before the shards' passes. A worker
 // process evaluates at most loads shards at once (0: no limit), as in
 // EvaluateParts.
-func EvaluateDenseParts(s beam.Scope, featParts, moments, cut, model beam.PCollection, opt evaluate.Options, loads int) (rows, scores, stages beam.PCollection) {
+func EvaluateDenseParts(s beam.Scope, featParts, moments, cut, model beam.PCollection, opt evaluate.Options, loads int) (rows, scores, stages, perQuery beam.PCollection) {
 	s = s.Scope("evaluate.EvaluateDenseParts")
 	// Global features have no keypoints to verify: their shards are sized
 	// as if no method were re-ranked.
@@ -70,7 +71,7 @@ func EvaluateDenseParts(s beam.Scope, featParts, moments, cut, model beam.PColle
 	results := beam.ParDo(s, &denseShardFn{Opt: opt, Loads: loads}, beam.Reshuffle(s, shards))
 	rows, scores = beam.ParDo2(s, &denseSummaryFn{Opt: opt}, beam.Impulse(s),
 		beam.SideInput{Input: model}, beam.SideInput{Input: labels}, beam.SideInput{Input: results})
-	return rows, scores, beam.ParDo(s, shardStageFn, results)
+	return rows, scores, beam.ParDo(s, shardStageFn, results), queryRows(s, "global", results)
 }
 
 // denseLabelsFn counts the images of one features part that have global
@@ -281,7 +282,7 @@ func (f *denseShardFn) ProcessElement(ctx context.Context, in denseShardInput) (
 	if err != nil {
 		return shardResult{}, fmt.Errorf("evaluate %s: shard %d: %w", m.Learner, shard, err)
 	}
-	return shardResult{Scores: scores, IndexSeconds: r.IndexSeconds,
+	return shardResult{Scores: scores, IndexSeconds: r.IndexSeconds, Model: m.Learner,
 		StartMillis: start.UnixMilli(), EndMillis: time.Now().UnixMilli()}, nil
 }
 

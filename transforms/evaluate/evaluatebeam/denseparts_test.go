@@ -225,10 +225,11 @@ func TestEvaluateDensePartsEqualsDense(t *testing.T) {
 				t.Fatal(err)
 			}
 			wantRows, wantScores := beam.CreateList(s, want), beam.Create(s, lightScores(m.Learner, "global", scores))
-			gotRows, gotScores, stages := EvaluateDenseParts(s, parts, momentsC, cutC, model, opt, 1)
+			gotRows, gotScores, stages, perQuery := EvaluateDenseParts(s, parts, momentsC, cutC, model, opt, 1)
 			beam.ParDo0(s, &sameEvaluationFn{Sets: sets}, beam.Impulse(s), beam.SideInput{Input: wantRows}, beam.SideInput{Input: gotRows},
 				beam.SideInput{Input: wantScores}, beam.SideInput{Input: gotScores})
 			passert.Count(s, stages, "evaluate stages", shards)
+			passert.Count(s, perQuery, "per-query rows", len(scores))
 		}
 		if err := ptest.Run(p); err != nil {
 			t.Fatalf("%+v: %v", opt, err)

@@ -332,8 +332,10 @@ func (f *queriesMergeFn) ExtractOutput(a Queries) Queries        { return a.trim
 // part by part, with the queries and label counts of QuerySet, and returns
 // its report rows (PCollection<formats.ReportRow>, evaluate.Rows), its
 // per-query scores (single-element PCollection<evaluate.Scores>, for
-// Compare) and the time of each query shard (PCollection<report.Stage>,
-// stage "evaluate"). The queries are split into shards of at most
+// Compare), the time of each query shard (PCollection<report.Stage>,
+// stage "evaluate") and each query's scores as rows of the run's
+// per-query table (PCollection<formats.QueryScore>, made shard by
+// shard). The queries are split into shards of at most
 // opt.ShardQueries queries; each shard's DoFn reads its queries' bags
 // from the few parts that hold them (ReadShard), then
 // reads the parts in turn, indexes a chunk of them at a time (RankParts:
@@ -360,7 +362,7 @@ func (f *queriesMergeFn) ExtractOutput(a Queries) Queries        { return a.trim
 // A worker process evaluates at most loads shards at once (0: no limit),
 // so it holds at most loads chunks (evaluate.Options.ChunkFull) and their
 // queries, whatever the runner runs side by side.
-func EvaluateParts(s beam.Scope, bowParts, queries, labels, model beam.PCollection, vocab int, opt evaluate.Options, loads int) (rows, scores, stages beam.PCollection) {
+func EvaluateParts(s beam.Scope, bowParts, queries, labels, model beam.PCollection, vocab int, opt evaluate.Options, loads int) (rows, scores, stages, perQuery beam.PCollection) {
 	s = s.Scope("evaluate.EvaluateParts")
 	// A shard ranks for seconds: it takes what it reads paired with it
 	// (shardInput), not as side inputs (onekeybeam).
@@ -368,7 +370,7 @@ func EvaluateParts(s beam.Scope, bowParts, queries, labels, model beam.PCollecti
 	results := beam.ParDo(s, &shardFn{Opt: opt, Vocab: vocab, Loads: loads}, beam.Reshuffle(s, shards))
 	rows, scores = beam.ParDo2(s, &summaryFn{Opt: opt, Vocab: vocab}, beam.Impulse(s),
 		beam.SideInput{Input: model}, beam.SideInput{Input: labels}, beam.SideInput{Input: results})
-	return rows, scores, beam.ParDo(s, shardStageFn, results)
+	return rows, scores, beam.ParDo(s, shardStageFn, results), queryRows(s, "bow", results)
 }
 
 // shardStageFn records a query shard as a unit of the evaluate stage and
