@@ -497,7 +497,7 @@ func compareEarlier(ctx context.Context, e *report.Earlier, output string, paths
 		return e
 	}
 	out := *e
-	if strings.TrimSuffix(e.Run, "/") == strings.TrimSuffix(output, "/") {
+	if fileio.TreeOf(output).Holds(e.Run) && fileio.TreeOf(e.Run).Holds(output) {
 		out.Unpaired = "the earlier run was in this run's output directory, and its per-query scores are replaced: only the means are compared"
 		out.QueryScores = nil
 		return &out

@@ -184,8 +184,16 @@ func checkEarlierInOutput(t *testing.T, b string) {
 		t.Fatalf("earlier run %s: %+v, %v", b, e, err)
 	}
 	paths, _ := filepath.Glob(filepath.Join(b, rundir.TablePattern(rundir.QueryScoresTable)))
-	e = compareEarlier(ctx, e, b+"/", paths, 1)
-	if len(e.Paired) != 0 || !strings.Contains(e.Unpaired, "output directory") {
-		t.Errorf("compared with the run in its own output: %d paired, %q; want none, and why", len(e.Paired), e.Unpaired)
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(b, link); err != nil {
+		t.Fatal(err)
+	}
+	// The same directory in other spellings: a trailing slash, a dot
+	// element, a symbolic link.
+	for _, out := range []string{b + "/", b + "/.", link} {
+		got := compareEarlier(ctx, e, out, paths, 1)
+		if len(got.Paired) != 0 || !strings.Contains(got.Unpaired, "output directory") {
+			t.Errorf("compared with the run in its own output %s: %d paired, %q; want none, and why", out, len(got.Paired), got.Unpaired)
+		}
 	}
 }
