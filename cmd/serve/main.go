@@ -60,7 +60,6 @@ import (
 	"os/signal"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -111,7 +110,7 @@ func parseFlags(args []string, help io.Writer) (settings, error) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.StringVar(&s.run, "run", "", "a finished bowline run's output directory, or a root whose published.json names the run (local or gs://); required")
 	fs.StringVar(&s.addr, "addr", "127.0.0.1:8080", "address to listen on")
-	maxBody := byteSize(cfg.MaxBody)
+	maxBody := cmdline.ByteSize(cfg.MaxBody)
 	fs.Var(&maxBody, "max_body", "largest request body (a photo), in bytes or with a unit: 10MiB, 500KB")
 	fs.Int64Var(&cfg.MaxPixels, "max_pixels", cfg.MaxPixels, "refuse photos whose header declares more pixels, before decoding them (at most the run's own --max_pixels; 0: the run's); a photo's decoded pixels and its gray copy take 8 bytes a pixel")
 	learnerList := fs.String("learners", "", "load only these learners' indexes, comma-separated (\"tfidf\" is the baseline; default: all the run has; the baseline's index is as large as the bags of words)")
@@ -230,33 +229,5 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, timeout, drain 
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
-	return nil
-}
-
-// byteSize is a flag value of bytes with an optional unit.
-type byteSize int64
-
-func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
-
-// Get returns the bytes, an int64, for the flag's rule (cmdline).
-func (b *byteSize) Get() any { return int64(*b) }
-
-func (b *byteSize) Set(s string) error {
-	units := []struct {
-		suffix string
-		mult   int64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
-	num, mult := strings.TrimSpace(s), int64(1)
-	for _, u := range units {
-		if n, ok := strings.CutSuffix(num, u.suffix); ok {
-			num, mult = strings.TrimSpace(n), u.mult
-			break
-		}
-	}
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || v < 0 || v*float64(mult) > 1<<62 {
-		return errors.New("want a size in bytes, or with a unit such as 10MiB or 500KB")
-	}
-	*b = byteSize(v * float64(mult))
 	return nil
 }

@@ -242,18 +242,3 @@ func TestHealthz(t *testing.T) {
 		t.Fatalf("%d %s (%v)", w.Code, w.Body.String(), err)
 	}
 }
-
-func TestByteSize(t *testing.T) {
-	for in, want := range map[string]int64{"10MiB": 10 << 20, "500KB": 500_000, "1.5GiB": 3 << 29, "123": 123, "64 KiB": 64 << 10, "7B": 7} {
-		var b byteSize
-		if err := b.Set(in); err != nil || int64(b) != want {
-			t.Errorf("%q: %d, %v; want %d", in, b, err, want)
-		}
-	}
-	for _, in := range []string{"", "ten", "-1MiB", "1TiB", "1e30"} {
-		var b byteSize
-		if err := b.Set(in); err == nil {
-			t.Errorf("%q: accepted as %d", in, b)
-		}
-	}
-}

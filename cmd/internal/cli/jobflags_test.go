@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"testing"
@@ -193,6 +194,38 @@ func TestDCTScaleFlag(t *testing.T) {
 		c.Output = t.TempDir()
 		if err := c.Validate(); (err != nil) != tc.refuse {
 			t.Errorf("%q: %v; want refused %v", tc.args, err, tc.refuse)
+		}
+	}
+}
+
+// The job sets its process's soft memory limit: --memory_limit's default
+// unless GOMEMLIMIT is set, the flag's value when given, none with 0.
+func TestMemoryLimit(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	for _, tc := range []struct {
+		args []string
+		env  string
+		want int64
+	}{
+		{nil, "", DefaultMemoryLimit},
+		{[]string{"--memory_limit", "2GiB"}, "", 2 << 30},
+		{[]string{"--memory_limit", "2500MB"}, "1GiB", 2500e6},
+		{nil, "1GiB", 12345},
+		{[]string{"--memory_limit", "0"}, "", 12345},
+	} {
+		t.Setenv("GOMEMLIMIT", tc.env)
+		debug.SetMemoryLimit(12345) // what the runtime took from GOMEMLIMIT, or none
+		fs := flag.NewFlagSet("job", flag.ContinueOnError)
+		c := bowline.DefaultConfig()
+		j := AddJobFlags(fs, &c)
+		if err := fs.Parse(append([]string{"--input", "x.csv"}, tc.args...)); err != nil {
+			t.Fatal(err)
+		}
+		if err := j.Apply(); err != nil {
+			t.Fatal(err)
+		}
+		if got := debug.SetMemoryLimit(-1); got != tc.want {
+			t.Errorf("%q with GOMEMLIMIT=%q: memory limit %d, want %d", tc.args, tc.env, got, tc.want)
 		}
 	}
 }

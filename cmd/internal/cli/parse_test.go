@@ -82,6 +82,7 @@ var badValues = map[string][]string{
 	"label_column":       {"", " "},
 	"part_images":        {"0", "-1"},
 	"part_loads":         {"-1"},
+	"memory_limit":       {"-1", "lots", "1TiB"},
 	"vocab":              {"1", "0", "-5"},
 	"vocab_sample":       {"1", "-1", "999"}, // 999: below --vocab's 1000
 	"vocab_iter":         {"0", "-1"},

@@ -1,6 +1,7 @@
 package cmdline
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -194,4 +195,33 @@ func joinCounts(fs *flag.FlagSet, args []string) []string {
 		}
 	}
 	return out
+}
+
+// ByteSize is a flag value of bytes with an optional unit (KiB, MiB, GiB,
+// KB, MB, GB or B).
+type ByteSize int64
+
+func (b *ByteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
+
+// Get returns the bytes, an int64, for the flag's rule (cmdline).
+func (b *ByteSize) Get() any { return int64(*b) }
+
+func (b *ByteSize) Set(s string) error {
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
+	num, mult := strings.TrimSpace(s), int64(1)
+	for _, u := range units {
+		if n, ok := strings.CutSuffix(num, u.suffix); ok {
+			num, mult = strings.TrimSpace(n), u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || v < 0 || v*float64(mult) > 1<<62 {
+		return errors.New("want a size in bytes, or with a unit such as 10MiB or 500KB")
+	}
+	*b = ByteSize(v * float64(mult))
+	return nil
 }

@@ -421,8 +421,9 @@ func cachedAssigner(st *state, opt kmeans.AssignOptions) (*kmeans.Assigner, erro
 // stateSlot holds the state of the latest iteration assigned in this
 // process, keyed by the training's scratch directory, named once per graph
 // (Options.scratchDir), and the iteration: every bundle of an iteration
-// reads the same state, which a worker process so assembles once, not
-// once per bundle, and holds one of at a time.
+// reads the same state, which a worker process so reads once from the
+// file writeStateFn wrote, not once per bundle, and holds one of at a
+// time.
 var stateSlot struct {
 	sync.Mutex
 	dir  string
@@ -430,34 +431,75 @@ var stateSlot struct {
 	st   *state
 }
 
-// cachedState returns the state of iteration iter of the training of
-// scratch directory dir, from stateSlot or assembled from its parts,
-// which side yields.
-func cachedState(dir string, iter int, side func(*state) bool) (state, error) {
+// cachedState returns the state of iteration head.Iter of the training of
+// scratch directory dir — head with the centroids writeStateFn wrote —
+// from stateSlot or read from its file.
+func cachedState(ctx context.Context, dir string, head state) (state, error) {
 	stateSlot.Lock()
 	defer stateSlot.Unlock()
-	if stateSlot.st != nil && stateSlot.dir == dir && stateSlot.iter == iter {
+	if stateSlot.st != nil && stateSlot.dir == dir && stateSlot.iter == head.Iter {
 		return *stateSlot.st, nil
 	}
-	stateSlot.st = nil // let the old state go before assembling the new one
-	st, ok, err := readState(side)
+	stateSlot.st = nil // let the old state go before reading the new one
+	cent, err := readCentroids(ctx, dir, head.Iter, head.K*head.Dim)
 	if err != nil {
 		return state{}, err
 	}
-	if !ok {
-		return state{}, fmt.Errorf("vocabulary: iteration %d has no centroids", iter)
-	}
-	stateSlot.dir, stateSlot.iter, stateSlot.st = dir, iter, &st
+	st := head
+	st.Lo, st.Centroids, st.Fingerprint = 0, cent, fingerprint(cent)
+	stateSlot.dir, stateSlot.iter, stateSlot.st = dir, head.Iter, &st
 	return st, nil
 }
 
-// assignFn assigns chunks to the centroids of the state side input,
-// writes each chunk's new labels for the next iteration (but in iteration
-// Last, whose labels no one reads) and emits the chunk, and emits the
-// partial sums of each bundle, by block of words, when it finishes.
+// writeStateFn assembles the state of iteration Iter from its parts,
+// writes its centroids to the scratch directory Dir (stateName) unless
+// training has converged, and emits its head, which every chunk of the
+// iteration is paired with (onekeybeam.Pair): the assigning bundles, which
+// run for seconds, so take the state without a side input (see
+// onekeybeam), and a worker process reads it once (cachedState). It
+// removes the previous iteration's centroids, whose assigning is over:
+// this state is made from its sums. It holds the state's centroids and
+// their bytes, 1,024·K bytes, for the length of a short bundle.
+type writeStateFn struct {
+	Iter int
+	Dir  string
+}
+
+func (f *writeStateFn) ProcessElement(ctx context.Context, _ []byte, stateSide func(*state) bool, emit func(state)) error {
+	st, ok, err := readState(stateSide)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("vocabulary: iteration %d has no centroids", f.Iter)
+	}
+	if st.Iter != f.Iter && !st.Converged {
+		return fmt.Errorf("vocabulary: iteration %d received the centroids of iteration %d", f.Iter, st.Iter)
+	}
+	if !st.Converged {
+		if err := writeCentroids(ctx, f.Dir, f.Iter, st.Centroids); err != nil {
+			return fmt.Errorf("vocabulary: iteration %d: %w", f.Iter, err)
+		}
+	}
+	if f.Iter > 0 {
+		if err := fileio.Remove(ctx, fileio.Join(f.Dir, stateName(f.Iter-1))); err != nil {
+			return fmt.Errorf("vocabulary: iteration %d: %w", f.Iter, err)
+		}
+	}
+	st.Centroids, st.Fingerprint = nil, 0
+	emit(st)
+	return nil
+}
+
+// assignFn assigns chunks to the centroids of the state each is paired
+// with — its head, whose centroids are in the scratch directory
+// (writeStateFn) — writes each chunk's new labels for the next iteration
+// (but in iteration Last, whose labels no one reads) and emits the chunk,
+// and emits the partial sums of each bundle, by block of words, when it
+// finishes.
 type assignFn struct {
 	Iter, Last int
-	// Dir is the scratch directory of the chunks' files.
+	// Dir is the scratch directory of the chunks' and states' files.
 	Dir    string
 	Approx bool
 	Forest nn.ForestOptions
@@ -491,7 +533,7 @@ type assignFn struct {
 // goroutines.
 const assignBundles = 1
 
-func (f *assignFn) ProcessElement(ctx context.Context, c chunk, stateSide func(*state) bool, emitChunk func(chunk), emitSums func(int, partial)) error {
+func (f *assignFn) ProcessElement(ctx context.Context, c chunk, head state, emitChunk func(chunk), emitSums func(int, partial)) error {
 	if f.release == nil {
 		release, err := slots.Acquire(ctx, "vocabulary.assign", assignBundles)
 		if err != nil {
@@ -499,7 +541,7 @@ func (f *assignFn) ProcessElement(ctx context.Context, c chunk, stateSide func(*
 		}
 		f.release = release
 	}
-	err := f.assign(ctx, c, stateSide, emitChunk, emitSums)
+	err := f.assign(ctx, c, head, emitChunk, emitSums)
 	if err != nil {
 		f.letGo()
 	}
@@ -515,21 +557,21 @@ func (f *assignFn) letGo() {
 }
 
 // assign is ProcessElement once the bundle holds its slot.
-func (f *assignFn) assign(ctx context.Context, c chunk, stateSide func(*state) bool, emitChunk func(chunk), emitSums func(int, partial)) error {
+func (f *assignFn) assign(ctx context.Context, c chunk, head state, emitChunk func(chunk), emitSums func(int, partial)) error {
 	const d = formats.DescriptorSize
 	if !f.ready {
-		st, err := cachedState(f.Dir, f.Iter, stateSide)
+		if head.Converged {
+			f.ready, f.skip = true, true
+			return nil
+		}
+		if head.Iter != f.Iter || head.Dim != d {
+			return fmt.Errorf("vocabulary: iteration %d received the centroids of iteration %d, dimension %d", f.Iter, head.Iter, head.Dim)
+		}
+		st, err := cachedState(ctx, f.Dir, head)
 		if err != nil {
 			return err
 		}
 		f.ready = true
-		if st.Converged {
-			f.skip = true
-			return nil
-		}
-		if st.Iter != f.Iter || st.Dim != d {
-			return fmt.Errorf("vocabulary: iteration %d received the centroids of iteration %d, dimension %d", f.Iter, st.Iter, st.Dim)
-		}
 		a, err := cachedAssigner(&st, kmeans.AssignOptions{Approx: f.Approx, Forest: f.Forest, UseIVF: f.UseIVF, IVF: f.IVF})
 		if err != nil {
 			return fmt.Errorf("vocabulary: iteration %d: %w", f.Iter, err)
@@ -552,7 +594,7 @@ func (f *assignFn) assign(ctx context.Context, c chunk, stateSide func(*state) b
 	return nil
 }
 
-func (f *assignFn) FinishBundle(_ func(*state) bool, _ func(chunk), emitSums func(int, partial)) {
+func (f *assignFn) FinishBundle(_ func(chunk), emitSums func(int, partial)) {
 	if f.sums.n > 0 {
 		f.sums.flush(f.Iter).blocks(emitSums)
 	}

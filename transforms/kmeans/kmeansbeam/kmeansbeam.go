@@ -14,7 +14,8 @@
 // job is fixed before it runs). A sample above WholeSample is drawn part
 // by part into its chunks, never whole (parts.go). Iteration i is
 //
-//	chunks_i+1, partial sums_i = ParDo(assign_i)(chunks_i; side input: state_i)
+//	written_i                  = ParDo(write_i)(impulse; side input: state_i)
+//	chunks_i+1, partial sums_i = ParDo(assign_i)(Pair(chunks_i, written_i))
 //	sums_i                     = CombinePerKey(merge)(partial sums_i)
 //	plan_i                     = ParDo(plan_i)(impulse; side inputs: head_i, counts of sums_i)
 //	shard rows_i, split rows_i = ParDo(shard_i)(word shards; side inputs: state_i by shard, plan_i, sums_i by block)
@@ -36,9 +37,13 @@
 // and gives the same codebook: Prism spent more on the unrolled stages
 // than on their work at that size.
 //
-// assign_i assigns each descriptor of its chunks to the nearest centroid of
-// state_i — through an nn.IVF trained by kmeans.TrainIVF with
-// IVFOptions.ForIteration(i) if Approx (an nn.Forest built with
+// write_i writes the centroids of state_i to a file of the scratch
+// directory and emits the state's head, with which onekeybeam.Pair pairs
+// every chunk: an assigning bundle runs for seconds, and Prism spins about
+// a core for the length of a bundle of a stage with side inputs (see
+// onekeybeam). assign_i assigns each descriptor of its chunks to the
+// nearest centroid of state_i — through an nn.IVF trained by
+// kmeans.TrainIVF with IVFOptions.ForIteration(i) if Approx (an nn.Forest built with
 // ForestOptions.ForIteration(i) with UseForest), which keeps a descriptor's previous cluster unless it finds a
 // nearer one, exactly as kmeans.Train does — writes the chunk's new labels
 // to a file for iteration i+1 and re-emits the chunk's name. It keeps per-bundle sparse sums: the
@@ -93,11 +98,14 @@
 // FinishBundle, so that what a cached plan pins does not grow with K or
 // with the sample.
 //
-// Per worker, with D = 128 and K words: the state side input is 512·K bytes
-// of float32 centroids, which assign assembles once per worker process and
-// iteration (a one-slot cache like the index's, keyed by the training and
-// the iteration), plan reads the head alone and a shard update the parts
-// of its words; the worker holds one
+// Per worker, with D = 128 and K words: a state is 512·K bytes of float32
+// centroids, which write_i assembles from its parts and writes on one
+// worker (1,024·K bytes with their bytes, for a short bundle) and assign
+// reads from that file once per worker process and iteration (a one-slot
+// cache like the index's, keyed by the training and the iteration), plan
+// reads the head alone and a shard update the parts of its words; the
+// scratch directory holds the centroids of at most two iterations; the
+// worker holds one
 // index (forest or IVF) at a time, of the size package nn states; each
 // assigning goroutine keeps an nn.Search of 4·K bytes (or an
 // nn.IVFScratch); a bundle's partial sums take 1,036 bytes per word it
@@ -167,6 +175,7 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*state)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*partial)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*assignFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*writeStateFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*mergeFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*planFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*plan)(nil)).Elem())
@@ -629,7 +638,9 @@ func train(s beam.Scope, st, chunks beam.PCollection, opt Options, dir string, s
 	head := beam.ParDo(s, headFn, start, beam.SideInput{Input: st})
 	for i := 0; i <= opt.MaxIter; i++ {
 		is := s.Scope(fmt.Sprintf("iteration%02d", i))
-		next, parts := beam.ParDo2(is, &assignFn{Iter: i, Last: opt.MaxIter, Dir: dir, Approx: opt.Approx, Forest: forest, UseIVF: opt.useIVF(), IVF: ivf, Words: words}, chunks, beam.SideInput{Input: st})
+		written := beam.ParDo(is, &writeStateFn{Iter: i, Dir: dir}, start, beam.SideInput{Input: st})
+		paired := onekeybeam.Pair(is, chunks, written, fmt.Sprintf("the state of iteration %d", i))
+		next, parts := beam.ParDo2(is, &assignFn{Iter: i, Last: opt.MaxIter, Dir: dir, Approx: opt.Approx, Forest: forest, UseIVF: opt.useIVF(), IVF: ivf, Words: words}, paired)
 		sums := beam.CombinePerKey(is, &mergeFn{}, parts)
 		counts := beam.ParDo(is, countsFn, sums)
 		pl := beam.ParDo(is, &planFn{Iter: i, MaxIter: opt.MaxIter, Tol: opt.Tol}, start, beam.SideInput{Input: head}, beam.SideInput{Input: counts})

@@ -5,7 +5,10 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/transforms/internal/testkitbeam"
 )
 
 // The steps whose bundles run for seconds — the one step of Lloyd's
@@ -32,6 +35,23 @@ func TestLongStepsHaveNoSideInputs(t *testing.T) {
 	} {
 		if got, want := reflect.TypeOf(tc.got), reflect.TypeOf(tc.want); got != want {
 			t.Errorf("%s.ProcessElement is %v, want %v", tc.name, got, want)
+		}
+	}
+}
+
+// Lloyd's iterations as the graph's stages assign each chunk paired with
+// its iteration's state, whose centroids are in a file (writeStateFn): no
+// assigning step takes a side input, for the same reason.
+func TestAssignTakesNoSideInputs(t *testing.T) {
+	p, s := beam.NewPipelineWithRoot()
+	VocabularyOfParts(s, beam.Create(s, formats.Part{}), Options{K: 30, Sample: 1000, MaxIter: 3, Chunks: 4, OneStepWork: -1, Approx: true})
+	got := testkitbeam.SideInputs(t, p, (*assignFn)(nil))
+	if len(got) != 4 {
+		t.Errorf("%d assigning steps, want 4 (iterations 0 to MaxIter)", len(got))
+	}
+	for i, n := range got {
+		if n != 0 {
+			t.Errorf("the assigning of iteration %d takes %d side inputs, want none", i, n)
 		}
 	}
 }

@@ -127,10 +127,8 @@ func TestAssignBoundsBundleSums(t *testing.T) {
 	for i := range st.Centroids {
 		st.Centroids[i] = float32(r.IntN(256))
 	}
-	var parts []state
-	st.parts(func(p state) { parts = append(parts, p) })
-	var side func(*state) bool
 	dir := t.TempDir()
+	head := writeTestState(t, dir, st)
 	f := &assignFn{Words: 5, Dir: dir}
 	var words, n int64
 	emitSums := func(_ int, p partial) {
@@ -142,26 +140,17 @@ func TestAssignBoundsBundleSums(t *testing.T) {
 		for i := range desc {
 			desc[i] = byte(r.IntN(256))
 		}
-		i := 0
-		side = func(p *state) bool {
-			if i == len(parts) {
-				i = 0
-				return false
-			}
-			*p, i = parts[i], i+1
-			return true
-		}
 		if err := writeDesc(context.Background(), dir, c, desc); err != nil {
 			t.Fatal(err)
 		}
-		if err := f.ProcessElement(context.Background(), chunk{Index: c, N: 20}, side, func(chunk) {}, emitSums); err != nil {
+		if err := f.ProcessElement(context.Background(), chunk{Index: c, N: 20}, head, func(chunk) {}, emitSums); err != nil {
 			t.Fatal(err)
 		}
 		if len(f.sums.words) > 5 {
 			t.Fatalf("after chunk %d the bundle holds the sums of %d words, want at most 5", c, len(f.sums.words))
 		}
 	}
-	f.FinishBundle(side, func(chunk) {}, emitSums)
+	f.FinishBundle(func(chunk) {}, emitSums)
 	if n != 400 || words < 6 {
 		t.Errorf("the sums that left counted %d descriptors over %d words, want 400 over more than 5", n, words)
 	}
@@ -205,19 +194,8 @@ func TestAssignBundlesOneAtATime(t *testing.T) {
 	for i := range st.Centroids {
 		st.Centroids[i] = float32(r.IntN(256))
 	}
-	var parts []state
-	st.parts(func(p state) { parts = append(parts, p) })
-	side := func() func(*state) bool {
-		i := 0
-		return func(p *state) bool {
-			if i == len(parts) {
-				return false
-			}
-			*p, i = parts[i], i+1
-			return true
-		}
-	}
 	dir := t.TempDir()
+	head := writeTestState(t, dir, st)
 	for c := range 2 {
 		desc := make([]byte, n*d)
 		for i := range desc {
@@ -229,12 +207,12 @@ func TestAssignBundlesOneAtATime(t *testing.T) {
 	}
 	noSums := func(int, partial) {}
 	first := &assignFn{Iter: 0, Last: 1, Dir: dir, Words: k}
-	if err := first.ProcessElement(ctx, chunk{Index: 0, N: n}, side(), func(chunk) {}, noSums); err != nil {
+	if err := first.ProcessElement(ctx, chunk{Index: 0, N: n}, head, func(chunk) {}, noSums); err != nil {
 		t.Fatal(err)
 	}
 	second := &assignFn{Iter: 0, Last: 1, Dir: dir, Words: k}
 	done := make(chan error, 1)
-	go func() { done <- second.ProcessElement(ctx, chunk{Index: 1, N: n}, side(), func(chunk) {}, noSums) }()
+	go func() { done <- second.ProcessElement(ctx, chunk{Index: 1, N: n}, head, func(chunk) {}, noSums) }()
 	select {
 	case err := <-done:
 		t.Fatalf("a second bundle assigned (err %v) while the first had not finished", err)
@@ -250,17 +228,17 @@ func TestAssignBundlesOneAtATime(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal(what)
 		}
-		f.FinishBundle(side(), func(chunk) {}, noSums)
+		f.FinishBundle(func(chunk) {}, noSums)
 	}
-	first.FinishBundle(side(), func(chunk) {}, noSums)
+	first.FinishBundle(func(chunk) {}, noSums)
 	assigned(second, "the second bundle still waits after the first finished")
 
 	failing := &assignFn{Iter: 0, Last: 1, Dir: dir, Words: k}
-	if err := failing.ProcessElement(ctx, chunk{Index: 7, N: n}, side(), func(chunk) {}, noSums); err == nil {
+	if err := failing.ProcessElement(ctx, chunk{Index: 7, N: n}, head, func(chunk) {}, noSums); err == nil {
 		t.Fatal("a chunk without its file assigned")
 	}
 	next := &assignFn{Iter: 0, Last: 1, Dir: dir, Words: k}
-	go func() { done <- next.ProcessElement(ctx, chunk{Index: 0, N: n}, side(), func(chunk) {}, noSums) }()
+	go func() { done <- next.ProcessElement(ctx, chunk{Index: 0, N: n}, head, func(chunk) {}, noSums) }()
 	assigned(next, "a bundle waits for one that failed")
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"reflect"
 
@@ -25,9 +26,11 @@ func init() {
 // writes each chunk's descriptors to a file of the training's scratch
 // directory, and the elements of the seeding and of Lloyd's loop are
 // chunks' names and sizes. Each assigning of a chunk writes its labels of
-// that iteration to a file that the next iteration reads. Every file is
-// written atomically (fileio.WriteBytes) and is a function of the chunk
-// and the iteration, so a retried bundle rewrites the same bytes.
+// that iteration to a file that the next iteration reads, and reads the
+// centroids it assigns to from the file of its iteration's state
+// (writeStateFn). Every file is written atomically (fileio.WriteBytes) and
+// is a function of the chunk (or state) and the iteration, so a retried
+// bundle rewrites the same bytes.
 //
 // The scratch directory is a sub-directory of Options.Scratch of its own,
 // named when the graph is built, so no job reads what another wrote; the
@@ -106,6 +109,37 @@ func readLabels(ctx context.Context, dir string, c chunk, iter int, labels []int
 		labels[j] = int32(binary.LittleEndian.Uint32(b[4*j:]))
 	}
 	return nil
+}
+
+// stateName is the base name of the centroids of the state of iteration
+// iter, which writeStateFn writes for the assigning of that iteration.
+func stateName(iter int) string { return fmt.Sprintf("state-%03d.centroids", iter) }
+
+// writeCentroids writes the centroids of the state of iteration iter to
+// dir, as little-endian float32.
+func writeCentroids(ctx context.Context, dir string, iter int, cent []float32) error {
+	b := make([]byte, 4*len(cent))
+	for j, v := range cent {
+		binary.LittleEndian.PutUint32(b[4*j:], math.Float32bits(v))
+	}
+	return fileio.WriteBytes(ctx, fileio.Join(dir, stateName(iter)), b)
+}
+
+// readCentroids returns the n centroid values of the state of iteration
+// iter from dir.
+func readCentroids(ctx context.Context, dir string, iter, n int) ([]float32, error) {
+	b, err := fileio.ReadBytes(ctx, fileio.Join(dir, stateName(iter)))
+	if err != nil {
+		return nil, fmt.Errorf("vocabulary: iteration %d: %w", iter, err)
+	}
+	if len(b) != 4*n {
+		return nil, fmt.Errorf("vocabulary: iteration %d: %d bytes of centroids, want %d", iter, len(b), 4*n)
+	}
+	cent := make([]float32, n)
+	for j := range cent {
+		cent[j] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*j:]))
+	}
+	return cent, nil
 }
 
 // writeChunksFn cuts the whole sample into the chunks splitFn's cutting

@@ -97,21 +97,13 @@ func TestAssignRetrySameResult(t *testing.T) {
 		for i := range st.Centroids {
 			st.Centroids[i] = float32((i*(iter+3) + i/d) % 256)
 		}
-		var parts []state
-		st.parts(func(p state) { parts = append(parts, p) })
-		side := func(p *state) bool {
-			if len(parts) == 0 {
-				return false
-			}
-			*p, parts = parts[0], parts[1:]
-			return true
-		}
+		head := writeTestState(t, dir, st)
 		var sums partial
 		f := &assignFn{Iter: iter, Last: 5, Dir: dir, Words: k}
-		if err := f.ProcessElement(ctx, c, side, func(chunk) {}, func(_ int, p partial) { sums = merge(sums, p) }); err != nil {
+		if err := f.ProcessElement(ctx, c, head, func(chunk) {}, func(_ int, p partial) { sums = merge(sums, p) }); err != nil {
 			t.Fatal(err)
 		}
-		f.FinishBundle(side, func(chunk) {}, func(_ int, p partial) { sums = merge(sums, p) })
+		f.FinishBundle(func(chunk) {}, func(_ int, p partial) { sums = merge(sums, p) })
 		b, err := os.ReadFile(filepath.Join(dir, labelsName(c.Index, iter)))
 		if err != nil {
 			t.Fatal(err)
@@ -132,9 +124,9 @@ func TestAssignRetrySameResult(t *testing.T) {
 	}
 }
 
-// A worker process assembles an iteration's state once, whatever the
-// bundles that assign chunks with it; another iteration, or another
-// training, reads its own.
+// A worker process reads an iteration's state once, whatever the bundles
+// that assign chunks with it: once read, its file is not read again;
+// another iteration, or another training, reads its own.
 func TestAssignReadsStateOncePerProcess(t *testing.T) {
 	const k, d, n = 5, formats.DescriptorSize, 30
 	ctx := context.Background()
@@ -153,43 +145,61 @@ func TestAssignReadsStateOncePerProcess(t *testing.T) {
 	for i := range st.Centroids {
 		st.Centroids[i] = float32(r.IntN(256))
 	}
-	reads := 0
-	bundle := func(dir string, iter int) {
-		t.Helper()
+	for _, tc := range []struct {
+		dir   string
+		iter  int
+		write bool // the state's file is there; else the bundle must not need it
+	}{{dirs[0], 0, true}, {dirs[0], 0, false}, {dirs[0], 0, false}, {dirs[0], 1, true}, {dirs[0], 1, false}, {dirs[1], 1, true}} {
 		s := st
-		s.Iter = iter
-		var parts []state
-		s.parts(func(p state) { parts = append(parts, p) })
-		side := func(p *state) bool {
-			if len(parts) == 0 {
-				return false
-			}
-			reads++
-			*p, parts = parts[0], parts[1:]
-			return true
+		s.Iter = tc.iter
+		head := s
+		head.Centroids = nil
+		if tc.write {
+			head = writeTestState(t, tc.dir, s)
 		}
-		f := &assignFn{Iter: iter, Last: iter, Dir: dir, Words: k}
-		if iter > 0 {
-			if err := writeLabels(ctx, dir, 0, iter-1, make([]int32, n)); err != nil {
+		f := &assignFn{Iter: tc.iter, Last: tc.iter, Dir: tc.dir, Words: k}
+		if tc.iter > 0 {
+			if err := writeLabels(ctx, tc.dir, 0, tc.iter-1, make([]int32, n)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := f.ProcessElement(ctx, chunk{N: n}, side, func(chunk) {}, func(int, partial) {}); err != nil {
+		if err := f.ProcessElement(ctx, chunk{N: n}, head, func(chunk) {}, func(int, partial) {}); err != nil {
+			t.Errorf("a bundle of iteration %d (its state's file there: %v): %v", tc.iter, tc.write, err)
+		}
+		f.FinishBundle(func(chunk) {}, func(int, partial) {})
+		// The next bundle of the iteration finds the file gone.
+		if err := os.Remove(filepath.Join(tc.dir, stateName(tc.iter))); tc.write && err != nil {
 			t.Fatal(err)
 		}
-		f.FinishBundle(side, func(chunk) {}, func(int, partial) {})
 	}
-	for _, tc := range []struct {
-		dir       string
-		iter      int
-		wantReads int
-	}{{dirs[0], 0, 1}, {dirs[0], 0, 0}, {dirs[0], 0, 0}, {dirs[0], 1, 1}, {dirs[0], 1, 0}, {dirs[1], 1, 1}} {
-		reads = 0
-		bundle(tc.dir, tc.iter)
-		if reads != tc.wantReads {
-			t.Errorf("a bundle of iteration %d read %d parts of the state, want %d", tc.iter, reads, tc.wantReads)
+}
+
+// writeTestState writes the centroids of st for its iteration's
+// assigning, as writeStateFn does, and returns its head.
+func writeTestState(t *testing.T, dir string, st state) state {
+	t.Helper()
+	head, err := writeTestStateAs(dir, st.Iter, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return head
+}
+
+// writeTestStateAs runs writeStateFn of iteration iter on the parts of st.
+func writeTestStateAs(dir string, iter int, st state) (state, error) {
+	var parts []state
+	st.parts(func(p state) { parts = append(parts, p) })
+	side := func(p *state) bool {
+		if len(parts) == 0 {
+			return false
 		}
+		*p, parts = parts[0], parts[1:]
+		return true
 	}
+	var head state
+	f := &writeStateFn{Iter: iter, Dir: dir}
+	err := f.ProcessElement(context.Background(), nil, side, func(h state) { head = h })
+	return head, err
 }
 
 // The parts of a state go to every word shard they overlap and to no
@@ -222,5 +232,43 @@ func TestStateByShard(t *testing.T) {
 		if len(got) != 0 {
 			t.Errorf("K=%d, shards of %d: parts keyed by shards past the words: %v", tc.k, tc.words, slices.Collect(maps.Keys(got)))
 		}
+	}
+}
+
+// An iteration's state leaves its centroids in the scratch directory, as
+// its head says, and removes the previous iteration's, whose assigning is
+// over; a converged state writes none.
+func TestWriteStateKeepsTwoIterations(t *testing.T) {
+	const k, d = 600, 3
+	dir := t.TempDir()
+	st := state{K: k, Dim: d, Centroids: make([]float32, k*d)}
+	for i := range st.Centroids {
+		st.Centroids[i] = float32(i) / 7
+	}
+	exists := func(iter int) bool {
+		_, err := os.Stat(filepath.Join(dir, stateName(iter)))
+		return err == nil
+	}
+	for iter := range 3 {
+		st.Iter = iter
+		head := writeTestState(t, dir, st)
+		if head.Iter != iter || head.K != k || head.Centroids != nil {
+			t.Errorf("iteration %d: head of iteration %d, %d words, %d values", iter, head.Iter, head.K, len(head.Centroids))
+		}
+		got, err := readCentroids(context.Background(), dir, iter, k*d)
+		if err != nil || !slices.Equal(got, st.Centroids) {
+			t.Errorf("iteration %d: the centroids read back differ (%v)", iter, err)
+		}
+		if iter > 0 && exists(iter-1) {
+			t.Errorf("iteration %d left the centroids of iteration %d", iter, iter-1)
+		}
+	}
+	st.Converged = true
+	head, err := writeTestStateAs(dir, 3, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !head.Converged || exists(3) || exists(2) {
+		t.Errorf("a converged state: head converged %v, centroids of iterations 2, 3 left: %v, %v", head.Converged, exists(2), exists(3))
 	}
 }
