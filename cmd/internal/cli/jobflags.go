@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -142,12 +143,19 @@ const DefaultMemoryLimit = 3 << 30
 
 // setMemoryLimit sets the process's soft memory limit to --memory_limit,
 // unless it is 0 or left at its default while GOMEMLIMIT, which the Go
-// runtime has already applied, is set.
+// runtime has already applied, is set. Either way the flag ends holding
+// the limit in force (0: none), so that the run records what it ran with.
 func (j *JobFlags) setMemoryLimit() {
-	set := false
-	j.fs.Visit(func(f *flag.Flag) { set = set || f.Name == "memory_limit" })
-	if j.memoryLimit > 0 && (set || os.Getenv("GOMEMLIMIT") == "") {
+	if j.memoryLimit > 0 && (j.set("memory_limit") || os.Getenv("GOMEMLIMIT") == "") {
 		debug.SetMemoryLimit(int64(j.memoryLimit))
+		return
+	}
+	limit := debug.SetMemoryLimit(-1)
+	if limit == math.MaxInt64 {
+		limit = 0
+	}
+	if err := j.fs.Set("memory_limit", strconv.FormatInt(limit, 10)); err != nil {
+		panic(fmt.Sprintf("cli: %v", err)) // a byte size takes a count of bytes
 	}
 }
 

@@ -227,5 +227,9 @@ func TestMemoryLimit(t *testing.T) {
 		if got := debug.SetMemoryLimit(-1); got != tc.want {
 			t.Errorf("%q with GOMEMLIMIT=%q: memory limit %d, want %d", tc.args, tc.env, got, tc.want)
 		}
+		// The run records the limit in force, not the flag's default.
+		if got := fs.Lookup("memory_limit").Value.String(); got != strconv.FormatInt(tc.want, 10) {
+			t.Errorf("%q with GOMEMLIMIT=%q: --memory_limit recorded as %s, want %d", tc.args, tc.env, got, tc.want)
+		}
 	}
 }
