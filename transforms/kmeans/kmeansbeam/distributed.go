@@ -35,7 +35,8 @@ type state struct {
 	// assembles.
 	Centroids []float32
 	// Fingerprint identifies Centroids for the forest cache: readState
-	// sets it from the assembled centroids; parts carry none.
+	// sets it from the assembled centroids, and a head (writeStateFn)
+	// keeps it without them; parts carry none.
 	Fingerprint uint64
 	// Objective is J of Centroids once HaveObjective; Prev is J of the
 	// previous iteration's centroids, if Iter > 0.
@@ -446,7 +447,7 @@ func cachedState(ctx context.Context, dir string, head state) (state, error) {
 		return state{}, err
 	}
 	st := head
-	st.Lo, st.Centroids, st.Fingerprint = 0, cent, fingerprint(cent)
+	st.Centroids = cent
 	stateSlot.dir, stateSlot.iter, stateSlot.st = dir, head.Iter, &st
 	return st, nil
 }
@@ -486,7 +487,7 @@ func (f *writeStateFn) ProcessElement(ctx context.Context, _ []byte, stateSide f
 			return fmt.Errorf("vocabulary: iteration %d: %w", f.Iter, err)
 		}
 	}
-	st.Centroids, st.Fingerprint = nil, 0
+	st.Centroids = nil
 	emit(st)
 	return nil
 }
