@@ -367,8 +367,10 @@ func gridRun(lo, hi int, fi, sinT, cosT, invSin, invCos float32) (j0, j1 int) {
 		// Sample position in grid units, rotated by −ori; subtracting
 		// 0.5 puts cell centres at integers, so a sample at a cell
 		// centre goes entirely to that cell.
-		rbin := fj*sinT + fi*cosT + d/2 - 0.5
-		cbin := fj*cosT - fi*sinT + d/2 - 0.5
+		// The conversions round each product, as gridCoordsGo's do, so
+		// that no platform fuses them into the additions.
+		rbin := float32(fj*sinT) + float32(fi*cosT) + d/2 - 0.5
+		cbin := float32(fj*cosT) - float32(fi*sinT) + d/2 - 0.5
 		return rbin > -1 && rbin < d && cbin > -1 && cbin < d
 	}
 	for j0 > lo && inGrid(j0-1) {

@@ -1062,8 +1062,8 @@ func TestGridRun(t *testing.T) {
 			first, last := 0, -1
 			for j := lo; j <= hi; j++ {
 				fj := float32(j)
-				rbin := float32(fj*sinT) + fi*cosT + d/2 - 0.5
-				cbin := float32(fj*cosT) - fi*sinT + d/2 - 0.5
+				rbin := float32(fj*sinT) + float32(fi*cosT) + d/2 - 0.5
+				cbin := float32(fj*cosT) - float32(fi*sinT) + d/2 - 0.5
 				if !(rbin > -1 && rbin < d && cbin > -1 && cbin < d) {
 					continue
 				}
