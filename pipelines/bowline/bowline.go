@@ -228,13 +228,15 @@ func Build(s beam.Scope, c Config) error {
 	c.Vocab.Scratch = fileio.Join(c.Output, rundir.ScratchName)
 	codebook, built, decision, kept := vocabulary(s, c, prev, featParts, drift)
 	units = append(units, beam.ParDo(s, vocabStageFn, built))
-	written = append(written, write("codebook", 1, kmeansbeam.Words(s, codebook)))
+	// The quantising step reads the words from the run's codebook file.
+	codebookPaths := write("codebook", 1, kmeansbeam.Words(s, codebook))
+	written = append(written, codebookPaths)
 
 	var bowParts, countParts, geometryParts, wordStats beam.PCollection
 	if kept.IsValid() {
-		bowParts, countParts, geometryParts, wordStats = bowbeam.BoWOfPartsCarrying(s, featParts, codebook, c.BoW, c.Output, prev.counts(), kept)
+		bowParts, countParts, geometryParts, wordStats = bowbeam.BoWOfPartsCarrying(s, featParts, codebook, codebookPaths, c.BoW, c.Output, prev.counts(), kept)
 	} else {
-		bowParts, countParts, geometryParts, wordStats = bowbeam.BoWOfParts(s, featParts, codebook, c.BoW, c.Output)
+		bowParts, countParts, geometryParts, wordStats = bowbeam.BoWOfParts(s, featParts, codebook, codebookPaths, c.BoW, c.Output)
 	}
 	written = append(written, parquetio.PartPaths(s, bowParts), parquetio.PartPaths(s, countParts), parquetio.PartPaths(s, geometryParts),
 		write("idf", 1, wordStats))

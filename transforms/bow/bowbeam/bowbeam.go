@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/bow"
+	"github.com/bowline/bowline/transforms/internal/onekeybeam"
 	"github.com/bowline/bowline/transforms/internal/slots"
 	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
 	"github.com/bowline/bowline/transforms/setting"
@@ -33,6 +35,8 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*mergeDFFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*weightPartFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*formats.Part)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*codebookFile)(nil)).Elem())
+	beam.RegisterFunction(codebookFileFn)
 }
 
 // DF holds document frequencies: DF[i] images of N contain word i.
@@ -128,7 +132,13 @@ const (
 
 // BoWOfParts quantises the images' descriptors against the single-element
 // codebook and weights the bags of words by TF-IDF, over features written
-// part by part (PCollection<formats.Part>, package describebeam). Images
+// part by part (PCollection<formats.Part>, package describebeam). Written
+// is the paths of the files the codebook was written to, as
+// parquetio.Write of its words (kmeansbeam.Words) returns them once they
+// are in place, on a filesystem every worker reads (the run's output): the
+// quantising DoFn takes with each part the files' names and the words'
+// content, and a worker process reads the words from the files once
+// (codebookFile), so the long quantising bundles have no side input. Images
 // with no keypoints get an empty bag: they stay in the collection so that
 // every image can be indexed and queried. It reads each part's
 // features in one DoFn, quantises them on every core and writes the part's
@@ -144,13 +154,48 @@ const (
 // quantises at most opt.PartLoads parts at a time, and holds one copy of
 // the vocabulary and of the forest and IVF it searches them with, however
 // many bundles it runs (sharedSearches): its memory is bounded by K, the
-// part size and PartLoads, not by the number of parts.
-func BoWOfParts(s beam.Scope, features, codebook beam.PCollection, opt Options, dir string) (bows, counts, geometry, stats beam.PCollection) {
+// part size and PartLoads, not by the number of parts. Files whose words
+// are not the codebook's fail the job, naming them.
+func BoWOfParts(s beam.Scope, features, codebook, written beam.PCollection, opt Options, dir string) (bows, counts, geometry, stats beam.PCollection) {
 	s = s.Scope("bow.BoW")
-	counts, geometry, dfs := beam.ParDo3(s, &countPartFn{Soft: opt.Soft, Dir: dir, Loads: opt.PartLoads}, beam.Reshuffle(s, features), beam.SideInput{Input: codebook})
+	parts := onekeybeam.Pair(s, features, codebookFiles(s, codebook, written, beam.Create(s, false)), "the codebook file")
+	counts, geometry, dfs := beam.ParDo3(s, &countPartFn{Soft: opt.Soft, Dir: dir, Loads: opt.PartLoads}, parts)
+	bows, stats = weigh(s, counts, dfs, opt, dir)
+	return bows, counts, geometry, stats
+}
+
+// codebookFiles returns the file of the codebook (a single-element
+// PCollection<kmeansbeam.Codebook>) that written (PCollection<string>,
+// parquetio.Write's paths of it) holds, with the decision carry
+// (PCollection<bool>): a single-element PCollection<codebookFile>.
+func codebookFiles(s beam.Scope, codebook, written, carry beam.PCollection) beam.PCollection {
+	return beam.ParDo(s, codebookFileFn, onekeybeam.Group(s, codebook, written, carry))
+}
+
+func codebookFileFn(_ int, codebooks func(*kmeansbeam.Codebook) bool, written func(*string) bool, carries func(*bool) bool) (codebookFile, error) {
+	cb, err := onekeybeam.One(codebooks, "the codebook")
+	if err != nil {
+		return codebookFile{}, fmt.Errorf("bow: %w", err)
+	}
+	carry, err := onekeybeam.One(carries, "the decision to carry counts")
+	if err != nil {
+		return codebookFile{}, fmt.Errorf("bow: %w", err)
+	}
+	var paths []string
+	var p string
+	for written(&p) {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	return fileOf(cb, paths, carry)
+}
+
+// weigh sums the document frequencies of the quantised parts and weights
+// their counts by TF-IDF.
+func weigh(s beam.Scope, counts, dfs beam.PCollection, opt Options, dir string) (bows, stats beam.PCollection) {
 	df := beam.Combine(s, &mergeDFFn{}, dfs)
 	bows = beam.ParDo(s, &weightPartFn{Dir: dir, TF: opt.TF}, counts, beam.SideInput{Input: df})
-	return bows, counts, geometry, beam.ParDo(s, statsFn, df)
+	return bows, beam.ParDo(s, statsFn, df)
 }
 
 type countPartFn struct {
@@ -163,18 +208,16 @@ type countPartFn struct {
 	words    beam.Counter
 }
 
-func (f *countPartFn) ProcessElement(ctx context.Context, p formats.Part, codebook func(*kmeansbeam.Codebook) bool, emit, emitGeometry func(formats.Part), emitDF func(DF)) error {
+func (f *countPartFn) ProcessElement(ctx context.Context, p formats.Part, cf codebookFile, emit, emitGeometry func(formats.Part), emitDF func(DF)) error {
 	release, err := slots.Acquire(ctx, "bow.part", f.Loads)
 	defer release()
 	if err != nil {
 		return fmt.Errorf("bow: part %d: %w", p.Part, err)
 	}
-	if f.qs == nil {
-		s, qs, err := sideQuantizers(codebook, f.Soft)
-		if err != nil {
+	if !f.searches.of(cf) {
+		if f.searches, f.qs, err = loadQuantizers(ctx, cf, f.Soft); err != nil {
 			return err
 		}
-		f.searches, f.qs = s, qs
 		f.words = beam.NewCounter("bow", "descriptors_quantised")
 	}
 	part, geometry, df, err := countPart(ctx, f.Dir, p, f.qs, nil)
@@ -349,15 +392,15 @@ func (f *weightPartFn) ProcessElement(ctx context.Context, p formats.Part, df fu
 	return nil
 }
 
-// sideQuantizers reads the codebook side input and returns the process's
-// searches of the vocabulary (sharedSearches) and a quantiser of them for
-// each of the process's threads, once per DoFn instance, which keeps both.
-func sideQuantizers(codebook func(*kmeansbeam.Codebook) bool, soft bow.SoftOptions) (*searches, []*bow.Quantizer, error) {
-	var cb kmeansbeam.Codebook
-	if !codebook(&cb) {
-		return nil, nil, fmt.Errorf("bow: no codebook")
+// loadQuantizers returns the process's searches of f's vocabulary
+// (sharedSearches) and a quantiser of them for each of the process's
+// threads, once per DoFn instance, which keeps both.
+func loadQuantizers(ctx context.Context, f codebookFile, soft bow.SoftOptions) (*searches, []*bow.Quantizer, error) {
+	s, err := sharedSearches(ctx, f)
+	if err != nil {
+		return nil, nil, fmt.Errorf("bow: %w", err)
 	}
-	s, qs, err := quantizers(cb, soft, runtime.GOMAXPROCS(0))
+	qs, err := quantizers(s, soft, runtime.GOMAXPROCS(0))
 	if err != nil {
 		return nil, nil, fmt.Errorf("bow: %w", err)
 	}

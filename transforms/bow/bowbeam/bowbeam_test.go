@@ -15,6 +15,7 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
+	"github.com/bowline/bowline/formats/parquetio"
 	"github.com/bowline/bowline/infra/prismretry"
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/bow"
@@ -56,6 +57,21 @@ func planted(r *rand.Rand) ([]formats.Features, kmeansbeam.Codebook) {
 		panic(err)
 	}
 	return feats, kmeansbeam.Codebook{K: res.K, Dim: res.Dim, Centroids: res.Centroids}
+}
+
+// plantedQuantizers returns two quantizers of cb's words with soft.
+func plantedQuantizers(cb kmeansbeam.Codebook, soft bow.SoftOptions) ([]*bow.Quantizer, error) {
+	s, err := newSearches(cb.Centroids, cb.Dim, cb.Search())
+	if err != nil {
+		return nil, err
+	}
+	return quantizers(s, soft, 2)
+}
+
+// written writes the single-element codebook under a fresh directory as
+// the job does and returns the paths written (PCollection<string>).
+func written(t *testing.T, s beam.Scope, codebook beam.PCollection) beam.PCollection {
+	return parquetio.Write(s, t.TempDir(), "codebook", 1, kmeansbeam.Words(s, codebook))
 }
 
 // reference computes what BoWOfParts must output, without Beam.
@@ -186,6 +202,7 @@ func TestBoWOfPartsSoft(t *testing.T) {
 	col := beam.CreateList(s, featureParts(t, feats, parts))
 	for _, cb := range []kmeansbeam.Codebook{exact, approx} {
 		codebook := beam.Create(s, cb)
+		words := written(t, s, codebook)
 		hardBoWs, hardStats, hardNNZ := reference(t, feats, cb, Options{})
 		softBoWs, softStats, softNNZ := reference(t, feats, cb, soft)
 		t.Logf("approx %v: %d non-zero term frequencies hard, %d soft", cb.Approx, hardNNZ, softNNZ)
@@ -204,18 +221,18 @@ func TestBoWOfPartsSoft(t *testing.T) {
 		}
 
 		dir := t.TempDir()
-		_, _, _, stats := BoWOfParts(s, col, codebook, Options{}, dir)
+		_, _, _, stats := BoWOfParts(s, col, codebook, words, Options{}, dir)
 		passert.EqualsList(s, stats, hardStats)
 		branches = append(branches, branch{dir, hardBoWs})
 		for range 2 {
 			dir := t.TempDir()
-			_, _, _, stats := BoWOfParts(s, col, codebook, soft, dir)
+			_, _, _, stats := BoWOfParts(s, col, codebook, words, soft, dir)
 			passert.EqualsList(s, stats, softStats)
 			branches = append(branches, branch{dir, softBoWs})
 		}
 		// R = 1 is hard assignment through the soft path.
 		dir = t.TempDir()
-		BoWOfParts(s, col, codebook, Options{Soft: bow.SoftOptions{R: 1}}, dir)
+		BoWOfParts(s, col, codebook, words, Options{Soft: bow.SoftOptions{R: 1}}, dir)
 		branches = append(branches, branch{dir, hardBoWs})
 	}
 	if err := ptest.Run(p); err != nil {
@@ -234,6 +251,7 @@ func TestBoWOfPartsTF(t *testing.T) {
 	rawBoWs, rawStats, _ := reference(t, feats, cb, Options{})
 	p, s := beam.NewPipelineWithRoot()
 	col, codebook := beam.CreateList(s, featureParts(t, feats, parts)), beam.Create(s, cb)
+	words := written(t, s, codebook)
 	dirs := map[bow.TF]string{}
 	wants := map[bow.TF][]formats.BoW{}
 	for _, tf := range []bow.TF{bow.TFSqrt, bow.TFLog} {
@@ -243,7 +261,7 @@ func TestBoWOfPartsTF(t *testing.T) {
 			t.Fatalf("%s: the reference bags are the raw ones: the test says nothing", tf)
 		}
 		dirs[tf], wants[tf] = t.TempDir(), want
-		_, _, _, stats := BoWOfParts(s, col, codebook, opt, dirs[tf])
+		_, _, _, stats := BoWOfParts(s, col, codebook, words, opt, dirs[tf])
 		passert.EqualsList(s, stats, rawStats)
 	}
 	if err := ptest.Run(p); err != nil {
@@ -267,7 +285,8 @@ func TestBoWOfPartsInvalidOptionsFail(t *testing.T) {
 	}
 	feats, cb := planted(rand.New(rand.NewPCG(3, 4)))
 	p, s := beam.NewPipelineWithRoot()
-	BoWOfParts(s, beam.CreateList(s, featureParts(t, feats[:2], 1)), beam.Create(s, cb), opt, t.TempDir())
+	codebook := beam.Create(s, cb)
+	BoWOfParts(s, beam.CreateList(s, featureParts(t, feats[:2], 1)), codebook, written(t, s, codebook), opt, t.TempDir())
 	if err := ptest.Run(p); err == nil || !strings.Contains(err.Error(), "R = -1") {
 		t.Fatalf("pipeline error %v, want one about R", err)
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/bow"
+	"github.com/bowline/bowline/transforms/internal/onekeybeam"
 	"github.com/bowline/bowline/transforms/internal/slots"
-	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
 )
 
 func init() {
@@ -58,13 +58,12 @@ func (pr Previous) files(p int) (counts, geometry string) {
 // and the bow/descriptors_quantised counter, count the descriptors
 // quantised. The soft-assignment options must be those prev quantised
 // with; the caller checks.
-func BoWOfPartsCarrying(s beam.Scope, features, codebook beam.PCollection, opt Options, dir string, prev Previous, carry beam.PCollection) (bows, counts, geometry, stats beam.PCollection) {
+func BoWOfPartsCarrying(s beam.Scope, features, codebook, written beam.PCollection, opt Options, dir string, prev Previous, carry beam.PCollection) (bows, counts, geometry, stats beam.PCollection) {
 	s = s.Scope("bow.BoW")
-	counts, geometry, dfs := beam.ParDo3(s, &carryCountPartFn{Soft: opt.Soft, Dir: dir, Prev: prev, Loads: opt.PartLoads}, beam.Reshuffle(s, features),
-		beam.SideInput{Input: codebook}, beam.SideInput{Input: carry})
-	df := beam.Combine(s, &mergeDFFn{}, dfs)
-	bows = beam.ParDo(s, &weightPartFn{Dir: dir, TF: opt.TF}, counts, beam.SideInput{Input: df})
-	return bows, counts, geometry, beam.ParDo(s, statsFn, df)
+	parts := onekeybeam.Pair(s, features, codebookFiles(s, codebook, written, carry), "the codebook file")
+	counts, geometry, dfs := beam.ParDo3(s, &carryCountPartFn{Soft: opt.Soft, Dir: dir, Prev: prev, Loads: opt.PartLoads}, parts)
+	bows, stats = weigh(s, counts, dfs, opt, dir)
+	return bows, counts, geometry, stats
 }
 
 type carryCountPartFn struct {
@@ -78,22 +77,20 @@ type carryCountPartFn struct {
 	words, carried beam.Counter
 }
 
-func (f *carryCountPartFn) ProcessElement(ctx context.Context, p formats.Part, codebook func(*kmeansbeam.Codebook) bool, carry bool, emit, emitGeometry func(formats.Part), emitDF func(DF)) error {
+func (f *carryCountPartFn) ProcessElement(ctx context.Context, p formats.Part, cf codebookFile, emit, emitGeometry func(formats.Part), emitDF func(DF)) error {
 	release, err := slots.Acquire(ctx, "bow.part", f.Loads)
 	defer release()
 	if err != nil {
 		return fmt.Errorf("bow: part %d: %w", p.Part, err)
 	}
-	if f.qs == nil {
-		s, qs, err := sideQuantizers(codebook, f.Soft)
-		if err != nil {
+	if !f.searches.of(cf) {
+		if f.searches, f.qs, err = loadQuantizers(ctx, cf, f.Soft); err != nil {
 			return err
 		}
-		f.searches, f.qs = s, qs
 		f.words = beam.NewCounter("bow", "descriptors_quantised")
 		f.carried = beam.NewCounter("bow", "images_carried")
 	}
-	known, err := f.Prev.known(ctx, p, carry)
+	known, err := f.Prev.known(ctx, p, cf.Carry)
 	if err != nil {
 		return err
 	}

@@ -45,7 +45,7 @@ func countOne(t *testing.T, feats []formats.Features, opt Options, known map[str
 		t.Fatal(err)
 	}
 	_, cb := planted(rand.New(rand.NewPCG(1, 2)))
-	_, qs, err := quantizers(cb, opt.Soft, 2)
+	qs, err := plantedQuantizers(cb, opt.Soft)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestCountPartRaggedFeatures(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, cb := planted(rand.New(rand.NewPCG(1, 2)))
-	_, qs, err := quantizers(cb, bow.SoftOptions{}, 2)
+	qs, err := plantedQuantizers(cb, bow.SoftOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

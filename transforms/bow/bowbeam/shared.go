@@ -1,20 +1,74 @@
 package bowbeam
 
 import (
-	"slices"
+	"context"
+	"fmt"
 	"sync"
 	"weak"
 
+	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/bow"
 	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
 	"github.com/bowline/bowline/transforms/nn"
 )
 
+// codebookFile is what a quantising step takes with each features part
+// (onekeybeam.Pair) instead of the codebook: the files the run wrote it
+// to (codebook-*.parquet, formats.Word rows, on the run's output
+// filesystem, local or gs://, which every worker reads) and the content
+// of its words, so that a process reads the words once, from the files,
+// and knows them for those the job trained. A side input would keep Prism
+// planning empty bundles for as long as a part is quantised (package
+// onekeybeam), and the words paired with every part would be a copy a
+// part (51 MB at 100K words).
+type codebookFile struct {
+	Paths []string
+	// Content is formats.CentroidsContent of the words.
+	Content string
+	K, Dim  int
+	Search  kmeans.AssignOptions
+	// Carry is BoWOfPartsCarrying's decision that the images the parts
+	// list as carried keep the previous run's counts and geometry.
+	Carry bool
+}
+
+// fileOf returns the file of codebook written to paths, and carry.
+func fileOf(cb kmeansbeam.Codebook, paths []string, carry bool) (codebookFile, error) {
+	if len(paths) == 0 {
+		return codebookFile{}, fmt.Errorf("bow: the codebook was written to no file")
+	}
+	if cb.K <= 0 || cb.Dim <= 0 || len(cb.Centroids) != cb.K*cb.Dim {
+		return codebookFile{}, fmt.Errorf("bow: a codebook of %d values for %d words of %d", len(cb.Centroids), cb.K, cb.Dim)
+	}
+	return codebookFile{Paths: paths, Content: formats.CentroidsContent(cb.Centroids), K: cb.K, Dim: cb.Dim, Search: cb.Search(), Carry: carry}, nil
+}
+
+// read returns the words of f's files: an error naming them unless they
+// are f.K words of f.Dim values of content f.Content.
+func (f codebookFile) read(ctx context.Context) ([]float32, error) {
+	t := formats.NewCentroidTable(f.K, f.Dim)
+	for _, p := range f.Paths {
+		if err := fileio.ReadEach(ctx, p, t.Add); err != nil {
+			return nil, fmt.Errorf("codebook %s: %w", p, err)
+		}
+	}
+	cent, err := t.Centroids()
+	if err != nil {
+		return nil, fmt.Errorf("codebook %v: %w", f.Paths, err)
+	}
+	if got := formats.CentroidsContent(cent); got != f.Content {
+		return nil, fmt.Errorf("codebook %v holds words of content %s, not the job's %s: rewritten while the job ran?", f.Paths, got, f.Content)
+	}
+	return cent, nil
+}
+
 // searches is the read-only state that quantising against one vocabulary
 // needs: its words and the forest and IVF it was trained with. The
 // quantizers of every DoFn instance of a process share it.
 type searches struct {
+	content   string
 	dim       int
 	search    kmeans.AssignOptions
 	centroids []float32
@@ -22,58 +76,72 @@ type searches struct {
 	ivf       *nn.IVF
 }
 
+// of reports whether s are searches of f's vocabulary: s is not nil and
+// of the same content, dimension and search options.
+func (s *searches) of(f codebookFile) bool {
+	return s != nil && s.content == f.Content && s.dim == f.Dim && s.search == f.Search
+}
+
+// newSearches indexes the words cent of dimension dim for search.
+func newSearches(cent []float32, dim int, search kmeans.AssignOptions) (*searches, error) {
+	forest, ivf, err := kmeans.QuantizerIndexes(cent, dim, search)
+	if err != nil {
+		return nil, err
+	}
+	return &searches{dim: dim, search: search, centroids: cent, forest: forest, ivf: ivf}, nil
+}
+
 // shared points, weakly, at the searches of the vocabulary this process
 // quantised against last. The SDK makes a DoFn instance for each bundle it
 // runs at once and keeps them for the rest of the job, and Prism runs up
-// to 8 bundles of a stage side by side: were each instance to build its
-// own, a worker would hold up to 8 copies of the words and their IVF
-// (about 110 MB each at 100K words, 1.1 GB at 1M). Shared, a process holds
-// one whatever the number of parts and bundles, for as long as an instance
-// holds it: the pointer is weak, so the searches go when the job's
-// instances do, and a new vocabulary's replace them.
+// to 8 bundles of a stage side by side: were each instance to read and
+// index the words, a worker would hold up to 8 copies of the words and
+// their IVF (about 110 MB each at 100K words, 1.1 GB at 1M). Shared, a
+// process holds one whatever the number of parts and bundles, for as long
+// as an instance holds it: the pointer is weak, so the searches go when
+// the job's instances do, and a new vocabulary's replace them.
 var shared struct {
 	sync.Mutex
 	last weak.Pointer[searches]
 }
 
-// sharedSearches returns the process's searches of cb's vocabulary,
-// building them unless those it holds are of an equal vocabulary (the
-// same words, dimension and search options), in which case cb's own copy
-// of the words is left for the garbage collector. The caller keeps the
+// sharedSearches returns the process's searches of f's vocabulary,
+// reading its words and indexing them unless those it holds are of the
+// same content, dimension and search options. The caller keeps the
 // searches for as long as it uses quantizers of them. Building holds the
-// lock, so instances that start together build once.
-func sharedSearches(cb kmeansbeam.Codebook) (*searches, error) {
+// lock, so instances that start together read the file once.
+func sharedSearches(ctx context.Context, f codebookFile) (*searches, error) {
 	shared.Lock()
 	defer shared.Unlock()
-	if s := shared.last.Value(); s != nil && s.dim == cb.Dim && s.search == cb.Search() && slices.Equal(s.centroids, cb.Centroids) {
+	if s := shared.last.Value(); s.of(f) {
 		return s, nil
 	}
-	forest, ivf, err := kmeans.QuantizerIndexes(cb.Centroids, cb.Dim, cb.Search())
+	cent, err := f.read(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s := &searches{dim: cb.Dim, search: cb.Search(), centroids: cb.Centroids, forest: forest, ivf: ivf}
+	s, err := newSearches(cent, f.Dim, f.Search)
+	if err != nil {
+		return nil, err
+	}
+	s.content = f.Content
 	shared.last = weak.Make(s)
 	return s, nil
 }
 
-// quantizers returns the process's searches of the codebook and n
-// quantizers of them, one per worker goroutine, searching the vocabulary
-// as it was trained: each quantizer holds only its scratch. The caller
-// keeps the searches with the quantizers (see sharedSearches).
-func quantizers(cb kmeansbeam.Codebook, soft bow.SoftOptions, n int) (*searches, []*bow.Quantizer, error) {
-	s, err := sharedSearches(cb)
-	if err != nil {
-		return nil, nil, err
-	}
+// quantizers returns n quantizers of s, one per worker goroutine,
+// searching the vocabulary as it was trained: each holds only its
+// scratch. The caller keeps s with the quantizers (see sharedSearches).
+func quantizers(s *searches, soft bow.SoftOptions, n int) ([]*bow.Quantizer, error) {
 	qs := make([]*bow.Quantizer, n)
 	for i := range qs {
+		var err error
 		if qs[i], err = bow.NewQuantizerOf(s.centroids, s.dim, s.forest, s.ivf); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if err := qs[i].SetSoft(soft); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
-	return s, qs, nil
+	return qs, nil
 }

@@ -3,14 +3,21 @@ package bowbeam
 import (
 	"context"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/bow"
 	"github.com/bowline/bowline/transforms/internal/slots"
+	"github.com/bowline/bowline/transforms/internal/testkitbeam"
 	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
 	"github.com/bowline/bowline/transforms/nn"
 )
@@ -27,6 +34,25 @@ func ivfCodebook(k int) kmeansbeam.Codebook {
 		Approx: true, Forest: nn.DefaultForestOptions(), UseIVF: true, IVF: nn.DefaultIVFOptions()}
 }
 
+// codebookFileOf writes cb's words to a codebook file under a fresh
+// directory and returns its codebookFile.
+func codebookFileOf(t *testing.T, cb kmeansbeam.Codebook) codebookFile {
+	t.Helper()
+	var words []formats.Word
+	for k := range cb.K {
+		words = append(words, formats.Word{WordID: uint32(k), Centroid: cb.Centroids[k*cb.Dim : (k+1)*cb.Dim]})
+	}
+	path := filepath.Join(t.TempDir(), formats.ShardName("codebook", 0, 1))
+	if err := fileio.WriteFile(context.Background(), path, words); err != nil {
+		t.Fatal(err)
+	}
+	f, err := fileOf(cb, []string{path}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 // allocated returns the bytes fn allocates.
 func allocated(fn func()) uint64 {
 	var before, after runtime.MemStats
@@ -36,40 +62,47 @@ func allocated(fn func()) uint64 {
 	return after.TotalAlloc - before.TotalAlloc
 }
 
-// The DoFn instances of a process that quantise against one vocabulary,
-// each with its own decoded copy of the codebook, share one forest and IVF
-// of its words: the second instance allocates only its quantizers'
-// scratch, not another copy of the words (4 MB here), and quantises
-// alike. The searches go once no instance holds them.
+// The DoFn instances of a process that quantise against one vocabulary
+// share one copy of its words, forest and IVF, read from the codebook
+// file once: the second instance reads no file (the file is gone by then)
+// and allocates only its quantizers' scratch, not another copy of the
+// words (4 MB here), and quantises alike. The searches go once no
+// instance holds them.
 func TestQuantizersShareSearches(t *testing.T) {
+	ctx := context.Background()
 	cb := ivfCodebook(8192)
+	f := codebookFileOf(t, cb)
 	words := int64(len(cb.Centroids)) * 4
 	var s1, s2 *searches
 	var first, second []*bow.Quantizer
 	var err error
-	a := allocated(func() { s1, first, err = quantizers(cb, bow.SoftOptions{}, 2) })
+	a := allocated(func() { s1, first, err = loadQuantizers(ctx, f, bow.SoftOptions{}) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	again := cb
-	again.Centroids = slices.Clone(cb.Centroids) // as another instance decodes the side input
-	runtime.GC()                                 // the first instance's searches survive while it holds them
-	b := allocated(func() { s2, second, err = quantizers(again, bow.SoftOptions{}, 2) })
-	if err != nil {
+	if !slices.Equal(s1.centroids, cb.Centroids) {
+		t.Fatal("the words read from the codebook file are not the codebook's")
+	}
+	if err := os.Remove(f.Paths[0]); err != nil {
 		t.Fatal(err)
+	}
+	runtime.GC() // the first instance's searches survive while it holds them
+	b := allocated(func() { s2, second, err = loadQuantizers(ctx, f, bow.SoftOptions{}) })
+	if err != nil {
+		t.Fatalf("a second instance read the codebook file again: %v", err)
 	}
 	if a < uint64(words) {
 		t.Fatalf("the first quantizers allocated %d bytes, less than the %d bytes of an IVF's packed words", a, words)
 	}
 	if b > uint64(words)/8 {
-		t.Errorf("quantizers of an equal codebook allocated %d bytes (the first %d): want the process's searches reused, not built again", b, a)
+		t.Errorf("quantizers of the same codebook allocated %d bytes (the first %d): want the process's searches reused, not built again", b, a)
 	}
 	desc := make([]byte, 50*formats.DescriptorSize)
 	r := rand.New(rand.NewPCG(5, 6))
 	for i := range desc {
 		desc[i] = byte(r.IntN(256))
 	}
-	if x, y := first[0].Quantize(desc), second[1].Quantize(desc); !slices.Equal(x.Idx, y.Idx) || !slices.Equal(x.Val, y.Val) {
+	if x, y := first[0].Quantize(desc), second[len(second)-1].Quantize(desc); !slices.Equal(x.Idx, y.Idx) || !slices.Equal(x.Val, y.Val) {
 		t.Errorf("shared searches quantise %v, the first %v", y, x)
 	}
 	if s1 != s2 {
@@ -79,7 +112,8 @@ func TestQuantizersShareSearches(t *testing.T) {
 	// Another vocabulary gets searches of its own.
 	other := ivfCodebook(8192)
 	other.Centroids[0]++
-	if c := allocated(func() { _, _, err = quantizers(other, bow.SoftOptions{}, 2) }); err != nil || c < uint64(words) {
+	g := codebookFileOf(t, other)
+	if c := allocated(func() { _, _, err = loadQuantizers(ctx, g, bow.SoftOptions{}) }); err != nil || c < uint64(words) {
 		t.Errorf("quantizers of another vocabulary allocated %d bytes (err %v): want its own searches built", c, err)
 	}
 
@@ -90,9 +124,58 @@ func TestQuantizersShareSearches(t *testing.T) {
 	}
 }
 
-// A quantising bundle reads the codebook side input, a copy of the
-// vocabulary, only once it holds one of the process's part slots, so that
-// bundles waiting for a slot hold no vocabulary.
+// A codebook file whose words are not those the job trained, or that
+// lacks a word, fails the read, naming the file.
+func TestCodebookFileRefusesOtherWords(t *testing.T) {
+	ctx := context.Background()
+	_, cb := planted(rand.New(rand.NewPCG(7, 8)))
+	f := codebookFileOf(t, cb)
+	if got, err := f.read(ctx); err != nil || !slices.Equal(got, cb.Centroids) {
+		t.Fatalf("read() = %d values, %v; want the codebook's %d", len(got), err, len(cb.Centroids))
+	}
+	changed := cb
+	changed.Centroids = slices.Clone(cb.Centroids)
+	changed.Centroids[5]++
+	other := f
+	other.Paths = codebookFileOf(t, changed).Paths
+	if _, err := other.read(ctx); err == nil || !strings.Contains(err.Error(), other.Paths[0]) || !strings.Contains(err.Error(), "not the job's") {
+		t.Errorf("words of another content: error %v, want one naming %s", err, other.Paths[0])
+	}
+	bigger := f
+	bigger.K++
+	if _, err := bigger.read(ctx); err == nil || !strings.Contains(err.Error(), "missing") || !strings.Contains(err.Error(), f.Paths[0]) {
+		t.Errorf("a word short: error %v, want one naming the file and the missing word", err)
+	}
+}
+
+// The quantising steps take the codebook, and the decision to carry
+// counts, with each part rather than as side inputs (package onekeybeam:
+// Prism spins about a core beside each of their long bundles).
+func TestQuantisingStepsTakeNoSideInputs(t *testing.T) {
+	feats, cb := planted(rand.New(rand.NewPCG(1, 2)))
+	for _, tc := range []struct {
+		fn    any
+		build func(s beam.Scope, parts, codebook, words beam.PCollection)
+	}{
+		{(*countPartFn)(nil), func(s beam.Scope, parts, codebook, words beam.PCollection) {
+			BoWOfParts(s, parts, codebook, words, Options{}, t.TempDir())
+		}},
+		{(*carryCountPartFn)(nil), func(s beam.Scope, parts, codebook, words beam.PCollection) {
+			BoWOfPartsCarrying(s, parts, codebook, words, Options{}, t.TempDir(), Previous{}, beam.Create(s, true))
+		}},
+	} {
+		p, s := beam.NewPipelineWithRoot()
+		codebook := beam.Create(s, cb)
+		tc.build(s, beam.CreateList(s, featureParts(t, feats, 2)), codebook, written(t, s, codebook))
+		if got := testkitbeam.SideInputs(t, p, tc.fn); !slices.Equal(got, []int{0}) {
+			t.Errorf("%T has %v side inputs, want [0]", tc.fn, got)
+		}
+	}
+}
+
+// A quantising bundle reads the codebook file, a copy of the vocabulary,
+// only once it holds one of the process's part slots, so that bundles
+// waiting for a slot hold no vocabulary.
 func TestCountPartReadsCodebookInItsSlot(t *testing.T) {
 	const loads = 1
 	ctx := context.Background()
@@ -100,41 +183,28 @@ func TestCountPartReadsCodebookInItsSlot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	read := make(chan struct{}, 2)
-	codebook := func(cb *kmeansbeam.Codebook) bool {
-		read <- struct{}{}
-		return false // no codebook: the DoFn fails once it has read it
-	}
+	missing := filepath.Join(t.TempDir(), formats.ShardName("codebook", 0, 1))
+	cf := codebookFile{Paths: []string{missing}, Content: "sha256:none", K: 1, Dim: formats.DescriptorSize}
 	wait, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
 	none := func(formats.Part) {}
 	fns := map[string]func(context.Context) error{
 		"countPartFn": func(ctx context.Context) error {
-			return (&countPartFn{Loads: loads}).ProcessElement(ctx, formats.Part{}, codebook, none, none, func(DF) {})
+			return (&countPartFn{Loads: loads}).ProcessElement(ctx, formats.Part{}, cf, none, none, func(DF) {})
 		},
 		"carryCountPartFn": func(ctx context.Context) error {
-			return (&carryCountPartFn{Loads: loads}).ProcessElement(ctx, formats.Part{}, codebook, false, none, none, func(DF) {})
+			return (&carryCountPartFn{Loads: loads}).ProcessElement(ctx, formats.Part{}, cf, none, none, func(DF) {})
 		},
 	}
 	for name, fn := range fns {
-		if err := fn(wait); err == nil {
-			t.Errorf("%s: no error while every slot is held", name)
-		}
-		select {
-		case <-read:
-			t.Errorf("%s read the codebook while waiting for a slot", name)
-		default:
+		if err := fn(wait); err == nil || strings.Contains(err.Error(), missing) {
+			t.Errorf("%s: error %v while every slot is held, want one that is not about the codebook file", name, err)
 		}
 	}
 	release()
 	for name, fn := range fns {
-		if err := fn(ctx); err == nil {
-			t.Errorf("%s: no error without a codebook", name)
-		}
-		select {
-		case <-read:
-		default:
-			t.Errorf("%s did not read the codebook once it had a slot", name)
+		if err := fn(ctx); err == nil || !strings.Contains(err.Error(), missing) {
+			t.Errorf("%s: error %v once it has a slot, want one naming the missing codebook file", name, err)
 		}
 	}
 }
