@@ -522,12 +522,10 @@ func compareEarlier(ctx context.Context, e *report.Earlier, output string, paths
 		log.Warnf(ctx, "report: comparing with %s query by query: %v; only the means are compared", e.Run, err)
 		return &out
 	}
+	out.Paired = changes
 	paired := false
 	for _, c := range changes {
 		paired = paired || c.Queries > 0
-		out.Paired = append(out.Paired, report.PairedChange{Method: c.Method, Input: c.Input, Split: c.Split,
-			Queries: int64(c.Queries), EarlierQueries: int64(c.Earlier), LaterQueries: int64(c.Later),
-			MAPDiff: c.Diff, MAPDiffLow: c.Lo, MAPDiffHigh: c.Hi, MAPDiffP: c.P, Significant: c.Significant})
 	}
 	switch {
 	case len(changes) == 0:
