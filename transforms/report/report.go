@@ -432,8 +432,8 @@ figcaption{color:#555;font-size:.9em}
 {{end}}</table></div>
 {{with .ComparedTo}}<p>Earlier run: <code>{{.Run}}</code> (same method and query set; “new” where it lacks the method).</p>
 {{if .Paired}}<p>Query by query: each method's change of average precision since the earlier run over the queries of a set both runs evaluated (paired bootstrap, 95% interval, p-value; * = significant).</p>
-<div class="wide"><table><tr><th>Method</th><th>Input</th><th>Queries</th><th>Paired (of this run's / the earlier's)</th><th>Δ mAP since earlier run</th></tr>
-{{range .Paired}}<tr><td>{{.Method}}</td><td>{{.Input}}</td><td>{{.Split}}</td><td>{{.Queries}} ({{.LaterQueries}} / {{.EarlierQueries}})</td><td>{{if .Queries}}{{signed .MAPDiff}}{{if .Significant}} *{{end}}<span class="ci">[{{signed .MAPDiffLow}}, {{signed .MAPDiffHigh}}], p {{pvalue .MAPDiffP}}</span>{{else}}no query in common{{end}}</td></tr>
+<div class="wide"><table><tr><th>Method</th><th>Input</th><th>Query set</th><th>Paired (of this run's / the earlier's)</th><th>Δ mAP since earlier run</th></tr>
+{{range .Paired}}<tr><td>{{.Method}}</td><td>{{.Input}}</td><td>{{.Split}}</td><td>{{.Queries}} ({{.LaterQueries}} / {{.EarlierQueries}})</td><td>{{if .Queries}}{{template "diff" .}}{{else}}no query in common{{end}}</td></tr>
 {{end}}</table></div>{{else if .Unpaired}}<p>No query-by-query comparison: {{.Unpaired}}.</p>{{end}}{{end}}
 {{with .TrainingGaps}}<h3>Training queries</h3>
 <p>The same metrics over a sample of images the learners trained on; the gap is a method's training-query mAP minus its held-out mAP: a learner far above its held-out score has memorised its training images.</p>
@@ -456,7 +456,8 @@ figcaption{color:#555;font-size:.9em}
 <table>{{range $k, $v := .Config}}<tr><td>{{$k}}</td><td class="text">{{with setting $.Config $k}}<code>{{.}}</code>{{else}}<span class="none">not set</span>{{end}}</td></tr>{{end}}</table>
 </body></html>
 {{define "score"}}<td>{{f4 .MAP}}<span class="ci">[{{f4 .MAPLow}}, {{f4 .MAPHigh}}]</span></td><td>{{f4 .PrecisionAt10}}<span class="ci">[{{f4 .PrecisionAt10Low}}, {{f4 .PrecisionAt10High}}]</span></td>{{end}}
-{{define "versus"}}<td>{{if .Baseline}}{{signed .MAPDiff}}{{if .Significant}} *{{end}}<span class="ci">[{{signed .MAPDiffLow}}, {{signed .MAPDiffHigh}}], p {{pvalue .MAPDiffP}}</span>{{else}}—{{end}}</td>{{end}}
+{{define "versus"}}<td>{{if .Baseline}}{{template "diff" .}}{{else}}—{{end}}</td>{{end}}
+{{- define "diff"}}{{signed .MAPDiff}}{{if .Significant}} *{{end}}<span class="ci">[{{signed .MAPDiffLow}}, {{signed .MAPDiffHigh}}], p {{pvalue .MAPDiffP}}</span>{{end}}
 `))
 
 // trainingGap is a training-query row beside its method's gap.
@@ -593,7 +594,7 @@ func (r Report) writePaired(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "\nquery by query since %s (paired bootstrap over the queries both runs evaluated; * = significant):\n", e.Run)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "method\tinput\tqueries\tpaired\tmAP change [95% CI]\tp\t")
+	fmt.Fprintln(tw, "method\tinput\tquery set\tpaired\tmAP change [95% CI]\tp\t")
 	for _, c := range e.Paired {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d of %d / %d\t%s\t%s\t\n", c.Method, c.Input, c.Split, c.Queries, c.LaterQueries, c.EarlierQueries, pairedText(c), r.pairedP(c))
 	}
