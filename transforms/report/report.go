@@ -7,9 +7,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
+	"io/fs"
 	"maps"
 	"slices"
 	"sort"
@@ -617,17 +619,22 @@ func Load(ctx context.Context, d run.Dir) (Report, error) {
 // LoadEarlier reads the report of the finished run d, for a report to
 // compare itself with, and the names of the per-query files its manifest
 // lists (run.QueryScoresTable). A run made before those files, or before
-// manifests, has none: it is compared by its rows alone, and Unpaired
-// says so.
+// manifests (its manifest does not exist), has none: it is compared by
+// its rows alone, and Unpaired says so. Any other error reading the
+// manifest is returned: a run whose manifest cannot be read is not one
+// without per-query scores.
 func LoadEarlier(ctx context.Context, d run.Dir) (*Earlier, error) {
 	r, err := Load(ctx, d)
 	if err != nil {
 		return nil, fmt.Errorf("the run to compare with: %w", err)
 	}
 	e := &Earlier{Run: d.Path, Methods: r.Methods}
-	if m, err := d.Manifest(ctx); err == nil {
+	switch m, err := d.Manifest(ctx); {
+	case err == nil:
 		tables, _ := run.Tables(m.Names())
 		e.QueryScores = tables[run.QueryScoresTable]
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("the run to compare with: %w", err)
 	}
 	if len(e.QueryScores) == 0 {
 		e.Unpaired = fmt.Sprintf("the earlier run has no per-query scores, its manifest lists no %s; only the means are compared", run.TablePattern(run.QueryScoresTable))
