@@ -98,7 +98,8 @@ func CompareRuns(earlier, later RowsFunc, seed uint64) ([]report.PairedChange, e
 		ps := pairs[k]
 		// In id order: the resampled queries then depend on neither run's
 		// sharding.
-		var a, b []float64
+		n := min(len(ps), scored[k])
+		a, b := make([]float64, 0, n), make([]float64, 0, n)
 		for _, id := range slices.Sorted(maps.Keys(ps)) {
 			if p := ps[id]; p.seen {
 				a, b = append(a, p.a), append(b, p.b)
