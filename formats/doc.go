@@ -151,7 +151,9 @@
 //     earlier run's query-scores files, absent for a run made before
 //     them), paired (array, when both runs have per-query scores and
 //     share queries: one object per method and query set both runs
-//     evaluated, sorted by method, input and split: method, input, split,
+//     evaluated, in the order of this run's rows (the report's methods
+//     below; one without a row last, by method, input and split): method,
+//     input, split,
 //     queries (paired: evaluated by both), earlier_queries, later_queries,
 //     map_diff (this run's mean AP minus the earlier run's over the paired
 //     queries), map_diff_low, map_diff_high (its 95% paired bootstrap

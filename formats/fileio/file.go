@@ -30,6 +30,7 @@ import (
 	"os"
 	"strings"
 
+	"cloud.google.com/go/storage"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 
 	"github.com/bowline/bowline/formats"
@@ -49,6 +50,18 @@ func WriteBytes(ctx context.Context, path string, data []byte) error {
 	return nil
 }
 
+// openRead opens the file at path in fsys for reading. A missing gs://
+// object's error wraps fs.ErrNotExist, as a missing local file's does:
+// callers tell a file that is not there from one that cannot be read
+// (errors.Is(err, fs.ErrNotExist)) the same way for both.
+func openRead(ctx context.Context, fsys filesystem.Interface, path string) (io.ReadCloser, error) {
+	r, err := fsys.OpenRead(ctx, path)
+	if errors.Is(err, storage.ErrObjectNotExist) {
+		return nil, fmt.Errorf("%w (%v)", fs.ErrNotExist, err)
+	}
+	return r, err
+}
+
 // ReadBytes returns the whole content of the file at path.
 func ReadBytes(ctx context.Context, path string) ([]byte, error) {
 	fsys, err := filesystem.New(ctx, path)
@@ -56,7 +69,7 @@ func ReadBytes(ctx context.Context, path string) ([]byte, error) {
 		return nil, fmt.Errorf("fileio: read %s: %w", path, err)
 	}
 	defer fsys.Close()
-	r, err := fsys.OpenRead(ctx, path)
+	r, err := openRead(ctx, fsys, path)
 	if err != nil {
 		return nil, fmt.Errorf("fileio: read %s: %w", path, err)
 	}
@@ -111,7 +124,7 @@ func Open(ctx context.Context, path string) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fileio: open %s: %w", path, err)
 	}
-	r, err := fsys.OpenRead(ctx, path)
+	r, err := openRead(ctx, fsys, path)
 	if err != nil {
 		fsys.Close()
 		return nil, fmt.Errorf("fileio: open %s: %w", path, err)
@@ -343,7 +356,7 @@ func withReaderAt(ctx context.Context, path string, fn func(r io.ReaderAt, size 
 		return err
 	}
 	defer fsys.Close()
-	r, err := fsys.OpenRead(ctx, path)
+	r, err := openRead(ctx, fsys, path)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -705,5 +706,25 @@ func TestRemoveAll(t *testing.T) {
 		if err := RemoveAll(ctx, Join(root, "scratch")); err != nil {
 			t.Errorf("%s: removing it again: %v", root, err)
 		}
+	}
+}
+
+// A missing gs:// object is reported as a missing local file is: its
+// error wraps fs.ErrNotExist, so a run without a manifest in a bucket
+// reads as one (run.Dir.Manifest) and not as a failed read.
+func TestMissingGCSObject(t *testing.T) {
+	ctx := context.Background()
+	gcstest.Start(t, "missing-bucket")
+	if err := WriteBytes(ctx, "gs://missing-bucket/runs/1/report.json", []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadBytes(ctx, "gs://missing-bucket/runs/1/nothing.json"); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "gs://missing-bucket/runs/1/nothing.json") {
+		t.Errorf("ReadBytes of a missing object: %v; want fs.ErrNotExist, naming it", err)
+	}
+	if _, err := Open(ctx, "gs://missing-bucket/nothing.parquet"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Open of a missing object: %v; want fs.ErrNotExist", err)
+	}
+	if _, err := RunDir("gs://missing-bucket/runs/1").Manifest(ctx); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "no finished run in gs://missing-bucket/runs/1") {
+		t.Errorf("the manifest of a run without one: %v; want fs.ErrNotExist, naming the run", err)
 	}
 }

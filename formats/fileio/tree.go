@@ -143,7 +143,7 @@ func ReadHeads(ctx context.Context, paths []string, n int) (heads [][]byte, errs
 }
 
 func readHead(ctx context.Context, fsys filesystem.Interface, path string, n int) ([]byte, error) {
-	r, err := fsys.OpenRead(ctx, path)
+	r, err := openRead(ctx, fsys, path)
 	if err != nil {
 		return nil, fmt.Errorf("fileio: read %s: %w", path, PathCause(err))
 	}

@@ -429,16 +429,11 @@ func (f *reportFn) ProcessElement(ctx context.Context, _ []byte, rows func(*form
 		}
 		written = append(written, base)
 	}
-	var queryScores []string
-	for _, base := range written {
-		if t, ok := rundir.ShardTable(base); ok && t == rundir.QueryScoresTable {
-			queryScores = append(queryScores, fileio.Join(f.Meta.Output, base))
-		}
-	}
+	tables, _ := rundir.Tables(written)
 	set := *f.Meta.Settings
 	r := report.Report{Input: f.Meta.Input, Output: f.Meta.Output, Config: f.Meta.Flags, Params: set.Learners, Counts: counts,
 		Split:       report.Split{TrainImages: counts.Described - cut.Queries, QueryImages: cut.Queries, QueryFraction: cut.Fraction},
-		DeadLetters: report.SummariseDead(dead), ComparedTo: compareEarlier(ctx, f.Meta.Earlier, f.Meta.Output, queryScores, f.Meta.Seed), Sweep: f.Meta.Sweep,
+		DeadLetters: report.SummariseDead(dead), ComparedTo: compareEarlier(ctx, f.Meta.Earlier, f.Meta.Output, tables[rundir.QueryScoresTable], f.Meta.Seed), Sweep: f.Meta.Sweep,
 		// evaluate.Compare's two-sided p moves in steps of 2/Resamples.
 		PResolution: 2.0 / evaluate.Resamples}
 	if len(tuning.Learners) > 0 {
@@ -487,14 +482,14 @@ func (f *reportFn) ProcessElement(ctx context.Context, _ []byte, rows func(*form
 
 // compareEarlier returns e with its comparison with this run, written
 // in output, query by query: the earlier run's per-query files
-// (e.QueryScores, in e.Run) paired with this run's (paths) by
+// (e.QueryScores, in e.Run) paired with this run's (names, in output) by
 // evaluate.CompareRuns, seeded by seed. When nothing pairs — the earlier
 // run has no such files, or they are this run's (the earlier run was in
 // output: the report read its rows before this run replaced it), no
 // method and query set of one run is the other's, or no query is in
 // both — or the files cannot be read, Unpaired says why (logged too) and
 // the report compares the runs' means alone, as without the files.
-func compareEarlier(ctx context.Context, e *report.Earlier, output string, paths []string, seed uint64) *report.Earlier {
+func compareEarlier(ctx context.Context, e *report.Earlier, output string, names []string, seed uint64) *report.Earlier {
 	if e == nil || len(e.QueryScores) == 0 {
 		return e
 	}
@@ -504,32 +499,27 @@ func compareEarlier(ctx context.Context, e *report.Earlier, output string, paths
 		out.QueryScores = nil
 		return &out
 	}
-	each := func(paths []string) evaluate.RowsFunc {
+	// each reads the files names of the run in dir.
+	each := func(dir string, names []string) evaluate.RowsFunc {
 		return func(fn func(*formats.QueryScore) error) error {
-			for _, p := range paths {
-				if err := fileio.ReadEach(ctx, p, fn); err != nil {
+			for _, n := range names {
+				if err := fileio.ReadEach(ctx, fileio.Join(dir, n), fn); err != nil {
 					return err
 				}
 			}
 			return nil
 		}
 	}
-	earlier := make([]string, len(e.QueryScores))
-	for i, n := range e.QueryScores {
-		earlier[i] = fileio.Join(e.Run, n)
-	}
-	changes, err := evaluate.CompareRuns(each(earlier), each(paths), seed)
+	changes, err := evaluate.CompareRuns(each(e.Run, e.QueryScores), each(output, names), seed)
 	if err != nil {
 		out.Unpaired = fmt.Sprintf("reading the per-query scores: %v", err)
 		log.Warnf(ctx, "report: comparing with %s query by query: %v; only the means are compared", e.Run, err)
 		return &out
 	}
+	out.Paired = changes
 	paired := false
 	for _, c := range changes {
 		paired = paired || c.Queries > 0
-		out.Paired = append(out.Paired, report.PairedChange{Method: c.Method, Input: c.Input, Split: c.Split,
-			Queries: int64(c.Queries), EarlierQueries: int64(c.Earlier), LaterQueries: int64(c.Later),
-			MAPDiff: c.Diff, MAPDiffLow: c.Lo, MAPDiffHigh: c.Hi, MAPDiffP: c.P, Significant: c.Significant})
 	}
 	switch {
 	case len(changes) == 0:

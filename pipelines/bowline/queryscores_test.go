@@ -149,11 +149,7 @@ func checkOldEarlier(t *testing.T, a, b string, rb report.Report) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	paths, err := filepath.Glob(filepath.Join(b, rundir.TablePattern(rundir.QueryScoresTable)))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("%d per-query files in %s (%v)", len(paths), b, err)
-	}
-	e = compareEarlier(ctx, e, b, paths, 1)
+	e = compareEarlier(ctx, e, b, queryScoreNames(t, b), 1)
 	if len(e.QueryScores) != 0 || len(e.Paired) != 0 || !strings.Contains(e.Unpaired, "no per-query scores") {
 		t.Fatalf("compared with a run without per-query files: %d files, %d paired, %q; want none, and why", len(e.QueryScores), len(e.Paired), e.Unpaired)
 	}
@@ -183,7 +179,7 @@ func checkEarlierInOutput(t *testing.T, b string) {
 	if err != nil || len(e.QueryScores) == 0 {
 		t.Fatalf("earlier run %s: %+v, %v", b, e, err)
 	}
-	paths, _ := filepath.Glob(filepath.Join(b, rundir.TablePattern(rundir.QueryScoresTable)))
+	names := queryScoreNames(t, b)
 	link := filepath.Join(t.TempDir(), "link")
 	if err := os.Symlink(b, link); err != nil {
 		t.Fatal(err)
@@ -191,9 +187,23 @@ func checkEarlierInOutput(t *testing.T, b string) {
 	// The same directory in other spellings: a trailing slash, a dot
 	// element, a symbolic link.
 	for _, out := range []string{b + "/", b + "/.", link} {
-		got := compareEarlier(ctx, e, out, paths, 1)
+		got := compareEarlier(ctx, e, out, names, 1)
 		if len(got.Paired) != 0 || !strings.Contains(got.Unpaired, "output directory") {
 			t.Errorf("compared with the run in its own output %s: %d paired, %q; want none, and why", out, len(got.Paired), got.Unpaired)
 		}
 	}
+}
+
+// queryScoreNames returns the names of the per-query files in dir.
+func queryScoreNames(t *testing.T, dir string) []string {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(dir, rundir.TablePattern(rundir.QueryScoresTable)))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("%d per-query files in %s (%v)", len(paths), dir, err)
+	}
+	names := make([]string, len(paths))
+	for i, p := range paths {
+		names[i] = filepath.Base(p)
+	}
+	return names
 }

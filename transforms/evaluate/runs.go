@@ -3,9 +3,11 @@ package evaluate
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/transforms/report"
 )
 
 // Row returns q's scores as a row of the run's per-query table
@@ -17,19 +19,6 @@ func (q QueryScore) Row(method, input string) formats.QueryScore {
 		set = HeldOut
 	}
 	return formats.QueryScore{Method: method, Input: input, Split: set, ImageID: q.ID, Label: q.Label, AP: q.AP, P10: q.P10, NDCG10: q.NDCG10}
-}
-
-// RunChange is one method's paired comparison of two runs over one query
-// set: its average precision in the later run against the earlier run's on
-// the queries both evaluated.
-type RunChange struct {
-	Method, Input, Split string
-	// Queries is the number of queries paired: those of the set both runs
-	// evaluated. Earlier and Later are the numbers each run evaluated.
-	Queries, Earlier, Later int
-	// Paired is the later run's mean AP minus the earlier run's over the
-	// paired queries (PairedBootstrap); zero when no query pairs.
-	Paired
 }
 
 // RowsFunc calls fn on every row of a run's per-query table, in any
@@ -44,44 +33,54 @@ type RowsFunc func(fn func(*formats.QueryScore) error) error
 // precision over the queries both evaluated, its 95% interval and
 // p-value. A method and set of the later run that the earlier run lacks
 // are left out; one both have with no query in common has Queries 0 and
-// no comparison. The changes are sorted by method, input and set.
+// no comparison. The changes are sorted by method, input and set; each
+// has Queries (paired: evaluated by both runs), EarlierQueries and
+// LaterQueries (the numbers each run evaluated).
 //
-// It holds the earlier run's average precisions by image id and the
-// paired values, never the rows themselves. A query
-// listed twice under one method and set is an error: the tables are
-// written one row per query.
-func CompareRuns(earlier, later RowsFunc, seed uint64) ([]RunChange, error) {
+// It holds one entry per query of the earlier run (its image id, both
+// runs' average precisions and whether the later run scored it), never
+// the rows themselves. A query listed twice under one method and set is
+// an error: the tables are written one row per query.
+func CompareRuns(earlier, later RowsFunc, seed uint64) ([]report.PairedChange, error) {
 	type set struct{ method, input, split string }
-	before := map[set]map[string]float64{}
+	// pair is one query's average precision in the earlier run (a) and,
+	// once seen, in the later run (b).
+	type pair struct {
+		a, b float64
+		seen bool
+	}
+	pairs := map[set]map[string]pair{}
 	err := earlier(func(r *formats.QueryScore) error {
 		k := set{r.Method, r.Input, r.Split}
-		if before[k] == nil {
-			before[k] = map[string]float64{}
+		if pairs[k] == nil {
+			pairs[k] = map[string]pair{}
 		}
-		if _, dup := before[k][r.ImageID]; dup {
+		if _, dup := pairs[k][r.ImageID]; dup {
 			return fmt.Errorf("the earlier run scored query %s twice under %s (%s queries)", r.ImageID, r.Method, r.Split)
 		}
-		before[k][r.ImageID] = r.AP
+		pairs[k][r.ImageID] = pair{a: r.AP}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	type pair struct {
-		id   string
-		a, b float64
-	}
-	pairs, scored := map[set][]pair{}, map[set]int{}
+	scored := map[set]int{}
 	err = later(func(r *formats.QueryScore) error {
 		k := set{r.Method, r.Input, r.Split}
-		b, ok := before[k]
+		ps, ok := pairs[k]
 		if !ok {
 			return nil
 		}
 		scored[k]++
-		if a, ok := b[r.ImageID]; ok {
-			pairs[k] = append(pairs[k], pair{r.ImageID, a, r.AP})
+		p, ok := ps[r.ImageID]
+		if !ok {
+			return nil
 		}
+		if p.seen {
+			return fmt.Errorf("the later run scored query %s twice under %s (%s queries)", r.ImageID, r.Method, r.Split)
+		}
+		p.b, p.seen = r.AP, true
+		ps[r.ImageID] = p
 		return nil
 	})
 	if err != nil {
@@ -94,26 +93,25 @@ func CompareRuns(earlier, later RowsFunc, seed uint64) ([]RunChange, error) {
 	slices.SortFunc(keys, func(x, y set) int {
 		return cmp.Or(cmp.Compare(x.method, y.method), cmp.Compare(x.input, y.input), cmp.Compare(x.split, y.split))
 	})
-	var out []RunChange
+	var out []report.PairedChange
 	for _, k := range keys {
-		c := RunChange{Method: k.method, Input: k.input, Split: k.split, Queries: len(pairs[k]), Earlier: len(before[k]), Later: scored[k]}
-		if c.Queries > 0 {
-			// In id order: the resampled queries then depend on neither
-			// run's sharding.
-			ps := pairs[k]
-			slices.SortFunc(ps, func(x, y pair) int { return cmp.Compare(x.id, y.id) })
-			for i := 1; i < len(ps); i++ {
-				if ps[i].id == ps[i-1].id {
-					return nil, fmt.Errorf("the later run scored query %s twice under %s (%s queries)", ps[i].id, k.method, k.split)
-				}
+		ps := pairs[k]
+		// In id order: the resampled queries then depend on neither run's
+		// sharding.
+		n := min(len(ps), scored[k])
+		a, b := make([]float64, 0, n), make([]float64, 0, n)
+		for _, id := range slices.Sorted(maps.Keys(ps)) {
+			if p := ps[id]; p.seen {
+				a, b = append(a, p.a), append(b, p.b)
 			}
-			a, b := make([]float64, len(ps)), make([]float64, len(ps))
-			for i, p := range ps {
-				a[i], b[i] = p.a, p.b
-			}
-			if c.Paired, err = PairedBootstrap(a, b, Resamples, seed, Level); err != nil {
+		}
+		c := report.PairedChange{Method: k.method, Input: k.input, Split: k.split, Queries: int64(len(a)), EarlierQueries: int64(len(ps)), LaterQueries: int64(scored[k])}
+		if len(a) > 0 {
+			d, err := PairedBootstrap(a, b, Resamples, seed, Level)
+			if err != nil {
 				return nil, fmt.Errorf("comparing %s on %s queries with the earlier run: %w", k.method, k.split, err)
 			}
+			c.MAPDiff, c.MAPDiffLow, c.MAPDiffHigh, c.MAPDiffP, c.Significant = d.Diff, d.Lo, d.Hi, d.P, d.Significant
 		}
 		out = append(out, c)
 	}

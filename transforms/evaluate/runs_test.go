@@ -58,17 +58,17 @@ func TestCompareRuns(t *testing.T) {
 		t.Fatalf("%d changes, want 3: %+v", len(got), got)
 	}
 	s, tf, tr := got[0], got[1], got[2]
-	if s.Method != "solis-ada" || s.Queries != 0 || s.Earlier != 1 || s.Later != 1 || s.Diff != 0 {
+	if s.Method != "solis-ada" || s.Queries != 0 || s.EarlierQueries != 1 || s.LaterQueries != 1 || s.MAPDiff != 0 {
 		t.Errorf("solis-ada, no query in common: %+v", s)
 	}
-	if tf.Method != "tfidf" || tf.Split != HeldOut || tf.Queries != 2 || tf.Earlier != 3 || tf.Later != 3 || math.Abs(tf.Diff-0.125) > 1e-15 {
+	if tf.Method != "tfidf" || tf.Split != HeldOut || tf.Queries != 2 || tf.EarlierQueries != 3 || tf.LaterQueries != 3 || math.Abs(tf.MAPDiff-0.125) > 1e-15 {
 		t.Errorf("tfidf held-out: %+v, want 2 of 3 / 3 paired, +0.125", tf)
 	}
 	want, _ := PairedBootstrap([]float64{0.25, 1}, []float64{0.5, 1}, Resamples, 7, Level)
-	if tf.Paired != want {
-		t.Errorf("tfidf held-out: %+v, want PairedBootstrap's %+v over b and c in id order", tf.Paired, want)
+	if tf.MAPDiff != want.Diff || tf.MAPDiffLow != want.Lo || tf.MAPDiffHigh != want.Hi || tf.MAPDiffP != want.P || tf.Significant != want.Significant {
+		t.Errorf("tfidf held-out: %+v, want PairedBootstrap's %+v over b and c in id order", tf, want)
 	}
-	if tr.Split != Training || tr.Queries != 1 || tr.Diff != 0 || tr.Lo != 0 || tr.Hi != 0 || tr.P != 1 || tr.Significant {
+	if tr.Split != Training || tr.Queries != 1 || tr.MAPDiff != 0 || tr.MAPDiffLow != 0 || tr.MAPDiffHigh != 0 || tr.MAPDiffP != 1 || tr.Significant {
 		t.Errorf("tfidf training, unchanged: %+v, want 0 [0, 0], p 1", tr)
 	}
 

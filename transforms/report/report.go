@@ -7,9 +7,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
+	"io/fs"
 	"maps"
 	"slices"
 	"sort"
@@ -432,8 +434,8 @@ figcaption{color:#555;font-size:.9em}
 {{end}}</table></div>
 {{with .ComparedTo}}<p>Earlier run: <code>{{.Run}}</code> (same method and query set; “new” where it lacks the method).</p>
 {{if .Paired}}<p>Query by query: each method's change of average precision since the earlier run over the queries of a set both runs evaluated (paired bootstrap, 95% interval, p-value; * = significant).</p>
-<div class="wide"><table><tr><th>Method</th><th>Input</th><th>Queries</th><th>Paired (of this run's / the earlier's)</th><th>Δ mAP since earlier run</th></tr>
-{{range .Paired}}<tr><td>{{.Method}}</td><td>{{.Input}}</td><td>{{.Split}}</td><td>{{.Queries}} ({{.LaterQueries}} / {{.EarlierQueries}})</td><td>{{if .Queries}}{{signed .MAPDiff}}{{if .Significant}} *{{end}}<span class="ci">[{{signed .MAPDiffLow}}, {{signed .MAPDiffHigh}}], p {{pvalue .MAPDiffP}}</span>{{else}}no query in common{{end}}</td></tr>
+<div class="wide"><table><tr><th>Method</th><th>Input</th><th>Query set</th><th>Paired (of this run's / the earlier's)</th><th>Δ mAP since earlier run</th></tr>
+{{range .Paired}}<tr><td>{{.Method}}</td><td>{{.Input}}</td><td>{{.Split}}</td><td>{{.Queries}} ({{.LaterQueries}} / {{.EarlierQueries}})</td><td>{{if .Queries}}{{template "diff" .}}{{else}}no query in common{{end}}</td></tr>
 {{end}}</table></div>{{else if .Unpaired}}<p>No query-by-query comparison: {{.Unpaired}}.</p>{{end}}{{end}}
 {{with .TrainingGaps}}<h3>Training queries</h3>
 <p>The same metrics over a sample of images the learners trained on; the gap is a method's training-query mAP minus its held-out mAP: a learner far above its held-out score has memorised its training images.</p>
@@ -456,7 +458,8 @@ figcaption{color:#555;font-size:.9em}
 <table>{{range $k, $v := .Config}}<tr><td>{{$k}}</td><td class="text">{{with setting $.Config $k}}<code>{{.}}</code>{{else}}<span class="none">not set</span>{{end}}</td></tr>{{end}}</table>
 </body></html>
 {{define "score"}}<td>{{f4 .MAP}}<span class="ci">[{{f4 .MAPLow}}, {{f4 .MAPHigh}}]</span></td><td>{{f4 .PrecisionAt10}}<span class="ci">[{{f4 .PrecisionAt10Low}}, {{f4 .PrecisionAt10High}}]</span></td>{{end}}
-{{define "versus"}}<td>{{if .Baseline}}{{signed .MAPDiff}}{{if .Significant}} *{{end}}<span class="ci">[{{signed .MAPDiffLow}}, {{signed .MAPDiffHigh}}], p {{pvalue .MAPDiffP}}</span>{{else}}—{{end}}</td>{{end}}
+{{define "versus"}}<td>{{if .Baseline}}{{template "diff" .}}{{else}}—{{end}}</td>{{end}}
+{{- define "diff"}}{{signed .MAPDiff}}{{if .Significant}} *{{end}}<span class="ci">[{{signed .MAPDiffLow}}, {{signed .MAPDiffHigh}}], p {{pvalue .MAPDiffP}}</span>{{end}}
 `))
 
 // trainingGap is a training-query row beside its method's gap.
@@ -593,7 +596,7 @@ func (r Report) writePaired(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "\nquery by query since %s (paired bootstrap over the queries both runs evaluated; * = significant):\n", e.Run)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "method\tinput\tqueries\tpaired\tmAP change [95% CI]\tp\t")
+	fmt.Fprintln(tw, "method\tinput\tquery set\tpaired\tmAP change [95% CI]\tp\t")
 	for _, c := range e.Paired {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d of %d / %d\t%s\t%s\t\n", c.Method, c.Input, c.Split, c.Queries, c.LaterQueries, c.EarlierQueries, pairedText(c), r.pairedP(c))
 	}
@@ -616,17 +619,22 @@ func Load(ctx context.Context, d run.Dir) (Report, error) {
 // LoadEarlier reads the report of the finished run d, for a report to
 // compare itself with, and the names of the per-query files its manifest
 // lists (run.QueryScoresTable). A run made before those files, or before
-// manifests, has none: it is compared by its rows alone, and Unpaired
-// says so.
+// manifests (its manifest does not exist), has none: it is compared by
+// its rows alone, and Unpaired says so. Any other error reading the
+// manifest is returned: a run whose manifest cannot be read is not one
+// without per-query scores.
 func LoadEarlier(ctx context.Context, d run.Dir) (*Earlier, error) {
 	r, err := Load(ctx, d)
 	if err != nil {
 		return nil, fmt.Errorf("the run to compare with: %w", err)
 	}
 	e := &Earlier{Run: d.Path, Methods: r.Methods}
-	if m, err := d.Manifest(ctx); err == nil {
+	switch m, err := d.Manifest(ctx); {
+	case err == nil:
 		tables, _ := run.Tables(m.Names())
 		e.QueryScores = tables[run.QueryScoresTable]
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("the run to compare with: %w", err)
 	}
 	if len(e.QueryScores) == 0 {
 		e.Unpaired = fmt.Sprintf("the earlier run has no per-query scores, its manifest lists no %s; only the means are compared", run.TablePattern(run.QueryScoresTable))

@@ -183,6 +183,11 @@ func TestCompareToPaired(t *testing.T) {
 	if !strings.Contains(table, "17 of 19 / 18") || !strings.Contains(page, "17 (19 / 18)") {
 		t.Errorf("the queries paired are missing:\n%s\n%s", table, page)
 	}
+	// The headline's "queries" is a count: the paired tables' column is
+	// the set the queries came from.
+	if !strings.Contains(table, "  query set  ") || !strings.Contains(page, "<th>Query set</th>") {
+		t.Errorf("the paired tables do not name the query-set column \"query set\":\n%s\n%s", table, page)
+	}
 	js, _ := r.JSON()
 	back, err := Parse(js)
 	if err != nil || !reflect.DeepEqual(back.ComparedTo.Paired, r.ComparedTo.Paired) {
