@@ -35,7 +35,7 @@ func TestReadCodebookOrdersWords(t *testing.T) {
 	if err := fileio.WriteFile(context.Background(), filepath.Join(dir, "gap-00000-of-00001.parquet"), []formats.Word{row(0), row(2)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := readCodebook(filepath.Join(dir, "gap-*.parquet")); err == nil || !strings.Contains(err.Error(), "has id 2") {
+	if _, err := readCodebook(filepath.Join(dir, "gap-*.parquet")); err == nil || !strings.Contains(err.Error(), "id 2") {
 		t.Errorf("a codebook without word 1: err %v, want one naming id 2", err)
 	}
 }

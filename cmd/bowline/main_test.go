@@ -258,7 +258,7 @@ func TestAsyncReturnsOnceSubmitted(t *testing.T) {
 // new flag cannot be left out.
 func TestBadFlagValues(t *testing.T) {
 	bad := map[string]string{
-		"label_column": "", "part_images": "0", "part_loads": "-1", "vocab": "1", "vocab_sample": "999", "vocab_iter": "0", "vocab_init": "kmeans+++", "akm_checks": "-1",
+		"label_column": "", "part_images": "0", "part_loads": "-1", "memory_limit": "3XB", "vocab": "1", "vocab_sample": "999", "vocab_iter": "0", "vocab_init": "kmeans+++", "akm_checks": "-1",
 		"vocab_chunks": "-1", "soft_words": "-1", "soft_sigma": "-1", "tf": "cube", "max_keypoints": "-1", "max_side": "8", "max_pixels": "-1", "sift_double": "16",
 		"triplets_per_query": "0", "negatives": "hardest", "positives": "far", "hard_pool": "0", "hard_fraction": "2", "batch_images": "1", "train_shards": "0", "train_rounds": "0", "group_images": "0",
 		"group_postings": "-1", "group_loads": "-1", "query_fraction": "1", "train_queries": "-1", "eval_queries": "-1", "eval_depth": "-1",
