@@ -8,23 +8,6 @@ import (
 	"math"
 )
 
-// Centroids returns the centroids of a codebook's rows (codebook-*.parquet,
-// in any order) as row-major float32, word i at row i: an error unless the
-// ids are 0…len(words)−1, each once, and every centroid holds dim finite
-// values (CentroidTable).
-func Centroids(words []Word, dim int) ([]float32, error) {
-	if len(words) == 0 {
-		return nil, fmt.Errorf("no words")
-	}
-	t := NewCentroidTable(len(words), dim)
-	for i := range words {
-		if err := t.Add(&words[i]); err != nil {
-			return nil, err
-		}
-	}
-	return t.Centroids()
-}
-
 // CentroidTable lays out the centroids of a codebook of K words of dim
 // values from its rows, read one at a time in any order: a reader of a
 // codebook file holds its centroids once, never its rows as well (512 MB
@@ -78,7 +61,7 @@ func (t *CentroidTable) Centroids() ([]float32, error) {
 }
 
 // CentroidsContent returns the content identity of a codebook's
-// centroids (row-major, as Centroids lays them out): "sha256:" and the
+// centroids (row-major, as CentroidTable lays them out): "sha256:" and the
 // SHA-256, in hex, of their IEEE 754 bits, little-endian. Equal contents
 // are equal codebooks bit for bit, wherever they are stored.
 func CentroidsContent(cent []float32) string {

@@ -10,33 +10,10 @@ import (
 	"testing"
 )
 
-// A codebook's rows come in any order; Centroids lays them out by id and
-// refuses a gap, a repeated id, a centroid of another length and a
+// A table read row by row in any order lays the centroids out by id,
+// one short of a word names the missing word, and a row is refused for an
+// id outside the table, a repeated id, a centroid of another length or a
 // non-finite value.
-func TestCentroids(t *testing.T) {
-	got, err := Centroids([]Word{{WordID: 1, Centroid: []float32{3, 4}}, {WordID: 0, Centroid: []float32{1, 2}}}, 2)
-	if err != nil || !slices.Equal(got, []float32{1, 2, 3, 4}) {
-		t.Errorf("Centroids = %v, %v; want [1 2 3 4]", got, err)
-	}
-	for _, tc := range []struct {
-		name  string
-		words []Word
-		want  string
-	}{
-		{"none", nil, "no words"},
-		{"gap", []Word{{WordID: 0, Centroid: []float32{1, 2}}, {WordID: 2, Centroid: []float32{1, 2}}}, "word id 2 outside"},
-		{"twice", []Word{{WordID: 0, Centroid: []float32{1, 2}}, {WordID: 0, Centroid: []float32{1, 2}}}, "word 0 twice"},
-		{"length", []Word{{WordID: 0, Centroid: []float32{1}}}, "1 values"},
-		{"NaN", []Word{{WordID: 0, Centroid: []float32{1, float32(math.NaN())}}}, "non-finite"},
-	} {
-		if _, err := Centroids(tc.words, 2); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: error %v, want one mentioning %q", tc.name, err, tc.want)
-		}
-	}
-}
-
-// A table read row by row in any order gives the centroids Centroids lays
-// out, and one short of a word names the missing word.
 func TestCentroidTable(t *testing.T) {
 	tab := NewCentroidTable(3, 2)
 	for _, w := range []Word{{WordID: 2, Centroid: []float32{5, 6}}, {WordID: 0, Centroid: []float32{1, 2}}} {
@@ -52,6 +29,24 @@ func TestCentroidTable(t *testing.T) {
 	}
 	if got, err := tab.Centroids(); err != nil || !slices.Equal(got, []float32{1, 2, 3, 4, 5, 6}) {
 		t.Errorf("Centroids() = %v, %v; want [1 2 3 4 5 6]", got, err)
+	}
+	for _, tc := range []struct {
+		name string
+		word Word
+		want string
+	}{
+		{"outside", Word{WordID: 2, Centroid: []float32{1, 2}}, "word id 2 outside"},
+		{"twice", Word{WordID: 0, Centroid: []float32{1, 2}}, "word 0 twice"},
+		{"length", Word{WordID: 1, Centroid: []float32{1}}, "1 values"},
+		{"NaN", Word{WordID: 1, Centroid: []float32{1, float32(math.NaN())}}, "non-finite"},
+	} {
+		tab := NewCentroidTable(2, 2)
+		if err := tab.Add(&Word{WordID: 0, Centroid: []float32{1, 2}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := tab.Add(&tc.word); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one mentioning %q", tc.name, err, tc.want)
+		}
 	}
 }
 

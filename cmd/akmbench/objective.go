@@ -4,23 +4,26 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
 )
 
 // readCodebook reads the words of a run's codebook Parquet files
 // (formats.Word rows, pattern a glob) as row-major float32 centroids,
-// word i at row i.
+// word i at row i: as many words as the files hold rows (their footers).
 func readCodebook(pattern string) ([]float32, error) {
-	words, err := fileio.ReadAll[formats.Word](context.Background(), pattern)
+	ctx := context.Background()
+	paths, err := fileio.Glob(ctx, pattern)
 	if err != nil {
-		return nil, fmt.Errorf("codebook %s: %w", pattern, err)
+		return nil, err
 	}
-	cent, err := formats.Centroids(words, dim)
+	k, err := fileio.CountRows(ctx, pattern)
 	if err != nil {
-		return nil, fmt.Errorf("codebook %s: %w", pattern, err)
+		return nil, err
 	}
-	return cent, nil
+	if len(paths) == 0 || k == 0 {
+		return nil, fmt.Errorf("codebook %s: no words", pattern)
+	}
+	return fileio.ReadCentroids(ctx, paths, int(k), dim)
 }
 
 // heldOutObjective prints the k-means objective of the codebook matching

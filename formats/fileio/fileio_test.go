@@ -728,3 +728,53 @@ func TestMissingGCSObject(t *testing.T) {
 		t.Errorf("the manifest of a run without one: %v; want fs.ErrNotExist, naming the run", err)
 	}
 }
+
+// A codebook's files are read into one table in any row order, and an
+// error names the file at fault once: the file of a repeated word, every
+// file when a word is missing, the file that does not decode.
+func TestReadCentroids(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	word := func(id uint32) formats.Word { return formats.Word{WordID: id, Centroid: []float32{float32(id), 1}} }
+	write := func(name string, words ...formats.Word) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := WriteFile(ctx, p, words); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a, b := write("a.parquet", word(2), word(0)), write("b.parquet", word(1))
+	cent, err := ReadCentroids(ctx, []string{a, b}, 3, 2)
+	if err != nil || !slices.Equal(cent, []float32{0, 1, 1, 1, 2, 1}) {
+		t.Errorf("ReadCentroids = %v, %v; want [0 1 1 1 2 1]", cent, err)
+	}
+	dup := write("dup.parquet", word(0))
+	bad := filepath.Join(dir, "bad.parquet")
+	if err := os.WriteFile(bad, []byte("not parquet"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		paths []string
+		k     int
+		want  []string
+	}{
+		{"twice", []string{a, dup}, 3, []string{dup, "word 0 twice"}},
+		{"missing", []string{a}, 3, []string{a, "word 1 missing"}},
+		{"outside", []string{a, b}, 2, []string{a, "word id 2 outside"}},
+		{"undecodable", []string{a, bad}, 3, []string{bad}},
+		{"no file", nil, 3, []string{"no file"}},
+	} {
+		_, err := ReadCentroids(ctx, tc.paths, tc.k, 2)
+		if err == nil {
+			t.Errorf("%s: no error", tc.name)
+			continue
+		}
+		for _, w := range tc.want {
+			if n := strings.Count(err.Error(), w); n != 1 {
+				t.Errorf("%s: error %q names %q %d times, want once", tc.name, err, w, n)
+			}
+		}
+	}
+}

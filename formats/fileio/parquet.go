@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strings"
 
 	"github.com/bowline/bowline/formats"
 )
@@ -124,6 +125,38 @@ func ReadAll[T any](ctx context.Context, pattern string) ([]T, error) {
 		}
 	}
 	return rows, nil
+}
+
+// ReadCentroids returns the centroids of the codebook written to paths
+// (formats.Word rows, local or gs://), row-major, word i at row i, read a
+// row at a time into a formats.CentroidTable: memory holds the centroids,
+// never the rows as well. It is an error, naming the file of the row at
+// fault, unless the files hold words 0…k−1, each once, of dim finite
+// values.
+func ReadCentroids(ctx context.Context, paths []string, k, dim int) ([]float32, error) {
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("codebook: no file")
+	}
+	if k <= 0 || dim <= 0 {
+		return nil, fmt.Errorf("codebook %s: %d words of %d values", strings.Join(paths, ", "), k, dim)
+	}
+	t := formats.NewCentroidTable(k, dim)
+	for _, p := range paths {
+		err := ReadEach(ctx, p, func(w *formats.Word) error {
+			if err := t.Add(w); err != nil {
+				return fmt.Errorf("codebook %s: %w", p, err)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	cent, err := t.Centroids()
+	if err != nil {
+		return nil, fmt.Errorf("codebook %s: %w", strings.Join(paths, ", "), err)
+	}
+	return cent, nil
 }
 
 // CountRows returns the number of rows in the Parquet files matching

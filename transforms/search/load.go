@@ -311,29 +311,34 @@ func (ix *Index) loadVocabulary(ctx context.Context, files map[string][]string) 
 		seen[s.WordID] = true
 		ix.idf[s.WordID], df[s.WordID] = s.IDF, s.DF
 	}
+	// The centroids' dimension is the first row's; the table then
+	// refuses a word outside the idf's, twice, of another length or not
+	// finite, and a word missing.
 	var dim int
-	words := 0
+	var tab *formats.CentroidTable
 	if err := readTable(ctx, files["codebook"], func(r *formats.Word) error {
-		if ix.centroids == nil {
+		if tab == nil {
 			dim = len(r.Centroid)
 			if dim == 0 {
 				return fmt.Errorf("codebook: word %d has an empty centroid", r.WordID)
 			}
-			ix.centroids = make([]float32, ix.vocab*dim)
+			tab = formats.NewCentroidTable(ix.vocab, dim)
 		}
-		if int64(r.WordID) >= int64(ix.vocab) || len(r.Centroid) != dim {
-			return fmt.Errorf("codebook: word %d of %d values, for %d words of %d", r.WordID, len(r.Centroid), ix.vocab, dim)
+		if err := tab.Add(r); err != nil {
+			return fmt.Errorf("codebook of the idf's %d words: %w", ix.vocab, err)
 		}
-		copy(ix.centroids[int(r.WordID)*dim:], r.Centroid)
-		words++
 		return nil
 	}); err != nil {
 		return nil, err
 	}
-	if words != ix.vocab {
-		return nil, fmt.Errorf("codebook of %d words, idf of %d", words, ix.vocab)
+	if tab == nil {
+		return nil, fmt.Errorf("codebook of no words, idf of %d", ix.vocab)
 	}
-	var err error
+	cent, err := tab.Centroids()
+	if err != nil {
+		return nil, fmt.Errorf("codebook of the idf's %d words: %w", ix.vocab, err)
+	}
+	ix.centroids = cent
 	if ix.forest, ix.ivf, err = kmeans.QuantizerIndexes(ix.centroids, dim, ix.set.words); err != nil {
 		return nil, fmt.Errorf("codebook: %w", err)
 	}

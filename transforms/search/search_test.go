@@ -420,6 +420,39 @@ func TestOpenRefuses(t *testing.T) {
 	}
 }
 
+// A codebook whose word 1 is written twice in place of word 2 holds as
+// many rows as the idf has words: the index refuses it, naming the word,
+// rather than quantise photos against a zero centroid.
+func TestOpenRefusesADuplicatedWord(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	c := randomCorpus(30, 10, 7)
+	writeRun(t, dir, c, 1, nil)
+	var words []formats.Word
+	for w := range c.vocab {
+		id := uint32(w)
+		if id == 2 {
+			id = 1
+		}
+		words = append(words, formats.Word{WordID: id, Centroid: make([]float32, formats.DescriptorSize)})
+	}
+	var buf bytes.Buffer
+	if err := formats.Encode(ctx, &buf, words); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, formats.ShardName("codebook", 0, 1)), buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	names, _ := filepath.Glob(filepath.Join(dir, "*.parquet"))
+	for i := range names {
+		names[i] = filepath.Base(names[i])
+	}
+	writeManifest(t, dir, append(names, run.ReportName))
+	if _, err := Open(ctx, dir, Options{}); err == nil || !strings.Contains(err.Error(), "word 1 twice") {
+		t.Errorf("a codebook with word 1 twice and no word 2: err %v, want one naming word 1 twice", err)
+	}
+}
+
 // A root with published.json opens the run it names.
 func TestOpenPublished(t *testing.T) {
 	root := t.TempDir()

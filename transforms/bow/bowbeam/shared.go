@@ -48,15 +48,9 @@ func fileOf(cb kmeansbeam.Codebook, paths []string, carry bool) (codebookFile, e
 // read returns the words of f's files: an error naming them unless they
 // are f.K words of f.Dim values of content f.Content.
 func (f codebookFile) read(ctx context.Context) ([]float32, error) {
-	t := formats.NewCentroidTable(f.K, f.Dim)
-	for _, p := range f.Paths {
-		if err := fileio.ReadEach(ctx, p, t.Add); err != nil {
-			return nil, fmt.Errorf("codebook %s: %w", p, err)
-		}
-	}
-	cent, err := t.Centroids()
+	cent, err := fileio.ReadCentroids(ctx, f.Paths, f.K, f.Dim)
 	if err != nil {
-		return nil, fmt.Errorf("codebook %v: %w", f.Paths, err)
+		return nil, err
 	}
 	if got := formats.CentroidsContent(cent); got != f.Content {
 		return nil, fmt.Errorf("codebook %v holds words of content %s, not the job's %s: rewritten while the job ran?", f.Paths, got, f.Content)

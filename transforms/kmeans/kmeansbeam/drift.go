@@ -106,13 +106,15 @@ func (distortionFn) ProcessElement(ctx context.Context, cb Codebook, smp sample)
 
 // ReadCodebook reads the codebook of a finished run from its
 // codebook-*.parquet files matching pattern, when the job runs: a
-// single-element PCollection<Codebook> whose Approx and Forest are opt's
-// (the run that wrote it must have trained with the same settings, which
-// are not in the file). Its training figures (Objective, Iterations,
-// Sampled, Seconds) are zero: they belong to the run that trained it.
+// single-element PCollection<Codebook> whose K, Approx and Forest are
+// opt's (the run that wrote it must have trained with the same settings,
+// which are not in the file): the job fails unless the files hold words
+// 0…opt.K−1, each once (fileio.ReadCentroids). Its training figures
+// (Objective, Iterations, Sampled, Seconds) are zero: they belong to the
+// run that trained it.
 func ReadCodebook(s beam.Scope, pattern string, opt Options) beam.PCollection {
 	s = s.Scope("kmeans.ReadCodebook")
-	f := &readCodebookFn{Pattern: pattern, Approx: opt.Approx}
+	f := &readCodebookFn{Pattern: pattern, K: opt.K, Approx: opt.Approx}
 	if opt.Approx {
 		f.Forest = opt.forest()
 	}
@@ -124,26 +126,29 @@ func ReadCodebook(s beam.Scope, pattern string, opt Options) beam.PCollection {
 
 type readCodebookFn struct {
 	Pattern string
-	Approx  bool
-	Forest  nn.ForestOptions
-	UseIVF  bool
-	IVF     nn.IVFOptions
+	// K is the number of words the codebook must hold: opt.K, the
+	// settings kept with it (Options.Settings) being opt's.
+	K      int
+	Approx bool
+	Forest nn.ForestOptions
+	UseIVF bool
+	IVF    nn.IVFOptions
 }
 
 func (f *readCodebookFn) ProcessElement(ctx context.Context, _ []byte) (Codebook, error) {
-	words, err := fileio.ReadAll[formats.Word](ctx, f.Pattern)
+	paths, err := fileio.Glob(ctx, f.Pattern)
 	if err != nil {
 		return Codebook{}, fmt.Errorf("vocabulary: %w", err)
 	}
-	if len(words) == 0 {
+	if len(paths) == 0 {
 		return Codebook{}, fmt.Errorf("vocabulary: no codebook in %s", f.Pattern)
 	}
 	const d = formats.DescriptorSize
-	cent, err := formats.Centroids(words, d)
+	cent, err := fileio.ReadCentroids(ctx, paths, f.K, d)
 	if err != nil {
-		return Codebook{}, fmt.Errorf("vocabulary: %s: %w", f.Pattern, err)
+		return Codebook{}, fmt.Errorf("vocabulary: %w", err)
 	}
-	cb := Codebook{K: len(words), Dim: d, Centroids: cent, Converged: true, Approx: f.Approx, Forest: f.Forest, UseIVF: f.UseIVF, IVF: f.IVF}
+	cb := Codebook{K: f.K, Dim: d, Centroids: cent, Converged: true, Approx: f.Approx, Forest: f.Forest, UseIVF: f.UseIVF, IVF: f.IVF}
 	return cb, nil
 }
 

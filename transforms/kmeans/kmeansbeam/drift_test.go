@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -107,5 +108,24 @@ func TestVocabularyOfPartsIfAndDistortion(t *testing.T) {
 	passert.Count(s, Distortion(s.Scope("none"), smp, off), "distortion of no codebook", 0)
 	if err := ptest.Run(p); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A kept codebook is the K words the run's settings name: files missing
+// one fail the job, naming the word, rather than make a smaller
+// vocabulary.
+func TestReadCodebookRefusesAMissingWord(t *testing.T) {
+	dir := t.TempDir()
+	var words []formats.Word
+	for k := range 2 {
+		words = append(words, formats.Word{WordID: uint32(k), Centroid: make([]float32, formats.DescriptorSize)})
+	}
+	if err := fileio.WriteFile(context.Background(), filepath.Join(dir, formats.ShardName("codebook", 0, 1)), words); err != nil {
+		t.Fatal(err)
+	}
+	p, s := beam.NewPipelineWithRoot()
+	ReadCodebook(s, filepath.Join(dir, "codebook-*.parquet"), Options{K: 3})
+	if err := ptest.Run(p); err == nil || !strings.Contains(err.Error(), "word 2 missing") {
+		t.Errorf("a codebook of words 0 and 1 read for 3 words: err %v, want one naming word 2 missing", err)
 	}
 }
