@@ -51,7 +51,8 @@ func Entries(ctx context.Context, dir string) (names []string, isDir map[string]
 	return names, isDir, nil
 }
 
-// Size returns the size in bytes of the file at path.
+// Size returns the size in bytes of the file at path. A missing file's
+// error wraps fs.ErrNotExist, local or gs:// (notExist).
 func Size(ctx context.Context, path string) (int64, error) {
 	fsys, err := filesystem.New(ctx, path)
 	if err != nil {
@@ -60,7 +61,7 @@ func Size(ctx context.Context, path string) (int64, error) {
 	defer fsys.Close()
 	n, err := fsys.Size(ctx, path)
 	if err != nil {
-		return 0, fmt.Errorf("fileio: size of %s: %w", path, err)
+		return 0, fmt.Errorf("fileio: size of %s: %w", path, notExist(err))
 	}
 	return n, nil
 }

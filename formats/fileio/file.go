@@ -50,16 +50,22 @@ func WriteBytes(ctx context.Context, path string, data []byte) error {
 	return nil
 }
 
-// openRead opens the file at path in fsys for reading. A missing gs://
-// object's error wraps fs.ErrNotExist, as a missing local file's does:
-// callers tell a file that is not there from one that cannot be read
-// (errors.Is(err, fs.ErrNotExist)) the same way for both.
+// openRead opens the file at path in fsys for reading; its error is
+// notExist's.
 func openRead(ctx context.Context, fsys filesystem.Interface, path string) (io.ReadCloser, error) {
 	r, err := fsys.OpenRead(ctx, path)
+	return r, notExist(err)
+}
+
+// notExist returns err, but a missing gs:// object's error wrapping
+// fs.ErrNotExist, as a missing local file's does: callers tell a file
+// that is not there from one that cannot be read (errors.Is(err,
+// fs.ErrNotExist)) the same way for both.
+func notExist(err error) error {
 	if errors.Is(err, storage.ErrObjectNotExist) {
-		return nil, fmt.Errorf("%w (%v)", fs.ErrNotExist, err)
+		return fmt.Errorf("%w (%v)", fs.ErrNotExist, err)
 	}
-	return r, err
+	return err
 }
 
 // ReadBytes returns the whole content of the file at path.

@@ -724,6 +724,9 @@ func TestMissingGCSObject(t *testing.T) {
 	if _, err := Open(ctx, "gs://missing-bucket/nothing.parquet"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Open of a missing object: %v; want fs.ErrNotExist", err)
 	}
+	if _, err := Size(ctx, "gs://missing-bucket/nothing.parquet"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Size of a missing object: %v; want fs.ErrNotExist", err)
+	}
 	if _, err := RunDir("gs://missing-bucket/runs/1").Manifest(ctx); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "no finished run in gs://missing-bucket/runs/1") {
 		t.Errorf("the manifest of a run without one: %v; want fs.ErrNotExist, naming the run", err)
 	}

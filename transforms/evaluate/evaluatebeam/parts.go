@@ -547,7 +547,7 @@ func geometryPaths(ctx context.Context, bows []formats.Part) (paths []string, mi
 		}
 		path := fileio.Join(p.Path[:i], formats.ShardName(bowbeam.GeometryName, p.Part, p.Parts))
 		if _, err := fileio.Size(ctx, path); err != nil {
-			if errors.Is(err, fs.ErrNotExist) || strings.Contains(err.Error(), "not exist") || strings.Contains(err.Error(), "doesn't exist") {
+			if errors.Is(err, fs.ErrNotExist) {
 				return nil, fmt.Sprintf("no geometry file %s beside the bags of words (a run made before geometry files): no re-ranked rows", path), nil
 			}
 			return nil, "", fmt.Errorf("geometry: %w", err)
