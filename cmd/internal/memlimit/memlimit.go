@@ -22,6 +22,7 @@ import (
 	"strconv"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/util/hooks"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 )
 
 // Hook is the name of the worker hook, as the pipeline options carry it.
@@ -66,6 +67,8 @@ func Enable(limit int64) {
 }
 
 // newHook is the hook's factory: args are what Enable gave, the limit.
+// The worker logs the limit it took (Started), where the runner keeps
+// its workers' logs.
 func newHook(args []string) hooks.Hook {
 	return hooks.Hook{Init: func(ctx context.Context) (context.Context, error) {
 		limit, err := parse(args)
@@ -73,8 +76,15 @@ func newHook(args []string) hooks.Hook {
 			return ctx, err
 		}
 		Set(limit)
+		log.Info(ctx, Started(limit))
 		return ctx, nil
 	}}
+}
+
+// Started is the line a worker logs once it has set limit, its soft
+// memory limit.
+func Started(limit int64) string {
+	return fmt.Sprintf("worker memory limit: %d bytes (0: none), the launching command's --memory_limit", limit)
 }
 
 // parse reads the hook's arguments, one count of bytes.
