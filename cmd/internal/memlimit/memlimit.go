@@ -1,17 +1,19 @@
 // Package memlimit carries a job's soft memory limit (the commands'
 // --memory_limit) to every process that runs the job's DoFns, on every
 // runner. The flag is parsed by the launching process only: on Prism that
-// process holds the workers too, but on Dataflow and Flink the workers
-// are other processes (the same binary, started with --worker by the
-// runner's harness) that never see the command line, and without a limit
-// a worker's resident memory runs to about twice its live heap between
-// collections. So the limit travels as a Beam worker hook
-// (core/util/hooks): registered here at init, so that the worker binary
-// knows it before beam.Init starts the harness; enabled by the launcher
-// with the limit in force (Enable), which the runner serializes into the
-// pipeline options; run by each worker harness at start-up, before it
-// takes work. It is a Beam-side package because the hook is Beam's; the
-// rule of which limit is in force is the flag's (cli.MemoryLimit).
+// process holds the workers too, but on Dataflow and Flink the workers are
+// other processes (the same binary, started with --worker by the runner's
+// harness) that never see the command line, and without a limit a worker's
+// resident memory runs to about twice its live heap between collections.
+// So the limit travels as a Beam worker hook (core/util/hooks): registered
+// here at init, so that the worker binary knows it before beam.Init starts
+// the harness (a worker binary without it panics on the options: it must
+// be built from the launching command's main package, as it is unless
+// --worker_binary names another); enabled by the launcher with the limit
+// in force (Enable), which the runner serializes into the pipeline
+// options; run by each worker harness at start-up, before it takes work.
+// It is a Beam-side package because the hook is Beam's; the rule of which
+// limit is in force is the flag's (cli.MemoryLimit).
 package memlimit
 
 import (
