@@ -2,8 +2,8 @@
 // their tests run on is its subpackage prismretry) but the checks of the
 // launch files beside it: the scripts are shellcheck-clean and strict, the Flex Template's
 // parameters are flags the launched command defines, the schedules call
-// what the template and the job server expect, and every image tag agrees
-// with the Beam and Go versions in go.mod.
+// what the template and the job server expect, every image tag agrees
+// with the Beam and Go versions in go.mod, and none sets GOMEMLIMIT.
 package infra
 
 import (
@@ -724,5 +724,31 @@ func TestDockerfile(t *testing.T) {
 	base := regexp.MustCompile(`(?m)^ARG FLEX_TEMPLATE_BASE=(\S+)$`).FindStringSubmatch(df)
 	if base == nil || !regexp.MustCompile(`:flex_templates_base_image_release_\d{8}_RC\d\d$|@sha256:[0-9a-f]{64}$`).MatchString(base[1]) {
 		t.Errorf("the Flex Template base %v is not pinned to a release tag or digest", base)
+	}
+}
+
+// TestNoGOMEMLIMIT: the workers' memory limit is set in one place, the
+// launching command's --memory_limit, which a worker hook carries to
+// every worker (README.md, "The workers' memory"): no image, container,
+// schedule or template here sets GOMEMLIMIT, which the workers would
+// override and the launcher would take in place of the flag's default.
+func TestNoGOMEMLIMIT(t *testing.T) {
+	checked := 0
+	err := filepath.WalkDir(".", func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasSuffix(p, ".md") || strings.HasSuffix(p, ".go") {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		checked++
+		if strings.Contains(string(b), "GOMEMLIMIT") {
+			t.Errorf("%s sets GOMEMLIMIT: set --memory_limit in the launching command's flags instead", p)
+		}
+		return nil
+	})
+	if err != nil || checked < 5 {
+		t.Fatalf("checked %d files: %v", checked, err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/bowline/bowline/cmd/internal/cmdline"
 	"github.com/bowline/bowline/cmd/internal/cmdtest"
+	"github.com/bowline/bowline/cmd/internal/cmdtest/fakejobs"
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
@@ -511,4 +512,10 @@ func TestFolderCheckedBeforeTheJob(t *testing.T) {
 	if entries, _ := os.ReadDir(tmp); len(entries) > 0 {
 		t.Errorf("a refused run left %d entries in the temporary directory", len(entries))
 	}
+}
+
+// TestWorkersTakeTheMemoryLimit: the job bowline submits has each worker
+// set the memory limit in force (fakejobs.CheckMemoryLimit).
+func TestWorkersTakeTheMemoryLimit(t *testing.T) {
+	fakejobs.CheckMemoryLimit(t, binary, "--input", shapes, "--output", filepath.Join(t.TempDir(), "out"), "--overwrite")
 }

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bowline/bowline/cmd/internal/cli"
+	"github.com/bowline/bowline/cmd/internal/memlimit"
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/formats/run"
@@ -100,6 +102,12 @@ func TestJobServerWithWorkerProcesses(t *testing.T) {
 		if !staged.MatchString(w.exe) {
 			t.Errorf("worker pid %d runs %s, not the boot program's copy of the staged binary", pid, w.exe)
 		}
+	}
+
+	// Each worker took the launcher's memory limit, the default here, from
+	// the job's options (cmd/internal/memlimit).
+	if started := memlimit.Started(cli.DefaultMemoryLimit); !bytes.Contains(booted, []byte(started)) {
+		t.Errorf("no worker logged %q (job server log %s)", started, js.log)
 	}
 
 	sameRun(ctx, t, ref, out, 96)

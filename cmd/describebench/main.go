@@ -5,7 +5,8 @@
 // workers, alternating the two, and prints the ratio of their times, and
 // the loop's CPU seconds an image (the cost model's description figure).
 // --loop_only measures the loop alone; --sift_double and --max_side
-// describe as the job's flags of those names do.
+// describe as the job's flags of those names do, and both sides run under
+// the job's --memory_limit.
 //
 //	go run ./cmd/describebench --input ../shared/data/eth80/labels.csv --label_column object --n 800
 //	go run ./cmd/describebench --input /tmp/corpus/labels.csv --n 500 --loop_only --sift_double=false
@@ -26,6 +27,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
+	"github.com/bowline/bowline/cmd/internal/cli"
 	"github.com/bowline/bowline/cmd/internal/cmdline"
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
@@ -47,8 +49,10 @@ func main() {
 	loopOnly := flag.Bool("loop_only", false, "describe in the plain Go loop only, not also on the Beam runner")
 	cols := ingest.DefaultColumns()
 	flag.StringVar(&cols.Label, "label_column", cols.Label, "labels CSV column that holds the class label")
+	memory := cli.AddMemoryLimitFlag(flag.CommandLine)
 	flag.Parse()
 	beam.Init()
+	memory.Apply()
 	ctx := context.Background()
 
 	images, _, err := ingestbeam.List(ctx, *input, cols)

@@ -4,11 +4,29 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/bowline/bowline/cmd/internal/cmdtest"
+	"github.com/bowline/bowline/cmd/internal/cmdtest/fakejobs"
 	"github.com/bowline/bowline/transforms/describe"
 	"github.com/bowline/bowline/transforms/ingest"
 )
+
+// binary is the command, built once by TestMain.
+var binary string
+
+func TestMain(m *testing.M) { cmdtest.Main(m, "describebench", &binary) }
+
+// TestMemoryLimit: --memory_limit refuses a value that is no size, exit
+// 2 naming the flag, and the job the command submits has each worker set
+// the memory limit in force (fakejobs.CheckMemoryLimit).
+func TestMemoryLimit(t *testing.T) {
+	if _, stderr, code := cmdtest.Run(t, binary, "--memory_limit", "3XB"); code != 2 || !strings.Contains(stderr, "-memory_limit") {
+		t.Errorf("--memory_limit 3XB: exit %d, stderr:\n%s", code, stderr)
+	}
+	fakejobs.CheckMemoryLimit(t, binary, "--input", "../../testdata/shapes/labels.csv", "--n", "1", "--reps", "1")
+}
 
 // TestDescribeLoop: the loop describes with the options it is given (an
 // undoubled image has fewer keypoints than the doubled one, as the job's

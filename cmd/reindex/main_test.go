@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/bowline/bowline/cmd/internal/cmdtest"
+	"github.com/bowline/bowline/cmd/internal/cmdtest/fakejobs"
 )
 
 // binary is the command, built once by TestMain.
@@ -138,4 +139,10 @@ func TestNights(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "runs", runs[1].Name(), "gate.json")); err != nil {
 		t.Errorf("the refused run has no gate.json: %v", err)
 	}
+}
+
+// TestWorkersTakeTheMemoryLimit: the job a night submits has each worker
+// set the memory limit in force (fakejobs.CheckMemoryLimit).
+func TestWorkersTakeTheMemoryLimit(t *testing.T) {
+	fakejobs.CheckMemoryLimit(t, binary, "--input", shapes, "--root", t.TempDir())
 }

@@ -34,7 +34,7 @@ Retrains and re-evaluates learners on a finished run's bags of words and triplet
 the images again.`
 
 var groups = []cmdline.Group{
-	{Title: "Input and output", Flags: []string{"run", "output", "overwrite", "shards", "part_loads"}},
+	{Title: "Input and output", Flags: []string{"run", "output", "overwrite", "shards", "part_loads", "memory_limit"}},
 	{Title: "Triplets", Flags: cli.TripletFlags},
 	{Title: "Learners", Flags: append([]string{"learners", "learner_params", "sweep", "tune", "tune_fraction", "target_sparsity", "train_shards", "train_rounds"}, cli.GroupFlags...)},
 	{Title: "Evaluation", Flags: []string{"query_fraction", "eval_queries", "train_queries", "cosine", "rerank", "expand", "compare_to"}},
@@ -74,6 +74,7 @@ func main() {
 	flag.BoolVar(&c.Learning.Eval.Cosine, "cosine", c.Learning.Eval.Cosine, "rank each learner's results, in its index and its evaluation, by the cosine in its metric (as the job's --cosine; false: by the bilinear score)")
 	flag.IntVar(&c.Learning.Eval.Rerank, "rerank", 0, "also evaluate each method with its best N results spatially re-ranked (rows <method>+sv, as the job's --rerank); a run without geometry files gets none (0: not evaluated)")
 	flag.IntVar(&c.Learning.Eval.Expand, "expand", 0, "with --rerank: also rows <method>+sv+qe, queries expanded with at most N verified results (as the job's --expand) (0: not evaluated)")
+	memory := cli.AddMemoryLimitFlag(flag.CommandLine)
 	verbose := flag.Bool("verbose_errors", false, "on failure, print the runner's whole error (plans and all) before the one-line cause")
 	cmdline.Parse("retrain", flag.CommandLine, os.Args[1:], synopsis, groups)
 	beam.Init()
@@ -87,6 +88,7 @@ func main() {
 	if flag.NArg() > 0 {
 		fail(cmdline.Usagef("unexpected arguments %q: flags are written --name value%s", flag.Args(), cmdline.HelpHint))
 	}
+	memory.Apply()
 	c.Learning.Learners = cli.ParseLearners(*learnerList, false)
 	p, err := cli.ParseParams(*params)
 	if err != nil {

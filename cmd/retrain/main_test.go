@@ -11,6 +11,7 @@ import (
 
 	"github.com/bowline/bowline/cmd/internal/cmdline"
 	"github.com/bowline/bowline/cmd/internal/cmdtest"
+	"github.com/bowline/bowline/cmd/internal/cmdtest/fakejobs"
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
@@ -35,7 +36,7 @@ func TestBadFlagValues(t *testing.T) {
 		"train_queries": "-1", "triplets_per_query": "0", "negatives": "hardest", "positives": "far", "hard_pool": "0", "hard_fraction": "2",
 		"learners": "nope", "learner_params": "solis-ada.lambda=-1", "sweep": "solis-ada.lambda=1,1",
 		"tune_fraction": "1", "target_sparsity": "1", "rerank": "-1", "expand": "-1",
-		"part_loads": "-1", "group_images": "0", "group_postings": "-1", "group_loads": "-1",
+		"part_loads": "-1", "memory_limit": "3XB", "group_images": "0", "group_postings": "-1", "group_loads": "-1",
 		// Directories given a file: "is a file, not a directory".
 		"run": aFile, "output": aFile, "compare_to": aFile,
 	}
@@ -100,4 +101,10 @@ func TestOutputMayNotHoldTheRun(t *testing.T) {
 	if entries, _ := os.ReadDir(run); len(entries) != 1 {
 		t.Errorf("the run holds %d files, want its codebook alone", len(entries))
 	}
+}
+
+// TestWorkersTakeTheMemoryLimit: the job retrain submits has each worker
+// set the memory limit in force (fakejobs.CheckMemoryLimit).
+func TestWorkersTakeTheMemoryLimit(t *testing.T) {
+	fakejobs.CheckMemoryLimit(t, binary, "--run", "../../testdata/legacy-run", "--output", filepath.Join(t.TempDir(), "out"), "--overwrite")
 }

@@ -5,9 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"math"
-	"os"
-	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -31,7 +28,7 @@ type JobFlags struct {
 	fs                      *flag.FlagSet
 	learners, params, sweep *string
 	seed                    *uint64
-	memoryLimit             cmdline.ByteSize
+	memory                  *MemoryLimit
 }
 
 // AddJobFlags registers the job's flags on fs, each writing into c (whose
@@ -86,8 +83,7 @@ func AddJobFlags(fs *flag.FlagSet, c *bowline.Config) *JobFlags {
 	fs.IntVar(&c.Learning.Eval.Rerank, "rerank", c.Learning.Eval.Rerank, "also evaluate every method of bags of words with its best N results spatially verified and re-ranked, as query --rerank N does (rows <method>+sv, compared with the method; a run without geometry files gets none) (0: not evaluated)")
 	fs.IntVar(&c.Learning.Eval.Expand, "expand", c.Learning.Eval.Expand, "with --rerank: also rows <method>+sv+qe, each query averaged with at most N of its verified results, searched again and re-ranked again, as query --rerank --expand=N does (0: not evaluated)")
 	j.seed = fs.Uint64("seed", c.Vocab.Seed, "seed for sampling, k-means and triplets")
-	j.memoryLimit = cmdline.ByteSize(DefaultMemoryLimit)
-	fs.Var(&j.memoryLimit, "memory_limit", "soft limit on this process's memory, in bytes or with a unit (3GiB, 3500MB): Go's garbage collector runs more often as the heap nears it and gives back what it freed. On Prism the process holds the runner and its workers, whose resident memory otherwise runs to twice their live heap between collections (0: no limit, or GOMEMLIMIT from the environment). Workers of other runners take GOMEMLIMIT from their environment")
+	j.memory = AddMemoryLimitFlag(fs)
 	return j
 }
 
@@ -132,41 +128,15 @@ func JobGroups() []cmdline.Group {
 	}
 }
 
-// DefaultMemoryLimit is --memory_limit's default, 3 GiB. Between
-// collections the Go runtime lets the heap grow to twice what was live at
-// the last one (GOGC=100) and gives freed pages back lazily: building 100K
-// words from 5M descriptors on Prism, 1.0–1.4 GB live at the ends of
-// iterations took up to 3.3 GB of resident memory. The limit makes the
-// collector run earlier as the heap nears it, at no measurable CPU there;
-// set below the live heap, the collector would take up to half the CPU.
-const DefaultMemoryLimit = 3 << 30
-
-// setMemoryLimit sets the process's soft memory limit to --memory_limit,
-// unless it is 0 or left at its default while GOMEMLIMIT, which the Go
-// runtime has already applied, is set. Either way the flag ends holding
-// the limit in force (0: none), so that the run records what it ran with.
-func (j *JobFlags) setMemoryLimit() {
-	if j.memoryLimit > 0 && (j.set("memory_limit") || os.Getenv("GOMEMLIMIT") == "") {
-		debug.SetMemoryLimit(int64(j.memoryLimit))
-		return
-	}
-	limit := debug.SetMemoryLimit(-1)
-	if limit == math.MaxInt64 {
-		limit = 0
-	}
-	if err := j.fs.Set("memory_limit", strconv.FormatInt(limit, 10)); err != nil {
-		panic(fmt.Sprintf("cli: %v", err)) // a byte size takes a count of bytes
-	}
-}
-
 // Apply completes the configuration the flags were parsed into: the
 // seed of every stage, the learner list ("all" expanded), the
 // hyper-parameters and the sweep, and checks the learners with their
 // parameters (CheckLearning); it sets the process's memory limit
-// (--memory_limit). Its errors are UsageErrors naming the flag.
+// and has the job's workers set it (MemoryLimit.Apply). Its errors are
+// UsageErrors naming the flag.
 func (j *JobFlags) Apply() error {
 	c := j.c
-	j.setMemoryLimit()
+	j.memory.Apply()
 	// The sample that follows the vocabulary is made explicit, so that the
 	// report's settings say what the run drew and a re-run draws it again.
 	if c.Vocab.Sample == 0 {
@@ -200,10 +170,14 @@ func (j *JobFlags) Apply() error {
 }
 
 // set reports whether the command line gave the flag name.
-func (j *JobFlags) set(name string) bool {
-	given := false
-	j.fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
-	return given
+func (j *JobFlags) set(name string) bool { return given(j.fs, name) }
+
+// given reports whether the command line parsed into fs gave the flag
+// name.
+func given(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // Refusal returns err as an error of the command line (exit 2, ending in

@@ -10,7 +10,10 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/util/hooks"
+
 	"github.com/bowline/bowline/cmd/internal/cmdline"
+	"github.com/bowline/bowline/cmd/internal/memlimit"
 	"github.com/bowline/bowline/pipelines/bowline"
 	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
 	"github.com/bowline/bowline/transforms/report"
@@ -199,9 +202,12 @@ func TestDCTScaleFlag(t *testing.T) {
 }
 
 // The job sets its process's soft memory limit: --memory_limit's default
-// unless GOMEMLIMIT is set, the flag's value when given, none with 0.
+// unless GOMEMLIMIT is set, the flag's value when given, none with 0; and
+// has every worker process of its pipelines set the same (the worker hook
+// enabled with it).
 func TestMemoryLimit(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	defer hooks.DisableHook(memlimit.Hook)
 	for _, tc := range []struct {
 		args []string
 		env  string
@@ -230,6 +236,9 @@ func TestMemoryLimit(t *testing.T) {
 		// The run records the limit in force, not the flag's default.
 		if got := fs.Lookup("memory_limit").Value.String(); got != strconv.FormatInt(tc.want, 10) {
 			t.Errorf("%q with GOMEMLIMIT=%q: --memory_limit recorded as %s, want %d", tc.args, tc.env, got, tc.want)
+		}
+		if on, args := hooks.IsEnabled(memlimit.Hook); !on || !slices.Equal(args, []string{strconv.FormatInt(tc.want, 10)}) {
+			t.Errorf("%q with GOMEMLIMIT=%q: the workers' hook enabled %v with %q, want %d", tc.args, tc.env, on, args, tc.want)
 		}
 	}
 }
