@@ -499,7 +499,7 @@ func TestCloudScheduler(t *testing.T) {
 		for name, want := range map[string]string{"input": "gs://img/labels.csv", "root": "gs://idx/bowline", "label_column": "category",
 			"vocab": "10000", "learners": "solis-ada,oasis-diag", "keep": "7", "max_map_drop": "0.02", "runner": "dataflow",
 			"project": "proj", "temp_location": "gs://stage/temp", "staging_location": "gs://stage/staging",
-			"service_account_email": "bowline-worker@proj.iam.gserviceaccount.com"} {
+			"service_account_email": "bowline-worker@proj.iam.gserviceaccount.com", "memory_limit": "10GiB"} {
 			if flags[name] != want {
 				t.Errorf("--%s=%q, want %q (args %v)", name, flags[name], want, flags)
 			}

@@ -28,6 +28,8 @@
 #   WORKER_SA            the Dataflow workers' account (default bowline-worker@PROJECT.iam.gserviceaccount.com)
 #   MAX_WORKERS          autoscaling ceiling (default 16)
 #   MACHINE_TYPE         worker machine type (default n2-standard-4)
+#   MEMORY_LIMIT         each worker's soft memory limit, reindex's --memory_limit (default 10GiB,
+#                        for n2-standard-4's 16 GB less Dataflow's own processes: set it with MACHINE_TYPE)
 #   RUN_JOB              the Cloud Run job (default bowline-reindex)
 #   JOB                  the scheduler job's name (default bowline-nightly)
 #   SCHEDULE, TIME_ZONE  cron schedule (default "0 2 * * *") and its zone (default Etc/UTC)
@@ -59,7 +61,7 @@ args=(
   --runner=dataflow "--project=$PROJECT" "--region=$REGION"
   "--staging_location=gs://$STAGING_BUCKET/staging" "--temp_location=gs://$STAGING_BUCKET/temp"
   "--service_account_email=$worker_sa" "--max_num_workers=$max_workers"
-  "--worker_machine_type=${MACHINE_TYPE:-n2-standard-4}"
+  "--worker_machine_type=${MACHINE_TYPE:-n2-standard-4}" "--memory_limit=${MEMORY_LIMIT:-10GiB}"
 )
 if [[ -n "${LABEL_COLUMN:-}" ]]; then args+=("--label_column=$LABEL_COLUMN"); fi
 if [[ -n "${VOCAB:-}" ]]; then args+=("--vocab=$VOCAB"); fi
