@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bowline/bowline/cmd/internal/cli"
 	"github.com/bowline/bowline/cmd/internal/memlimit"
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
@@ -76,7 +75,7 @@ func TestJobServerWithWorkerProcesses(t *testing.T) {
 	launcher := launch(ctx, t, work, "job-server", js.log, "--input", shapes, "--output", out,
 		"--runner=universal", "--endpoint="+js.endpoint,
 		"--environment_type=PROCESS", "--environment_config="+string(env),
-		"--worker_binary="+binary)
+		"--worker_binary="+binary, "--memory_limit=2500MB")
 	stopWatching()
 	js.scan()
 	t.Logf("job-server run: %.1fs (launcher pid %d, its CPU %.2fs)", time.Since(start).Seconds(), launcher.Pid(), launcher.UserTime().Seconds()+launcher.SystemTime().Seconds())
@@ -104,9 +103,9 @@ func TestJobServerWithWorkerProcesses(t *testing.T) {
 		}
 	}
 
-	// Each worker took the launcher's memory limit, the default here, from
+	// Each worker took the launcher's memory limit, not the default, from
 	// the job's options (cmd/internal/memlimit).
-	if started := memlimit.Started(cli.DefaultMemoryLimit); !bytes.Contains(booted, []byte(started)) {
+	if started := memlimit.Started(2500e6); !bytes.Contains(booted, []byte(started)) {
 		t.Errorf("no worker logged %q (job server log %s)", started, js.log)
 	}
 

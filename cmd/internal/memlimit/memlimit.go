@@ -34,17 +34,14 @@ func init() {
 	hooks.RegisterHook(Hook, newHook)
 }
 
-// Set makes limit (bytes; 0: none) this process's soft memory limit. A
-// limit already in force is left alone: on Prism in-process the workers'
-// hook runs in the launcher, whose limit it carries.
+// Set makes limit (bytes; 0: none) this process's soft memory limit. On
+// Prism in-process the workers' hook runs in the launcher and sets the
+// limit it already has.
 func Set(limit int64) {
-	want := limit
 	if limit == 0 {
-		want = math.MaxInt64 // the runtime's "no limit"
+		limit = math.MaxInt64 // the runtime's "no limit"
 	}
-	if debug.SetMemoryLimit(-1) != want {
-		debug.SetMemoryLimit(want)
-	}
+	debug.SetMemoryLimit(limit)
 }
 
 // InForce returns this process's soft memory limit in bytes, 0 for none.
@@ -60,9 +57,6 @@ func InForce() int64 {
 // from now on set limit (bytes; 0: none) as its soft memory limit when
 // it starts (Set). A later call replaces the limit.
 func Enable(limit int64) {
-	if limit < 0 {
-		panic(fmt.Sprintf("memlimit: negative limit %d", limit)) // a byte size is at least 0
-	}
 	if err := hooks.EnableHook(Hook, strconv.FormatInt(limit, 10)); err != nil {
 		panic(fmt.Sprintf("memlimit: %v", err)) // registered by init
 	}

@@ -83,9 +83,9 @@ func (s *Service) Launch(t testing.TB, binary string, env []string, args ...stri
 }
 
 // Hooks returns the worker hooks the one job submitted since the last
-// call enables, with their arguments, as the workers' harness reads them
-// from its options (Beam's hooks.DeserializeHooksFromOptions); it fails t
-// if not exactly one job was submitted.
+// call enables, with their arguments (the "hooks" option Beam's
+// hooks.SerializeHooksToOptions writes); it fails t if not exactly one job
+// was submitted.
 func (s *Service) Hooks(t testing.TB) map[string][]string {
 	t.Helper()
 	s.mu.Lock()
