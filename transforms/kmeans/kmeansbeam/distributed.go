@@ -391,6 +391,15 @@ func (c *indexSlot[O, T]) get(st *state, opt O, forIter func(O, int) O, build fu
 	return v, nil
 }
 
+// drop lets go of the index if it is of iteration iter or an earlier one.
+func (c *indexSlot[O, T]) drop(iter int) {
+	c.Lock()
+	defer c.Unlock()
+	if c.v != nil && c.key.iter <= iter {
+		c.v = nil
+	}
+}
+
 var assignerSlot indexSlot[kmeans.AssignOptions, kmeans.Assigner]
 
 // cachedAssigner returns the search over st's centroids for iteration
@@ -410,6 +419,22 @@ var stateSlot struct {
 	dir  string
 	iter int
 	st   *state
+}
+
+// assigningOver lets go of what this process keeps for the assigning of
+// the training of scratch directory dir up to iteration iter, once that
+// assigning is over: its state and index, 512·K bytes and the index's
+// size (at 10⁶ words about 1.6 GB), which would otherwise stay until the
+// next iteration's first bundle, beside that iteration's update and its
+// state being assembled. Both are caches, so letting go of another
+// training's index costs at most its rebuilding.
+func assigningOver(dir string, iter int) {
+	stateSlot.Lock()
+	if stateSlot.st != nil && stateSlot.dir == dir && stateSlot.iter <= iter {
+		stateSlot.st = nil
+	}
+	stateSlot.Unlock()
+	assignerSlot.drop(iter)
 }
 
 // cachedState returns the state of iteration head.Iter of the training of

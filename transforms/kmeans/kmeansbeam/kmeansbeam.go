@@ -108,7 +108,8 @@
 // centroids, which write_i assembles from its parts and writes on one
 // worker (1,024·K bytes with their bytes, for a short bundle) and assign
 // reads from that file once per worker process and iteration (a one-slot
-// cache like the index's, keyed by the training and the iteration), plan
+// cache like the index's, keyed by the training and the iteration, both
+// let go of once the iteration's merge starts: assigningOver), plan
 // reads the head alone and a shard update the parts of its words; the
 // scratch directory holds the centroids of at most two iterations; the
 // worker holds one
@@ -125,8 +126,9 @@
 // (68 MB for the default 65,536 words), and one file of sums at a time;
 // the plan holds 9·K bytes of counts and its element 8 bytes per
 // empty cluster; an update of a word shard holds its kmeans.Sums and
-// centroids, 1,548 bytes a word (101 MB for the default 65,536 words), and
-// split_i the rows its splits touch. The single-worker path (Chunks = 0)
+// centroids, 1,548 bytes a word (101 MB for the default 65,536 words), a
+// process merging or updating at most two shards at once (updateShards),
+// and split_i the rows its splits touch. The single-worker path (Chunks = 0)
 // holds the whole sample as float32 (512 bytes per descriptor), labels and
 // distances (8 bytes each), dense sums and one index.
 //

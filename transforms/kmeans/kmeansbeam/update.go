@@ -9,6 +9,7 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/transforms/internal/onekeybeam"
+	"github.com/bowline/bowline/transforms/internal/slots"
 	"github.com/bowline/bowline/transforms/kmeans"
 )
 
@@ -32,12 +33,20 @@ type shardCounts struct {
 	N, Changed, SSE int64
 }
 
+// updateShards is the most word shards a worker process merges
+// (mergeSumsFn) or updates (shardFn) at once: a runner may run every shard
+// side by side (Prism does), and at 10⁶ words 16 shards' sums and
+// centroids would take 2.4 GB where two keep both cores busy.
+const updateShards = 2
+
 // mergeSumsFn merges the files of sums of an iteration's word shard that
 // its records name (never another: a failed bundle's files are named by
 // no record), writes the shard's merged sums (mergedName) for its update
 // (shardFn), and emits its counts and totals. It holds the shard's sums
 // as exact integers, 1,032 bytes a word (68 MB for the default 65,536
-// words), and one file at a time.
+// words), and one file at a time. The iteration's assigning is over when
+// it runs, so it lets go of the assigning's state and index
+// (assigningOver).
 type mergeSumsFn struct {
 	Iter, K, Words int
 	Dir            string
@@ -45,9 +54,15 @@ type mergeSumsFn struct {
 
 func (f *mergeSumsFn) ProcessElement(ctx context.Context, shard int, files func(*sumsFile) bool, emit func(shardCounts)) error {
 	const d = formats.DescriptorSize
+	assigningOver(f.Dir, f.Iter)
 	lo, hi, err := shardRange(f.Iter, shard, f.Words, f.K)
 	if err != nil {
 		return err
+	}
+	release, err := slots.Acquire(ctx, "vocabulary.update", updateShards)
+	defer release()
+	if err != nil {
+		return fmt.Errorf("vocabulary: iteration %d: %w", f.Iter, err)
 	}
 	out := shardCounts{Iter: f.Iter, Lo: lo, Count: make([]int64, hi-lo)}
 	var sum []int64
@@ -275,7 +290,8 @@ type splitRow struct {
 // state keyed by the shard: stateByShardFn), and emits them as parts of
 // the next state, except the rows the splits touch, which go to
 // splitRowsFn. It holds the shard's float64 sums and centroids, 1,548
-// bytes a word, and the file.
+// bytes a word, and the file; a process updates at most updateShards
+// shards at once.
 type shardFn struct {
 	Iter, Words int
 	Dir         string
@@ -291,6 +307,11 @@ func (f *shardFn) ProcessElement(ctx context.Context, shard int, stateSide func(
 	lo, hi, err := shardRange(f.Iter, shard, f.Words, next.K)
 	if err != nil {
 		return err
+	}
+	release, err := slots.Acquire(ctx, "vocabulary.update", updateShards)
+	defer release()
+	if err != nil {
+		return fmt.Errorf("vocabulary: iteration %d: %w", f.Iter, err)
 	}
 	cent := make([]float32, (hi-lo)*d)
 	var p state
