@@ -189,12 +189,9 @@ func cutChunks(chunks, n int, cut func(i, lo, hi int)) {
 // clusters they fall in: for Words[j] (ascending), Count[j] descriptors
 // summing to Sum[j*Dim:(j+1)*Dim]. SSE is the total squared distance in
 // units of 2⁻⁸, N the number of descriptors and Changed the number whose
-// label changed. The zero partial (Dim = 0) is the empty sum.
-//
-// Partials travel keyed by block of sumBlock words, so that no element is
-// larger than a block's sums (see maxChunk for why that matters); the
-// scalars N, Changed and SSE ride on one block of each bundle, and only
-// their totals over all blocks mean anything.
+// label changed. The zero partial (Dim = 0) is the empty sum. It is the
+// one-step loop's (loop.go); the distributed stages keep their sums in
+// files (scratch.go).
 type partial struct {
 	Iter    int
 	Dim     int
@@ -212,45 +209,9 @@ type partial struct {
 // changes J by at most 2⁻⁹, nothing against SIFT distances of 10⁴–10⁵.
 const sseScale = 256
 
-// sumBlock is the number of words whose sums share a key: 256 KB of sums
-// in memory at D = 128, a quarter of that or less encoded.
-const sumBlock = 256
-
-// blocks cuts p, whose words ascend, into the partials of words
-// [b·sumBlock, (b+1)·sumBlock), keyed by b, and calls emit for each. Each
-// block owns its arrays: a runner that lifts the merge into the assigning
-// bundle keeps a key's first block as its accumulator for the rest of the
-// bundle, and a block sharing p's arrays would pin all of p: the sums of
-// up to ShardWords words for every flush of the bundle. The first
-// carries p's N, Changed and SSE, the others zeros, so the totals over the
-// blocks are p's.
-func (p partial) blocks(emit func(int, partial)) {
-	if len(p.Words) == 0 {
-		emit(0, p)
-		return
-	}
-	d := p.Dim
-	for i := 0; i < len(p.Words); {
-		key := int(p.Words[i]) / sumBlock
-		j := i + 1
-		for j < len(p.Words) && int(p.Words[j])/sumBlock == key {
-			j++
-		}
-		b := partial{Iter: p.Iter, Dim: d, Words: own(p.Words[i:j]), Count: own(p.Count[i:j]), Sum: own(p.Sum[i*d : j*d])}
-		if i == 0 {
-			b.N, b.Changed, b.SSE = p.N, p.Changed, p.SSE
-		}
-		emit(key, b)
-		i = j
-	}
-}
-
-// own returns a copy of s in an array of its length.
-func own[T any](s []T) []T { return append(make([]T, 0, len(s)), s...) }
-
-// merge returns the sum of a and b, which it may reuse. The sum's arrays
-// hold its words exactly, no spare capacity: a lifted merge keeps one
-// accumulator per block for the whole bundle.
+// merge returns the sum of a and b, which it may reuse. Descriptors are
+// bytes, so the sums are integers and the merge exact: the result does not
+// depend on the grouping.
 func merge(a, b partial) partial {
 	switch {
 	case a.Dim == 0:
@@ -310,17 +271,10 @@ func unionLen(a, b []int32) int {
 	return n + len(a) - i + len(b) - j
 }
 
-// mergeFn adds partial sums. merge is associative and, on byte
-// descriptors, exact, so the result does not depend on the grouping.
-type mergeFn struct{}
-
-func (mergeFn) CreateAccumulator() partial             { return partial{} }
-func (mergeFn) AddInput(a, b partial) partial          { return merge(a, b) }
-func (mergeFn) MergeAccumulators(a, b partial) partial { return merge(a, b) }
-func (mergeFn) ExtractOutput(a partial) partial        { return a }
-
 // bundleSums accumulates the partial sums of a bundle sparsely: memory grows
-// with the clusters the bundle touches, not with K.
+// with the clusters the bundle touches, not with K. With a positive limit,
+// add hands them to spill, which must empty them (flush, or write them as
+// assignFn.writeSums does), before a new row would pass limit rows.
 type bundleSums struct {
 	dim   int
 	slot  []int32 // slot[c] is the row of cluster c, or −1
@@ -330,14 +284,21 @@ type bundleSums struct {
 	sse   int64
 	n     int64
 	moved int64
+	limit int
+	spill func() error
 }
 
-func (b *bundleSums) add(desc []byte, label int32, dist float32) {
+func (b *bundleSums) add(desc []byte, label int32, dist float32) error {
 	if b.slot == nil {
-		return
+		return nil
 	}
 	r := b.slot[label]
 	if r < 0 {
+		if b.limit > 0 && len(b.words) >= b.limit {
+			if err := b.spill(); err != nil {
+				return err
+			}
+		}
 		r = int32(len(b.words))
 		b.slot[label] = r
 		b.words = append(b.words, label)
@@ -351,26 +312,45 @@ func (b *bundleSums) add(desc []byte, label int32, dist float32) {
 	}
 	b.sse += int64(math.Round(float64(dist) * sseScale))
 	b.n++
+	return nil
+}
+
+// sorted returns the rows of b in ascending order of their words.
+func (b *bundleSums) sorted() []int32 {
+	order := make([]int32, len(b.words))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(x, y int32) int { return int(b.words[x]) - int(b.words[y]) })
+	return order
+}
+
+// row returns the word, count and sums of row r.
+func (b *bundleSums) row(r int32) (int32, int64, []int64) {
+	return b.words[r], b.count[r], b.sum[int(r)*b.dim : int(r+1)*b.dim]
+}
+
+// reset empties b, keeping its storage.
+func (b *bundleSums) reset() {
+	for _, w := range b.words {
+		b.slot[w] = -1
+	}
+	b.words, b.count, b.sum = b.words[:0], b.count[:0], b.sum[:0]
+	b.sse, b.n, b.moved = 0, 0, 0
 }
 
 // flush returns the bundle's sums for iteration iter, words ascending, and
 // empties b.
 func (b *bundleSums) flush(iter int) partial {
-	order := make([]int, len(b.words))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(x, y int) int { return int(b.words[x]) - int(b.words[y]) })
+	order := b.sorted()
 	p := partial{Iter: iter, Dim: b.dim, N: b.n, Changed: b.moved, SSE: b.sse,
 		Words: make([]int32, len(order)), Count: make([]int64, len(order)), Sum: make([]int64, len(order)*b.dim)}
 	for i, r := range order {
-		p.Words[i] = b.words[r]
-		p.Count[i] = b.count[r]
-		copy(p.Sum[i*b.dim:], b.sum[r*b.dim:(r+1)*b.dim])
-		b.slot[b.words[r]] = -1
+		w, n, sum := b.row(r)
+		p.Words[i], p.Count[i] = w, n
+		copy(p.Sum[i*b.dim:], sum)
 	}
-	b.words, b.count, b.sum = b.words[:0], b.count[:0], b.sum[:0]
-	b.sse, b.n, b.moved = 0, 0, 0
+	b.reset()
 	return p
 }
 
@@ -411,6 +391,15 @@ func (c *indexSlot[O, T]) get(st *state, opt O, forIter func(O, int) O, build fu
 	return v, nil
 }
 
+// drop lets go of the index if it is of iteration iter or an earlier one.
+func (c *indexSlot[O, T]) drop(iter int) {
+	c.Lock()
+	defer c.Unlock()
+	if c.v != nil && c.key.iter <= iter {
+		c.v = nil
+	}
+}
+
 var assignerSlot indexSlot[kmeans.AssignOptions, kmeans.Assigner]
 
 // cachedAssigner returns the search over st's centroids for iteration
@@ -430,6 +419,22 @@ var stateSlot struct {
 	dir  string
 	iter int
 	st   *state
+}
+
+// assigningOver lets go of what this process keeps for the assigning of
+// the training of scratch directory dir up to iteration iter, once that
+// assigning is over: its state and index, 512·K bytes and the index's
+// size (at 10⁶ words about 1.6 GB), which would otherwise stay until the
+// next iteration's first bundle, beside that iteration's update and its
+// state being assembled. Both are caches, so letting go of another
+// training's index costs at most its rebuilding.
+func assigningOver(dir string, iter int) {
+	stateSlot.Lock()
+	if stateSlot.st != nil && stateSlot.dir == dir && stateSlot.iter <= iter {
+		stateSlot.st = nil
+	}
+	stateSlot.Unlock()
+	assignerSlot.drop(iter)
 }
 
 // cachedState returns the state of iteration head.Iter of the training of
@@ -458,8 +463,8 @@ func cachedState(ctx context.Context, dir string, head state) (state, error) {
 // iteration is paired with (onekeybeam.Pair): the assigning bundles, which
 // run for seconds, so take the state without a side input (see
 // onekeybeam), and a worker process reads it once (cachedState). It
-// removes the previous iteration's centroids, whose assigning is over:
-// this state is made from its sums. It holds the state's centroids and
+// removes the previous iteration's centroids and sums (scratch.go), whose
+// assigning and update are over: this state is made from them. It holds the state's centroids and
 // their bytes, 1,024·K bytes, for the length of a short bundle.
 type writeStateFn struct {
 	Iter int
@@ -486,6 +491,9 @@ func (f *writeStateFn) ProcessElement(ctx context.Context, _ []byte, stateSide f
 		if err := fileio.Remove(ctx, fileio.Join(f.Dir, stateName(f.Iter-1))); err != nil {
 			return fmt.Errorf("vocabulary: iteration %d: %w", f.Iter, err)
 		}
+		if err := removeSums(ctx, f.Dir, f.Iter-1); err != nil {
+			return err
+		}
 	}
 	st.Centroids = nil
 	emit(st)
@@ -496,21 +504,23 @@ func (f *writeStateFn) ProcessElement(ctx context.Context, _ []byte, stateSide f
 // with — its head, whose centroids are in the scratch directory
 // (writeStateFn) — writes each chunk's new labels for the next iteration
 // (but in iteration Last, whose labels no one reads) and emits the chunk,
-// and emits the partial sums of each bundle, by block of words, when it
-// finishes.
+// and writes the bundle's sums to the scratch directory whenever they
+// reach Rows rows and when it finishes, emitting a record of each file
+// keyed by its word shard (writeSums).
 type assignFn struct {
 	Iter, Last int
-	// Dir is the scratch directory of the chunks' and states' files.
+	// Dir is the scratch directory of the chunks', states' and sums'
+	// files.
 	Dir    string
 	Approx bool
 	Forest nn.ForestOptions
 	UseIVF bool
 	IVF    nn.IVFOptions
-	// Words bounds the words a bundle's sums hold: once they touch more,
-	// they leave at the end of the chunk, so that a bundle of many chunks
-	// holds no more than a word shard's sums (the merge is exact, so
-	// when they leave changes nothing).
-	Words int
+	// Words is the size of a word shard (Options.ShardWords): a file of
+	// sums holds one shard's words. Rows bounds the rows of a bundle's
+	// sums (Options.SumsRows): the merge is exact, so when they leave
+	// changes nothing.
+	Words, Rows int
 
 	// Per bundle, dropped in FinishBundle: the SDK harness caches the DoFn
 	// with its bundle plan, one or more per unrolled iteration, for the
@@ -520,21 +530,18 @@ type assignFn struct {
 	skip     bool   // training has converged
 	assigner *kmeans.Assigner
 	sums     bundleSums
+	buf      []byte // a file of sums being written
 	descs    beam.Counter
 	work     chunkWork
 }
 
 // assignBundles is the most bundles of an iteration's assignment that a
-// worker process runs at once. A bundle holds the sums of up to
-// ShardWords words, and a runner that lifts the merge into it the merged
-// sums of every word it touched, up to K (512,000 in the Go SDK's lifted
-// cache): a runner that runs many bundles side by side (Prism runs up to
-// 8) would hold that many times as much, at 10⁶ words several GB. One is
-// enough to keep the cores busy: a chunk is assigned by GOMAXPROCS
-// goroutines.
+// worker process runs at once. A bundle holds an index of 4·K bytes and
+// up to Rows rows of sums: one is enough to keep the cores busy, as a
+// chunk is assigned by GOMAXPROCS goroutines.
 const assignBundles = 1
 
-func (f *assignFn) ProcessElement(ctx context.Context, c chunk, head state, emitChunk func(chunk), emitSums func(int, partial)) error {
+func (f *assignFn) ProcessElement(ctx context.Context, c chunk, head state, emitChunk func(chunk), emitSums func(int, sumsFile)) error {
 	if f.release == nil {
 		release, err := slots.Acquire(ctx, "vocabulary.assign", assignBundles)
 		if err != nil {
@@ -558,7 +565,7 @@ func (f *assignFn) letGo() {
 }
 
 // assign is ProcessElement once the bundle holds its slot.
-func (f *assignFn) assign(ctx context.Context, c chunk, head state, emitChunk func(chunk), emitSums func(int, partial)) error {
+func (f *assignFn) assign(ctx context.Context, c chunk, head state, emitChunk func(chunk), emitSums func(int, sumsFile)) error {
 	const d = formats.DescriptorSize
 	if !f.ready {
 		if head.Converged {
@@ -578,31 +585,60 @@ func (f *assignFn) assign(ctx context.Context, c chunk, head state, emitChunk fu
 			return fmt.Errorf("vocabulary: iteration %d: %w", f.Iter, err)
 		}
 		f.assigner = a
-		f.sums = bundleSums{dim: d, slot: slices.Repeat([]int32{-1}, st.K)}
+		f.sums = bundleSums{dim: d, slot: slices.Repeat([]int32{-1}, st.K), limit: f.Rows}
 		f.descs = beam.NewCounter("kmeans", "descriptors_assigned")
 	}
 	if f.skip {
 		return nil
 	}
+	f.sums.spill = func() error { return f.writeSums(ctx, emitSums) }
 	if err := f.work.assign(ctx, f.Dir, c, f.Iter, f.Last, f.assigner, &f.sums, runtime.GOMAXPROCS(0)); err != nil {
 		return err
 	}
 	f.descs.Inc(ctx, int64(c.N))
 	emitChunk(c)
-	if len(f.sums.words) > f.Words {
-		f.sums.flush(f.Iter).blocks(emitSums)
-	}
 	return nil
 }
 
-func (f *assignFn) FinishBundle(_ func(chunk), emitSums func(int, partial)) {
+// writeSums writes the bundle's sums to the scratch directory, a file of
+// each word shard they touch under a name of its own (scratch.go), emits
+// a record of each keyed by its shard, the bundle's totals on the first,
+// and empties them.
+func (f *assignFn) writeSums(ctx context.Context, emit func(int, sumsFile)) error {
+	b := &f.sums
+	order := b.sorted()
+	for i := 0; i < len(order); {
+		shard := int(b.words[order[i]]) / f.Words
+		j := i + 1
+		for j < len(order) && int(b.words[order[j]])/f.Words == shard {
+			j++
+		}
+		rows := order[i:j]
+		f.buf = appendSums(f.buf[:0], f.Iter, shard, b.dim, len(rows), func(r int) (int32, int64, []int64) { return b.row(rows[r]) })
+		rec := sumsFile{Iter: f.Iter, Name: bundleSumsName(shard), Rows: len(rows)}
+		if i == 0 {
+			rec.N, rec.Changed, rec.SSE = b.n, b.moved, b.sse
+		}
+		if err := writeSumsFile(ctx, f.Dir, f.Iter, rec.Name, f.buf); err != nil {
+			return err
+		}
+		emit(shard, rec)
+		i = j
+	}
+	b.reset()
+	return nil
+}
+
+func (f *assignFn) FinishBundle(ctx context.Context, _ func(chunk), emitSums func(int, sumsFile)) error {
+	var err error
 	if f.sums.n > 0 {
-		f.sums.flush(f.Iter).blocks(emitSums)
+		err = f.writeSums(ctx, emitSums)
 	}
 	f.letGo()
 	// Drop the bundle's centroids, sums and scratch, so that a worker
 	// keeps only the cached search between bundles.
-	*f = assignFn{Iter: f.Iter, Last: f.Last, Dir: f.Dir, Approx: f.Approx, Forest: f.Forest, UseIVF: f.UseIVF, IVF: f.IVF, Words: f.Words}
+	*f = assignFn{Iter: f.Iter, Last: f.Last, Dir: f.Dir, Approx: f.Approx, Forest: f.Forest, UseIVF: f.UseIVF, IVF: f.IVF, Words: f.Words, Rows: f.Rows}
+	return err
 }
 
 // chunkWork holds the buffers of the assignment of one chunk at a time.
@@ -661,7 +697,9 @@ func (cw *chunkWork) assign(ctx context.Context, dir string, c chunk, iter, last
 		wg.Wait()
 	}
 	for i, l := range labels {
-		sums.add(desc[i*d:(i+1)*d], l, cw.dist[i])
+		if err := sums.add(desc[i*d:(i+1)*d], l, cw.dist[i]); err != nil {
+			return err
+		}
 	}
 	for _, m := range changed {
 		sums.moved += int64(m)

@@ -15,10 +15,10 @@
 // by part into its chunks, never whole (parts.go). Iteration i is
 //
 //	written_i                  = ParDo(write_i)(impulse; side input: state_i)
-//	chunks_i+1, partial sums_i = ParDo(assign_i)(Pair(chunks_i, written_i))
-//	sums_i                     = CombinePerKey(merge)(partial sums_i)
-//	plan_i                     = ParDo(plan_i)(impulse; side inputs: head_i, counts of sums_i)
-//	shard rows_i, split rows_i = ParDo(shard_i)(word shards; side inputs: state_i by shard, plan_i, sums_i by block)
+//	chunks_i+1, sums files_i   = ParDo(assign_i)(Pair(chunks_i, written_i))
+//	counts_i                   = ParDo(merge_i)(GroupByKey(sums files_i + a mark of each word shard))
+//	plan_i                     = ParDo(plan_i)(impulse; side inputs: head_i, counts_i)
+//	shard rows_i, split rows_i = ParDo(shard_i)(word shards; side inputs: state_i by shard, plan_i)
 //	state_i+1                  = shard rows_i + ParDo(split_i)(impulse; side inputs: plan_i, split rows_i)
 //	head_i+1                   = the state plan_i leads to, without centroids
 //
@@ -26,9 +26,10 @@
 // (see initialCentroids), or kmeans.Initialize on the sample on one worker
 // for the other seedings — and a state is the current centroids, iteration,
 // objective and whether training has converged; its head is the state
-// without its centroids. A state travels as parts of
-// at most 512 centroids, and sums as blocks of 256 words keyed by block, so
-// that no element of the loop exceeds about half a megabyte (see Memory).
+// without its centroids. A state travels as parts of at most 512
+// centroids, and an iteration's sums as files of the scratch directory
+// named by small records, so that no element of the loop exceeds about
+// half a megabyte (see Memory).
 //
 // When K × the sample is at most Options.OneStepWork (DefaultOneStepWork:
 // every vocabulary of up to kmeans.KMeansPPMaxK words at its default
@@ -48,19 +49,24 @@
 // nearer one, exactly as kmeans.Train does — writes the chunk's new labels
 // to a file for iteration i+1 and re-emits the chunk's name. It keeps per-bundle sparse sums: the
 // integer sum and count of the descriptors of every cluster the bundle
-// touched, their squared distances and how many labels changed, and emits
-// them block by block in FinishBundle, or after a chunk once they touch
-// more than ShardWords words. The forest (or IVF) is built once per worker
+// touched, their squared distances and how many labels changed, and writes
+// them to the scratch directory, a file per word shard (Options.ShardWords),
+// in FinishBundle and whenever they would pass Options.SumsRows rows,
+// emitting a record of each file keyed by its shard (scratch.go). The
+// forest (or IVF) is built once per worker
 // process and iteration: bundles share it through a
 // one-slot cache keyed by the iteration, the forest options and a
 // fingerprint of the centroids, so a worker holds one forest at a time. A
 // converged state makes assign emit nothing.
 //
-// merge adds partial sums cluster by cluster. Descriptors are bytes, so the
-// sums are integers, exact in any order (and small, so that Beam's varint
-// coding sends them in about 2 bytes a coordinate), and the squared
-// distances are summed in fixed point (units of 2⁻⁸): every total is
-// independent of how the runner bundles, splits and merges. Hence the
+// merge_i, for each word shard, reads the files its records name and adds
+// them cluster by cluster into the shard's merged sums, which it writes to
+// a file for shard_i, and emits the shard's counts and totals. Descriptors
+// are bytes, so the sums are integers, exact in any order (and small, so
+// that the files' varint coding holds them in about 1.5 bytes a
+// coordinate), and the squared distances are summed in fixed point (units
+// of 2⁻⁸): every total is independent of how the runner bundles, splits
+// and merges, and of where a bundle's sums leave for files. Hence the
 // codebook does not depend on Chunks or on the runner, and for the same
 // sample its centroids, iterations and convergence are those of
 // kmeans.Train with ReseedSplit (the objective differs by the fixed-point
@@ -68,11 +74,11 @@
 //
 // The update is split by word range so that no worker holds K words' float64
 // sums. plan_i, on one worker, reads only the head of state_i and the
-// counts of the merged sums (12 bytes a word) and applies the stopping rule
+// counts of the merged sums (8 bytes a word) and applies the stopping rule
 // kmeans.Options.Stop and, if training goes on, kmeans.PlanSplits: which
 // empty clusters split off which large ones, which needs only the counts.
 // shard_i, for each shard of Options.ShardWords words (DefaultShardWords),
-// reads its rows of state_i, gathers the shard's merged blocks into
+// reads its rows of state_i and the shard's merged sums into
 // kmeans.Sums of its word range and sets each centroid to the mean of its
 // cluster (kmeans.Update); it emits its rows as parts of the next state,
 // except the few rows the splits touch, which split_i gathers on one worker
@@ -91,10 +97,10 @@
 // several bundles of a stage at once, each with its own plan. Hence a chunk
 // element is its name (its descriptors and labels are in files, and a
 // runner like Prism, which holds every element between stages in its own
-// memory, holds no descriptor), a block of sums
-// sumBlock words (265 KB, about a quarter of that coded: the sums are
-// integers, which Beam codes as varints) and a part of a state stateRows
-// centroids (256 KB), and assign drops its state, sums and scratch in
+// memory, holds no descriptor), a record of a file of sums its name and a
+// few numbers (the sums stay in the file), a shard's counts 8 bytes a word
+// (512 KB at most, a fraction of that coded as varints) and a part of a
+// state stateRows centroids (256 KB), and assign drops its state, sums and scratch in
 // FinishBundle, so that what a cached plan pins does not grow with K or
 // with the sample.
 //
@@ -102,26 +108,27 @@
 // centroids, which write_i assembles from its parts and writes on one
 // worker (1,024·K bytes with their bytes, for a short bundle) and assign
 // reads from that file once per worker process and iteration (a one-slot
-// cache like the index's, keyed by the training and the iteration), plan
+// cache like the index's, keyed by the training and the iteration, both
+// let go of once the iteration's merge starts: assigningOver), plan
 // reads the head alone and a shard update the parts of its words; the
 // scratch directory holds the centroids of at most two iterations; the
 // worker holds one
 // index (forest or IVF) at a time, of the size package nn states; each
 // assigning goroutine keeps an nn.Search of 4·K bytes (or an
 // nn.IVFScratch); a bundle's partial sums take 1,036 bytes per word it
-// touched, leaving once they pass ShardWords words and a chunk, plus a
-// 4·K-byte index; a runner that lifts the merge into the bundle (Prism
-// does) holds there the merged sums of every word the bundle touched,
-// 1,036 bytes each, up to K words (the Go SDK's lifted cache keeps at most
-// 2,000 blocks, 512,000 words, before it emits some), and a worker
-// process assigns one bundle at a time (assignBundles); a chunk being assigned takes 132 bytes per descriptor
+// touched, at most SumsRows words (68 MB at DefaultSumsRows), plus a
+// 4·K-byte index and, while it writes them, one shard's file of them; a
+// worker process assigns one bundle at a time (assignBundles); a chunk being assigned takes 132 bytes per descriptor
 // (bytes and label, read from its files) and a float32 copy of 512 bytes
 // per descriptor; the k-means‖ seeding's chunks carry D², label and
-// candidate (12 bytes a descriptor) and their bytes are read where needed. Merge workers hold 1,036 bytes per word of the blocks they
-// merge; the plan holds 8·K bytes of counts and its element 8 bytes per
+// candidate (12 bytes a descriptor) and their bytes are read where needed.
+// The merge of a word shard holds its sums as integers, 1,032 bytes a word
+// (68 MB for the default 65,536 words), and one file of sums at a time;
+// the plan holds 9·K bytes of counts and its element 8 bytes per
 // empty cluster; an update of a word shard holds its kmeans.Sums and
-// centroids, 1,548 bytes a word (101 MB for the default 65,536 words), and
-// split_i the rows its splits touch. The single-worker path (Chunks = 0)
+// centroids, 1,548 bytes a word (101 MB for the default 65,536 words), a
+// process merging or updating at most two shards at once (updateShards),
+// and split_i the rows its splits touch. The single-worker path (Chunks = 0)
 // holds the whole sample as float32 (512 bytes per descriptor), labels and
 // distances (8 bytes each), dense sums and one index.
 //
@@ -135,7 +142,10 @@
 // max(K, WholeSample) descriptors as bytes and float32; and no worker the
 // sample, which lives in the chunks' files (128 bytes a descriptor on the
 // scratch directory's disk, and 4 for each of the two latest iterations'
-// labels).
+// labels). An iteration's files of sums take about 1.5 bytes a value of
+// every row a bundle wrote — at 10⁶ words, where a row sums one or two
+// descriptors, about as much as the sample's descriptors — and go when
+// the next iteration starts.
 package kmeansbeam
 
 import (
@@ -173,17 +183,18 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*initFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*chunk)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*state)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*partial)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*sumsFile)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*shardCounts)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*assignFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*writeStateFn)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*mergeFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*mergeSumsFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*planFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*plan)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*shardsFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*shardFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*splitRow)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*splitRowsFn)(nil)).Elem())
-	beam.RegisterFunction(countsFn)
+	beam.RegisterFunction(shardMarkFn)
 	beam.RegisterFunction(headFn)
 	beam.RegisterFunction(nextHeadFn)
 	beam.RegisterType(reflect.TypeOf((*stateByShardFn)(nil)).Elem())
@@ -276,10 +287,18 @@ type Options struct {
 	// ShardWords is the number of words whose centroids one worker
 	// updates in distributed training (0: DefaultShardWords): the update
 	// holds their float64 sums and centroids, 1,548 bytes a word, and no
-	// worker holds all K. An assigning bundle's partial sums leave once
-	// they touch more words. It changes no output, so it is left out of the
-	// settings a run records.
+	// worker holds all K; the merge of a shard's sums holds them as
+	// integers, 1,032 bytes a word. It changes no output, so it is left
+	// out of the settings a run records.
 	ShardWords int `json:"-"`
+
+	// SumsRows bounds the rows of an assigning bundle's sums in
+	// distributed training (0: DefaultSumsRows): a row is a word the
+	// bundle's descriptors fell in, 1,036 bytes, and once the sums would
+	// pass SumsRows rows they are written to the scratch directory, a file
+	// per word shard (scratch.go). It changes no output, so it is left out
+	// of the settings a run records.
+	SumsRows int `json:"-"`
 
 	// OneStepWork is the largest K × sample whose Lloyd iterations, when
 	// the sample is in chunks, run in one step of the graph on one worker
@@ -363,6 +382,19 @@ func (o Options) shardWords() int {
 	return o.ShardWords
 }
 
+// DefaultSumsRows is the default Options.SumsRows: 68 MB of sums a
+// bundle at D = 128.
+const DefaultSumsRows = 1 << 16
+
+// sumsRows returns the bound of an assigning bundle's rows of sums in
+// force.
+func (o Options) sumsRows() int {
+	if o.SumsRows == 0 {
+		return DefaultSumsRows
+	}
+	return o.SumsRows
+}
+
 // Validate reports whether o is usable.
 func (o Options) Validate() error {
 	switch {
@@ -378,6 +410,8 @@ func (o Options) Validate() error {
 		return setting.Errorf("kmeansbeam", "WholeSample", o.WholeSample, "0 (the default, %d) or more", MaxOneWorkerSample)
 	case o.ShardWords < 0:
 		return setting.Errorf("kmeansbeam", "ShardWords", o.ShardWords, "0 (the default, %d) or more", DefaultShardWords)
+	case o.SumsRows < 0:
+		return setting.Errorf("kmeansbeam", "SumsRows", o.SumsRows, "0 (the default, %d) or more", DefaultSumsRows)
 	}
 	if err := o.kmeans().Validate(); err != nil {
 		return fmt.Errorf("vocabulary: %w", err)
@@ -634,18 +668,19 @@ func train(s beam.Scope, st, chunks beam.PCollection, opt Options, dir string, s
 	total := beam.Combine(s, chunkTotalFn{}, chunks)
 	words := opt.shardWords()
 	shards := beam.Reshuffle(s, beam.ParDo(s, &shardsFn{K: opt.K, Words: words}, start))
+	marks := beam.ParDo(s, shardMarkFn, shards)
 	forest, ivf := opt.forest(), opt.ivf()
 	head := beam.ParDo(s, headFn, start, beam.SideInput{Input: st})
 	for i := 0; i <= opt.MaxIter; i++ {
 		is := s.Scope(fmt.Sprintf("iteration%02d", i))
 		written := beam.ParDo(is, &writeStateFn{Iter: i, Dir: dir}, start, beam.SideInput{Input: st})
 		paired := onekeybeam.Pair(is, chunks, written, fmt.Sprintf("the state of iteration %d", i))
-		next, parts := beam.ParDo2(is, &assignFn{Iter: i, Last: opt.MaxIter, Dir: dir, Approx: opt.Approx, Forest: forest, UseIVF: opt.useIVF(), IVF: ivf, Words: words}, paired)
-		sums := beam.CombinePerKey(is, &mergeFn{}, parts)
-		counts := beam.ParDo(is, countsFn, sums)
+		next, files := beam.ParDo2(is, &assignFn{Iter: i, Last: opt.MaxIter, Dir: dir, Approx: opt.Approx, Forest: forest, UseIVF: opt.useIVF(), IVF: ivf, Words: words, Rows: opt.sumsRows()}, paired)
+		byShardFiles := beam.GroupByKey(is, beam.Flatten(is, files, marks))
+		counts := beam.ParDo(is, &mergeSumsFn{Iter: i, K: opt.K, Words: words, Dir: dir}, byShardFiles)
 		pl := beam.ParDo(is, &planFn{Iter: i, MaxIter: opt.MaxIter, Tol: opt.Tol}, start, beam.SideInput{Input: head}, beam.SideInput{Input: counts})
 		byShard := beam.ParDo(is, &stateByShardFn{Words: words}, st)
-		updated, rows := beam.ParDo2(is, &shardFn{Iter: i, Words: words}, shards, beam.SideInput{Input: byShard}, beam.SideInput{Input: pl}, beam.SideInput{Input: sums})
+		updated, rows := beam.ParDo2(is, &shardFn{Iter: i, Words: words, Dir: dir}, shards, beam.SideInput{Input: byShard}, beam.SideInput{Input: pl})
 		split := beam.ParDo(is, &splitRowsFn{Iter: i}, start, beam.SideInput{Input: pl}, beam.SideInput{Input: rows})
 		st = beam.Flatten(is, updated, split)
 		head = beam.ParDo(is, nextHeadFn, pl)

@@ -3,7 +3,6 @@ package kmeansbeam
 import (
 	"context"
 	"fmt"
-	"maps"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -196,6 +195,7 @@ func codebookOf(res kmeans.Result, sampled int, opt Options) Codebook {
 // fixed-point rounding of the distributed sum of squared distances, at most
 // 2⁻⁹ per descriptor.
 func TestVocabularyDistributed(t *testing.T) {
+	const manyWords = 562 // more than a part of the state, stateRows
 	r := rand.New(rand.NewPCG(11, 12))
 	blobs, centres := planted(60, 6, 4, r)
 	noisy := features(40, r)
@@ -247,11 +247,13 @@ func TestVocabularyDistributed(t *testing.T) {
 		{"noise akm shards of 7", noisy, Options{K: 40, Sample: 600, MaxIter: 6, Tol: 1e-6, Seed: 4, Approx: true, ShardWords: 7,
 			IVF: nn.IVFOptions{Lists: 8, Probes: 1, Seed: 9}, Init: kmeans.InitRandom}, []int{1, 9}, nil},
 		{"noise exact shards of 1", noisy, Options{K: 40, Sample: 600, MaxIter: 4, Seed: 5, ShardWords: 1}, []int{3}, nil},
-		// More words than a block of sums holds: the sums of an
-		// iteration arrive in several blocks.
-		{"many words", noisy, Options{K: 2*sumBlock + 50, Sample: 2000, MaxIter: 3, Seed: 6, Approx: true}, []int{1, 5}, nil},
-		// Shards that cut blocks of sums, and parts of the state.
-		{"many words shards", noisy, Options{K: 2*sumBlock + 50, Sample: 2000, MaxIter: 3, Seed: 6, Approx: true, ShardWords: sumBlock/2 + 3}, []int{5}, nil},
+		// Many words, in shards that cut the parts of the state.
+		{"many words", noisy, Options{K: manyWords, Sample: 2000, MaxIter: 3, Seed: 6, Approx: true}, []int{1, 5}, nil},
+		{"many words shards", noisy, Options{K: manyWords, Sample: 2000, MaxIter: 3, Seed: 6, Approx: true, ShardWords: 131}, []int{5}, nil},
+		// Assigning bundles whose sums leave for files every few rows.
+		{"many words rows of 3", noisy, Options{K: manyWords, Sample: 2000, MaxIter: 3, Seed: 6, Approx: true, ShardWords: 131, SumsRows: 3}, []int{1, 5}, nil},
+		{"noise akm ivf rows of 1", noisy, Options{K: 40, Sample: 600, MaxIter: 6, Tol: 1e-6, Seed: 4, Approx: true, SumsRows: 1, ShardWords: 7,
+			IVF: nn.IVFOptions{Lists: 8, Probes: 1, Seed: 9}, Init: kmeans.InitRandom}, []int{1, 9}, nil},
 		{"more words than a state part", noisy, Options{K: stateRows + 40, Sample: 2000, MaxIter: 2, Seed: 6, Approx: true, ShardWords: 200}, []int{4}, nil},
 		{"duplicates", dups, Options{K: 7, Sample: 1000, MaxIter: 5, Seed: 1, Approx: true}, []int{5}, nil},
 		// k-means‖ seeds over the chunks (seed.go) what
@@ -262,7 +264,7 @@ func TestVocabularyDistributed(t *testing.T) {
 		{"planted kmeans||", blobs, Options{K: 6, Sample: 2000, MaxIter: 5, Seed: 3, Approx: true, Init: kmeans.InitParallel}, []int{0, 1, 7}, centres},
 		{"noise exact kmeans||", noisy, Options{K: 40, Sample: 600, MaxIter: 4, Seed: 5, Init: kmeans.InitParallel}, []int{1, 9, 64}, nil},
 		{"duplicates kmeans||", dups, Options{K: 7, Sample: 1000, MaxIter: 5, Seed: 1, Approx: true, Init: kmeans.InitParallel}, []int{1, 5}, nil},
-		{"many words kmeans||", noisy, Options{K: 2*sumBlock + 50, Sample: 2000, MaxIter: 2, Seed: 6, Approx: true, Init: kmeans.InitParallel}, []int{5}, nil},
+		{"many words kmeans||", noisy, Options{K: manyWords, Sample: 2000, MaxIter: 2, Seed: 6, Approx: true, Init: kmeans.InitParallel}, []int{5}, nil},
 		{"repeated splits", repeated, Options{K: 40, Sample: 600, MaxIter: 4, Tol: 1e-6, Seed: 4, Approx: true,
 			IVF: nn.IVFOptions{Lists: 8, Probes: 1, Seed: 9}, Init: kmeans.InitRandom}, []int{1, 9}, nil},
 		{"duplicates shards of 2", dups, Options{K: 7, Sample: 1000, MaxIter: 5, Seed: 1, Approx: true, ShardWords: 2}, []int{5}, nil},
@@ -323,6 +325,7 @@ func TestOptionsValidate(t *testing.T) {
 		{"sample < K", func(o *Options) { o.Sample = 5 }, "Sample = 5"},
 		{"negative chunks", func(o *Options) { o.Chunks = -1 }, "Chunks"},
 		{"negative shard words", func(o *Options) { o.ShardWords = -1 }, "ShardWords"},
+		{"negative sums rows", func(o *Options) { o.SumsRows = -1 }, "SumsRows"},
 		{"negative whole sample", func(o *Options) { o.WholeSample = -1 }, "WholeSample"},
 		{"negative sample", func(o *Options) { o.Sample = -1 }, "Sample = -1"},
 		{"default sample", func(o *Options) { o.Sample, o.K = 0, 100_000 }, ""},
@@ -380,12 +383,10 @@ func TestDefaultSampleAboveItsFloorInParts(t *testing.T) {
 	}
 }
 
-// Partial sums merged in any grouping and order must be identical, and
-// equal to the sums of all descriptors at once.
-func TestMergeExactInAnyOrder(t *testing.T) {
-	const k, d, n = 30, formats.DescriptorSize, 500
-	r := rand.New(rand.NewPCG(3, 3))
-	desc := make([]byte, n*d)
+// labelled returns n random descriptors, labels among the first k words
+// and squared distances.
+func labelled(r *rand.Rand, n, k int) ([]byte, []int32, []float32) {
+	desc := make([]byte, n*formats.DescriptorSize)
 	for i := range desc {
 		desc[i] = byte(r.IntN(256))
 	}
@@ -395,6 +396,15 @@ func TestMergeExactInAnyOrder(t *testing.T) {
 		labels[i] = int32(r.IntN(k))
 		dist[i] = float32(r.Float64() * 1e5)
 	}
+	return desc, labels, dist
+}
+
+// Partial sums merged in any grouping and order must be identical, and
+// equal to the sums of all descriptors at once.
+func TestMergeExactInAnyOrder(t *testing.T) {
+	const k, d, n = 30, formats.DescriptorSize, 500
+	r := rand.New(rand.NewPCG(3, 3))
+	desc, labels, dist := labelled(r, n, k)
 	sums := func(idx []int) partial {
 		b := bundleSums{dim: d, slot: slices.Repeat([]int32{-1}, k)}
 		for _, i := range idx {
@@ -419,16 +429,14 @@ func TestMergeExactInAnyOrder(t *testing.T) {
 			parts[i] = sums(perm[cuts[i]:cuts[i+1]])
 		}
 		r.Shuffle(len(parts), func(i, j int) { parts[i], parts[j] = parts[j], parts[i] })
-		fn := mergeFn{}
-		acc := fn.CreateAccumulator()
+		var acc, acc2 partial
 		for _, p := range parts[:len(parts)/2] {
-			acc = fn.AddInput(acc, p)
+			acc = merge(acc, p)
 		}
-		acc2 := fn.CreateAccumulator()
 		for _, p := range parts[len(parts)/2:] {
-			acc2 = fn.AddInput(acc2, p)
+			acc2 = merge(acc2, p)
 		}
-		got := fn.ExtractOutput(fn.MergeAccumulators(acc2, acc))
+		got := merge(acc2, acc)
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("trial %d: %d parts merged differ from the sums of all descriptors", trial, len(parts))
 		}
@@ -446,108 +454,6 @@ func TestForestOptionsDefaults(t *testing.T) {
 	}
 	if err := got.Validate(); err != nil {
 		t.Error(err)
-	}
-}
-
-// Sums cut into blocks of words and merged block by block, in any grouping,
-// must add up to the sums of all descriptors at once, each word in exactly
-// one block, and the scalars once.
-func TestBlocksMergeToTheSums(t *testing.T) {
-	const k, d, n = 3*sumBlock + 10, formats.DescriptorSize, 3000
-	r := rand.New(rand.NewPCG(4, 4))
-	desc := make([]byte, n*d)
-	for i := range desc {
-		desc[i] = byte(r.IntN(256))
-	}
-	sums := func(lo, hi int) partial {
-		b := bundleSums{dim: d, slot: slices.Repeat([]int32{-1}, k)}
-		for i := lo; i < hi; i++ {
-			b.add(desc[i*d:(i+1)*d], int32(r.IntN(k)), float32(r.Float64()*1e5))
-			b.moved += int64(r.IntN(2))
-		}
-		return b.flush(3)
-	}
-	cuts := []int{0, 1, 700, 1900, n}
-	fn := mergeFn{}
-	total := fn.CreateAccumulator()
-	byKey := map[int]partial{}
-	for i := range len(cuts) - 1 {
-		p := sums(cuts[i], cuts[i+1])
-		total = fn.AddInput(total, p)
-		seen := 0
-		p.blocks(func(key int, b partial) {
-			if seen == 0 && b.N != p.N || seen > 0 && (b.N != 0 || b.SSE != 0 || b.Changed != 0) {
-				t.Errorf("part %d, block %d: N=%d SSE=%d Changed=%d", i, key, b.N, b.SSE, b.Changed)
-			}
-			seen++
-			for _, w := range b.Words {
-				if int(w)/sumBlock != key {
-					t.Errorf("word %d in block %d", w, key)
-				}
-			}
-			acc, ok := byKey[key]
-			if !ok {
-				acc = fn.CreateAccumulator()
-			}
-			byKey[key] = fn.MergeAccumulators(acc, fn.AddInput(fn.CreateAccumulator(), b))
-		})
-	}
-	want := fn.ExtractOutput(total)
-	if len(byKey) != (k+sumBlock-1)/sumBlock {
-		t.Fatalf("%d blocks, want %d", len(byKey), (k+sumBlock-1)/sumBlock)
-	}
-	got := fn.CreateAccumulator()
-	for _, key := range slices.Sorted(maps.Keys(byKey)) {
-		got = merge(got, byKey[key])
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("blocks merged: %d words N=%d SSE=%d Changed=%d, want %d words N=%d SSE=%d Changed=%d",
-			len(got.Words), got.N, got.SSE, got.Changed, len(want.Words), want.N, want.SSE, want.Changed)
-	}
-}
-
-// What a lifted merge keeps for a bundle is the size of its words: a block
-// shares no array with the flushed sums it was cut from (which it would
-// pin whole), and a merge of overlapping sums has no spare capacity.
-func TestSumsHoldOnlyTheirWords(t *testing.T) {
-	const k, d = 3 * sumBlock, formats.DescriptorSize
-	r := rand.New(rand.NewPCG(6, 6))
-	add := func(b *bundleSums, n int) {
-		desc := make([]byte, d)
-		for range n {
-			for i := range desc {
-				desc[i] = byte(r.IntN(256))
-			}
-			b.add(desc, int32(r.IntN(k)), 1)
-		}
-	}
-	b := bundleSums{dim: d, slot: slices.Repeat([]int32{-1}, k)}
-	add(&b, 2000)
-	p := b.flush(0)
-	var blocks []partial
-	p.blocks(func(_ int, q partial) { blocks = append(blocks, q) })
-	want := make([]partial, len(blocks))
-	for i, q := range blocks {
-		want[i] = partial{Iter: q.Iter, Dim: q.Dim, N: q.N, Changed: q.Changed, SSE: q.SSE,
-			Words: slices.Clone(q.Words), Count: slices.Clone(q.Count), Sum: slices.Clone(q.Sum)}
-	}
-	for i := range p.Words {
-		p.Words[i], p.Count[i] = -1, -1
-	}
-	clear(p.Sum)
-	if !reflect.DeepEqual(blocks, want) {
-		t.Errorf("the blocks changed with the flushed sums they were cut from: they share its arrays")
-	}
-	for i, q := range blocks {
-		if cap(q.Words) != len(q.Words) || cap(q.Sum) != len(q.Sum) {
-			t.Errorf("block %d: %d words in arrays of %d, %d sums in %d", i, len(q.Words), cap(q.Words), len(q.Sum), cap(q.Sum))
-		}
-	}
-	c := bundleSums{dim: d, slot: slices.Repeat([]int32{-1}, k)}
-	add(&c, 2000)
-	m := merge(blocks[0], mergeFn{}.AddInput(partial{}, c.flush(0)))
-	if cap(m.Words) != len(m.Words) || cap(m.Count) != len(m.Count) || cap(m.Sum) != len(m.Sum) {
-		t.Errorf("merged sums: %d words in arrays of %d, %d sums in %d", len(m.Words), cap(m.Words), len(m.Sum), cap(m.Sum))
 	}
 }
 

@@ -97,7 +97,7 @@ func (f *loopFn) ProcessElement(ctx context.Context, _ int, parts func(*state) b
 			return Codebook{}, err
 		}
 		descs.Inc(ctx, sums.N)
-		pl, err := (&planFn{Iter: st.Iter, MaxIter: f.MaxIter, Tol: f.Tol}).plan(ctx, st, onePartial(sums))
+		pl, err := (&planFn{Iter: st.Iter, MaxIter: f.MaxIter, Tol: f.Tol}).plan(ctx, st, allCounts(sums, st.K))
 		if err != nil {
 			return Codebook{}, err
 		}
@@ -158,14 +158,19 @@ func (f *loopFn) assignAll(ctx context.Context, st state, a *kmeans.Assigner, ch
 	return total, nil
 }
 
-// onePartial yields p as the one block of sums a plan reads.
-func onePartial(p partial) func(*int, *partial) bool {
+// allCounts yields the counts of the sums p of all k words as the one
+// shard a plan reads.
+func allCounts(p partial, k int) func(*shardCounts) bool {
 	done := false
-	return func(key *int, q *partial) bool {
+	return func(c *shardCounts) bool {
 		if done {
 			return false
 		}
-		*key, *q, done = 0, p, true
+		*c = shardCounts{Iter: p.Iter, Count: make([]int64, k), N: p.N, Changed: p.Changed, SSE: p.SSE}
+		for j, w := range p.Words {
+			c.Count[w] = p.Count[j]
+		}
+		done = true
 		return true
 	}
 }

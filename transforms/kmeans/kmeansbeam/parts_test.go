@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -117,11 +118,13 @@ func TestMergePrios(t *testing.T) {
 	}
 }
 
-// An assigning bundle's sums leave once they touch more than Words words,
-// so a bundle of many chunks holds no more than that after each chunk, and
-// what leaves adds up to every descriptor.
+// An assigning bundle's sums leave, as files of a word shard each, before
+// they would pass Rows rows, so a bundle of many chunks never holds more,
+// and the files add up to the sums of the same bundle unbounded, the
+// totals counted once.
 func TestAssignBoundsBundleSums(t *testing.T) {
-	const k, d = 60, formats.DescriptorSize
+	const k, d, words, rows = 60, formats.DescriptorSize, 7, 5
+	ctx := context.Background()
 	r := rand.New(rand.NewPCG(51, 52))
 	st := state{K: k, Dim: d, Centroids: make([]float32, k*d), Sampled: 400}
 	for i := range st.Centroids {
@@ -129,30 +132,51 @@ func TestAssignBoundsBundleSums(t *testing.T) {
 	}
 	dir := t.TempDir()
 	head := writeTestState(t, dir, st)
-	f := &assignFn{Words: 5, Dir: dir}
-	var words, n int64
-	emitSums := func(_ int, p partial) {
-		words += int64(len(p.Words))
-		n += p.N
-	}
 	for c := range 20 {
 		desc := make([]byte, 20*d)
 		for i := range desc {
 			desc[i] = byte(r.IntN(256))
 		}
-		if err := writeDesc(context.Background(), dir, c, desc); err != nil {
+		if err := writeDesc(ctx, dir, c, desc); err != nil {
 			t.Fatal(err)
-		}
-		if err := f.ProcessElement(context.Background(), chunk{Index: c, N: 20}, head, func(chunk) {}, emitSums); err != nil {
-			t.Fatal(err)
-		}
-		if len(f.sums.words) > 5 {
-			t.Fatalf("after chunk %d the bundle holds the sums of %d words, want at most 5", c, len(f.sums.words))
 		}
 	}
-	f.FinishBundle(func(chunk) {}, emitSums)
-	if n != 400 || words < 6 {
-		t.Errorf("the sums that left counted %d descriptors over %d words, want 400 over more than 5", n, words)
+	// assign assigns the 20 chunks in one bundle and returns the records
+	// of its files by word shard.
+	assign := func(words, rows int) map[int][]sumsFile {
+		f := &assignFn{Words: words, Rows: rows, Dir: dir}
+		recs := map[int][]sumsFile{}
+		emitSums := func(shard int, rec sumsFile) {
+			if rows > 0 && len(f.sums.words) > rows {
+				t.Fatalf("the bundle held the sums of %d words, want at most %d", len(f.sums.words), rows)
+			}
+			recs[shard] = append(recs[shard], rec)
+		}
+		for c := range 20 {
+			if err := f.ProcessElement(ctx, chunk{Index: c, N: 20}, head, func(chunk) {}, emitSums); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := f.FinishBundle(ctx, func(chunk) {}, emitSums); err != nil {
+			t.Fatal(err)
+		}
+		return recs
+	}
+	recs := assign(words, rows)
+	files := 0
+	for shard, rs := range recs {
+		for _, rec := range rs {
+			if rec.Rows < 1 || rec.Rows > rows || rec.Iter != 0 {
+				t.Errorf("word shard %d: a file of %d rows of iteration %d, want 1 to %d of iteration 0", shard, rec.Rows, rec.Iter, rows)
+			}
+			files++
+		}
+	}
+	got := filesSums(t, dir, 0, words, k, recs)
+	want := filesSums(t, dir, 0, k, k, assign(k, 0))
+	if files < 400/rows || got.N != 400 || !reflect.DeepEqual(got, want) {
+		t.Errorf("%d files summing %d descriptors over %d words (equal to the unbounded bundle's: %v), want more than %d summing 400 over %d",
+			files, got.N, len(got.Words), reflect.DeepEqual(got, want), 400/rows, len(want.Words))
 	}
 }
 
@@ -205,12 +229,12 @@ func TestAssignBundlesOneAtATime(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	noSums := func(int, partial) {}
-	first := &assignFn{Iter: 0, Last: 1, Dir: dir, Words: k}
+	noSums := func(int, sumsFile) {}
+	first := &assignFn{Iter: 0, Last: 1, Dir: dir, Words: k, Rows: k}
 	if err := first.ProcessElement(ctx, chunk{Index: 0, N: n}, head, func(chunk) {}, noSums); err != nil {
 		t.Fatal(err)
 	}
-	second := &assignFn{Iter: 0, Last: 1, Dir: dir, Words: k}
+	second := &assignFn{Iter: 0, Last: 1, Dir: dir, Words: k, Rows: k}
 	done := make(chan error, 1)
 	go func() { done <- second.ProcessElement(ctx, chunk{Index: 1, N: n}, head, func(chunk) {}, noSums) }()
 	select {
@@ -228,16 +252,20 @@ func TestAssignBundlesOneAtATime(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal(what)
 		}
-		f.FinishBundle(func(chunk) {}, noSums)
+		if err := f.FinishBundle(ctx, func(chunk) {}, noSums); err != nil {
+			t.Fatal(err)
+		}
 	}
-	first.FinishBundle(func(chunk) {}, noSums)
+	if err := first.FinishBundle(ctx, func(chunk) {}, noSums); err != nil {
+		t.Fatal(err)
+	}
 	assigned(second, "the second bundle still waits after the first finished")
 
-	failing := &assignFn{Iter: 0, Last: 1, Dir: dir, Words: k}
+	failing := &assignFn{Iter: 0, Last: 1, Dir: dir, Words: k, Rows: k}
 	if err := failing.ProcessElement(ctx, chunk{Index: 7, N: n}, head, func(chunk) {}, noSums); err == nil {
 		t.Fatal("a chunk without its file assigned")
 	}
-	next := &assignFn{Iter: 0, Last: 1, Dir: dir, Words: k}
+	next := &assignFn{Iter: 0, Last: 1, Dir: dir, Words: k, Rows: k}
 	go func() { done <- next.ProcessElement(ctx, chunk{Index: 0, N: n}, head, func(chunk) {}, noSums) }()
 	assigned(next, "a bundle waits for one that failed")
 }

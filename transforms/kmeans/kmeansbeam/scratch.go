@@ -178,3 +178,151 @@ func (chunkTotalFn) CreateAccumulator() int         { return 0 }
 func (chunkTotalFn) AddInput(n int, _ chunk) int    { return n + 1 }
 func (chunkTotalFn) MergeAccumulators(a, b int) int { return a + b }
 func (chunkTotalFn) ExtractOutput(n int) int        { return n }
+
+// The sums of an iteration's assigning live in files too, in the
+// iteration's directory sumsDir(iter), so that neither the runner nor a
+// merge ever holds more than a word shard's sums. An assigning bundle
+// writes its sparse sums, a file per word shard (Options.ShardWords), each
+// time they reach Options.SumsRows rows and when it finishes
+// (assignFn.writeSums), and emits a small record of each file (sumsFile)
+// keyed by its shard. The merge of a shard (mergeSumsFn) reads only the
+// files its records name, so the files of a failed bundle, whose records
+// the runner drops, are never read: every bundle's file has a name of its
+// own (bundleSumsName), and a retry writes new ones. The merge writes the
+// shard's merged sums (mergedName), which the shard's update reads
+// (shardFn), and the next iteration's writeStateFn removes the whole
+// directory, orphans included, as it removes the previous state.
+//
+// A file of sums is a header — uvarints of the iteration, the shard, the
+// dimension and the number of rows — and its rows, words ascending: for
+// each, uvarints of the word's distance from the previous row's (from −1
+// for the first), its count and its Dim sums. Descriptors are bytes, so
+// the sums are non-negative integers, and at 10⁶ words a bundle's row
+// typically sums one or two descriptors: about 1.5 bytes a value.
+
+// sumsDir is the directory, under the scratch directory, of the sums of
+// iteration iter.
+func sumsDir(iter int) string { return fmt.Sprintf("sums-%03d", iter) }
+
+// bundleSumsName returns a fresh base name for a file of an assigning
+// bundle's sums of word shard shard.
+func bundleSumsName(shard int) string {
+	return fmt.Sprintf("shard-%06d-%s.sums", shard, fileio.RandomHex())
+}
+
+// mergedName is the base name of the merged sums of word shard shard.
+func mergedName(shard int) string { return fmt.Sprintf("merged-%06d.sums", shard) }
+
+// sumsFile names a file of sums of word shard (its key) in the directory
+// of iteration Iter, of Rows rows. Name is empty for the record every
+// shard receives once so that every shard is merged (shardMarkFn), even
+// one no descriptor fell in. N, Changed and SSE are the totals of the
+// part of the assigning whose sums the file holds (see partial): an
+// assigning bundle sets them on one file of each write, zeros on the
+// others, so that their totals over all records are the iteration's.
+type sumsFile struct {
+	Iter            int
+	Name            string
+	Rows            int
+	N, Changed, SSE int64
+}
+
+// appendSums appends to buf the file of sums of iteration iter, word
+// shard shard and dimension dim with the rows rows, which row(i) returns:
+// the word (ascending), the count and the dim sums of row i.
+func appendSums(buf []byte, iter, shard, dim, rows int, row func(i int) (int32, int64, []int64)) []byte {
+	for _, v := range []int{iter, shard, dim, rows} {
+		buf = binary.AppendUvarint(buf, uint64(v))
+	}
+	prev := int64(-1)
+	for i := range rows {
+		w, n, sum := row(i)
+		if int64(w) <= prev || n < 1 || len(sum) != dim {
+			panic(fmt.Sprintf("vocabulary: sums row of word %d after word %d, count %d, %d values of dimension %d", w, prev, n, len(sum), dim))
+		}
+		buf = binary.AppendUvarint(buf, uint64(int64(w)-prev))
+		buf = binary.AppendUvarint(buf, uint64(n))
+		for _, v := range sum {
+			buf = binary.AppendUvarint(buf, uint64(v))
+		}
+		prev = int64(w)
+	}
+	return buf
+}
+
+// decodeSums reads the file of sums b, which must be of iteration iter,
+// word shard shard, dimension dim and, unless rows is negative, rows rows,
+// its words within [lo, hi), and calls fn with each row's word, count and
+// sums (a buffer fn must not keep). It returns the number of rows.
+func decodeSums(b []byte, iter, shard, dim, rows, lo, hi int, fn func(w int, n int64, sum []int64)) (int, error) {
+	var head [4]uint64
+	for i := range head {
+		v, m := binary.Uvarint(b)
+		if m <= 0 {
+			return 0, fmt.Errorf("a truncated header")
+		}
+		head[i], b = v, b[m:]
+	}
+	if head[0] != uint64(iter) || head[1] != uint64(shard) || head[2] != uint64(dim) || (rows >= 0 && head[3] != uint64(rows)) {
+		return 0, fmt.Errorf("iteration %d, word shard %d, dimension %d, %d rows, want %d, %d, %d, %d", head[0], head[1], head[2], head[3], iter, shard, dim, rows)
+	}
+	n := int(head[3])
+	sum := make([]int64, dim)
+	w := int64(-1)
+	for r := range n {
+		var vals [2]uint64
+		for i := range vals {
+			v, m := binary.Uvarint(b)
+			if m <= 0 {
+				return 0, fmt.Errorf("row %d of %d truncated", r, n)
+			}
+			vals[i], b = v, b[m:]
+		}
+		w += int64(vals[0])
+		if vals[0] == 0 || w < int64(lo) || w >= int64(hi) || vals[1] == 0 || vals[1] > math.MaxInt64 {
+			return 0, fmt.Errorf("row %d: word %d, count %d, want words ascending in [%d, %d) and a positive count", r, w, vals[1], lo, hi)
+		}
+		for j := range sum {
+			v, m := binary.Uvarint(b)
+			if m <= 0 || v > math.MaxInt64 {
+				return 0, fmt.Errorf("row %d of %d truncated", r, n)
+			}
+			sum[j], b = int64(v), b[m:]
+		}
+		fn(int(w), int64(vals[1]), sum)
+	}
+	if len(b) != 0 {
+		return 0, fmt.Errorf("%d bytes after its %d rows", len(b), n)
+	}
+	return n, nil
+}
+
+// readSums reads the file of sums name of iteration iter from the scratch
+// directory dir (see decodeSums).
+func readSums(ctx context.Context, dir, name string, iter, shard, dim, rows, lo, hi int, fn func(w int, n int64, sum []int64)) error {
+	b, err := fileio.ReadBytes(ctx, fileio.Join(fileio.Join(dir, sumsDir(iter)), name))
+	if err != nil {
+		return fmt.Errorf("vocabulary: iteration %d: sums of word shard %d: %w", iter, shard, err)
+	}
+	if _, err := decodeSums(b, iter, shard, dim, rows, lo, hi, fn); err != nil {
+		return fmt.Errorf("vocabulary: iteration %d: sums %s of word shard %d: %v", iter, name, shard, err)
+	}
+	return nil
+}
+
+// writeSumsFile writes the file of sums b of iteration iter to dir under
+// the base name name.
+func writeSumsFile(ctx context.Context, dir string, iter int, name string, b []byte) error {
+	if err := fileio.WriteBytes(ctx, fileio.Join(fileio.Join(dir, sumsDir(iter)), name), b); err != nil {
+		return fmt.Errorf("vocabulary: iteration %d: %w", iter, err)
+	}
+	return nil
+}
+
+// removeSums removes the sums of iteration iter from dir.
+func removeSums(ctx context.Context, dir string, iter int) error {
+	if err := fileio.RemoveAll(ctx, fileio.Join(dir, sumsDir(iter))); err != nil {
+		return fmt.Errorf("vocabulary: iteration %d: %w", iter, err)
+	}
+	return nil
+}

@@ -10,12 +10,14 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/bowline/bowline/formats"
+	"github.com/bowline/bowline/transforms/kmeans"
 )
 
 // The elements of the seeding and of Lloyd's loop name their chunk's
@@ -98,12 +100,16 @@ func TestAssignRetrySameResult(t *testing.T) {
 			st.Centroids[i] = float32((i*(iter+3) + i/d) % 256)
 		}
 		head := writeTestState(t, dir, st)
-		var sums partial
-		f := &assignFn{Iter: iter, Last: 5, Dir: dir, Words: k}
-		if err := f.ProcessElement(ctx, c, head, func(chunk) {}, func(_ int, p partial) { sums = merge(sums, p) }); err != nil {
+		recs := map[int][]sumsFile{}
+		emit := func(shard int, rec sumsFile) { recs[shard] = append(recs[shard], rec) }
+		f := &assignFn{Iter: iter, Last: 5, Dir: dir, Words: 3, Rows: 2}
+		if err := f.ProcessElement(ctx, c, head, func(chunk) {}, emit); err != nil {
 			t.Fatal(err)
 		}
-		f.FinishBundle(func(chunk) {}, func(_ int, p partial) { sums = merge(sums, p) })
+		if err := f.FinishBundle(ctx, func(chunk) {}, emit); err != nil {
+			t.Fatal(err)
+		}
+		sums := filesSums(t, dir, iter, 3, k, recs)
 		b, err := os.ReadFile(filepath.Join(dir, labelsName(c.Index, iter)))
 		if err != nil {
 			t.Fatal(err)
@@ -157,16 +163,18 @@ func TestAssignReadsStateOncePerProcess(t *testing.T) {
 		if tc.write {
 			head = writeTestState(t, tc.dir, s)
 		}
-		f := &assignFn{Iter: tc.iter, Last: tc.iter, Dir: tc.dir, Words: k}
+		f := &assignFn{Iter: tc.iter, Last: tc.iter, Dir: tc.dir, Words: k, Rows: k}
 		if tc.iter > 0 {
 			if err := writeLabels(ctx, tc.dir, 0, tc.iter-1, make([]int32, n)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := f.ProcessElement(ctx, chunk{N: n}, head, func(chunk) {}, func(int, partial) {}); err != nil {
+		if err := f.ProcessElement(ctx, chunk{N: n}, head, func(chunk) {}, func(int, sumsFile) {}); err != nil {
 			t.Errorf("a bundle of iteration %d (its state's file there: %v): %v", tc.iter, tc.write, err)
 		}
-		f.FinishBundle(func(chunk) {}, func(int, partial) {})
+		if err := f.FinishBundle(ctx, func(chunk) {}, func(int, sumsFile) {}); err != nil {
+			t.Fatal(err)
+		}
 		// The next bundle of the iteration finds the file gone.
 		if err := os.Remove(filepath.Join(tc.dir, stateName(tc.iter))); tc.write && err != nil {
 			t.Fatal(err)
@@ -236,8 +244,9 @@ func TestStateByShard(t *testing.T) {
 }
 
 // An iteration's state leaves its centroids in the scratch directory, as
-// its head says, and removes the previous iteration's, whose assigning is
-// over; a converged state writes none.
+// its head says, and removes the previous iteration's centroids and sums
+// (a retried bundle's orphans too), whose assigning and update are over; a
+// converged state writes none.
 func TestWriteStateKeepsTwoIterations(t *testing.T) {
 	const k, d = 600, 3
 	dir := t.TempDir()
@@ -249,7 +258,16 @@ func TestWriteStateKeepsTwoIterations(t *testing.T) {
 		_, err := os.Stat(filepath.Join(dir, stateName(iter)))
 		return err == nil
 	}
+	sums := func(iter int) bool {
+		_, err := os.Stat(filepath.Join(dir, sumsDir(iter)))
+		return err == nil
+	}
 	for iter := range 3 {
+		for _, name := range []string{bundleSumsName(0), bundleSumsName(1), mergedName(0)} {
+			if err := writeSumsFile(context.Background(), dir, iter, name, []byte{1}); err != nil {
+				t.Fatal(err)
+			}
+		}
 		st.Iter = iter
 		head := writeTestState(t, dir, st)
 		if head.Iter != iter || head.K != k || head.Centroids != nil {
@@ -259,8 +277,11 @@ func TestWriteStateKeepsTwoIterations(t *testing.T) {
 		if err != nil || !slices.Equal(got, st.Centroids) {
 			t.Errorf("iteration %d: the centroids read back differ (%v)", iter, err)
 		}
-		if iter > 0 && exists(iter-1) {
-			t.Errorf("iteration %d left the centroids of iteration %d", iter, iter-1)
+		if iter > 0 && (exists(iter-1) || sums(iter-1)) {
+			t.Errorf("iteration %d left the centroids (%v) or sums (%v) of iteration %d", iter, exists(iter-1), sums(iter-1), iter-1)
+		}
+		if !sums(iter) {
+			t.Errorf("iteration %d removed its own sums", iter)
 		}
 	}
 	st.Converged = true
@@ -268,7 +289,274 @@ func TestWriteStateKeepsTwoIterations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !head.Converged || exists(3) || exists(2) {
+	if !head.Converged || exists(3) || exists(2) || sums(2) {
 		t.Errorf("a converged state: head converged %v, centroids of iterations 2, 3 left: %v, %v", head.Converged, exists(2), exists(3))
+	}
+}
+
+// filesSums reads the files of sums of iteration iter that recs name, by
+// word shard of words words of k, and returns their total, words
+// ascending, with the totals the records carry.
+func filesSums(t *testing.T, dir string, iter, words, k int, recs map[int][]sumsFile) partial {
+	t.Helper()
+	const d = formats.DescriptorSize
+	var total partial
+	for shard, rs := range recs {
+		lo, hi, err := shardRange(iter, shard, words, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rec := range rs {
+			p := partial{Iter: iter, Dim: d, N: rec.N, Changed: rec.Changed, SSE: rec.SSE}
+			err := readSums(context.Background(), dir, rec.Name, iter, shard, d, rec.Rows, lo, hi, func(w int, n int64, sum []int64) {
+				p.Words, p.Count, p.Sum = append(p.Words, int32(w)), append(p.Count, n), append(p.Sum, sum...)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			total = merge(total, p)
+		}
+	}
+	return total
+}
+
+// The sums an assigning writes by word shard, in files of at most a few
+// rows, merged shard by shard (mergeSumsFn), are the sums of every
+// descriptor at once: the merged files hold them, the counts and totals
+// the plan reads agree, whatever the shards and the bound on a file.
+func TestShardedSumsEqualUnsharded(t *testing.T) {
+	const k, d, n, iter = 50, formats.DescriptorSize, 900, 4
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(101, 102))
+	desc, labels, dist := labelled(r, n, k-3) // the last words stay empty
+	whole := bundleSums{dim: d, slot: slices.Repeat([]int32{-1}, k)}
+	for i := range n {
+		whole.add(desc[i*d:(i+1)*d], labels[i], dist[i])
+	}
+	whole.moved = 17
+	want := whole.flush(iter)
+	for _, tc := range []struct{ words, rows, bundles int }{{k, 0, 1}, {7, 3, 4}, {1, 1, 2}, {64, 1000, 3}, {16, 5, 1}} {
+		name := fmt.Sprintf("words %d, rows %d, %d bundles", tc.words, tc.rows, tc.bundles)
+		dir := t.TempDir()
+		recs := map[int][]sumsFile{}
+		emit := func(shard int, rec sumsFile) { recs[shard] = append(recs[shard], rec) }
+		for b := range tc.bundles {
+			f := &assignFn{Iter: iter, Dir: dir, Words: tc.words, Rows: tc.rows}
+			f.sums = bundleSums{dim: d, slot: slices.Repeat([]int32{-1}, k), limit: tc.rows}
+			f.sums.spill = func() error { return f.writeSums(ctx, emit) }
+			for i := b * n / tc.bundles; i < (b+1)*n/tc.bundles; i++ {
+				if err := f.sums.add(desc[i*d:(i+1)*d], labels[i], dist[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if b == 0 {
+				f.sums.moved = 17
+			}
+			if err := f.writeSums(ctx, emit); err != nil {
+				t.Fatal(err)
+			}
+		}
+		merged := map[int][]sumsFile{}
+		count := make([]int64, k)
+		var totals [3]int64
+		for shard := 0; shard*tc.words < k; shard++ {
+			files := append([]sumsFile{{}}, recs[shard]...)
+			err := (&mergeSumsFn{Iter: iter, K: k, Words: tc.words, Dir: dir}).ProcessElement(ctx, shard, iterOf(files), func(c shardCounts) {
+				if c.Iter != iter || c.Lo != shard*tc.words || c.Lo+len(c.Count) != min(k, (shard+1)*tc.words) {
+					t.Errorf("%s: counts of iteration %d, words [%d, %d) for word shard %d", name, c.Iter, c.Lo, c.Lo+len(c.Count), shard)
+				}
+				copy(count[c.Lo:], c.Count)
+				totals[0], totals[1], totals[2] = totals[0]+c.N, totals[1]+c.Changed, totals[2]+c.SSE
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			merged[shard] = []sumsFile{{Iter: iter, Name: mergedName(shard), Rows: -1}}
+		}
+		got := filesSums(t, dir, iter, tc.words, k, merged)
+		got.N, got.Changed, got.SSE = totals[0], totals[1], totals[2]
+		dense := make([]int64, k)
+		for j, w := range want.Words {
+			dense[w] = want.Count[j]
+		}
+		if !reflect.DeepEqual(got, want) || !slices.Equal(count, dense) {
+			t.Errorf("%s: merged shards hold %d words, N=%d Changed=%d SSE=%d (equal: %v, counts equal: %v), want %d words N=%d Changed=%d SSE=%d",
+				name, len(got.Words), got.N, got.Changed, got.SSE, reflect.DeepEqual(got, want), slices.Equal(count, dense), len(want.Words), want.N, want.Changed, want.SSE)
+		}
+		if tc.rows > 0 {
+			for shard, rs := range recs {
+				for _, rec := range rs {
+					if rec.Rows > tc.rows {
+						t.Errorf("%s: word shard %d: a file of %d rows", name, shard, rec.Rows)
+					}
+				}
+			}
+		}
+	}
+}
+
+// iterOf yields vs as a grouped input does.
+func iterOf[T any](vs []T) func(*T) bool {
+	i := 0
+	return func(v *T) bool {
+		if i == len(vs) {
+			return false
+		}
+		*v, i = vs[i], i+1
+		return true
+	}
+}
+
+// A merge reads only the files its records name: the files of a retried
+// bundle that no record names, of the same shard and iteration, change
+// nothing; a named file that is missing, or a shard not marked once, is
+// an error.
+func TestMergeIgnoresUnnamedFiles(t *testing.T) {
+	const k, d, words, iter = 20, formats.DescriptorSize, 8, 1
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(111, 112))
+	dir := t.TempDir()
+	// write writes the sums of m random descriptors of word shard 1 as one
+	// bundle and returns its records.
+	write := func(m int) []sumsFile {
+		var recs []sumsFile
+		f := &assignFn{Iter: iter, Dir: dir, Words: words}
+		f.sums = bundleSums{dim: d, slot: slices.Repeat([]int32{-1}, k)}
+		desc := make([]byte, d)
+		for range m {
+			for i := range desc {
+				desc[i] = byte(r.IntN(256))
+			}
+			f.sums.add(desc, int32(words+r.IntN(words)), 1)
+		}
+		if err := f.writeSums(ctx, func(_ int, rec sumsFile) { recs = append(recs, rec) }); err != nil {
+			t.Fatal(err)
+		}
+		return recs
+	}
+	merge := func(recs []sumsFile) (shardCounts, []byte, error) {
+		var out shardCounts
+		err := (&mergeSumsFn{Iter: iter, K: k, Words: words, Dir: dir}).ProcessElement(ctx, 1, iterOf(recs), func(c shardCounts) { out = c })
+		b, _ := os.ReadFile(filepath.Join(dir, sumsDir(iter), mergedName(1)))
+		return out, b, err
+	}
+	named := append(write(30), sumsFile{})
+	wantCounts, wantFile, err := merge(named)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphans := write(25) // a failed attempt's files, named by no record
+	if len(orphans) != 1 {
+		t.Fatalf("%d files for one shard", len(orphans))
+	}
+	gotCounts, gotFile, err := merge(named)
+	if err != nil || !reflect.DeepEqual(gotCounts, wantCounts) || !slices.Equal(gotFile, wantFile) || gotCounts.N != 30 {
+		t.Errorf("with a retried bundle's files beside them the merge gave other sums (err %v, N=%d)", err, gotCounts.N)
+	}
+	if err := os.Remove(filepath.Join(dir, sumsDir(iter), named[0].Name)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := merge(named); err == nil {
+		t.Error("a merge whose named file is missing succeeded")
+	}
+	if _, _, err := merge(orphans); err == nil || !strings.Contains(err.Error(), "marked 0 times") {
+		t.Errorf("a merge of an unmarked shard: %v, want an error", err)
+	}
+}
+
+// No element an assigning emits carries sums, or anything else that grows
+// with the words or the descriptors: its outputs are fixed-size records
+// (chunk, sumsFile), and the sums are in files.
+func TestAssignElementsCarryNoSums(t *testing.T) {
+	fixed := func(ty reflect.Type) bool {
+		var walk func(reflect.Type) bool
+		walk = func(ty reflect.Type) bool {
+			switch ty.Kind() {
+			case reflect.Slice, reflect.Map, reflect.Pointer, reflect.Interface, reflect.Array:
+				return false
+			case reflect.Struct:
+				for i := range ty.NumField() {
+					if !walk(ty.Field(i).Type) {
+						return false
+					}
+				}
+			}
+			return true
+		}
+		return walk(ty)
+	}
+	for _, m := range []string{"ProcessElement", "FinishBundle"} {
+		fn, ok := reflect.TypeOf(&assignFn{}).MethodByName(m)
+		if !ok {
+			t.Fatalf("assignFn has no %s", m)
+		}
+		emitters := 0
+		for i := range fn.Type.NumIn() {
+			in := fn.Type.In(i)
+			if in.Kind() != reflect.Func {
+				continue
+			}
+			emitters++
+			for j := range in.NumIn() {
+				if el := in.In(j); !fixed(el) {
+					t.Errorf("assignFn.%s emits %s, which can grow with the sums", m, el)
+				}
+			}
+		}
+		if emitters != 2 {
+			t.Errorf("assignFn.%s has %d emitters, want 2", m, emitters)
+		}
+	}
+}
+
+// The merge of an iteration's sums runs once its assigning is over, and
+// lets go of the state and index this process kept for it (at 10⁶ words
+// 1.6 GB, beside the update and the next state), but not of a later
+// iteration's or another training's state.
+func TestMergeLetsGoOfTheAssigning(t *testing.T) {
+	const k, d = 9, formats.DescriptorSize
+	ctx := context.Background()
+	dir, other := t.TempDir(), t.TempDir()
+	st := state{Iter: 2, K: k, Dim: d, Centroids: make([]float32, k*d)}
+	for i := range st.Centroids {
+		st.Centroids[i] = float32(i % 251)
+	}
+	load := func(dir string, iter int) {
+		s := st
+		s.Iter = iter
+		head := writeTestState(t, dir, s)
+		got, err := cachedState(ctx, dir, head)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cachedAssigner(&got, kmeans.AssignOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held := func() (bool, bool) {
+		stateSlot.Lock()
+		defer stateSlot.Unlock()
+		assignerSlot.Lock()
+		defer assignerSlot.Unlock()
+		return stateSlot.st != nil, assignerSlot.v != nil
+	}
+	merge := func(iter int) {
+		f := &mergeSumsFn{Iter: iter, K: k, Words: k, Dir: dir}
+		if err := f.ProcessElement(ctx, 0, iterOf([]sumsFile{{}}), func(shardCounts) {}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		dir         string
+		iter, merge int
+		kept        bool
+	}{{dir, 2, 2, false}, {dir, 1, 2, false}, {dir, 3, 2, true}, {other, 2, 2, true}} {
+		load(tc.dir, tc.iter)
+		merge(tc.merge)
+		state, index := held()
+		if want := tc.kept; state != want || (tc.dir == dir && index != want) {
+			t.Errorf("state of iteration %d (own training %v) after the merge of iteration %d: state kept %v, index kept %v, want %v",
+				tc.iter, tc.dir == dir, tc.merge, state, index, want)
+		}
 	}
 }

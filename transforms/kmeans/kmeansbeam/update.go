@@ -7,19 +7,118 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 
+	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/transforms/internal/onekeybeam"
+	"github.com/bowline/bowline/transforms/internal/slots"
 	"github.com/bowline/bowline/transforms/kmeans"
 )
 
-// The update of an iteration, sharded by word range: a plan from the
+// The update of an iteration, sharded by word range: each shard's sums
+// merged from the assigning's files on its own worker, a plan from the
 // counts on one worker, each shard's means on its own worker, and the rows
 // the splits of empty clusters touch applied on one worker.
 
-// countsFn keeps of a block of merged sums what the plan of the update
-// needs: its words' counts and the totals, not the sums.
-func countsFn(block int, p partial) (int, partial) {
-	p.Sum = nil
-	return block, p
+// shardMarkFn keys the record with no file (sumsFile) that every word
+// shard receives, so that every shard is merged and has a file of merged
+// sums for its update, even one no descriptor fell in.
+func shardMarkFn(shard int) (int, sumsFile) { return shard, sumsFile{} }
+
+// shardCounts is what the plan of an iteration's update needs of the
+// merged sums of a word shard: the counts of its words from Lo on, and
+// the totals of the records the shard received (see sumsFile).
+type shardCounts struct {
+	Iter            int
+	Lo              int
+	Count           []int64
+	N, Changed, SSE int64
+}
+
+// updateShards is the most word shards a worker process merges
+// (mergeSumsFn) or updates (shardFn) at once: a runner may run every shard
+// side by side (Prism does), and at 10⁶ words 16 shards' sums and
+// centroids would take 2.4 GB where two keep both cores busy.
+const updateShards = 2
+
+// mergeSumsFn merges the files of sums of an iteration's word shard that
+// its records name (never another: a failed bundle's files are named by
+// no record), writes the shard's merged sums (mergedName) for its update
+// (shardFn), and emits its counts and totals. It holds the shard's sums
+// as exact integers, 1,032 bytes a word (68 MB for the default 65,536
+// words), and one file at a time. The iteration's assigning is over when
+// it runs, so it lets go of the assigning's state and index
+// (assigningOver).
+type mergeSumsFn struct {
+	Iter, K, Words int
+	Dir            string
+}
+
+func (f *mergeSumsFn) ProcessElement(ctx context.Context, shard int, files func(*sumsFile) bool, emit func(shardCounts)) error {
+	const d = formats.DescriptorSize
+	assigningOver(f.Dir, f.Iter)
+	lo, hi, err := shardRange(f.Iter, shard, f.Words, f.K)
+	if err != nil {
+		return err
+	}
+	release, err := slots.Acquire(ctx, "vocabulary.update", updateShards)
+	defer release()
+	if err != nil {
+		return fmt.Errorf("vocabulary: iteration %d: %w", f.Iter, err)
+	}
+	out := shardCounts{Iter: f.Iter, Lo: lo, Count: make([]int64, hi-lo)}
+	var sum []int64
+	var rec sumsFile
+	marks := 0
+	for files(&rec) {
+		if rec.Name == "" {
+			marks++
+			continue
+		}
+		if rec.Iter != f.Iter {
+			return fmt.Errorf("vocabulary: iteration %d received the sums of iteration %d", f.Iter, rec.Iter)
+		}
+		out.N, out.Changed, out.SSE = out.N+rec.N, out.Changed+rec.Changed, out.SSE+rec.SSE
+		if sum == nil {
+			sum = make([]int64, (hi-lo)*d)
+		}
+		err := readSums(ctx, f.Dir, rec.Name, f.Iter, shard, d, rec.Rows, lo, hi, func(w int, n int64, s []int64) {
+			out.Count[w-lo] += n
+			row := sum[(w-lo)*d : (w-lo+1)*d]
+			for j, v := range s {
+				row[j] += v
+			}
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if marks != 1 {
+		return fmt.Errorf("vocabulary: iteration %d: word shard %d marked %d times, want once", f.Iter, shard, marks)
+	}
+	var rows []int32
+	for w, n := range out.Count {
+		if n > 0 {
+			rows = append(rows, int32(w))
+		}
+	}
+	b := appendSums(nil, f.Iter, shard, d, len(rows), func(i int) (int32, int64, []int64) {
+		w := rows[i]
+		return int32(lo) + w, out.Count[w], sum[int(w)*d : int(w+1)*d]
+	})
+	if err := writeSumsFile(ctx, f.Dir, f.Iter, mergedName(shard), b); err != nil {
+		return err
+	}
+	emit(out)
+	return nil
+}
+
+// shardRange returns the words [lo, hi) of word shard shard, of words
+// words each, of a vocabulary of k words, or an error if it has none.
+func shardRange(iter, shard, words, k int) (int, int, error) {
+	lo, hi := shard*words, min((shard+1)*words, k)
+	if shard < 0 || lo >= hi {
+		return 0, 0, fmt.Errorf("vocabulary: iteration %d: word shard %d of %d words is past the %d words", iter, shard, words, k)
+	}
+	return lo, hi, nil
 }
 
 // plan is what every word shard of an iteration's update needs to know:
@@ -69,7 +168,7 @@ func nextHeadFn(pl plan) state { return pl.Next }
 
 // planFn decides an iteration's update on one worker from the head of the
 // iteration's state (headFn, nextHeadFn: no centroid) and the counts of
-// the merged sums, which take 12 bytes a word: the objective and the
+// the merged sums of every word shard (mergeSumsFn), 8 bytes a word: the objective and the
 // stopping rule (kmeans.Options.Stop), and the splits of the empty clusters
 // (kmeans.PlanSplits, which needs only the counts).
 type planFn struct {
@@ -77,7 +176,7 @@ type planFn struct {
 	Tol           float64
 }
 
-func (f *planFn) ProcessElement(ctx context.Context, _ []byte, headSide func(*state) bool, countsSide func(*int, *partial) bool, emit func(plan)) error {
+func (f *planFn) ProcessElement(ctx context.Context, _ []byte, headSide func(*state) bool, countsSide func(*shardCounts) bool, emit func(plan)) error {
 	st, err := readOne(headSide, fmt.Sprintf("the head of the state of iteration %d", f.Iter))
 	if err != nil {
 		return err
@@ -90,7 +189,7 @@ func (f *planFn) ProcessElement(ctx context.Context, _ []byte, headSide func(*st
 	return nil
 }
 
-func (f *planFn) plan(ctx context.Context, st state, countsSide func(*int, *partial) bool) (plan, error) {
+func (f *planFn) plan(ctx context.Context, st state, countsSide func(*shardCounts) bool) (plan, error) {
 	if st.Converged {
 		return plan{Next: st}, nil
 	}
@@ -98,22 +197,28 @@ func (f *planFn) plan(ctx context.Context, st state, countsSide func(*int, *part
 		return plan{}, fmt.Errorf("vocabulary: iteration %d received the centroids of iteration %d", f.Iter, st.Iter)
 	}
 	count := make([]int64, st.K)
+	seen := make([]bool, st.K)
 	var (
-		key             int
-		p               partial
+		p               shardCounts
 		n, changed, sse int64
+		words           int
 	)
-	for countsSide(&key, &p) {
-		if p.Iter != f.Iter || p.Dim != st.Dim {
-			return plan{}, fmt.Errorf("vocabulary: iteration %d received the sums of iteration %d, dimension %d", f.Iter, p.Iter, p.Dim)
+	for countsSide(&p) {
+		if p.Iter != f.Iter {
+			return plan{}, fmt.Errorf("vocabulary: iteration %d received the sums of iteration %d", f.Iter, p.Iter)
+		}
+		if p.Lo < 0 || p.Lo+len(p.Count) > st.K || slices.Contains(seen[p.Lo:p.Lo+len(p.Count)], true) {
+			return plan{}, fmt.Errorf("vocabulary: iteration %d received the counts of words [%d, %d) twice or out of range", f.Iter, p.Lo, p.Lo+len(p.Count))
 		}
 		n, changed, sse = n+p.N, changed+p.Changed, sse+p.SSE
-		for j, w := range p.Words {
-			if w < 0 || int(w) >= st.K || count[w] != 0 {
-				return plan{}, fmt.Errorf("vocabulary: iteration %d received the sums of word %d twice or out of range", f.Iter, w)
-			}
-			count[w] = p.Count[j]
+		copy(count[p.Lo:], p.Count)
+		for w := range p.Count {
+			seen[p.Lo+w] = true
 		}
+		words += len(p.Count)
+	}
+	if words != st.K {
+		return plan{}, fmt.Errorf("vocabulary: iteration %d received the counts of %d of its %d words", f.Iter, words, st.K)
 	}
 	if int(n) != st.Sampled {
 		return plan{}, fmt.Errorf("vocabulary: iteration %d assigned %d of %d descriptors", f.Iter, n, st.Sampled)
@@ -180,23 +285,33 @@ type splitRow struct {
 
 // shardFn updates the centroids of one word shard, [Shard·Words,
 // (Shard+1)·Words), as its plan says: each to the mean of its cluster
-// (kmeans.Update on the shard's kmeans.Sums, gathered from the merged
-// blocks of sums that overlap it, of the rows of the state keyed by the
-// shard: stateByShardFn), and emits them as parts of the next
-// state, except the rows the splits touch, which go to splitRowsFn.
-// It holds the shard's float64 sums and centroids, 1,548 bytes a word.
-type shardFn struct{ Iter, Words int }
+// (kmeans.Update on the shard's kmeans.Sums, read from the file of merged
+// sums mergeSumsFn wrote to the scratch directory Dir, of the rows of the
+// state keyed by the shard: stateByShardFn), and emits them as parts of
+// the next state, except the rows the splits touch, which go to
+// splitRowsFn. It holds the shard's float64 sums and centroids, 1,548
+// bytes a word, and the file; a process updates at most updateShards
+// shards at once.
+type shardFn struct {
+	Iter, Words int
+	Dir         string
+}
 
-func (f *shardFn) ProcessElement(shard int, stateSide func(int) func(*state) bool, planSide func(*plan) bool, sumsSide func(int) func(*partial) bool, emit func(state), emitRow func(splitRow)) error {
+func (f *shardFn) ProcessElement(ctx context.Context, shard int, stateSide func(int) func(*state) bool, planSide func(*plan) bool, emit func(state), emitRow func(splitRow)) error {
 	pl, err := readOne(planSide, fmt.Sprintf("the plan of iteration %d", f.Iter))
 	if err != nil {
 		return err
 	}
 	next := pl.Next
 	d := next.Dim
-	lo, hi := shard*f.Words, min((shard+1)*f.Words, next.K)
-	if lo >= hi {
-		return fmt.Errorf("vocabulary: iteration %d: word shard %d of %d words is past the %d words", f.Iter, shard, f.Words, next.K)
+	lo, hi, err := shardRange(f.Iter, shard, f.Words, next.K)
+	if err != nil {
+		return err
+	}
+	release, err := slots.Acquire(ctx, "vocabulary.update", updateShards)
+	defer release()
+	if err != nil {
+		return fmt.Errorf("vocabulary: iteration %d: %w", f.Iter, err)
 	}
 	cent := make([]float32, (hi-lo)*d)
 	var p state
@@ -219,23 +334,11 @@ func (f *shardFn) ProcessElement(shard int, stateSide func(int) func(*state) boo
 		return nil
 	}
 	sums := kmeans.NewRangeSums(next.K, d, lo, hi)
-	var part partial
-	for b := lo / sumBlock; b*sumBlock < hi; b++ {
-		blk := sumsSide(b)
-		for blk(&part) {
-			if part.Iter != f.Iter || part.Dim != d {
-				return fmt.Errorf("vocabulary: iteration %d received the sums of iteration %d, dimension %d", f.Iter, part.Iter, part.Dim)
-			}
-			for j, w := range part.Words {
-				if int(w) < lo || int(w) >= hi {
-					continue
-				}
-				if sums.Count[int(w)-lo] != 0 {
-					return fmt.Errorf("vocabulary: iteration %d received the sums of word %d twice", f.Iter, w)
-				}
-				sums.AddCluster(int(w), part.Count[j], part.Sum[j*d:(j+1)*d])
-			}
-		}
+	err = readSums(ctx, f.Dir, mergedName(shard), f.Iter, shard, d, -1, lo, hi, func(w int, n int64, sum []int64) {
+		sums.AddCluster(w, n, sum)
+	})
+	if err != nil {
+		return err
 	}
 	kmeans.Update(cent, sums)
 	// The rows the splits touch leave for splitRowsFn; the runs between
