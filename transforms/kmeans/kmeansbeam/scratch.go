@@ -253,18 +253,19 @@ func appendSums(buf []byte, iter, shard, dim, rows int, row func(i int) (int32, 
 // decodeSums reads the file of sums b, which must be of iteration iter,
 // word shard shard, dimension dim and, unless rows is negative, rows rows,
 // its words within [lo, hi), and calls fn with each row's word, count and
-// sums (a buffer fn must not keep). It returns the number of rows.
-func decodeSums(b []byte, iter, shard, dim, rows, lo, hi int, fn func(w int, n int64, sum []int64)) (int, error) {
+// sums (a buffer fn must not keep). A shard's file holds at most hi−lo
+// rows, one a word.
+func decodeSums(b []byte, iter, shard, dim, rows, lo, hi int, fn func(w int, n int64, sum []int64)) error {
 	var head [4]uint64
 	for i := range head {
 		v, m := binary.Uvarint(b)
 		if m <= 0 {
-			return 0, fmt.Errorf("a truncated header")
+			return fmt.Errorf("a truncated header")
 		}
 		head[i], b = v, b[m:]
 	}
-	if head[0] != uint64(iter) || head[1] != uint64(shard) || head[2] != uint64(dim) || (rows >= 0 && head[3] != uint64(rows)) {
-		return 0, fmt.Errorf("iteration %d, word shard %d, dimension %d, %d rows, want %d, %d, %d, %d", head[0], head[1], head[2], head[3], iter, shard, dim, rows)
+	if head[0] != uint64(iter) || head[1] != uint64(shard) || head[2] != uint64(dim) || (rows >= 0 && head[3] != uint64(rows)) || head[3] > uint64(hi-lo) {
+		return fmt.Errorf("iteration %d, word shard %d, dimension %d, %d rows, want %d, %d, %d, %d", head[0], head[1], head[2], head[3], iter, shard, dim, rows)
 	}
 	n := int(head[3])
 	sum := make([]int64, dim)
@@ -274,27 +275,33 @@ func decodeSums(b []byte, iter, shard, dim, rows, lo, hi int, fn func(w int, n i
 		for i := range vals {
 			v, m := binary.Uvarint(b)
 			if m <= 0 {
-				return 0, fmt.Errorf("row %d of %d truncated", r, n)
+				return fmt.Errorf("row %d of %d truncated", r, n)
 			}
 			vals[i], b = v, b[m:]
 		}
+		if vals[0] == 0 || vals[0] >= uint64(int64(hi)-w) {
+			return fmt.Errorf("row %d: a step of %d words after word %d, want 1 to %d", r, vals[0], w, int64(hi)-w-1)
+		}
 		w += int64(vals[0])
-		if vals[0] == 0 || w < int64(lo) || w >= int64(hi) || vals[1] == 0 || vals[1] > math.MaxInt64 {
-			return 0, fmt.Errorf("row %d: word %d, count %d, want words ascending in [%d, %d) and a positive count", r, w, vals[1], lo, hi)
+		if w < int64(lo) || w >= int64(hi) || vals[1] == 0 || vals[1] > math.MaxInt64 {
+			return fmt.Errorf("row %d: word %d, count %d, want words ascending in [%d, %d) and a positive count", r, w, vals[1], lo, hi)
 		}
 		for j := range sum {
 			v, m := binary.Uvarint(b)
-			if m <= 0 || v > math.MaxInt64 {
-				return 0, fmt.Errorf("row %d of %d truncated", r, n)
+			if m <= 0 {
+				return fmt.Errorf("row %d of %d truncated", r, n)
+			}
+			if v > math.MaxInt64 {
+				return fmt.Errorf("row %d: a sum of %d, past int64", r, v)
 			}
 			sum[j], b = int64(v), b[m:]
 		}
 		fn(int(w), int64(vals[1]), sum)
 	}
 	if len(b) != 0 {
-		return 0, fmt.Errorf("%d bytes after its %d rows", len(b), n)
+		return fmt.Errorf("%d bytes after its %d rows", len(b), n)
 	}
-	return n, nil
+	return nil
 }
 
 // readSums reads the file of sums name of iteration iter from the scratch
@@ -304,7 +311,7 @@ func readSums(ctx context.Context, dir, name string, iter, shard, dim, rows, lo,
 	if err != nil {
 		return fmt.Errorf("vocabulary: iteration %d: sums of word shard %d: %w", iter, shard, err)
 	}
-	if _, err := decodeSums(b, iter, shard, dim, rows, lo, hi, fn); err != nil {
+	if err := decodeSums(b, iter, shard, dim, rows, lo, hi, fn); err != nil {
 		return fmt.Errorf("vocabulary: iteration %d: sums %s of word shard %d: %v", iter, name, shard, err)
 	}
 	return nil

@@ -2,6 +2,7 @@ package kmeansbeam
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -557,6 +558,43 @@ func TestMergeLetsGoOfTheAssigning(t *testing.T) {
 		if want := tc.kept; state != want || (tc.dir == dir && index != want) {
 			t.Errorf("state of iteration %d (own training %v) after the merge of iteration %d: state kept %v, index kept %v, want %v",
 				tc.iter, tc.dir == dir, tc.merge, state, index, want)
+		}
+	}
+}
+
+// TestDecodeSumsRefusesCorruptFiles: a file of sums whose words would go
+// back, repeat or leave the shard by wrapping, or whose header claims more
+// rows than the shard has words, is an error naming the row, not rows
+// added twice or a file read as empty.
+func TestDecodeSumsRefusesCorruptFiles(t *testing.T) {
+	const iter, shard, dim, lo, hi = 2, 0, 2, 0, 16
+	head := func(rows uint64) []byte {
+		var b []byte
+		for _, v := range []uint64{iter, shard, dim, rows} {
+			b = binary.AppendUvarint(b, v)
+		}
+		return b
+	}
+	row := func(b []byte, step, n uint64, sum ...uint64) []byte {
+		for _, v := range append([]uint64{step, n}, sum...) {
+			b = binary.AppendUvarint(b, v)
+		}
+		return b
+	}
+	good := row(row(head(2), 4, 1, 3, 4), 4, 2, 5, 6) // words 3 and 7
+	var words []int
+	if err := decodeSums(good, iter, shard, dim, -1, lo, hi, func(w int, _ int64, _ []int64) { words = append(words, w) }); err != nil || !slices.Equal(words, []int{3, 7}) {
+		t.Fatalf("a good file: words %v, %v", words, err)
+	}
+	for name, b := range map[string][]byte{
+		"a step that wraps back to word 3": row(row(row(head(3), 4, 1, 3, 4), 4, 2, 5, 6), 1<<64-4, 1, 1, 1),
+		"a step past the shard":            row(head(1), 17, 1, 1, 1),
+		"more rows than words":             head(1 << 63),
+		"a sum past int64":                 row(head(1), 1, 1, 1<<63, 1),
+		"bytes after the rows":             append(slices.Clone(good), 0),
+	} {
+		if err := decodeSums(b, iter, shard, dim, -1, lo, hi, func(int, int64, []int64) {}); err == nil {
+			t.Errorf("%s: no error", name)
 		}
 	}
 }
