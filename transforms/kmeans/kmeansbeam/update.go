@@ -55,14 +55,10 @@ type mergeSumsFn struct {
 func (f *mergeSumsFn) ProcessElement(ctx context.Context, shard int, files func(*sumsFile) bool, emit func(shardCounts)) error {
 	const d = formats.DescriptorSize
 	assigningOver(f.Dir, f.Iter)
-	lo, hi, err := shardRange(f.Iter, shard, f.Words, f.K)
-	if err != nil {
-		return err
-	}
-	release, err := slots.Acquire(ctx, "vocabulary.update", updateShards)
+	lo, hi, release, err := shardSlot(ctx, f.Iter, shard, f.Words, f.K)
 	defer release()
 	if err != nil {
-		return fmt.Errorf("vocabulary: iteration %d: %w", f.Iter, err)
+		return err
 	}
 	out := shardCounts{Iter: f.Iter, Lo: lo, Count: make([]int64, hi-lo)}
 	var sum []int64
@@ -119,6 +115,20 @@ func shardRange(iter, shard, words, k int) (int, int, error) {
 		return 0, 0, fmt.Errorf("vocabulary: iteration %d: word shard %d of %d words is past the %d words", iter, shard, words, k)
 	}
 	return lo, hi, nil
+}
+
+// shardSlot returns the words [lo, hi) of a word shard once the process
+// has one of its updateShards slots for merging or updating shards; the
+// caller calls release, even after an error.
+func shardSlot(ctx context.Context, iter, shard, words, k int) (lo, hi int, release func(), err error) {
+	if lo, hi, err = shardRange(iter, shard, words, k); err != nil {
+		return 0, 0, func() {}, err
+	}
+	release, err = slots.Acquire(ctx, "vocabulary.update", updateShards)
+	if err != nil {
+		return 0, 0, release, fmt.Errorf("vocabulary: iteration %d: %w", iter, err)
+	}
+	return lo, hi, release, nil
 }
 
 // plan is what every word shard of an iteration's update needs to know:
@@ -304,14 +314,10 @@ func (f *shardFn) ProcessElement(ctx context.Context, shard int, stateSide func(
 	}
 	next := pl.Next
 	d := next.Dim
-	lo, hi, err := shardRange(f.Iter, shard, f.Words, next.K)
-	if err != nil {
-		return err
-	}
-	release, err := slots.Acquire(ctx, "vocabulary.update", updateShards)
+	lo, hi, release, err := shardSlot(ctx, f.Iter, shard, f.Words, next.K)
 	defer release()
 	if err != nil {
-		return fmt.Errorf("vocabulary: iteration %d: %w", f.Iter, err)
+		return err
 	}
 	cent := make([]float32, (hi-lo)*d)
 	var p state
