@@ -22,7 +22,7 @@ func TestMain(m *testing.M) { cmdtest.Main(m, "describebench", &binary) }
 // 2 naming the flag, and the job the command submits has each worker set
 // the memory limit in force (fakejobs.CheckMemoryLimit).
 func TestMemoryLimit(t *testing.T) {
-	if _, stderr, code := cmdtest.Run(t, binary, "--memory_limit", "3XB"); code != 2 || !strings.Contains(stderr, "-memory_limit") {
+	if _, stderr, code := cmdtest.Run(t, binary, "--memory_limit", "3XB"); code != 2 || !strings.Contains(stderr, `invalid value "3XB" for flag -memory_limit`) {
 		t.Errorf("--memory_limit 3XB: exit %d, stderr:\n%s", code, stderr)
 	}
 	fakejobs.CheckMemoryLimit(t, binary, "--input", "../../testdata/shapes/labels.csv", "--n", "1", "--reps", "1")

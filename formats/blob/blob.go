@@ -343,10 +343,22 @@ func contentType(path string) string {
 	return "application/octet-stream"
 }
 
-// gcsErr turns the storage library's answers into this package's errors.
-func gcsErr(err error) error {
+// NotExist returns err, but a missing GCS object's error wrapping
+// ErrNotExist (fs.ErrNotExist), as a missing local file's does: callers
+// tell a file that is not there from one that cannot be read the same way
+// for both. It is the one place the storage library's "not found" is
+// mapped, for this package and for formats/fileio.
+func NotExist(err error) error {
 	if errors.Is(err, storage.ErrObjectNotExist) {
 		return fmt.Errorf("%w (%v)", ErrNotExist, err)
+	}
+	return err
+}
+
+// gcsErr turns the storage library's answers into this package's errors.
+func gcsErr(err error) error {
+	if err = NotExist(err); errors.Is(err, ErrNotExist) {
+		return err
 	}
 	var gerr *googleapi.Error
 	if errors.As(err, &gerr) && gerr.Code == 412 {

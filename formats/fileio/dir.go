@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 
+	"github.com/bowline/bowline/formats/blob"
 	"github.com/bowline/bowline/formats/run"
 )
 
@@ -61,7 +62,7 @@ func Size(ctx context.Context, path string) (int64, error) {
 	defer fsys.Close()
 	n, err := fsys.Size(ctx, path)
 	if err != nil {
-		return 0, fmt.Errorf("fileio: size of %s: %w", path, notExist(err))
+		return 0, fmt.Errorf("fileio: size of %s: %w", path, blob.NotExist(err))
 	}
 	return n, nil
 }

@@ -30,8 +30,8 @@ import (
 	"os"
 	"strings"
 
-	"cloud.google.com/go/storage"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	"github.com/bowline/bowline/formats/blob"
 
 	"github.com/bowline/bowline/formats"
 )
@@ -54,18 +54,7 @@ func WriteBytes(ctx context.Context, path string, data []byte) error {
 // notExist's.
 func openRead(ctx context.Context, fsys filesystem.Interface, path string) (io.ReadCloser, error) {
 	r, err := fsys.OpenRead(ctx, path)
-	return r, notExist(err)
-}
-
-// notExist returns err, but a missing gs:// object's error wrapping
-// fs.ErrNotExist, as a missing local file's does: callers tell a file
-// that is not there from one that cannot be read (errors.Is(err,
-// fs.ErrNotExist)) the same way for both.
-func notExist(err error) error {
-	if errors.Is(err, storage.ErrObjectNotExist) {
-		return fmt.Errorf("%w (%v)", fs.ErrNotExist, err)
-	}
-	return err
+	return r, blob.NotExist(err)
 }
 
 // ReadBytes returns the whole content of the file at path.

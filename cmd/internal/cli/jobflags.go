@@ -149,7 +149,7 @@ func (j *JobFlags) Apply() error {
 	// WithGlobal): --global turns --dct_scale's default off, and the
 	// report records it so; --global with --dct_scale is refused
 	// (describe.Options.Validate).
-	if c.Describe.Global && !given(j.fs, "dct_scale") {
+	if c.Describe.Global && !j.set("dct_scale") {
 		c.Describe = c.Describe.WithGlobal()
 		if err := j.fs.Set("dct_scale", "false"); err != nil {
 			panic(fmt.Sprintf("cli: %v", err)) // a bool flag takes false
@@ -169,11 +169,10 @@ func (j *JobFlags) Apply() error {
 	return CheckLearning(c.Learning, c.Vocab.K, c.Describe.Global)
 }
 
-// given reports whether the command line parsed into fs gave the flag
-// name.
-func given(fs *flag.FlagSet, name string) bool {
+// set reports whether the command line gave the flag name.
+func (j *JobFlags) set(name string) bool {
 	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	j.fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
 }
 

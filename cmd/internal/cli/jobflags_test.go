@@ -212,15 +212,21 @@ func TestMemoryLimit(t *testing.T) {
 		args []string
 		env  string
 		want int64
+		took int64 // what the runtime took from GOMEMLIMIT, or none (0: 12345)
 	}{
-		{nil, "", DefaultMemoryLimit},
-		{[]string{"--memory_limit", "2GiB"}, "", 2 << 30},
-		{[]string{"--memory_limit", "2500MB"}, "1GiB", 2500e6},
-		{nil, "1GiB", 12345},
-		{[]string{"--memory_limit", "0"}, "", 12345},
+		{nil, "", DefaultMemoryLimit, 0},
+		{[]string{"--memory_limit", "2GiB"}, "", 2 << 30, 0},
+		{[]string{"--memory_limit", "2500MB"}, "1GiB", 2500e6, 0},
+		{nil, "1GiB", 12345, 0},
+		{[]string{"--memory_limit", "0"}, "", 12345, 0},
+		// A limit the runtime takes, past what the flag's units parse.
+		{nil, "5000000000000000000", 5e18, 5e18},
 	} {
 		t.Setenv("GOMEMLIMIT", tc.env)
-		debug.SetMemoryLimit(12345) // what the runtime took from GOMEMLIMIT, or none
+		if tc.took == 0 {
+			tc.took = 12345
+		}
+		debug.SetMemoryLimit(tc.took)
 		fs := flag.NewFlagSet("job", flag.ContinueOnError)
 		c := bowline.DefaultConfig()
 		j := AddJobFlags(fs, &c)

@@ -2,9 +2,7 @@ package cli
 
 import (
 	"flag"
-	"fmt"
 	"os"
-	"strconv"
 
 	"github.com/bowline/bowline/cmd/internal/cmdline"
 	"github.com/bowline/bowline/cmd/internal/memlimit"
@@ -20,19 +18,29 @@ import (
 const DefaultMemoryLimit = 3 << 30
 
 // MemoryLimit is --memory_limit, the soft memory limit of every process
-// that runs a command's pipelines: registered by AddMemoryLimitFlag (the
-// job's flags include it), applied by Apply once the command line is
-// parsed.
+// that runs a command's pipelines: the flag's value (registered by
+// AddMemoryLimitFlag; the job's flags include it), applied by Apply once
+// the command line is parsed.
 type MemoryLimit struct {
-	fs    *flag.FlagSet
 	limit cmdline.ByteSize
+	given bool // the command line set it
+}
+
+func (m *MemoryLimit) String() string { return m.limit.String() }
+
+// Get returns the bytes, an int64, for the flag's rule (cmdline).
+func (m *MemoryLimit) Get() any { return m.limit.Get() }
+
+func (m *MemoryLimit) Set(s string) error {
+	m.given = true
+	return m.limit.Set(s)
 }
 
 // AddMemoryLimitFlag registers --memory_limit on fs, for every command
 // that runs a pipeline.
 func AddMemoryLimitFlag(fs *flag.FlagSet) *MemoryLimit {
-	m := &MemoryLimit{fs: fs, limit: DefaultMemoryLimit}
-	fs.Var(&m.limit, "memory_limit", "soft limit on the memory of this process and of every worker process of the job, in bytes or with a unit (3GiB, 3500MB): Go's garbage collector runs more often as the heap nears it and gives back what it freed, where resident memory otherwise runs to twice the live heap between collections. On Prism this process runs the workers; on Dataflow and Flink each worker process takes the limit from the job's options as it starts. GOMEMLIMIT in this process's environment takes the place of the default (0: GOMEMLIMIT's limit, or none)")
+	m := &MemoryLimit{limit: DefaultMemoryLimit}
+	fs.Var(m, "memory_limit", "soft limit on the memory of this process and of every worker process of the job, in bytes or with a unit (3GiB, 3500MB): Go's garbage collector runs more often as the heap nears it and gives back what it freed, where resident memory otherwise runs to twice the live heap between collections. On Prism this process runs the workers; on Dataflow and Flink each worker process takes the limit from the job's options as it starts. GOMEMLIMIT in this process's environment takes the place of the default (0: GOMEMLIMIT's limit, or none)")
 	return m
 }
 
@@ -41,14 +49,13 @@ func AddMemoryLimitFlag(fs *flag.FlagSet) *MemoryLimit {
 // has already applied, is set. Either way the flag ends holding the limit
 // in force (0: none), so that the run records what it ran with, and the
 // pipelines this process runs from now on have each of their worker
-// processes set that limit when it starts (memlimit.Enable).
+// processes set that limit when it starts (memlimit.Enable). It changes
+// the process, not only the flag.
 func (m *MemoryLimit) Apply() {
-	if m.limit > 0 && (given(m.fs, "memory_limit") || os.Getenv("GOMEMLIMIT") == "") {
+	if m.limit > 0 && (m.given || os.Getenv("GOMEMLIMIT") == "") {
 		memlimit.Set(int64(m.limit))
 	}
 	limit := memlimit.InForce()
-	if err := m.fs.Set("memory_limit", strconv.FormatInt(limit, 10)); err != nil {
-		panic(fmt.Sprintf("cli: %v", err)) // a byte size takes a count of bytes
-	}
+	m.limit = cmdline.ByteSize(limit)
 	memlimit.Enable(limit)
 }
