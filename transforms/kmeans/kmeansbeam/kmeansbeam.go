@@ -17,10 +17,9 @@
 //	written_i                  = ParDo(write_i)(impulse; side input: state_i)
 //	chunks_i+1, sums files_i   = ParDo(assign_i)(Pair(chunks_i, written_i))
 //	counts_i                   = ParDo(merge_i)(GroupByKey(sums files_i + a mark of each word shard))
-//	plan_i                     = ParDo(plan_i)(impulse; side inputs: head_i, counts_i)
+//	plan_i                     = ParDo(plan_i)(impulse; side inputs: written_i, counts_i)
 //	shard rows_i, split rows_i = ParDo(shard_i)(word shards; side inputs: state_i by shard, plan_i)
 //	state_i+1                  = shard rows_i + ParDo(split_i)(impulse; side inputs: plan_i, split rows_i)
-//	head_i+1                   = the state plan_i leads to, without centroids
 //
 // where state_0 holds the initial centroids — by k-means‖ over the chunks
 // (see initialCentroids), or kmeans.Initialize on the sample on one worker
@@ -195,8 +194,6 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*splitRow)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*splitRowsFn)(nil)).Elem())
 	beam.RegisterFunction(shardMarkFn)
-	beam.RegisterFunction(headFn)
-	beam.RegisterFunction(nextHeadFn)
 	beam.RegisterType(reflect.TypeOf((*stateByShardFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*partPriosFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*prios)(nil)).Elem())
@@ -670,7 +667,6 @@ func train(s beam.Scope, st, chunks beam.PCollection, opt Options, dir string, s
 	shards := beam.Reshuffle(s, beam.ParDo(s, &shardsFn{K: opt.K, Words: words}, start))
 	marks := beam.ParDo(s, shardMarkFn, shards)
 	forest, ivf := opt.forest(), opt.ivf()
-	head := beam.ParDo(s, headFn, start, beam.SideInput{Input: st})
 	for i := 0; i <= opt.MaxIter; i++ {
 		is := s.Scope(fmt.Sprintf("iteration%02d", i))
 		written := beam.ParDo(is, &writeStateFn{Iter: i, Dir: dir}, start, beam.SideInput{Input: st})
@@ -678,12 +674,11 @@ func train(s beam.Scope, st, chunks beam.PCollection, opt Options, dir string, s
 		next, files := beam.ParDo2(is, &assignFn{Iter: i, Last: opt.MaxIter, Dir: dir, Approx: opt.Approx, Forest: forest, UseIVF: opt.useIVF(), IVF: ivf, Words: words, Rows: opt.sumsRows()}, paired)
 		byShardFiles := beam.GroupByKey(is, beam.Flatten(is, files, marks))
 		counts := beam.ParDo(is, &mergeSumsFn{Iter: i, K: opt.K, Words: words, Dir: dir}, byShardFiles)
-		pl := beam.ParDo(is, &planFn{Iter: i, MaxIter: opt.MaxIter, Tol: opt.Tol}, start, beam.SideInput{Input: head}, beam.SideInput{Input: counts})
+		pl := beam.ParDo(is, &planFn{Iter: i, MaxIter: opt.MaxIter, Tol: opt.Tol}, start, beam.SideInput{Input: written}, beam.SideInput{Input: counts})
 		byShard := beam.ParDo(is, &stateByShardFn{Words: words}, st)
 		updated, rows := beam.ParDo2(is, &shardFn{Iter: i, Words: words, Dir: dir}, shards, beam.SideInput{Input: byShard}, beam.SideInput{Input: pl})
 		split := beam.ParDo(is, &splitRowsFn{Iter: i}, start, beam.SideInput{Input: pl}, beam.SideInput{Input: rows})
 		st = beam.Flatten(is, updated, split)
-		head = beam.ParDo(is, nextHeadFn, pl)
 		chunks = next
 	}
 	return beam.ParDo(s, &codebookFn{Dir: dir}, start, beam.SideInput{Input: st}, beam.SideInput{Input: total})

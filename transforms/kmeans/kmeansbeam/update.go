@@ -151,33 +151,8 @@ func readOne[T any](iter func(*T) bool, what string) (T, error) {
 	return v, nil
 }
 
-// headFn emits the head of a state — its fields but its centroids — from
-// its parts: what the plan of iteration 0 reads (planFn).
-func headFn(_ []byte, stateSide func(*state) bool, emit func(state)) error {
-	var st, p state
-	n := 0
-	for stateSide(&p) {
-		if n == 0 {
-			st = p
-		} else if err := st.sameAs(p); err != nil {
-			return err
-		}
-		n++
-	}
-	if n == 0 {
-		return fmt.Errorf("vocabulary: the initial state has no centroids")
-	}
-	st.Lo, st.Centroids, st.Fingerprint = 0, nil, 0
-	emit(st)
-	return nil
-}
-
-// nextHeadFn emits the head of the state a plan leads to, which the plan
-// of the next iteration reads.
-func nextHeadFn(pl plan) state { return pl.Next }
-
 // planFn decides an iteration's update on one worker from the head of the
-// iteration's state (headFn, nextHeadFn: no centroid) and the counts of
+// iteration's state (the one writeStateFn emits: no centroid) and the counts of
 // the merged sums of every word shard (mergeSumsFn), 8 bytes a word: the objective and the
 // stopping rule (kmeans.Options.Stop), and the splits of the empty clusters
 // (kmeans.PlanSplits, which needs only the counts).
@@ -191,6 +166,7 @@ func (f *planFn) ProcessElement(ctx context.Context, _ []byte, headSide func(*st
 	if err != nil {
 		return err
 	}
+	st.Fingerprint = 0 // of this iteration's centroids, not the next's
 	next, err := f.plan(ctx, st, countsSide)
 	if err != nil {
 		return err
