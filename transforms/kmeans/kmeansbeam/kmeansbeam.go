@@ -251,10 +251,12 @@ type Options struct {
 	IVF nn.IVFOptions
 
 	// TrainProbes is the number of lists the IVFs of Lloyd's iterations
-	// search (0: DefaultTrainProbes, or IVF's probes if fewer); the
-	// codebook's quantisation searches IVF's. A descriptor keeps its
-	// cluster unless a search finds a nearer word, so the iterations need
-	// not find every nearest word each time: see DefaultTrainProbes.
+	// search (0: DefaultTrainProbes, or IVF's probes if fewer, up to
+	// kmeans.KMeansPPMaxK words, where it was measured; IVF's probes
+	// above); the codebook's quantisation searches IVF's. A descriptor
+	// keeps its cluster unless a search finds a nearer word, so the
+	// iterations need not find every nearest word each time: see
+	// DefaultTrainProbes.
 	TrainProbes int
 
 	// Chunks, if positive, cuts the sample into that many chunks, or more
@@ -466,9 +468,10 @@ const DefaultTrainProbes = 4
 // TrainProbes lists searched.
 func (o Options) trainIVF() nn.IVFOptions {
 	v := o.ivf()
-	if o.TrainProbes > 0 {
+	switch {
+	case o.TrainProbes > 0:
 		v.Probes = o.TrainProbes
-	} else {
+	case o.K <= kmeans.KMeansPPMaxK:
 		v.Probes = min(v.Probes, DefaultTrainProbes)
 	}
 	return v

@@ -341,6 +341,29 @@ func TestTrainProbes(t *testing.T) {
 	}
 }
 
+// The default training probes hold where they were measured, up to
+// kmeans.KMeansPPMaxK words; above, training searches IVF's probes.
+func TestDefaultTrainProbes(t *testing.T) {
+	def := nn.DefaultIVFOptions().Probes
+	for _, tc := range []struct {
+		k, probes, trainProbes int
+		train, quantise        int
+	}{
+		{10_000, 0, 0, DefaultTrainProbes, def},
+		{kmeans.KMeansPPMaxK, 0, 0, DefaultTrainProbes, def},
+		{kmeans.KMeansPPMaxK, 2, 0, 2, 2},
+		{kmeans.KMeansPPMaxK + 1, 0, 0, def, def},
+		{100_000, 16, 0, 16, 16},
+		{100_000, 16, 3, 3, 16},
+		{1_000, 8, 12, 12, 8},
+	} {
+		o := Options{K: tc.k, Approx: true, IVF: nn.IVFOptions{Probes: tc.probes}, TrainProbes: tc.trainProbes}
+		if train, quantise := o.trainIVF().Probes, o.ivf().Probes; train != tc.train || quantise != tc.quantise {
+			t.Errorf("K %d, IVF probes %d, TrainProbes %d: training searches %d lists and quantisation %d, want %d and %d", tc.k, tc.probes, tc.trainProbes, train, quantise, tc.train, tc.quantise)
+		}
+	}
+}
+
 func TestVocabularyInvalidOptionsFail(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	feats := beam.CreateList(s, writeParts(t, features(3, rand.New(rand.NewPCG(1, 2))), t.TempDir(), 2))
