@@ -44,8 +44,8 @@ func init() {
 // of up to kmeans.KMeansPPMaxK words from its default sample
 // (DefaultSample: at most 10⁶ descriptors there) runs its iterations in
 // one step; 10⁵ words from 5·10⁶ (5·10¹¹) are distributed. One step of
-// 10⁴ words from 5·10⁵ descriptors costs about 2 CPU s an iteration
-// (IVF, 8 probes).
+// 10⁴ words from 5·10⁵ descriptors costs about 1.5 CPU s an iteration
+// (IVF, 4 probes: DefaultTrainProbes).
 const DefaultOneStepWork = 20_000_000_000
 
 // oneStep reports whether o's Lloyd iterations run in one step, loopFn.
