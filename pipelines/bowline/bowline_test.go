@@ -144,7 +144,7 @@ func TestEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := int(float64(r.Counts.Vocabulary) * (1 - ada.Sparsity)); len(model) != want {
+	if want := int(math.Round(float64(r.Counts.Vocabulary) * (1 - ada.Sparsity))); len(model) != want {
 		t.Errorf("model rows = %d, want %d non-zero weights", len(model), want)
 	}
 	postings, err := fileio.ReadAll[formats.Posting](ctx, fileio.Join(out, "index-solis-ada-*.parquet"))

@@ -253,8 +253,9 @@ func TestChangedVocabularyBuildRebuilds(t *testing.T) {
 		{name: "vocab_iter", prev: base, set: func(c *Config) { c.Vocab.MaxIter = 10 }, why: "the vocabulary settings changed: max_iter 25, now 10"},
 		{name: "vocab_init random", prev: base, set: func(c *Config) { c.Vocab.Init = kmeans.InitRandom }, why: "the vocabulary settings changed: init \"kmeans||\", now \"random\""},
 		{name: "seed", prev: base, set: func(c *Config) { c.Vocab.Seed = 2 }, why: "the vocabulary settings changed: train_seed 1, now 2"},
-		{name: "tol", prev: base, set: func(c *Config) { c.Vocab.Tol = 0 }, why: "the vocabulary settings changed: tol 0.0001, now 0"},
+		{name: "tol", prev: base, set: func(c *Config) { c.Vocab.Tol = 0 }, why: "the vocabulary settings changed: tol 0.00025, now 0"},
 		{name: "akm", prev: base, set: func(c *Config) { c.Vocab.Approx = true }, why: "the vocabulary settings changed: approx false, now true; checks 0, now 256; ivf_lists none, now 0"},
+		{name: "akm, train probes", prev: akm, set: func(c *Config) { c.Vocab.TrainProbes = 2 }, why: "the vocabulary settings changed: ivf_train_probes 4, now 2"},
 		{name: "exact, one worker to distributed", prev: base, set: func(c *Config) { c.Vocab.Chunks = 3 }, why: "the vocabulary settings changed: reseed \"farthest\", now \"split\""},
 		{name: "lineage without build settings", prev: base, set: func(*Config) {}, oldLineage: "k=1000 approx=false trees=0 leaf=0 checks=0 seed=0", keep: true},
 	} {

@@ -288,31 +288,64 @@ type bundleSums struct {
 	spill func() error
 }
 
+// add adds a descriptor of cluster label at squared distance dist.
 func (b *bundleSums) add(desc []byte, label int32, dist float32) error {
+	return b.move(desc, -1, label, dist)
+}
+
+// move adds a descriptor at squared distance dist that moved from
+// cluster from (−1: none) to cluster to: to its new cluster and, taken
+// away, to its old one, nothing if they are the same. Sums so made from
+// every descriptor's move of an iteration are the change of the previous
+// iteration's sums, exactly (they are integers), while N and the squared
+// distances count every descriptor.
+func (b *bundleSums) move(desc []byte, from, to int32, dist float32) error {
 	if b.slot == nil {
 		return nil
 	}
-	r := b.slot[label]
-	if r < 0 {
-		if b.limit > 0 && len(b.words) >= b.limit {
-			if err := b.spill(); err != nil {
+	if from != to {
+		r, err := b.rowOf(to)
+		if err != nil {
+			return err
+		}
+		b.count[r]++
+		row := b.sum[int(r)*b.dim : int(r+1)*b.dim]
+		for j, v := range desc[:len(row)] {
+			row[j] += int64(v)
+		}
+		if from >= 0 {
+			if r, err = b.rowOf(from); err != nil {
 				return err
 			}
+			b.count[r]--
+			row := b.sum[int(r)*b.dim : int(r+1)*b.dim]
+			for j, v := range desc[:len(row)] {
+				row[j] -= int64(v)
+			}
 		}
-		r = int32(len(b.words))
-		b.slot[label] = r
-		b.words = append(b.words, label)
-		b.count = append(b.count, 0)
-		b.sum = append(b.sum, make([]int64, b.dim)...)
-	}
-	b.count[r]++
-	row := b.sum[int(r)*b.dim : int(r+1)*b.dim]
-	for j, v := range desc[:len(row)] {
-		row[j] += int64(v)
 	}
 	b.sse += int64(math.Round(float64(dist) * sseScale))
 	b.n++
 	return nil
+}
+
+// rowOf returns the row of cluster c, adding one, after handing the sums
+// to spill if that would pass limit rows, if the bundle has none.
+func (b *bundleSums) rowOf(c int32) (int32, error) {
+	if r := b.slot[c]; r >= 0 {
+		return r, nil
+	}
+	if b.limit > 0 && len(b.words) >= b.limit {
+		if err := b.spill(); err != nil {
+			return 0, err
+		}
+	}
+	r := int32(len(b.words))
+	b.slot[c] = r
+	b.words = append(b.words, c)
+	b.count = append(b.count, 0)
+	b.sum = append(b.sum, make([]int64, b.dim)...)
+	return r, nil
 }
 
 // sorted returns the rows of b in ascending order of their words.
@@ -592,7 +625,7 @@ func (f *assignFn) assign(ctx context.Context, c chunk, head state, emitChunk fu
 		return nil
 	}
 	f.sums.spill = func() error { return f.writeSums(ctx, emitSums) }
-	if err := f.work.assign(ctx, f.Dir, c, f.Iter, f.Last, f.assigner, &f.sums, runtime.GOMAXPROCS(0)); err != nil {
+	if err := f.work.assign(ctx, f.Dir, c, f.Iter, f.Last, f.assigner, &f.sums, runtime.GOMAXPROCS(0), nil); err != nil {
 		return err
 	}
 	f.descs.Inc(ctx, int64(c.N))
@@ -642,10 +675,14 @@ func (f *assignFn) FinishBundle(ctx context.Context, _ func(chunk), emitSums fun
 }
 
 // chunkWork holds the buffers of the assignment of one chunk at a time.
+// With moves set, assign adds to its sums only how the descriptors moved
+// (bundleSums.move): the caller keeps the previous iteration's sums.
 type chunkWork struct {
+	moves   bool
 	scratch []kmeans.AssignScratch
 	x       []float32
 	labels  []int32
+	prev    []int32
 	dist    []float32
 	changed []int
 }
@@ -655,8 +692,10 @@ type chunkWork struct {
 // the chunk's labels of the previous iteration (none at 0), adds the
 // descriptors to sums, writes the new labels for the next iteration (but
 // in iteration last, whose labels no one reads) and removes the labels
-// of iteration iter−2, which iteration iter−1 has read.
-func (cw *chunkWork) assign(ctx context.Context, dir string, c chunk, iter, last int, a *kmeans.Assigner, sums *bundleSums, w int) error {
+// of iteration iter−2, which iteration iter−1 has read. With held not
+// nil the chunk's labels stay in *held from one iteration to the next
+// instead, in the memory of a process that runs every iteration (loopFn).
+func (cw *chunkWork) assign(ctx context.Context, dir string, c chunk, iter, last int, a *kmeans.Assigner, sums *bundleSums, w int, held *[]int32) error {
 	const d = formats.DescriptorSize
 	n := c.N
 	desc, err := readDesc(ctx, dir, c)
@@ -664,16 +703,30 @@ func (cw *chunkWork) assign(ctx context.Context, dir string, c chunk, iter, last
 		return err
 	}
 	cw.x = floatsInto(cw.x, desc)
-	cw.labels = slices.Grow(cw.labels[:0], n)[:n]
-	labels := cw.labels
-	if iter > 0 {
-		if err := readLabels(ctx, dir, c, iter-1, labels); err != nil {
-			return err
+	var labels []int32
+	if held != nil {
+		if iter == 0 {
+			*held = slices.Repeat([]int32{-1}, n)
 		}
+		if len(*held) != n {
+			panic(fmt.Sprintf("vocabulary: chunk %d of %d descriptors with %d labels held", c.Index, n, len(*held)))
+		}
+		labels = *held
 	} else {
-		for i := range labels {
-			labels[i] = -1
+		cw.labels = slices.Grow(cw.labels[:0], n)[:n]
+		labels = cw.labels
+		if iter > 0 {
+			if err := readLabels(ctx, dir, c, iter-1, labels); err != nil {
+				return err
+			}
+		} else {
+			for i := range labels {
+				labels[i] = -1
+			}
 		}
+	}
+	if cw.moves {
+		cw.prev = append(cw.prev[:0], labels...)
 	}
 	cw.dist = slices.Grow(cw.dist[:0], n)[:n]
 	// Labels depend only on each descriptor and its previous label, so
@@ -697,12 +750,19 @@ func (cw *chunkWork) assign(ctx context.Context, dir string, c chunk, iter, last
 		wg.Wait()
 	}
 	for i, l := range labels {
-		if err := sums.add(desc[i*d:(i+1)*d], l, cw.dist[i]); err != nil {
+		from := int32(-1)
+		if cw.moves {
+			from = cw.prev[i]
+		}
+		if err := sums.move(desc[i*d:(i+1)*d], from, l, cw.dist[i]); err != nil {
 			return err
 		}
 	}
 	for _, m := range changed {
 		sums.moved += int64(m)
+	}
+	if held != nil {
+		return nil
 	}
 	if iter < last {
 		if err := writeLabels(ctx, dir, c.Index, iter, labels); err != nil {

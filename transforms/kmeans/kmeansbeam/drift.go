@@ -208,7 +208,7 @@ func (o Options) Settings() string {
 	s := fmt.Sprintf("k=%d approx=%t trees=%d leaf=%d checks=%d seed=%d", o.K, o.Approx, f.Trees, f.LeafSize, f.Checks, f.Seed)
 	if o.useIVF() {
 		v := o.ivf()
-		s += fmt.Sprintf(" ivf_lists=%d ivf_probes=%d ivf_seed=%d", v.Lists, v.Probes, v.Seed)
+		s += fmt.Sprintf(" ivf_lists=%d ivf_probes=%d ivf_seed=%d ivf_train_probes=%d", v.Lists, v.Probes, v.Seed, o.trainIVF().Probes)
 	}
 	ko := o.kmeans()
 	s += fmt.Sprintf(" sample=%d max_iter=%d tol=%v train_seed=%d init=%s seeding=%d reseed=%s",

@@ -302,6 +302,68 @@ func TestVocabularyDistributed(t *testing.T) {
 	}
 }
 
+// TestTrainProbes checks that Lloyd's iterations search TrainProbes lists
+// (by default DefaultTrainProbes of IVF's 8) on every path — one worker,
+// the graph's stages and one step — while the codebook keeps IVF's
+// probes for its quantisation.
+func TestTrainProbes(t *testing.T) {
+	noisy := features(40, rand.New(rand.NewPCG(11, 12)))
+	ivf := nn.IVFOptions{Lists: 8, Probes: 8, Seed: 9}
+	base := Options{K: 40, Sample: 600, MaxIter: 6, Tol: 1e-6, Seed: 4, Approx: true, IVF: ivf, Init: kmeans.InitRandom}
+	at := func(probes int) Codebook { // kmeans.Train searching probes lists
+		o := base
+		o.IVF.Probes, o.TrainProbes = probes, probes
+		cb := reference(t, noisy, o)
+		cb.IVF = base.ivf()
+		return cb
+	}
+	want4, want2 := at(DefaultTrainProbes), at(2)
+	if slices.Equal(want4.Centroids, at(8).Centroids) || slices.Equal(want4.Centroids, want2.Centroids) {
+		t.Fatal("2, 4 and 8 probes train the same centroids: the test cannot tell them apart")
+	}
+	p, s := beam.NewPipelineWithRoot()
+	feats := beam.CreateList(s, writeParts(t, noisy, t.TempDir(), 3))
+	for _, tc := range []struct {
+		trainProbes int
+		want        Codebook
+	}{{0, want4}, {2, want2}} {
+		for _, chunks := range []int{0, 5} {
+			for _, work := range []int64{-1, 0} {
+				o := base
+				o.TrainProbes, o.Chunks, o.OneStepWork = tc.trainProbes, chunks, work
+				name := fmt.Sprintf("TrainProbes %d, %d chunks, one step %v", tc.trainProbes, chunks, work == 0)
+				beam.ParDo0(s, &checkFn{Name: name, Want: tc.want, ObjTol: 1e-6}, VocabularyOfParts(s, feats, o))
+			}
+		}
+	}
+	if err := ptest.Run(p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The default training probes hold where they were measured, up to
+// kmeans.KMeansPPMaxK words; above, training searches IVF's probes.
+func TestDefaultTrainProbes(t *testing.T) {
+	def := nn.DefaultIVFOptions().Probes
+	for _, tc := range []struct {
+		k, probes, trainProbes int
+		train, quantise        int
+	}{
+		{10_000, 0, 0, DefaultTrainProbes, def},
+		{kmeans.KMeansPPMaxK, 0, 0, DefaultTrainProbes, def},
+		{kmeans.KMeansPPMaxK, 2, 0, 2, 2},
+		{kmeans.KMeansPPMaxK + 1, 0, 0, def, def},
+		{100_000, 16, 0, 16, 16},
+		{100_000, 16, 3, 3, 16},
+		{1_000, 8, 12, 12, 8},
+	} {
+		o := Options{K: tc.k, Approx: true, IVF: nn.IVFOptions{Probes: tc.probes}, TrainProbes: tc.trainProbes}
+		if train, quantise := o.trainIVF().Probes, o.ivf().Probes; train != tc.train || quantise != tc.quantise {
+			t.Errorf("K %d, IVF probes %d, TrainProbes %d: training searches %d lists and quantisation %d, want %d and %d", tc.k, tc.probes, tc.trainProbes, train, quantise, tc.train, tc.quantise)
+		}
+	}
+}
+
 func TestVocabularyInvalidOptionsFail(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	feats := beam.CreateList(s, writeParts(t, features(3, rand.New(rand.NewPCG(1, 2))), t.TempDir(), 2))
