@@ -22,14 +22,16 @@ import (
 // state is the trainer's state between iterations: the centroids of
 // iteration Iter (after Iter updates).
 //
-// The initial state travels as parts of at most stateRows centroids (see
-// maxChunk for why): part Lo holds the centroids from row Lo on, and every
-// part repeats the other fields; the parts of a state cover its K rows
-// once each. In Lloyd's loop a state's centroids are in files of the
-// scratch directory instead, written a word shard at a time (stateFilesFn,
-// shardFn, splitRowsFn), and the state travels as records of those files:
-// each a head (a state without centroids) naming one file in Files. No
-// worker holds all the centroids to write them, and the runner holds none.
+// The initial state of the one-step loop (loopFn) travels as parts of at
+// most stateRows centroids (see maxChunk for why): part Lo holds the
+// centroids from row Lo on, and every part repeats the other fields; the
+// parts of a state cover its K rows once each. In the distributed loop a
+// state's centroids are in files of the scratch directory instead, written
+// a word shard at a time (emitInitial, shardFn, splitRowsFn), and the state
+// travels as records of those files: each a head (a state without
+// centroids) naming one file in Files. No worker holds all the centroids
+// to write them (but the seeding's, which chose them), and the runner
+// holds none.
 type state struct {
 	Iter   int
 	K, Dim int
@@ -211,16 +213,22 @@ func fingerprint(c []float32) uint64 {
 	return h
 }
 
-// initFn chooses the initial centroids on the whole sample, on one worker.
-type initFn struct{ Opt Options }
+// initFn chooses the initial centroids on the whole sample, on one worker,
+// and emits them as emitInitial does with Dir and Words.
+type initFn struct {
+	Opt   Options
+	Dir   string
+	Words int
+}
 
 func (f *initFn) ProcessElement(ctx context.Context, smp sample, emit func(state)) error {
-	return initState(ctx, f.Opt, smp, len(smp.Prio), emit)
+	return initState(ctx, f.Opt, f.Dir, f.Words, smp, len(smp.Prio), emit)
 }
 
 // initState chooses the initial centroids on smp, on one worker, and emits
-// them as the state of a training on sampled descriptors in chunks.
-func initState(ctx context.Context, o Options, smp sample, sampled int, emit func(state)) error {
+// them as the state of a training on sampled descriptors in chunks, as
+// emitInitial does with dir and words.
+func initState(ctx context.Context, o Options, dir string, words int, smp sample, sampled int, emit func(state)) error {
 	const d = formats.DescriptorSize
 	start := time.Now()
 	data, err := floats(smp, o.K)
@@ -234,7 +242,34 @@ func initState(ctx context.Context, o Options, smp sample, sampled int, emit fun
 		return fmt.Errorf("vocabulary: %w", err)
 	}
 	log.Infof(ctx, "vocabulary: %d initial centroids from %d descriptors in %.1fs", o.K, len(smp.Prio), time.Since(start).Seconds())
-	initialState(o, cent, sampled, start).parts(emit)
+	return emitInitial(ctx, dir, words, initialState(o, cent, sampled, start), emit)
+}
+
+// initialWords is the Words of the steps that choose the initial state
+// (emitInitial): 0 for the one-step loop.
+func (o Options) initialWords() int {
+	if o.oneStep() {
+		return 0
+	}
+	return o.shardWords()
+}
+
+// emitInitial emits the initial state st of a training whose scratch
+// directory is dir: with words 0, as parts for the one-step loop (loopFn),
+// else as the records of its files by word shard of words words, written
+// here, where the whole state is anyway, so that the runner holds none of
+// its centroids.
+func emitInitial(ctx context.Context, dir string, words int, st state, emit func(state)) error {
+	if words == 0 {
+		st.parts(emit)
+		return nil
+	}
+	for lo := 0; lo < st.K; lo += words {
+		hi := min(lo+words, st.K)
+		if err := writeShard(ctx, dir, st, lo/words, lo, st.Centroids[lo*st.Dim:hi*st.Dim], emit); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -12,9 +12,9 @@
 // runner can spread them over workers, and Lloyd's iterations become
 // stages of the graph, unrolled MaxIter+1 times (the graph of a Beam batch
 // job is fixed before it runs). A sample above WholeSample is drawn part
-// by part into its chunks, never whole (parts.go). With state_0 =
-// ParDo(files)(GroupByKey(the initial state's parts by word shard)),
-// iteration i is
+// by part into its chunks, never whole (parts.go). With state_0 the
+// records of the initial centroids' files, which the step that chooses
+// them writes by word shard (emitInitial), iteration i is
 //
 //	written_i                   = ParDo(write_i)(impulse; side input: state_i)
 //	chunks_i+1, sums files_i    = ParDo(assign_i)(Pair(chunks_i, written_i))
@@ -27,8 +27,7 @@
 // (see initialCentroids), or kmeans.Initialize on the sample on one worker
 // for the other seedings — and a state is the current centroids, iteration,
 // objective and whether training has converged; its head is the state
-// without its centroids. The initial centroids travel as parts of at most
-// 512 centroids; in the loop a state's centroids are files of the scratch
+// without its centroids. A state's centroids are files of the scratch
 // directory, one a word shard (and one of the rows the update's splits
 // touched), written where the shard is updated, and the state travels as a
 // record of each file, its head and the file's name; an iteration's sums
@@ -107,8 +106,7 @@
 // memory, holds no descriptor), a record of a file of sums its name and a
 // few numbers (the sums stay in the file), a shard's counts 8 bytes a word
 // (512 KB at most, a fraction of that coded as varints), a record of a
-// state's file its head and name (the initial state's parts stateRows
-// centroids, 256 KB, once), and assign drops its state, sums and scratch in
+// state's file its head and name, and assign drops its state, sums and scratch in
 // FinishBundle, so that what a cached plan pins does not grow with K or
 // with the sample.
 //
@@ -204,8 +202,6 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*splitRow)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*splitRowsFn)(nil)).Elem())
 	beam.RegisterFunction(shardMarkFn)
-	beam.RegisterType(reflect.TypeOf((*stateByShardFn)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*stateFilesFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*partPriosFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*prios)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*threshold)(nil)).Elem())
@@ -654,7 +650,7 @@ func fromSample(s beam.Scope, smp beam.PCollection, opt Options, start beam.PCol
 	if seeding {
 		st = initialCentroids(s, chunks, opt, dir, start)
 	} else {
-		st = beam.ParDo(s, &initFn{Opt: opt}, smp)
+		st = beam.ParDo(s, &initFn{Opt: opt, Dir: dir, Words: opt.initialWords()}, smp)
 	}
 	return train(s, st, chunks, opt, dir, start)
 }
@@ -678,7 +674,6 @@ func train(s beam.Scope, st, chunks beam.PCollection, opt Options, dir string, s
 	shards := beam.Reshuffle(s, beam.ParDo(s, &shardsFn{K: opt.K, Words: words}, start))
 	marks := beam.ParDo(s, shardMarkFn, shards)
 	forest, ivf := opt.forest(), opt.ivf()
-	st = beam.ParDo(s, &stateFilesFn{Words: words, Dir: dir}, beam.GroupByKey(s, beam.ParDo(s, &stateByShardFn{Words: words}, st)))
 	for i := 0; i <= opt.MaxIter; i++ {
 		is := s.Scope(fmt.Sprintf("iteration%02d", i))
 		written := beam.ParDo(is, &writeStateFn{Iter: i, Dir: dir}, start, beam.SideInput{Input: st})

@@ -3,9 +3,7 @@ package kmeansbeam
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -195,7 +193,7 @@ func writeTestState(t *testing.T, dir string, st state) state {
 }
 
 // writeTestStateAs writes the centroids of st to files of two word shards
-// (stateFilesFn) and runs writeStateFn of iteration iter on their records.
+// (emitInitial) and runs writeStateFn of iteration iter on their records.
 func writeTestStateAs(dir string, iter int, st state) (state, error) {
 	records, err := writeTestStateFiles(dir, st, (st.K+1)/2)
 	if err != nil {
@@ -207,54 +205,13 @@ func writeTestStateAs(dir string, iter int, st state) (state, error) {
 	return head, err
 }
 
-// writeTestStateFiles writes the centroids of st to dir by word shard of
-// words words (stateByShardFn, stateFilesFn) and returns the records of
-// the files.
+// writeTestStateFiles writes the centroids of st to dir as the initial
+// state of a distributed training with word shards of words words
+// (emitInitial) and returns the records of the files.
 func writeTestStateFiles(dir string, st state, words int) ([]state, error) {
-	byShard := map[int][]state{}
-	var err error
-	st.parts(func(p state) {
-		err = errors.Join(err, (&stateByShardFn{Words: words}).ProcessElement(p, func(sh int, q state) { byShard[sh] = append(byShard[sh], q) }))
-	})
 	var records []state
-	for sh := 0; sh*words < st.K; sh++ {
-		f := &stateFilesFn{Words: words, Dir: dir}
-		err = errors.Join(err, f.ProcessElement(context.Background(), sh, iterOf(byShard[sh]), func(r state) { records = append(records, r) }))
-	}
+	err := emitInitial(context.Background(), dir, words, st, func(r state) { records = append(records, r) })
 	return records, err
-}
-
-// The parts of a state go to every word shard they overlap and to no
-// other, so that a shard's update reads its rows and only those.
-func TestStateByShard(t *testing.T) {
-	const d = 4
-	for _, tc := range []struct{ k, words int }{{1500, 300}, {1500, 512}, {1024, 1 << 16}, {7, 2}} {
-		st := state{K: tc.k, Dim: d, Centroids: make([]float32, tc.k*d)}
-		got := map[int][]int{} // shard: rows
-		f := &stateByShardFn{Words: tc.words}
-		var err error
-		st.parts(func(p state) {
-			err = errors.Join(err, f.ProcessElement(p, func(sh int, q state) {
-				for r := q.Lo; r < q.Lo+len(q.Centroids)/d; r++ {
-					got[sh] = append(got[sh], r)
-				}
-			}))
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for sh := 0; sh*tc.words < tc.k; sh++ {
-			rows := got[sh]
-			lo, hi := sh*tc.words, min((sh+1)*tc.words, tc.k)
-			if len(rows) == 0 || rows[0] > lo || rows[len(rows)-1] < hi-1 || rows[0] <= lo-stateRows || rows[len(rows)-1] >= hi+stateRows-1 {
-				t.Errorf("K=%d, shards of %d: shard %d gets rows %d to %d of some, want its [%d, %d) and at most the parts that overlap it", tc.k, tc.words, sh, rows[0], rows[len(rows)-1], lo, hi)
-			}
-			delete(got, sh)
-		}
-		if len(got) != 0 {
-			t.Errorf("K=%d, shards of %d: parts keyed by shards past the words: %v", tc.k, tc.words, slices.Collect(maps.Keys(got)))
-		}
-	}
 }
 
 // An iteration's state finds its centroids in the scratch directory, in
@@ -651,7 +608,7 @@ func TestLoopStateTravelsAsFileNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkRecords("stateFilesFn", records)
+	checkRecords("emitInitial", records)
 	var head state
 	if err := (&writeStateFn{Iter: 0, Dir: dir}).ProcessElement(ctx, nil, iterOf(records), func(h state) { head = h }); err != nil {
 		t.Fatal(err)

@@ -239,22 +239,6 @@ func (f *planFn) plan(ctx context.Context, st state, countsSide func(*shardCount
 	return out, nil
 }
 
-// stateByShardFn keys the parts of the initial state by the word shards,
-// of Words words, they overlap, so that a shard's file of them
-// (stateFilesFn) gathers only its rows.
-type stateByShardFn struct{ Words int }
-
-func (f *stateByShardFn) ProcessElement(p state, emit func(int, state)) error {
-	if p.Dim <= 0 || len(p.Centroids)%p.Dim != 0 || len(p.Centroids) == 0 {
-		return fmt.Errorf("vocabulary: iteration %d: the part of the state from row %d has %d values of dimension %d", p.Iter, p.Lo, len(p.Centroids), p.Dim)
-	}
-	last := p.Lo + len(p.Centroids)/p.Dim - 1
-	for sh := p.Lo / f.Words; sh <= last/f.Words; sh++ {
-		emit(sh, p)
-	}
-	return nil
-}
-
 // shardsFn emits the word shards of a vocabulary of K words, Words each.
 type shardsFn struct{ K, Words int }
 
@@ -269,45 +253,6 @@ func (f *shardsFn) ProcessElement(_ []byte, emit func(int)) {
 type splitRow struct {
 	Row      int
 	Centroid []float32
-}
-
-// stateFilesFn writes the rows of one word shard, [Shard·Words,
-// (Shard+1)·Words), of the initial state, from its parts keyed by the
-// shard (stateByShardFn), to the shard's file in the scratch directory Dir
-// and emits its record (state.record): Lloyd's loop reads its states from
-// files. It holds the shard's centroids, 512 bytes a word at D = 128.
-type stateFilesFn struct {
-	Words int
-	Dir   string
-}
-
-func (f *stateFilesFn) ProcessElement(ctx context.Context, shard int, parts func(*state) bool, emit func(state)) error {
-	var head, p state
-	var cent []float32
-	lo, hi, rows := 0, 0, 0
-	for parts(&p) {
-		if cent == nil {
-			head = p
-			var err error
-			if lo, hi, err = shardRange(p.Iter, shard, f.Words, p.K); err != nil {
-				return err
-			}
-			cent = make([]float32, (hi-lo)*p.Dim)
-		}
-		if err := head.sameAs(p); err != nil {
-			return err
-		}
-		d := p.Dim
-		a, b := max(p.Lo, lo), min(p.Lo+len(p.Centroids)/d, hi)
-		if a < b {
-			copy(cent[(a-lo)*d:], p.Centroids[(a-p.Lo)*d:(b-p.Lo)*d])
-			rows += b - a
-		}
-	}
-	if rows != hi-lo {
-		return fmt.Errorf("vocabulary: iteration %d: the state has %d of the %d centroids of word shard %d", head.Iter, rows, hi-lo, shard)
-	}
-	return writeShard(ctx, f.Dir, head, shard, lo, cent, emit)
 }
 
 // writeShard writes the rows cent, from row lo on, of word shard shard of
