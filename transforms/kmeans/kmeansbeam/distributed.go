@@ -22,11 +22,16 @@ import (
 // state is the trainer's state between iterations: the centroids of
 // iteration Iter (after Iter updates).
 //
-// A state travels as parts of at most stateRows centroids (see maxChunk for
-// why): part Lo holds the centroids from row Lo on, and every part repeats
-// the other fields. The parts of a state cover its K rows once each; they
-// are written a word shard at a time (shardFn, splitRowsFn), so no worker
-// holds all of them to write them.
+// The initial state of the one-step loop (loopFn) travels as parts of at
+// most stateRows centroids (see maxChunk for why): part Lo holds the
+// centroids from row Lo on, and every part repeats the other fields; the
+// parts of a state cover its K rows once each. In the distributed loop a
+// state's centroids are in files of the scratch directory instead, written
+// a word shard at a time (emitInitial, shardFn, splitRowsFn), and the state
+// travels as records of those files: each a head (a state without
+// centroids) naming one file in Files. No worker holds all the centroids
+// to write them (but the seeding's, which chose them), and the runner
+// holds none.
 type state struct {
 	Iter   int
 	K, Dim int
@@ -34,9 +39,13 @@ type state struct {
 	// Centroids are the rows of a part, or of the state readState
 	// assembles.
 	Centroids []float32
-	// Fingerprint identifies Centroids for the forest cache: readState
-	// sets it from the assembled centroids, and a head (writeStateFn)
-	// keeps it without them; parts carry none.
+	// Files are the files of the centroids of a state in Lloyd's loop,
+	// in stateDir(Iter): one in a record, all of them, word shards
+	// ascending and the split rows last, in the head writeStateFn emits.
+	Files []stateFile
+	// Fingerprint identifies Centroids for the index cache: readState
+	// and cachedState set it from the assembled centroids; parts and
+	// heads carry none.
 	Fingerprint uint64
 	// Objective is J of Centroids once HaveObjective; Prev is J of the
 	// previous iteration's centroids, if Iter > 0.
@@ -53,6 +62,73 @@ type state struct {
 	IVF      nn.IVFOptions
 	// Start is when training started, in Unix nanoseconds.
 	Start int64
+}
+
+// stateFile is a file of the centroids of a state (see stateDir): the rows
+// [Lo, Lo+Rows) of a word shard or, if Split, rows that the splits of the
+// update that made the state touched, which replace the shard files'.
+type stateFile struct {
+	Name     string
+	Lo, Rows int
+	Split    bool
+}
+
+// record returns the record of the file f of the state whose head is st.
+func (st state) record(f stateFile) state {
+	st.Lo, st.Centroids, st.Fingerprint = 0, nil, 0
+	st.Files = []stateFile{f}
+	return st
+}
+
+// stateOfFiles returns the head of the state whose records (state.record)
+// iter yields, naming all its files, word shards ascending and the split
+// rows last. It reports false if there are none, and an error unless the
+// word shards' files cover the K rows once each.
+func stateOfFiles(iter func(*state) bool) (state, bool, error) {
+	var st, p state
+	var files []stateFile
+	n := 0
+	for iter(&p) {
+		if n == 0 {
+			st = p
+		}
+		n++
+		if err := st.sameAs(p); err != nil {
+			return state{}, false, err
+		}
+		if len(p.Files) != 1 || len(p.Centroids) != 0 {
+			return state{}, false, fmt.Errorf("vocabulary: iteration %d: a record of %d files and %d values, want one file", st.Iter, len(p.Files), len(p.Centroids))
+		}
+		files = append(files, p.Files[0])
+	}
+	if n == 0 {
+		return state{}, false, nil
+	}
+	slices.SortFunc(files, func(a, b stateFile) int {
+		if a.Split != b.Split {
+			if a.Split {
+				return 1
+			}
+			return -1
+		}
+		return a.Lo - b.Lo
+	})
+	rows := 0
+	for i, f := range files {
+		switch {
+		case f.Split && i != len(files)-1:
+			return state{}, false, fmt.Errorf("vocabulary: iteration %d: the state has more than one file of split rows", st.Iter)
+		case !f.Split && (f.Lo != rows || f.Rows <= 0):
+			return state{}, false, fmt.Errorf("vocabulary: iteration %d: the state's file of rows [%d, %d) after row %d", st.Iter, f.Lo, f.Lo+f.Rows, rows)
+		case !f.Split:
+			rows += f.Rows
+		}
+	}
+	if rows != st.K {
+		return state{}, false, fmt.Errorf("vocabulary: iteration %d: the state's files hold %d of its %d centroids", st.Iter, rows, st.K)
+	}
+	st.Files = files
+	return st, true, nil
 }
 
 // stateRows is the number of centroids in a part of a state: 256 KB of
@@ -118,7 +194,7 @@ func (st state) sameAs(p state) error {
 	switch {
 	case p.Iter != st.Iter || p.K != st.K || p.Dim != st.Dim || p.Converged != st.Converged:
 		return fmt.Errorf("vocabulary: parts of the states of iterations %d and %d mixed", st.Iter, p.Iter)
-	case p.Dim <= 0 || len(p.Centroids)%p.Dim != 0:
+	case p.Dim <= 0 || len(p.Centroids)%p.Dim != 0 || p.K <= 0:
 		return fmt.Errorf("vocabulary: iteration %d: the part of the state from row %d has %d values of dimension %d", st.Iter, p.Lo, len(p.Centroids), p.Dim)
 	}
 	return nil
@@ -137,16 +213,22 @@ func fingerprint(c []float32) uint64 {
 	return h
 }
 
-// initFn chooses the initial centroids on the whole sample, on one worker.
-type initFn struct{ Opt Options }
+// initFn chooses the initial centroids on the whole sample, on one worker,
+// and emits them as emitInitial does with Dir and Words.
+type initFn struct {
+	Opt   Options
+	Dir   string
+	Words int
+}
 
 func (f *initFn) ProcessElement(ctx context.Context, smp sample, emit func(state)) error {
-	return initState(ctx, f.Opt, smp, len(smp.Prio), emit)
+	return initState(ctx, f.Opt, f.Dir, f.Words, smp, len(smp.Prio), emit)
 }
 
 // initState chooses the initial centroids on smp, on one worker, and emits
-// them as the state of a training on sampled descriptors in chunks.
-func initState(ctx context.Context, o Options, smp sample, sampled int, emit func(state)) error {
+// them as the state of a training on sampled descriptors in chunks, as
+// emitInitial does with dir and words.
+func initState(ctx context.Context, o Options, dir string, words int, smp sample, sampled int, emit func(state)) error {
 	const d = formats.DescriptorSize
 	start := time.Now()
 	data, err := floats(smp, o.K)
@@ -160,7 +242,34 @@ func initState(ctx context.Context, o Options, smp sample, sampled int, emit fun
 		return fmt.Errorf("vocabulary: %w", err)
 	}
 	log.Infof(ctx, "vocabulary: %d initial centroids from %d descriptors in %.1fs", o.K, len(smp.Prio), time.Since(start).Seconds())
-	initialState(o, cent, sampled, start).parts(emit)
+	return emitInitial(ctx, dir, words, initialState(o, cent, sampled, start), emit)
+}
+
+// initialWords is the Words of the steps that choose the initial state
+// (emitInitial): 0 for the one-step loop.
+func (o Options) initialWords() int {
+	if o.oneStep() {
+		return 0
+	}
+	return o.shardWords()
+}
+
+// emitInitial emits the initial state st of a training whose scratch
+// directory is dir: with words 0, as parts for the one-step loop (loopFn),
+// else as the records of its files by word shard of words words, written
+// here, where the whole state is anyway, so that the runner holds none of
+// its centroids.
+func emitInitial(ctx context.Context, dir string, words int, st state, emit func(state)) error {
+	if words == 0 {
+		st.parts(emit)
+		return nil
+	}
+	for lo := 0; lo < st.K; lo += words {
+		hi := min(lo+words, st.K)
+		if err := writeShard(ctx, dir, st, lo/words, lo, st.Centroids[lo*st.Dim:hi*st.Dim], emit); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -471,8 +580,8 @@ func assigningOver(dir string, iter int) {
 }
 
 // cachedState returns the state of iteration head.Iter of the training of
-// scratch directory dir — head with the centroids writeStateFn wrote —
-// from stateSlot or read from its file.
+// scratch directory dir — head with the centroids of the files it names —
+// from stateSlot or read from its files.
 func cachedState(ctx context.Context, dir string, head state) (state, error) {
 	stateSlot.Lock()
 	defer stateSlot.Unlock()
@@ -480,32 +589,33 @@ func cachedState(ctx context.Context, dir string, head state) (state, error) {
 		return *stateSlot.st, nil
 	}
 	stateSlot.st = nil // let the old state go before reading the new one
-	cent, err := readCentroids(ctx, dir, head.Iter, head.K*head.Dim)
+	cent, err := readStateCentroids(ctx, dir, head)
 	if err != nil {
 		return state{}, err
 	}
 	st := head
-	st.Centroids = cent
+	st.Centroids, st.Fingerprint = cent, fingerprint(cent)
 	stateSlot.dir, stateSlot.iter, stateSlot.st = dir, head.Iter, &st
 	return st, nil
 }
 
-// writeStateFn assembles the state of iteration Iter from its parts,
-// writes its centroids to the scratch directory Dir (stateName) unless
-// training has converged, and emits its head, which every chunk of the
-// iteration is paired with (onekeybeam.Pair): the assigning bundles, which
-// run for seconds, so take the state without a side input (see
-// onekeybeam), and a worker process reads it once (cachedState). It
-// removes the previous iteration's centroids and sums (scratch.go), whose
-// assigning and update are over: this state is made from them. It holds the state's centroids and
-// their bytes, 1,024·K bytes, for the length of a short bundle.
+// writeStateFn gathers the records of the files of the state of
+// iteration Iter, whose centroids the update wrote to the scratch
+// directory Dir, and emits its head naming them all (stateOfFiles), which
+// every chunk of the iteration is paired with (onekeybeam.Pair): the
+// assigning bundles, which run for seconds, so take the state without a
+// side input (see onekeybeam), and a worker process reads it once
+// (cachedState). It removes the previous iteration's centroids (unless
+// they are this state's, converged) and sums (scratch.go), whose
+// assigning and update are over: this state is made from them. It never
+// holds a centroid.
 type writeStateFn struct {
 	Iter int
 	Dir  string
 }
 
 func (f *writeStateFn) ProcessElement(ctx context.Context, _ []byte, stateSide func(*state) bool, emit func(state)) error {
-	st, ok, err := readState(stateSide)
+	st, ok, err := stateOfFiles(stateSide)
 	if err != nil {
 		return err
 	}
@@ -515,20 +625,16 @@ func (f *writeStateFn) ProcessElement(ctx context.Context, _ []byte, stateSide f
 	if st.Iter != f.Iter && !st.Converged {
 		return fmt.Errorf("vocabulary: iteration %d received the centroids of iteration %d", f.Iter, st.Iter)
 	}
-	if !st.Converged {
-		if err := writeCentroids(ctx, f.Dir, f.Iter, st.Centroids); err != nil {
-			return fmt.Errorf("vocabulary: iteration %d: %w", f.Iter, err)
-		}
-	}
 	if f.Iter > 0 {
-		if err := fileio.Remove(ctx, fileio.Join(f.Dir, stateName(f.Iter-1))); err != nil {
-			return fmt.Errorf("vocabulary: iteration %d: %w", f.Iter, err)
+		if st.Iter != f.Iter-1 {
+			if err := removeState(ctx, f.Dir, f.Iter-1); err != nil {
+				return err
+			}
 		}
 		if err := removeSums(ctx, f.Dir, f.Iter-1); err != nil {
 			return err
 		}
 	}
-	st.Centroids = nil
 	emit(st)
 	return nil
 }
@@ -779,17 +885,21 @@ func (cw *chunkWork) assign(ctx context.Context, dir string, c chunk, iter, last
 	return nil
 }
 
-// codebookFn turns the final state into the codebook, once training is
-// done, and removes the training's scratch directory Dir.
+// codebookFn turns the final state, whose records name its files in the
+// scratch directory Dir, into the codebook once training is done, and
+// removes Dir.
 type codebookFn struct{ Dir string }
 
 func (f *codebookFn) ProcessElement(ctx context.Context, _ []byte, stateSide func(*state) bool, chunks int) (Codebook, error) {
-	st, ok, err := readState(stateSide)
+	st, ok, err := stateOfFiles(stateSide)
 	if err != nil {
 		return Codebook{}, err
 	}
 	if !ok {
 		return Codebook{}, fmt.Errorf("vocabulary: no centroids")
+	}
+	if st.Centroids, err = readStateCentroids(ctx, f.Dir, st); err != nil {
+		return Codebook{}, err
 	}
 	return finish(ctx, f.Dir, st, chunks)
 }

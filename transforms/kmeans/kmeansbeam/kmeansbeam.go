@@ -12,23 +12,28 @@
 // runner can spread them over workers, and Lloyd's iterations become
 // stages of the graph, unrolled MaxIter+1 times (the graph of a Beam batch
 // job is fixed before it runs). A sample above WholeSample is drawn part
-// by part into its chunks, never whole (parts.go). Iteration i is
+// by part into its chunks, never whole (parts.go). With state_0 the
+// records of the initial centroids' files, which the step that chooses
+// them writes by word shard (emitInitial), iteration i is
 //
-//	written_i                  = ParDo(write_i)(impulse; side input: state_i)
-//	chunks_i+1, sums files_i   = ParDo(assign_i)(Pair(chunks_i, written_i))
-//	counts_i                   = ParDo(merge_i)(GroupByKey(sums files_i + a mark of each word shard))
-//	plan_i                     = ParDo(plan_i)(impulse; side inputs: written_i, counts_i)
-//	shard rows_i, split rows_i = ParDo(shard_i)(word shards; side inputs: state_i by shard, plan_i)
-//	state_i+1                  = shard rows_i + ParDo(split_i)(impulse; side inputs: plan_i, split rows_i)
+//	written_i                   = ParDo(write_i)(impulse; side input: state_i)
+//	chunks_i+1, sums files_i    = ParDo(assign_i)(Pair(chunks_i, written_i))
+//	counts_i                    = ParDo(merge_i)(GroupByKey(sums files_i + a mark of each word shard))
+//	plan_i                      = ParDo(plan_i)(impulse; side inputs: written_i, counts_i)
+//	shard files_i, split rows_i = ParDo(shard_i)(word shards; side inputs: written_i, plan_i)
+//	state_i+1                   = shard files_i + ParDo(split_i)(impulse; side inputs: plan_i, split rows_i)
 //
 // where state_0 holds the initial centroids — by k-means‖ over the chunks
 // (see initialCentroids), or kmeans.Initialize on the sample on one worker
 // for the other seedings — and a state is the current centroids, iteration,
 // objective and whether training has converged; its head is the state
-// without its centroids. A state travels as parts of at most 512
-// centroids, and an iteration's sums as files of the scratch directory
-// named by small records, so that no element of the loop exceeds about
-// half a megabyte (see Memory).
+// without its centroids. A state's centroids are files of the scratch
+// directory, one a word shard (and one of the rows the update's splits
+// touched), written where the shard is updated, and the state travels as a
+// record of each file, its head and the file's name; an iteration's sums
+// are files named by small records too. So no element of the loop exceeds
+// about half a megabyte, and the runner holds no centroid of the loop
+// (see Memory).
 //
 // When K × the sample is at most Options.OneStepWork (DefaultOneStepWork:
 // every vocabulary of up to kmeans.KMeansPPMaxK words at its default
@@ -37,8 +42,8 @@
 // and gives the same codebook: Prism spent more on the unrolled stages
 // than on their work at that size.
 //
-// write_i writes the centroids of state_i to a file of the scratch
-// directory and emits the state's head, with which onekeybeam.Pair pairs
+// write_i gathers the records of state_i's files and emits the state's
+// head naming them all, with which onekeybeam.Pair pairs
 // every chunk: an assigning bundle runs for seconds, and Prism spins about
 // a core for the length of a bundle of a stage with side inputs (see
 // onekeybeam). assign_i assigns each descriptor of its chunks to the
@@ -78,11 +83,13 @@
 // kmeans.Options.Stop and, if training goes on, kmeans.PlanSplits: which
 // empty clusters split off which large ones, which needs only the counts.
 // shard_i, for each shard of Options.ShardWords words (DefaultShardWords),
-// reads its rows of state_i and the shard's merged sums into
-// kmeans.Sums of its word range and sets each centroid to the mean of its
-// cluster (kmeans.Update); it emits its rows as parts of the next state,
-// except the few rows the splits touch, which split_i gathers on one worker
-// to apply the splits (kmeans.ApplySplits) and emit. The centroids are
+// reads its rows of state_i from the files written_i names and the shard's
+// merged sums into kmeans.Sums of its word range, sets each centroid to
+// the mean of its cluster (kmeans.Update), writes them to the shard's file
+// of the next state and emits its record; the few rows the splits touch
+// also go to split_i, which applies the splits on one worker
+// (kmeans.ApplySplits) and writes them to a file that replaces their rows
+// of the shards' files. The centroids are
 // those kmeans.Update and kmeans.Split give on the Sums of all words, bit
 // for bit, so the shards change no output. A converged state
 // passes through the remaining stages unchanged.
@@ -99,18 +106,19 @@
 // runner like Prism, which holds every element between stages in its own
 // memory, holds no descriptor), a record of a file of sums its name and a
 // few numbers (the sums stay in the file), a shard's counts 8 bytes a word
-// (512 KB at most, a fraction of that coded as varints) and a part of a
-// state stateRows centroids (256 KB), and assign drops its state, sums and scratch in
+// (512 KB at most, a fraction of that coded as varints), a record of a
+// state's file its head and name, and assign drops its state, sums and scratch in
 // FinishBundle, so that what a cached plan pins does not grow with K or
 // with the sample.
 //
 // Per worker, with D = 128 and K words: a state is 512·K bytes of float32
-// centroids, which write_i assembles from its parts and writes on one
-// worker (1,024·K bytes with their bytes, for a short bundle) and assign
-// reads from that file once per worker process and iteration (a one-slot
+// centroids, in a file per word shard that the shard's update writes (no
+// worker assembles a state to write it) and that assign reads one at a
+// time into the state's centroids, 512·K bytes and one shard's file (32 MB
+// for the default 65,536 words), once per worker process and iteration (a one-slot
 // cache like the index's, keyed by the training and the iteration, both
 // let go of once the iteration's merge starts: assigningOver), plan
-// reads the head alone and a shard update the parts of its words; the
+// reads the head alone and a shard update the files of its words; the
 // scratch directory holds the centroids of at most two iterations; the
 // worker holds one
 // index (forest or IVF) at a time, of the size package nn states; each
@@ -195,7 +203,6 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*splitRow)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*splitRowsFn)(nil)).Elem())
 	beam.RegisterFunction(shardMarkFn)
-	beam.RegisterType(reflect.TypeOf((*stateByShardFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*partPriosFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*prios)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*threshold)(nil)).Elem())
@@ -678,7 +685,7 @@ func fromSample(s beam.Scope, smp beam.PCollection, opt Options, start beam.PCol
 	if seeding {
 		st = initialCentroids(s, chunks, opt, dir, start)
 	} else {
-		st = beam.ParDo(s, &initFn{Opt: opt}, smp)
+		st = beam.ParDo(s, &initFn{Opt: opt, Dir: dir, Words: opt.initialWords()}, smp)
 	}
 	return train(s, st, chunks, opt, dir, start)
 }
@@ -710,9 +717,8 @@ func train(s beam.Scope, st, chunks beam.PCollection, opt Options, dir string, s
 		byShardFiles := beam.GroupByKey(is, beam.Flatten(is, files, marks))
 		counts := beam.ParDo(is, &mergeSumsFn{Iter: i, K: opt.K, Words: words, Dir: dir}, byShardFiles)
 		pl := beam.ParDo(is, &planFn{Iter: i, MaxIter: opt.MaxIter, Tol: opt.Tol}, start, beam.SideInput{Input: written}, beam.SideInput{Input: counts})
-		byShard := beam.ParDo(is, &stateByShardFn{Words: words}, st)
-		updated, rows := beam.ParDo2(is, &shardFn{Iter: i, Words: words, Dir: dir}, shards, beam.SideInput{Input: byShard}, beam.SideInput{Input: pl})
-		split := beam.ParDo(is, &splitRowsFn{Iter: i}, start, beam.SideInput{Input: pl}, beam.SideInput{Input: rows})
+		updated, rows := beam.ParDo2(is, &shardFn{Iter: i, Words: words, Dir: dir}, shards, beam.SideInput{Input: written}, beam.SideInput{Input: pl})
+		split := beam.ParDo(is, &splitRowsFn{Iter: i, Dir: dir}, start, beam.SideInput{Input: pl}, beam.SideInput{Input: rows})
 		st = beam.Flatten(is, updated, split)
 		chunks = next
 	}

@@ -151,7 +151,11 @@ func (f *mergePriosFn) ExtractOutput(a prios) threshold {
 // initPartsFn is initFn on the seeding sample of a sample drawn in parts,
 // given with the sample's threshold under one key (onekeybeam.Group), if
 // there is one.
-type initPartsFn struct{ Opt Options }
+type initPartsFn struct {
+	Opt   Options
+	Dir   string
+	Words int
+}
 
 func (f *initPartsFn) ProcessElement(ctx context.Context, _ int, seeds func(*sample) bool, thrs func(*threshold) bool, emit func(state)) error {
 	var smp sample
@@ -165,7 +169,7 @@ func (f *initPartsFn) ProcessElement(ctx context.Context, _ int, seeds func(*sam
 	if len(smp.Prio) > thr.Count {
 		return fmt.Errorf("vocabulary: a seeding sample of %d descriptors from a sample of %d", len(smp.Prio), thr.Count)
 	}
-	return initState(ctx, f.Opt, smp, thr.Count, emit)
+	return initState(ctx, f.Opt, f.Dir, f.Words, smp, thr.Count, emit)
 }
 
 // partChunksFn reads a features part again and
@@ -265,6 +269,6 @@ func ofParts(s beam.Scope, parts beam.PCollection, opt Options, build, start bea
 	dir := opt.scratchDir()
 	chunks, seedParts := beam.ParDo2(s, &partChunksFn{Hash: opt.Seed, Loads: opt.PartLoads, Dir: dir}, onekeybeam.Pair(s, parts, thr, "the threshold of the sample"))
 	seed := beam.ParDo(s, sampleIfFn, beam.Combine(s, &mergeSampleFn{Max: m}, seedParts), beam.SideInput{Input: build})
-	st := beam.ParDo(s, &initPartsFn{Opt: opt}, onekeybeam.Group(s, seed, thr))
+	st := beam.ParDo(s, &initPartsFn{Opt: opt, Dir: dir, Words: opt.initialWords()}, onekeybeam.Group(s, seed, thr))
 	return train(s, st, beam.Reshuffle(s, chunks), opt, dir, start)
 }

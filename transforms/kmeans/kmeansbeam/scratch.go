@@ -27,8 +27,8 @@ func init() {
 // directory, and the elements of the seeding and of Lloyd's loop are
 // chunks' names and sizes. Each assigning of a chunk writes its labels of
 // that iteration to a file that the next iteration reads, and reads the
-// centroids it assigns to from the file of its iteration's state
-// (writeStateFn). Every file is written atomically (fileio.WriteBytes) and
+// centroids it assigns to from the files of its iteration's state, which
+// writeStateFn's head names. Every file is written atomically (fileio.WriteBytes) and
 // is a function of the chunk (or state) and the iteration, so a retried
 // bundle rewrites the same bytes.
 //
@@ -111,35 +111,149 @@ func readLabels(ctx context.Context, dir string, c chunk, iter int, labels []int
 	return nil
 }
 
-// stateName is the base name of the centroids of the state of iteration
-// iter, which writeStateFn writes for the assigning of that iteration.
-func stateName(iter int) string { return fmt.Sprintf("state-%03d.centroids", iter) }
+// A state of Lloyd's loop lives in files of the scratch directory, never
+// in the runner (see stateFile): stateDir(iter) holds the centroids of the
+// state of iteration iter, a file per word shard (stateShardName) and, if
+// the update that made it split empty clusters, one of the rows the splits
+// touched (splitRowsName), which replace the shard files' rows. A file of
+// centroids is a header — uvarints of the iteration, the dimension and the
+// number of runs — and its runs of consecutive rows: for each, uvarints of
+// its first row and its number of rows, then their values as
+// little-endian float32.
 
-// writeCentroids writes the centroids of the state of iteration iter to
-// dir, as little-endian float32.
-func writeCentroids(ctx context.Context, dir string, iter int, cent []float32) error {
-	b := make([]byte, 4*len(cent))
-	for j, v := range cent {
-		binary.LittleEndian.PutUint32(b[4*j:], math.Float32bits(v))
+// stateDir is the directory, under the scratch directory, of the
+// centroids of the state of iteration iter.
+func stateDir(iter int) string { return fmt.Sprintf("state-%03d", iter) }
+
+// stateShardName is the base name of the rows of word shard shard of a
+// state.
+func stateShardName(shard int) string { return fmt.Sprintf("shard-%06d.centroids", shard) }
+
+// splitRowsName is the base name of the rows of a state that the splits
+// of its update touched.
+const splitRowsName = "split.centroids"
+
+// appendCentroids appends to buf the file of centroids of iteration iter
+// and dimension dim whose runs are the rows cent[i] from row lo[i] on.
+func appendCentroids(buf []byte, iter, dim int, lo []int, cent [][]float32) []byte {
+	for _, v := range []int{iter, dim, len(lo)} {
+		buf = binary.AppendUvarint(buf, uint64(v))
 	}
-	return fileio.WriteBytes(ctx, fileio.Join(dir, stateName(iter)), b)
+	for i, c := range cent {
+		if len(c)%dim != 0 {
+			panic(fmt.Sprintf("vocabulary: a run of %d values of dimension %d", len(c), dim))
+		}
+		buf = binary.AppendUvarint(buf, uint64(lo[i]))
+		buf = binary.AppendUvarint(buf, uint64(len(c)/dim))
+		for _, v := range c {
+			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
+		}
+	}
+	return buf
 }
 
-// readCentroids returns the n centroid values of the state of iteration
-// iter from dir.
-func readCentroids(ctx context.Context, dir string, iter, n int) ([]float32, error) {
-	b, err := fileio.ReadBytes(ctx, fileio.Join(dir, stateName(iter)))
-	if err != nil {
-		return nil, fmt.Errorf("vocabulary: iteration %d: %w", iter, err)
+// decodeCentroids reads the file of centroids b, which must be of
+// iteration iter and dimension dim and hold rows of [0, k) only, and
+// copies its rows within [lo, hi) to dst, row r at dst[(r−lo)·dim:]. It
+// returns how many rows it copied.
+func decodeCentroids(b []byte, iter, dim, k, lo, hi int, dst []float32) (int, error) {
+	var head [3]uint64
+	for i := range head {
+		v, m := binary.Uvarint(b)
+		if m <= 0 {
+			return 0, fmt.Errorf("a truncated header")
+		}
+		head[i], b = v, b[m:]
 	}
-	if len(b) != 4*n {
-		return nil, fmt.Errorf("vocabulary: iteration %d: %d bytes of centroids, want %d", iter, len(b), 4*n)
+	if head[0] != uint64(iter) || head[1] != uint64(dim) {
+		return 0, fmt.Errorf("iteration %d, dimension %d, want %d, %d", head[0], head[1], iter, dim)
 	}
-	cent := make([]float32, n)
-	for j := range cent {
-		cent[j] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*j:]))
+	copied := 0
+	for run := range head[2] {
+		var r [2]uint64
+		for i := range r {
+			v, m := binary.Uvarint(b)
+			if m <= 0 {
+				return 0, fmt.Errorf("run %d of %d truncated", run, head[2])
+			}
+			r[i], b = v, b[m:]
+		}
+		if r[0] > uint64(k) || r[1] > uint64(k)-r[0] || uint64(len(b)) < 4*uint64(dim)*r[1] {
+			return 0, fmt.Errorf("run %d: %d rows from row %d, of %d rows in %d bytes", run, r[1], r[0], k, len(b))
+		}
+		first, n := int(r[0]), int(r[1])
+		vals := b[:4*dim*n]
+		b = b[4*dim*n:]
+		a, z := max(first, lo), min(first+n, hi)
+		for row := a; row < z; row++ {
+			src := vals[4*dim*(row-first):]
+			out := dst[(row-lo)*dim : (row-lo+1)*dim]
+			for j := range out {
+				out[j] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*j:]))
+			}
+		}
+		copied += max(z-a, 0)
+	}
+	if len(b) != 0 {
+		return 0, fmt.Errorf("%d bytes after its %d runs", len(b), head[2])
+	}
+	return copied, nil
+}
+
+// writeStateFile writes the file of centroids b of the state of iteration
+// iter to dir under the base name name.
+func writeStateFile(ctx context.Context, dir string, iter int, name string, b []byte) error {
+	if err := fileio.WriteBytes(ctx, fileio.Join(fileio.Join(dir, stateDir(iter)), name), b); err != nil {
+		return fmt.Errorf("vocabulary: iteration %d: %w", iter, err)
+	}
+	return nil
+}
+
+// readStateRows copies the rows [lo, hi) of the state st, whose head names
+// its files (st.Files), from the scratch directory dir to dst, one file at
+// a time: the word shards' files that overlap them and then the rows the
+// splits touched.
+func readStateRows(ctx context.Context, dir string, st state, lo, hi int, dst []float32) error {
+	rows := 0
+	for _, f := range st.Files {
+		if !f.Split && (f.Lo >= hi || f.Lo+f.Rows <= lo) {
+			continue
+		}
+		b, err := fileio.ReadBytes(ctx, fileio.Join(fileio.Join(dir, stateDir(st.Iter)), f.Name))
+		if err != nil {
+			return fmt.Errorf("vocabulary: iteration %d: %w", st.Iter, err)
+		}
+		n, err := decodeCentroids(b, st.Iter, st.Dim, st.K, lo, hi, dst)
+		if err != nil {
+			return fmt.Errorf("vocabulary: iteration %d: centroids %s: %v", st.Iter, f.Name, err)
+		}
+		if !f.Split {
+			rows += n
+		}
+	}
+	if rows != hi-lo {
+		return fmt.Errorf("vocabulary: iteration %d: the files of the state hold %d of its rows [%d, %d)", st.Iter, rows, lo, hi)
+	}
+	return nil
+}
+
+// readStateCentroids returns all the centroids of the state st, whose head
+// names its files, from the scratch directory dir.
+func readStateCentroids(ctx context.Context, dir string, st state) ([]float32, error) {
+	cent := make([]float32, st.K*st.Dim)
+	if err := readStateRows(ctx, dir, st, 0, st.K, cent); err != nil {
+		return nil, err
 	}
 	return cent, nil
+}
+
+// removeState removes the centroids of the state of iteration iter from
+// dir.
+func removeState(ctx context.Context, dir string, iter int) error {
+	if err := fileio.RemoveAll(ctx, fileio.Join(dir, stateDir(iter))); err != nil {
+		return fmt.Errorf("vocabulary: iteration %d: %w", iter, err)
+	}
+	return nil
 }
 
 // writeChunksFn cuts the whole sample into the chunks splitFn's cutting

@@ -3,9 +3,7 @@ package kmeansbeam
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -177,14 +175,14 @@ func TestAssignReadsStateOncePerProcess(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The next bundle of the iteration finds the file gone.
-		if err := os.Remove(filepath.Join(tc.dir, stateName(tc.iter))); tc.write && err != nil {
+		if err := os.RemoveAll(filepath.Join(tc.dir, stateDir(tc.iter))); tc.write && err != nil {
 			t.Fatal(err)
 		}
 	}
 }
 
 // writeTestState writes the centroids of st for its iteration's
-// assigning, as writeStateFn does, and returns its head.
+// assigning, as the update does, and returns the head writeStateFn emits.
 func writeTestState(t *testing.T, dir string, st state) state {
 	t.Helper()
 	head, err := writeTestStateAs(dir, st.Iter, st)
@@ -194,60 +192,32 @@ func writeTestState(t *testing.T, dir string, st state) state {
 	return head
 }
 
-// writeTestStateAs runs writeStateFn of iteration iter on the parts of st.
+// writeTestStateAs writes the centroids of st to files of two word shards
+// (emitInitial) and runs writeStateFn of iteration iter on their records.
 func writeTestStateAs(dir string, iter int, st state) (state, error) {
-	var parts []state
-	st.parts(func(p state) { parts = append(parts, p) })
-	side := func(p *state) bool {
-		if len(parts) == 0 {
-			return false
-		}
-		*p, parts = parts[0], parts[1:]
-		return true
+	records, err := writeTestStateFiles(dir, st, (st.K+1)/2)
+	if err != nil {
+		return state{}, err
 	}
 	var head state
 	f := &writeStateFn{Iter: iter, Dir: dir}
-	err := f.ProcessElement(context.Background(), nil, side, func(h state) { head = h })
+	err = f.ProcessElement(context.Background(), nil, iterOf(records), func(h state) { head = h })
 	return head, err
 }
 
-// The parts of a state go to every word shard they overlap and to no
-// other, so that a shard's update reads its rows and only those.
-func TestStateByShard(t *testing.T) {
-	const d = 4
-	for _, tc := range []struct{ k, words int }{{1500, 300}, {1500, 512}, {1024, 1 << 16}, {7, 2}} {
-		st := state{K: tc.k, Dim: d, Centroids: make([]float32, tc.k*d)}
-		got := map[int][]int{} // shard: rows
-		f := &stateByShardFn{Words: tc.words}
-		var err error
-		st.parts(func(p state) {
-			err = errors.Join(err, f.ProcessElement(p, func(sh int, q state) {
-				for r := q.Lo; r < q.Lo+len(q.Centroids)/d; r++ {
-					got[sh] = append(got[sh], r)
-				}
-			}))
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for sh := 0; sh*tc.words < tc.k; sh++ {
-			rows := got[sh]
-			lo, hi := sh*tc.words, min((sh+1)*tc.words, tc.k)
-			if len(rows) == 0 || rows[0] > lo || rows[len(rows)-1] < hi-1 || rows[0] <= lo-stateRows || rows[len(rows)-1] >= hi+stateRows-1 {
-				t.Errorf("K=%d, shards of %d: shard %d gets rows %d to %d of some, want its [%d, %d) and at most the parts that overlap it", tc.k, tc.words, sh, rows[0], rows[len(rows)-1], lo, hi)
-			}
-			delete(got, sh)
-		}
-		if len(got) != 0 {
-			t.Errorf("K=%d, shards of %d: parts keyed by shards past the words: %v", tc.k, tc.words, slices.Collect(maps.Keys(got)))
-		}
-	}
+// writeTestStateFiles writes the centroids of st to dir as the initial
+// state of a distributed training with word shards of words words
+// (emitInitial) and returns the records of the files.
+func writeTestStateFiles(dir string, st state, words int) ([]state, error) {
+	var records []state
+	err := emitInitial(context.Background(), dir, words, st, func(r state) { records = append(records, r) })
+	return records, err
 }
 
-// An iteration's state leaves its centroids in the scratch directory, as
-// its head says, and removes the previous iteration's centroids and sums
-// (a retried bundle's orphans too), whose assigning and update are over; a
-// converged state writes none.
+// An iteration's state finds its centroids in the scratch directory, in
+// the files its head names, and removes the previous iteration's centroids
+// and sums (a retried bundle's orphans too), whose assigning and update
+// are over; a converged state keeps its own.
 func TestWriteStateKeepsTwoIterations(t *testing.T) {
 	const k, d = 600, 3
 	dir := t.TempDir()
@@ -256,7 +226,7 @@ func TestWriteStateKeepsTwoIterations(t *testing.T) {
 		st.Centroids[i] = float32(i) / 7
 	}
 	exists := func(iter int) bool {
-		_, err := os.Stat(filepath.Join(dir, stateName(iter)))
+		_, err := os.Stat(filepath.Join(dir, stateDir(iter)))
 		return err == nil
 	}
 	sums := func(iter int) bool {
@@ -271,10 +241,10 @@ func TestWriteStateKeepsTwoIterations(t *testing.T) {
 		}
 		st.Iter = iter
 		head := writeTestState(t, dir, st)
-		if head.Iter != iter || head.K != k || head.Centroids != nil {
-			t.Errorf("iteration %d: head of iteration %d, %d words, %d values", iter, head.Iter, head.K, len(head.Centroids))
+		if head.Iter != iter || head.K != k || head.Centroids != nil || len(head.Files) != 2 {
+			t.Errorf("iteration %d: head of iteration %d, %d words, %d values, %d files", iter, head.Iter, head.K, len(head.Centroids), len(head.Files))
 		}
-		got, err := readCentroids(context.Background(), dir, iter, k*d)
+		got, err := readStateCentroids(context.Background(), dir, head)
 		if err != nil || !slices.Equal(got, st.Centroids) {
 			t.Errorf("iteration %d: the centroids read back differ (%v)", iter, err)
 		}
@@ -290,8 +260,8 @@ func TestWriteStateKeepsTwoIterations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !head.Converged || exists(3) || exists(2) || sums(2) {
-		t.Errorf("a converged state: head converged %v, centroids of iterations 2, 3 left: %v, %v", head.Converged, exists(2), exists(3))
+	if !head.Converged || exists(3) || !exists(2) || sums(2) {
+		t.Errorf("a converged state of iteration 2: head converged %v, centroids of iterations 2, 3 left: %v, %v, sums of 2 left: %v", head.Converged, exists(2), exists(3), sums(2))
 	}
 }
 
@@ -594,6 +564,139 @@ func TestDecodeSumsRefusesCorruptFiles(t *testing.T) {
 		"bytes after the rows":             append(slices.Clone(good), 0),
 	} {
 		if err := decodeSums(b, iter, shard, dim, -1, lo, hi, func(int, int64, []int64) {}); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// Lloyd's loop carries its states as records of files, never as
+// centroids: the initial state's shard files, each word shard's update and
+// the split rows emit one name each, whatever K, and the state they make
+// is the one-step update's (updateAll), splits across shards included.
+func TestLoopStateTravelsAsFileNames(t *testing.T) {
+	const k, words, d = 3*stateRows + 5, 600, formats.DescriptorSize
+	ctx := context.Background()
+	dir := t.TempDir()
+	st := state{K: k, Dim: d, Centroids: make([]float32, k*d)}
+	for i := range st.Centroids {
+		st.Centroids[i] = float32(i%97) / 3
+	}
+	// A third of the words empty, the others 1 to 5 descriptors each.
+	var sums partial
+	sums.Dim = d
+	for w := range k {
+		if w%3 == 0 {
+			continue
+		}
+		n := int64(1 + w%5)
+		sums.Words, sums.Count = append(sums.Words, int32(w)), append(sums.Count, n)
+		for j := range d {
+			sums.Sum = append(sums.Sum, n*int64((w+j)%200))
+		}
+		sums.N += n
+	}
+	st.Sampled = int(sums.N)
+	checkRecords := func(what string, recs []state) {
+		t.Helper()
+		for _, r := range recs {
+			if len(r.Centroids) != 0 || len(r.Files) != 1 {
+				t.Errorf("%s emitted a record of %d centroid values and %d files, want a file's name alone", what, len(r.Centroids), len(r.Files))
+			}
+		}
+	}
+	records, err := writeTestStateFiles(dir, st, words)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRecords("emitInitial", records)
+	var head state
+	if err := (&writeStateFn{Iter: 0, Dir: dir}).ProcessElement(ctx, nil, iterOf(records), func(h state) { head = h }); err != nil {
+		t.Fatal(err)
+	}
+	var counts []shardCounts
+	for sh := 0; sh*words < k; sh++ {
+		lo, hi := sh*words, min((sh+1)*words, k)
+		var rows []int
+		for j, w := range sums.Words {
+			if int(w) >= lo && int(w) < hi {
+				rows = append(rows, j)
+			}
+		}
+		b := appendSums(nil, 0, sh, d, len(rows), func(i int) (int32, int64, []int64) {
+			j := rows[i]
+			return sums.Words[j], sums.Count[j], sums.Sum[j*d : (j+1)*d]
+		})
+		rec := sumsFile{Name: bundleSumsName(sh), Rows: len(rows)}
+		if sh == 0 {
+			rec.N, rec.Changed, rec.SSE = sums.N, sums.N, 1000*sseScale
+		}
+		if err := writeSumsFile(ctx, dir, 0, rec.Name, b); err != nil {
+			t.Fatal(err)
+		}
+		f := &mergeSumsFn{Iter: 0, K: k, Words: words, Dir: dir}
+		if err := f.ProcessElement(ctx, sh, iterOf([]sumsFile{{}, rec}), func(c shardCounts) { counts = append(counts, c) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pl, err := (&planFn{Iter: 0, MaxIter: 5}).plan(ctx, head, iterOf(counts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !pl.Update || len(pl.Splits) == 0 {
+		t.Fatalf("the plan updates %v with %d splits, want an update with splits", pl.Update, len(pl.Splits))
+	}
+	var next []state
+	var split []splitRow
+	for sh := 0; sh*words < k; sh++ {
+		f := &shardFn{Iter: 0, Words: words, Dir: dir}
+		err := f.ProcessElement(ctx, sh, iterOf([]state{head}), iterOf([]plan{pl}), func(r state) { next = append(next, r) }, func(r splitRow) { split = append(split, r) })
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkRecords("shardFn", next)
+	var splitRecords []state
+	if err := (&splitRowsFn{Iter: 0, Dir: dir}).ProcessElement(ctx, nil, iterOf([]plan{pl}), iterOf(split), func(r state) { splitRecords = append(splitRecords, r) }); err != nil {
+		t.Fatal(err)
+	}
+	checkRecords("splitRowsFn", splitRecords)
+	if len(splitRecords) != 1 {
+		t.Fatalf("splitRowsFn emitted %d records, want 1", len(splitRecords))
+	}
+	nextHead, ok, err := stateOfFiles(iterOf(append(next, splitRecords...)))
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	got, err := readStateCentroids(ctx, dir, nextHead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Clone(st.Centroids)
+	updateAll(want, sums, pl.Splits)
+	if nextHead.Iter != 1 || !slices.Equal(got, want) {
+		t.Errorf("the next state (iteration %d) read from its files differs from the one-step update", nextHead.Iter)
+	}
+}
+
+// A file of centroids that is truncated, names rows past the state or
+// has bytes after its runs is an error, not rows read as zeros.
+func TestDecodeCentroidsRefusesCorruptFiles(t *testing.T) {
+	const iter, dim, k = 1, 2, 8
+	good := appendCentroids(nil, iter, dim, []int{2, 6}, [][]float32{{1, 2, 3, 4}, {5, 6}})
+	dst := make([]float32, k*dim)
+	if n, err := decodeCentroids(good, iter, dim, k, 0, k, dst); err != nil || n != 3 || !slices.Equal(dst[4:14], []float32{1, 2, 3, 4, 0, 0, 0, 0, 5, 6}) {
+		t.Fatalf("a good file: %d rows, %v, %v", n, dst, err)
+	}
+	if n, err := decodeCentroids(good, iter, dim, k, 3, 7, dst[:4*dim]); err != nil || n != 2 {
+		t.Fatalf("rows [3, 7) of a good file: %d rows, %v", n, err)
+	}
+	for name, b := range map[string][]byte{
+		"truncated":            good[:len(good)-1],
+		"bytes after the runs": append(slices.Clone(good), 0),
+		"rows past the state":  appendCentroids(nil, iter, dim, []int{7}, [][]float32{{1, 2, 3, 4}}),
+		"another iteration":    appendCentroids(nil, iter+1, dim, []int{0}, [][]float32{{1, 2}}),
+	} {
+		if _, err := decodeCentroids(b, iter, dim, k, 0, k, make([]float32, k*dim)); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}

@@ -104,7 +104,7 @@ func initialCentroids(s beam.Scope, sampleChunks beam.PCollection, opt Options, 
 		chunks = next
 	}
 	counts := beam.CombinePerKey(s, &seedCountsFn{}, beam.ParDo(s, &seedCountFn{}, chunks))
-	return beam.ParDo(s, &seedFinishFn{Opt: opt, Rounds: rounds}, start, beam.SideInput{Input: beam.Flatten(s, all...)}, beam.SideInput{Input: counts})
+	return beam.ParDo(s, &seedFinishFn{Opt: opt, Rounds: rounds, Dir: dir, Words: opt.initialWords()}, start, beam.SideInput{Input: beam.Flatten(s, all...)}, beam.SideInput{Input: counts})
 }
 
 // seedChunk is a chunk of the sample during k-means‖ (C, whose first
@@ -460,10 +460,13 @@ func addCounts(a, b seedCounts) seedCounts {
 
 // seedFinishFn gathers the candidates of every round, in the order drawn,
 // chooses the K initial centroids among them by the weighted k-means++
-// and emits the initial state.
+// and emits the initial state (emitInitial).
 type seedFinishFn struct {
 	Opt    Options
 	Rounds int
+	// Dir and Words are emitInitial's.
+	Dir   string
+	Words int
 }
 
 func (f *seedFinishFn) ProcessElement(ctx context.Context, _ []byte, side func(*seedCands) bool, countSide func(*int, *seedCounts) bool, emit func(state)) error {
@@ -516,6 +519,5 @@ func (f *seedFinishFn) ProcessElement(ctx context.Context, _ []byte, side func(*
 	lines := progressLines(progress.Default, f.Opt.K, start, time.Now, func(format string, a ...any) { log.Infof(ctx, format, a...) })
 	cent := kmeans.ParallelFinish(pts, d, f.Opt.K, weight, f.Opt.Seed, func(j int) { lines(kmeans.Progress{Seeding: true, Seeded: j, K: f.Opt.K}) })
 	log.Infof(ctx, "vocabulary: %d initial centroids from %d descriptors (%d candidates) in %.1fs", f.Opt.K, sampled, n, time.Since(start).Seconds())
-	initialState(f.Opt, cent, int(sampled), start).parts(emit)
-	return nil
+	return emitInitial(ctx, f.Dir, f.Words, initialState(f.Opt, cent, int(sampled), start), emit)
 }

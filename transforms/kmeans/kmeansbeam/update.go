@@ -234,23 +234,9 @@ func (f *planFn) plan(ctx context.Context, st state, countsSide func(*shardCount
 	st.Reseeded = len(empty)
 	st.Prev = obj
 	st.Iter++
+	st.Files = nil // the update writes the next state's
 	out.Next = st
 	return out, nil
-}
-
-// stateByShardFn keys the parts of a state by the word shards, of Words
-// words, they overlap, so that a shard's update reads only its rows.
-type stateByShardFn struct{ Words int }
-
-func (f *stateByShardFn) ProcessElement(p state, emit func(int, state)) error {
-	if p.Dim <= 0 || len(p.Centroids)%p.Dim != 0 || len(p.Centroids) == 0 {
-		return fmt.Errorf("vocabulary: iteration %d: the part of the state from row %d has %d values of dimension %d", p.Iter, p.Lo, len(p.Centroids), p.Dim)
-	}
-	last := p.Lo + len(p.Centroids)/p.Dim - 1
-	for sh := p.Lo / f.Words; sh <= last/f.Words; sh++ {
-		emit(sh, p)
-	}
-	return nil
 }
 
 // shardsFn emits the word shards of a vocabulary of K words, Words each.
@@ -269,24 +255,45 @@ type splitRow struct {
 	Centroid []float32
 }
 
+// writeShard writes the rows cent, from row lo on, of word shard shard of
+// the state whose head is st to the shard's file in the scratch directory
+// dir, and emits its record.
+func writeShard(ctx context.Context, dir string, st state, shard, lo int, cent []float32, emit func(state)) error {
+	name := stateShardName(shard)
+	b := appendCentroids(nil, st.Iter, st.Dim, []int{lo}, [][]float32{cent})
+	if err := writeStateFile(ctx, dir, st.Iter, name, b); err != nil {
+		return err
+	}
+	emit(st.record(stateFile{Name: name, Lo: lo, Rows: len(cent) / st.Dim}))
+	return nil
+}
+
 // shardFn updates the centroids of one word shard, [Shard·Words,
 // (Shard+1)·Words), as its plan says: each to the mean of its cluster
 // (kmeans.Update on the shard's kmeans.Sums, read from the file of merged
 // sums mergeSumsFn wrote to the scratch directory Dir, of the rows of the
-// state keyed by the shard: stateByShardFn), and emits them as parts of
-// the next state, except the rows the splits touch, which go to
-// splitRowsFn. It holds the shard's float64 sums and centroids, 1,548
-// bytes a word, and the file; a process updates at most updateShards
-// shards at once.
+// iteration's state, read from the files its head names: writeStateFn),
+// writes them to the shard's file of the next state and emits its record;
+// the rows the splits touch also go to splitRowsFn. It holds the shard's
+// float64 sums and centroids, 1,548 bytes a word, and the bytes of one
+// file; a process updates at most updateShards shards at once. A state
+// that does not move keeps its files (splitRowsFn).
 type shardFn struct {
 	Iter, Words int
 	Dir         string
 }
 
-func (f *shardFn) ProcessElement(ctx context.Context, shard int, stateSide func(int) func(*state) bool, planSide func(*plan) bool, emit func(state), emitRow func(splitRow)) error {
+func (f *shardFn) ProcessElement(ctx context.Context, shard int, headSide func(*state) bool, planSide func(*plan) bool, emit func(state), emitRow func(splitRow)) error {
 	pl, err := readOne(planSide, fmt.Sprintf("the plan of iteration %d", f.Iter))
+	if err != nil || !pl.Update {
+		return err
+	}
+	st, err := readOne(headSide, fmt.Sprintf("the head of the state of iteration %d", f.Iter))
 	if err != nil {
 		return err
+	}
+	if st.Iter != f.Iter {
+		return fmt.Errorf("vocabulary: iteration %d received the centroids of iteration %d", f.Iter, st.Iter)
 	}
 	next := pl.Next
 	d := next.Dim
@@ -296,24 +303,8 @@ func (f *shardFn) ProcessElement(ctx context.Context, shard int, stateSide func(
 		return err
 	}
 	cent := make([]float32, (hi-lo)*d)
-	var p state
-	rows := 0
-	for parts := stateSide(shard); parts(&p); {
-		if p.Dim != d || len(p.Centroids)%d != 0 {
-			return fmt.Errorf("vocabulary: iteration %d: a part of the state has dimension %d, want %d", f.Iter, p.Dim, d)
-		}
-		a, b := max(p.Lo, lo), min(p.Lo+len(p.Centroids)/d, hi)
-		if a < b {
-			copy(cent[(a-lo)*d:], p.Centroids[(a-p.Lo)*d:(b-p.Lo)*d])
-			rows += b - a
-		}
-	}
-	if rows != hi-lo {
-		return fmt.Errorf("vocabulary: iteration %d: the state has %d of the %d centroids of word shard %d", f.Iter, rows, hi-lo, shard)
-	}
-	if !pl.Update {
-		next.rows(lo, cent, emit)
-		return nil
+	if err := readStateRows(ctx, f.Dir, st, lo, hi, cent); err != nil {
+		return err
 	}
 	sums := kmeans.NewRangeSums(next.K, d, lo, hi)
 	err = readSums(ctx, f.Dir, mergedName(shard), f.Iter, shard, d, -1, lo, hi, func(w int, n int64, sum []int64) {
@@ -323,33 +314,39 @@ func (f *shardFn) ProcessElement(ctx context.Context, shard int, stateSide func(
 		return err
 	}
 	kmeans.Update(cent, sums)
-	// The rows the splits touch leave for splitRowsFn; the runs between
-	// them are the shard's parts of the next state.
-	from := lo
+	// The rows the splits touch leave for splitRowsFn too, whose file of
+	// them replaces their rows of the shard's file.
 	for _, r := range kmeans.SplitRows(pl.Splits) {
-		if r < lo || r >= hi {
-			continue
+		if r >= lo && r < hi {
+			emitRow(splitRow{Row: r, Centroid: cent[(r-lo)*d : (r-lo+1)*d]})
 		}
-		emitRow(splitRow{Row: r, Centroid: cent[(r-lo)*d : (r-lo+1)*d]})
-		next.rows(from, cent[(from-lo)*d:(r-lo)*d], emit)
-		from = r + 1
 	}
-	next.rows(from, cent[(from-lo)*d:], emit)
-	return nil
+	return writeShard(ctx, f.Dir, next, shard, lo, cent, emit)
 }
 
 // splitRowsFn applies the plan's splits (kmeans.ApplySplits) to the
-// updated centroids they touch, on one worker, and emits them as parts of
-// the next state.
-type splitRowsFn struct{ Iter int }
+// updated centroids they touch, on one worker, writes them to the next
+// state's file of split rows in the scratch directory Dir and emits its
+// record. A state that does not move keeps its files: it emits their
+// records again.
+type splitRowsFn struct {
+	Iter int
+	Dir  string
+}
 
-func (f *splitRowsFn) ProcessElement(_ []byte, planSide func(*plan) bool, rowsSide func(*splitRow) bool, emit func(state)) error {
+func (f *splitRowsFn) ProcessElement(ctx context.Context, _ []byte, planSide func(*plan) bool, rowsSide func(*splitRow) bool, emit func(state)) error {
 	pl, err := readOne(planSide, fmt.Sprintf("the plan of iteration %d", f.Iter))
 	if err != nil {
 		return err
 	}
+	if !pl.Update {
+		for _, file := range pl.Next.Files {
+			emit(pl.Next.record(file))
+		}
+		return nil
+	}
 	pairs := pl.Splits
-	if !pl.Update || len(pairs) == 0 {
+	if len(pairs) == 0 {
 		return nil
 	}
 	d := pl.Next.Dim
@@ -371,7 +368,9 @@ func (f *splitRowsFn) ProcessElement(_ []byte, planSide func(*plan) bool, rowsSi
 		}
 	}
 	kmeans.ApplySplits(pairs, d, func(c int) []float32 { return at[c] })
-	// Consecutive rows go out as one part.
+	// Consecutive rows make one run of the file.
+	var los []int
+	var runs [][]float32
 	for i := 0; i < len(rows); {
 		j := i + 1
 		for j < len(rows) && rows[j] == rows[j-1]+1 {
@@ -381,8 +380,13 @@ func (f *splitRowsFn) ProcessElement(_ []byte, planSide func(*plan) bool, rowsSi
 		for _, c := range rows[i:j] {
 			cent = append(cent, at[c]...)
 		}
-		pl.Next.rows(rows[i], cent, emit)
+		los, runs = append(los, rows[i]), append(runs, cent)
 		i = j
 	}
+	next := pl.Next
+	if err := writeStateFile(ctx, f.Dir, next.Iter, splitRowsName, appendCentroids(nil, next.Iter, d, los, runs)); err != nil {
+		return err
+	}
+	emit(next.record(stateFile{Name: splitRowsName, Split: true}))
 	return nil
 }
