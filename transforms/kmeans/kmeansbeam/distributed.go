@@ -647,7 +647,6 @@ type chunkWork struct {
 	x       []float32
 	labels  []int32
 	dist    []float32
-	changed []int
 }
 
 // assign assigns the descriptors of chunk c, read from the scratch
@@ -677,32 +676,16 @@ func (cw *chunkWork) assign(ctx context.Context, dir string, c chunk, iter, last
 	}
 	cw.dist = slices.Grow(cw.dist[:0], n)[:n]
 	// Labels depend only on each descriptor and its previous label, so
-	// splitting the chunk over goroutines changes nothing but the time.
+	// the goroutines change nothing but the time.
 	w = max(1, min(w, n))
 	if len(cw.scratch) < w {
 		cw.scratch = make([]kmeans.AssignScratch, w)
 	}
-	cw.changed = slices.Grow(cw.changed[:0], w)[:w]
-	changed := cw.changed
-	if w == 1 {
-		changed[0] = a.Assign(cw.x, labels, cw.dist, &cw.scratch[0])
-	} else {
-		var wg sync.WaitGroup
-		for g := range w {
-			lo, hi := g*n/w, (g+1)*n/w
-			wg.Go(func() {
-				changed[g] = a.Assign(cw.x[lo*d:hi*d], labels[lo:hi], cw.dist[lo:hi], &cw.scratch[g])
-			})
-		}
-		wg.Wait()
-	}
+	sums.moved += int64(a.AssignParallel(cw.x, labels, cw.dist, cw.scratch[:w]))
 	for i, l := range labels {
 		if err := sums.add(desc[i*d:(i+1)*d], l, cw.dist[i]); err != nil {
 			return err
 		}
-	}
-	for _, m := range changed {
-		sums.moved += int64(m)
 	}
 	if iter < last {
 		if err := writeLabels(ctx, dir, c.Index, iter, labels); err != nil {
