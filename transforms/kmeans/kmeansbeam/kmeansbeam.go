@@ -249,6 +249,15 @@ type Options struct {
 	// takes nn.DefaultIVFOptions()'s, and a zero seed is Seed.
 	IVF nn.IVFOptions
 
+	// TrainProbes, if positive, is the number of lists the IVFs of the
+	// training iterations probe (with IVF.Lists, or their own default
+	// lists, nn.DefaultLists), and IVF.Probes is then only quantisation's,
+	// the codebook's. Zero trains with IVF.Probes. Fewer probes cost less a
+	// descriptor and find the nearest word less often; an iteration keeps
+	// a descriptor's word unless it finds a nearer one, so the objective
+	// still falls at every iteration.
+	TrainProbes int
+
 	// Chunks, if positive, cuts the sample into that many chunks, or more
 	// so that none exceeds 4,096 descriptors, and runs Lloyd's iterations
 	// as Beam stages (see the package documentation), so that assignment
@@ -409,6 +418,8 @@ func (o Options) Validate() error {
 		return setting.Errorf("kmeansbeam", "ShardWords", o.ShardWords, "0 (the default, %d) or more", DefaultShardWords)
 	case o.SumsRows < 0:
 		return setting.Errorf("kmeansbeam", "SumsRows", o.SumsRows, "0 (the default, %d) or more", DefaultSumsRows)
+	case o.TrainProbes < 0:
+		return setting.Errorf("kmeansbeam", "TrainProbes", o.TrainProbes, "0 (IVF.Probes) or more")
 	}
 	if err := o.kmeans().Validate(); err != nil {
 		return fmt.Errorf("vocabulary: %w", err)
@@ -455,6 +466,16 @@ func (o Options) ivf() nn.IVFOptions {
 	return v
 }
 
+// trainIVF returns the IVF options of the training iterations: ivf() with
+// TrainProbes if it is set.
+func (o Options) trainIVF() nn.IVFOptions {
+	v := o.ivf()
+	if o.TrainProbes > 0 {
+		v.Probes = o.TrainProbes
+	}
+	return v
+}
+
 // Indexes returns the options in force of the indexes a codebook trained
 // with o is searched through, as its quantisation searches it: none for
 // an exact vocabulary; for an approximate one the forest (soft words, and
@@ -484,7 +505,7 @@ func (o Options) kmeans() kmeans.Options {
 		k.Forest = o.forest()
 	}
 	if o.useIVF() {
-		k.Index, k.IVF = kmeans.IndexIVF, o.ivf()
+		k.Index, k.IVF = kmeans.IndexIVF, o.trainIVF()
 	}
 	if o.chunks() > 0 {
 		k.Reseed = kmeans.ReseedSplit
@@ -660,13 +681,13 @@ func train(s beam.Scope, st, chunks beam.PCollection, opt Options, dir string, s
 		// Reshuffle, so that no consumer with side inputs (Distortion) is
 		// fused into its stage (onekeybeam says why).
 		one := onekeybeam.Group(s, st, chunks)
-		return beam.Reshuffle(s, beam.ParDo(s, &loopFn{MaxIter: opt.MaxIter, Tol: opt.Tol, Dir: dir, Approx: opt.Approx, Forest: opt.forest(), UseIVF: opt.useIVF(), IVF: opt.ivf()}, one))
+		return beam.Reshuffle(s, beam.ParDo(s, &loopFn{MaxIter: opt.MaxIter, Tol: opt.Tol, Dir: dir, Approx: opt.Approx, Forest: opt.forest(), UseIVF: opt.useIVF(), IVF: opt.trainIVF()}, one))
 	}
 	total := beam.Combine(s, chunkTotalFn{}, chunks)
 	words := opt.shardWords()
 	shards := beam.Reshuffle(s, beam.ParDo(s, &shardsFn{K: opt.K, Words: words}, start))
 	marks := beam.ParDo(s, shardMarkFn, shards)
-	forest, ivf := opt.forest(), opt.ivf()
+	forest, ivf := opt.forest(), opt.trainIVF()
 	for i := 0; i <= opt.MaxIter; i++ {
 		is := s.Scope(fmt.Sprintf("iteration%02d", i))
 		written := beam.ParDo(is, &writeStateFn{Iter: i, Dir: dir}, start, beam.SideInput{Input: st})

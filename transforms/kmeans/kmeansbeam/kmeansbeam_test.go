@@ -267,6 +267,9 @@ func TestVocabularyDistributed(t *testing.T) {
 		{"many words kmeans||", noisy, Options{K: manyWords, Sample: 2000, MaxIter: 2, Seed: 6, Approx: true, Init: kmeans.InitParallel}, []int{5}, nil},
 		{"repeated splits", repeated, Options{K: 40, Sample: 600, MaxIter: 4, Tol: 1e-6, Seed: 4, Approx: true,
 			IVF: nn.IVFOptions{Lists: 8, Probes: 1, Seed: 9}, Init: kmeans.InitRandom}, []int{1, 9}, nil},
+		// Training probes apart from quantisation's (TestTrainProbes).
+		{"noise akm ivf train probes", noisy, Options{K: 40, Sample: 600, MaxIter: 6, Tol: 1e-6, Seed: 4, Approx: true,
+			IVF: nn.IVFOptions{Lists: 8, Probes: 3, Seed: 9}, TrainProbes: 1, Init: kmeans.InitRandom}, []int{1, 9}, nil},
 		{"duplicates shards of 2", dups, Options{K: 7, Sample: 1000, MaxIter: 5, Seed: 1, Approx: true, ShardWords: 2}, []int{5}, nil},
 	} {
 		feats := beam.CreateList(s, writeParts(t, tc.feats, t.TempDir(), 3))
@@ -302,6 +305,31 @@ func TestVocabularyDistributed(t *testing.T) {
 	}
 }
 
+// TrainProbes trains as IVF.Probes = TrainProbes would, and leaves
+// IVF.Probes to quantisation: the codebook's IVF options.
+func TestTrainProbes(t *testing.T) {
+	noisy := features(40, rand.New(rand.NewPCG(11, 12)))
+	quant := Options{K: 40, Sample: 600, MaxIter: 6, Tol: 1e-6, Seed: 4, Approx: true,
+		IVF: nn.IVFOptions{Lists: 8, Probes: 3, Seed: 9}, Init: kmeans.InitRandom, Chunks: 1}
+	train := quant
+	train.TrainProbes = 1
+	one := quant
+	one.IVF.Probes = 1
+	a, b, c := reference(t, noisy, quant), reference(t, noisy, train), reference(t, noisy, one)
+	if slices.Equal(a.Centroids, c.Centroids) {
+		t.Fatal("1 and 3 probes train the same words: the test cannot tell them apart")
+	}
+	if !slices.Equal(b.Centroids, c.Centroids) || b.Objective != c.Objective {
+		t.Error("TrainProbes 1 did not train as 1 probe does")
+	}
+	if b.IVF != a.IVF || b.IVF.Probes != 3 {
+		t.Errorf("the codebook's IVF options %+v, want quantisation's %+v", b.IVF, a.IVF)
+	}
+	if f, v := train.Indexes(); f == nil || v == nil || v.Probes != 3 {
+		t.Errorf("Indexes gives the IVF %+v, want 3 probes", v)
+	}
+}
+
 func TestVocabularyInvalidOptionsFail(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	feats := beam.CreateList(s, writeParts(t, features(3, rand.New(rand.NewPCG(1, 2))), t.TempDir(), 2))
@@ -326,6 +354,7 @@ func TestOptionsValidate(t *testing.T) {
 		{"negative chunks", func(o *Options) { o.Chunks = -1 }, "Chunks"},
 		{"negative shard words", func(o *Options) { o.ShardWords = -1 }, "ShardWords"},
 		{"negative sums rows", func(o *Options) { o.SumsRows = -1 }, "SumsRows"},
+		{"negative train probes", func(o *Options) { o.TrainProbes = -1 }, "TrainProbes"},
 		{"negative whole sample", func(o *Options) { o.WholeSample = -1 }, "WholeSample"},
 		{"negative sample", func(o *Options) { o.Sample = -1 }, "Sample = -1"},
 		{"default sample", func(o *Options) { o.Sample, o.K = 0, 100_000 }, ""},
