@@ -30,7 +30,7 @@ type IVFOptions struct {
 	// Batch is the number of points searched together: their probes are
 	// grouped by list so that each list's words are read once for all the
 	// batch's points that probe it. The scratch grows with it (see
-	// IVFScratch). 0 means 4,096.
+	// IVFScratch). 0 means 8,192.
 	Batch int
 
 	// Seed seeds the coarse k-means. The same words, options and seed
@@ -46,8 +46,11 @@ func DefaultIVFOptions() IVFOptions {
 	return IVFOptions{Probes: 8}
 }
 
-// defaultBatch is IVFOptions.Batch when zero.
-const defaultBatch = 4096
+// defaultBatch is IVFOptions.Batch when zero: at 10⁶ words in 2,828
+// lists, 8 probes, batches of 8,192 real SIFT descriptors cost 8–10% less
+// CPU a descriptor than batches of 4,096, and 20–25% less than 2,048, as
+// each list's words are read once for more points.
+const defaultBatch = 8192
 
 // DefaultLists returns the number of lists of an IVF over k words searched
 // with the given probes when IVFOptions.Lists is 0: √(probes·k), which

@@ -164,9 +164,11 @@ func initState(ctx context.Context, o Options, smp sample, sampled int, emit fun
 	return nil
 }
 
-// maxChunk bounds the descriptors of a chunk: 512 KB of bytes, which an
-// assigning bundle reads, converts to float32 and labels one at a time.
-const maxChunk = 4096
+// maxChunk bounds the descriptors of a chunk: 1 MB of bytes, which an
+// assigning bundle reads, converts to float32 and labels one at a time,
+// one batch of an IVF's default search (its lists read once for the whole
+// chunk).
+const maxChunk = 8192
 
 // chunkCount is the number of chunks writeChunksFn cuts a sample of n
 // descriptors into when asked for chunks.

@@ -490,7 +490,7 @@ func TestForestOptionsDefaults(t *testing.T) {
 func TestSplitBoundsChunks(t *testing.T) {
 	const d = formats.DescriptorSize
 	for _, tc := range []struct{ n, chunks, want int }{
-		{10, 4, 4}, {3, 8, 3}, {maxChunk, 1, 1}, {maxChunk + 1, 1, 2}, {200_000, 8, 49}, {200_000, 64, 64},
+		{10, 4, 4}, {3, 8, 3}, {maxChunk, 1, 1}, {maxChunk + 1, 1, 2}, {200_000, 8, (200_000 + maxChunk - 1) / maxChunk}, {200_000, 64, 64},
 	} {
 		smp := sample{Prio: make([]uint64, tc.n), Desc: make([]byte, tc.n*d)}
 		for i := range smp.Desc {
