@@ -1,6 +1,10 @@
 package kmeans
 
-import "github.com/bowline/bowline/transforms/nn"
+import (
+	"sync"
+
+	"github.com/bowline/bowline/transforms/nn"
+)
 
 // AssignOptions choose the nearest-centroid search that assigns points to
 // a set of centroids (a vocabulary's words): exact search (nn.Exact) for
@@ -74,6 +78,43 @@ func (a *Assigner) Assign(data []float32, labels []int32, dist []float32, s *Ass
 		return a.forest.Assign(data, labels, dist, &s.search)
 	}
 	return a.exact.Assign(data, labels, dist, &s.exact)
+}
+
+// AssignParallel is Assign on len(scratch) goroutines, the calling one
+// among them, each with its own scratch, and gives Assign's labels,
+// distances and count: an IVF shares each batch of points among the
+// goroutines (nn.IVF.AssignParallel), so that each list's words are read
+// once for all the batch's points, and the other searches split the
+// points into contiguous ranges, one a goroutine. Each point's label
+// depends only on that point, its label on entry and the search. It
+// panics if scratch is empty.
+func (a *Assigner) AssignParallel(data []float32, labels []int32, dist []float32, scratch []AssignScratch) (changed int) {
+	w := min(len(scratch), max(1, len(labels)))
+	if w == 0 {
+		panic("kmeans: Assigner.AssignParallel without a scratch")
+	}
+	if w == 1 {
+		return a.Assign(data, labels, dist, &scratch[0])
+	}
+	if a.ivf != nil {
+		ivf := make([]*nn.IVFScratch, w)
+		for g := range ivf {
+			ivf[g] = &scratch[g].ivf
+		}
+		return a.ivf.AssignParallel(data, labels, dist, ivf)
+	}
+	d := len(data) / max(1, len(labels))
+	counts := make([]int, w)
+	var wg sync.WaitGroup
+	for g := range w {
+		lo, hi := g*len(labels)/w, (g+1)*len(labels)/w
+		wg.Go(func() { counts[g] = a.Assign(data[lo*d:hi*d], labels[lo:hi], dist[lo:hi], &scratch[g]) })
+	}
+	wg.Wait()
+	for _, c := range counts {
+		changed += c
+	}
+	return changed
 }
 
 // QuantizerIndexes builds the searches a quantiser of a vocabulary

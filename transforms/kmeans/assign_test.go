@@ -12,6 +12,7 @@ import (
 // with the labels and distances of that search built directly, for the
 // options of the iteration; QuantizerIndexes builds the forest of an
 // approximate vocabulary, with the IVF only when it was trained with one.
+// AssignParallel gives Assign's answers on any number of goroutines.
 func TestAssignerSearches(t *testing.T) {
 	const k, dim, n = 300, 16, 500
 	r := rand.New(rand.NewPCG(1, 2))
@@ -60,6 +61,22 @@ func TestAssignerSearches(t *testing.T) {
 		wantL, wantD := assign(c.want)
 		if !slices.Equal(gotL, wantL) || !slices.Equal(gotD, wantD) {
 			t.Errorf("%s: the Assigner's labels or distances differ from the search's own", c.name)
+		}
+		for _, w := range []int{1, 2, 3} {
+			// From labels on entry, some kept: the count of changes too.
+			prev := slices.Clone(wantL)
+			for i := range prev {
+				if i%3 == 0 {
+					prev[i] = int32((i * 7) % k)
+				}
+			}
+			labels, dist := slices.Clone(prev), make([]float32, n)
+			wantC := a.Assign(data, labels, dist, new(AssignScratch))
+			gotL, gotD := slices.Clone(prev), make([]float32, n)
+			if got := a.AssignParallel(data, gotL, gotD, make([]AssignScratch, w)); got != wantC ||
+				!slices.Equal(gotL, labels) || !slices.Equal(gotD, dist) {
+				t.Errorf("%s: AssignParallel on %d goroutines changed %d labels, Assign %d, or their labels or distances differ", c.name, w, got, wantC)
+			}
 		}
 	}
 	exactL, _ := assign(func(l []int32, d []float32) { nn.NewExact(cent, dim).Assign(data, l, d, nil) })

@@ -585,10 +585,10 @@ type trainer struct {
 
 // assign runs nn.Exact's Assign (nn.Nearest's labels and distances,
 // faster), or an nn.Forest's or an nn.IVF's Assign for approximate
-// training, over contiguous shards of the points, one per worker, for Lloyd
-// iteration iter (0 for the initial centroids). Each point's label depends
-// only on that point, the centroids and the iteration's forest or IVF, so
-// the sharding does not affect the result.
+// training, on the workers (Assigner.AssignParallel) for Lloyd iteration
+// iter (0 for the initial centroids). Each point's label depends only on
+// that point, the centroids and the iteration's forest or IVF, so the
+// workers do not affect the result.
 func (t *trainer) assign(iter int) (changed int) {
 	a, err := NewAssigner(t.centroids, t.dim, t.search.ForIteration(iter))
 	if err != nil {
@@ -599,23 +599,7 @@ func (t *trainer) assign(iter int) (changed int) {
 	if len(t.scratch) < max(1, t.workers) {
 		t.scratch = make([]AssignScratch, max(1, t.workers))
 	}
-	run := func(w, lo, hi int) int {
-		return a.Assign(t.data[lo*t.dim:hi*t.dim], t.labels[lo:hi], t.dist[lo:hi], &t.scratch[w])
-	}
-	if t.workers <= 1 {
-		return run(0, 0, t.n)
-	}
-	counts := make([]int, t.workers)
-	var wg sync.WaitGroup
-	for w := range t.workers {
-		lo, hi := w*t.n/t.workers, (w+1)*t.n/t.workers
-		wg.Go(func() { counts[w] = run(w, lo, hi) })
-	}
-	wg.Wait()
-	for _, c := range counts {
-		changed += c
-	}
-	return changed
+	return a.AssignParallel(t.data, t.labels, t.dist, t.scratch[:max(1, t.workers)])
 }
 
 // accumulate rebuilds t.sums from the current assignment.

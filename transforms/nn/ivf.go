@@ -30,7 +30,7 @@ type IVFOptions struct {
 	// Batch is the number of points searched together: their probes are
 	// grouped by list so that each list's words are read once for all the
 	// batch's points that probe it. The scratch grows with it (see
-	// IVFScratch). 0 means 4,096.
+	// IVFScratch). 0 means 8,192.
 	Batch int
 
 	// Seed seeds the coarse k-means. The same words, options and seed
@@ -46,8 +46,11 @@ func DefaultIVFOptions() IVFOptions {
 	return IVFOptions{Probes: 8}
 }
 
-// defaultBatch is IVFOptions.Batch when zero.
-const defaultBatch = 4096
+// defaultBatch is IVFOptions.Batch when zero: at 10⁶ words in 2,828
+// lists, 8 probes, batches of 8,192 real SIFT descriptors cost 8–10% less
+// CPU a descriptor than batches of 4,096, and 20–25% less than 2,048, as
+// each list's words are read once for more points.
+const defaultBatch = 8192
 
 // DefaultLists returns the number of lists of an IVF over k words searched
 // with the given probes when IVFOptions.Lists is 0: √(probes·k), which
@@ -277,8 +280,10 @@ func (v *IVF) Bytes() int {
 // 8·Batch·Probes + 25·Batch bytes plus 4 bytes a list, and the batch
 // widened to float32 (4·Batch·dim bytes, none for float points of a
 // dimension that is a multiple of 4): 2.5 MB at the defaults for SIFT
-// bytes, whatever the number of points searched.
-// The zero value is ready to use; it grows on first use with an IVF.
+// bytes, whatever the number of points searched; a goroutine that helps
+// another in AssignParallel adds 8·Batch bytes and shares the rest of the
+// batch's state with it. The zero value is ready to use; it grows on
+// first use with an IVF.
 type IVFScratch struct {
 	ex     ExactScratch
 	probe  []int32   // the lists of point i: probe[i·P : (i+1)·P], −1 past the last
@@ -296,6 +301,11 @@ type IVFScratch struct {
 	xn2  []float64           // ‖x‖², as Exact.pack computes it
 	rows [tileRows][]float32 // the tile's points; padding rows are zero
 	zero []float32           // pdim zeros for the padding rows
+
+	// A helper goroutine's own nearest words and distances of the batch's
+	// points in AssignParallel's search of their farther lists.
+	ownBest  []int32
+	ownBestD []float32
 }
 
 // grow sizes s for v.
@@ -379,12 +389,17 @@ func (v *IVF) Assign(data []float32, labels []int32, dist []float32, scratch *IV
 	if scratch == nil {
 		scratch = new(IVFScratch)
 	}
-	s := scratch
-	s.grow(v)
+	scratch.grow(v)
+	return v.assign(data, labels, dist, func(n int, fdata []float32) { v.batch(scratch, n, fdata, nil) }, scratch)
+}
+
+// assign is Assign with the search of each batch of n points of fdata by
+// batch, which leaves their words and distances in s.
+func (v *IVF) assign(data []float32, labels []int32, dist []float32, batch func(n int, fdata []float32), s *IVFScratch) (changed int) {
 	d := v.dim
 	for lo := 0; lo < len(labels); lo += v.opt.Batch {
 		n := min(v.opt.Batch, len(labels)-lo)
-		v.batch(s, n, data[lo*d:(lo+n)*d], nil)
+		batch(n, data[lo*d:(lo+n)*d])
 		for i := range n {
 			c, dd := s.best[i], s.bestD[i]
 			prev := labels[lo+i]
@@ -407,6 +422,107 @@ func (v *IVF) Assign(data []float32, labels []int32, dist []float32, scratch *IV
 		}
 	}
 	return changed
+}
+
+// AssignParallel is Assign on len(scratch) goroutines, the calling one
+// among them, each with its own scratch: labels, distances and the count
+// are Assign's, whatever the number of goroutines. They share each batch
+// rather than split the points: the coarse step is split by points, the
+// lists by word, so that a list's words are read once for all the batch's
+// points that probe it, as on one goroutine. Splitting the points instead
+// halves the points that share a list's reading, which at 10⁶ words cost
+// 15–20% more CPU a point. A batch's work is spread when it is cut, so
+// the goroutines may wait for each other at three points of a batch. It
+// panics as Assign does, or if scratch is empty.
+func (v *IVF) AssignParallel(data []float32, labels []int32, dist []float32, scratch []*IVFScratch) (changed int) {
+	if len(scratch) == 0 {
+		panic("nn: IVF.AssignParallel without a scratch")
+	}
+	if len(scratch) == 1 {
+		return v.Assign(data, labels, dist, scratch[0])
+	}
+	if len(data) != len(labels)*v.dim || len(dist) != len(labels) {
+		panic(fmt.Sprintf("nn: IVF.AssignParallel with dim %d: %d data values, %d labels, %d distances", v.dim, len(data), len(labels), len(dist)))
+	}
+	for _, s := range scratch {
+		s.grow(v)
+	}
+	return v.assign(data, labels, dist, func(n int, fdata []float32) { v.batchParallel(scratch, n, fdata) }, scratch[0])
+}
+
+// batchParallel is batch of float points on the goroutines of
+// AssignParallel, one for each scratch; scratch[0] holds the batch's
+// results.
+func (v *IVF) batchParallel(scratch []*IVFScratch, n int, fdata []float32) {
+	s, w := scratch[0], len(scratch)
+	d := v.dim
+	p := min(v.opt.Probes, v.opt.Lists)
+	for i := range n {
+		s.best[i], s.bestD[i], s.nearer[i] = -1, float32(math.Inf(1)), false
+	}
+	v.widen(s, n, fdata, nil)
+	// The helpers read the batch's points and write their probes where
+	// scratch[0] keeps them; each has its own tile and kernel state.
+	for _, h := range scratch[1:] {
+		h.xf, h.xn, h.xn2, h.zero = s.xf, s.xn, s.xn2, s.zero
+		h.probe, h.order, h.count, h.nearer = s.probe, s.order, s.count, s.nearer
+		h.best, h.bestD = s.best, s.bestD
+	}
+	run := func(fn func(g int, h *IVFScratch)) {
+		var wg sync.WaitGroup
+		for g, h := range scratch[1:] {
+			wg.Go(func() { fn(g+1, h) })
+		}
+		fn(0, s)
+		wg.Wait()
+	}
+	// The coarse step, tiles dealt to the goroutines in turn.
+	tiles := (n + tileRows - 1) / tileRows
+	run(func(g int, h *IVFScratch) {
+		for t := g; t < tiles; t += w {
+			lo := t * tileRows
+			m := min(tileRows, n-lo)
+			v.tile(h, v.coarse, m, lo, nil, fdata)
+			v.probes(h, m, p, s.probe[lo*p:(lo+m)*p])
+			for r := range m {
+				s.nearer[lo+r] = h.ex.row[r].fallback
+			}
+		}
+	})
+	// Each point's nearest list: a point is in one list, so the goroutines
+	// write the words of different points.
+	cut := v.groupProbes(s, n, p, 0, 1, w)
+	run(func(g int, h *IVFScratch) { v.searchLists(h, cut[g], cut[g+1], fdata) })
+	if p > 1 {
+		// The other lists: a point may be in lists of several goroutines,
+		// so each helper keeps its own nearest words, from the nearest
+		// list's, and the nearest of them all wins, ties to the lower word
+		// as within a list.
+		for _, h := range scratch[1:] {
+			h.ownBest = append(h.ownBest[:0], s.best[:n]...)
+			h.ownBestD = append(h.ownBestD[:0], s.bestD[:n]...)
+			h.best, h.bestD = h.ownBest, h.ownBestD
+		}
+		cut = v.groupProbes(s, n, p, 1, p, w)
+		run(func(g int, h *IVFScratch) { v.searchLists(h, cut[g], cut[g+1], fdata) })
+		for _, h := range scratch[1:] {
+			for i := range n {
+				c, dd := h.ownBest[i], h.ownBestD[i]
+				if c >= 0 && (s.best[i] < 0 || dd < s.bestD[i] || dd == s.bestD[i] && c < s.best[i]) {
+					s.best[i], s.bestD[i] = c, dd
+				}
+			}
+		}
+	}
+	run(func(g int, h *IVFScratch) {
+		for i := g; i < n; i += w {
+			if !s.nearer[i] {
+				continue
+			}
+			c, dd := Nearest(v.centroids, d, v.point(s, i, fdata))
+			s.best[i], s.bestD[i] = int32(c), dd
+		}
+	})
 }
 
 // batch searches the n ≤ Batch points of fdata (floats) or bdata (bytes)
@@ -448,6 +564,16 @@ func (v *IVF) batch(s *IVFScratch, n int, fdata []float32, bdata []byte) {
 // the batch's n points (its j-th nearest lists), grouping them by list
 // with a counting sort that keeps point order.
 func (v *IVF) searchProbes(s *IVFScratch, n, p, j0, j1 int, fdata []float32) {
+	v.groupProbes(s, n, p, j0, j1, 0)
+	v.searchLists(s, 0, len(v.lists), fdata)
+}
+
+// groupProbes groups the probes j0 ≤ j < j1 of each of the batch's n
+// points by list in s.order, list l's points from s.count[l−1] (0 for the
+// first) to s.count[l], in point order. With w > 0 it also cuts the lists
+// into w ranges of about equal work, points times words, range g from
+// list cut[g] to cut[g+1].
+func (v *IVF) groupProbes(s *IVFScratch, n, p, j0, j1, w int) (cut []int) {
 	count := s.count[:v.opt.Lists+1]
 	clear(count)
 	for i := range n {
@@ -469,7 +595,42 @@ func (v *IVF) searchProbes(s *IVFScratch, n, p, j0, j1 int, fdata []float32) {
 		}
 	}
 	// count[l] is now where list l+1 starts.
+	if w == 0 {
+		return nil
+	}
+	work := func(l int) int64 {
+		lo := int32(0)
+		if l > 0 {
+			lo = count[l-1]
+		}
+		return int64(count[l]-lo) * int64(v.start[l+1]-v.start[l])
+	}
+	var total int64
 	for l := range v.lists {
+		total += work(l)
+	}
+	cut = make([]int, w+1)
+	cut[w] = len(v.lists)
+	var sum int64
+	g := 1
+	for l := range v.lists {
+		for g < w && sum >= total*int64(g)/int64(w) {
+			cut[g] = l
+			g++
+		}
+		sum += work(l)
+	}
+	for ; g < w; g++ {
+		cut[g] = len(v.lists)
+	}
+	return cut
+}
+
+// searchLists searches the lists l0 ≤ l < l1 for the points groupProbes
+// grouped by list in s.
+func (v *IVF) searchLists(s *IVFScratch, l0, l1 int, fdata []float32) {
+	count := s.count
+	for l := l0; l < l1; l++ {
 		lo := int32(0)
 		if l > 0 {
 			lo = count[l-1]

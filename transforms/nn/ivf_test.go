@@ -47,6 +47,7 @@ func checkIVFExact(t *testing.T, v *IVF, cent []float32, dim int, data []float32
 				i, n, v.K(), v.Options().Lists, dim, gotL[i], gotD[i], wantL[i], wantD[i])
 		}
 	}
+	checkAssignParallel(t, v, data, nil)
 	for i := 0; i < n; i += 17 {
 		if c, d := v.Nearest(data[i*dim:(i+1)*dim], &s); int32(c) != wantL[i] || d != wantD[i] {
 			t.Fatalf("Nearest of point %d: (%d, %v), want (%d, %v)", i, c, d, wantL[i], wantD[i])
@@ -65,6 +66,87 @@ func checkIVFExact(t *testing.T, v *IVF, cent []float32, dim int, data []float32
 			t.Fatalf("QuantizeBytes of point %d: word %d, Nearest %d", i, w, wantL[i])
 		}
 	}
+}
+
+// checkAssignParallel checks that AssignParallel on 2, 3 and 5 goroutines
+// gives Assign's labels, distances (bit for bit) and count of changed
+// labels, from the labels prev (−1 for each point when nil).
+func checkAssignParallel(t *testing.T, v *IVF, data []float32, prev []int32) {
+	t.Helper()
+	n := len(data) / v.Dim()
+	if prev == nil {
+		prev = slices.Repeat([]int32{-1}, n)
+	}
+	wantL, wantD := slices.Clone(prev), make([]float32, n)
+	wantC := v.Assign(data, wantL, wantD, nil)
+	for _, w := range []int{2, 3, 5} {
+		scratch := make([]*IVFScratch, w)
+		for g := range scratch {
+			scratch[g] = new(IVFScratch)
+		}
+		for range 2 { // the second time with the scratch grown
+			gotL, gotD := slices.Clone(prev), make([]float32, n)
+			if c := v.AssignParallel(data, gotL, gotD, scratch); c != wantC {
+				t.Fatalf("AssignParallel on %d goroutines changed %d labels, Assign %d", w, c, wantC)
+			}
+			for i := range n {
+				if gotL[i] != wantL[i] || math.Float32bits(gotD[i]) != math.Float32bits(wantD[i]) {
+					t.Fatalf("point %d of %d (K = %d, %d lists, %d probes, batch %d): AssignParallel on %d goroutines gives centroid %d at %v, Assign %d at %v",
+						i, n, v.K(), v.Options().Lists, v.Options().Probes, v.Options().Batch, w, gotL[i], gotD[i], wantL[i], wantD[i])
+				}
+			}
+		}
+	}
+}
+
+// AssignParallel answers as Assign does, whatever the goroutines, with
+// few probes (where which lists each goroutine searches matters), ties
+// between duplicate centroids in different lists, labels kept from a
+// previous assignment and batches that leave some goroutines no tile.
+func TestIVFAssignParallel(t *testing.T) {
+	ivfKernels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(21, 22))
+		const k, dim, n = 3000, 16, 2500
+		cent := make([]float32, k*dim)
+		for i := range cent {
+			cent[i] = float32(rng.IntN(256))
+		}
+		// Pairs of centroids c and k−1−c = c + 2u, and points c + u
+		// midway, at the same distance from both: ties, often between
+		// lists, which the nearest-list search may find in either order.
+		const pairs = 200
+		mid := make([]float32, 0, pairs*dim)
+		for c := range pairs {
+			for j := range dim {
+				u := float32(rng.IntN(41) - 20)
+				cent[(k-1-c)*dim+j] = cent[c*dim+j] + 2*u
+				mid = append(mid, cent[c*dim+j]+u)
+			}
+		}
+		data := make([]float32, 0, n*dim)
+		for i := range n {
+			if i%3 == 0 {
+				c := rng.IntN(pairs)
+				data = append(data, mid[c*dim:(c+1)*dim]...)
+				continue
+			}
+			for range dim {
+				data = append(data, float32(rng.IntN(256)))
+			}
+		}
+		prev := make([]int32, n)
+		for i := range prev {
+			prev[i] = int32(rng.IntN(k+1)) - 1
+		}
+		for _, tc := range []struct{ probes, batch int }{{1, 0}, {3, 0}, {8, 500}, {5, 50}, {2, 1}} {
+			v, err := newIVF(cent, dim, IVFOptions{Lists: 60, Probes: tc.probes, Batch: tc.batch, Seed: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkAssignParallel(t, v, data, nil)
+			checkAssignParallel(t, v, data, prev)
+		}
+	})
 }
 
 // Probing every list is the exhaustive search, and its answers are

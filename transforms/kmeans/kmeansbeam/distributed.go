@@ -273,9 +273,11 @@ func emitInitial(ctx context.Context, dir string, words int, st state, emit func
 	return nil
 }
 
-// maxChunk bounds the descriptors of a chunk: 512 KB of bytes, which an
-// assigning bundle reads, converts to float32 and labels one at a time.
-const maxChunk = 4096
+// maxChunk bounds the descriptors of a chunk: 1 MB of bytes, which an
+// assigning bundle reads, converts to float32 and labels one at a time,
+// one batch of an IVF's default search (its lists read once for the whole
+// chunk).
+const maxChunk = 8192
 
 // chunkCount is the number of chunks writeChunksFn cuts a sample of n
 // descriptors into when asked for chunks.
@@ -790,7 +792,6 @@ type chunkWork struct {
 	labels  []int32
 	prev    []int32
 	dist    []float32
-	changed []int
 }
 
 // assign assigns the descriptors of chunk c, read from the scratch
@@ -836,25 +837,12 @@ func (cw *chunkWork) assign(ctx context.Context, dir string, c chunk, iter, last
 	}
 	cw.dist = slices.Grow(cw.dist[:0], n)[:n]
 	// Labels depend only on each descriptor and its previous label, so
-	// splitting the chunk over goroutines changes nothing but the time.
+	// the goroutines change nothing but the time.
 	w = max(1, min(w, n))
 	if len(cw.scratch) < w {
 		cw.scratch = make([]kmeans.AssignScratch, w)
 	}
-	cw.changed = slices.Grow(cw.changed[:0], w)[:w]
-	changed := cw.changed
-	if w == 1 {
-		changed[0] = a.Assign(cw.x, labels, cw.dist, &cw.scratch[0])
-	} else {
-		var wg sync.WaitGroup
-		for g := range w {
-			lo, hi := g*n/w, (g+1)*n/w
-			wg.Go(func() {
-				changed[g] = a.Assign(cw.x[lo*d:hi*d], labels[lo:hi], cw.dist[lo:hi], &cw.scratch[g])
-			})
-		}
-		wg.Wait()
-	}
+	sums.moved += int64(a.AssignParallel(cw.x, labels, cw.dist, cw.scratch[:w]))
 	for i, l := range labels {
 		from := int32(-1)
 		if cw.moves {
@@ -863,9 +851,6 @@ func (cw *chunkWork) assign(ctx context.Context, dir string, c chunk, iter, last
 		if err := sums.move(desc[i*d:(i+1)*d], from, l, cw.dist[i]); err != nil {
 			return err
 		}
-	}
-	for _, m := range changed {
-		sums.moved += int64(m)
 	}
 	if held != nil {
 		return nil

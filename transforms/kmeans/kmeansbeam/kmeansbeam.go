@@ -7,7 +7,7 @@
 //
 // With Options.Chunks > 0 (or, with 0, a sample above Options.WholeSample)
 // the sample is cut into that many chunks — more if that keeps every chunk
-// within 4,096 descriptors — written to files of a scratch directory under
+// within 8,192 descriptors — written to files of a scratch directory under
 // Options.Scratch (scratch.go); their names are reshuffled so that the
 // runner can spread them over workers, and Lloyd's iterations become
 // stages of the graph, unrolled MaxIter+1 times (the graph of a Beam batch
@@ -267,11 +267,11 @@ type Options struct {
 	TrainProbes int
 
 	// Chunks, if positive, cuts the sample into that many chunks, or more
-	// so that none exceeds 4,096 descriptors, and runs Lloyd's iterations
+	// so that none exceeds 8,192 descriptors, and runs Lloyd's iterations
 	// as Beam stages (see the package documentation), so that assignment
 	// runs where the chunks are; a runner can use as many workers as there
 	// are chunks. Zero trains on one worker with kmeans.Train if the
-	// sample is at most WholeSample descriptors, and in chunks of 4,096 if
+	// sample is at most WholeSample descriptors, and in chunks of 8,192 if
 	// it is larger.
 	Chunks int
 

@@ -267,6 +267,9 @@ func TestVocabularyDistributed(t *testing.T) {
 		{"many words kmeans||", noisy, Options{K: manyWords, Sample: 2000, MaxIter: 2, Seed: 6, Approx: true, Init: kmeans.InitParallel}, []int{5}, nil},
 		{"repeated splits", repeated, Options{K: 40, Sample: 600, MaxIter: 4, Tol: 1e-6, Seed: 4, Approx: true,
 			IVF: nn.IVFOptions{Lists: 8, Probes: 1, Seed: 9}, Init: kmeans.InitRandom}, []int{1, 9}, nil},
+		// Training probes apart from quantisation's (TestTrainProbes).
+		{"noise akm ivf train probes", noisy, Options{K: 40, Sample: 600, MaxIter: 6, Tol: 1e-6, Seed: 4, Approx: true,
+			IVF: nn.IVFOptions{Lists: 8, Probes: 3, Seed: 9}, TrainProbes: 1, Init: kmeans.InitRandom}, []int{1, 9}, nil},
 		{"duplicates shards of 2", dups, Options{K: 7, Sample: 1000, MaxIter: 5, Seed: 1, Approx: true, ShardWords: 2}, []int{5}, nil},
 	} {
 		feats := beam.CreateList(s, writeParts(t, tc.feats, t.TempDir(), 3))
@@ -388,6 +391,7 @@ func TestOptionsValidate(t *testing.T) {
 		{"negative chunks", func(o *Options) { o.Chunks = -1 }, "Chunks"},
 		{"negative shard words", func(o *Options) { o.ShardWords = -1 }, "ShardWords"},
 		{"negative sums rows", func(o *Options) { o.SumsRows = -1 }, "SumsRows"},
+		{"negative train probes", func(o *Options) { o.TrainProbes = -1 }, "TrainProbes"},
 		{"negative whole sample", func(o *Options) { o.WholeSample = -1 }, "WholeSample"},
 		{"negative sample", func(o *Options) { o.Sample = -1 }, "Sample = -1"},
 		{"default sample", func(o *Options) { o.Sample, o.K = 0, 100_000 }, ""},
@@ -523,7 +527,7 @@ func TestForestOptionsDefaults(t *testing.T) {
 func TestSplitBoundsChunks(t *testing.T) {
 	const d = formats.DescriptorSize
 	for _, tc := range []struct{ n, chunks, want int }{
-		{10, 4, 4}, {3, 8, 3}, {maxChunk, 1, 1}, {maxChunk + 1, 1, 2}, {200_000, 8, 49}, {200_000, 64, 64},
+		{10, 4, 4}, {3, 8, 3}, {maxChunk, 1, 1}, {maxChunk + 1, 1, 2}, {200_000, 8, (200_000 + maxChunk - 1) / maxChunk}, {200_000, 64, 64},
 	} {
 		smp := sample{Prio: make([]uint64, tc.n), Desc: make([]byte, tc.n*d)}
 		for i := range smp.Desc {

@@ -44,12 +44,12 @@ func TestLoopElementsCarryNoDescriptors(t *testing.T) {
 // drawn in parts — and the codebook counts the chunks written: for a
 // sample drawn in parts, each part's, its last short.
 func TestScratchRemovedAfterJob(t *testing.T) {
-	feats := features(600, rand.New(rand.NewPCG(61, 62)))
+	feats := features(1200, rand.New(rand.NewPCG(61, 62)))
 	base := filepath.Join(t.TempDir(), "scratch")
 	p, s := beam.NewPipelineWithRoot()
 	in := beam.CreateList(s, writeParts(t, feats, t.TempDir(), 2))
-	// Two parts of about 6,000 descriptors each: two chunks each, where
-	// the sample's ⌈n/4,096⌉ is 3.
+	// Two parts of about 12,000 descriptors each: two chunks each, where
+	// the sample's ⌈n/8,192⌉ is 3.
 	whole := Options{K: 5, Sample: 500, MaxIter: 2, Seed: 1, Chunks: 3, Scratch: base}
 	parts := Options{K: 5, Sample: 1 << 20, WholeSample: 100, MaxIter: 2, Seed: 1, Scratch: base}
 	all := len(localSample(feats, Options{Sample: 1 << 20, Seed: 1}).Prio)
