@@ -783,10 +783,7 @@ func (f *assignFn) FinishBundle(ctx context.Context, _ func(chunk), emitSums fun
 }
 
 // chunkWork holds the buffers of the assignment of one chunk at a time.
-// With moves set, assign adds to its sums only how the descriptors moved
-// (bundleSums.move): the caller keeps the previous iteration's sums.
 type chunkWork struct {
-	moves   bool
 	scratch []kmeans.AssignScratch
 	x       []float32
 	labels  []int32
@@ -801,7 +798,9 @@ type chunkWork struct {
 // in iteration last, whose labels no one reads) and removes the labels
 // of iteration iter−2, which iteration iter−1 has read. With held not
 // nil the chunk's labels stay in *held from one iteration to the next
-// instead, in the memory of a process that runs every iteration (loopFn).
+// instead, in the memory of a process that runs every iteration (loopFn),
+// and assign adds to sums only how the descriptors moved
+// (bundleSums.move): the caller keeps the previous iteration's sums.
 func (cw *chunkWork) assign(ctx context.Context, dir string, c chunk, iter, last int, a *kmeans.Assigner, sums *bundleSums, w int, held *[]int32) error {
 	const d = formats.DescriptorSize
 	n := c.N
@@ -832,7 +831,7 @@ func (cw *chunkWork) assign(ctx context.Context, dir string, c chunk, iter, last
 			}
 		}
 	}
-	if cw.moves {
+	if held != nil {
 		cw.prev = append(cw.prev[:0], labels...)
 	}
 	cw.dist = slices.Grow(cw.dist[:0], n)[:n]
@@ -845,7 +844,7 @@ func (cw *chunkWork) assign(ctx context.Context, dir string, c chunk, iter, last
 	sums.moved += int64(a.AssignParallel(cw.x, labels, cw.dist, cw.scratch[:w]))
 	for i, l := range labels {
 		from := int32(-1)
-		if cw.moves {
+		if held != nil {
 			from = cw.prev[i]
 		}
 		if err := sums.move(desc[i*d:(i+1)*d], from, l, cw.dist[i]); err != nil {

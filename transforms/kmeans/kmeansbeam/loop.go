@@ -130,8 +130,8 @@ func (f *loopFn) ProcessElement(ctx context.Context, _ int, parts func(*state) b
 // assignAll assigns every chunk in iteration st.Iter through a, the chunks
 // shared out among GOMAXPROCS goroutines, chunk i's labels kept in
 // labels[i] from one iteration to the next, and returns how the descriptors
-// moved (chunkWork.moves), words ascending: exact integers, so they do not
-// depend on which goroutine took which chunk.
+// moved (chunkWork.assign with labels held), words ascending: exact
+// integers, so they do not depend on which goroutine took which chunk.
 func (f *loopFn) assignAll(ctx context.Context, st state, a *kmeans.Assigner, chunks []chunk, labels [][]int32) (partial, error) {
 	w := max(1, min(runtime.GOMAXPROCS(0), len(chunks)))
 	parts := make([]partial, w)
@@ -140,7 +140,7 @@ func (f *loopFn) assignAll(ctx context.Context, st state, a *kmeans.Assigner, ch
 	var wg sync.WaitGroup
 	for g := range w {
 		wg.Go(func() {
-			cw := chunkWork{moves: true}
+			var cw chunkWork
 			sums := bundleSums{dim: st.Dim, slot: slices.Repeat([]int32{-1}, st.K)}
 			for {
 				i := int(next.Add(1) - 1)

@@ -83,7 +83,6 @@ func TestHeldLabelsAndMoves(t *testing.T) {
 		}
 	}
 	var files, held chunkWork
-	held.moves = true
 	var labels []int32
 	var sums partial
 	moved := 0
