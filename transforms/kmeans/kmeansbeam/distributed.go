@@ -135,19 +135,14 @@ func stateOfFiles(iter func(*state) bool) (state, bool, error) {
 // float32 at D = 128.
 const stateRows = 512
 
-// parts cuts st into its parts, which share st's centroids, and emits them.
+// parts cuts st into its parts, at most stateRows centroids each, which
+// share st's centroids, and emits them.
 func (st state) parts(emit func(state)) {
-	st.rows(0, st.Centroids, emit)
-}
-
-// rows emits the rows from lo on, cent, as parts of the state whose other
-// fields are st's, at most stateRows centroids each and sharing cent.
-func (st state) rows(lo int, cent []float32, emit func(state)) {
-	n := len(cent) / st.Dim
+	n := len(st.Centroids) / st.Dim
 	for r := 0; r < n; r += stateRows {
 		p := st
-		p.Lo, p.Fingerprint = lo+r, 0
-		p.Centroids = cent[r*st.Dim : min(r+stateRows, n)*st.Dim]
+		p.Lo, p.Fingerprint = r, 0
+		p.Centroids = st.Centroids[r*st.Dim : min(r+stateRows, n)*st.Dim]
 		emit(p)
 	}
 }
