@@ -549,8 +549,8 @@ func cachedAssigner(st *state, opt kmeans.AssignOptions) (*kmeans.Assigner, erro
 // process, keyed by the training's scratch directory, named once per graph
 // (Options.scratchDir), and the iteration: every bundle of an iteration
 // reads the same state, which a worker process so reads once from the
-// file writeStateFn wrote, not once per bundle, and holds one of at a
-// time.
+// files writeStateFn's head names, not once per bundle, and holds one of
+// at a time.
 var stateSlot struct {
 	sync.Mutex
 	dir  string
@@ -562,9 +562,9 @@ var stateSlot struct {
 // the training of scratch directory dir up to iteration iter, once that
 // assigning is over: its state and index, 512·K bytes and the index's
 // size (at 10⁶ words about 1.6 GB), which would otherwise stay until the
-// next iteration's first bundle, beside that iteration's update and its
-// state being assembled. Both are caches, so letting go of another
-// training's index costs at most its rebuilding.
+// next iteration's first bundle, beside that iteration's update. Both are
+// caches, so letting go of another training's index costs at most its
+// rebuilding.
 func assigningOver(dir string, iter int) {
 	stateSlot.Lock()
 	if stateSlot.st != nil && stateSlot.dir == dir && stateSlot.iter <= iter {
