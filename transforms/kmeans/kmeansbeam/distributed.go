@@ -259,9 +259,11 @@ func emitInitial(ctx context.Context, dir string, words int, st state, emit func
 		st.parts(emit)
 		return nil
 	}
+	var buf []byte
 	for lo := 0; lo < st.K; lo += words {
 		hi := min(lo+words, st.K)
-		if err := writeShard(ctx, dir, st, lo/words, lo, st.Centroids[lo*st.Dim:hi*st.Dim], emit); err != nil {
+		var err error
+		if buf, err = writeShard(ctx, dir, st, lo/words, lo, st.Centroids[lo*st.Dim:hi*st.Dim], buf, emit); err != nil {
 			return err
 		}
 	}
