@@ -209,7 +209,7 @@ func fingerprint(c []float32) uint64 {
 }
 
 // initFn chooses the initial centroids on the whole sample, on one worker,
-// and emits them as emitInitial does with Dir and Words.
+// and emits them as emitInitial does with Dir and Words (initialWords).
 type initFn struct {
 	Opt   Options
 	Dir   string
@@ -241,7 +241,10 @@ func initState(ctx context.Context, o Options, dir string, words int, smp sample
 }
 
 // initialWords is the Words of the steps that choose the initial state
-// (emitInitial): 0 for the one-step loop.
+// (emitInitial): 0 for the one-step loop. It reads ShardWords and
+// OneStepWork, which are json:"-" and so lost when a DoFn is serialised
+// for the workers: those steps take it, worked out when the graph is
+// built, as a field of their own (Words), not from their Opt.
 func (o Options) initialWords() int {
 	if o.oneStep() {
 		return 0
