@@ -135,19 +135,14 @@ func stateOfFiles(iter func(*state) bool) (state, bool, error) {
 // float32 at D = 128.
 const stateRows = 512
 
-// parts cuts st into its parts, which share st's centroids, and emits them.
+// parts cuts st into its parts, at most stateRows centroids each, which
+// share st's centroids, and emits them.
 func (st state) parts(emit func(state)) {
-	st.rows(0, st.Centroids, emit)
-}
-
-// rows emits the rows from lo on, cent, as parts of the state whose other
-// fields are st's, at most stateRows centroids each and sharing cent.
-func (st state) rows(lo int, cent []float32, emit func(state)) {
-	n := len(cent) / st.Dim
+	n := len(st.Centroids) / st.Dim
 	for r := 0; r < n; r += stateRows {
 		p := st
-		p.Lo, p.Fingerprint = lo+r, 0
-		p.Centroids = cent[r*st.Dim : min(r+stateRows, n)*st.Dim]
+		p.Lo, p.Fingerprint = r, 0
+		p.Centroids = st.Centroids[r*st.Dim : min(r+stateRows, n)*st.Dim]
 		emit(p)
 	}
 }
@@ -214,7 +209,7 @@ func fingerprint(c []float32) uint64 {
 }
 
 // initFn chooses the initial centroids on the whole sample, on one worker,
-// and emits them as emitInitial does with Dir and Words.
+// and emits them as emitInitial does with Dir and Words (initialWords).
 type initFn struct {
 	Opt   Options
 	Dir   string
@@ -246,7 +241,10 @@ func initState(ctx context.Context, o Options, dir string, words int, smp sample
 }
 
 // initialWords is the Words of the steps that choose the initial state
-// (emitInitial): 0 for the one-step loop.
+// (emitInitial): 0 for the one-step loop. It reads ShardWords and
+// OneStepWork, which are json:"-" and so lost when a DoFn is serialised
+// for the workers: those steps take it, worked out when the graph is
+// built, as a field of their own (Words), not from their Opt.
 func (o Options) initialWords() int {
 	if o.oneStep() {
 		return 0
@@ -264,9 +262,11 @@ func emitInitial(ctx context.Context, dir string, words int, st state, emit func
 		st.parts(emit)
 		return nil
 	}
+	var buf []byte
 	for lo := 0; lo < st.K; lo += words {
 		hi := min(lo+words, st.K)
-		if err := writeShard(ctx, dir, st, lo/words, lo, st.Centroids[lo*st.Dim:hi*st.Dim], emit); err != nil {
+		var err error
+		if buf, err = writeShard(ctx, dir, st, lo/words, lo, st.Centroids[lo*st.Dim:hi*st.Dim], buf, emit); err != nil {
 			return err
 		}
 	}
@@ -556,8 +556,8 @@ func cachedAssigner(st *state, opt kmeans.AssignOptions) (*kmeans.Assigner, erro
 // process, keyed by the training's scratch directory, named once per graph
 // (Options.scratchDir), and the iteration: every bundle of an iteration
 // reads the same state, which a worker process so reads once from the
-// file writeStateFn wrote, not once per bundle, and holds one of at a
-// time.
+// files writeStateFn's head names, not once per bundle, and holds one of
+// at a time.
 var stateSlot struct {
 	sync.Mutex
 	dir  string
@@ -569,9 +569,9 @@ var stateSlot struct {
 // the training of scratch directory dir up to iteration iter, once that
 // assigning is over: its state and index, 512·K bytes and the index's
 // size (at 10⁶ words about 1.6 GB), which would otherwise stay until the
-// next iteration's first bundle, beside that iteration's update and its
-// state being assembled. Both are caches, so letting go of another
-// training's index costs at most its rebuilding.
+// next iteration's first bundle, beside that iteration's update. Both are
+// caches, so letting go of another training's index costs at most its
+// rebuilding.
 func assigningOver(dir string, iter int) {
 	stateSlot.Lock()
 	if stateSlot.st != nil && stateSlot.dir == dir && stateSlot.iter <= iter {

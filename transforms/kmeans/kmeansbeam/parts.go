@@ -150,7 +150,7 @@ func (f *mergePriosFn) ExtractOutput(a prios) threshold {
 
 // initPartsFn is initFn on the seeding sample of a sample drawn in parts,
 // given with the sample's threshold under one key (onekeybeam.Group), if
-// there is one.
+// there is one; Words is initialWords, as initFn's.
 type initPartsFn struct {
 	Opt   Options
 	Dir   string

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -212,6 +213,45 @@ func writeTestStateFiles(dir string, st state, words int) ([]state, error) {
 	var records []state
 	err := emitInitial(context.Background(), dir, words, st, func(r state) { records = append(records, r) })
 	return records, err
+}
+
+// emitInitial writes word shard after word shard from one buffer: the
+// bytes it allocates stay within a few shard files rather than one a
+// shard (at 10⁶ words, 16 shards of 32 MB).
+func TestEmitInitialReusesItsBuffer(t *testing.T) {
+	const d, words, shards = formats.DescriptorSize, 256, 32
+	st := state{K: words * shards, Dim: d, Centroids: make([]float32, words*shards*d)}
+	for i := range st.Centroids {
+		st.Centroids[i] = float32(i % 1000)
+	}
+	dir := t.TempDir()
+	records := make([]state, 0, shards)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	err := emitInitial(context.Background(), dir, words, st, func(r state) { records = append(records, r) })
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(records) != shards {
+		t.Fatalf("emitInitial emitted %d records of %d shards", len(records), shards)
+	}
+	file := words * d * 4
+	if got := after.TotalAlloc - before.TotalAlloc; got > uint64(shards/4*file) {
+		t.Errorf("emitInitial allocated %d bytes for %d shards of %d-byte files, more than %d files' worth", got, shards, file, shards/4)
+	}
+	head, ok, err := stateOfFiles(iterOf(records))
+	if err != nil || !ok {
+		t.Fatalf("the records of the files: %v (a state: %v)", err, ok)
+	}
+	got, err := readStateCentroids(context.Background(), dir, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, st.Centroids) {
+		t.Error("the shards' files do not hold the state's centroids")
+	}
 }
 
 // An iteration's state finds its centroids in the scratch directory, in

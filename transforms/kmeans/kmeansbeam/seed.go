@@ -464,7 +464,8 @@ func addCounts(a, b seedCounts) seedCounts {
 type seedFinishFn struct {
 	Opt    Options
 	Rounds int
-	// Dir and Words are emitInitial's.
+	// Dir and Words are emitInitial's; Words is initialWords, as
+	// initFn's.
 	Dir   string
 	Words int
 }

@@ -257,15 +257,17 @@ type splitRow struct {
 
 // writeShard writes the rows cent, from row lo on, of word shard shard of
 // the state whose head is st to the shard's file in the scratch directory
-// dir, and emits its record.
-func writeShard(ctx context.Context, dir string, st state, shard, lo int, cent []float32, emit func(state)) error {
+// dir, and emits its record. It encodes the file into buf's storage (nil:
+// a new buffer) and returns it, for a caller writing shard after shard to
+// reuse rather than leave a file-sized buffer of garbage a shard.
+func writeShard(ctx context.Context, dir string, st state, shard, lo int, cent []float32, buf []byte, emit func(state)) ([]byte, error) {
 	name := stateShardName(shard)
-	b := appendCentroids(nil, st.Iter, st.Dim, []int{lo}, [][]float32{cent})
-	if err := writeStateFile(ctx, dir, st.Iter, name, b); err != nil {
-		return err
+	buf = appendCentroids(buf[:0], st.Iter, st.Dim, []int{lo}, [][]float32{cent})
+	if err := writeStateFile(ctx, dir, st.Iter, name, buf); err != nil {
+		return buf, err
 	}
 	emit(st.record(stateFile{Name: name, Lo: lo, Rows: len(cent) / st.Dim}))
-	return nil
+	return buf, nil
 }
 
 // shardFn updates the centroids of one word shard, [Shard·Words,
@@ -321,7 +323,8 @@ func (f *shardFn) ProcessElement(ctx context.Context, shard int, headSide func(*
 			emitRow(splitRow{Row: r, Centroid: cent[(r-lo)*d : (r-lo+1)*d]})
 		}
 	}
-	return writeShard(ctx, f.Dir, next, shard, lo, cent, emit)
+	_, err = writeShard(ctx, f.Dir, next, shard, lo, cent, nil, emit)
+	return err
 }
 
 // splitRowsFn applies the plan's splits (kmeans.ApplySplits) to the
