@@ -463,7 +463,15 @@ func (v *IVF) AssignParallel(data []float32, labels []int32, dist []float32, scr
 	for _, h := range scratch[1:] {
 		h.growHelper(v)
 	}
-	return v.assign(data, labels, dist, func(n int, fdata []float32) { v.batchParallel(scratch, n, fdata) }, scratch[0])
+	changed = v.assign(data, labels, dist, func(n int, fdata []float32) { v.batchParallel(scratch, n, fdata) }, scratch[0])
+	// Each goroutine has its own scratch: the helpers keep none of the
+	// first's batch state.
+	for _, h := range scratch[1:] {
+		h.xf, h.xn, h.xn2, h.zero = nil, nil, nil, nil
+		h.probe, h.order, h.count, h.nearer = nil, nil, nil, nil
+		h.best, h.bestD = nil, nil
+	}
+	return changed
 }
 
 // batchParallel is batch of float points on the goroutines of

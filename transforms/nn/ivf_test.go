@@ -359,7 +359,8 @@ func TestIVFAllocs(t *testing.T) {
 }
 
 // AssignParallel's helpers size only what they own, the batch's state
-// being the first scratch's, and a reused scratch allocates nothing that
+// being the first scratch's, which they do not keep after the call, and a
+// reused scratch allocates nothing that
 // grows with the batch, even for fewer points than a batch: what is left
 // is the goroutines' start, a few hundred bytes a call.
 func TestIVFAssignParallelAllocs(t *testing.T) {
@@ -400,6 +401,12 @@ func TestIVFAssignParallelAllocs(t *testing.T) {
 		own := uint64(8*tileRows*probes + 8*batch)
 		if b := bytes(1, func() { v.AssignParallel(data, labels, dist, scratch) }); b > (w-1)*own+4096 {
 			t.Errorf("%d points: the helpers' first AssignParallel allocates %d bytes, want at most %d", n, b, (w-1)*own+4096)
+		}
+		for g, h := range scratch[1:] {
+			if h.probe != nil || h.order != nil || h.count != nil || h.nearer != nil || h.best != nil ||
+				h.bestD != nil || h.xf != nil || h.xn != nil || h.xn2 != nil || h.zero != nil {
+				t.Errorf("%d points: helper %d still holds the batch's state after AssignParallel", n, g+1)
+			}
 		}
 		if b := bytes(5, func() { v.AssignParallel(data, labels, dist, scratch) }); b >= 4096 {
 			t.Errorf("%d points: AssignParallel on a reused scratch allocates %d bytes a call, want under 4,096", n, b)
