@@ -447,8 +447,10 @@ func (v *IVF) assign(data []float32, labels []int32, dist []float32, batch func(
 // points that probe it, as on one goroutine. Splitting the points instead
 // halves the points that share a list's reading, which at 10⁶ words cost
 // 15–20% more CPU a point. A batch's work is spread when it is cut, so
-// the goroutines may wait for each other at three points of a batch. It
-// panics as Assign does, or if scratch is empty.
+// the goroutines may wait for each other at the end of each of its steps:
+// the coarse step, the nearest lists, the other lists (with Probes > 1)
+// and the fallback to Nearest, four points of a batch, three with one
+// probe. It panics as Assign does, or if scratch is empty.
 func (v *IVF) AssignParallel(data []float32, labels []int32, dist []float32, scratch []*IVFScratch) (changed int) {
 	if len(scratch) == 0 {
 		panic("nn: IVF.AssignParallel without a scratch")
