@@ -276,13 +276,15 @@ func (v *IVF) Bytes() int {
 }
 
 // IVFScratch is the working memory of one goroutine's IVF searches: a
-// batch's probes and answers besides an ExactScratch (about 32 kB),
+// tile's state (an ExactScratch and the tile's rows, about 31 kB, and
+// 768·Probes bytes of its probes), a batch's probes and answers,
 // 8·Batch·Probes + 25·Batch bytes plus 4 bytes a list, and the batch
 // widened to float32 (4·Batch·dim bytes, none for float points of a
-// dimension that is a multiple of 4): 2.5 MB at the defaults for SIFT
-// bytes, whatever the number of points searched; a goroutine that helps
-// another in AssignParallel adds 8·Batch bytes and shares the rest of the
-// batch's state with it. The zero value is ready to use; it grows on
+// dimension that is a multiple of 4): about 5 MB at the defaults for SIFT
+// bytes, whatever the number of points searched. A goroutine that helps
+// another in AssignParallel shares the batch's state with it and holds
+// only its tile's state and 8·Batch bytes of its own nearest words: about
+// 0.1 MB at the defaults. The zero value is ready to use; it grows on
 // first use with an IVF.
 type IVFScratch struct {
 	ex     ExactScratch
@@ -328,6 +330,19 @@ func (s *IVFScratch) grow(v *IVF) {
 	}
 	if pdim := v.packed.pdim; len(s.zero) != pdim {
 		s.zero = make([]float32, pdim)
+	}
+}
+
+// growHelper sizes s for a goroutine that helps another in
+// AssignParallel: only what it owns, its tile's probes and its own
+// nearest words of the batch's points, as the rest is the other's.
+func (s *IVFScratch) growHelper(v *IVF) {
+	b, p := v.opt.Batch, min(v.opt.Probes, v.opt.Lists)
+	if cap(s.top) < tileRows*p {
+		s.top = make([]uint64, tileRows*p)
+	}
+	if cap(s.ownBest) < b {
+		s.ownBest, s.ownBestD = make([]int32, b), make([]float32, b)
 	}
 }
 
@@ -432,8 +447,10 @@ func (v *IVF) assign(data []float32, labels []int32, dist []float32, batch func(
 // points that probe it, as on one goroutine. Splitting the points instead
 // halves the points that share a list's reading, which at 10⁶ words cost
 // 15–20% more CPU a point. A batch's work is spread when it is cut, so
-// the goroutines may wait for each other at three points of a batch. It
-// panics as Assign does, or if scratch is empty.
+// the goroutines may wait for each other at the end of each of its steps:
+// the coarse step, the nearest lists, the other lists (with Probes > 1)
+// and the fallback to Nearest, four points of a batch, three with one
+// probe. It panics as Assign does, or if scratch is empty.
 func (v *IVF) AssignParallel(data []float32, labels []int32, dist []float32, scratch []*IVFScratch) (changed int) {
 	if len(scratch) == 0 {
 		panic("nn: IVF.AssignParallel without a scratch")
@@ -444,10 +461,19 @@ func (v *IVF) AssignParallel(data []float32, labels []int32, dist []float32, scr
 	if len(data) != len(labels)*v.dim || len(dist) != len(labels) {
 		panic(fmt.Sprintf("nn: IVF.AssignParallel with dim %d: %d data values, %d labels, %d distances", v.dim, len(data), len(labels), len(dist)))
 	}
-	for _, s := range scratch {
-		s.grow(v)
+	scratch[0].grow(v)
+	for _, h := range scratch[1:] {
+		h.growHelper(v)
 	}
-	return v.assign(data, labels, dist, func(n int, fdata []float32) { v.batchParallel(scratch, n, fdata) }, scratch[0])
+	changed = v.assign(data, labels, dist, func(n int, fdata []float32) { v.batchParallel(scratch, n, fdata) }, scratch[0])
+	// Each goroutine has its own scratch: the helpers keep none of the
+	// first's batch state.
+	for _, h := range scratch[1:] {
+		h.xf, h.xn, h.xn2, h.zero = nil, nil, nil, nil
+		h.probe, h.order, h.count, h.nearer = nil, nil, nil, nil
+		h.best, h.bestD = nil, nil
+	}
+	return changed
 }
 
 // batchParallel is batch of float points on the goroutines of
@@ -499,8 +525,9 @@ func (v *IVF) batchParallel(scratch []*IVFScratch, n int, fdata []float32) {
 		// list's, and the nearest of them all wins, ties to the lower word
 		// as within a list.
 		for _, h := range scratch[1:] {
-			h.ownBest = append(h.ownBest[:0], s.best[:n]...)
-			h.ownBestD = append(h.ownBestD[:0], s.bestD[:n]...)
+			h.ownBest, h.ownBestD = h.ownBest[:n], h.ownBestD[:n]
+			copy(h.ownBest, s.best[:n])
+			copy(h.ownBestD, s.bestD[:n])
 			h.best, h.bestD = h.ownBest, h.ownBestD
 		}
 		cut = v.groupProbes(s, n, p, 1, p, w)

@@ -358,6 +358,62 @@ func TestIVFAllocs(t *testing.T) {
 	}
 }
 
+// AssignParallel's helpers size only what they own, the batch's state
+// being the first scratch's, which they do not keep after the call, and a
+// reused scratch allocates nothing that
+// grows with the batch, even for fewer points than a batch: what is left
+// is the goroutines' start, a few hundred bytes a call.
+func TestIVFAssignParallelAllocs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	const k, dim, batch, probes, w = 2000, 16, 4096, 3, 3
+	cent := make([]float32, k*dim)
+	for i := range cent {
+		cent[i] = float32(rng.IntN(256))
+	}
+	v, err := newIVF(cent, dim, IVFOptions{Probes: probes, Batch: batch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The bytes a call of f allocates, on average over runs calls.
+	bytes := func(runs int, f func()) uint64 {
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		for range runs {
+			f()
+		}
+		runtime.ReadMemStats(&m1)
+		return (m1.TotalAlloc - m0.TotalAlloc) / uint64(runs)
+	}
+	for _, n := range []int{batch, batch - 1000, 100} {
+		data := make([]float32, n*dim)
+		for i := range data {
+			data[i] = float32(rng.IntN(256))
+		}
+		labels, dist := make([]int32, n), make([]float32, n)
+		scratch := make([]*IVFScratch, w)
+		for g := range scratch {
+			scratch[g] = new(IVFScratch)
+		}
+		v.Assign(data, labels, dist, scratch[0])
+		// A helper's own: its tile's probes and nearest words (the rest of
+		// a tile's state is in the IVFScratch itself), and a few kB for
+		// the goroutines.
+		own := uint64(8*tileRows*probes + 8*batch)
+		if b := bytes(1, func() { v.AssignParallel(data, labels, dist, scratch) }); b > (w-1)*own+4096 {
+			t.Errorf("%d points: the helpers' first AssignParallel allocates %d bytes, want at most %d", n, b, (w-1)*own+4096)
+		}
+		for g, h := range scratch[1:] {
+			if h.probe != nil || h.order != nil || h.count != nil || h.nearer != nil || h.best != nil ||
+				h.bestD != nil || h.xf != nil || h.xn != nil || h.xn2 != nil || h.zero != nil {
+				t.Errorf("%d points: helper %d still holds the batch's state after AssignParallel", n, g+1)
+			}
+		}
+		if b := bytes(5, func() { v.AssignParallel(data, labels, dist, scratch) }); b >= 4096 {
+			t.Errorf("%d points: AssignParallel on a reused scratch allocates %d bytes a call, want under 4,096", n, b)
+		}
+	}
+}
+
 // BenchmarkIVFNearest is BenchmarkForestNearest's search (the same
 // clustered byte-range data) through a default IVF, a batch of 1,024
 // points at a time as QuantizeBytes searches them; ns/point is per point.

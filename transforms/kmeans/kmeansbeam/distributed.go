@@ -818,6 +818,7 @@ func (cw *chunkWork) assign(ctx context.Context, dir string, c chunk, iter, last
 			panic(fmt.Sprintf("vocabulary: chunk %d of %d descriptors with %d labels held", c.Index, n, len(*held)))
 		}
 		labels = *held
+		cw.prev = append(cw.prev[:0], labels...)
 	} else {
 		cw.labels = slices.Grow(cw.labels[:0], n)[:n]
 		labels = cw.labels
@@ -830,9 +831,6 @@ func (cw *chunkWork) assign(ctx context.Context, dir string, c chunk, iter, last
 				labels[i] = -1
 			}
 		}
-	}
-	if held != nil {
-		cw.prev = append(cw.prev[:0], labels...)
 	}
 	cw.dist = slices.Grow(cw.dist[:0], n)[:n]
 	// Labels depend only on each descriptor and its previous label, so
