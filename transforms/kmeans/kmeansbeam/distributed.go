@@ -43,10 +43,6 @@ type state struct {
 	// in stateDir(Iter): one in a record, all of them, word shards
 	// ascending and the split rows last, in the head writeStateFn emits.
 	Files []stateFile
-	// Fingerprint identifies Centroids for the index cache: readState
-	// and cachedState set it from the assembled centroids; parts and
-	// heads carry none.
-	Fingerprint uint64
 	// Objective is J of Centroids once HaveObjective; Prev is J of the
 	// previous iteration's centroids, if Iter > 0.
 	Objective     float64
@@ -75,7 +71,7 @@ type stateFile struct {
 
 // record returns the record of the file f of the state whose head is st.
 func (st state) record(f stateFile) state {
-	st.Lo, st.Centroids, st.Fingerprint = 0, nil, 0
+	st.Lo, st.Centroids = 0, nil
 	st.Files = []stateFile{f}
 	return st
 }
@@ -141,7 +137,7 @@ func (st state) parts(emit func(state)) {
 	n := len(st.Centroids) / st.Dim
 	for r := 0; r < n; r += stateRows {
 		p := st
-		p.Lo, p.Fingerprint = r, 0
+		p.Lo = r
 		p.Centroids = st.Centroids[r*st.Dim : min(r+stateRows, n)*st.Dim]
 		emit(p)
 	}
@@ -180,7 +176,6 @@ func readState(iter func(*state) bool) (state, bool, error) {
 	if rows != st.K {
 		return state{}, false, fmt.Errorf("vocabulary: iteration %d: the state has %d of its %d centroids", st.Iter, rows, st.K)
 	}
-	st.Fingerprint = fingerprint(st.Centroids)
 	return st, true, nil
 }
 
@@ -195,7 +190,7 @@ func (st state) sameAs(p state) error {
 	return nil
 }
 
-// fingerprint is the FNV-1a hash of the centroids' bits.
+// fingerprint is the FNV-1a hash of the values' bits.
 func fingerprint(c []float32) uint64 {
 	h := uint64(14695981039346656037)
 	for _, v := range c {
@@ -509,18 +504,21 @@ type indexSlot[O comparable, T any] struct {
 	v   *T
 }
 
+// indexKey identifies an index: the scratch directory of its training,
+// unique to it, and the iteration name its centroids.
 type indexKey[O comparable] struct {
-	iter        int
-	k, dim      int
-	fingerprint uint64
-	opt         O
+	dir    string
+	iter   int
+	k, dim int
+	opt    O
 }
 
-// get returns the index over st's centroids for iteration st.Iter,
-// building it with build(st.Centroids, st.Dim, opt for the iteration) if
-// the slot holds another.
-func (c *indexSlot[O, T]) get(st *state, opt O, forIter func(O, int) O, build func([]float32, int, O) (*T, error)) (*T, error) {
-	key := indexKey[O]{st.Iter, st.K, st.Dim, st.Fingerprint, opt}
+// get returns the index over st's centroids, those of iteration st.Iter of
+// the training of scratch directory dir, building it with
+// build(st.Centroids, st.Dim, opt for the iteration) if the slot holds
+// another.
+func (c *indexSlot[O, T]) get(dir string, st *state, opt O, forIter func(O, int) O, build func([]float32, int, O) (*T, error)) (*T, error) {
+	key := indexKey[O]{dir, st.Iter, st.K, st.Dim, opt}
 	c.Lock()
 	defer c.Unlock()
 	if c.v != nil && c.key == key {
@@ -546,10 +544,10 @@ func (c *indexSlot[O, T]) drop(iter int) {
 
 var assignerSlot indexSlot[kmeans.AssignOptions, kmeans.Assigner]
 
-// cachedAssigner returns the search over st's centroids for iteration
-// st.Iter.
-func cachedAssigner(st *state, opt kmeans.AssignOptions) (*kmeans.Assigner, error) {
-	return assignerSlot.get(st, opt, kmeans.AssignOptions.ForIteration, kmeans.NewAssigner)
+// cachedAssigner returns the search over st's centroids, those of
+// iteration st.Iter of the training of scratch directory dir.
+func cachedAssigner(dir string, st *state, opt kmeans.AssignOptions) (*kmeans.Assigner, error) {
+	return assignerSlot.get(dir, st, opt, kmeans.AssignOptions.ForIteration, kmeans.NewAssigner)
 }
 
 // stateSlot holds the state of the latest iteration assigned in this
@@ -596,7 +594,7 @@ func cachedState(ctx context.Context, dir string, head state) (state, error) {
 		return state{}, err
 	}
 	st := head
-	st.Centroids, st.Fingerprint = cent, fingerprint(cent)
+	st.Centroids = cent
 	stateSlot.dir, stateSlot.iter, stateSlot.st = dir, head.Iter, &st
 	return st, nil
 }
@@ -721,7 +719,7 @@ func (f *assignFn) assign(ctx context.Context, c chunk, head state, emitChunk fu
 			return err
 		}
 		f.ready = true
-		a, err := cachedAssigner(&st, kmeans.AssignOptions{Approx: f.Approx, Forest: f.Forest, UseIVF: f.UseIVF, IVF: f.IVF})
+		a, err := cachedAssigner(f.Dir, &st, kmeans.AssignOptions{Approx: f.Approx, Forest: f.Forest, UseIVF: f.UseIVF, IVF: f.IVF})
 		if err != nil {
 			return fmt.Errorf("vocabulary: iteration %d: %w", f.Iter, err)
 		}

@@ -60,8 +60,8 @@
 // emitting a record of each file keyed by its shard (scratch.go). The
 // forest (or IVF) is built once per worker
 // process and iteration: bundles share it through a
-// one-slot cache keyed by the iteration, the forest options and a
-// fingerprint of the centroids, so a worker holds one forest at a time. A
+// one-slot cache keyed by the training's scratch directory, the
+// iteration and the forest options, so a worker holds one forest at a time. A
 // converged state makes assign emit nothing.
 //
 // merge_i, for each word shard, reads the files its records name and adds

@@ -565,7 +565,6 @@ func TestStatePartsRoundTrip(t *testing.T) {
 		for i := range st.Centroids {
 			st.Centroids[i] = r.Float32()
 		}
-		st.Fingerprint = fingerprint(st.Centroids)
 		var parts []state
 		st.parts(func(p state) { parts = append(parts, p) })
 		if want := (k + stateRows - 1) / stateRows; len(parts) != want {

@@ -540,7 +540,7 @@ func TestMergeLetsGoOfTheAssigning(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := cachedAssigner(&got, kmeans.AssignOptions{}); err != nil {
+		if _, err := cachedAssigner(dir, &got, kmeans.AssignOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

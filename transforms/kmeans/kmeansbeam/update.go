@@ -166,7 +166,6 @@ func (f *planFn) ProcessElement(ctx context.Context, _ []byte, headSide func(*st
 	if err != nil {
 		return err
 	}
-	st.Fingerprint = 0 // of this iteration's centroids, not the next's
 	next, err := f.plan(ctx, st, countsSide)
 	if err != nil {
 		return err
