@@ -355,8 +355,10 @@ func TestDefaultTrainProbes(t *testing.T) {
 		{10_000, 0, 0, DefaultTrainProbes, def},
 		{kmeans.KMeansPPMaxK, 0, 0, DefaultTrainProbes, def},
 		{kmeans.KMeansPPMaxK, 2, 0, 2, 2},
-		{kmeans.KMeansPPMaxK + 1, 0, 0, def, def},
-		{100_000, 16, 0, 16, 16},
+		{kmeans.KMeansPPMaxK + 1, 0, 0, DefaultTrainProbes, def},
+		{1_000_000, 0, 0, DefaultTrainProbes, def},
+		{100_000, 16, 0, DefaultTrainProbes, 16},
+		{100_000, 2, 0, 2, 2},
 		{100_000, 16, 3, 3, 16},
 		{1_000, 8, 12, 12, 8},
 	} {
