@@ -58,9 +58,9 @@ func (pr Previous) files(p int) (counts, geometry string) {
 // and the bow/descriptors_quantised counter, count the descriptors
 // quantised. The soft-assignment options must be those prev quantised
 // with; the caller checks.
-func BoWOfPartsCarrying(s beam.Scope, features, codebook, written beam.PCollection, opt Options, dir string, prev Previous, carry beam.PCollection) (bows, counts, geometry, stats beam.PCollection) {
+func BoWOfPartsCarrying(s beam.Scope, features, codebook beam.PCollection, opt Options, dir string, prev Previous, carry beam.PCollection) (bows, counts, geometry, stats beam.PCollection) {
 	s = s.Scope("bow.BoW")
-	parts := onekeybeam.Pair(s, features, codebookFiles(s, codebook, written, carry), "the codebook file")
+	parts := onekeybeam.Pair(s, features, codebookFiles(s, codebook, carry), "the codebook file")
 	counts, geometry, dfs := beam.ParDo3(s, &carryCountPartFn{Soft: opt.Soft, Dir: dir, Prev: prev, Loads: opt.PartLoads}, parts)
 	bows, stats = weigh(s, counts, dfs, opt, dir)
 	return bows, counts, geometry, stats

@@ -28,7 +28,7 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*decidedFn)(nil)).Elem())
 	beam.RegisterFunction(keepFn)
 	beam.RegisterFunction(buildFn)
-	beam.RegisterFunction(keptCodebookFn)
+	beam.RegisterType(reflect.TypeOf((*keptCodebookFn)(nil)).Elem())
 }
 
 // DriftSeed is xored into the vocabulary's seed to draw the drift sample
@@ -69,10 +69,14 @@ func (distortionFn) ProcessElement(ctx context.Context, cb Codebook, smp sample)
 	if n == 0 {
 		return 0, fmt.Errorf("vocabulary: no descriptors to measure the distortion on")
 	}
-	if cb.Dim != d || len(cb.Centroids) != cb.K*d || cb.K < 1 {
-		return 0, fmt.Errorf("vocabulary: a codebook of %d words of dimension %d with %d values", cb.K, cb.Dim, len(cb.Centroids))
+	if cb.Dim != d || cb.K < 1 {
+		return 0, fmt.Errorf("vocabulary: a codebook of %d words of dimension %d", cb.K, cb.Dim)
 	}
-	a, err := kmeans.NewAssigner(cb.Centroids, cb.Dim, cb.Search())
+	cent, err := cb.ReadCentroids(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("vocabulary: %w", err)
+	}
+	a, err := kmeans.NewAssigner(cent, cb.Dim, cb.Search())
 	if err != nil {
 		return 0, fmt.Errorf("vocabulary: %w", err)
 	}
@@ -106,12 +110,12 @@ func (distortionFn) ProcessElement(ctx context.Context, cb Codebook, smp sample)
 
 // ReadCodebook reads the codebook of a finished run from its
 // codebook-*.parquet files matching pattern, when the job runs: a
-// single-element PCollection<Codebook> whose K, Approx and Forest are
-// opt's (the run that wrote it must have trained with the same settings,
-// which are not in the file): the job fails unless the files hold words
-// 0…opt.K−1, each once (fileio.ReadCentroids). Its training figures
-// (Objective, Iterations, Sampled, Seconds) are zero: they belong to the
-// run that trained it.
+// single-element PCollection<Codebook> naming those files, whose K, Approx
+// and Forest are opt's (the run that wrote it must have trained with the
+// same settings, which are not in the file): the job fails unless the
+// files hold words 0…opt.K−1, each once (fileio.ReadCentroids). Its
+// training figures (Objective, Iterations, Sampled, Seconds) are zero:
+// they belong to the run that trained it.
 func ReadCodebook(s beam.Scope, pattern string, opt Options) beam.PCollection {
 	s = s.Scope("kmeans.ReadCodebook")
 	f := &readCodebookFn{Pattern: pattern, K: opt.K, Approx: opt.Approx}
@@ -148,7 +152,7 @@ func (f *readCodebookFn) ProcessElement(ctx context.Context, _ []byte) (Codebook
 	if err != nil {
 		return Codebook{}, fmt.Errorf("vocabulary: %w", err)
 	}
-	cb := Codebook{K: f.K, Dim: d, Centroids: cent, Converged: true, Approx: f.Approx, Forest: f.Forest, UseIVF: f.UseIVF, IVF: f.IVF}
+	cb := Codebook{K: f.K, Dim: d, Paths: paths, Content: formats.CentroidsContent(cent), Converged: true, Approx: f.Approx, Forest: f.Forest, UseIVF: f.UseIVF, IVF: f.IVF}
 	return cb, nil
 }
 
@@ -159,6 +163,7 @@ func (f *readCodebookFn) ProcessElement(ctx context.Context, _ []byte) (Codebook
 // it so, the graph of a batch job being fixed before it runs.
 func VocabularyOfPartsIf(s beam.Scope, parts beam.PCollection, opt Options, build beam.PCollection) beam.PCollection {
 	s = s.Scope("kmeans.Vocabulary")
+	opt.Output = opt.output()
 	// Gated at the source: when build is false no part reaches a step
 	// that reads it.
 	parts = beam.ParDo(s, partIfFn, parts, beam.SideInput{Input: build})
@@ -248,19 +253,21 @@ type Kept struct {
 
 // KeepOrBuild adds the vocabulary stage of a run that may keep prev:
 // prev's codebook if its distortion on sample (from DriftSample) passes
-// rule (kmeans.Drift.Decide), one built from parts with opt otherwise. It
+// rule (kmeans.Drift.Decide), copied to opt.Output, one built from parts
+// with opt otherwise. It
 // returns the codebook used (single-element PCollection<Codebook>), the
 // codebook built, if any (PCollection<Codebook> of at most one), the
 // decision (single-element PCollection<rundir.VocabDecision>) and whether
 // prev was kept (single-element PCollection<bool>).
 func KeepOrBuild(s beam.Scope, parts, sample beam.PCollection, opt Options, prev Kept, rule kmeans.Drift) (codebook, built, decision, kept beam.PCollection) {
 	s = s.Scope("vocabulary.Keep")
+	opt.Output = opt.output()
 	prevCB := ReadCodebook(s, prev.Pattern, opt)
 	measured := Distortion(s, sample, prevCB)
 	decision = beam.ParDo(s, &decideFn{Settings: prev.Settings, Reference: prev.Reference, Rule: rule}, measured)
 	kept = beam.ParDo(s, keepFn, decision)
 	built = VocabularyOfPartsIf(s, parts, opt, beam.ParDo(s, buildFn, decision))
-	codebook = beam.Flatten(s, beam.ParDo(s, keptCodebookFn, prevCB, beam.SideInput{Input: kept}), built)
+	codebook = beam.Flatten(s, beam.ParDo(s, &keptCodebookFn{Output: opt.Output}, prevCB, beam.SideInput{Input: kept}), built)
 	return codebook, built, decision, kept
 }
 
@@ -285,8 +292,18 @@ func (f *decideFn) ProcessElement(ctx context.Context, measured float64) rundir.
 func keepFn(d rundir.VocabDecision) bool  { return d.Kept }
 func buildFn(d rundir.VocabDecision) bool { return !d.Kept }
 
-func keptCodebookFn(cb Codebook, kept bool, emit func(Codebook)) {
-	if kept {
-		emit(cb)
+// keptCodebookFn copies the previous codebook to Output if it is kept:
+// a run is self-contained.
+type keptCodebookFn struct{ Output string }
+
+func (f *keptCodebookFn) ProcessElement(ctx context.Context, cb Codebook, kept bool, emit func(Codebook)) error {
+	if !kept {
+		return nil
 	}
+	cb, err := cb.copyTo(ctx, f.Output)
+	if err != nil {
+		return err
+	}
+	emit(cb)
+	return nil
 }

@@ -23,7 +23,7 @@ import (
 // partsReference is what a sample drawn in parts trains to: the seeding
 // on the sample's first opt.seedSample() descriptors, then Lloyd's
 // iterations of kmeans.TrainFrom on the whole sample.
-func partsReference(t *testing.T, feats []formats.Features, opt Options) Codebook {
+func partsReference(t *testing.T, feats []formats.Features, opt Options) refBook {
 	t.Helper()
 	whole, seeding := opt, opt
 	whole.Sample = opt.sample()
