@@ -232,7 +232,7 @@ type carried struct {
 // countPart quantises the features of part p with qs (one quantizer per
 // goroutine) and writes the part's word counts and geometry under dir,
 // except for the images of known, whose counts and geometry it takes as
-// they are. It returns the parts written — the counts', whose Inputs are
+// they are: with no quantizer, every image must be known. It returns the parts written — the counts', whose Inputs are
 // the descriptors quantised, and the geometry's, whose Inputs are the
 // keypoints located — and the part's document frequencies.
 func countPart(ctx context.Context, dir string, p formats.Part, qs []*bow.Quantizer, known map[string]carried) (counts, geometry formats.Part, df DF, err error) {
@@ -247,7 +247,11 @@ func countPart(ctx context.Context, dir string, p formats.Part, qs []*bow.Quanti
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	jobs := make(chan job, len(qs))
+	workers := qs
+	if len(workers) == 0 {
+		workers = []*bow.Quantizer{nil} // takes the known images' counts
+	}
+	jobs := make(chan job, len(workers))
 	var (
 		mu        sync.Mutex
 		out       []formats.BoW
@@ -270,7 +274,7 @@ func countPart(ctx context.Context, dir string, p formats.Part, qs []*bow.Quanti
 		}
 		out[i], geo[i] = b, g
 	}
-	for _, q := range qs {
+	for _, q := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -283,6 +287,10 @@ func countPart(ctx context.Context, dir string, p formats.Part, qs []*bow.Quanti
 					continue
 				}
 				if ctx.Err() != nil {
+					continue
+				}
+				if q == nil {
+					fail(fmt.Errorf("image %s: no vocabulary to quantise it with", f.ImageID))
 					continue
 				}
 				quantised.Add(int64(len(f.Descriptors)))

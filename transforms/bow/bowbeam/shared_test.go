@@ -183,7 +183,7 @@ func TestCountPartReadsCodebookInItsSlot(t *testing.T) {
 			return (&countPartFn{Loads: loads}).ProcessElement(ctx, formats.Part{}, cf, none, none, func(DF) {})
 		},
 		"carryCountPartFn": func(ctx context.Context) error {
-			return (&carryCountPartFn{Loads: loads}).ProcessElement(ctx, formats.Part{}, cf, none, none, func(DF) {})
+			return (&carryCountPartFn{Loads: loads}).ProcessElement(ctx, formats.Part{Rows: 1}, cf, none, none, func(DF) {})
 		},
 	}
 	for name, fn := range fns {
