@@ -817,9 +817,22 @@ func TestWriteCentroids(t *testing.T) {
 			return nil
 		}
 	}
-	for _, size := range []int{1, 7, 1000, k} {
+	// reused hands the blocks over in one buffer, as a reader of shard
+	// files does.
+	reused := func(size int) func(add func([]float32) error) error {
+		return func(add func([]float32) error) error {
+			buf := make([]float32, size*dim)
+			return blocksOf(size, cent)(func(b []float32) error { return add(buf[:copy(buf, b)]) })
+		}
+	}
+	for _, size := range []int{1, 7, 1000, k, -7, -1000} {
 		p := filepath.Join(dir, "blocks.parquet")
-		content, err := WriteCentroids(ctx, p, k, dim, blocksOf(size, cent))
+		blocks := blocksOf(size, cent)
+		if size < 0 {
+			size = -size
+			blocks = reused(size)
+		}
+		content, err := WriteCentroids(ctx, p, k, dim, blocks)
 		if err != nil {
 			t.Fatalf("blocks of %d words: %v", size, err)
 		}

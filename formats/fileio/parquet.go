@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/bowline/bowline/formats"
@@ -164,7 +165,8 @@ func ReadCentroids(ctx context.Context, paths []string, k, dim int) ([]float32, 
 // writes of them, whole or not at all. blocks hands add the centroids in
 // word order, row-major, a block of whole words at a time, so that a
 // writer holds a block and a row group of the file, never the codebook
-// (512 MB at 10⁶ words), unless it has it already. It returns
+// (512 MB at 10⁶ words), unless it has it already; a block's buffer may be
+// reused once add returns. It returns
 // formats.CentroidsContent of the words, and an error unless blocks added
 // exactly k words of dim finite values.
 func WriteCentroids(ctx context.Context, path string, k, dim int, blocks func(add func(cent []float32) error) error) (string, error) {
@@ -179,7 +181,9 @@ func WriteCentroids(ctx context.Context, path string, k, dim int, blocks func(ad
 				return fmt.Errorf("codebook: a block of %d values after %d of %d words of %d", len(cent), n, k, dim)
 			}
 			for i := 0; i < len(cent); i += dim {
-				row := formats.Word{WordID: uint32(n), Centroid: cent[i : i+dim]}
+				// A copy: the encoder holds rows until it hands a batch
+				// to the writer, and blocks may reuse their buffer.
+				row := formats.Word{WordID: uint32(n), Centroid: slices.Clone(cent[i : i+dim])}
 				if err := row.Check(dim); err != nil {
 					return fmt.Errorf("codebook: %w", err)
 				}
