@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -23,7 +24,19 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*checkFn)(nil)).Elem())
 }
 
-func TestMain(m *testing.M) { ptest.MainWithDefault(m, prismretry.Runner) }
+// TestMain runs the tests with the system's temporary directory one of
+// their own, removed afterwards: a vocabulary built without
+// Options.Output writes its codebook there, for the caller to keep.
+func TestMain(m *testing.M) {
+	tmp, err := os.MkdirTemp("", "kmeansbeam-test-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("TMPDIR", tmp)
+	code := ptest.MainRetWithDefault(m, prismretry.Runner)
+	os.RemoveAll(tmp)
+	os.Exit(code)
+}
 
 func features(n int, r *rand.Rand) []formats.Features {
 	var out []formats.Features
