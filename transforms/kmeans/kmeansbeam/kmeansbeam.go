@@ -112,9 +112,9 @@
 // with the sample. The codebook too travels as the names of its files
 // (Codebook): the step that makes it writes its words to Options.Output
 // once, a word shard at a time from the last state's files, and every
-// consumer reads them from there; a runner that held them as one element
-// kept several copies of it (at 10⁶ words, 512 MB each: the element's
-// encoding, Prism's store, gRPC's buffers and each consumer's decoding).
+// consumer reads them from there. Codebook elements never hold the words:
+// an element holding them would be copied by the runner's element store,
+// its gRPC buffers and each consumer's decoding (512 MB each at 10⁶ words).
 //
 // Per worker, with D = 128 and K words: a state is 512·K bytes of float32
 // centroids, in a file per word shard that the shard's update writes (no
@@ -553,9 +553,10 @@ func (o Options) kmeans() kmeans.Options {
 // Codebook is a trained vocabulary: K centroids of Dim dimensions, whose
 // words are in files (Paths) and never in the element itself: the runner
 // carries a codebook's names and figures, and each consumer reads the
-// words from the files (ReadCentroids). At 10⁶ words the words are 512 MB,
-// and an element that held them was copied by the runner's element store,
-// its gRPC buffers and every consumer's decoding.
+// words from the files (ReadCentroids). Codebook elements never hold the
+// words: an element holding them would be copied by the runner's element
+// store, its gRPC buffers and each consumer's decoding (512 MB each at 10⁶
+// words).
 type Codebook struct {
 	K, Dim int
 
