@@ -14,6 +14,7 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
+	rundir "github.com/bowline/bowline/formats/run"
 	"github.com/bowline/bowline/transforms/kmeans"
 )
 
@@ -71,11 +72,11 @@ func TestCodebookTravelsAsFileNames(t *testing.T) {
 		}
 		words[i] = formats.Word{WordID: uint32(i), Centroid: c}
 	}
-	writeWords(t, filepath.Join(prev, formats.ShardName("codebook", 0, 1)), words)
+	writeWords(t, filepath.Join(prev, formats.ShardName(CodebookName, 0, 1)), words)
 	o := base
 	o.Output = t.TempDir()
 	smp := DriftSample(s, parts, 500, o.Seed, 2)
-	kept, _, _, _ := KeepOrBuild(s.Scope("kept"), parts, smp, o, Kept{Pattern: filepath.Join(prev, "codebook-*.parquet"), Reference: 1e12}, kmeans.Drift{Max: 0.1})
+	kept, _, _, _ := KeepOrBuild(s.Scope("kept"), parts, smp, o, Kept{Pattern: filepath.Join(prev, rundir.TablePattern(CodebookName)), Reference: 1e12}, kmeans.Drift{Max: 0.1})
 	beam.ParDo0(s, &elementSizeFn{Name: "kept", Max: maxBytes}, kept)
 	if err := ptest.Run(p); err != nil {
 		t.Fatal(err)
