@@ -14,6 +14,7 @@ import (
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/bow"
+	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
 )
 
 // located returns planted's images with a position, scale and angle for
@@ -210,7 +211,7 @@ func TestCarriedPartReadsNoCodebook(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(t.TempDir(), formats.ShardName("codebook", 0, 1))
-	cf := codebookFile{Paths: []string{missing}, Content: "sha256:none", K: 1, Dim: formats.DescriptorSize, Carry: true}
+	cf := codebookFile{CB: kmeansbeam.Codebook{Paths: []string{missing}, Content: "sha256:none", K: 1, Dim: formats.DescriptorSize}, Carry: true}
 	run := func(carried []string) (formats.Part, error) {
 		fn := &carryCountPartFn{Dir: t.TempDir(), Prev: Previous{Dir: prev, Parts: 1, Counts: []int{0}, Geometry: []int{0}}}
 		fn.Setup()

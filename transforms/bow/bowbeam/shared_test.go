@@ -74,7 +74,7 @@ func TestQuantizersShareSearches(t *testing.T) {
 	if !slices.Equal(s1.centroids, cb.Centroids) {
 		t.Fatal("the words read from the codebook file are not the codebook's")
 	}
-	if err := os.Remove(f.Paths[0]); err != nil {
+	if err := os.Remove(f.CB.Paths[0]); err != nil {
 		t.Fatal(err)
 	}
 	runtime.GC() // the first instance's searches survive while it holds them
@@ -128,13 +128,13 @@ func TestCodebookFileRefusesOtherWords(t *testing.T) {
 	changed.Centroids = slices.Clone(cb.Centroids)
 	changed.Centroids[5]++
 	other := f
-	other.Paths = codebookFileOf(t, changed).Paths
-	if _, err := other.read(ctx); err == nil || !strings.Contains(err.Error(), other.Paths[0]) || !strings.Contains(err.Error(), "not the job's") {
-		t.Errorf("words of another content: error %v, want one naming %s", err, other.Paths[0])
+	other.CB.Paths = codebookFileOf(t, changed).CB.Paths
+	if _, err := other.read(ctx); err == nil || !strings.Contains(err.Error(), other.CB.Paths[0]) || !strings.Contains(err.Error(), "not the job's") {
+		t.Errorf("words of another content: error %v, want one naming %s", err, other.CB.Paths[0])
 	}
 	bigger := f
-	bigger.K++
-	if _, err := bigger.read(ctx); err == nil || !strings.Contains(err.Error(), "missing") || !strings.Contains(err.Error(), f.Paths[0]) {
+	bigger.CB.K++
+	if _, err := bigger.read(ctx); err == nil || !strings.Contains(err.Error(), "missing") || !strings.Contains(err.Error(), f.CB.Paths[0]) {
 		t.Errorf("a word short: error %v, want one naming the file and the missing word", err)
 	}
 }
@@ -174,7 +174,7 @@ func TestCountPartReadsCodebookInItsSlot(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(t.TempDir(), formats.ShardName("codebook", 0, 1))
-	cf := codebookFile{Paths: []string{missing}, Content: "sha256:none", K: 1, Dim: formats.DescriptorSize}
+	cf := codebookFile{CB: kmeansbeam.Codebook{Paths: []string{missing}, Content: "sha256:none", K: 1, Dim: formats.DescriptorSize}}
 	wait, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
 	none := func(formats.Part) {}
