@@ -2,8 +2,8 @@ package kmeansbeam
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
 	"path"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -16,14 +16,10 @@ import (
 // formats.ShardName(CodebookName, 0, 1), formats.Word rows in word order.
 const CodebookName = "codebook"
 
-// output returns the directory the codebook is written to in force (see
-// Options.Output): the default is named when the graph is built, once.
-func (o Options) output() string {
-	if o.Output != "" {
-		return o.Output
-	}
-	return fileio.Join(os.TempDir(), "bowline-codebook-"+fileio.RandomHex())
-}
+// errNoOutput fails a vocabulary stage built with an empty
+// Options.Output: the codebook's words are written there, and only the
+// caller knows a directory that every worker reads and that it removes.
+var errNoOutput = errors.New("vocabulary: Options.Output is empty: no directory to write the codebook's words to")
 
 // wholeBlock hands centroids already held whole to Codebook.write as one
 // block.

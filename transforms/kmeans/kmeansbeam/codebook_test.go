@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -57,7 +58,7 @@ func TestCodebookTravelsAsFileNames(t *testing.T) {
 		work   int64
 	}{{"one worker", 0, 0}, {"stages", 4, -1}, {"one step", 4, 0}} {
 		o := base
-		o.Chunks, o.OneStepWork = tc.chunks, tc.work
+		o.Chunks, o.OneStepWork, o.Output = tc.chunks, tc.work, t.TempDir()
 		cb := VocabularyOfParts(s.Scope(tc.name), parts, o)
 		beam.ParDo0(s, &elementSizeFn{Name: tc.name, Max: maxBytes}, cb)
 	}
@@ -87,5 +88,43 @@ func writeWords(t *testing.T, path string, words []formats.Word) {
 	t.Helper()
 	if err := fileio.WriteFile(context.Background(), path, words); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A vocabulary stage built with no Options.Output fails the pipeline,
+// naming it, rather than writing the codebook's words where no caller
+// removes them: trained, gated (whether on or off) or kept.
+func TestVocabularyWithoutOutputFails(t *testing.T) {
+	feats := features(20, rand.New(rand.NewPCG(5, 6)))
+	dir := t.TempDir()
+	ps := writeParts(t, feats, dir, 2)
+	prev := t.TempDir()
+	words := make([]formats.Word, 3)
+	for i := range words {
+		words[i] = formats.Word{WordID: uint32(i), Centroid: make([]float32, formats.DescriptorSize)}
+	}
+	writeWords(t, filepath.Join(prev, formats.ShardName(CodebookName, 0, 1)), words)
+	opt := Options{K: 3, Sample: 100, MaxIter: 2, Seed: 1}
+	for name, build := range map[string]func(s beam.Scope, parts beam.PCollection) beam.PCollection{
+		"VocabularyOfParts": func(s beam.Scope, parts beam.PCollection) beam.PCollection {
+			return VocabularyOfParts(s, parts, opt)
+		},
+		"VocabularyOfPartsIf on": func(s beam.Scope, parts beam.PCollection) beam.PCollection {
+			return VocabularyOfPartsIf(s, parts, opt, beam.Create(s, true))
+		},
+		"VocabularyOfPartsIf off": func(s beam.Scope, parts beam.PCollection) beam.PCollection {
+			return VocabularyOfPartsIf(s, parts, opt, beam.Create(s, false))
+		},
+		"KeepOrBuild kept": func(s beam.Scope, parts beam.PCollection) beam.PCollection {
+			smp := DriftSample(s, parts, 100, opt.Seed, 2)
+			cb, _, _, _ := KeepOrBuild(s, parts, smp, opt, Kept{Pattern: filepath.Join(prev, rundir.TablePattern(CodebookName)), Reference: 1e12}, kmeans.Drift{Max: 0.1})
+			return cb
+		},
+	} {
+		p, s := beam.NewPipelineWithRoot()
+		build(s, beam.CreateList(s, ps))
+		if err := ptest.Run(p); err == nil || !strings.Contains(err.Error(), "Options.Output is empty") {
+			t.Errorf("%s: error %v, want one naming the empty Options.Output", name, err)
+		}
 	}
 }

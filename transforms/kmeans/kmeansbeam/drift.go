@@ -160,10 +160,13 @@ func (f *readCodebookFn) ProcessElement(ctx context.Context, _ []byte) (Codebook
 // PCollection<bool>, decided while the job runs) is true; when it is
 // false no features part is read, nothing is trained, and the result is
 // empty. An incremental run that keeps the previous run's vocabulary uses
-// it so, the graph of a batch job being fixed before it runs.
+// it so, the graph of a batch job being fixed before it runs. An empty
+// opt.Output fails the pipeline whatever build is.
 func VocabularyOfPartsIf(s beam.Scope, parts beam.PCollection, opt Options, build beam.PCollection) beam.PCollection {
 	s = s.Scope("kmeans.Vocabulary")
-	opt.Output = opt.output()
+	if opt.Output == "" {
+		return failing(s, errNoOutput, beam.Create(s, true))
+	}
 	// Gated at the source: when build is false no part reaches a step
 	// that reads it.
 	parts = beam.ParDo(s, partIfFn, parts, beam.SideInput{Input: build})
@@ -258,14 +261,18 @@ type Kept struct {
 // returns the codebook used (single-element PCollection<Codebook>), the
 // codebook built, if any (PCollection<Codebook> of at most one), the
 // decision (single-element PCollection<rundir.VocabDecision>) and whether
-// prev was kept (single-element PCollection<bool>).
+// prev was kept (single-element PCollection<bool>). An empty opt.Output
+// fails the pipeline.
 func KeepOrBuild(s beam.Scope, parts, sample beam.PCollection, opt Options, prev Kept, rule kmeans.Drift) (codebook, built, decision, kept beam.PCollection) {
 	s = s.Scope("vocabulary.Keep")
-	opt.Output = opt.output()
 	prevCB := ReadCodebook(s, prev.Pattern, opt)
 	measured := Distortion(s, sample, prevCB)
 	decision = beam.ParDo(s, &decideFn{Settings: prev.Settings, Reference: prev.Reference, Rule: rule}, measured)
 	kept = beam.ParDo(s, keepFn, decision)
+	if opt.Output == "" {
+		fail := failing(s, errNoOutput, beam.Create(s, true))
+		return fail, fail, decision, kept
+	}
 	built = VocabularyOfPartsIf(s, parts, opt, beam.ParDo(s, buildFn, decision))
 	codebook = beam.Flatten(s, beam.ParDo(s, &keptCodebookFn{Output: opt.Output}, prevCB, beam.SideInput{Input: kept}), built)
 	return codebook, built, decision, kept

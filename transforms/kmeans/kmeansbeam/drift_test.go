@@ -98,8 +98,10 @@ func TestVocabularyOfPartsIfAndDistortion(t *testing.T) {
 
 	p, s := beam.NewPipelineWithRoot()
 	parts := beam.CreateList(s, ps)
+	opt.Output = t.TempDir()
 	on := VocabularyOfPartsIf(s.Scope("on"), parts, opt, beam.Create(s, true))
 	beam.ParDo0(s, &checkFn{Name: "gated on", Want: want, ObjTol: 0}, on)
+	opt.Output = t.TempDir()
 	off := VocabularyOfPartsIf(s.Scope("off"), parts, opt, beam.Create(s, false))
 	passert.Empty(s, off)
 	smp := DriftSample(s, parts, total, opt.Seed, 2)

@@ -308,9 +308,9 @@ type Options struct {
 	// Output is the directory (local or gs://, read by every worker) the
 	// codebook's words are written to, as CodebookName shards of
 	// formats.Word rows, whole or not at all; a kept codebook
-	// (KeepOrBuild) is copied there. Empty: a directory of its own in the
-	// system's temporary directory, which only the workers of this
-	// machine see. It changes no word, so it is left out of the settings
+	// (KeepOrBuild) is copied there. Empty: the vocabulary stages fail
+	// the pipeline, naming it (the caller owns the words' directory and
+	// removes it). It changes no word, so it is left out of the settings
 	// a run records.
 	Output string `json:"-"`
 
@@ -636,10 +636,13 @@ func (cb Codebook) Search() kmeans.AssignOptions {
 // clusters.
 //
 // Invalid options, like a sample smaller than K, fail the pipeline when it
-// runs, with the reason; call opt.Validate to check them beforehand.
+// runs, with the reason; call opt.Validate to check them beforehand. So
+// does an empty opt.Output.
 func VocabularyOfParts(s beam.Scope, parts beam.PCollection, opt Options) beam.PCollection {
 	s = s.Scope("kmeans.Vocabulary")
-	opt.Output = opt.output()
+	if opt.Output == "" {
+		return failing(s, errNoOutput, beam.Create(s, true))
+	}
 	if opt.inParts() {
 		return ofParts(s, parts, opt, beam.Create(s, true), beam.Impulse(s))
 	}
@@ -846,6 +849,13 @@ func (a sample) trim(max int) sample {
 		copy(out.Desc[k*d:], a.Desc[i*d:(i+1)*d])
 	}
 	return out
+}
+
+// failing returns a PCollection<Codebook> that fails the pipeline with
+// err, found while building it, when build (a single-element
+// PCollection<bool>) is true, and is empty otherwise.
+func failing(s beam.Scope, err error, build beam.PCollection) beam.PCollection {
+	return beam.ParDo(s, &failFn{Err: err.Error()}, beam.ParDo(s, sampleIfFn, beam.Create(s, sample{}), beam.SideInput{Input: build}))
 }
 
 // failFn fails the pipeline with an error found while building it.

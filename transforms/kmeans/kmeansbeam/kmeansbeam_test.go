@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -24,19 +23,7 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*checkFn)(nil)).Elem())
 }
 
-// TestMain runs the tests with the system's temporary directory one of
-// their own, removed afterwards: a vocabulary built without
-// Options.Output writes its codebook there, for the caller to keep.
-func TestMain(m *testing.M) {
-	tmp, err := os.MkdirTemp("", "kmeansbeam-test-")
-	if err != nil {
-		panic(err)
-	}
-	os.Setenv("TMPDIR", tmp)
-	code := ptest.MainRetWithDefault(m, prismretry.Runner)
-	os.RemoveAll(tmp)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { ptest.MainWithDefault(m, prismretry.Runner) }
 
 func features(n int, r *rand.Rand) []formats.Features {
 	var out []formats.Features
@@ -316,7 +303,7 @@ func TestVocabularyDistributed(t *testing.T) {
 			// one step (loop.go), which must give the same codebook.
 			for _, work := range []int64{-1, 0} {
 				o := tc.opt
-				o.Chunks, o.OneStepWork = chunks, work
+				o.Chunks, o.OneStepWork, o.Output = chunks, work, t.TempDir()
 				if chunks > 0 && o.oneStep() != (work == 0) {
 					t.Fatalf("%s: OneStepWork %d: one step %v", tc.name, work, o.oneStep())
 				}
@@ -358,7 +345,7 @@ func TestTrainProbes(t *testing.T) {
 		for _, chunks := range []int{0, 5} {
 			for _, work := range []int64{-1, 0} {
 				o := base
-				o.TrainProbes, o.Chunks, o.OneStepWork = tc.trainProbes, chunks, work
+				o.TrainProbes, o.Chunks, o.OneStepWork, o.Output = tc.trainProbes, chunks, work, t.TempDir()
 				name := fmt.Sprintf("TrainProbes %d, %d chunks, one step %v", tc.trainProbes, chunks, work == 0)
 				beam.ParDo0(s, &checkFn{Name: name, Want: tc.want, ObjTol: 1e-6}, VocabularyOfParts(s, feats, o))
 			}
@@ -395,7 +382,7 @@ func TestDefaultTrainProbes(t *testing.T) {
 func TestVocabularyInvalidOptionsFail(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	feats := beam.CreateList(s, writeParts(t, features(3, rand.New(rand.NewPCG(1, 2))), t.TempDir(), 2))
-	VocabularyOfParts(s, feats, Options{K: 10, Sample: 100, MaxIter: 0, Chunks: 4})
+	VocabularyOfParts(s, feats, Options{K: 10, Sample: 100, MaxIter: 0, Chunks: 4, Output: t.TempDir()})
 	err := ptest.Run(p)
 	if err == nil || !strings.Contains(err.Error(), "MaxIter") {
 		t.Fatalf("error %v, want one about MaxIter", err)
@@ -639,6 +626,7 @@ func TestVocabularyOfPartsSampleIsExact(t *testing.T) {
 	}
 	want := reference(t, feats, opt)
 	p, s := beam.NewPipelineWithRoot()
+	opt.Output = t.TempDir()
 	cb := VocabularyOfParts(s, beam.CreateList(s, ps), opt)
 	beam.ParDo0(s, &checkFn{Name: "parts", Want: want, ObjTol: 0}, cb)
 	if err := ptest.Run(p); err != nil {
