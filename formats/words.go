@@ -5,8 +5,23 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"hash"
 	"math"
 )
+
+// Check reports a centroid that is not of dim finite values, naming the
+// word.
+func (w *Word) Check(dim int) error {
+	if len(w.Centroid) != dim {
+		return fmt.Errorf("word %d has %d values, want %d", w.WordID, len(w.Centroid), dim)
+	}
+	for _, v := range w.Centroid {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return fmt.Errorf("word %d has a non-finite centroid", w.WordID)
+		}
+	}
+	return nil
+}
 
 // CentroidTable lays out the centroids of a codebook of K words of dim
 // values from its rows, read one at a time in any order: a reader of a
@@ -33,13 +48,9 @@ func (t *CentroidTable) Add(w *Word) error {
 		return fmt.Errorf("word id %d outside the %d words 0…%d", w.WordID, k, k-1)
 	case t.seen[w.WordID]:
 		return fmt.Errorf("word %d twice", w.WordID)
-	case len(w.Centroid) != t.dim:
-		return fmt.Errorf("word %d has %d values, want %d", w.WordID, len(w.Centroid), t.dim)
 	}
-	for _, v := range w.Centroid {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return fmt.Errorf("word %d has a non-finite centroid", w.WordID)
-		}
+	if err := w.Check(t.dim); err != nil {
+		return err
 	}
 	copy(t.cent[int(w.WordID)*t.dim:], w.Centroid)
 	t.seen[w.WordID] = true
@@ -65,15 +76,38 @@ func (t *CentroidTable) Centroids() ([]float32, error) {
 // SHA-256, in hex, of their IEEE 754 bits, little-endian. Equal contents
 // are equal codebooks bit for bit, wherever they are stored.
 func CentroidsContent(cent []float32) string {
-	h := sha256.New()
-	buf := make([]byte, 0, 64<<10)
+	h := NewCentroidsHash()
+	h.Add(cent)
+	return h.Content()
+}
+
+// CentroidsHash computes CentroidsContent of centroids given block by
+// block, in word order, so that a writer or reader of a codebook need not
+// hold all of its words at once.
+type CentroidsHash struct {
+	h   hash.Hash
+	buf []byte
+}
+
+// NewCentroidsHash returns the hash of no centroids.
+func NewCentroidsHash() *CentroidsHash {
+	return &CentroidsHash{h: sha256.New(), buf: make([]byte, 0, 64<<10)}
+}
+
+// Add hashes the next values, row-major.
+func (c *CentroidsHash) Add(cent []float32) {
 	for _, v := range cent {
-		if len(buf) == cap(buf) {
-			h.Write(buf)
-			buf = buf[:0]
+		if len(c.buf) == cap(c.buf) {
+			c.h.Write(c.buf)
+			c.buf = c.buf[:0]
 		}
-		buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
+		c.buf = binary.LittleEndian.AppendUint32(c.buf, math.Float32bits(v))
 	}
-	h.Write(buf)
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// Content returns CentroidsContent of every value added.
+func (c *CentroidsHash) Content() string {
+	c.h.Write(c.buf)
+	c.buf = c.buf[:0]
+	return "sha256:" + hex.EncodeToString(c.h.Sum(nil))
 }

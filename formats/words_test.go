@@ -73,3 +73,24 @@ func TestCentroidsContent(t *testing.T) {
 		t.Errorf("centroids one ulp apart have one content %s", CentroidsContent(a))
 	}
 }
+
+// CentroidsHash over blocks of any size is CentroidsContent of the whole.
+func TestCentroidsHashInBlocks(t *testing.T) {
+	cent := make([]float32, 100_000) // more than the hash's 64 KiB buffer
+	for i := range cent {
+		cent[i] = float32(i) / 3
+	}
+	want := CentroidsContent(cent)
+	for _, size := range []int{1, 128, 16_385, len(cent)} {
+		h := NewCentroidsHash()
+		for lo := 0; lo < len(cent); lo += size {
+			h.Add(cent[lo:min(lo+size, len(cent))])
+		}
+		if got := h.Content(); got != want {
+			t.Errorf("blocks of %d: %s, want %s", size, got, want)
+		}
+	}
+	if CentroidsContent(cent[1:]) == want {
+		t.Error("the content does not change with the values")
+	}
+}

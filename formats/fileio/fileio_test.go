@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -778,6 +779,90 @@ func TestReadCentroids(t *testing.T) {
 			if n := strings.Count(err.Error(), w); n != 1 {
 				t.Errorf("%s: error %q names %q %d times, want once", tc.name, err, w, n)
 			}
+		}
+	}
+}
+
+// WriteCentroids writes, block by block, the bytes WriteFile writes of the
+// words in word order — the codebook file of every writer is the same — and
+// the content of the words; a block that does not add up to the k words,
+// or a non-finite value, leaves no file.
+func TestWriteCentroids(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	const k, dim = 2500, 3 // more words than a row group holds
+	cent := make([]float32, k*dim)
+	words := make([]formats.Word, k)
+	for i := range cent {
+		cent[i] = float32(i%251) / 7
+	}
+	for i := range words {
+		words[i] = formats.Word{WordID: uint32(i), Centroid: cent[i*dim : (i+1)*dim]}
+	}
+	ref := filepath.Join(dir, "ref.parquet")
+	if err := WriteFile(ctx, ref, words); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocksOf := func(size int, vals []float32) func(add func([]float32) error) error {
+		return func(add func([]float32) error) error {
+			for lo := 0; lo < len(vals); lo += size * dim {
+				if err := add(vals[lo:min(lo+size*dim, len(vals))]); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	// reused hands the blocks over in one buffer, as a reader of shard
+	// files does.
+	reused := func(size int) func(add func([]float32) error) error {
+		return func(add func([]float32) error) error {
+			buf := make([]float32, size*dim)
+			return blocksOf(size, cent)(func(b []float32) error { return add(buf[:copy(buf, b)]) })
+		}
+	}
+	for _, size := range []int{1, 7, 1000, k, -7, -1000} {
+		p := filepath.Join(dir, "blocks.parquet")
+		blocks := blocksOf(size, cent)
+		if size < 0 {
+			size = -size
+			blocks = reused(size)
+		}
+		content, err := WriteCentroids(ctx, p, k, dim, blocks)
+		if err != nil {
+			t.Fatalf("blocks of %d words: %v", size, err)
+		}
+		got, err := os.ReadFile(p)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("blocks of %d words: %d bytes (%v), want WriteFile's %d, equal", size, len(got), err, len(want))
+		}
+		if content != formats.CentroidsContent(cent) {
+			t.Errorf("blocks of %d words: content %s, want %s", size, content, formats.CentroidsContent(cent))
+		}
+	}
+	nan := slices.Clone(cent)
+	nan[5*dim+1] = float32(math.NaN())
+	for _, tc := range []struct {
+		name   string
+		k      int
+		blocks func(add func([]float32) error) error
+		want   string
+	}{
+		{"a word short", k + 1, blocksOf(10, cent), "2500 of 2501 words"},
+		{"a word over", k - 1, blocksOf(10, cent), "a block of 30 values after 2490 of 2499 words"},
+		{"part of a word", k, blocksOf(10, cent[:len(cent)-1]), "a block of 29 values"},
+		{"not finite", k, blocksOf(10, nan), "word 5 has a non-finite centroid"},
+	} {
+		p := filepath.Join(dir, tc.name+".parquet")
+		if _, err := WriteCentroids(ctx, p, tc.k, dim, tc.blocks); err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), p) {
+			t.Errorf("%s: error %v, want one naming %s: %q", tc.name, err, p, tc.want)
+		}
+		if left, _ := filepath.Glob(filepath.Join(dir, "*"+tc.name+"*")); len(left) != 0 {
+			t.Errorf("%s: left %v", tc.name, left)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/bowline/bowline/formats"
@@ -157,6 +158,52 @@ func ReadCentroids(ctx context.Context, paths []string, k, dim int) ([]float32, 
 		return nil, fmt.Errorf("codebook %s: %w", strings.Join(paths, ", "), err)
 	}
 	return cent, nil
+}
+
+// WriteCentroids writes the centroids of a codebook of k words of dim
+// values to path as formats.Word rows in word order, the bytes WriteFile
+// writes of them, whole or not at all. blocks hands add the centroids in
+// word order, row-major, a block of whole words at a time, so that a
+// writer holds a block and a row group of the file, never the codebook
+// (512 MB at 10⁶ words), unless it has it already; a block's buffer may be
+// reused once add returns. It returns
+// formats.CentroidsContent of the words, and an error unless blocks added
+// exactly k words of dim finite values.
+func WriteCentroids(ctx context.Context, path string, k, dim int, blocks func(add func(cent []float32) error) error) (string, error) {
+	if k <= 0 || dim <= 0 {
+		return "", fmt.Errorf("codebook %s: %d words of %d values", path, k, dim)
+	}
+	h := formats.NewCentroidsHash()
+	n := 0
+	err := WriteRowsOf(ctx, path, reflect.TypeFor[formats.Word](), func(write func(any) error) error {
+		err := blocks(func(cent []float32) error {
+			if len(cent)%dim != 0 || n+len(cent)/dim > k {
+				return fmt.Errorf("codebook: a block of %d values after %d of %d words of %d", len(cent), n, k, dim)
+			}
+			for i := 0; i < len(cent); i += dim {
+				// A copy: the encoder holds rows until it hands a batch
+				// to the writer, and blocks may reuse their buffer.
+				row := formats.Word{WordID: uint32(n), Centroid: slices.Clone(cent[i : i+dim])}
+				if err := row.Check(dim); err != nil {
+					return fmt.Errorf("codebook: %w", err)
+				}
+				if err := write(row); err != nil {
+					return err
+				}
+				n++
+			}
+			h.Add(cent)
+			return nil
+		})
+		if err == nil && n != k {
+			err = fmt.Errorf("codebook: %d of %d words written", n, k)
+		}
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	return h.Content(), nil
 }
 
 // CountRows returns the number of rows in the Parquet files matching

@@ -231,17 +231,19 @@ func Build(s beam.Scope, c Config) error {
 	// run.
 	drift := kmeansbeam.DriftSample(s, featParts, kmeans.DriftDescriptors, c.Vocab.Seed, c.Vocab.PartLoads)
 	c.Vocab.Scratch = fileio.Join(c.Output, rundir.ScratchName)
+	// The codebook's words go to the run's codebook file, written once
+	// (built or kept); the codebook elements only name it, and the
+	// quantising step reads the words from it.
+	c.Vocab.Output = c.Output
 	codebook, built, decision, kept := vocabulary(s, c, prev, featParts, drift)
 	units = append(units, beam.ParDo(s, vocabStageFn, built))
-	// The quantising step reads the words from the run's codebook file.
-	codebookPaths := write("codebook", 1, kmeansbeam.Words(s, codebook))
-	written = append(written, codebookPaths)
+	written = append(written, kmeansbeam.Paths(s, codebook))
 
 	var bowParts, countParts, geometryParts, wordStats beam.PCollection
 	if kept.IsValid() {
-		bowParts, countParts, geometryParts, wordStats = bowbeam.BoWOfPartsCarrying(s, featParts, codebook, codebookPaths, c.BoW, c.Output, prev.counts(), kept)
+		bowParts, countParts, geometryParts, wordStats = bowbeam.BoWOfPartsCarrying(s, featParts, codebook, c.BoW, c.Output, prev.counts(), kept)
 	} else {
-		bowParts, countParts, geometryParts, wordStats = bowbeam.BoWOfParts(s, featParts, codebook, codebookPaths, c.BoW, c.Output)
+		bowParts, countParts, geometryParts, wordStats = bowbeam.BoWOfParts(s, featParts, codebook, c.BoW, c.Output)
 	}
 	written = append(written, parquetio.PartPaths(s, bowParts), parquetio.PartPaths(s, countParts), parquetio.PartPaths(s, geometryParts),
 		write("idf", 1, wordStats))

@@ -247,7 +247,7 @@ func vocabulary(s beam.Scope, c Config, p *previous, featParts, drift beam.PColl
 		built = kmeansbeam.VocabularyOfParts(s, featParts, c.Vocab)
 		return built, built, kmeansbeam.Built(s, c.vocabKey(), reason), beam.PCollection{}
 	}
-	prev := kmeansbeam.Kept{Pattern: fileio.Join(p.Dir, "codebook-*.parquet"), Settings: c.vocabKey(), Reference: p.Lineage.Vocabulary.Reference}
+	prev := kmeansbeam.Kept{Pattern: fileio.Join(p.Dir, rundir.TablePattern(kmeansbeam.CodebookName)), Settings: c.vocabKey(), Reference: p.Lineage.Vocabulary.Reference}
 	return kmeansbeam.KeepOrBuild(s, featParts, drift, c.Vocab, prev, kmeans.Drift{Max: c.MaxDrift})
 }
 

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -132,13 +131,12 @@ const (
 
 // BoWOfParts quantises the images' descriptors against the single-element
 // codebook and weights the bags of words by TF-IDF, over features written
-// part by part (PCollection<formats.Part>, package describebeam). Written
-// is the paths of the files the codebook was written to, as
-// parquetio.Write of its words (kmeansbeam.Words) returns them once they
-// are in place, on a filesystem every worker reads (the run's output): the
-// quantising DoFn takes with each part the files' names and the words'
-// content, and a worker process reads the words from the files once
-// (codebookFile), so the long quantising bundles have no side input. Images
+// part by part (PCollection<formats.Part>, package describebeam). The
+// codebook names the files its words are in (kmeansbeam.Codebook), on a
+// filesystem every worker reads (the run's output): the quantising DoFn
+// takes with each part the files' names and the words' content, and a
+// worker process reads the words from the files once (codebookFile), so
+// the long quantising bundles have no side input. Images
 // with no keypoints get an empty bag: they stay in the collection so that
 // every image can be indexed and queried. It reads each part's
 // features in one DoFn, quantises them on every core and writes the part's
@@ -156,23 +154,22 @@ const (
 // many bundles it runs (sharedSearches): its memory is bounded by K, the
 // part size and PartLoads, not by the number of parts. Files whose words
 // are not the codebook's fail the job, naming them.
-func BoWOfParts(s beam.Scope, features, codebook, written beam.PCollection, opt Options, dir string) (bows, counts, geometry, stats beam.PCollection) {
+func BoWOfParts(s beam.Scope, features, codebook beam.PCollection, opt Options, dir string) (bows, counts, geometry, stats beam.PCollection) {
 	s = s.Scope("bow.BoW")
-	parts := onekeybeam.Pair(s, features, codebookFiles(s, codebook, written, beam.Create(s, false)), "the codebook file")
+	parts := onekeybeam.Pair(s, features, codebookFiles(s, codebook, beam.Create(s, false)), "the codebook file")
 	counts, geometry, dfs := beam.ParDo3(s, &countPartFn{Soft: opt.Soft, Dir: dir, Loads: opt.PartLoads}, parts)
 	bows, stats = weigh(s, counts, dfs, opt, dir)
 	return bows, counts, geometry, stats
 }
 
 // codebookFiles returns the file of the codebook (a single-element
-// PCollection<kmeansbeam.Codebook>) that written (PCollection<string>,
-// parquetio.Write's paths of it) holds, with the decision carry
+// PCollection<kmeansbeam.Codebook>) with the decision carry
 // (PCollection<bool>): a single-element PCollection<codebookFile>.
-func codebookFiles(s beam.Scope, codebook, written, carry beam.PCollection) beam.PCollection {
-	return beam.ParDo(s, codebookFileFn, onekeybeam.Group(s, codebook, written, carry))
+func codebookFiles(s beam.Scope, codebook, carry beam.PCollection) beam.PCollection {
+	return beam.ParDo(s, codebookFileFn, onekeybeam.Group(s, codebook, carry))
 }
 
-func codebookFileFn(_ int, codebooks func(*kmeansbeam.Codebook) bool, written func(*string) bool, carries func(*bool) bool) (codebookFile, error) {
+func codebookFileFn(_ int, codebooks func(*kmeansbeam.Codebook) bool, carries func(*bool) bool) (codebookFile, error) {
 	cb, err := onekeybeam.One(codebooks, "the codebook")
 	if err != nil {
 		return codebookFile{}, fmt.Errorf("bow: %w", err)
@@ -181,13 +178,7 @@ func codebookFileFn(_ int, codebooks func(*kmeansbeam.Codebook) bool, written fu
 	if err != nil {
 		return codebookFile{}, fmt.Errorf("bow: %w", err)
 	}
-	var paths []string
-	var p string
-	for written(&p) {
-		paths = append(paths, p)
-	}
-	slices.Sort(paths)
-	return fileOf(cb, paths, carry)
+	return fileOf(cb, carry)
 }
 
 // weigh sums the document frequencies of the quantised parts and weights
@@ -241,7 +232,7 @@ type carried struct {
 // countPart quantises the features of part p with qs (one quantizer per
 // goroutine) and writes the part's word counts and geometry under dir,
 // except for the images of known, whose counts and geometry it takes as
-// they are. It returns the parts written — the counts', whose Inputs are
+// they are: with no quantizer, every image must be known. It returns the parts written — the counts', whose Inputs are
 // the descriptors quantised, and the geometry's, whose Inputs are the
 // keypoints located — and the part's document frequencies.
 func countPart(ctx context.Context, dir string, p formats.Part, qs []*bow.Quantizer, known map[string]carried) (counts, geometry formats.Part, df DF, err error) {
@@ -256,7 +247,11 @@ func countPart(ctx context.Context, dir string, p formats.Part, qs []*bow.Quanti
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	jobs := make(chan job, len(qs))
+	workers := qs
+	if len(workers) == 0 {
+		workers = []*bow.Quantizer{nil} // takes the known images' counts
+	}
+	jobs := make(chan job, len(workers))
 	var (
 		mu        sync.Mutex
 		out       []formats.BoW
@@ -279,7 +274,7 @@ func countPart(ctx context.Context, dir string, p formats.Part, qs []*bow.Quanti
 		}
 		out[i], geo[i] = b, g
 	}
-	for _, q := range qs {
+	for _, q := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -292,6 +287,10 @@ func countPart(ctx context.Context, dir string, p formats.Part, qs []*bow.Quanti
 					continue
 				}
 				if ctx.Err() != nil {
+					continue
+				}
+				if q == nil {
+					fail(fmt.Errorf("image %s: no vocabulary to quantise it with", f.ImageID))
 					continue
 				}
 				quantised.Add(int64(len(f.Descriptors)))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,7 +16,6 @@ import (
 
 	"github.com/bowline/bowline/formats"
 	"github.com/bowline/bowline/formats/fileio"
-	"github.com/bowline/bowline/formats/parquetio"
 	"github.com/bowline/bowline/infra/prismretry"
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/bow"
@@ -30,7 +30,7 @@ func TestMain(m *testing.M) { ptest.MainWithDefault(m, prismretry.Runner) }
 // [40, 216)¹²⁸ with N(0, 15²) noise per coordinate, one image without
 // keypoints, and a vocabulary of 24 words trained on them: twice as many
 // words as centres, so a descriptor has close second and third words.
-func planted(r *rand.Rand) ([]formats.Features, kmeansbeam.Codebook) {
+func planted(r *rand.Rand) ([]formats.Features, book) {
 	const centres, dim = 12, formats.DescriptorSize
 	c := make([]float64, centres*dim)
 	for i := range c {
@@ -56,11 +56,32 @@ func planted(r *rand.Rand) ([]formats.Features, kmeansbeam.Codebook) {
 	if err != nil {
 		panic(err)
 	}
-	return feats, kmeansbeam.Codebook{K: res.K, Dim: res.Dim, Centroids: res.Centroids}
+	return feats, book{Codebook: kmeansbeam.Codebook{K: res.K, Dim: res.Dim}, Centroids: res.Centroids}
+}
+
+// book is a codebook with its words, which a kmeansbeam.Codebook names
+// the files of instead of holding.
+type book struct {
+	kmeansbeam.Codebook
+	Centroids []float32
+}
+
+// file writes b's words to a codebook file under a fresh directory, as
+// the job does, and returns the codebook naming it.
+func (b book) file(t *testing.T) kmeansbeam.Codebook {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), formats.ShardName(kmeansbeam.CodebookName, 0, 1))
+	content, err := fileio.WriteCentroids(context.Background(), path, b.K, b.Dim, func(add func([]float32) error) error { return add(b.Centroids) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb := b.Codebook
+	cb.Paths, cb.Content = []string{path}, content
+	return cb
 }
 
 // plantedQuantizers returns two quantizers of cb's words with soft.
-func plantedQuantizers(cb kmeansbeam.Codebook, soft bow.SoftOptions) ([]*bow.Quantizer, error) {
+func plantedQuantizers(cb book, soft bow.SoftOptions) ([]*bow.Quantizer, error) {
 	s, err := newSearches(cb.Centroids, cb.Dim, cb.Search())
 	if err != nil {
 		return nil, err
@@ -68,14 +89,8 @@ func plantedQuantizers(cb kmeansbeam.Codebook, soft bow.SoftOptions) ([]*bow.Qua
 	return quantizers(s, soft, 2)
 }
 
-// written writes the single-element codebook under a fresh directory as
-// the job does and returns the paths written (PCollection<string>).
-func written(t *testing.T, s beam.Scope, codebook beam.PCollection) beam.PCollection {
-	return parquetio.Write(s, t.TempDir(), "codebook", 1, kmeansbeam.Words(s, codebook))
-}
-
 // reference computes what BoWOfParts must output, without Beam.
-func reference(t *testing.T, feats []formats.Features, cb kmeansbeam.Codebook, opt Options) ([]formats.BoW, []formats.WordStat, int) {
+func reference(t *testing.T, feats []formats.Features, cb book, opt Options) ([]formats.BoW, []formats.WordStat, int) {
 	t.Helper()
 	var q *bow.Quantizer
 	if cb.Approx {
@@ -200,9 +215,8 @@ func TestBoWOfPartsSoft(t *testing.T) {
 
 	p, s := beam.NewPipelineWithRoot()
 	col := beam.CreateList(s, featureParts(t, feats, parts))
-	for _, cb := range []kmeansbeam.Codebook{exact, approx} {
-		codebook := beam.Create(s, cb)
-		words := written(t, s, codebook)
+	for _, cb := range []book{exact, approx} {
+		codebook := beam.Create(s, cb.file(t))
 		hardBoWs, hardStats, hardNNZ := reference(t, feats, cb, Options{})
 		softBoWs, softStats, softNNZ := reference(t, feats, cb, soft)
 		t.Logf("approx %v: %d non-zero term frequencies hard, %d soft", cb.Approx, hardNNZ, softNNZ)
@@ -221,18 +235,18 @@ func TestBoWOfPartsSoft(t *testing.T) {
 		}
 
 		dir := t.TempDir()
-		_, _, _, stats := BoWOfParts(s, col, codebook, words, Options{}, dir)
+		_, _, _, stats := BoWOfParts(s, col, codebook, Options{}, dir)
 		passert.EqualsList(s, stats, hardStats)
 		branches = append(branches, branch{dir, hardBoWs})
 		for range 2 {
 			dir := t.TempDir()
-			_, _, _, stats := BoWOfParts(s, col, codebook, words, soft, dir)
+			_, _, _, stats := BoWOfParts(s, col, codebook, soft, dir)
 			passert.EqualsList(s, stats, softStats)
 			branches = append(branches, branch{dir, softBoWs})
 		}
 		// R = 1 is hard assignment through the soft path.
 		dir = t.TempDir()
-		BoWOfParts(s, col, codebook, words, Options{Soft: bow.SoftOptions{R: 1}}, dir)
+		BoWOfParts(s, col, codebook, Options{Soft: bow.SoftOptions{R: 1}}, dir)
 		branches = append(branches, branch{dir, hardBoWs})
 	}
 	if err := ptest.Run(p); err != nil {
@@ -250,8 +264,7 @@ func TestBoWOfPartsTF(t *testing.T) {
 	feats, cb := planted(rand.New(rand.NewPCG(5, 6)))
 	rawBoWs, rawStats, _ := reference(t, feats, cb, Options{})
 	p, s := beam.NewPipelineWithRoot()
-	col, codebook := beam.CreateList(s, featureParts(t, feats, parts)), beam.Create(s, cb)
-	words := written(t, s, codebook)
+	col, codebook := beam.CreateList(s, featureParts(t, feats, parts)), beam.Create(s, cb.file(t))
 	dirs := map[bow.TF]string{}
 	wants := map[bow.TF][]formats.BoW{}
 	for _, tf := range []bow.TF{bow.TFSqrt, bow.TFLog} {
@@ -261,7 +274,7 @@ func TestBoWOfPartsTF(t *testing.T) {
 			t.Fatalf("%s: the reference bags are the raw ones: the test says nothing", tf)
 		}
 		dirs[tf], wants[tf] = t.TempDir(), want
-		_, _, _, stats := BoWOfParts(s, col, codebook, words, opt, dirs[tf])
+		_, _, _, stats := BoWOfParts(s, col, codebook, opt, dirs[tf])
 		passert.EqualsList(s, stats, rawStats)
 	}
 	if err := ptest.Run(p); err != nil {
@@ -285,8 +298,7 @@ func TestBoWOfPartsInvalidOptionsFail(t *testing.T) {
 	}
 	feats, cb := planted(rand.New(rand.NewPCG(3, 4)))
 	p, s := beam.NewPipelineWithRoot()
-	codebook := beam.Create(s, cb)
-	BoWOfParts(s, beam.CreateList(s, featureParts(t, feats[:2], 1)), codebook, written(t, s, codebook), opt, t.TempDir())
+	BoWOfParts(s, beam.CreateList(s, featureParts(t, feats[:2], 1)), beam.Create(s, cb.file(t)), opt, t.TempDir())
 	if err := ptest.Run(p); err == nil || !strings.Contains(err.Error(), "R = -1") {
 		t.Fatalf("pipeline error %v, want one about R", err)
 	}

@@ -58,9 +58,9 @@ func (pr Previous) files(p int) (counts, geometry string) {
 // and the bow/descriptors_quantised counter, count the descriptors
 // quantised. The soft-assignment options must be those prev quantised
 // with; the caller checks.
-func BoWOfPartsCarrying(s beam.Scope, features, codebook, written beam.PCollection, opt Options, dir string, prev Previous, carry beam.PCollection) (bows, counts, geometry, stats beam.PCollection) {
+func BoWOfPartsCarrying(s beam.Scope, features, codebook beam.PCollection, opt Options, dir string, prev Previous, carry beam.PCollection) (bows, counts, geometry, stats beam.PCollection) {
 	s = s.Scope("bow.BoW")
-	parts := onekeybeam.Pair(s, features, codebookFiles(s, codebook, written, carry), "the codebook file")
+	parts := onekeybeam.Pair(s, features, codebookFiles(s, codebook, carry), "the codebook file")
 	counts, geometry, dfs := beam.ParDo3(s, &carryCountPartFn{Soft: opt.Soft, Dir: dir, Prev: prev, Loads: opt.PartLoads}, parts)
 	bows, stats = weigh(s, counts, dfs, opt, dir)
 	return bows, counts, geometry, stats
@@ -77,24 +77,34 @@ type carryCountPartFn struct {
 	words, carried beam.Counter
 }
 
+func (f *carryCountPartFn) Setup() {
+	f.words = beam.NewCounter("bow", "descriptors_quantised")
+	f.carried = beam.NewCounter("bow", "images_carried")
+}
+
 func (f *carryCountPartFn) ProcessElement(ctx context.Context, p formats.Part, cf codebookFile, emit, emitGeometry func(formats.Part), emitDF func(DF)) error {
 	release, err := slots.Acquire(ctx, "bow.part", f.Loads)
 	defer release()
 	if err != nil {
 		return fmt.Errorf("bow: part %d: %w", p.Part, err)
 	}
-	if !f.searches.of(cf) {
-		if f.searches, f.qs, err = loadQuantizers(ctx, cf, f.Soft); err != nil {
-			return err
-		}
-		f.words = beam.NewCounter("bow", "descriptors_quantised")
-		f.carried = beam.NewCounter("bow", "images_carried")
-	}
 	known, err := f.Prev.known(ctx, p, cf.Carry)
 	if err != nil {
 		return err
 	}
-	part, geometry, df, err := countPart(ctx, f.Dir, p, f.qs, known)
+	// A part whose images all keep their counts quantises nothing: it
+	// neither reads the vocabulary nor indexes it (512 MB of words and
+	// their IVF at 10⁶ words).
+	qs := []*bow.Quantizer(nil)
+	if int64(len(known)) < p.Rows {
+		if !f.searches.of(cf) {
+			if f.searches, f.qs, err = loadQuantizers(ctx, cf, f.Soft); err != nil {
+				return err
+			}
+		}
+		qs = f.qs
+	}
+	part, geometry, df, err := countPart(ctx, f.Dir, p, qs, known)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/learners/sparse"
 	"github.com/bowline/bowline/transforms/bow"
+	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
 )
 
 // located returns planted's images with a position, scale and angle for
@@ -181,5 +182,53 @@ func TestCountPartRaggedFeatures(t *testing.T) {
 	_, _, _, err = countPart(ctx, dir, formats.Part{Name: "features", Part: 0, Parts: 1, Path: path}, qs, nil)
 	if err == nil || !strings.Contains(err.Error(), feats[2].ImageID) {
 		t.Errorf("countPart of ragged features: %v, want an error naming %s", err, feats[2].ImageID)
+	}
+}
+
+// A part whose images all keep the previous run's counts quantises
+// nothing, so it reads no vocabulary and indexes none (at 10⁶ words, 512
+// MB of words and their IVF); one image to quantise makes it read them.
+func TestCarriedPartReadsNoCodebook(t *testing.T) {
+	ctx := context.Background()
+	feats := located(rand.New(rand.NewPCG(13, 14)))[:3]
+	dir, prev := t.TempDir(), t.TempDir()
+	featPath := filepath.Join(dir, formats.ShardName("features", 0, 1))
+	if err := fileio.WriteFile(ctx, featPath, feats); err != nil {
+		t.Fatal(err)
+	}
+	var counts []formats.BoW
+	var geometry []formats.Geometry
+	var ids []string
+	for i, f := range feats {
+		counts = append(counts, formats.BoW{ImageID: f.ImageID, Label: f.Label, WordIDs: []uint32{uint32(i)}, Weights: []float32{1}})
+		geometry = append(geometry, formats.Geometry{ImageID: f.ImageID, WordIDs: []uint32{}, X: []uint16{}, Y: []uint16{}, LogScale: []uint16{}, Angle: []uint16{}})
+		ids = append(ids, f.ImageID)
+	}
+	if err := fileio.WriteFile(ctx, filepath.Join(prev, formats.ShardName(CountsName, 0, 1)), counts); err != nil {
+		t.Fatal(err)
+	}
+	if err := fileio.WriteFile(ctx, filepath.Join(prev, formats.ShardName(GeometryName, 0, 1)), geometry); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), formats.ShardName("codebook", 0, 1))
+	cf := codebookFile{CB: kmeansbeam.Codebook{Paths: []string{missing}, Content: "sha256:none", K: 1, Dim: formats.DescriptorSize}, Carry: true}
+	run := func(carried []string) (formats.Part, error) {
+		fn := &carryCountPartFn{Dir: t.TempDir(), Prev: Previous{Dir: prev, Parts: 1, Counts: []int{0}, Geometry: []int{0}}}
+		fn.Setup()
+		var out formats.Part
+		err := fn.ProcessElement(ctx, formats.Part{Name: "features", Parts: 1, Path: featPath, Rows: int64(len(feats)), Carried: carried}, cf,
+			func(p formats.Part) { out = p }, func(formats.Part) {}, func(DF) {})
+		return out, err
+	}
+	p, err := run(ids)
+	if err != nil {
+		t.Fatalf("every image carried: %v, want no vocabulary read", err)
+	}
+	got, err := fileio.ReadFile[formats.BoW](ctx, p.Path)
+	if err != nil || !reflect.DeepEqual(got, counts) || p.Inputs != 0 {
+		t.Errorf("every image carried: counts %+v (%v), %d descriptors quantised; want the previous run's %+v, none", got, err, p.Inputs, counts)
+	}
+	if _, err := run(ids[1:]); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("an image to quantise: %v, want an error naming the missing codebook %s", err, missing)
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"sync"
 	"weak"
 
-	"github.com/bowline/bowline/formats"
-	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/bow"
 	"github.com/bowline/bowline/transforms/kmeans"
 	"github.com/bowline/bowline/transforms/kmeans/kmeansbeam"
@@ -15,47 +13,34 @@ import (
 )
 
 // codebookFile is what a quantising step takes with each features part
-// (onekeybeam.Pair) instead of the codebook: the files the run wrote it
-// to (codebook-*.parquet, formats.Word rows, on the run's output
-// filesystem, local or gs://, which every worker reads) and the content
-// of its words, so that a process reads the words once, from the files,
-// and knows them for those the job trained. A side input would keep Prism
-// planning empty bundles for as long as a part is quantised (package
-// onekeybeam), and the words paired with every part would be a copy a
-// part (51 MB at 100K words).
+// (onekeybeam.Pair) instead of the codebook's words: the codebook CB,
+// which names the files the job wrote them to (formats.Word rows, on a
+// filesystem every worker reads) and their content, so that a process
+// reads the words once, from the files, and knows them for those the job
+// trained. A side input would keep Prism planning empty bundles for as
+// long as a part is quantised (package onekeybeam).
 type codebookFile struct {
-	Paths []string
-	// Content is formats.CentroidsContent of the words.
-	Content string
-	K, Dim  int
-	Search  kmeans.AssignOptions
+	CB kmeansbeam.Codebook
 	// Carry is BoWOfPartsCarrying's decision that the images the parts
 	// list as carried keep the previous run's counts and geometry.
 	Carry bool
 }
 
-// fileOf returns the file of codebook written to paths, and carry.
-func fileOf(cb kmeansbeam.Codebook, paths []string, carry bool) (codebookFile, error) {
-	if len(paths) == 0 {
+// fileOf returns the file of codebook cb, and carry.
+func fileOf(cb kmeansbeam.Codebook, carry bool) (codebookFile, error) {
+	if len(cb.Paths) == 0 {
 		return codebookFile{}, fmt.Errorf("bow: the codebook was written to no file")
 	}
-	if cb.K <= 0 || cb.Dim <= 0 || len(cb.Centroids) != cb.K*cb.Dim {
-		return codebookFile{}, fmt.Errorf("bow: a codebook of %d values for %d words of %d", len(cb.Centroids), cb.K, cb.Dim)
+	if cb.K <= 0 || cb.Dim <= 0 {
+		return codebookFile{}, fmt.Errorf("bow: a codebook of %d words of %d", cb.K, cb.Dim)
 	}
-	return codebookFile{Paths: paths, Content: formats.CentroidsContent(cb.Centroids), K: cb.K, Dim: cb.Dim, Search: cb.Search(), Carry: carry}, nil
+	return codebookFile{CB: cb, Carry: carry}, nil
 }
 
 // read returns the words of f's files: an error naming them unless they
-// are f.K words of f.Dim values of content f.Content.
+// are the codebook's words (kmeansbeam.Codebook.ReadCentroids).
 func (f codebookFile) read(ctx context.Context) ([]float32, error) {
-	cent, err := fileio.ReadCentroids(ctx, f.Paths, f.K, f.Dim)
-	if err != nil {
-		return nil, err
-	}
-	if got := formats.CentroidsContent(cent); got != f.Content {
-		return nil, fmt.Errorf("codebook %v holds words of content %s, not the job's %s: rewritten while the job ran?", f.Paths, got, f.Content)
-	}
-	return cent, nil
+	return f.CB.ReadCentroids(ctx)
 }
 
 // searches is the read-only state that quantising against one vocabulary
@@ -73,7 +58,7 @@ type searches struct {
 // of reports whether s are searches of f's vocabulary: s is not nil and
 // of the same content, dimension and search options.
 func (s *searches) of(f codebookFile) bool {
-	return s != nil && s.content == f.Content && s.dim == f.Dim && s.search == f.Search
+	return s != nil && s.content == f.CB.Content && s.dim == f.CB.Dim && s.search == f.CB.Search()
 }
 
 // newSearches indexes the words cent of dimension dim for search.
@@ -114,11 +99,11 @@ func sharedSearches(ctx context.Context, f codebookFile) (*searches, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := newSearches(cent, f.Dim, f.Search)
+	s, err := newSearches(cent, f.CB.Dim, f.CB.Search())
 	if err != nil {
 		return nil, err
 	}
-	s.content = f.Content
+	s.content = f.CB.Content
 	shared.last = weak.Make(s)
 	return s, nil
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/bowline/bowline/formats"
-	"github.com/bowline/bowline/formats/fileio"
 	"github.com/bowline/bowline/transforms/bow"
 	"github.com/bowline/bowline/transforms/internal/slots"
 	"github.com/bowline/bowline/transforms/internal/testkitbeam"
@@ -24,29 +23,21 @@ import (
 
 // ivfCodebook returns an approximate vocabulary of k random words searched
 // through an IVF, as --akm trains one.
-func ivfCodebook(k int) kmeansbeam.Codebook {
+func ivfCodebook(k int) book {
 	r := rand.New(rand.NewPCG(3, 4))
 	c := make([]float32, k*formats.DescriptorSize)
 	for i := range c {
 		c[i] = float32(r.IntN(256))
 	}
-	return kmeansbeam.Codebook{K: k, Dim: formats.DescriptorSize, Centroids: c,
-		Approx: true, Forest: nn.DefaultForestOptions(), UseIVF: true, IVF: nn.DefaultIVFOptions()}
+	return book{Codebook: kmeansbeam.Codebook{K: k, Dim: formats.DescriptorSize,
+		Approx: true, Forest: nn.DefaultForestOptions(), UseIVF: true, IVF: nn.DefaultIVFOptions()}, Centroids: c}
 }
 
 // codebookFileOf writes cb's words to a codebook file under a fresh
 // directory and returns its codebookFile.
-func codebookFileOf(t *testing.T, cb kmeansbeam.Codebook) codebookFile {
+func codebookFileOf(t *testing.T, cb book) codebookFile {
 	t.Helper()
-	var words []formats.Word
-	for k := range cb.K {
-		words = append(words, formats.Word{WordID: uint32(k), Centroid: cb.Centroids[k*cb.Dim : (k+1)*cb.Dim]})
-	}
-	path := filepath.Join(t.TempDir(), formats.ShardName("codebook", 0, 1))
-	if err := fileio.WriteFile(context.Background(), path, words); err != nil {
-		t.Fatal(err)
-	}
-	f, err := fileOf(cb, []string{path}, false)
+	f, err := fileOf(cb.file(t), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +74,7 @@ func TestQuantizersShareSearches(t *testing.T) {
 	if !slices.Equal(s1.centroids, cb.Centroids) {
 		t.Fatal("the words read from the codebook file are not the codebook's")
 	}
-	if err := os.Remove(f.Paths[0]); err != nil {
+	if err := os.Remove(f.CB.Paths[0]); err != nil {
 		t.Fatal(err)
 	}
 	runtime.GC() // the first instance's searches survive while it holds them
@@ -137,13 +128,13 @@ func TestCodebookFileRefusesOtherWords(t *testing.T) {
 	changed.Centroids = slices.Clone(cb.Centroids)
 	changed.Centroids[5]++
 	other := f
-	other.Paths = codebookFileOf(t, changed).Paths
-	if _, err := other.read(ctx); err == nil || !strings.Contains(err.Error(), other.Paths[0]) || !strings.Contains(err.Error(), "not the job's") {
-		t.Errorf("words of another content: error %v, want one naming %s", err, other.Paths[0])
+	other.CB.Paths = codebookFileOf(t, changed).CB.Paths
+	if _, err := other.read(ctx); err == nil || !strings.Contains(err.Error(), other.CB.Paths[0]) || !strings.Contains(err.Error(), "not the job's") {
+		t.Errorf("words of another content: error %v, want one naming %s", err, other.CB.Paths[0])
 	}
 	bigger := f
-	bigger.K++
-	if _, err := bigger.read(ctx); err == nil || !strings.Contains(err.Error(), "missing") || !strings.Contains(err.Error(), f.Paths[0]) {
+	bigger.CB.K++
+	if _, err := bigger.read(ctx); err == nil || !strings.Contains(err.Error(), "missing") || !strings.Contains(err.Error(), f.CB.Paths[0]) {
 		t.Errorf("a word short: error %v, want one naming the file and the missing word", err)
 	}
 }
@@ -155,18 +146,17 @@ func TestQuantisingStepsTakeNoSideInputs(t *testing.T) {
 	feats, cb := planted(rand.New(rand.NewPCG(1, 2)))
 	for _, tc := range []struct {
 		fn    any
-		build func(s beam.Scope, parts, codebook, words beam.PCollection)
+		build func(s beam.Scope, parts, codebook beam.PCollection)
 	}{
-		{(*countPartFn)(nil), func(s beam.Scope, parts, codebook, words beam.PCollection) {
-			BoWOfParts(s, parts, codebook, words, Options{}, t.TempDir())
+		{(*countPartFn)(nil), func(s beam.Scope, parts, codebook beam.PCollection) {
+			BoWOfParts(s, parts, codebook, Options{}, t.TempDir())
 		}},
-		{(*carryCountPartFn)(nil), func(s beam.Scope, parts, codebook, words beam.PCollection) {
-			BoWOfPartsCarrying(s, parts, codebook, words, Options{}, t.TempDir(), Previous{}, beam.Create(s, true))
+		{(*carryCountPartFn)(nil), func(s beam.Scope, parts, codebook beam.PCollection) {
+			BoWOfPartsCarrying(s, parts, codebook, Options{}, t.TempDir(), Previous{}, beam.Create(s, true))
 		}},
 	} {
 		p, s := beam.NewPipelineWithRoot()
-		codebook := beam.Create(s, cb)
-		tc.build(s, beam.CreateList(s, featureParts(t, feats, 2)), codebook, written(t, s, codebook))
+		tc.build(s, beam.CreateList(s, featureParts(t, feats, 2)), beam.Create(s, cb.file(t)))
 		if got := testkitbeam.SideInputs(t, p, tc.fn); !slices.Equal(got, []int{0}) {
 			t.Errorf("%T has %v side inputs, want [0]", tc.fn, got)
 		}
@@ -184,7 +174,7 @@ func TestCountPartReadsCodebookInItsSlot(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(t.TempDir(), formats.ShardName("codebook", 0, 1))
-	cf := codebookFile{Paths: []string{missing}, Content: "sha256:none", K: 1, Dim: formats.DescriptorSize}
+	cf := codebookFile{CB: kmeansbeam.Codebook{Paths: []string{missing}, Content: "sha256:none", K: 1, Dim: formats.DescriptorSize}}
 	wait, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
 	none := func(formats.Part) {}
@@ -193,7 +183,7 @@ func TestCountPartReadsCodebookInItsSlot(t *testing.T) {
 			return (&countPartFn{Loads: loads}).ProcessElement(ctx, formats.Part{}, cf, none, none, func(DF) {})
 		},
 		"carryCountPartFn": func(ctx context.Context) error {
-			return (&carryCountPartFn{Loads: loads}).ProcessElement(ctx, formats.Part{}, cf, none, none, func(DF) {})
+			return (&carryCountPartFn{Loads: loads}).ProcessElement(ctx, formats.Part{Rows: 1}, cf, none, none, func(DF) {})
 		},
 	}
 	for name, fn := range fns {

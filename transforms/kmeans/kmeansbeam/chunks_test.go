@@ -43,8 +43,10 @@ func TestCodebookChunks(t *testing.T) {
 		if chunks > 0 {
 			want = chunkCount(chunks, n)
 		}
+		o.Output = t.TempDir()
 		beam.ParDo0(s, &chunksFn{Want: want}, VocabularyOfParts(s, in, o))
 		o.OneStepWork = -1 // the iterations as the graph's stages
+		o.Output = t.TempDir()
 		beam.ParDo0(s, &chunksFn{Want: want}, VocabularyOfParts(s, in, o))
 	}
 	if err := ptest.Run(p); err != nil {

@@ -866,9 +866,12 @@ func (cw *chunkWork) assign(ctx context.Context, dir string, c chunk, iter, last
 }
 
 // codebookFn turns the final state, whose records name its files in the
-// scratch directory Dir, into the codebook once training is done, and
-// removes Dir.
-type codebookFn struct{ Dir string }
+// scratch directory Dir, into the codebook once training is done, writing
+// its words to Output a shard of Words words at a time, and removes Dir.
+type codebookFn struct {
+	Dir, Output string
+	Words       int
+}
 
 func (f *codebookFn) ProcessElement(ctx context.Context, _ []byte, stateSide func(*state) bool, chunks int) (Codebook, error) {
 	st, ok, err := stateOfFiles(stateSide)
@@ -878,19 +881,35 @@ func (f *codebookFn) ProcessElement(ctx context.Context, _ []byte, stateSide fun
 	if !ok {
 		return Codebook{}, fmt.Errorf("vocabulary: no centroids")
 	}
-	if st.Centroids, err = readStateCentroids(ctx, f.Dir, st); err != nil {
-		return Codebook{}, err
-	}
-	return finish(ctx, f.Dir, st, chunks)
+	return finish(ctx, f.Dir, f.Output, st, chunks, func(add func([]float32) error) error {
+		block := make([]float32, min(f.Words, st.K)*st.Dim)
+		for lo := 0; lo < st.K; lo += f.Words {
+			hi := min(lo+f.Words, st.K)
+			b := block[:(hi-lo)*st.Dim]
+			if err := readStateRows(ctx, f.Dir, st, lo, hi, b); err != nil {
+				return err
+			}
+			if err := add(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
-// finish removes the training's scratch directory dir and returns the
-// codebook of its final state st, trained on chunks chunks.
-func finish(ctx context.Context, dir string, st state, chunks int) (Codebook, error) {
+// finish writes the codebook of the final state st, trained on chunks
+// chunks, to the directory out from blocks (Codebook.write), removes the
+// training's scratch directory dir and returns the codebook.
+func finish(ctx context.Context, dir, out string, st state, chunks int, blocks func(add func([]float32) error) error) (Codebook, error) {
+	cb := Codebook{K: st.K, Dim: st.Dim, Objective: st.Objective, Iterations: st.Iter,
+		Sampled: st.Sampled, Seconds: time.Since(time.Unix(0, st.Start)).Seconds(), Converged: st.Converged,
+		Approx: st.Approx, Forest: st.Forest, UseIVF: st.UseIVF, IVF: st.IVF, Chunks: chunks}
+	cb, err := cb.write(ctx, out, blocks)
+	if err != nil {
+		return Codebook{}, err
+	}
 	if err := fileio.RemoveAll(ctx, dir); err != nil {
 		return Codebook{}, fmt.Errorf("vocabulary: %w", err)
 	}
-	return Codebook{K: st.K, Dim: st.Dim, Centroids: st.Centroids, Objective: st.Objective, Iterations: st.Iter,
-		Sampled: st.Sampled, Seconds: time.Since(time.Unix(0, st.Start)).Seconds(), Converged: st.Converged,
-		Approx: st.Approx, Forest: st.Forest, UseIVF: st.UseIVF, IVF: st.IVF, Chunks: chunks}, nil
+	return cb, nil
 }

@@ -28,7 +28,7 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*decidedFn)(nil)).Elem())
 	beam.RegisterFunction(keepFn)
 	beam.RegisterFunction(buildFn)
-	beam.RegisterFunction(keptCodebookFn)
+	beam.RegisterType(reflect.TypeOf((*keptCodebookFn)(nil)).Elem())
 }
 
 // DriftSeed is xored into the vocabulary's seed to draw the drift sample
@@ -64,15 +64,34 @@ func Distortion(s beam.Scope, sample, codebooks beam.PCollection) beam.PCollecti
 type distortionFn struct{}
 
 func (distortionFn) ProcessElement(ctx context.Context, cb Codebook, smp sample) (float64, error) {
+	if err := measurable(cb, smp); err != nil {
+		return 0, err
+	}
+	cent, err := cb.ReadCentroids(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("vocabulary: %w", err)
+	}
+	return distortion(ctx, cb, cent, smp)
+}
+
+// measurable reports an error unless the distortion of codebook cb can be
+// measured on smp: checked before the words are read.
+func measurable(cb Codebook, smp sample) error {
+	if len(smp.Prio) == 0 {
+		return fmt.Errorf("vocabulary: no descriptors to measure the distortion on")
+	}
+	if cb.Dim != formats.DescriptorSize || cb.K < 1 {
+		return fmt.Errorf("vocabulary: a codebook of %d words of dimension %d", cb.K, cb.Dim)
+	}
+	return nil
+}
+
+// distortion returns the mean squared distance from the descriptors of
+// smp to their nearest of cent, the words of cb (see Distortion).
+func distortion(ctx context.Context, cb Codebook, cent []float32, smp sample) (float64, error) {
 	const d = formats.DescriptorSize
 	n := len(smp.Prio)
-	if n == 0 {
-		return 0, fmt.Errorf("vocabulary: no descriptors to measure the distortion on")
-	}
-	if cb.Dim != d || len(cb.Centroids) != cb.K*d || cb.K < 1 {
-		return 0, fmt.Errorf("vocabulary: a codebook of %d words of dimension %d with %d values", cb.K, cb.Dim, len(cb.Centroids))
-	}
-	a, err := kmeans.NewAssigner(cb.Centroids, cb.Dim, cb.Search())
+	a, err := kmeans.NewAssigner(cent, cb.Dim, cb.Search())
 	if err != nil {
 		return 0, fmt.Errorf("vocabulary: %w", err)
 	}
@@ -105,14 +124,17 @@ func (distortionFn) ProcessElement(ctx context.Context, cb Codebook, smp sample)
 }
 
 // ReadCodebook reads the codebook of a finished run from its
-// codebook-*.parquet files matching pattern, when the job runs: a
-// single-element PCollection<Codebook> whose K, Approx and Forest are
-// opt's (the run that wrote it must have trained with the same settings,
-// which are not in the file): the job fails unless the files hold words
-// 0…opt.K−1, each once (fileio.ReadCentroids). Its training figures
-// (Objective, Iterations, Sampled, Seconds) are zero: they belong to the
-// run that trained it.
-func ReadCodebook(s beam.Scope, pattern string, opt Options) beam.PCollection {
+// codebook-*.parquet files matching pattern, when the job runs, and
+// measures its distortion on sample (a single-element PCollection<sample>,
+// from DriftSample) as Distortion does, reading the words once: a
+// single-element PCollection<Codebook> naming those files, whose K, Approx
+// and Forest are opt's (the run that wrote it must have trained with the
+// same settings, which are not in the file), and a single-element
+// PCollection<float64> of the distortion. The job fails unless the files
+// hold words 0…opt.K−1, each once (fileio.ReadCentroids). The codebook's
+// training figures (Objective, Iterations, Sampled, Seconds) are zero:
+// they belong to the run that trained it.
+func ReadCodebook(s beam.Scope, pattern string, opt Options, sample beam.PCollection) (codebook, distortion beam.PCollection) {
 	s = s.Scope("kmeans.ReadCodebook")
 	f := &readCodebookFn{Pattern: pattern, K: opt.K, Approx: opt.Approx}
 	if opt.Approx {
@@ -121,7 +143,7 @@ func ReadCodebook(s beam.Scope, pattern string, opt Options) beam.PCollection {
 	if opt.useIVF() {
 		f.UseIVF, f.IVF = true, opt.ivf()
 	}
-	return beam.ParDo(s, f, beam.Impulse(s))
+	return beam.ParDo2(s, f, beam.Impulse(s), beam.SideInput{Input: sample})
 }
 
 type readCodebookFn struct {
@@ -135,30 +157,44 @@ type readCodebookFn struct {
 	IVF    nn.IVFOptions
 }
 
-func (f *readCodebookFn) ProcessElement(ctx context.Context, _ []byte) (Codebook, error) {
+func (f *readCodebookFn) ProcessElement(ctx context.Context, _ []byte, smp sample, emit func(Codebook), emitDistortion func(float64)) error {
 	paths, err := fileio.Glob(ctx, f.Pattern)
 	if err != nil {
-		return Codebook{}, fmt.Errorf("vocabulary: %w", err)
+		return fmt.Errorf("vocabulary: %w", err)
 	}
 	if len(paths) == 0 {
-		return Codebook{}, fmt.Errorf("vocabulary: no codebook in %s", f.Pattern)
+		return fmt.Errorf("vocabulary: no codebook in %s", f.Pattern)
 	}
 	const d = formats.DescriptorSize
+	cb := Codebook{K: f.K, Dim: d, Paths: paths, Converged: true, Approx: f.Approx, Forest: f.Forest, UseIVF: f.UseIVF, IVF: f.IVF}
+	if err := measurable(cb, smp); err != nil {
+		return err
+	}
 	cent, err := fileio.ReadCentroids(ctx, paths, f.K, d)
 	if err != nil {
-		return Codebook{}, fmt.Errorf("vocabulary: %w", err)
+		return fmt.Errorf("vocabulary: %w", err)
 	}
-	cb := Codebook{K: f.K, Dim: d, Centroids: cent, Converged: true, Approx: f.Approx, Forest: f.Forest, UseIVF: f.UseIVF, IVF: f.IVF}
-	return cb, nil
+	cb.Content = formats.CentroidsContent(cent)
+	mean, err := distortion(ctx, cb, cent, smp)
+	if err != nil {
+		return err
+	}
+	emit(cb)
+	emitDistortion(mean)
+	return nil
 }
 
 // VocabularyOfPartsIf is VocabularyOfParts when build (a single-element
 // PCollection<bool>, decided while the job runs) is true; when it is
 // false no features part is read, nothing is trained, and the result is
 // empty. An incremental run that keeps the previous run's vocabulary uses
-// it so, the graph of a batch job being fixed before it runs.
+// it so, the graph of a batch job being fixed before it runs. An empty
+// opt.Output fails the pipeline whatever build is.
 func VocabularyOfPartsIf(s beam.Scope, parts beam.PCollection, opt Options, build beam.PCollection) beam.PCollection {
 	s = s.Scope("kmeans.Vocabulary")
+	if opt.Output == "" {
+		return failing(s, errNoOutput, beam.Create(s, true))
+	}
 	// Gated at the source: when build is false no part reaches a step
 	// that reads it.
 	parts = beam.ParDo(s, partIfFn, parts, beam.SideInput{Input: build})
@@ -248,19 +284,24 @@ type Kept struct {
 
 // KeepOrBuild adds the vocabulary stage of a run that may keep prev:
 // prev's codebook if its distortion on sample (from DriftSample) passes
-// rule (kmeans.Drift.Decide), one built from parts with opt otherwise. It
+// rule (kmeans.Drift.Decide), copied to opt.Output, one built from parts
+// with opt otherwise. It
 // returns the codebook used (single-element PCollection<Codebook>), the
 // codebook built, if any (PCollection<Codebook> of at most one), the
 // decision (single-element PCollection<rundir.VocabDecision>) and whether
-// prev was kept (single-element PCollection<bool>).
+// prev was kept (single-element PCollection<bool>). An empty opt.Output
+// fails the pipeline.
 func KeepOrBuild(s beam.Scope, parts, sample beam.PCollection, opt Options, prev Kept, rule kmeans.Drift) (codebook, built, decision, kept beam.PCollection) {
 	s = s.Scope("vocabulary.Keep")
-	prevCB := ReadCodebook(s, prev.Pattern, opt)
-	measured := Distortion(s, sample, prevCB)
+	prevCB, measured := ReadCodebook(s, prev.Pattern, opt, sample)
 	decision = beam.ParDo(s, &decideFn{Settings: prev.Settings, Reference: prev.Reference, Rule: rule}, measured)
 	kept = beam.ParDo(s, keepFn, decision)
+	if opt.Output == "" {
+		fail := failing(s, errNoOutput, beam.Create(s, true))
+		return fail, fail, decision, kept
+	}
 	built = VocabularyOfPartsIf(s, parts, opt, beam.ParDo(s, buildFn, decision))
-	codebook = beam.Flatten(s, beam.ParDo(s, keptCodebookFn, prevCB, beam.SideInput{Input: kept}), built)
+	codebook = beam.Flatten(s, beam.ParDo(s, &keptCodebookFn{Output: opt.Output}, prevCB, beam.SideInput{Input: kept}), built)
 	return codebook, built, decision, kept
 }
 
@@ -285,8 +326,18 @@ func (f *decideFn) ProcessElement(ctx context.Context, measured float64) rundir.
 func keepFn(d rundir.VocabDecision) bool  { return d.Kept }
 func buildFn(d rundir.VocabDecision) bool { return !d.Kept }
 
-func keptCodebookFn(cb Codebook, kept bool, emit func(Codebook)) {
-	if kept {
-		emit(cb)
+// keptCodebookFn copies the previous codebook to Output if it is kept:
+// a run is self-contained.
+type keptCodebookFn struct{ Output string }
+
+func (f *keptCodebookFn) ProcessElement(ctx context.Context, cb Codebook, kept bool, emit func(Codebook)) error {
+	if !kept {
+		return nil
 	}
+	cb, err := cb.copyTo(ctx, f.Output)
+	if err != nil {
+		return err
+	}
+	emit(cb)
+	return nil
 }

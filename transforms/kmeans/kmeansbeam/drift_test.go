@@ -98,12 +98,15 @@ func TestVocabularyOfPartsIfAndDistortion(t *testing.T) {
 
 	p, s := beam.NewPipelineWithRoot()
 	parts := beam.CreateList(s, ps)
+	opt.Output = t.TempDir()
 	on := VocabularyOfPartsIf(s.Scope("on"), parts, opt, beam.Create(s, true))
 	beam.ParDo0(s, &checkFn{Name: "gated on", Want: want, ObjTol: 0}, on)
+	opt.Output = t.TempDir()
 	off := VocabularyOfPartsIf(s.Scope("off"), parts, opt, beam.Create(s, false))
 	passert.Empty(s, off)
 	smp := DriftSample(s, parts, total, opt.Seed, 2)
-	read := ReadCodebook(s, filepath.Join(dir, "codebook-*.parquet"), opt)
+	read, measured := ReadCodebook(s, filepath.Join(dir, "codebook-*.parquet"), opt, smp)
+	beam.ParDo0(s.Scope("read"), &checkDistortionFn{Want: mean}, measured)
 	beam.ParDo0(s, &checkDistortionFn{Want: mean}, Distortion(s, smp, read))
 	passert.Count(s, Distortion(s.Scope("none"), smp, off), "distortion of no codebook", 0)
 	if err := ptest.Run(p); err != nil {
@@ -124,7 +127,7 @@ func TestReadCodebookRefusesAMissingWord(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, s := beam.NewPipelineWithRoot()
-	ReadCodebook(s, filepath.Join(dir, "codebook-*.parquet"), Options{K: 3})
+	ReadCodebook(s, filepath.Join(dir, "codebook-*.parquet"), Options{K: 3}, beam.Create(s, sample{Prio: []uint64{1}, Desc: make([]byte, formats.DescriptorSize)}))
 	if err := ptest.Run(p); err == nil || !strings.Contains(err.Error(), "word 2 missing") {
 		t.Errorf("a codebook of words 0 and 1 read for 3 words: err %v, want one naming word 2 missing", err)
 	}

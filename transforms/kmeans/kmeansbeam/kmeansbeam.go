@@ -109,7 +109,12 @@
 // (512 KB at most, a fraction of that coded as varints), a record of a
 // state's file its head and name, and assign drops its state, sums and scratch in
 // FinishBundle, so that what a cached plan pins does not grow with K or
-// with the sample.
+// with the sample. The codebook too travels as the names of its files
+// (Codebook): the step that makes it writes its words to Options.Output
+// once, a word shard at a time from the last state's files, and every
+// consumer reads them from there. Codebook elements never hold the words:
+// an element holding them would be copied by the runner's element store,
+// its gRPC buffers and each consumer's decoding (512 MB each at 10⁶ words).
 //
 // Per worker, with D = 128 and K words: a state is 512·K bytes of float32
 // centroids, in a file per word shard that the shard's update writes (no
@@ -136,7 +141,9 @@
 // empty cluster; an update of a word shard holds its kmeans.Sums and
 // centroids, 1,548 bytes a word (101 MB for the default 65,536 words), a
 // process merging or updating at most two shards at once (updateShards),
-// and split_i the rows its splits touch. The single-worker path (Chunks = 0)
+// and split_i the rows its splits touch. The codebook's step holds one
+// shard's centroids (32 MB for the default 65,536 words) and a row group
+// of the codebook file it writes. The single-worker path (Chunks = 0)
 // holds the whole sample as float32 (512 bytes per descriptor), labels and
 // distances (8 bytes each), dense sums and one index.
 //
@@ -214,7 +221,7 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*samplePartFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*mergeSampleFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*formats.Part)(nil)).Elem())
-	beam.RegisterFunction(wordsFn)
+	beam.RegisterFunction(pathsFn)
 }
 
 // Options configures the vocabulary.
@@ -296,6 +303,15 @@ type Options struct {
 	// It changes no output, so it is left out of the settings a run
 	// records.
 	Scratch string `json:"-"`
+
+	// Output is the directory (local or gs://, read by every worker) the
+	// codebook's words are written to, as CodebookName shards of
+	// formats.Word rows, whole or not at all; a kept codebook
+	// (KeepOrBuild) is copied there. Empty: the vocabulary stages fail
+	// the pipeline, naming it (the caller owns the words' directory and
+	// removes it). It changes no word, so it is left out of the settings
+	// a run records.
+	Output string `json:"-"`
 
 	// ShardWords is the number of words whose centroids one worker
 	// updates in distributed training (0: DefaultShardWords): the update
@@ -540,10 +556,22 @@ func (o Options) kmeans() kmeans.Options {
 	return k
 }
 
-// Codebook is a trained vocabulary: K centroids of Dim dimensions, row-major.
+// Codebook is a trained vocabulary: K centroids of Dim dimensions, whose
+// words are in files (Paths) and never in the element itself: the runner
+// carries a codebook's names and figures, and each consumer reads the
+// words from the files (ReadCentroids). Codebook elements never hold the
+// words: an element holding them would be copied by the runner's element
+// store, its gRPC buffers and each consumer's decoding (512 MB each at 10⁶
+// words).
 type Codebook struct {
-	K, Dim    int
-	Centroids []float32
+	K, Dim int
+
+	// Paths are the files that hold the words, formats.Word rows in word
+	// order (CodebookName shards, written once, whole or not at all, to
+	// Options.Output), and Content is formats.CentroidsContent of the
+	// words, which a reader checks.
+	Paths   []string
+	Content string
 
 	// Objective is the mean squared distance from the sampled descriptors
 	// to their centroids (see kmeans.Result), Iterations the number of
@@ -614,9 +642,13 @@ func (cb Codebook) Search() kmeans.AssignOptions {
 // clusters.
 //
 // Invalid options, like a sample smaller than K, fail the pipeline when it
-// runs, with the reason; call opt.Validate to check them beforehand.
+// runs, with the reason; call opt.Validate to check them beforehand. So
+// does an empty opt.Output.
 func VocabularyOfParts(s beam.Scope, parts beam.PCollection, opt Options) beam.PCollection {
 	s = s.Scope("kmeans.Vocabulary")
+	if opt.Output == "" {
+		return failing(s, errNoOutput, beam.Create(s, true))
+	}
 	if opt.inParts() {
 		return ofParts(s, parts, opt, beam.Create(s, true), beam.Impulse(s))
 	}
@@ -682,7 +714,7 @@ func fromSample(s beam.Scope, smp beam.PCollection, opt Options, start beam.PCol
 		return beam.ParDo(s, &failFn{Err: err.Error()}, smp)
 	}
 	if opt.chunks() == 0 {
-		return beam.ParDo(s, &trainFn{Opt: opt}, smp)
+		return beam.ParDo(s, &trainFn{Opt: opt, Output: opt.Output}, smp)
 	}
 	dir := opt.scratchDir()
 	seeding := opt.kmeans().InitMethod() == kmeans.InitParallel
@@ -708,7 +740,7 @@ func train(s beam.Scope, st, chunks beam.PCollection, opt Options, dir string, s
 		// Reshuffle, so that no consumer with side inputs (Distortion) is
 		// fused into its stage (onekeybeam says why).
 		one := onekeybeam.Group(s, st, chunks)
-		return beam.Reshuffle(s, beam.ParDo(s, &loopFn{MaxIter: opt.MaxIter, Tol: opt.Tol, Dir: dir, Approx: opt.Approx, Forest: opt.forest(), UseIVF: opt.useIVF(), IVF: opt.trainIVF()}, one))
+		return beam.Reshuffle(s, beam.ParDo(s, &loopFn{MaxIter: opt.MaxIter, Tol: opt.Tol, Dir: dir, Output: opt.Output, Approx: opt.Approx, Forest: opt.forest(), UseIVF: opt.useIVF(), IVF: opt.trainIVF()}, one))
 	}
 	total := beam.Combine(s, chunkTotalFn{}, chunks)
 	words := opt.shardWords()
@@ -728,18 +760,7 @@ func train(s beam.Scope, st, chunks beam.PCollection, opt Options, dir string, s
 		st = beam.Flatten(is, updated, split)
 		chunks = next
 	}
-	return beam.ParDo(s, &codebookFn{Dir: dir}, start, beam.SideInput{Input: st}, beam.SideInput{Input: total})
-}
-
-// Words flattens a codebook into its Parquet rows.
-func Words(s beam.Scope, codebook beam.PCollection) beam.PCollection {
-	return beam.ParDo(s.Scope("kmeans.Words"), wordsFn, codebook)
-}
-
-func wordsFn(cb Codebook, emit func(formats.Word)) {
-	for k := 0; k < cb.K; k++ {
-		emit(formats.Word{WordID: uint32(k), Centroid: cb.Centroids[k*cb.Dim : (k+1)*cb.Dim]})
-	}
+	return beam.ParDo(s, &codebookFn{Dir: dir, Output: opt.Output, Words: words}, start, beam.SideInput{Input: st}, beam.SideInput{Input: total})
 }
 
 // sample is the accumulator of the bottom-k sample: Prio[i] belongs to the
@@ -836,6 +857,13 @@ func (a sample) trim(max int) sample {
 	return out
 }
 
+// failing returns a PCollection<Codebook> that fails the pipeline with
+// err, found while building it, when build (a single-element
+// PCollection<bool>) is true, and is empty otherwise.
+func failing(s beam.Scope, err error, build beam.PCollection) beam.PCollection {
+	return beam.ParDo(s, &failFn{Err: err.Error()}, beam.ParDo(s, sampleIfFn, beam.Create(s, sample{}), beam.SideInput{Input: build}))
+}
+
 // failFn fails the pipeline with an error found while building it.
 type failFn struct{ Err string }
 
@@ -906,7 +934,12 @@ func logProgress(ctx context.Context, k, n int, start time.Time) func(kmeans.Pro
 	return trainProgress(progress.Default, k, n, start, time.Now, func(format string, a ...any) { log.Infof(ctx, format, a...) })
 }
 
-type trainFn struct{ Opt Options }
+// trainFn trains the codebook on the whole sample on one worker and
+// writes its words to Output (Opt.Output is not serialised with the DoFn).
+type trainFn struct {
+	Opt    Options
+	Output string
+}
 
 func (f *trainFn) ProcessElement(ctx context.Context, smp sample) (Codebook, error) {
 	const d = formats.DescriptorSize
@@ -924,12 +957,12 @@ func (f *trainFn) ProcessElement(ctx context.Context, smp sample) (Codebook, err
 	secs := time.Since(start).Seconds()
 	n := len(smp.Prio)
 	log.Infof(ctx, "vocabulary: %d words from %d descriptors in %d iterations, %.1fs, mean squared distance %.1f", res.K, n, res.Iterations, secs, res.Objective)
-	cb := Codebook{K: res.K, Dim: d, Centroids: res.Centroids, Objective: res.Objective, Iterations: res.Iterations, Sampled: n, Seconds: secs, Converged: res.Converged, Approx: f.Opt.Approx}
+	cb := Codebook{K: res.K, Dim: d, Objective: res.Objective, Iterations: res.Iterations, Sampled: n, Seconds: secs, Converged: res.Converged, Approx: f.Opt.Approx}
 	if cb.Approx {
 		cb.Forest = f.Opt.forest()
 	}
 	if f.Opt.useIVF() {
 		cb.UseIVF, cb.IVF = true, f.Opt.ivf()
 	}
-	return cb, nil
+	return cb.write(ctx, f.Output, wholeBlock(res.Centroids))
 }

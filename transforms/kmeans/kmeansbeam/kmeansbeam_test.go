@@ -127,18 +127,23 @@ func localSample(feats []formats.Features, opt Options) sample {
 // planted centre.
 type checkFn struct {
 	Name    string
-	Want    Codebook
+	Want    refBook
 	ObjTol  float64
 	Centres [][]float32
 	Radius  float64
 }
 
-func (f *checkFn) ProcessElement(cb Codebook) error {
+func (f *checkFn) ProcessElement(ctx context.Context, cb Codebook) error {
 	w := f.Want
-	switch {
-	case cb.K != w.K || cb.Dim != w.Dim || cb.Sampled != w.Sampled:
+	if cb.K != w.K || cb.Dim != w.Dim || cb.Sampled != w.Sampled {
 		return fmt.Errorf("%s: K=%d Dim=%d Sampled=%d, want %d, %d, %d", f.Name, cb.K, cb.Dim, cb.Sampled, w.K, w.Dim, w.Sampled)
-	case !slices.Equal(cb.Centroids, w.Centroids):
+	}
+	cent, err := cb.ReadCentroids(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.Name, err)
+	}
+	switch {
+	case !slices.Equal(cent, w.Centroids) || cb.Content != formats.CentroidsContent(w.Centroids):
 		return fmt.Errorf("%s: centroids differ from the reference", f.Name)
 	case cb.Iterations != w.Iterations || cb.Converged != w.Converged:
 		return fmt.Errorf("%s: %d iterations (converged %v), want %d (%v)", f.Name, cb.Iterations, cb.Converged, w.Iterations, w.Converged)
@@ -148,15 +153,22 @@ func (f *checkFn) ProcessElement(cb Codebook) error {
 		return fmt.Errorf("%s: Approx %v Forest %+v UseIVF %v IVF %+v, want %v %+v %v %+v", f.Name, cb.Approx, cb.Forest, cb.UseIVF, cb.IVF, w.Approx, w.Forest, w.UseIVF, w.IVF)
 	}
 	for i, c := range f.Centres {
-		if _, d := nn.Nearest(cb.Centroids, cb.Dim, c); math.Sqrt(float64(d)) > f.Radius {
+		if _, d := nn.Nearest(cent, cb.Dim, c); math.Sqrt(float64(d)) > f.Radius {
 			return fmt.Errorf("%s: planted centre %d is %.2f from the nearest centroid, want ≤ %g", f.Name, i, math.Sqrt(float64(d)), f.Radius)
 		}
 	}
 	return nil
 }
 
+// refBook is a reference codebook with its centroids, which a Codebook
+// element names files of instead of holding.
+type refBook struct {
+	Codebook
+	Centroids []float32
+}
+
 // reference trains the vocabulary of feats with kmeans.Train on one machine.
-func reference(t *testing.T, feats []formats.Features, opt Options) Codebook {
+func reference(t *testing.T, feats []formats.Features, opt Options) refBook {
 	t.Helper()
 	smp := localSample(feats, opt)
 	data, err := floats(smp, opt.K)
@@ -172,9 +184,9 @@ func reference(t *testing.T, feats []formats.Features, opt Options) Codebook {
 
 // codebookOf is the codebook of a training result on sampled descriptors
 // with opt.
-func codebookOf(res kmeans.Result, sampled int, opt Options) Codebook {
-	cb := Codebook{K: res.K, Dim: res.Dim, Centroids: res.Centroids, Objective: res.Objective, Iterations: res.Iterations,
-		Sampled: sampled, Converged: res.Converged, Approx: opt.Approx}
+func codebookOf(res kmeans.Result, sampled int, opt Options) refBook {
+	cb := refBook{Codebook: Codebook{K: res.K, Dim: res.Dim, Objective: res.Objective, Iterations: res.Iterations,
+		Sampled: sampled, Converged: res.Converged, Approx: opt.Approx}, Centroids: res.Centroids}
 	if opt.Approx {
 		cb.Forest = opt.forest()
 	}
@@ -291,7 +303,7 @@ func TestVocabularyDistributed(t *testing.T) {
 			// one step (loop.go), which must give the same codebook.
 			for _, work := range []int64{-1, 0} {
 				o := tc.opt
-				o.Chunks, o.OneStepWork = chunks, work
+				o.Chunks, o.OneStepWork, o.Output = chunks, work, t.TempDir()
 				if chunks > 0 && o.oneStep() != (work == 0) {
 					t.Fatalf("%s: OneStepWork %d: one step %v", tc.name, work, o.oneStep())
 				}
@@ -313,7 +325,7 @@ func TestTrainProbes(t *testing.T) {
 	noisy := features(40, rand.New(rand.NewPCG(11, 12)))
 	ivf := nn.IVFOptions{Lists: 8, Probes: 8, Seed: 9}
 	base := Options{K: 40, Sample: 600, MaxIter: 6, Tol: 1e-6, Seed: 4, Approx: true, IVF: ivf, Init: kmeans.InitRandom}
-	at := func(probes int) Codebook { // kmeans.Train searching probes lists
+	at := func(probes int) refBook { // kmeans.Train searching probes lists
 		o := base
 		o.IVF.Probes, o.TrainProbes = probes, probes
 		cb := reference(t, noisy, o)
@@ -328,12 +340,12 @@ func TestTrainProbes(t *testing.T) {
 	feats := beam.CreateList(s, writeParts(t, noisy, t.TempDir(), 3))
 	for _, tc := range []struct {
 		trainProbes int
-		want        Codebook
+		want        refBook
 	}{{0, want4}, {2, want2}} {
 		for _, chunks := range []int{0, 5} {
 			for _, work := range []int64{-1, 0} {
 				o := base
-				o.TrainProbes, o.Chunks, o.OneStepWork = tc.trainProbes, chunks, work
+				o.TrainProbes, o.Chunks, o.OneStepWork, o.Output = tc.trainProbes, chunks, work, t.TempDir()
 				name := fmt.Sprintf("TrainProbes %d, %d chunks, one step %v", tc.trainProbes, chunks, work == 0)
 				beam.ParDo0(s, &checkFn{Name: name, Want: tc.want, ObjTol: 1e-6}, VocabularyOfParts(s, feats, o))
 			}
@@ -372,7 +384,7 @@ func TestDefaultTrainProbes(t *testing.T) {
 func TestVocabularyInvalidOptionsFail(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	feats := beam.CreateList(s, writeParts(t, features(3, rand.New(rand.NewPCG(1, 2))), t.TempDir(), 2))
-	VocabularyOfParts(s, feats, Options{K: 10, Sample: 100, MaxIter: 0, Chunks: 4})
+	VocabularyOfParts(s, feats, Options{K: 10, Sample: 100, MaxIter: 0, Chunks: 4, Output: t.TempDir()})
 	err := ptest.Run(p)
 	if err == nil || !strings.Contains(err.Error(), "MaxIter") {
 		t.Fatalf("error %v, want one about MaxIter", err)
@@ -616,6 +628,7 @@ func TestVocabularyOfPartsSampleIsExact(t *testing.T) {
 	}
 	want := reference(t, feats, opt)
 	p, s := beam.NewPipelineWithRoot()
+	opt.Output = t.TempDir()
 	cb := VocabularyOfParts(s, beam.CreateList(s, ps), opt)
 	beam.ParDo0(s, &checkFn{Name: "parts", Want: want, ObjTol: 0}, cb)
 	if err := ptest.Run(p); err != nil {

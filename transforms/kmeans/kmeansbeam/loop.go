@@ -59,15 +59,17 @@ func (o Options) oneStep() bool {
 
 // loopFn runs Lloyd's iterations from the initial state, in parts, over
 // the chunks of the sample, their descriptors in the scratch directory Dir,
-// on GOMAXPROCS goroutines that each assign whole chunks, and returns the
-// codebook; it removes Dir. The state's parts and the chunks' names come
-// grouped under one key as its one element (onekeybeam.Group), not as side
-// inputs, which Prism would spin a core on for the whole training
-// (onekeybeam's package documentation).
+// on GOMAXPROCS goroutines that each assign whole chunks, writes the
+// codebook's words to Output and returns the codebook; it removes Dir. The
+// state's parts and the chunks' names come grouped under one key as its
+// one element (onekeybeam.Group), not as side inputs, which Prism would
+// spin a core on for the whole training (onekeybeam's package
+// documentation).
 type loopFn struct {
 	MaxIter int
 	Tol     float64
 	Dir     string
+	Output  string
 	Approx  bool
 	Forest  nn.ForestOptions
 	UseIVF  bool
@@ -124,7 +126,7 @@ func (f *loopFn) ProcessElement(ctx context.Context, _ int, parts func(*state) b
 			break
 		}
 	}
-	return finish(ctx, f.Dir, st, len(chunks))
+	return finish(ctx, f.Dir, f.Output, st, len(chunks), wholeBlock(st.Centroids))
 }
 
 // assignAll assigns every chunk in iteration st.Iter through a, the chunks

@@ -50,7 +50,7 @@ func TestLongStepsHaveNoSideInputs(t *testing.T) {
 // assigning step takes a side input, for the same reason.
 func TestAssignTakesNoSideInputs(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
-	VocabularyOfParts(s, beam.Create(s, formats.Part{}), Options{K: 30, Sample: 1000, MaxIter: 3, Chunks: 4, OneStepWork: -1, Approx: true})
+	VocabularyOfParts(s, beam.Create(s, formats.Part{}), Options{K: 30, Sample: 1000, MaxIter: 3, Chunks: 4, OneStepWork: -1, Approx: true, Output: t.TempDir()})
 	got := testkitbeam.SideInputs(t, p, (*assignFn)(nil))
 	if len(got) != 4 {
 		t.Errorf("%d assigning steps, want 4 (iterations 0 to MaxIter)", len(got))

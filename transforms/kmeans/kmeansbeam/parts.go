@@ -260,7 +260,7 @@ func wholeKeypoints(feat *formats.Features) error {
 // the caller passes the parts, else none; start is as for fromSample.
 func ofParts(s beam.Scope, parts beam.PCollection, opt Options, build, start beam.PCollection) beam.PCollection {
 	if err := opt.Validate(); err != nil {
-		return beam.ParDo(s, &failFn{Err: err.Error()}, beam.ParDo(s, sampleIfFn, beam.Create(s, sample{}), beam.SideInput{Input: build}))
+		return failing(s, err, build)
 	}
 	total := stats.Sum(s, beam.ParDo(s, keypointsFn, parts))
 	n, m := opt.sample(), opt.seedSample()

@@ -23,7 +23,7 @@ import (
 // partsReference is what a sample drawn in parts trains to: the seeding
 // on the sample's first opt.seedSample() descriptors, then Lloyd's
 // iterations of kmeans.TrainFrom on the whole sample.
-func partsReference(t *testing.T, feats []formats.Features, opt Options) Codebook {
+func partsReference(t *testing.T, feats []formats.Features, opt Options) refBook {
 	t.Helper()
 	whole, seeding := opt, opt
 	whole.Sample = opt.sample()
@@ -78,15 +78,18 @@ func TestVocabularySampleInParts(t *testing.T) {
 			t.Fatalf("case %d: reference sampled %d of %d descriptors, want %d", i, want.Sampled, all, min(opt.Sample, all))
 		}
 		name := fmt.Sprintf("case %d", i)
+		opt.Output = t.TempDir()
 		cb := VocabularyOfParts(s.Scope(name), parts, opt)
 		beam.ParDo0(s, &checkFn{Name: name, Want: want, ObjTol: 1e-6}, cb)
 		// The iterations as the graph's stages rather than in one step.
 		staged := opt
-		staged.OneStepWork = -1
+		staged.OneStepWork, staged.Output = -1, t.TempDir()
 		cb = VocabularyOfParts(s.Scope(name+" staged"), parts, staged)
 		beam.ParDo0(s, &checkFn{Name: name + " staged", Want: want, ObjTol: 1e-6}, cb)
+		opt.Output = t.TempDir()
 		gated := VocabularyOfPartsIf(s.Scope(name+" gated"), parts, opt, beam.Create(s, true))
 		beam.ParDo0(s, &checkFn{Name: name + " gated", Want: want, ObjTol: 1e-6}, gated)
+		opt.Output = t.TempDir()
 		passert.Empty(s, VocabularyOfPartsIf(s.Scope(name+" off"), parts, opt, beam.Create(s, false)))
 	}
 	if err := ptest.Run(p); err != nil {

@@ -118,7 +118,7 @@ func TestVocabularyLogsProgress(t *testing.T) {
 	}
 	opt := Options{K: 10, Sample: n, MaxIter: 3, Seed: 1}
 	logged := captureLog(t)
-	cb, err := (&trainFn{Opt: opt}).ProcessElement(context.Background(), smp)
+	cb, err := (&trainFn{Opt: opt, Output: t.TempDir()}).ProcessElement(context.Background(), smp)
 	if err != nil {
 		t.Fatal(err)
 	}

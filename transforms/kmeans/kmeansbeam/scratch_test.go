@@ -61,6 +61,7 @@ func TestScratchRemovedAfterJob(t *testing.T) {
 	for _, work := range []int64{-1, 0} {
 		whole.OneStepWork, parts.OneStepWork = work, work
 		name := fmt.Sprintf(" %d", work)
+		whole.Output, parts.Output = t.TempDir(), t.TempDir()
 		beam.ParDo0(s, &chunksFn{Want: 3}, VocabularyOfParts(s.Scope("whole"+name), in, whole))
 		beam.ParDo0(s, &chunksFn{Want: 4}, VocabularyOfParts(s.Scope("parts"+name), in, parts))
 	}
