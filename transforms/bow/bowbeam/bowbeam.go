@@ -102,10 +102,13 @@ func (dfFn) AddInput(a DF, b formats.BoW) DF {
 	return a
 }
 
+// MergeAccumulators adds b to a, growing a to b's words: b, which may be
+// an element (mergeDFFn.AddInput), is left as it is, and the sum is the
+// same in whatever order the runner merges the parts.
 func (dfFn) MergeAccumulators(a, b DF) DF {
 	a.N += b.N
 	if len(b.DF) > len(a.DF) {
-		a, b = b, a
+		a.DF = append(a.DF, make([]int64, len(b.DF)-len(a.DF))...)
 	}
 	for i, c := range b.DF {
 		a.DF[i] += c
