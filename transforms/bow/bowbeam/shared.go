@@ -37,12 +37,6 @@ func fileOf(cb kmeansbeam.Codebook, carry bool) (codebookFile, error) {
 	return codebookFile{CB: cb, Carry: carry}, nil
 }
 
-// read returns the words of f's files: an error naming them unless they
-// are the codebook's words (kmeansbeam.Codebook.ReadCentroids).
-func (f codebookFile) read(ctx context.Context) ([]float32, error) {
-	return f.CB.ReadCentroids(ctx)
-}
-
 // searches is the read-only state that quantising against one vocabulary
 // needs: its words and the forest and IVF it was trained with. The
 // quantizers of every DoFn instance of a process share it.
@@ -95,7 +89,7 @@ func sharedSearches(ctx context.Context, f codebookFile) (*searches, error) {
 	if s := shared.last.Value(); s.of(f) {
 		return s, nil
 	}
-	cent, err := f.read(ctx)
+	cent, err := f.CB.ReadCentroids(ctx)
 	if err != nil {
 		return nil, err
 	}

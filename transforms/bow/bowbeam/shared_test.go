@@ -121,7 +121,7 @@ func TestCodebookFileRefusesOtherWords(t *testing.T) {
 	ctx := context.Background()
 	_, cb := planted(rand.New(rand.NewPCG(7, 8)))
 	f := codebookFileOf(t, cb)
-	if got, err := f.read(ctx); err != nil || !slices.Equal(got, cb.Centroids) {
+	if got, err := f.CB.ReadCentroids(ctx); err != nil || !slices.Equal(got, cb.Centroids) {
 		t.Fatalf("read() = %d values, %v; want the codebook's %d", len(got), err, len(cb.Centroids))
 	}
 	changed := cb
@@ -129,12 +129,12 @@ func TestCodebookFileRefusesOtherWords(t *testing.T) {
 	changed.Centroids[5]++
 	other := f
 	other.CB.Paths = codebookFileOf(t, changed).CB.Paths
-	if _, err := other.read(ctx); err == nil || !strings.Contains(err.Error(), other.CB.Paths[0]) || !strings.Contains(err.Error(), "not the job's") {
+	if _, err := other.CB.ReadCentroids(ctx); err == nil || !strings.Contains(err.Error(), other.CB.Paths[0]) || !strings.Contains(err.Error(), "not the job's") {
 		t.Errorf("words of another content: error %v, want one naming %s", err, other.CB.Paths[0])
 	}
 	bigger := f
 	bigger.CB.K++
-	if _, err := bigger.read(ctx); err == nil || !strings.Contains(err.Error(), "missing") || !strings.Contains(err.Error(), f.CB.Paths[0]) {
+	if _, err := bigger.CB.ReadCentroids(ctx); err == nil || !strings.Contains(err.Error(), "missing") || !strings.Contains(err.Error(), f.CB.Paths[0]) {
 		t.Errorf("a word short: error %v, want one naming the file and the missing word", err)
 	}
 }
